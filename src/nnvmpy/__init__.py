@@ -1,0 +1,1 @@
+"""nnvmpy: an NNVM-style operator system in Python."""
