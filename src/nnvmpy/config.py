@@ -1,0 +1,41 @@
+"""Every NNVMPY_* environment knob in one place: name, type, default, and what it does.
+
+Values are read when first used, so tests may set os.environ before touching the engine.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Knob:
+    name: str
+    default: str
+    doc: str
+
+    def get(self) -> str:
+        return os.environ.get(self.name, self.default)
+
+    def get_int(self) -> int:
+        return int(self.get())
+
+
+ENGINE_TYPE = Knob(
+    "NNVMPY_ENGINE_TYPE", "ThreadedEnginePerDevice",
+    "NaiveEngine (synchronous, for debugging ordering), ThreadedEngine, or "
+    "ThreadedEnginePerDevice (default: a worker pool per device).")
+CPU_WORKER_NTHREADS = Knob(
+    "NNVMPY_CPU_WORKER_NTHREADS", "2",
+    "Engine worker threads per CPU device (MXNET_CPU_WORKER_NTHREADS).")
+GPU_WORKER_NTHREADS = Knob(
+    "NNVMPY_GPU_WORKER_NTHREADS", "2",
+    "Engine worker threads per GPU device (MXNET_GPU_WORKER_NTHREADS).")
+NUMBA_THREADING_LAYER = Knob(
+    "NNVMPY_NUMBA_THREADING_LAYER", "threadsafe",
+    "numba threading layer for parallel=True kernels. Engine threads launch kernels "
+    "concurrently, so it must be thread-safe: 'threadsafe' (tbb or omp), 'tbb' or 'omp'. "
+    "'workqueue' is refused.")
+
+ALL_KNOBS = [ENGINE_TYPE, CPU_WORKER_NTHREADS, GPU_WORKER_NTHREADS, NUMBA_THREADING_LAYER]
