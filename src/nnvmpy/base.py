@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import enum
+import operator
+import threading
 from typing import Any
 
 import numpy as np
@@ -54,7 +56,7 @@ class OpReqType(enum.IntEnum):
                 names = sorted(_REQ_ALIASES)
                 raise NNVMError(f"unknown req {req!r}; expected one of {names}") from None
         try:
-            return cls(int(req))
+            return cls(operator.index(req))  # not int(req): 2.7 must not mean kWriteInplace
         except (ValueError, TypeError):
             raise NNVMError(f"unknown req {req!r}; expected 0..3 or a req string") from None
 
@@ -71,19 +73,26 @@ _REQ_ALIASES = {
 class Context:
     """A device: type ('cpu' or 'gpu') and id. Equal contexts hash alike."""
 
-    _stack: list[Context] = []  # `with nv.gpu(0):` pushes a default device
+    device_type: str
+    device_id: int
 
     def __init__(self, device_type: str | Context, device_id: int = 0) -> None:
         if isinstance(device_type, Context):
-            device_type, device_id = device_type.device_type, device_type.device_id
+            device_id = device_type.device_id
+            device_type = device_type.device_type
         if device_type not in ("cpu", "gpu", "cpu_pinned"):
-            raise NNVMError(f"unknown device type {device_type!r}; expected 'cpu' or 'gpu'")
+            raise NNVMError(
+                f"unknown device type {device_type!r}; expected 'cpu', 'gpu' or 'cpu_pinned'"
+            )
         self.device_type = device_type
         self.device_id = int(device_id)
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, Context) and other.device_type == self.device_type
-                and other.device_id == self.device_id)
+        return (
+            isinstance(other, Context)
+            and other.device_type == self.device_type
+            and other.device_id == self.device_id
+        )
 
     def __hash__(self) -> int:
         return hash((self.device_type, self.device_id))
@@ -96,14 +105,27 @@ class Context:
     @classmethod
     def default_ctx(cls) -> Context:
         """The innermost `with ctx:` device, else cpu(0)."""
-        return cls._stack[-1] if cls._stack else cpu()
+        stack = _ctx_stack()
+        return stack[-1] if stack else cpu()
 
     def __enter__(self) -> Context:
-        Context._stack.append(self)
+        _ctx_stack().append(self)
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        Context._stack.pop()
+        _ctx_stack().pop()
+
+
+# Per thread, as MXNet's Context._default_ctx: `with nv.gpu(0):` in one thread must not
+# change (or pop) another thread's default device.
+_ctx_local = threading.local()
+
+
+def _ctx_stack() -> list[Context]:
+    stack: list[Context] | None = getattr(_ctx_local, "stack", None)
+    if stack is None:
+        stack = _ctx_local.stack = []
+    return stack
 
 
 def cpu(device_id: int = 0) -> Context:
@@ -122,10 +144,11 @@ def num_gpus() -> int:
         from numba import cuda
     except ImportError:
         return 0
+    numba_cuda: Any = cuda  # numba is untyped
     try:
-        if not cuda.is_available():
+        if not numba_cuda.is_available():
             return 0
-        return len(cuda.gpus)
+        return len(numba_cuda.gpus)
     except Exception:
         return 0
 
@@ -133,6 +156,7 @@ def num_gpus() -> int:
 def as_dtype(dtype: Any) -> np.dtype:
     """np.dtype(dtype), with MXNet's string names accepted too."""
     try:
-        return np.dtype(dtype)
+        result: np.dtype = np.dtype(dtype)
     except TypeError as e:
         raise NNVMError(f"unknown dtype {dtype!r}") from e
+    return result

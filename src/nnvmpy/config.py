@@ -23,19 +23,27 @@ class Knob:
 
 
 ENGINE_TYPE = Knob(
-    "NNVMPY_ENGINE_TYPE", "ThreadedEnginePerDevice",
+    "NNVMPY_ENGINE_TYPE",
+    "ThreadedEnginePerDevice",
     "NaiveEngine (synchronous, for debugging ordering), ThreadedEngine, or "
-    "ThreadedEnginePerDevice (default: a worker pool per device).")
+    "ThreadedEnginePerDevice (default: a worker pool per device).",
+)
 CPU_WORKER_NTHREADS = Knob(
-    "NNVMPY_CPU_WORKER_NTHREADS", "2",
-    "Engine worker threads per CPU device (MXNET_CPU_WORKER_NTHREADS).")
+    "NNVMPY_CPU_WORKER_NTHREADS",
+    "2",
+    "Engine worker threads per CPU device (MXNET_CPU_WORKER_NTHREADS).",
+)
 GPU_WORKER_NTHREADS = Knob(
-    "NNVMPY_GPU_WORKER_NTHREADS", "2",
-    "Engine worker threads per GPU device (MXNET_GPU_WORKER_NTHREADS).")
+    "NNVMPY_GPU_WORKER_NTHREADS",
+    "2",
+    "Engine worker threads per GPU device (MXNET_GPU_WORKER_NTHREADS).",
+)
 NUMBA_THREADING_LAYER = Knob(
-    "NNVMPY_NUMBA_THREADING_LAYER", "threadsafe",
+    "NNVMPY_NUMBA_THREADING_LAYER",
+    "threadsafe",
     "numba threading layer for parallel=True kernels. Engine threads launch kernels "
     "concurrently, so it must be thread-safe: 'threadsafe' (tbb or omp), 'tbb' or 'omp'. "
-    "'workqueue' is refused.")
+    "'workqueue' is refused.",
+)
 
 ALL_KNOBS = [ENGINE_TYPE, CPU_WORKER_NTHREADS, GPU_WORKER_NTHREADS, NUMBA_THREADING_LAYER]
