@@ -1,0 +1,305 @@
+"""CPU launcher: a numba parallel loop around the njit'ed scalar function.
+
+How a variant is made (once per kernel and mode, on the first launch):
+
+    scalar = numba.njit(nogil=True, cache=True)(py_func)
+    loop   = _write_loop(scalar) or _add_loop(scalar)     # closures, no exec
+    numba.njit(parallel=True, nogil=True)(loop) + _KernelCache  (= cache=True, see below)
+
+One loop serves every arity: `_gather(args, i)` is a numba overload that turns the
+star-args tuple into (args[0][i] or args[0], args[1][i] or args[1], ...), so arrays
+are indexed and scalars broadcast, and `f(*...)` calls the scalar function. The
+dispatcher then specialises on the dtype signature.
+
+Disk caching. numba's own cache=True keys a closure by pickling its cells; a captured
+dispatcher pickles with a random uuid, so the key differs in every process and the
+cache only grows. _KernelCache keys the entry by the loop's and the scalar function's
+code instead, and stores it next to the scalar function's module, so editing that
+file invalidates it (numba's source-stamp rule). As with numba itself, an edit to a
+helper that the scalar function calls from *another* file is not noticed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import types as pytypes
+from typing import Any
+
+import numba
+import numpy as np
+from numba import prange, types
+from numba.extending import overload
+
+from .. import config
+from ..base import Context, NNVMError
+from .elementwise import ElementwiseKernel
+
+# Below this many elements the loop runs serially: starting the thread pool costs
+# more than the work (a few µs).
+SERIAL_CUTOFF = 1 << 15
+# Bump when the loop templates change meaning (it is part of the disk-cache key).
+_TEMPLATE_VERSION = "1"
+
+NATIVE_DTYPES = frozenset(
+    np.dtype(t) for t in (np.float32, np.float64, np.int8, np.int32, np.int64, np.uint8)
+)
+# numba has no float16 arithmetic on the CPU: such arrays go through float32 copies.
+_HALF = np.dtype(np.float16)
+_SCALARS = (int, float, np.integer, np.floating)
+THREADSAFE_LAYERS = ("threadsafe", "tbb", "omp")
+
+
+# ---------------------------------------------------------------- the loop templates
+def _at(a: Any, i: int) -> Any:
+    """a[i] for an array, a for a scalar (the Python body documents the overload)."""
+    return a[i] if isinstance(a, np.ndarray) else a
+
+
+def _gather(args: tuple[Any, ...], i: int) -> tuple[Any, ...]:
+    """The scalar arguments of element i: (_at(args[0], i), _at(args[1], i), ...)."""
+    return tuple(_at(a, i) for a in args)
+
+
+@overload(_at)
+def _at_impl(a, i):  # type: ignore[no-untyped-def]  # numba: same names, no hints
+    if isinstance(a, types.Array):
+        return lambda a, i: a[i]
+    return lambda a, i: a
+
+
+@overload(_gather)
+def _gather_impl(args, i):  # type: ignore[no-untyped-def]
+    if len(args) == 0:
+        return lambda args, i: ()
+    # Recursion on the tuple's type: each shorter tuple is its own specialisation.
+    return lambda args, i: (_at(args[0], i),) + _gather(args[1:], i)  # noqa: RUF005
+
+
+def _write_loop(f: Any) -> Any:
+    def loop(out: Any, *args: Any) -> None:  # out[i] = f(...)
+        n = out.size
+        if n < SERIAL_CUTOFF:
+            for i in range(n):
+                out[i] = f(*_gather(args, i))
+        else:
+            for i in prange(n):
+                out[i] = f(*_gather(args, i))
+
+    return loop
+
+
+def _add_loop(f: Any) -> Any:
+    def loop(out: Any, *args: Any) -> None:  # out[i] += f(...)
+        n = out.size
+        if n < SERIAL_CUTOFF:
+            for i in range(n):
+                out[i] += f(*_gather(args, i))
+        else:
+            for i in prange(n):
+                out[i] += f(*_gather(args, i))
+
+    return loop
+
+
+_TEMPLATES = {"write": _write_loop, "add": _add_loop}
+
+
+# ---------------------------------------------------------------- threading layer
+_layer_lock = threading.Lock()
+_layer_checked = False
+
+
+def check_threading_layer(layer: str) -> str:
+    """The layer name if it is safe for concurrent launches from engine threads."""
+    if layer not in THREADSAFE_LAYERS:
+        raise NNVMError(
+            f"{config.NUMBA_THREADING_LAYER.name}={layer!r} is not allowed: engine threads "
+            f"launch parallel kernels concurrently, which needs one of {THREADSAFE_LAYERS}"
+            + (" ('workqueue' is not thread-safe)" if layer == "workqueue" else "")
+        )
+    return layer
+
+
+def configure_threading_layer() -> None:
+    """Set numba's threading layer from the config knob, before the first compile."""
+    global _layer_checked
+    if _layer_checked:
+        return
+    with _layer_lock:
+        if _layer_checked:
+            return
+        layer = check_threading_layer(config.NUMBA_THREADING_LAYER.get())
+        from numba.np.ufunc import parallel
+
+        if getattr(parallel, "_is_initialized", False):
+            # Someone launched a parallel numba function first; it fixed the layer.
+            if parallel.threading_layer() == "workqueue":  # type: ignore[no-untyped-call]
+                check_threading_layer("workqueue")
+        else:
+            numba.config.THREADING_LAYER = layer  # type: ignore[attr-defined]
+        _layer_checked = True
+
+
+# ---------------------------------------------------------------- disk cache
+def _code_key(code: pytypes.CodeType) -> tuple[Any, ...]:
+    consts = tuple(
+        _code_key(c) if isinstance(c, pytypes.CodeType) else repr(c) for c in code.co_consts
+    )
+    return (code.co_code, consts, code.co_names)
+
+
+_PLAIN = (int, float, complex, bool, str, bytes, type(None))
+
+
+def _function_digest(fn: Any) -> str | None:
+    """A stable hash of fn's code, closure and defaults; None if they are not plain data."""
+    cells = [c.cell_contents for c in fn.__closure__ or ()]
+    extra = [*cells, *(fn.__defaults__ or ())]
+    if not all(isinstance(v, _PLAIN) for v in extra):
+        return None  # e.g. a captured dispatcher: no stable key, so no disk cache
+    return hashlib.sha256(repr((_code_key(fn.__code__), extra)).encode()).hexdigest()
+
+
+def _disk_cache(loop: Any, scalar: Any, tag: str) -> Any:
+    """A numba cache for `loop` keyed by code, stored beside `scalar`'s module, or None."""
+    scalar_digest = _function_digest(scalar)
+    if scalar_digest is None:
+        return None
+    try:
+        from numba.core.caching import FunctionCache, IndexDataCacheFile
+
+        class _KernelCache(FunctionCache):
+            def __init__(self) -> None:
+                super().__init__(scalar)  # type: ignore[no-untyped-call]  # locator, file stamp and name from the scalar fn
+                self._cache_file = IndexDataCacheFile(  # type: ignore[no-untyped-call]
+                    cache_path=self._cache_path,
+                    filename_base=f"{self._impl.filename_base}.{tag}",
+                    source_stamp=self._impl.locator.get_source_stamp(),
+                )
+                self._digest = (
+                    _TEMPLATE_VERSION,
+                    SERIAL_CUTOFF,
+                    tag,
+                    _code_key(loop.__code__),
+                    scalar_digest,
+                )
+
+            def _index_key(self, sig: Any, codegen: Any) -> Any:
+                return (sig, codegen.magic_tuple(), self._digest)
+
+        return _KernelCache()
+    except Exception:  # no file (REPL, exec), unwritable dirs, numba internals moved
+        return None
+
+
+# ---------------------------------------------------------------- building variants
+def _jit_scalar(py_func: Any) -> Any:
+    try:
+        return numba.njit(nogil=True, cache=True)(py_func)
+    except Exception:  # cannot cache (no source file): compile in memory only
+        return numba.njit(nogil=True)(py_func)
+
+
+def build_loop(kernel: ElementwiseKernel, mode: str) -> Any:
+    """The numba dispatcher for one (kernel, mode) variant; compiles on first call."""
+    configure_threading_layer()
+    loop = _TEMPLATES[mode](_jit_scalar(kernel.py_func))
+    dispatcher = numba.njit(parallel=True, nogil=True)(loop)
+    cache = _disk_cache(loop, kernel.py_func, f"cpu-{mode}")
+    if cache is not None:
+        dispatcher._cache = cache  # type: ignore[attr-defined]  # = enable_caching()
+    return dispatcher
+
+
+# ---------------------------------------------------------------- launch
+def _bad_array(kernel: str, what: str, a: Any, out_shape: tuple[int, ...]) -> NNVMError:
+    if not isinstance(a, np.ndarray):
+        where = (
+            "a gpu array"
+            if hasattr(a, "copy_to_host") or hasattr(a, "__cuda_array_interface__")
+            else f"a {type(a).__name__}"
+        )
+        return NNVMError(
+            f"{kernel}: {what} is {where}; a cpu launch expects NumPy arrays "
+            "(or numbers for scalar arguments)"
+        )
+    if a.dtype not in NATIVE_DTYPES and a.dtype != _HALF:
+        names = sorted(str(d) for d in NATIVE_DTYPES | {_HALF})
+        return NNVMError(
+            f"{kernel}: {what} has dtype {a.dtype}, which cpu kernels do not "
+            f"support; expected one of {names}"
+        )
+    if a.shape != out_shape:
+        return NNVMError(
+            f"{kernel}: {what} has shape {a.shape} but out has shape "
+            f"{out_shape}; array arguments must match out element-wise"
+        )
+    if not a.flags.c_contiguous:
+        return NNVMError(
+            f"{kernel}: {what} is not C-contiguous (strides {a.strides}); "
+            "pass np.ascontiguousarray(...)"
+        )
+    return NNVMError(f"{kernel}: out is read-only")
+
+
+def _ok(a: np.ndarray, shape: tuple[int, ...]) -> bool:
+    return a.shape == shape and a.flags.c_contiguous and a.dtype in NATIVE_DTYPES
+
+
+def launch(
+    kernel: ElementwiseKernel, dev: Context, ctx: Any, out: Any, mode: str, args: tuple[Any, ...]
+) -> None:
+    """out[i] (+)= f(args[i]...) on the CPU; see ElementwiseKernel.launch."""
+    name = kernel.name
+    if not isinstance(out, np.ndarray):
+        raise _bad_array(name, "out", out, ())
+    shape = out.shape
+    if not (_ok(out, shape) and out.flags.writeable):
+        if out.dtype == _HALF and out.flags.c_contiguous and out.flags.writeable:
+            return _launch_half(kernel, out, mode, args)
+        raise _bad_array(name, "out", out, shape)
+    flat: list[Any] = []
+    for i, a in enumerate(args):
+        kind = type(a)
+        if kind is float or kind is int:  # the common cases first: this path is hot
+            flat.append(a)
+        elif kind is np.ndarray and _ok(a, shape):
+            flat.append(a.reshape(-1))
+        elif isinstance(a, np.ndarray):
+            if a.dtype == _HALF and a.shape == shape and a.flags.c_contiguous:
+                return _launch_half(kernel, out, mode, args)
+            if not _ok(a, shape):
+                raise _bad_array(name, f"arg {i}", a, shape)
+            flat.append(a.view(np.ndarray).reshape(-1))  # a subclass, e.g. np.matrix
+        elif isinstance(a, _SCALARS):
+            flat.append(float(a) if kind is np.float16 else a)
+        else:
+            raise _bad_array(name, f"arg {i}", a, shape)
+    if out.size == 0:
+        return
+    key = ("cpu", mode)
+    loop = kernel._variants.get(key) or kernel.variant(key, lambda: build_loop(kernel, mode))
+    loop(out.reshape(-1) if type(out) is np.ndarray else out.view(np.ndarray).reshape(-1), *flat)
+
+
+def _launch_half(
+    kernel: ElementwiseKernel, out: np.ndarray, mode: str, args: tuple[Any, ...]
+) -> None:
+    """float16 via float32 copies: numba cannot load or store float16 on the CPU."""
+    for i, a in enumerate(args):
+        if (
+            isinstance(a, np.ndarray)
+            and a.dtype == _HALF
+            and not (a.shape == out.shape and a.flags.c_contiguous)
+        ):
+            raise _bad_array(kernel.name, f"arg {i}", a, out.shape)
+    up = tuple(
+        a.astype(np.float32) if isinstance(a, np.ndarray) and a.dtype == _HALF else a for a in args
+    )
+    if out.dtype != _HALF:
+        return launch(kernel, Context("cpu"), None, out, mode, up)
+    tmp = out.astype(np.float32) if mode == "add" else np.empty(out.shape, np.float32)
+    launch(kernel, Context("cpu"), None, tmp, mode, up)
+    np.copyto(out, tmp, casting="unsafe")
+    return None

@@ -1,0 +1,202 @@
+"""GPU launcher: a numba.cuda grid-stride loop around a device version of the scalar function.
+
+    device_fn = numba.cuda.jit(device=True)(py_func)
+    loop      = cuda.jit(<loop for this mode and argument pattern>)
+    loop[blocks, threads, stream](out_flat, x_flat, a, b, c)
+
+numba.cuda kernels take no star-args, and passing the arguments as one tuple costs
+about 40 µs more per launch than flat arguments (numba-cuda types tuples slowly), so
+the loop is made from a fixed template per (mode, which arguments are arrays) — see
+_LOOP_TEMPLATE. This module is imported on the first GPU launch only, and numba.cuda
+when first needed, so the package works without the `gpu` extra. Under
+NUMBA_ENABLE_CUDASIM=1 the same code runs in numba's simulator.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import math
+import threading
+from typing import Any
+
+import numpy as np
+
+from ..base import Context, NNVMError
+from .elementwise import ElementwiseKernel, launch_context
+
+GPU_DTYPES = frozenset(
+    np.dtype(t) for t in (np.float16, np.float32, np.float64, np.int8, np.int32, np.int64, np.uint8)
+)
+_HALF = np.dtype(np.float16)
+_SCALARS = (int, float, np.integer, np.floating)
+THREADS_PER_BLOCK = 256
+BLOCKS_PER_SM = 32  # grid-stride loops: enough blocks to fill the GPU, no more
+
+# numba.cuda once get_cuda() has run. The loop templates must reach it as a module
+# global: the simulator swaps a global `cuda` for its per-thread fake, not a closure cell.
+cuda: Any = None
+_state: dict[Any, Any] = {}  # "simulator", "array_types", "gpu_count", ("sm_count", id)
+_state_lock = threading.Lock()
+
+
+def get_cuda(kernel_name: str) -> Any:
+    """numba.cuda, imported and checked once; a clear NNVMError when it cannot work."""
+    global cuda
+    if cuda is not None:
+        return cuda
+    with _state_lock:
+        if cuda is not None:
+            return cuda
+        try:
+            module = importlib.import_module("numba.cuda")
+            from numba import config
+        except ImportError as e:
+            raise NNVMError(
+                f"{kernel_name}: GPU kernels need numba-cuda (pip install 'nnvmpy[gpu]')"
+            ) from e
+        if not module.is_available():
+            raise NNVMError(
+                f"{kernel_name}: no CUDA GPU is available; set "
+                "NUMBA_ENABLE_CUDASIM=1 before starting Python to use the simulator"
+            )
+        _state["simulator"] = bool(config.ENABLE_CUDASIM)  # type: ignore[attr-defined]
+        if _state["simulator"]:
+            from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+
+            _state["array_types"] = (FakeCUDAArray,)
+        else:
+            from numba.cuda.cudadrv.devicearray import DeviceNDArray
+
+            _state["array_types"] = (DeviceNDArray,)
+            _state["gpu_count"] = len(module.gpus)
+        cuda = module
+        return cuda
+
+
+def as_device_array(kernel_name: str, what: str, x: Any) -> Any:
+    """x as a numba device array (converting other __cuda_array_interface__ objects)."""
+    if isinstance(x, _state["array_types"]):
+        return x
+    if hasattr(x, "__cuda_array_interface__") and not _state["simulator"]:
+        return cuda.as_cuda_array(x)
+    where = "a NumPy (cpu) array" if isinstance(x, np.ndarray) else f"a {type(x).__name__}"
+    raise NNVMError(
+        f"{kernel_name}: {what} is {where}; a gpu launch expects CUDA arrays "
+        "(copy with nnvmpy.kernel.storage.copy)"
+    )
+
+
+def launch_config(kernel_name: str, ctx: Any, n: int) -> tuple[int, int, Any, Any]:
+    """(blocks, threads, stream, device context manager) for n work items on ctx."""
+    cuda = get_cuda(kernel_name)
+    dev = launch_context(kernel_name, ctx, None) if ctx is not None else Context("gpu", 0)
+    if dev.device_type != "gpu":
+        raise NNVMError(f"{kernel_name}: a CUDA kernel needs a gpu context, got {dev}")
+    run_ctx = getattr(ctx, "run_ctx", None)
+    stream = getattr(run_ctx, "stream", None) or 0
+    if _state["simulator"]:  # every simulated thread is a Python thread: keep it small
+        threads = min(n, 32)
+        return min(math.ceil(n / threads), 4), threads, stream, contextlib.nullcontext()
+    key = ("sm_count", dev.device_id)
+    if key not in _state:
+        with cuda.gpus[dev.device_id]:
+            _state[key] = cuda.get_current_device().MULTIPROCESSOR_COUNT
+    threads = min(THREADS_PER_BLOCK, 32 * math.ceil(n / 32))
+    blocks = min(math.ceil(n / threads), BLOCKS_PER_SM * _state[key])
+    # Switching the current device costs ~6 µs; with one GPU there is nothing to switch.
+    device = cuda.gpus[dev.device_id] if _state["gpu_count"] > 1 else contextlib.nullcontext()
+    return blocks, threads, stream, device
+
+
+# ---------------------------------------------------------------- loop template
+# The only generated code: a fixed loop, filled in with the argument list. `cuda` must be
+# a global of the loop (the simulator swaps a global `cuda` for its per-thread fake).
+_LOOP_TEMPLATE = """
+def loop(out, {params}):
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        out[i] {assign} f({items})
+"""
+
+
+def make_loop(f: Any, mode: str, pattern: str) -> Any:
+    """The Python loop for `pattern` ('A' array, 'S' scalar per argument), not yet jitted."""
+    names = [f"a{k}" for k in range(len(pattern))]
+    items = [f"{n}[i]" if kind == "A" else n for n, kind in zip(names, pattern, strict=True)]
+    source = _LOOP_TEMPLATE.format(
+        params=", ".join(names), assign="+=" if mode == "add" else "=", items=", ".join(items)
+    )
+    namespace = {"cuda": cuda, "f": f}
+    exec(compile(source, f"<nnvmpy.kernel.cuda loop {mode} {pattern}>", "exec"), namespace)
+    return namespace["loop"]
+
+
+def build_loop(kernel: ElementwiseKernel, mode: str, pattern: str) -> Any:
+    """The numba.cuda dispatcher for one variant; compiles per dtype signature on launch."""
+    get_cuda(kernel.name)
+    device_fn = kernel.variant(("gpu", "device_fn"), lambda: cuda.jit(device=True)(kernel.py_func))
+    return cuda.jit(make_loop(device_fn, mode, pattern))
+
+
+# ---------------------------------------------------------------- launch
+def _check(kernel_name: str, what: str, a: Any, shape: tuple[int, ...]) -> Any:
+    a = as_device_array(kernel_name, what, a)
+    if a.dtype not in GPU_DTYPES:
+        names = sorted(str(d) for d in GPU_DTYPES)
+        raise NNVMError(
+            f"{kernel_name}: {what} has dtype {a.dtype}, which gpu kernels do "
+            f"not support; expected one of {names}"
+        )
+    if tuple(a.shape) != shape:
+        raise NNVMError(
+            f"{kernel_name}: {what} has shape {tuple(a.shape)} but out has "
+            f"shape {shape}; array arguments must match out element-wise"
+        )
+    if not a.is_c_contiguous():
+        raise NNVMError(
+            f"{kernel_name}: {what} is not C-contiguous (strides "
+            f"{tuple(a.strides)}); make a contiguous copy first"
+        )
+    if a.dtype == _HALF and not _half_supported():
+        raise NNVMError(
+            f"{kernel_name}: {what} is float16, which this GPU (compute "
+            "capability < 5.3) cannot compute in"
+        )
+    return a if a.ndim == 1 else a.reshape(a.size)
+
+
+def _half_supported() -> bool:
+    if "half" not in _state:
+        cc = cuda.get_current_device().compute_capability
+        _state["half"] = _state["simulator"] or tuple(cc) >= (5, 3)
+    return bool(_state["half"])
+
+
+def launch(
+    kernel: ElementwiseKernel, dev: Context, ctx: Any, out: Any, mode: str, args: tuple[Any, ...]
+) -> None:
+    """out[i] (+)= f(args[i]...) on a GPU; see ElementwiseKernel.launch."""
+    name = kernel.name
+    get_cuda(name)
+    out = as_device_array(name, "out", out)
+    shape = tuple(out.shape)
+    out_flat = _check(name, "out", out, shape)
+    flat: list[Any] = []
+    pattern = ""
+    for i, a in enumerate(args):
+        if isinstance(a, _SCALARS):
+            flat.append(a)
+            pattern += "S"
+        else:
+            flat.append(_check(name, f"arg {i}", a, shape))
+            pattern += "A"
+    n = out_flat.size
+    if n == 0:
+        return
+    key = ("gpu", mode, pattern)
+    loop = kernel._variants.get(key) or kernel.variant(
+        key, lambda: build_loop(kernel, mode, pattern)
+    )
+    blocks, threads, stream, device = launch_config(name, ctx if ctx is not None else dev, n)
+    with device:
+        loop[blocks, threads, stream](out_flat, *flat)

@@ -1,0 +1,170 @@
+"""ElementwiseKernel: one scalar function, compiled per device and write request.
+
+    @kernel.elementwise
+    def _quadratic(x, a, b, c):
+        return a * x * x + b * x + c
+
+    _quadratic.launch(ctx, out, req, x, 2.0, 3.0, 1.0)   # out[i] = f(x[i], 2.0, 3.0, 1.0)
+
+Nothing is compiled (and numba is not even imported) until the first launch. A
+variant is one numba dispatcher per (device, mode), mode 'write' or 'add' (on the GPU
+also per pattern of array/scalar arguments); the dispatcher keeps one machine-code
+specialisation per dtype signature, so compiled code is cached per (device, dtype
+signature, req). The device launchers live in cpu.py and cuda.py and are imported on
+first use.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable, Hashable
+from typing import Any
+
+import numpy as np
+
+from ..base import Context, NNVMError, OpReqType
+
+# The write mode for each request; None means kNullOp (do nothing). Keys are the enum
+# members (equal to their ints) and every string alias OpReqType.parse accepts.
+_REQ_MODES: dict[Hashable, str | None] = {
+    OpReqType.kNullOp: None,
+    OpReqType.kWriteTo: "write",
+    OpReqType.kWriteInplace: "write",
+    OpReqType.kAddTo: "add",
+}
+_REQ_MODES.update(
+    {alias: _REQ_MODES[OpReqType.parse(alias)] for alias in ("null", "write", "inplace", "add")}
+)
+_REQ_MODES.update({m.name: _REQ_MODES[m] for m in OpReqType})
+
+# launch(kernel, device, ctx as given (for the stream), out, mode, args)
+Launcher = Callable[["ElementwiseKernel", Context, Any, Any, str, tuple[Any, ...]], None]
+_launchers: dict[str, Launcher] = {}
+
+
+def req_mode(kernel_name: str, req: Any) -> str | None:
+    """'write', 'add' or None (kNullOp) for an OpReqType, its int or its string alias."""
+    try:
+        return _REQ_MODES[req]
+    except (KeyError, TypeError):
+        pass
+    try:
+        return _REQ_MODES[OpReqType.parse(req)]
+    except NNVMError as e:
+        raise NNVMError(f"{kernel_name}: {e}") from None
+
+
+def is_gpu_array(x: Any) -> bool:
+    """A CUDA array: anything with __cuda_array_interface__, or a simulator device array."""
+    return hasattr(x, "__cuda_array_interface__") or (
+        hasattr(x, "copy_to_host") and hasattr(x, "shape") and hasattr(x, "dtype")
+    )
+
+
+def array_device(x: Any) -> str | None:
+    """'cpu' for a NumPy array, 'gpu' for a CUDA array, None for anything else."""
+    if isinstance(x, np.ndarray):
+        return "cpu"
+    return "gpu" if is_gpu_array(x) else None
+
+
+def launch_context(kernel_name: str, ctx: Any, out: Any) -> Context:
+    """The device a launch runs on: from an OpContext, a Context, or (None) from `out`."""
+    if isinstance(ctx, Context):
+        return ctx
+    if ctx is None:
+        device = array_device(out)
+        if device is None:
+            raise NNVMError(
+                f"{kernel_name}: out must be a NumPy array or a CUDA array, "
+                f"got {type(out).__name__}"
+            )
+        return Context(device, 0)
+    dev = getattr(ctx, "ctx", None)
+    if not isinstance(dev, Context):
+        raise NNVMError(
+            f"{kernel_name}: ctx must be an OpContext, a Context or None, got {type(ctx).__name__}"
+        )
+    return dev
+
+
+def _launcher(device_type: str) -> Launcher:
+    if device_type == "gpu":
+        from . import cuda
+
+        launch = cuda.launch
+    else:
+        from . import cpu
+
+        launch = cpu.launch
+    _launchers[device_type] = launch
+    return launch
+
+
+class ElementwiseKernel:
+    """A scalar function lifted to arrays: out[i] = f(args[0][i], ..., scalar, ...).
+
+    Calling the kernel object calls the plain Python scalar function, which is handy
+    in tests and for computing a reference value.
+    """
+
+    def __init__(self, py_func: Callable[..., Any]) -> None:
+        self.py_func = py_func
+        self.name: str = getattr(py_func, "__name__", "kernel")
+        functools.update_wrapper(self, py_func)
+        # (device, mode) on cpu; (device, mode, which args are arrays) on gpu
+        self._variants: dict[tuple[str, ...], Any] = {}
+        self._lock = threading.RLock()  # a build may ask for another variant
+
+    def __call__(self, *args: Any) -> Any:
+        return self.py_func(*args)
+
+    def __repr__(self) -> str:
+        return f"<ElementwiseKernel {self.name}>"
+
+    def launch(self, ctx: Any, out: Any, req: Any, *args: Any) -> None:
+        """Apply the kernel element-wise into `out` according to `req`.
+
+        Args:
+            ctx: an OpContext (its device and stream are used), a Context, or None to
+                take the device from `out` (NumPy -> cpu, CUDA array -> gpu).
+            out: C-contiguous output array; its dtype is the dtype of the result.
+            req: OpReqType or 'write' / 'inplace' / 'add' / 'null'.
+            *args: arrays with out's shape (same device, C-contiguous) or scalars.
+
+        Raises:
+            NNVMError: bad req, unsupported dtype, shape mismatch, non-contiguous or
+                mixed-device arrays; the message names the kernel and the argument.
+        """
+        mode = req_mode(self.name, req)
+        if mode is None:
+            return
+        dev = launch_context(self.name, ctx, out)
+        device_type = "gpu" if dev.device_type == "gpu" else "cpu"
+        launch = _launchers.get(device_type) or _launcher(device_type)
+        launch(self, dev, ctx, out, mode, args)
+
+    def variant(self, key: tuple[str, ...], build: Callable[[], Any]) -> Any:
+        """The loop for `key` = (device, mode, ...), built once by `build` (thread-safe)."""
+        loop = self._variants.get(key)
+        if loop is None:
+            with self._lock:
+                loop = self._variants.get(key)
+                if loop is None:
+                    loop = self._variants[key] = build()
+        return loop
+
+    def signatures(self) -> list[tuple[str, str, Any]]:
+        """(device, mode, dtype signature) of every specialisation compiled so far."""
+        return [
+            (key[0], key[1], sig)
+            for key, loop in sorted(self._variants.items())
+            if key[1] in ("write", "add")
+            for sig in getattr(loop, "signatures", ())
+        ]
+
+
+def elementwise(py_func: Callable[..., Any]) -> ElementwiseKernel:
+    """Decorator: make a scalar Python function an ElementwiseKernel (compiled lazily)."""
+    return ElementwiseKernel(py_func)

@@ -1,0 +1,117 @@
+"""Hand-written kernels for ops that are not element-wise, compiled on first use.
+
+    @kernel.cpu_kernel
+    def _pool_cpu(out, x, k): ...            # numba.njit(parallel=True, nogil=True, cache=True)
+
+    @kernel.cuda_kernel
+    def _pool_cuda(out, x, k): ...           # numba.cuda.jit
+    _pool_cuda[blocks, threads, stream](out, x, k)
+    _pool_cuda.launch(ctx, n, out, x, k)     # enough threads for n items, on ctx's stream
+
+Decorating compiles nothing and imports neither numba nor numba.cuda, so an op file
+can define its GPU kernel and still import on a machine without the `gpu` extra.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, overload
+
+from ..base import NNVMError
+
+
+class _Lazy:
+    """Builds a numba dispatcher from `py_func` on first use, once, thread-safely."""
+
+    def __init__(self, py_func: Callable[..., Any]) -> None:
+        self.py_func = py_func
+        self.__name__ = getattr(py_func, "__name__", "kernel")
+        self.__doc__ = py_func.__doc__
+        self._dispatcher: Any = None
+        self._lock = threading.Lock()
+
+    def _build(self) -> Any:
+        raise NotImplementedError
+
+    @property
+    def dispatcher(self) -> Any:
+        """The numba dispatcher (created on first access; it compiles per signature)."""
+        if self._dispatcher is None:
+            with self._lock:
+                if self._dispatcher is None:
+                    self._dispatcher = self._build()
+        return self._dispatcher
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.__name__}>"
+
+
+class CPUKernel(_Lazy):
+    """A numba CPU kernel: `numba.njit(parallel=..., nogil=True, cache=True)` on first call."""
+
+    def __init__(self, py_func: Callable[..., Any], parallel: bool = True) -> None:
+        super().__init__(py_func)
+        self.parallel = parallel
+
+    def _build(self) -> Any:
+        from . import cpu
+
+        cpu.configure_threading_layer()
+        import numba
+
+        options: dict[str, Any] = {"parallel": self.parallel, "nogil": True}
+        try:
+            return numba.njit(cache=True, **options)(self.py_func)
+        except Exception:  # no source file to cache beside (REPL, exec)
+            return numba.njit(**options)(self.py_func)
+
+    def __call__(self, *args: Any) -> Any:
+        return self.dispatcher(*args)
+
+
+class CUDAKernel(_Lazy):
+    """A numba.cuda kernel compiled on first launch: `k[grid, block](...)` or `k.launch`."""
+
+    def _build(self) -> Any:
+        from .cuda import get_cuda
+
+        return get_cuda(self.__name__).jit(self.py_func)
+
+    def __getitem__(self, config: Any) -> Any:
+        return self.dispatcher[config]
+
+    def launch(self, ctx: Any, n: int, *args: Any) -> None:
+        """Run with enough threads for `n` work items (grid-stride kernels may use fewer).
+
+        Args:
+            ctx: an OpContext (its GPU and stream are used), a Context, or None (gpu(0)).
+            n: number of work items.
+        """
+        from .cuda import launch_config
+
+        if n < 0:
+            raise NNVMError(f"{self.__name__}: n must be >= 0, got {n}")
+        if n == 0:
+            return
+        blocks, threads, stream, device = launch_config(self.__name__, ctx, n)
+        with device:
+            self.dispatcher[blocks, threads, stream](*args)
+
+
+@overload
+def cpu_kernel(py_func: Callable[..., Any], *, parallel: bool = True) -> CPUKernel: ...
+@overload
+def cpu_kernel(
+    py_func: None = None, *, parallel: bool = True
+) -> Callable[[Callable[..., Any]], CPUKernel]: ...
+def cpu_kernel(py_func: Callable[..., Any] | None = None, parallel: bool = True) -> Any:
+    """Lazy numba CPU kernel; use as `@cpu_kernel` or `@cpu_kernel(parallel=False)`."""
+    if py_func is None:
+        return lambda f: CPUKernel(f, parallel)
+    return CPUKernel(py_func, parallel)
+
+
+def cuda_kernel(py_func: Callable[..., Any]) -> CUDAKernel:
+    """Lazy numba.cuda kernel: nothing is imported or compiled until the first launch."""
+    return CUDAKernel(py_func)

@@ -1,0 +1,237 @@
+"""Engine-owned buffers: a pooling allocator per device, and copies between devices.
+
+    h = storage.alloc(4096, nv.cpu())      # Handle: .ctx, .nbytes, .as_array(shape, dtype)
+    x = h.as_array((32, 32), np.float32)   # NumPy view on cpu, numba device array on gpu
+    storage.free(h)                        # back to the pool; the next alloc of its size reuses it
+
+Rounding policy (MXNet's GPUPooledRoundedStorageManager): a request is rounded up to
+a power of two, at least 64 bytes, up to LINEAR_CUTOFF (16 MiB); larger requests
+are rounded up to a multiple of LINEAR_CUTOFF. Freed blocks wait in a free list per
+rounded size, so a request reuses any freed block of its bucket; at most 50% (and,
+above the cutoff, at most 16 MiB) is wasted per block. CPU blocks are 64-byte
+aligned. Blocks are never returned to the system until release_all(ctx).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..base import Context, NNVMError, as_dtype
+from .elementwise import array_device
+
+ALIGNMENT = 64
+MIN_BLOCK = 64
+LINEAR_CUTOFF = 16 << 20
+
+
+def round_size(nbytes: int) -> int:
+    """The pool bucket for a request of `nbytes` (see the module docstring)."""
+    if nbytes < 0:
+        raise NNVMError(f"storage.alloc: nbytes must be >= 0, got {nbytes}")
+    if nbytes <= LINEAR_CUTOFF:
+        return max(MIN_BLOCK, 1 << (nbytes - 1).bit_length())
+    return -(-nbytes // LINEAR_CUTOFF) * LINEAR_CUTOFF
+
+
+@dataclass(frozen=True)
+class StorageStats:
+    """Counters of one device's pool. Byte counts are of rounded block sizes."""
+
+    allocations: int  # blocks obtained from the system (pool misses)
+    reuses: int  # alloc() calls served from the pool (pool hits)
+    frees: int
+    bytes_in_use: int  # blocks handed out and not yet freed
+    bytes_pooled: int  # freed blocks kept for reuse
+    peak_bytes: int  # the most bytes_in_use ever reached (since the last reset)
+
+
+class Handle:
+    """One block handed out by alloc(); valid until free(handle)."""
+
+    __slots__ = ("_block", "ctx", "freed", "nbytes", "size")
+
+    def __init__(self, ctx: Context, nbytes: int, size: int, block: Any) -> None:
+        self.ctx = ctx
+        self.nbytes = nbytes  # what was asked for
+        self.size = size  # the rounded block size
+        self._block = block  # 1-d uint8 array of `size` bytes (NumPy or device)
+        self.freed = False
+
+    def as_array(self, shape: int | tuple[int, ...], dtype: Any = np.float32) -> Any:
+        """A view of the block's first bytes with this shape and dtype (no copy)."""
+        if self.freed:
+            raise NNVMError(f"storage: handle of {self.nbytes} bytes on {self.ctx} was freed")
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        dt = as_dtype(dtype)
+        need = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+        if need > self.nbytes:
+            raise NNVMError(
+                f"storage: as_array{shape} of {dt} needs {need} bytes but the "
+                f"handle holds {self.nbytes}"
+            )
+        return self._block[:need].view(dt).reshape(shape)
+
+    def __repr__(self) -> str:
+        state = "freed" if self.freed else "live"
+        return f"<Handle {self.nbytes}B (block {self.size}B) on {self.ctx}, {state}>"
+
+
+class _Pool:
+    """Free lists by block size plus counters, for one device; guarded by one lock."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.lock = threading.Lock()
+        self.free_blocks: dict[int, list[Any]] = {}
+        self.allocations = self.reuses = self.frees = 0
+        self.bytes_in_use = self.bytes_pooled = self.peak_bytes = 0
+
+    def stats(self) -> StorageStats:
+        with self.lock:
+            return StorageStats(
+                self.allocations,
+                self.reuses,
+                self.frees,
+                self.bytes_in_use,
+                self.bytes_pooled,
+                self.peak_bytes,
+            )
+
+
+_pools: dict[Context, _Pool] = {}
+_pools_lock = threading.Lock()
+
+
+def _pool(ctx: Context) -> _Pool:
+    if not isinstance(ctx, Context):
+        raise NNVMError(f"storage: expected a Context, got {type(ctx).__name__}")
+    pool = _pools.get(ctx)
+    if pool is None:
+        with _pools_lock:
+            pool = _pools.setdefault(ctx, _Pool(ctx))
+    return pool
+
+
+def _new_block(ctx: Context, size: int) -> Any:
+    if ctx.device_type == "gpu":
+        from .cuda import get_cuda
+
+        cuda = get_cuda("storage.alloc")
+        with cuda.gpus[ctx.device_id]:
+            return cuda.device_array(size, dtype=np.uint8)
+    raw = np.empty(size + ALIGNMENT, dtype=np.uint8)
+    offset = -raw.ctypes.data % ALIGNMENT
+    return raw[offset : offset + size]
+
+
+def alloc(nbytes: int, ctx: Context) -> Handle:
+    """A block of at least `nbytes` on `ctx`, reused from the pool when one is free."""
+    nbytes = int(nbytes)
+    size = round_size(nbytes)
+    pool = _pool(ctx)
+    with pool.lock:
+        blocks = pool.free_blocks.get(size)
+        block = blocks.pop() if blocks else None
+        if block is not None:
+            pool.reuses += 1
+            pool.bytes_pooled -= size
+        pool.bytes_in_use += size
+        pool.peak_bytes = max(pool.peak_bytes, pool.bytes_in_use)
+    if block is None:
+        try:
+            block = _new_block(ctx, size)
+        except BaseException:
+            with pool.lock:
+                pool.bytes_in_use -= size
+            raise
+        with pool.lock:
+            pool.allocations += 1
+    return Handle(ctx, nbytes, size, block)
+
+
+def free(handle: Handle) -> None:
+    """Return the handle's block to its pool; using the handle afterwards is an error."""
+    pool = _pool(handle.ctx)
+    with pool.lock:
+        if handle.freed:
+            raise NNVMError(f"storage.free: {handle!r} was already freed")
+        handle.freed = True
+        pool.free_blocks.setdefault(handle.size, []).append(handle._block)
+        handle._block = None
+        pool.frees += 1
+        pool.bytes_in_use -= handle.size
+        pool.bytes_pooled += handle.size
+
+
+def stats(ctx: Context) -> StorageStats:
+    """The pool counters of one device."""
+    return _pool(ctx).stats()
+
+
+def release_all(ctx: Context | None = None) -> None:
+    """Drop the pooled (freed) blocks of `ctx`, or of every device; live handles stay."""
+    pools = [_pool(ctx)] if ctx is not None else list(_pools.values())
+    for pool in pools:
+        with pool.lock:
+            pool.free_blocks.clear()
+            pool.bytes_pooled = 0
+
+
+def reset_stats(ctx: Context) -> None:
+    """Zero the counters (peak becomes the bytes in use now); the pool is kept."""
+    pool = _pool(ctx)
+    with pool.lock:
+        pool.allocations = pool.reuses = pool.frees = 0
+        pool.peak_bytes = pool.bytes_in_use
+
+
+def copy(src: Any, dst: Any, stream: Any = None) -> None:
+    """dst[...] = src between any devices (cpu<->gpu, gpu<->gpu, cpu<->cpu).
+
+    Shapes and dtypes must match; arrays on a GPU must be C-contiguous. With a CUDA
+    `stream` the copy is queued on it; otherwise it completes before returning.
+    """
+    kinds = array_device(src), array_device(dst)
+    for what, x, kind in (("src", src, kinds[0]), ("dst", dst, kinds[1])):
+        if kind is None:
+            raise NNVMError(
+                f"storage.copy: {what} must be a NumPy or CUDA array, got {type(x).__name__}"
+            )
+    if tuple(src.shape) != tuple(dst.shape) or src.dtype != dst.dtype:
+        raise NNVMError(
+            f"storage.copy: src is {tuple(src.shape)} {src.dtype} but dst is "
+            f"{tuple(dst.shape)} {dst.dtype}; they must match"
+        )
+    if kinds == ("cpu", "cpu"):
+        np.copyto(dst, src)
+        return
+    from .cuda import as_device_array, get_cuda
+
+    get_cuda("storage.copy")
+    args = {} if stream is None else {"stream": stream}
+    if kinds[1] == "gpu":
+        d = _contiguous(as_device_array("storage.copy", "dst", dst))
+        if kinds[0] == "cpu":
+            src = np.ascontiguousarray(src)
+        else:
+            src = _contiguous(as_device_array("storage.copy", "src", src))
+        d.copy_to_device(src, **args)
+    else:
+        s = _contiguous(as_device_array("storage.copy", "src", src))
+        if dst.flags.c_contiguous:
+            s.copy_to_host(dst, **args)
+        else:
+            dst[...] = s.copy_to_host()
+
+
+def _contiguous(a: Any) -> Any:
+    if not a.is_c_contiguous():
+        raise NNVMError(
+            "storage.copy: arrays on a GPU must be C-contiguous; got "
+            f"strides {tuple(a.strides)} for shape {tuple(a.shape)}"
+        )
+    return a

@@ -1,0 +1,436 @@
+"""ElementwiseKernel on the CPU: NumPy formulas for every dtype and req, shapes, errors, threads."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from numba import prange
+
+import nnvmpy.kernel as K
+from nnvmpy.base import Context, NNVMError, OpReqType, cpu, gpu
+from nnvmpy.kernel import cpu as cpu_launcher
+from nnvmpy.resource import OpContext
+
+DTYPES = [np.float32, np.float64, np.int32, np.int64, np.uint8, np.int8, np.float16]
+A, B, C = 2.0, 3.0, 1.0
+
+
+def _inputs(dtype, shape=(3, 4)):
+    # Small non-negative integers: exact in every dtype, results fit in int8/uint8.
+    x = (np.arange(int(np.prod(shape))) % 5).astype(dtype).reshape(shape)
+    out0 = (np.arange(x.size) % 3).astype(dtype).reshape(shape)
+    return x, out0
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("req", ["write", "inplace", "add", "null"])
+def test_quadratic_matches_numpy_for_every_dtype_and_req(kern, quadratic_reference, dtype, req):
+    x, out0 = _inputs(dtype)
+    out = out0.copy()
+    kern.quadratic_map.launch(cpu(), out, req, x, A, B, C)
+    f = quadratic_reference(x, A, B, C, np.float64)
+    expected = {
+        "write": f,
+        "inplace": f,
+        "add": out0.astype(np.float64) + f,
+        "null": out0,
+    }[req].astype(dtype)
+    np.testing.assert_array_equal(out, expected)
+    assert out.dtype == dtype
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_quadratic_on_random_floats(kern, dtype):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((5, 7)).astype(dtype)
+    out = np.empty_like(x)
+    kern.quadratic_map.launch(None, out, OpReqType.kWriteTo, x, A, B, C)
+    x64 = x.astype(np.float64)
+    np.testing.assert_allclose(out, A * x64 * x64 + B * x64 + C, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "shape", [(), (1,), (0,), (2, 3, 4), (2, 1, 3, 1, 2), (cpu_launcher.SERIAL_CUTOFF + 3,)]
+)
+def test_any_shape_including_0d_empty_and_the_parallel_path(kern, quadratic_reference, shape):
+    x = np.random.default_rng(2).standard_normal(shape).astype(np.float32)
+    out = np.full(shape, -7.0, np.float32)
+    kern.quadratic_map.launch(None, out, "write", x, A, B, C)
+    expected = quadratic_reference(x, A, B, C, np.float64)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+    assert out.shape == shape
+
+
+@pytest.mark.parametrize("n", [7, cpu_launcher.SERIAL_CUTOFF * 2 + 1])
+def test_add_accumulates_on_both_loop_paths(kern, n):
+    x = np.ones(n, np.float32)
+    out = np.full(n, 10.0, np.float32)
+    for _ in range(3):
+        kern.quadratic_map.launch(None, out, "add", x, A, B, C)
+    np.testing.assert_array_equal(out, np.full(n, 10.0 + 3 * 6.0, np.float32))
+
+
+def test_scalars_broadcast_and_arrays_index(kern):
+    x = np.arange(6, dtype=np.float64).reshape(2, 3)
+    y = np.full((2, 3), 0.5)
+    out = np.empty_like(x)
+    kern.axpy.launch(None, out, "write", 3.0, x, y)  # scalar first, then two arrays
+    np.testing.assert_array_equal(out, 3.0 * x + y)
+    kern.axpy.launch(None, out, "write", np.float64(2.0), x, 1.5)  # numpy scalar, 1 array
+    np.testing.assert_array_equal(out, 2.0 * x + 1.5)
+
+
+def test_only_scalar_arguments_fill_out(kern):
+    out = np.zeros((2, 2), np.float64)
+    kern.fill.launch(None, out, "write", 4.5)
+    np.testing.assert_array_equal(out, np.full((2, 2), 4.5))
+
+
+def test_inplace_output_aliases_an_input(kern):
+    x = np.arange(5, dtype=np.float64)
+    ref = 3.0 * x + x
+    kern.axpy.launch(None, x, "inplace", 3.0, x, x)
+    np.testing.assert_array_equal(x, ref)
+    big = np.ones(cpu_launcher.SERIAL_CUTOFF + 1, np.float32)
+    kern.quadratic_map.launch(None, big, "add", big, A, B, C)  # out[i] += f(out[i])
+    np.testing.assert_array_equal(big, np.full(big.shape, 7.0, np.float32))
+
+
+def test_relu_and_math_kernels(kern):
+    x = np.linspace(-2, 2, 9, dtype=np.float32)
+    out = np.empty_like(x)
+    kern.relu.launch(None, out, "write", x)
+    np.testing.assert_array_equal(out, np.maximum(x, 0))
+    kern.softsign.launch(None, out, "write", x)
+    np.testing.assert_allclose(out, x / (1 + np.abs(x)), rtol=1e-6)
+
+
+def test_req_accepts_enum_int_and_every_string_alias(kern):
+    x, _ = _inputs(np.float32)
+    for req in (OpReqType.kWriteTo, 1, 2, "kWriteTo", "kWriteInplace", "write", "inplace"):
+        out = np.zeros_like(x)
+        kern.quadratic_map.launch(None, out, req, x, A, B, C)
+        assert out[0, 1] == 6.0, req
+    for req in (OpReqType.kAddTo, 3, "kAddTo", "add"):
+        out = np.ones_like(x)
+        kern.quadratic_map.launch(None, out, req, x, A, B, C)
+        assert out[0, 1] == 7.0, req
+
+
+def test_null_req_touches_nothing_not_even_to_validate(kern):
+    out = np.ones(3, np.float32)
+    kern.quadratic_map.launch(None, out, "null", np.zeros(5), A, B, C)  # mismatched: ignored
+    kern.quadratic_map.launch(None, out, OpReqType.kNullOp, "not an array")
+    np.testing.assert_array_equal(out, np.ones(3, np.float32))
+
+
+def test_ctx_may_be_an_opcontext_or_a_context(kern):
+    x, _ = _inputs(np.float32)
+    out = np.zeros_like(x)
+    run_ctx = SimpleNamespace(ctx=cpu(0), stream=None)
+    kern.quadratic_map.launch(OpContext(run_ctx=run_ctx), out, "write", x, A, B, C)
+    assert out[0, 1] == 6.0
+    out[:] = 0
+    kern.quadratic_map.launch(Context("cpu_pinned", 0), out, "write", x, A, B, C)
+    assert out[0, 1] == 6.0
+
+
+def test_calling_the_kernel_runs_the_python_scalar_function(kern):
+    assert kern.quadratic_map(2.0, A, B, C) == 15.0
+    assert kern.quadratic_map.__name__ == "quadratic_map"
+    assert "quadratic_map" in repr(kern.quadratic_map)
+
+
+def test_variants_are_cached_per_device_and_mode(kern):
+    x, _ = _inputs(np.float64)
+    out = np.empty_like(x)
+    kern.quadratic_map.launch(None, out, "write", x, A, B, C)
+    loop = kern.quadratic_map._variants[("cpu", "write")]
+    kern.quadratic_map.launch(None, out, "inplace", x, A, B, C)  # same variant as write
+    assert kern.quadratic_map._variants[("cpu", "write")] is loop
+    sigs = kern.quadratic_map.signatures()
+    assert any(dev == "cpu" and mode == "write" for dev, mode, _ in sigs)
+
+
+# ---------------------------------------------------------------- errors
+@pytest.mark.parametrize(
+    ("make_args", "match"),
+    [
+        (lambda: (np.ones(8, np.float32)[::2],), r"quadratic_map: arg 0 is not C-contiguous"),
+        (lambda: (np.ones(5, np.float32),), r"quadratic_map: arg 0 has shape \(5,\) but out has"),
+        (lambda: (np.ones(4, np.complex64),), r"arg 0 has dtype complex64.*not support"),
+        (lambda: (np.ones(4, np.bool_),), r"arg 0 has dtype bool"),
+        (lambda: ([1.0, 2.0, 3.0, 4.0],), r"arg 0 is a list"),
+        (lambda: (np.ones(4, np.float16).reshape(2, 2),), r"arg 0 has shape \(2, 2\)"),
+    ],
+    ids=["strided", "shape", "complex", "bool", "list", "float16-shape"],
+)
+def test_bad_arguments_raise_nnvmerror_naming_kernel_and_argument(kern, make_args, match):
+    out = np.zeros(4, np.float32)
+    with pytest.raises(NNVMError, match=match):
+        kern.quadratic_map.launch(None, out, "write", *make_args(), A, B, C)
+    np.testing.assert_array_equal(out, np.zeros(4, np.float32))
+
+
+def test_bad_out_raises(kern):
+    x = np.ones(4, np.float32)
+    with pytest.raises(NNVMError, match=r"quadratic_map: out is not C-contiguous"):
+        kern.quadratic_map.launch(None, np.zeros(8, np.float32)[::2], "write", x, A, B, C)
+    with pytest.raises(NNVMError, match=r"quadratic_map: out has dtype complex128"):
+        kern.quadratic_map.launch(None, np.zeros(4, np.complex128), "write", x, A, B, C)
+    readonly = np.zeros(4, np.float32)
+    readonly.flags.writeable = False
+    with pytest.raises(NNVMError, match=r"quadratic_map: out is read-only"):
+        kern.quadratic_map.launch(None, readonly, "write", x, A, B, C)
+    with pytest.raises(NNVMError, match=r"quadratic_map: out must be a NumPy array or a CUDA"):
+        kern.quadratic_map.launch(None, [0.0] * 4, "write", x, A, B, C)
+    with pytest.raises(NNVMError, match=r"quadratic_map: ctx must be an OpContext"):
+        kern.quadratic_map.launch("cpu", np.zeros(4, np.float32), "write", x, A, B, C)
+
+
+@pytest.mark.parametrize("req", ["foo", 7, 2.5, None, -1])
+def test_bad_req_raises(kern, req):
+    with pytest.raises(NNVMError, match=r"quadratic_map: unknown req"):
+        kern.quadratic_map.launch(None, np.zeros(4), req, np.ones(4), A, B, C)
+
+
+class _FakeCudaArray:
+    """Looks like a GPU array to the launcher; never reaches numba."""
+
+    __cuda_array_interface__ = {"shape": (4,), "typestr": "<f4", "data": (0, False), "version": 3}
+    shape = (4,)
+    dtype = np.dtype(np.float32)
+
+
+def test_mixing_devices_raises(kern):
+    out = np.zeros(4, np.float32)
+    with pytest.raises(NNVMError, match=r"quadratic_map: arg 0 is a gpu array; a cpu launch"):
+        kern.quadratic_map.launch(None, out, "write", _FakeCudaArray(), A, B, C)
+    with pytest.raises(NNVMError, match=r"quadratic_map: out is a gpu array; a cpu launch"):
+        kern.quadratic_map.launch(cpu(), _FakeCudaArray(), "write", out, A, B, C)
+
+
+def test_float16_on_cpu_is_computed_through_float32(kern):
+    x = np.linspace(-1, 1, 7, dtype=np.float16)
+    out = np.ones_like(x)
+    kern.quadratic_map.launch(None, out, "add", x, A, B, C)
+    x32 = x.astype(np.float32)
+    expected = (1 + (A * x32 * x32 + B * x32 + C)).astype(np.float16)
+    np.testing.assert_allclose(out, expected, rtol=1e-3)
+    assert out.dtype == np.float16
+    with pytest.raises(NNVMError, match=r"arg 0 is not C-contiguous"):
+        kern.quadratic_map.launch(None, np.empty(2, np.float16), "write", x[:4:2], A, B, C)
+
+
+def test_an_error_leaves_the_kernel_usable(kern):
+    out = np.zeros(3, np.float32)
+    with pytest.raises(NNVMError):
+        kern.quadratic_map.launch(None, out, "write", np.ones(4, np.float32), A, B, C)
+    kern.quadratic_map.launch(None, out, "write", np.ones(3, np.float32), A, B, C)
+    np.testing.assert_array_equal(out, np.full(3, 6.0, np.float32))
+
+
+def test_closures_with_different_constants_get_different_code():
+    def make(k):
+        @K.elementwise
+        def scale(x):
+            return k * x
+
+        return scale
+
+    x = np.arange(4, dtype=np.float64)
+    for k in (2.0, 5.0):  # same code object, same cache index file: the key must differ
+        out = np.empty_like(x)
+        make(k).launch(None, out, "write", x)
+        np.testing.assert_array_equal(out, k * x)
+
+
+# ---------------------------------------------------------------- threads
+def test_concurrent_launches_from_threads_are_correct(kern):
+    n_threads, n = 6, cpu_launcher.SERIAL_CUTOFF * 2
+    barrier = threading.Barrier(n_threads)
+
+    def work(seed: int) -> bool:
+        x = np.full(n, float(seed % 4), np.float32)
+        out = np.empty_like(x)
+        small_x, small_out = x[:5].copy(), np.empty(5, np.float32)
+        barrier.wait()
+        for _ in range(20):
+            kern.quadratic_map.launch(None, out, "write", x, A, B, C)
+            kern.quadratic_map.launch(None, small_out, "write", small_x, A, B, C)
+        v = float(seed % 4)
+        ok = np.all(out == A * v * v + B * v + C)
+        return bool(ok and np.all(small_out == A * v * v + B * v + C))
+
+    with ThreadPoolExecutor(n_threads) as pool:
+        assert all(pool.map(work, range(n_threads)))
+
+
+@K.elementwise
+def _tripled(x):
+    return 3 * x
+
+
+def test_the_first_launch_may_come_from_several_threads_at_once():
+    n_threads = 4
+    barrier = threading.Barrier(n_threads)
+
+    def work(k: int) -> bool:
+        x = np.full(10, float(k))
+        out = np.empty_like(x)
+        barrier.wait()
+        _tripled.launch(None, out, "write", x)
+        return bool(np.all(out == 3.0 * k))
+
+    with ThreadPoolExecutor(n_threads) as pool:
+        assert all(pool.map(work, range(n_threads)))
+    assert len(_tripled._variants) == 1
+
+
+def test_threading_layer_is_thread_safe(kern):
+    import numba
+
+    kern.relu.launch(None, np.empty(4, np.float32), "write", np.ones(4, np.float32))
+    assert cpu_launcher.check_threading_layer("omp") == "omp"
+    assert cpu_launcher.check_threading_layer("threadsafe") == "threadsafe"
+    with pytest.raises(NNVMError, match=r"NNVMPY_NUMBA_THREADING_LAYER='workqueue' is not"):
+        cpu_launcher.check_threading_layer("workqueue")
+    with pytest.raises(NNVMError, match=r"'default' is not allowed"):
+        cpu_launcher.check_threading_layer("default")
+    big = np.ones(cpu_launcher.SERIAL_CUTOFF + 1, np.float32)
+    kern.relu.launch(None, big, "write", big)  # a parallel launch fixes the layer
+    assert numba.threading_layer() in ("tbb", "omp")
+
+
+# ---------------------------------------------------------------- compile laziness, caching
+_IMPORT_CHECK = textwrap.dedent("""
+    import gc, sys, time
+    t = time.perf_counter()
+    import nnvmpy.kernel as K
+    elapsed = time.perf_counter() - t
+
+    @K.elementwise
+    def f(x):
+        return x + 1
+
+    @K.cpu_kernel
+    def g(x):
+        return x
+
+    @K.cuda_kernel
+    def h(x):
+        pass
+
+    assert "numba.cuda" not in sys.modules, "numba.cuda imported"
+    compiled = []
+    if "numba" in sys.modules:
+        from numba.core.dispatcher import Dispatcher
+        compiled = [o for o in gc.get_objects()
+                    if isinstance(o, Dispatcher) and o.overloads]
+    assert not compiled, compiled
+    assert not f._variants and g._dispatcher is None and h._dispatcher is None
+    print(elapsed, "numba" in sys.modules)
+""")
+
+
+def test_import_compiles_nothing_and_defers_numba():
+    out = subprocess.run(
+        [sys.executable, "-c", _IMPORT_CHECK], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    elapsed, numba_imported = out.stdout.split()
+    assert numba_imported == "False"  # so nothing can have been compiled
+    assert float(elapsed) < 5.0  # generous: only a gross regression (a compile) trips it
+
+
+_CACHED_MODULE = """
+import nnvmpy.kernel as K
+
+@K.elementwise
+def cached_kernel(x, k):
+    return {formula}
+"""
+_CACHED_RUN = textwrap.dedent("""
+    import sys, numpy as np
+    sys.path.insert(0, sys.argv[1])
+    import cached_module as m
+    x = np.arange(4, dtype=np.float32); out = np.empty_like(x)
+    m.cached_kernel.launch(None, out, 'write', x, 3.0)
+    loop = m.cached_kernel._variants[('cpu', 'write')]
+    print(sum(loop.stats.cache_hits.values()), *out.tolist())
+""")
+
+
+def test_disk_cache_hits_in_a_new_process_and_is_invalidated_by_an_edit(tmp_path):
+    module = tmp_path / "cached_module.py"
+
+    def run() -> tuple[int, list[float]]:
+        out = subprocess.run(
+            [sys.executable, "-c", _CACHED_RUN, str(tmp_path)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert out.returncode == 0, out.stderr
+        hits, *values = out.stdout.split()
+        return int(hits), [float(v) for v in values]
+
+    module.write_text(_CACHED_MODULE.format(formula="k * x"))
+    assert run() == (0, [0.0, 3.0, 6.0, 9.0])  # compiled and saved
+    assert run() == (1, [0.0, 3.0, 6.0, 9.0])  # loaded from the disk cache
+    module.write_text(_CACHED_MODULE.format(formula="k * x + 100.0"))
+    assert run() == (0, [100.0, 103.0, 106.0, 109.0])  # edited: no stale code
+
+
+def test_kernels_without_a_source_file_compile_in_memory():
+    namespace: dict = {}
+    exec("def twice(x):\n    return 2 * x\n", namespace)  # no file: no disk cache
+    kernel = K.elementwise(namespace["twice"])
+    out = np.empty(3)
+    kernel.launch(None, out, "write", np.arange(3.0))
+    np.testing.assert_array_equal(out, [0.0, 2.0, 4.0])
+
+
+def test_cpu_kernel_compiles_on_first_call():
+    @K.cpu_kernel
+    def total(x):
+        s = 0.0
+        for i in prange(x.size):
+            s += x[i]
+        return s
+
+    assert total._dispatcher is None
+    assert total(np.arange(5.0)) == 10.0
+    assert total.dispatcher.signatures
+
+    @K.cpu_kernel(parallel=False)
+    def double(out, x):
+        for i in range(x.size):
+            out[i] = 2 * x[i]
+
+    out = np.empty(3)
+    double(out, np.arange(3.0))
+    np.testing.assert_array_equal(out, [0.0, 2.0, 4.0])
+    assert K.cpu_kernel(total.py_func, False).parallel is False
+
+
+def test_gpu_launch_without_a_gpu_says_how_to_get_one(kern):
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        pytest.skip("the simulator provides a GPU")
+    try:
+        from numba import cuda
+
+        if cuda.is_available():
+            pytest.skip("a real GPU is present")
+    except ImportError:
+        pass
+    with pytest.raises(NNVMError, match=r"quadratic_map: (no CUDA GPU is available|GPU kernels)"):
+        kern.quadratic_map.launch(gpu(0), _FakeCudaArray(), "write", _FakeCudaArray(), A, B, C)
