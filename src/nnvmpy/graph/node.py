@@ -1,0 +1,100 @@
+"""Node and NodeEntry: the vertices of a computation graph and the edges between outputs.
+
+A Node is an op application (or a variable when op is None); a NodeEntry names one
+output of one node. Nodes are compared by identity, as NNVM compares NodePtrs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from ..registry import NodeAttrs, Op
+
+
+class Node:
+    """One operator application, or a variable (op None) that stands for an input."""
+
+    __slots__ = ("__weakref__", "attrs", "control_deps", "info", "inputs")
+
+    def __init__(self, attrs: NodeAttrs, inputs: list[NodeEntry] | None = None,
+                 control_deps: list[Node] | None = None) -> None:
+        self.attrs = attrs
+        self.inputs: list[NodeEntry] = list(inputs or [])
+        self.control_deps: list[Node] = list(control_deps or [])
+        self.info: dict[str, Any] = {}  # free slot for passes (e.g. the forward node id)
+
+    @property
+    def op(self) -> Op | None:
+        return self.attrs.op
+
+    @property
+    def name(self) -> str:
+        return self.attrs.name
+
+    def is_variable(self) -> bool:
+        return self.attrs.op is None
+
+    def num_inputs(self) -> int:
+        return 0 if self.attrs.op is None else self.attrs.op.get_num_inputs(self.attrs)
+
+    def num_outputs(self) -> int:
+        return 1 if self.attrs.op is None else self.attrs.op.get_num_outputs(self.attrs)
+
+    def __repr__(self) -> str:
+        op = "null" if self.attrs.op is None else self.attrs.op.name
+        return f"Node({self.attrs.name!r}, op={op})"
+
+    @staticmethod
+    def variable(name: str, attrs: Mapping[str, str] | None = None) -> Node:
+        return Node(NodeAttrs(None, name, attrs))
+
+
+class NodeEntry:
+    """Output `index` of `node` (and a version counter for variables, as in NNVM)."""
+
+    __slots__ = ("index", "node", "version")
+
+    def __init__(self, node: Node, index: int = 0, version: int = 0) -> None:
+        self.node = node
+        self.index = index
+        self.version = version
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, NodeEntry) and other.node is self.node
+                and other.index == self.index and other.version == self.version)
+
+    def __hash__(self) -> int:
+        return hash((id(self.node), self.index, self.version))
+
+    def __iter__(self) -> Iterator[Any]:  # allows `node, index, version = entry`
+        return iter((self.node, self.index, self.version))
+
+    def __repr__(self) -> str:
+        return f"NodeEntry({self.node.name!r}, {self.index})"
+
+
+def post_order(heads: list[NodeEntry] | list[Node]) -> list[Node]:
+    """Every node reachable from heads, inputs before users (control deps first too)."""
+    order: list[Node] = []
+    seen: set[int] = set()
+    roots = [h.node if isinstance(h, NodeEntry) else h for h in heads]
+    for root in roots:
+        if id(root) in seen:
+            continue
+        # iterative DFS: a deep chain (ResNet backward) must not hit the recursion limit
+        stack: list[tuple[Node, int]] = [(root, 0)]
+        seen.add(id(root))
+        while stack:
+            node, i = stack[-1]
+            preds = [*node.control_deps, *(e.node for e in node.inputs)]
+            if i < len(preds):
+                stack[-1] = (node, i + 1)
+                nxt = preds[i]
+                if id(nxt) not in seen:
+                    seen.add(id(nxt))
+                    stack.append((nxt, 0))
+            else:
+                stack.pop()
+                order.append(node)
+    return order

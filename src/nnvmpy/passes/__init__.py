@@ -1,0 +1,16 @@
+"""The graph passes, one per module; importing this package registers them all.
+
+`nnvmpy.graph.apply_passes` imports it on first use, so `import nnvmpy` stays light and
+nnvmpy.graph never imports the passes at module level (they import nnvmpy.graph).
+"""
+
+from . import (  # noqa: F401 - imported for their registrations
+    gradient,
+    infer_shape,
+    infer_type,
+    plan_memory,
+    saveload_json,
+)
+from .saveload_json import graph_from_json, graph_to_json
+
+__all__ = ["graph_from_json", "graph_to_json"]

@@ -1,0 +1,213 @@
+"""The fixpoint sweep shared by InferShape and InferType (NNVM's InferAttr).
+
+Values live in one list indexed by entry id. Variables are seeded from the caller's
+inputs and hints and from their own attributes (`__shape__`, `__dtype__`). Then sweeps
+alternate forward and backward over the topological order, calling each op's rule on
+nodes that are not fully known yet, until a sweep leaves no fewer unknown entries than
+the one before. Sweeping both ways is what makes mutual inference work: a rule may fill
+its inputs (a weight shape from data and num_hidden), and the backward sweep carries
+that to the producers and other consumers of those entries.
+
+Every value a rule writes is merged with what was known before, so a rule may simply
+write what it computes; a disagreement raises InferError naming the node, its op, the
+input or output and both values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..attrs import AttrKey, TIsBackward
+from ..base import InferError, NNVMError
+from ..graph.attrs import GraphAttr
+from ..graph.graph import Graph, IndexedGraph
+from ..graph.node import Node, NodeEntry
+from ..infer import slot_names
+
+
+@dataclass(frozen=True)
+class InferSpec:
+    """What differs between shape and type inference: keys, value rules and words."""
+
+    pass_name: str  # "InferShape"
+    what: str  # "shape" / "dtype", for messages
+    result: GraphAttr[Any]  # per-entry result, e.g. SHAPE
+    inputs: GraphAttr[Any]  # per-input-node values, e.g. SHAPE_INPUTS
+    hints: GraphAttr[Any]  # {name or NodeEntry: value}, e.g. SHAPE_HINTS
+    num_unknown: GraphAttr[int]
+    op_key: AttrKey[Any]  # FInferShape / FInferType
+    default_rule: Any  # used when an op has no rule (None: outputs stay unknown)
+    normalize: Callable[[Any], Any]  # a user or rule value -> the internal form
+    var_value: Callable[[Node], Any]  # value from a variable's attrs, or None
+    merge: Callable[[Any, Any], Any]  # most specific of both; InferError if they disagree
+    is_known: Callable[[Any], bool]
+    to_str: Callable[[Any], str]
+
+
+def run_fixpoint(graph: Graph, spec: InferSpec) -> Graph:
+    """Infer spec.result for every entry; provides it and spec.num_unknown."""
+    idx = graph.indexed
+    values = _initial_values(graph, spec)
+    _seed_variables(graph, spec, values)
+    sweep = _Sweep(idx, spec, values)
+    num_unknown = sweep.count_unknown()
+    forward = True
+    while num_unknown > 0:
+        order = range(idx.num_nodes) if forward else range(idx.num_nodes - 1, -1, -1)
+        for nid in order:
+            sweep.step(nid)
+        last, num_unknown = num_unknown, sweep.count_unknown()
+        if num_unknown >= last:
+            break
+        forward = not forward
+    graph.attrs[spec.result] = values
+    graph.attrs[spec.num_unknown] = num_unknown
+    return graph
+
+
+def _initial_values(graph: Graph, spec: InferSpec) -> list[Any]:
+    """A previous result of the same pass is the starting point (NNVM does the same)."""
+    n = graph.indexed.num_node_entries
+    old = graph.attrs.get(spec.result)
+    if isinstance(old, list) and len(old) == n:
+        return list(old)
+    return [None] * n
+
+
+def _seed_variables(graph: Graph, spec: InferSpec, values: list[Any]) -> None:
+    idx = graph.indexed
+    given = graph.attrs.get(spec.inputs) or []
+    if len(given) > len(idx.input_nodes):
+        raise NNVMError(
+            f"{spec.pass_name}: {len(given)} {spec.inputs} given but the graph "
+            f"has only {len(idx.input_nodes)} inputs"
+        )
+    for nid, value in zip(idx.input_nodes, given):
+        _seed(spec, values, idx, idx.entry_id(nid, 0), spec.normalize(value), "the given")
+    for key, value in (graph.attrs.get(spec.hints) or {}).items():
+        for eid in _hint_entries(idx, key):
+            _seed(spec, values, idx, eid, spec.normalize(value), "the given")
+    for nid in idx.input_nodes:
+        value = spec.var_value(idx.nodes[nid])
+        _seed(spec, values, idx, idx.entry_id(nid, 0), value, "its attribute")
+
+
+def _hint_entries(idx: IndexedGraph, key: str | NodeEntry) -> list[int]:
+    """Entry ids a hint names: an entry, or every variable with that name.
+
+    A hint naming nothing in this graph is skipped, as NNVM skips entry hints: callers
+    merge hints for several graphs (the executor passes head-gradient shapes that a loss
+    head leaves unused), and front-ends check names against their arguments themselves.
+    """
+    if isinstance(key, NodeEntry):
+        return [idx.entry_id(key)] if idx.exist(key.node) else []
+    return [idx.entry_id(nid, 0) for nid in idx.input_nodes if idx.nodes[nid].name == key]
+
+
+def _seed(
+    spec: InferSpec, values: list[Any], idx: IndexedGraph, eid: int, value: Any, source: str
+) -> None:
+    try:
+        values[eid] = spec.merge(values[eid], value)
+    except InferError:
+        nid, _ = idx.entry_node(eid)
+        kind = "variable" if idx.nodes[nid].is_variable() else "entry"
+        raise InferError(
+            f"{spec.pass_name}: {kind} '{idx.entry_name(eid)}' has {spec.what} "
+            f"{spec.to_str(values[eid])} but {source} {spec.what} is {spec.to_str(value)}"
+        ) from None
+
+
+class _Sweep:
+    """One node's inference step, with what it needs precomputed once per graph."""
+
+    def __init__(self, idx: IndexedGraph, spec: InferSpec, values: list[Any]) -> None:
+        self.idx, self.spec, self.values = idx, spec, values
+        # NNVM takes a backward node's values only from its forward node (control dep 0);
+        # an op rule, if the backward op has one, runs as well and can fill the ograds
+        self.backward = [_is_backward(node) for node in idx.nodes]
+        self.rules = [self._rule(node, bwd) for node, bwd in zip(idx.nodes, self.backward)]
+
+    def _rule(self, node: Node, backward: bool) -> Any:
+        if node.op is None:
+            return None
+        return node.op.get_attr(self.spec.op_key, None if backward else self.spec.default_rule)
+
+    def count_unknown(self) -> int:
+        is_known = self.spec.is_known
+        return sum(1 for v in self.values if not is_known(v))
+
+    def step(self, nid: int) -> None:
+        if self.backward[nid]:
+            self._backward_step(nid)
+        rule = self.rules[nid]
+        if rule is not None:
+            self._op_step(nid, rule)
+
+    def _op_step(self, nid: int, rule: Any) -> None:
+        inode, values, is_known = self.idx[nid], self.values, self.spec.is_known
+        out_eids = self.idx.output_eids_of(nid)
+        ins = [values[e] for e in inode.input_eids]
+        outs = [values[e] for e in out_eids]
+        if all(map(is_known, ins)) and all(map(is_known, outs)):
+            return
+        try:
+            rule(inode.source.attrs, ins, outs)
+        except Exception as e:
+            raise _located(self.spec, inode.source, e) from e
+        for slot, (eid, value) in enumerate(zip(inode.input_eids, ins)):
+            self._assign(eid, value, inode.source, True, slot)
+        for slot, (eid, value) in enumerate(zip(out_eids, outs)):
+            self._assign(eid, value, inode.source, False, slot)
+
+    def _backward_step(self, nid: int) -> None:
+        """Backward output i has the shape/type of forward input i (and vice versa)."""
+        inode = self.idx[nid]
+        fwd = self.idx[inode.control_deps[0]]
+        out_eids = self.idx.output_eids_of(nid)
+        for slot, (out_eid, in_eid) in enumerate(zip(out_eids, fwd.input_eids)):
+            self._assign(out_eid, self.values[in_eid], inode.source, False, slot)
+            self._assign(in_eid, self.values[out_eid], fwd.source, True, slot)
+
+    def _assign(self, eid: int, value: Any, node: Node, is_input: bool, slot: int) -> None:
+        spec, old = self.spec, self.values[eid]
+        try:
+            self.values[eid] = spec.merge(old, spec.normalize(value))
+        except InferError:
+            kind = "input" if is_input else "output"
+            raise InferError(
+                f"{spec.pass_name}: node '{node.name}' ({_op_name(node)}) {kind} "
+                f"'{_slot_name(node, is_input, slot)}' has {spec.what} {spec.to_str(old)} "
+                f"but {spec.to_str(value)} was inferred"
+            ) from None
+
+
+def _is_backward(node: Node) -> bool:
+    return node.op is not None and bool(node.control_deps) and node.op.get_attr(TIsBackward, False)
+
+
+def _op_name(node: Node) -> str:
+    return node.op.name if node.op is not None else "null"
+
+
+def _slot_name(node: Node, is_input: bool, slot: int) -> str:
+    ins, outs = slot_names(node.attrs, len(node.inputs), node.num_outputs())
+    return (ins if is_input else outs)[slot]
+
+
+def _located(spec: InferSpec, node: Node, error: Exception) -> NNVMError:
+    """The error of an op's rule, with the pass, node and op named when it lacks them."""
+    msg, op = str(error), _op_name(node)
+    where = (
+        f"{spec.pass_name}: "
+        if node.name in msg and op in msg
+        else (f"{spec.pass_name}: node '{node.name}' ({op}): ")
+    )
+    if isinstance(error, NNVMError):  # DESIGN §2: a rule raises NNVMError on a conflict
+        return InferError(where + msg)
+    return NNVMError(f"{where}{spec.op_key.name} raised {type(error).__name__}: {msg}")
+
+
+__all__ = ["InferSpec", "run_fixpoint"]
