@@ -1,0 +1,122 @@
+"""The dependency engine: run pushed functions in the order their variables demand.
+
+``get_engine()`` returns the process-wide engine, chosen by NNVMPY_ENGINE_TYPE
+(``config.ENGINE_TYPE``) on first use. Tests switch engines with ``engine_type(...)``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from .. import config
+from ..base import NNVMError
+from .base import (
+    AsyncFn,
+    Engine,
+    FnProperty,
+    OnComplete,
+    Opr,
+    RunContext,
+    SyncFn,
+    Var,
+)
+from .naive import NaiveEngine
+from .per_device import ThreadedEnginePerDevice
+from .threaded import ThreadedEngine
+
+__all__ = [
+    "ENGINE_TYPES",
+    "AsyncFn",
+    "Engine",
+    "FnProperty",
+    "NaiveEngine",
+    "OnComplete",
+    "Opr",
+    "RunContext",
+    "SyncFn",
+    "ThreadedEngine",
+    "ThreadedEnginePerDevice",
+    "Var",
+    "create_engine",
+    "engine_type",
+    "get_engine",
+    "reset_engine",
+    "set_engine",
+]
+
+ENGINE_TYPES: dict[str, type[Engine]] = {
+    "NaiveEngine": NaiveEngine,
+    "ThreadedEngine": ThreadedEngine,
+    "ThreadedEnginePerDevice": ThreadedEnginePerDevice,
+}
+
+_engine: Engine | None = None
+_engine_lock = threading.Lock()
+
+
+def create_engine(name: str | None = None) -> Engine:
+    """A new engine of type ``name``; None reads NNVMPY_ENGINE_TYPE now."""
+    if name is None:
+        name = config.ENGINE_TYPE.get()
+    cls = ENGINE_TYPES.get(name)
+    if cls is None:
+        raise NNVMError(
+            f"unknown engine type {name!r} ({config.ENGINE_TYPE.name}); "
+            f"expected one of {sorted(ENGINE_TYPES)}"
+        )
+    return cls()
+
+
+def get_engine() -> Engine:
+    """The process-wide engine, created from NNVMPY_ENGINE_TYPE on first use."""
+    global _engine
+    eng = _engine
+    if eng is None:
+        with _engine_lock:
+            eng = _engine
+            if eng is None:
+                eng = _engine = create_engine()
+    return eng
+
+
+def set_engine(engine: str | Engine) -> Engine | None:
+    """Make ``engine`` (a name from ENGINE_TYPES, or an instance) the process-wide engine.
+
+    Returns the previous engine, which keeps running: call its ``shutdown()`` if nothing
+    else will use it.
+    """
+    global _engine
+    new = create_engine(engine) if isinstance(engine, str) else engine
+    with _engine_lock:
+        old, _engine = _engine, new
+    return old
+
+
+def reset_engine() -> None:
+    """Finish and stop the process-wide engine; the next get_engine() re-reads the config."""
+    global _engine
+    with _engine_lock:
+        old, _engine = _engine, None
+    if old is not None:
+        old.shutdown()
+
+
+@contextmanager
+def engine_type(engine: str | Engine) -> Iterator[Engine]:
+    """Temporarily switch the process-wide engine (for tests).
+
+    On exit, an engine created here from a name is finished and shut down; the previous
+    engine is restored.
+    """
+    global _engine
+    new = create_engine(engine) if isinstance(engine, str) else engine
+    old = set_engine(new)
+    try:
+        yield new
+    finally:
+        with _engine_lock:
+            _engine = old
+        if isinstance(engine, str):
+            new.shutdown()

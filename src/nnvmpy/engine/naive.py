@@ -1,0 +1,95 @@
+"""NaiveEngine: every push runs at once in the pushing thread — the reference semantics.
+
+Use it (``NNVMPY_ENGINE_TYPE=NaiveEngine``) to debug ordering: each function runs inside
+the push call, so a debugger or a traceback shows the code that pushed it. Failures are
+still stored and re-raised at the next wait, as on every engine.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from ..base import Context, NNVMError
+from .base import Engine, Opr, RunContext, Var, check_var
+from .var import ExcCell, pending_error
+
+
+class _Done:
+    """on_complete for the naive engine: the pushing thread blocks until it is called."""
+
+    __slots__ = ("called", "exc", "lock")
+
+    def __init__(self) -> None:
+        self.called = False
+        self.exc: BaseException | None = None
+        self.lock = threading.Lock()
+        self.lock.acquire()
+
+    def __call__(self, exc: BaseException | None = None, /) -> None:
+        if self.called:
+            raise NNVMError("on_complete called more than once")
+        self.called = True
+        self.exc = exc
+        self.lock.release()
+
+
+class NaiveEngine(Engine):
+    """Runs each function when it is pushed; ``priority`` has nothing to reorder."""
+
+    def __init__(self) -> None:
+        self._errors: list[ExcCell] = []
+
+    def _push(self, opr: Opr, ctx: Context, priority: int) -> None:
+        # Everything reported so far was reported before this push: number reports and
+        # pushes alike (0), so reported failures never count here.
+        cell = pending_error(opr.all_vars, 0) if opr.skippable else None
+        if cell is None:
+            exc = self._run(opr, RunContext(ctx))
+            if exc is not None:
+                cell = ExcCell(exc, opr.label)
+                self._add_error(cell)
+        for v in opr.mutate_vars:
+            if cell is not None:
+                v.exc = cell
+            v.version += 1
+
+    def _run(self, opr: Opr, rctx: RunContext) -> BaseException | None:
+        """Run the function to completion; the failure it reports, if any."""
+        if not opr.is_async:
+            try:
+                opr.fn(rctx)
+            except BaseException as e:
+                return e
+            return None
+        done = _Done()
+        try:
+            opr.fn(rctx, done)
+        except BaseException as e:
+            if not done.called:
+                return e
+            self._add_error(ExcCell(e, opr.label))  # raised after on_complete
+        done.lock.acquire()  # wait for on_complete, maybe called from another thread
+        return done.exc
+
+    def _add_error(self, cell: ExcCell) -> None:
+        errors = self._errors
+        if len(errors) > 64:
+            errors[:] = [c for c in errors if c.reported_at is None]
+        errors.append(cell)
+
+    def wait_for_var(self, var: Var) -> None:
+        check_var(var)
+        cell = var.exc
+        if cell is not None:
+            var.exc = None
+            if cell.reported_at is None:
+                cell.report(0)
+
+    def wait_for_all(self) -> None:
+        errors, self._errors = self._errors, []
+        first = next((c for c in errors if c.reported_at is None), None)
+        for c in errors:
+            if c.reported_at is None:
+                c.reported_at = 0
+        if first is not None:
+            first.report(0)

@@ -1,0 +1,133 @@
+"""Failures inside pushed functions: stored, propagated, reported once, engine still works."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from nnvmpy.base import EngineError, NNVMError, cpu
+from nnvmpy.engine import Engine, OnComplete, RunContext
+
+CTX = cpu()
+
+
+def _boom(rc: RunContext) -> None:
+    raise ValueError("boom")
+
+
+def test_wait_for_var_reraises_with_the_op_name(engine: Engine) -> None:
+    v = engine.new_var()
+    engine.push_sync(_boom, CTX, [], [v], name="exploding_op")
+    with pytest.raises(EngineError, match="exploding_op") as info:
+        engine.wait_for_var(v)
+    assert isinstance(info.value.__cause__, ValueError)
+    assert "boom" in str(info.value)
+
+
+def test_unnamed_op_is_reported_by_its_function_name(engine: Engine) -> None:
+    v = engine.new_var()
+    engine.push_sync(_boom, CTX, [], [v])
+    with pytest.raises(EngineError, match="_boom"):
+        engine.wait_for_var(v)
+
+
+def test_failure_propagates_to_dependents_which_do_not_run(engine: Engine) -> None:
+    a, b, c, free = (engine.new_var() for _ in range(4))
+    ran: list[str] = []
+    engine.push_sync(_boom, CTX, [], [a], name="source")
+    engine.push_sync(lambda rc: ran.append("reader"), CTX, [a], [b], name="reader")
+    engine.push_sync(lambda rc: ran.append("chained"), CTX, [b], [c], name="chained")
+    engine.push_sync(lambda rc: ran.append("writer"), CTX, [], [a], name="writer")
+    engine.push_sync(lambda rc: ran.append("free"), CTX, [], [free], name="free")
+    engine.wait_for_var(free)
+    with pytest.raises(EngineError, match="'source'") as info:
+        engine.wait_for_var(c)
+    assert isinstance(info.value.__cause__, ValueError)
+    engine.wait_for_all()  # every holder shared the one failure, now reported
+    assert ran == ["free"]
+
+
+def test_engine_keeps_working_after_a_failure(engine: Engine) -> None:
+    v, w = engine.new_var(), engine.new_var()
+    data: dict[str, int] = {}
+    engine.push_sync(_boom, CTX, [], [v], name="bad")
+    with pytest.raises(EngineError):
+        engine.wait_for_var(v)
+    # Reported: v is clean again, and writes and reads of it run normally.
+    engine.push_sync(lambda rc: data.__setitem__("v", 3), CTX, [], [v])
+    engine.push_sync(lambda rc: data.__setitem__("w", data["v"] * 5), CTX, [v], [w])
+    engine.wait_for_var(w)
+    engine.wait_for_all()
+    assert data == {"v": 3, "w": 15}
+
+
+def test_wait_for_all_raises_the_first_unreported_failure_once(engine: Engine) -> None:
+    v, w = engine.new_var(), engine.new_var()
+
+    def bad_type(rc: RunContext) -> None:
+        raise TypeError("second")
+
+    engine.push_sync(_boom, CTX, [], [v], name="first_bad")
+    engine.wait_for_var(w)
+    engine.push_sync(bad_type, CTX, [], [w], name="second_bad")
+    with pytest.raises(EngineError, match="first_bad") as info:
+        engine.wait_for_all()
+    assert isinstance(info.value.__cause__, ValueError)
+    engine.wait_for_all()  # all stored failures were reported
+    engine.wait_for_var(v)
+    engine.wait_for_var(w)
+
+
+def test_failure_reported_by_wait_for_var_is_not_reported_again(engine: Engine) -> None:
+    v = engine.new_var()
+    engine.push_sync(_boom, CTX, [], [v], name="once")
+    with pytest.raises(EngineError, match="once"):
+        engine.wait_for_var(v)
+    engine.wait_for_var(v)
+    engine.wait_for_all()
+
+
+def test_on_complete_with_an_exception_marks_failure(engine: Engine) -> None:
+    v = engine.new_var()
+
+    def start(rc: RunContext, on_complete: OnComplete) -> None:
+        threading.Thread(target=on_complete, args=(KeyError("late"),)).start()
+
+    engine.push_async(start, CTX, [], [v], name="async_fail")
+    with pytest.raises(EngineError, match="async_fail") as info:
+        engine.wait_for_var(v)
+    assert isinstance(info.value.__cause__, KeyError)
+
+
+def test_async_function_raising_before_on_complete_fails(engine: Engine) -> None:
+    v = engine.new_var()
+
+    def start(rc: RunContext, on_complete: OnComplete) -> None:
+        raise RuntimeError("no callback")
+
+    engine.push_async(start, CTX, [], [v], name="async_raise")
+    with pytest.raises(EngineError, match="async_raise"):
+        engine.wait_for_var(v)
+
+
+def test_nnvm_errors_keep_their_type_reachable(engine: Engine) -> None:
+    v = engine.new_var()
+
+    def bad(rc: RunContext) -> None:
+        raise NNVMError("kernel said no")
+
+    engine.push_sync(bad, CTX, [], [v], name="kernel")
+    with pytest.raises(NNVMError, match="kernel said no") as info:
+        engine.wait_for_var(v)
+    assert type(info.value.__cause__) is NNVMError
+
+
+def test_delete_variable_runs_even_when_the_var_holds_a_failure(engine: Engine) -> None:
+    v = engine.new_var()
+    freed: list[bool] = []
+    engine.push_sync(_boom, CTX, [], [v], name="bad")
+    engine.delete_variable(lambda rc: freed.append(True), CTX, v)
+    with pytest.raises(EngineError, match="bad"):
+        engine.wait_for_all()
+    assert freed == [True]
