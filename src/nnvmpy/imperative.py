@@ -1,0 +1,275 @@
+"""Eager invoke: parse params → infer shapes/types → allocate → grant resources → push.
+
+This is the path every `nv.nd.<op>(...)` call takes. It is the hot path of imperative
+code, so parsed attributes and inference results are cached per call signature.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .attrs import (
+    FCreateOpState,
+    FInferShape,
+    FInferType,
+    FInplaceOption,
+    FMutateInputs,
+    FNumVisibleOutputs,
+    FResourceRequest,
+    fcompute,
+    fstateful_compute,
+)
+from .base import Context, InferError, NNVMError, OpReqType
+from .infer import shape_is_known, shape_str
+from .registry import NodeAttrs, Op
+from .resource import OpContext, Resource, ResourceRequest
+
+if TYPE_CHECKING:
+    from .ndarray.ndarray import NDArray
+
+_WRITE = [OpReqType.kWriteTo]
+
+
+def parse_attrs(op: Op, kwargs: dict[str, Any]) -> NodeAttrs:
+    """op.parse_attrs with a cache keyed by the (hashable) keyword values."""
+    try:
+        key = (op, op.version, tuple(sorted(kwargs.items())))
+        cached = _attrs_cache.get(key)
+    except TypeError:  # a list or array among the values: no caching
+        return op.parse_attrs(kwargs)
+    if cached is None:
+        cached = op.parse_attrs(kwargs)
+        if len(_attrs_cache) > 4096:
+            _attrs_cache.clear()
+        _attrs_cache[key] = cached
+    return cached
+
+
+_attrs_cache: dict[Any, NodeAttrs] = {}
+_infer_cache: dict[Any, tuple[list[Any], list[Any]]] = {}
+
+
+def infer_outputs(
+    attrs: NodeAttrs, in_shapes: list[Any], in_types: list[Any], n_out: int
+) -> tuple[list[Any], list[Any]]:
+    """Output shapes and dtypes for known inputs; an error names the op when unknown."""
+    key = (attrs, tuple(in_shapes), tuple(in_types))
+    hit = _infer_cache.get(key)
+    if hit is not None:
+        return hit
+    op = attrs.op
+    assert op is not None
+    ishapes, oshapes = list(in_shapes), [None] * n_out
+    infer_shape = op.get_attr(FInferShape)
+    if infer_shape is None:
+        raise NNVMError(f"{op.name}: has no FInferShape, so it cannot be called imperatively")
+    infer_shape(attrs, ishapes, oshapes)
+    for i, s in enumerate(oshapes):
+        if not shape_is_known(s):
+            raise InferError(
+                f"{op.name}: cannot infer the shape of output {i} from inputs "
+                f"{', '.join(map(shape_str, in_shapes))} (got {shape_str(s)})"
+            )
+    itypes, otypes = list(in_types), [None] * n_out
+    infer_type = op.get_attr(FInferType)
+    if infer_type is not None:
+        infer_type(attrs, itypes, otypes)
+    else:
+        known = next((t for t in itypes if t is not None), np.dtype(np.float32))
+        otypes = [known] * n_out
+    if any(t is None for t in otypes):
+        raise InferError(f"{op.name}: cannot infer the dtype of its outputs")
+    result = ([tuple(s) for s in oshapes], [np.dtype(t) for t in otypes])
+    if len(_infer_cache) > 4096:
+        _infer_cache.clear()
+    _infer_cache[key] = result
+    return result
+
+
+# -- resources --------------------------------------------------------------------------------
+
+_resources: dict[tuple[Context, ResourceRequest], tuple[Resource, Any]] = {}
+_resources_lock = threading.Lock()
+
+
+def get_resource(kind: ResourceRequest, ctx: Context) -> tuple[Resource, Any]:
+    """The shared resource of this kind on this device and the engine var guarding it."""
+    from . import engine
+
+    key = (ctx, kind)
+    with _resources_lock:
+        found = _resources.get(key)
+        if found is None:
+            found = _resources[key] = (
+                Resource(kind, ctx, seed=_seed_for(ctx)),
+                engine.get_engine().new_var(),
+            )
+    return found
+
+
+def _seed_for(ctx: Context) -> int:
+    return _random_seed + 1000 * (ctx.device_id + (ctx.device_type == "gpu") * 100)
+
+
+_random_seed = 0
+
+
+def seed(value: int) -> None:
+    """Re-seed every kRandom resource (nv.random.seed)."""
+    global _random_seed
+    with _resources_lock:
+        _random_seed = int(value)
+        for (ctx, kind), (res, _) in _resources.items():
+            if kind is ResourceRequest.kRandom:
+                res._rng = np.random.default_rng(_seed_for(ctx))
+
+
+# -- invoke ---------------------------------------------------------------------------------
+
+
+def invoke(
+    op: Op,
+    inputs: Sequence[NDArray],
+    kwargs: dict[str, Any],
+    out: NDArray | Sequence[NDArray] | None = None,
+    is_train: bool = False,
+) -> list[NDArray]:
+    """Run `op` on NDArrays asynchronously; returns every output (visible or not)."""
+    from .ndarray.ndarray import NDArray, empty
+
+    attrs = parse_attrs(op, kwargs)
+    n_in = op.get_num_inputs(attrs)
+    if len(inputs) != n_in:
+        raise NNVMError(f"{op.name}: expects {n_in} inputs, got {len(inputs)}")
+    for i, x in enumerate(inputs):
+        if not isinstance(x, NDArray):
+            raise NNVMError(f"{op.name}: input {i} must be an NDArray, got {type(x).__name__}")
+    n_out = op.get_num_outputs(attrs)
+    ctx = inputs[0]._ctx if inputs else (out_ctx(out) or Context.default_ctx())
+    for i, x in enumerate(inputs):
+        if x._ctx != ctx:
+            raise NNVMError(f"{op.name}: input {i} is on {x._ctx} but input 0 is on {ctx}")
+    shapes, dtypes = infer_outputs(
+        attrs, [x.shape for x in inputs], [x.dtype for x in inputs], n_out
+    )
+    outputs, req = _outputs(op, attrs, inputs, out, shapes, dtypes, ctx, empty)
+    push_compute(op, attrs, ctx, inputs, outputs, req, is_train)
+    return outputs
+
+
+def out_ctx(out: Any) -> Context | None:
+    if out is None:
+        return None
+    first = out if not isinstance(out, list | tuple) else out[0]
+    return first._ctx  # type: ignore[no-any-return]
+
+
+def _outputs(
+    op: Op,
+    attrs: NodeAttrs,
+    inputs: Sequence[NDArray],
+    out: Any,
+    shapes: list[Any],
+    dtypes: list[Any],
+    ctx: Context,
+    empty: Any,
+) -> tuple[list[NDArray], list[OpReqType]]:
+    if out is None:
+        return [empty(s, ctx, d) for s, d in zip(shapes, dtypes)], _WRITE * len(shapes)
+    outs = list(out) if isinstance(out, list | tuple) else [out]
+    n_vis = _num_visible(op, attrs, len(shapes))
+    if len(outs) not in (n_vis, len(shapes)):
+        raise NNVMError(f"{op.name}: out= needs {n_vis} arrays, got {len(outs)}")
+    outs += [empty(s, ctx, d) for s, d in zip(shapes[len(outs) :], dtypes[len(outs) :])]
+    req = []
+    inplace = set(op.get_attr(FInplaceOption, _no_inplace)(attrs))
+    for j, (o, s, d) in enumerate(zip(outs, shapes, dtypes)):
+        if o.shape != s or o.dtype != d:
+            raise NNVMError(
+                f"{op.name}: out[{j}] has shape {o.shape} and dtype {o.dtype}, "
+                f"but the op produces {s} {d}"
+            )
+        if o._ctx != ctx:
+            raise NNVMError(f"{op.name}: out[{j}] is on {o._ctx}, the inputs on {ctx}")
+        aliased = [i for i, x in enumerate(inputs) if x._chunk is o._chunk]
+        if aliased and not all((i, j) in inplace for i in aliased):
+            raise NNVMError(
+                f"{op.name}: out[{j}] is the same array as input {aliased[0]}, but the op "
+                f"does not allow in-place (FInplaceOption {sorted(inplace)}); pass a "
+                f"different out= array"
+            )
+        req.append(OpReqType.kWriteInplace if aliased else OpReqType.kWriteTo)
+    return outs, req
+
+
+def _no_inplace(attrs: NodeAttrs) -> list[tuple[int, int]]:
+    return []
+
+
+def _num_visible(op: Op, attrs: NodeAttrs, n_out: int) -> int:
+    fn = op.get_attr(FNumVisibleOutputs)
+    return int(fn(attrs)) if fn is not None else n_out
+
+
+def visible_outputs(op: Op, attrs: NodeAttrs, outputs: list[NDArray]) -> list[NDArray]:
+    return outputs[: _num_visible(op, attrs, len(outputs))]
+
+
+def push_compute(
+    op: Op,
+    attrs: NodeAttrs,
+    ctx: Context,
+    inputs: Sequence[NDArray],
+    outputs: Sequence[NDArray],
+    req: list[OpReqType],
+    is_train: bool,
+) -> None:
+    """Push the op's FCompute (or FStatefulCompute) with the right engine dependencies."""
+    from . import engine
+
+    compute, state = _compute_fn(op, attrs, ctx, inputs)
+    requests = op.get_attr(FResourceRequest)
+    resources: list[Resource] = []
+    mutate = [o._chunk.var for o in outputs]
+    if requests is not None:
+        for kind in requests(attrs):
+            res, var = get_resource(kind, ctx)
+            resources.append(res)
+            mutate.append(var)
+    mutated_inputs = op.get_attr(FMutateInputs)
+    const = [x._chunk.var for x in inputs]
+    if mutated_inputs is not None:
+        mutate.extend(inputs[i]._chunk.var for i in mutated_inputs(attrs))
+    in_data = [x._data for x in inputs]
+    out_data = [o._data for o in outputs]
+    first = attrs if state is None else state
+
+    def run(run_ctx: Any) -> None:
+        compute(first, OpContext(is_train, run_ctx, resources), in_data, req, out_data)
+
+    engine.get_engine().push_sync(run, ctx, const, mutate, name=op.name)
+
+
+def _compute_fn(
+    op: Op, attrs: NodeAttrs, ctx: Context, inputs: Sequence[NDArray]
+) -> tuple[Any, Any]:
+    dev = ctx.device_type if ctx.device_type != "cpu_pinned" else "cpu"
+    compute = op.get_attr(fcompute(dev))
+    if compute is not None:
+        return compute, None
+    create = op.get_attr(FCreateOpState)
+    stateful = op.get_attr(fstateful_compute(dev))
+    if create is not None and stateful is not None:
+        state = create(attrs, ctx, [x.shape for x in inputs], [x.dtype for x in inputs])
+        return stateful, state
+    has = [
+        d for d in ("cpu", "gpu") if op.has_attr(fcompute(d)) or op.has_attr(fstateful_compute(d))
+    ]
+    raise NNVMError(
+        f"{op.name}: no FCompute<{dev}> is registered, so it cannot run on {ctx} "
+        f"(it runs on: {', '.join(has) or 'no device'})"
+    )

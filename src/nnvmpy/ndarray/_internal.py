@@ -1,0 +1,27 @@
+"""nv.nd._internal: the registered ops whose names start with an underscore."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..signature import OpNamespace, make_op_function
+
+
+def _make(op: Any) -> Any:
+    from . import _EXTRAS, call_op
+
+    return make_op_function(op, call_op, _EXTRAS, "out : NDArray or list of NDArrays")
+
+
+_ops = OpNamespace(_make, internal=True)
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        return _ops.get(name)
+    except AttributeError:
+        raise AttributeError(f"module 'nnvmpy.nd._internal' has no operator {name!r}") from None
+
+
+def __dir__() -> list[str]:
+    return _ops.names()

@@ -1,0 +1,9 @@
+"""Every built-in op family; importing this package registers them all, in this order."""
+
+from . import (  # noqa: F401 - imported for their registrations
+    elemwise_binary,
+    elemwise_scalar,
+    elemwise_unary,
+    init,
+    quadratic,
+)
