@@ -1,0 +1,1 @@
+"""broadcast ops (being written)."""

@@ -1,0 +1,1 @@
+"""convolution (being written)."""
