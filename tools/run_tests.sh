@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The test command of the README: CPU tests, then GPU code paths on the CUDA simulator.
-# Fails when a run collects no test (pytest exit 5), as well as on any failure.
+# The README's test command: CPU tests, then the GPU code paths on the CUDA simulator.
+# Fails on any failure, and also when a run collects no test (pytest's exit code 5).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+PYTHON="${PYTHON:-python}"
 
 run() {
     "$@"
@@ -16,5 +17,5 @@ run() {
     fi
 }
 
-run python -m pytest -q -n 2 -m "not gpu and not slow and not mxnet" "$@"
-NUMBA_ENABLE_CUDASIM=1 run python -m pytest -q -m gpu "$@"
+run "$PYTHON" -m pytest -q -n 2 -m "not gpu and not mxnet" "$@"
+NUMBA_ENABLE_CUDASIM=1 run "$PYTHON" -m pytest -q -n 2 -m gpu "$@"
