@@ -1,0 +1,42 @@
+"""The README's two set-up commands stay true: one runs the demo, one the CI test command."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _bash_blocks() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    return re.findall(r"```bash\n(.*?)```", text, flags=re.S)
+
+
+def test_readme_has_exactly_two_setup_commands_near_the_top():
+    text = (ROOT / "README.md").read_text()
+    blocks = _bash_blocks()
+    assert len(blocks) == 2
+    assert text.index(blocks[1]) < 1000, "the set-up commands must be near the top"
+    assert all(len(b.strip().splitlines()) == 1 for b in blocks)
+
+
+def test_first_command_installs_and_runs_the_demo():
+    first = _bash_blocks()[0]
+    assert "pip install -e ." in first
+    assert first.strip().endswith("nnvmpy demo")
+
+
+def test_second_command_is_what_ci_runs():
+    second = _bash_blocks()[1]
+    assert '".[test,gpu]"' in second
+    assert second.strip().endswith("tools/run_tests.sh")
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert '".[test,gpu]"' in ci
+    assert "tools/run_tests.sh" in ci
+
+
+def test_run_tests_script_fails_when_no_test_is_collected():
+    script = (ROOT / "tools" / "run_tests.sh").read_text()
+    assert '"$rc" -eq 5' in script
+    assert "NUMBA_ENABLE_CUDASIM=1" in script
