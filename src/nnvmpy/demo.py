@@ -97,8 +97,11 @@ def run_demo(quick: bool = False) -> int:
 
 
 def _training_demo(quick: bool) -> str | None:
+    """A short MLP training run, once the training module exists (issue: op library)."""
+    import importlib
+
     try:
-        from .models import train_mlp  # type: ignore[attr-defined]
+        training = importlib.import_module("nnvmpy.training")
     except ImportError:
         return None
-    return str(train_mlp.demo(quick=quick))
+    return str(training.demo(quick=quick))

@@ -158,7 +158,7 @@ class Executor:
     def _input_hints(
         self, heads: list[NodeEntry], head_vars: list[Node]
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        shapes = {n: a.shape for n, a in zip(self._arg_names, self.arg_arrays)}
+        shapes: dict[str, Any] = {n: a.shape for n, a in zip(self._arg_names, self.arg_arrays)}
         shapes.update({n: a.shape for n, a in zip(self._aux_names, self.aux_arrays)})
         dtypes = {n: a.dtype for n, a in zip(self._arg_names, self.arg_arrays)}
         dtypes.update({n: a.dtype for n, a in zip(self._aux_names, self.aux_arrays)})
@@ -193,7 +193,7 @@ class Executor:
         del head_vars  # only their names were needed
         for eid in range(idx.num_node_entries):
             if arrays[eid] is None and sid[eid] != EXTERNAL_STORAGE_ID:
-                arrays[eid] = NDArray(chunks[sid[eid]], tuple(shape[eid]), dtype[eid])
+                arrays[eid] = NDArray(chunks[sid[eid]], _known(shape[eid]), dtype[eid])
         req_of: dict[int, OpReqType] = {}
         self._fwd_copies: list[tuple[NDArray, NDArray, OpReqType]] = []
         self._bwd_copies: list[tuple[NDArray, NDArray, OpReqType]] = []
@@ -237,11 +237,11 @@ class Executor:
             ins = [_need(arrays[e]) for e in idx[nid].input_eids]
             outs_eids = list(idx.output_eids_of(nid))
             outs = [_need(arrays[e]) for e in outs_eids]
-            req = [
+            reqs = [
                 req_of.get(e, OpReqType.kWriteInplace if inplace[e] >= 0 else OpReqType.kWriteTo)
                 for e in outs_eids
             ]
-            run = self._node_run(node, ins, outs, req, states, shape, dtype, idx)
+            run = self._node_run(node, ins, outs, reqs, states, shape, dtype, idx)
             (self._fwd_runs if id(node) in fwd_ids else self._bwd_runs).append(run)
         self._arrays = arrays
         self._storage_bytes = int(graph.attrs[STORAGE_ALLOCATED_BYTES])
@@ -262,7 +262,8 @@ class Executor:
         op = node.op
         assert op is not None
         dev = "gpu" if self._ctx.device_type == "gpu" else "cpu"
-        compute, first = op.get_attr(fcompute(dev)), node.attrs
+        compute = op.get_attr(fcompute(dev))
+        first: Any = node.attrs
         if compute is None:
             compute = op.get_attr(fstateful_compute(dev))
             create = op.get_attr(FCreateOpState)
@@ -546,3 +547,8 @@ def simple_bind(
 
 def output_names(heads: Sequence[NodeEntry]) -> list[str]:
     return [entry_name(e) for e in heads]
+
+
+def _known(shape: Any) -> tuple[int, ...]:
+    """A fully inferred shape (bind checked every entry before planning)."""
+    return tuple(int(d) for d in shape)

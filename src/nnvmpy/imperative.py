@@ -63,7 +63,8 @@ def infer_outputs(
         return hit
     op = attrs.op
     assert op is not None
-    ishapes, oshapes = list(in_shapes), [None] * n_out
+    ishapes: list[Any] = list(in_shapes)
+    oshapes: list[Any] = [None] * n_out
     infer_shape = op.get_attr(FInferShape)
     if infer_shape is None:
         raise NNVMError(f"{op.name}: has no FInferShape, so it cannot be called imperatively")
@@ -74,7 +75,8 @@ def infer_outputs(
                 f"{op.name}: cannot infer the shape of output {i} from inputs "
                 f"{', '.join(map(shape_str, in_shapes))} (got {shape_str(s)})"
             )
-    itypes, otypes = list(in_types), [None] * n_out
+    itypes: list[Any] = list(in_types)
+    otypes: list[Any] = [None] * n_out
     infer_type = op.get_attr(FInferType)
     if infer_type is not None:
         infer_type(attrs, itypes, otypes)
@@ -165,7 +167,8 @@ def out_ctx(out: Any) -> Context | None:
     if out is None:
         return None
     first = out if not isinstance(out, list | tuple) else out[0]
-    return first._ctx  # type: ignore[no-any-return]
+    ctx: Context = first._ctx
+    return ctx
 
 
 def _outputs(

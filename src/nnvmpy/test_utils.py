@@ -290,12 +290,12 @@ def check_op(
     op = Op.get(name)
     attrs = op.parse_attrs(dict(params or {}))
     n_in = op.get_num_inputs(attrs)
-    shapes = [tuple(s) for s in (shapes or [(2, 3)] * n_in)]
-    if len(shapes) != n_in:
-        raise NNVMError(f"check_op({name!r}): {n_in} inputs, got {len(shapes)} shapes")
+    in_shapes: list[tuple[int, ...]] = [tuple(s) for s in (shapes or [(2, 3)] * n_in)]
+    if len(in_shapes) != n_in:
+        raise NNVMError(f"check_op({name!r}): {n_in} inputs, got {len(in_shapes)} shapes")
     rng = np.random.default_rng(seed)
-    inputs = [rng.uniform(low, high, size=s).astype(dtype) for s in shapes]
-    out_shapes = _check_shape_inference(op, attrs, shapes)
+    inputs = [rng.uniform(low, high, size=s).astype(dtype) for s in in_shapes]
+    out_shapes = _check_shape_inference(op, attrs, in_shapes)
     out_types = _check_type_inference(op, attrs, n_in, len(out_shapes), np.dtype(dtype))
     ref = _run_compute(op, attrs, inputs, out_shapes, out_types, OpReqType.kWriteTo)
     _check_req_add(op, attrs, inputs, out_shapes, out_types, ref, rng)
@@ -348,7 +348,9 @@ def _check_shape_inference(op: Op, attrs: Any, shapes: list[tuple[int, ...]]) ->
     return outs
 
 
-def _check_type_inference(op: Op, attrs: Any, n_in: int, n_out: int, dtype: np.dtype) -> list:
+def _check_type_inference(
+    op: Op, attrs: Any, n_in: int, n_out: int, dtype: np.dtype
+) -> list[np.dtype]:
     infer = op.get_attr(FInferType)
     if infer is None:
         return [dtype] * n_out

@@ -62,14 +62,14 @@ def _gather(args: tuple[Any, ...], i: int) -> tuple[Any, ...]:
 
 
 @overload(_at)
-def _at_impl(a, i):  # type: ignore[no-untyped-def]  # numba: same names, no hints
+def _at_impl(a, i):  # numba: same names, no hints
     if isinstance(a, types.Array):
         return lambda a, i: a[i]
     return lambda a, i: a
 
 
 @overload(_gather)
-def _gather_impl(args, i):  # type: ignore[no-untyped-def]
+def _gather_impl(args, i):
     if len(args) == 0:
         return lambda args, i: ()
     # Recursion on the tuple's type: each shorter tuple is its own specialisation.
@@ -134,7 +134,7 @@ def configure_threading_layer() -> None:
 
         if getattr(parallel, "_is_initialized", False):
             # Someone launched a parallel numba function first; it fixed the layer.
-            if parallel.threading_layer() == "workqueue":  # type: ignore[no-untyped-call]
+            if parallel.threading_layer() == "workqueue":
                 check_threading_layer("workqueue")
         else:
             numba.config.THREADING_LAYER = layer  # type: ignore[attr-defined]
@@ -171,8 +171,8 @@ def _disk_cache(loop: Any, scalar: Any, tag: str) -> Any:
 
         class _KernelCache(FunctionCache):
             def __init__(self) -> None:
-                super().__init__(scalar)  # type: ignore[no-untyped-call]  # locator, file stamp and name from the scalar fn
-                self._cache_file = IndexDataCacheFile(  # type: ignore[no-untyped-call]
+                super().__init__(scalar)  # locator, file stamp and name from the scalar fn
+                self._cache_file = IndexDataCacheFile(
                     cache_path=self._cache_path,
                     filename_base=f"{self._impl.filename_base}.{tag}",
                     source_stamp=self._impl.locator.get_source_stamp(),

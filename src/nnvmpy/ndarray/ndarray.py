@@ -22,7 +22,7 @@ DEFAULT_DTYPE = np.dtype(np.float32)
 
 
 @kernel.elementwise
-def _set_value(value):  # type: ignore[no-untyped-def]
+def _set_value(value):
     return value
 
 
@@ -125,7 +125,7 @@ class NDArray:
         """A NumPy copy of the values (waits for pending writes)."""
         self.wait_to_read()
         if self._ctx.device_type == "gpu":
-            return self._data.copy_to_host()  # type: ignore[no-any-return]
+            return self._data.copy_to_host()
         return np.array(self._data, copy=True)
 
     def asscalar(self) -> Any:
@@ -271,7 +271,7 @@ class NDArray:
     def __itruediv__(self, o: Any) -> NDArray:
         return _binary(self, o, "elemwise_div", None, "_div_scalar", out=self)
 
-    def __eq__(self, o: Any) -> Any:  # type: ignore[override]
+    def __eq__(self, o: Any) -> Any:
         return _binary(self, o, None, "broadcast_equal", "_equal_scalar")
 
     def __hash__(self) -> int:
@@ -305,7 +305,7 @@ def _binary(
         return _invoke1(name, [lhs, rhs], out=out)
     if isinstance(rhs, int | float | np.number | bool):
         return _invoke1(scalar, [lhs], out=out, scalar=float(rhs))
-    return NotImplemented  # type: ignore[no-any-return]
+    return NotImplemented
 
 
 def _resolve_reshape(old: tuple[int, ...], new: tuple[int, ...]) -> tuple[int, ...]:

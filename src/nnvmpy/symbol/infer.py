@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from .symbol import Symbol
 
 
-def _named(sym: Symbol, args: tuple[Any, ...], kwargs: dict[str, Any], what: str) -> dict:
+def _named(sym: Symbol, args: tuple[Any, ...], kwargs: dict[str, Any], what: str) -> dict[str, Any]:
     """Positional values follow list_arguments(); keywords name arguments or aux states."""
     arg_names = sym.list_arguments()
     if args and kwargs:

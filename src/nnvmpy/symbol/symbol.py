@@ -268,7 +268,7 @@ def _arith(lhs: Symbol, rhs: Any, same: str | None, scalar: str) -> Symbol:
         return compose(Op.get(same), [lhs, rhs], {}, None)
     if isinstance(rhs, int | float | np.number):
         return compose(Op.get(scalar), [lhs], {"scalar": float(rhs)}, None)
-    return NotImplemented  # type: ignore[no-any-return]
+    return NotImplemented
 
 
 # -- naming helpers --------------------------------------------------------------------------
