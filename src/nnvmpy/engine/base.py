@@ -79,6 +79,9 @@ class Opr:
         "prop",
         "skippable",
     )
+    const_vars: tuple[Var, ...]
+    mutate_vars: tuple[Var, ...]
+    all_vars: tuple[Var, ...]  # const_vars + mutate_vars
 
     def __init__(
         self,
@@ -90,8 +93,18 @@ class Opr:
         prop: FnProperty = FnProperty.NORMAL,
     ) -> None:
         self.fn = fn
-        self.const_vars, self.mutate_vars = dedup_vars(const_vars, mutate_vars)
-        self.all_vars = self.const_vars + self.mutate_vars
+        if len(mutate_vars) == 1 and len(const_vars) <= 1:  # the common case, inlined
+            m = mutate_vars[0]
+            if not const_vars or const_vars[0] is m:
+                self.const_vars, self.mutate_vars, self.all_vars = (), (m,), (m,)
+            else:
+                c = const_vars[0]
+                self.const_vars, self.mutate_vars, self.all_vars = (c,), (m,), (c, m)
+            if m.dead or (const_vars and const_vars[0].dead):
+                dedup_vars(const_vars, mutate_vars)  # raises the error
+        else:
+            self.const_vars, self.mutate_vars = dedup_vars(const_vars, mutate_vars)
+            self.all_vars = self.const_vars + self.mutate_vars
         self.name = name
         self.is_async = is_async
         self.prop = prop

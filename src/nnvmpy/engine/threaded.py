@@ -7,7 +7,9 @@ lock is both the cheapest and the simplest choice.
 How a push flows: ``_push`` registers the block on each of its variables; a block every
 variable has granted goes to its pool's ready queue (``_schedule``) and wakes one idle
 worker. A worker runs it (``_execute``) and ``_complete`` releases its variables, which
-may grant and schedule the blocks queued behind it.
+may grant and schedule the blocks queued behind it; under that same lock acquisition the
+worker takes its pool's next ready block, and wakes no sleeping worker for it, so a chain
+of dependent pushes runs on one thread without a wake-up per push.
 
 Waiting: ``wait_for_var`` queues a waiter block as a writer of the variable, so it is
 granted once every earlier use has finished. A waiting engine worker does not block its
@@ -91,6 +93,7 @@ class _Pool:
     """Worker threads and their ready queues: FIFO for priority 0, a heap for the rest."""
 
     __slots__ = (
+        "claimed",
         "engine",
         "generation",
         "heap",
@@ -114,6 +117,7 @@ class _Pool:
         self.threads: list[threading.Thread] = []
         self.running = False
         self.generation = 0  # bumped by shutdown: idle workers of older generations exit
+        self.claimed = False  # the next block scheduled here needs no wake (see _complete)
 
     def pop(self) -> OprBlock | None:
         """The ready block to run next: highest priority first, FIFO among equals."""
@@ -202,7 +206,8 @@ class ThreadedEngine(Engine):
 
     # ---- push, run, complete ----
     def _push(self, opr: Opr, ctx: Context, priority: int) -> None:
-        pool = self._pool_for(ctx, opr.prop)
+        # Every CPU function of either engine runs on self._pool: skip the lookup for it.
+        pool = self._pool_for(ctx, opr.prop) if ctx.device_type == "gpu" else self._pool
         if not pool.running:
             self._start(pool)
         blk = OprBlock(opr, ctx, priority, pool, next(self._seq))
@@ -264,6 +269,9 @@ class ThreadedEngine(Engine):
             heapq.heappush(pool.heap, (-blk.priority, blk.seq, blk))
         else:
             pool.ready.append(blk)
+        if pool.claimed:  # a worker completing in this pool takes this block itself
+            pool.claimed = False
+            return
         idle = pool.idle
         if idle:
             w = idle.pop()
@@ -295,15 +303,19 @@ class ThreadedEngine(Engine):
         execute = self._execute
         lock = self._lock  # a child after fork gets new threads, which read the new lock
         ready, heap = pool.ready, pool.heap
+        blk: OprBlock | None = None
         while True:
+            if blk is not None:
+                # The completion popped our next block under the same lock acquisition.
+                blk = execute(blk, stack, pool)
+                continue
             lock.acquire()
             try:
                 if heap and (heap[0][0] < 0 or not ready):  # inlined pool.pop()
-                    blk: OprBlock | None = heapq.heappop(heap)[2]
+                    blk = heapq.heappop(heap)[2]
                 elif ready:
                     blk = ready.popleft()
                 else:
-                    blk = None
                     if pool.generation != generation:  # shut down (maybe restarted since)
                         return
                     waker.sleeping = True
@@ -313,10 +325,11 @@ class ThreadedEngine(Engine):
                 lock.release()
             if blk is None:
                 waker.lock.acquire()
-            else:
-                execute(blk, stack)
 
-    def _execute(self, blk: OprBlock, stack: list[OprBlock]) -> None:
+    def _execute(
+        self, blk: OprBlock, stack: list[OprBlock], pool: _Pool | None = None
+    ) -> OprBlock | None:
+        """Run one block; with ``pool``, also take that pool's next ready block."""
         opr = blk.opr
         assert opr is not None
         if opr.skippable:
@@ -324,8 +337,7 @@ class ThreadedEngine(Engine):
                 if v.exc is not None:
                     cell = pending_error(opr.all_vars, blk.seq)
                     if cell is not None:
-                        self._complete(blk, cell, False)  # skip it, propagate the failure
-                        return
+                        return self._complete(blk, cell, False, pool)  # skipped: propagate
                     break
         rctx = RunContext(blk.ctx)
         stack.append(blk)
@@ -340,17 +352,21 @@ class ThreadedEngine(Engine):
                     self._add_error(ExcCell(e, opr.label))
             finally:
                 stack.pop()
-            return
+            return None
         try:
             opr.fn(rctx)
         except BaseException as e:
             stack.pop()
-            self._complete(blk, ExcCell(e, opr.label), True)
-            return
+            return self._complete(blk, ExcCell(e, opr.label), True, pool)
         stack.pop()
-        self._complete(blk, None, False)
+        return self._complete(blk, None, False, pool)
 
-    def _complete(self, blk: OprBlock, cell: ExcCell | None, fresh: bool) -> None:
+    def _complete(
+        self, blk: OprBlock, cell: ExcCell | None, fresh: bool, pool: _Pool | None = None
+    ) -> OprBlock | None:
+        """Release ``blk``'s variables and schedule what that grants. With ``pool`` (the
+        calling worker's), pop and return its next ready block too: the caller runs it, so
+        no sleeping worker is woken for it."""
         opr = blk.opr
         assert opr is not None
         ready = self._scratch
@@ -372,10 +388,17 @@ class ThreadedEngine(Engine):
             blk.finished = True
             if blk.parent is not None and not blk.children:
                 self._release_parent(blk)
-            if ready:
-                self._dispatch(ready)
+            if pool is None:
+                if ready:
+                    self._dispatch(ready)
+            else:
+                pool.claimed = True
+                if ready:
+                    self._dispatch(ready)
+                pool.claimed = False
             if self._all_waiters:
                 self._check_all_waiters()
+            return None if pool is None else pool.pop()
         finally:
             lock.release()
 

@@ -180,6 +180,9 @@ class Var:
     def done_write(self, ready: list[OprBlock]) -> None:
         """A granted write finished: bump the version, then grant what it held back."""
         self.version += 1
+        if self._writers == 1 and not self._queue:  # nothing waits: skip release_write
+            self._writers = 0
+            return
         self.release_write(ready)
 
     def release_write(self, ready: list[OprBlock]) -> None:
