@@ -2,6 +2,7 @@
 
 from . import (  # noqa: F401 - imported for their registrations
     broadcast,
+    concat,
     elemwise_binary,
     elemwise_scalar,
     elemwise_unary,
@@ -11,4 +12,5 @@ from . import (  # noqa: F401 - imported for their registrations
     optimizer,
     quadratic,
     reduce,
+    shape,
 )
