@@ -65,6 +65,11 @@ class NodeRun:
     mutate_vars: list[Any]
     fns: dict[bool, Any] = field(default_factory=dict)
 
+    @property
+    def label(self) -> str:
+        """Node and op name, as errors raised inside the compute show them."""
+        return f"{self.node.name} ({self.node.op.name if self.node.op else 'variable'})"
+
     def fn(self, is_train: bool) -> Any:
         """The engine function for this node (built once per is_train value)."""
         fn = self.fns.get(is_train)
@@ -126,7 +131,11 @@ class Executor:
             if self._grad_req[n] != OpReqType.kNullOp
         ]
         self._grad_names = [n for n in self._arg_names if self._grad_req[n] != OpReqType.kNullOp]
-        head_vars = [Node.variable(f"{name}_head_grad") for name in self._out_names]
+        # one variable per output, found by name later: unique even when an output repeats
+        head_names = [f"{name}_head_grad" for name in self._out_names]
+        if len(set(head_names)) < len(head_names):
+            head_names = [f"{name}{i}" for i, name in enumerate(head_names)]
+        head_vars = [Node.variable(name) for name in head_names]
         grad_entries: list[NodeEntry] = []
         if xs:
             grad_graph = apply_passes(
@@ -150,7 +159,11 @@ class Executor:
                     f"'{node.name}' ({node.op.name if node.op else 'variable'}), "
                     f"got {shape_str(shape)}"
                 )
-        graph = apply_passes(graph, ["PlanMemory"])
+        # Forward values that backward nodes read keep their blocks: a backward node must
+        # not reuse them, or a second backward() without a forward() in between
+        # (grad_req='add' accumulating) would read what the first one wrote.
+        self._retained = _retained_entries(idx, heads)
+        graph = apply_passes(graph, ["PlanMemory"], keep_entry_ids=sorted(self._retained))
         self._graph = graph
         self._head_vars = head_vars
         self._allocate(graph, heads, grad_entries, head_vars)
@@ -344,9 +357,7 @@ class Executor:
         eng = engine.get_engine()
         ctx = self._ctx
         for run in runs:
-            eng.push_sync(
-                run.fn(is_train), ctx, run.const_vars, run.mutate_vars, name=run.node.name
-            )
+            eng.push_sync(run.fn(is_train), ctx, run.const_vars, run.mutate_vars, name=run.label)
         for src, dst, req in copies:
             if req == OpReqType.kAddTo:
                 _push_add(src, dst)
@@ -375,6 +386,11 @@ class Executor:
     def storage_bytes(self) -> int:
         """Bytes of planned intermediate storage (what debug_str reports as allocated)."""
         return self._storage_bytes
+
+    @property
+    def storage_naive_bytes(self) -> int:
+        """What the same intermediate entries would take with one buffer each."""
+        return self._naive_bytes
 
     def copy_params_from(
         self,
@@ -407,13 +423,13 @@ class Executor:
             lines.append(f"Op:{node.op.name if node.op else '?'}, Name={node.name}")
             lines.append("Inputs:")
             for i, e in enumerate(idx[nid].input_eids):
-                lines.append(f"\targ[{i}]={idx.entry_name(e)} storage={_sid(sid[e])}")
+                lines.append(f"\targ[{i}]={idx.entry_name(e)} storage={self._sid(e, sid[e])}")
             lines.append("Outputs:")
             for i, e in enumerate(idx.output_eids_of(nid)):
                 how = f" inplace(input {inplace[e]})" if inplace[e] >= 0 else ""
                 lines.append(
                     f"\tout[{i}] shape={shape_str(g.attrs[SHAPE][e])} "
-                    f"dtype={g.attrs[DTYPE][e]} storage={_sid(sid[e])}{how}"
+                    f"dtype={g.attrs[DTYPE][e]} storage={self._sid(e, sid[e])}{how}"
                 )
             if node.attrs.dict:
                 lines.append("Attrs:")
@@ -421,10 +437,15 @@ class Executor:
         mb = self._storage_bytes / 2**20
         lines.append(
             f"Total {mb:.2f} MB allocated ({self._storage_bytes} bytes in "
-            f"{len(g.attrs[STORAGE_SIZES])} blocks; one buffer per entry would "
-            f"take {self._naive_bytes} bytes)"
+            f"{len(g.attrs[STORAGE_SIZES])} blocks, {len(self._retained)} entries kept for "
+            f"backward; one buffer per entry would take {self._naive_bytes} bytes)"
         )
         return "\n".join(lines)
+
+    def _sid(self, eid: int, sid: int) -> str:
+        if sid == EXTERNAL_STORAGE_ID:
+            return "external"
+        return f"{sid} kept" if eid in self._retained else str(sid)  # kept: read by backward
 
     def __repr__(self) -> str:
         return f"<Executor {self._out_names} on {self._ctx}>"
@@ -433,13 +454,23 @@ class Executor:
 # -- helpers --------------------------------------------------------------------------------
 
 
-def _sid(s: int) -> str:
-    return "external" if s == EXTERNAL_STORAGE_ID else str(s)
-
-
 def _need(arr: NDArray | None) -> NDArray:
     assert arr is not None
     return arr
+
+
+def _retained_entries(idx: Any, heads: list[NodeEntry]) -> set[int]:
+    """Outputs of forward op nodes that a backward node reads (graph outputs aside)."""
+    fwd = {id(n) for n in post_order(heads)}
+    retained: set[int] = set()
+    for nid, node in enumerate(idx.nodes):
+        if node.is_variable() or id(node) in fwd:
+            continue
+        for e in idx[nid].input_eids:
+            src = idx.nodes[idx.entry_node(e)[0]]
+            if id(src) in fwd and not src.is_variable():
+                retained.add(e)
+    return retained - set(idx.output_eids)
 
 
 def _reader_counts(idx: Any) -> list[int]:
@@ -524,17 +555,18 @@ def simple_bind(
     """Infer every shape and dtype from the given ones, allocate zeros, and bind."""
     ctx = ctx or Context.default_ctx()
     arg_shapes, _, aux_shapes = symbol.infer_shape(**shapes)
+    arg_names = symbol.list_arguments()
     if arg_shapes is None:
-        _, _, _ = symbol.infer_shape_partial(**shapes)
+        partial, _, partial_aux = symbol.infer_shape_partial(**shapes)
+        names = arg_names + symbol.list_auxiliary_states()
+        unknown = {
+            n: shape_str(s) for n, s in zip(names, partial + partial_aux) if not shape_is_known(s)
+        }
         raise NNVMError(
             f"simple_bind: the given shapes {dict(shapes)} do not determine every "
-            f"argument's shape; pass more (arguments: {symbol.list_arguments()})"
+            f"input's shape; still unknown: {unknown} (arguments: {arg_names})"
         )
-    arg_types, _, aux_types = symbol.infer_type(**(type_dict or {}))
-    arg_names = symbol.list_arguments()
-    if arg_types is None:
-        arg_types = [np.float32] * len(arg_names)
-        aux_types = [np.float32] * len(symbol.list_auxiliary_states())
+    arg_types, aux_types = _types_with_default(symbol, dict(type_dict or {}))
     args = [zeros(s, ctx, t) for s, t in zip(arg_shapes, arg_types)]
     aux = [zeros(s, ctx, t) for s, t in zip(aux_shapes, aux_types)]
     reqs = _grad_reqs(grad_req, arg_names)
@@ -543,6 +575,17 @@ def simple_bind(
         for n, s, t in zip(arg_names, arg_shapes, arg_types)
     ]
     return Executor(symbol, ctx, args, grads, reqs, aux)
+
+
+def _types_with_default(symbol: Symbol, dtypes: dict[str, Any]) -> tuple[list[Any], list[Any]]:
+    """Inferred input dtypes; an input nothing determines is float32 (MXNet's default)."""
+    names = symbol.list_arguments() + symbol.list_auxiliary_states()
+    while True:
+        arg_types, _, aux_types = symbol.infer_type_partial(**dtypes)
+        unknown = [n for n, t in zip(names, arg_types + aux_types) if t is None]
+        if not unknown:
+            return arg_types, aux_types
+        dtypes[unknown[0]] = np.float32  # then infer again: it may determine others
 
 
 def output_names(heads: Sequence[NodeEntry]) -> list[str]:

@@ -282,10 +282,12 @@ def check_op(
     """Check an op's registered attributes against each other (nnvmpy's opcheck).
 
     - FInferShape forward (outputs from inputs) and backward (an input dropped is inferred
-      back, or left unknown, never inferred wrongly); FInferType likewise;
+      back, or left unknown, never inferred wrongly), and a known output shape that
+      contradicts the inputs raises NNVMError (SHAPE_ASSIGN_CHECK); FInferType likewise;
     - FCompute<cpu> with req='add' adds to what the output held;
     - every FInplaceOption pair gives the same result in place as out of place;
-    - FGradient's backward graph agrees with finite differences (grad=True).
+    - FGradient's backward graph agrees with finite differences, and with grad_req='add'
+      adds to what the gradient arrays held (grad=True).
     """
     op = Op.get(name)
     attrs = op.parse_attrs(dict(params or {}))
@@ -317,6 +319,20 @@ def check_op(
             dtype=np.float64,
             ctx=ctx or cpu(),
         )
+        _check_grad_req_add(s, location, ctx or cpu(), rng)
+
+
+def _check_grad_req_add(sym: Any, location: dict[str, np.ndarray], ctx: Context, rng: Any) -> None:
+    """The backward graph with grad_req='add' adds its gradients to the arrays' values."""
+    loc = _location(sym, location, np.float64)
+    exe = _bind(sym, ctx, loc, {}, "write")
+    exe.forward(is_train=True)
+    out_grads = [rng.normal(size=o.shape) for o in exe.outputs]
+    exe.backward(out_grads)
+    written = {n: g.asnumpy() for n, g in exe.grad_dict.items()}
+    check_symbolic_backward(
+        sym, location, out_grads, written, 1e-6, 1e-9, grad_req="add", ctx=ctx, dtype=np.float64
+    )
 
 
 def _check_shape_inference(op: Op, attrs: Any, shapes: list[tuple[int, ...]]) -> list[Any]:
@@ -335,7 +351,7 @@ def _check_shape_inference(op: Op, attrs: Any, shapes: list[tuple[int, ...]]) ->
         partial[i] = None
         back_outs: list[Any] = list(outs)
         infer(attrs, partial, back_outs)
-        if partial[i] is not None and tuple(partial[i]) != shapes[i]:
+        if partial[i] is not None and not _agrees(partial[i], shapes[i]):
             raise AssertionError(
                 f"{op.name}: FInferShape inferred input {i} backward as "
                 f"{shape_str(partial[i])}, but it is {shape_str(shapes[i])}"
@@ -345,7 +361,38 @@ def _check_shape_inference(op: Op, attrs: Any, shapes: list[tuple[int, ...]]) ->
                 f"{op.name}: FInferShape changed the outputs from {outs} to "
                 f"{back_outs} when input {i} was unknown"
             )
+    _check_shape_conflicts(op, attrs, shapes, outs)
     return outs
+
+
+def _agrees(partial: Any, shape: tuple[int, ...]) -> bool:
+    """A (possibly partly unknown) inferred shape matches the true one where it is known."""
+    return len(partial) == len(shape) and all(
+        d is None or int(d) == t for d, t in zip(partial, shape)
+    )
+
+
+def _check_shape_conflicts(
+    op: Op, attrs: Any, shapes: list[tuple[int, ...]], outs: list[Any]
+) -> None:
+    """A known output shape that contradicts the inputs must raise, not be overwritten."""
+    infer = op.get_attr(FInferShape)
+    assert infer is not None
+    for o, shape in enumerate(outs):
+        if not shape:
+            continue
+        wrong = (int(shape[0]) + 1, *shape[1:])
+        given: list[Any] = list(outs)
+        given[o] = wrong
+        try:
+            infer(attrs, list(shapes), given)
+        except NNVMError:
+            continue
+        raise AssertionError(
+            f"{op.name}: FInferShape accepted output {o} of shape {shape_str(wrong)} "
+            f"for inputs {', '.join(map(shape_str, shapes))}, which give "
+            f"{shape_str(shape)}; it must raise on a conflict (use nv.shape_assign)"
+        )
 
 
 def _check_type_inference(
@@ -425,15 +472,18 @@ def _check_inplace(
 ) -> None:
     fn = op.get_attr(FInplaceOption)
     for i, o in fn(attrs) if fn is not None else []:
-        if inputs[i].shape != tuple(out_shapes[o]) or inputs[i].dtype != out_types[o]:
+        # PlanMemory shares a block between entries of equal byte size, so an identity
+        # op (Reshape, Flatten) may pair arrays of different shapes but the same size
+        size = int(np.prod(out_shapes[o], dtype=np.int64))
+        if inputs[i].size != size or inputs[i].dtype != out_types[o]:
             raise AssertionError(
                 f"{op.name}: FInplaceOption pairs input {i} "
                 f"{inputs[i].shape} {inputs[i].dtype} with output {o} "
-                f"{out_shapes[o]} {out_types[o]}, which differ"
+                f"{out_shapes[o]} {out_types[o]}, which differ in size or dtype"
             )
         ins = [x.copy() for x in inputs]
         outputs = [np.zeros(s, dtype=t) for s, t in zip(out_shapes, out_types)]
-        outputs[o] = ins[i]
+        outputs[o] = ins[i].reshape(out_shapes[o])  # a view: the same memory
         got = _run_compute(op, attrs, ins, out_shapes, out_types, OpReqType.kWriteInplace, outputs)
         assert_almost_equal(
             got[o], ref[o], names=(f"{op.name} output {o} in place of input {i}", "out of place")

@@ -114,6 +114,13 @@ EXTERNAL_ENTRY_IDS: GraphAttr[list[int]] = GraphAttr(
     "Provided by the caller; read by PlanMemory. Variables and graph outputs are always "
     "external. Absent: none besides those.",
 )
+KEEP_ENTRY_IDS: GraphAttr[list[int]] = GraphAttr(
+    "keep_entry_ids",
+    "Entry ids whose values must outlive the graph run (the forward values backward "
+    "reads, so that backward can run again): planned like the others, but their blocks "
+    "are never reused or written in place after them. Provided by the caller (the "
+    "executor); read by PlanMemory. Absent: none.",
+)
 JSON: GraphAttr[str] = GraphAttr(
     "json",
     "MXNet symbol JSON text. Provided by SaveJSON or by the caller for LoadJSON (which "
@@ -185,6 +192,7 @@ __all__ = [
     "GRAD_YS_OUT_GRAD",
     "GRAD_ZERO_OP",
     "JSON",
+    "KEEP_ENTRY_IDS",
     "MXNET_VERSION",
     "SHAPE",
     "SHAPE_HINTS",

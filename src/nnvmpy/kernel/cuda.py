@@ -38,6 +38,7 @@ BLOCKS_PER_SM = 32  # grid-stride loops: enough blocks to fill the GPU, no more
 cuda: Any = None
 _state: dict[Any, Any] = {}  # "simulator", "array_types", "gpu_count", ("sm_count", id)
 _state_lock = threading.Lock()
+_SIMULATOR_LOCK = threading.RLock()
 
 
 def get_cuda(kernel_name: str) -> Any:
@@ -97,7 +98,8 @@ def launch_config(kernel_name: str, ctx: Any, n: int) -> tuple[int, int, Any, An
     stream = getattr(run_ctx, "stream", None) or 0
     if _state["simulator"]:  # every simulated thread is a Python thread: keep it small
         threads = min(n, 32)
-        return min(math.ceil(n / threads), 4), threads, stream, contextlib.nullcontext()
+        # the simulator keeps its kernel context in a module global: one launch at a time
+        return min(math.ceil(n / threads), 4), threads, stream, _SIMULATOR_LOCK
     key = ("sm_count", dev.device_id)
     if key not in _state:
         with cuda.gpus[dev.device_id]:

@@ -7,6 +7,9 @@ NNVM's PlanMemory, simulated over the topological order:
 * Every other entry gets a pooled block when its node runs (larger outputs first) and
   gives it back when the last reader of the block has run. Reference counts are per
   block, not per entry, because in-place sharing puts several entries in one block.
+* `keep_entry_ids` (the forward values backward reads, from the executor) count one
+  extra read that never comes: their blocks are never freed or written in place, so
+  running the backward nodes again still finds them.
 * Outputs are allocated before the node's inputs are released: a kernel reads its inputs
   while it writes its outputs, so only an explicit in-place pair may share.
 * In place (FInplaceOption pair (i, o)): output o takes input i's block when the block is
@@ -35,6 +38,7 @@ from ..graph.attrs import (
     DTYPE,
     EXTERNAL_ENTRY_IDS,
     EXTERNAL_STORAGE_ID,
+    KEEP_ENTRY_IDS,
     SHAPE,
     STORAGE_ALLOCATED_BYTES,
     STORAGE_ID,
@@ -90,7 +94,7 @@ def plan_memory(graph: Graph) -> Graph:
     idx = graph.indexed
     external = _external_entries(graph)
     nbytes = _entry_bytes(graph, external)
-    planner = _Planner(idx, nbytes, external)
+    planner = _Planner(idx, nbytes, external, _entry_ids(graph, KEEP_ENTRY_IDS))
     for nid in range(idx.num_nodes):
         if not idx.nodes[nid].is_variable():
             planner.run_node(nid)
@@ -107,13 +111,17 @@ def _external_entries(graph: Graph) -> set[int]:
     idx = graph.indexed
     external = {idx.entry_id(nid, 0) for nid in idx.input_nodes}
     external.update(idx.output_eids)
-    for eid in graph.attrs.get(EXTERNAL_ENTRY_IDS) or ():
-        if not 0 <= eid < idx.num_node_entries:
-            raise NNVMError(
-                f"PlanMemory: external entry id {eid} is out of range [0, {idx.num_node_entries})"
-            )
-        external.add(eid)
+    external.update(_entry_ids(graph, EXTERNAL_ENTRY_IDS))
     return external
+
+
+def _entry_ids(graph: Graph, key: str) -> set[int]:
+    n = graph.indexed.num_node_entries
+    ids = set(graph.attrs.get(key) or ())
+    for eid in ids:
+        if not 0 <= eid < n:
+            raise NNVMError(f"PlanMemory: {key} entry id {eid} is out of range [0, {n})")
+    return ids
 
 
 def _entry_bytes(graph: Graph, external: set[int]) -> list[int]:
@@ -141,7 +149,9 @@ def _entry_bytes(graph: Graph, external: set[int]) -> list[int]:
 class _Planner:
     """Walks the nodes in order, keeping a reference count per storage block."""
 
-    def __init__(self, idx: IndexedGraph, nbytes: list[int], external: set[int]) -> None:
+    def __init__(
+        self, idx: IndexedGraph, nbytes: list[int], external: set[int], keep: set[int]
+    ) -> None:
         self.idx, self.nbytes = idx, nbytes
         self.pool = BlockPool()
         self.storage = [
@@ -153,6 +163,8 @@ class _Planner:
         for nid in range(idx.num_nodes):
             for eid in idx[nid].input_eids:
                 self.entry_refs[eid] += 1
+        for eid in keep:
+            self.entry_refs[eid] += 1  # a read that never comes: the block stays taken
         self.block_refs: list[int] = []  # pending reads of each block, by storage id
 
     def run_node(self, nid: int) -> None:

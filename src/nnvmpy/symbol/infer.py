@@ -56,10 +56,13 @@ def infer_shape(
     return arg, out, aux
 
 
-def infer_type(sym: Symbol, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, Any]:
-    dtypes = _named(sym, args, kwargs, "infer_type")
+def infer_type(
+    sym: Symbol, args: tuple[Any, ...], kwargs: dict[str, Any], partial: bool = False
+) -> tuple[Any, Any, Any]:
+    what = "infer_type_partial" if partial else "infer_type"
+    dtypes = _named(sym, args, kwargs, what)
     graph = apply_passes(Graph(list(sym._heads)), ["InferType"], dtypes=dtypes)
     arg, out, aux = _split(sym, graph, DTYPE)
-    if any(t is None for t in [*arg, *out, *aux]):
+    if not partial and any(t is None for t in [*arg, *out, *aux]):
         return None, None, None
     return arg, out, aux

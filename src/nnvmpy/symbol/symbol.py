@@ -148,7 +148,8 @@ class Symbol:
         """An attribute of the single node behind this symbol (None when absent)."""
         if len(self._heads) != 1:
             raise NNVMError("attr() needs a symbol with one output")
-        return self._heads[0].node.attrs.dict.get(key)
+        d = self._heads[0].node.attrs.dict
+        return d.get(key, d.get(hidden_key(key)))
 
     def list_attr(self) -> dict[str, str]:
         if len(self._heads) != 1:
@@ -177,6 +178,12 @@ class Symbol:
         from .infer import infer_type
 
         return infer_type(self, args, kwargs)
+
+    def infer_type_partial(self, *args: Any, **kwargs: Any) -> tuple[Any, Any, Any]:
+        """Like infer_type, but returns what is known (None for unknown dtypes)."""
+        from .infer import infer_type
+
+        return infer_type(self, args, kwargs, partial=True)
 
     # -- serialisation --------------------------------------------------------------------
 
@@ -273,6 +280,14 @@ def _arith(lhs: Symbol, rhs: Any, same: str | None, scalar: str) -> Symbol:
 
 # -- naming helpers --------------------------------------------------------------------------
 
+# attribute names MXNet stores as __name__ (c_api_symbolic.cc kHiddenKeys)
+HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage")
+
+
+def hidden_key(key: str) -> str:
+    """`lr_mult` -> `__lr_mult__` for MXNet's hidden attribute names; others unchanged."""
+    return f"__{key}__" if key in HIDDEN_KEYS else key
+
 
 def num_visible_outputs(node: Node) -> int:
     op = node.op
@@ -327,12 +342,13 @@ def compose(
                 f"{op.name}: positional input {i} must be a Symbol, got "
                 f"{type(a).__name__}; pass parameters by keyword"
             )
-    if op.key_var_num_args and op.key_var_num_args not in params:
+    if op.key_var_num_args and params.get(op.key_var_num_args) is None:
         params[op.key_var_num_args] = len(args)
     node_name = NameManager.get(name, op.name)
-    attrs = op.parse_attrs(params, node_name)
-    if attr:
-        attrs.dict.update({k: str(v) for k, v in attr.items()})
+    # as MXNet's SetAttrs: attr= joins the node's dict and is parsed with it, so what
+    # the op accepts here is what LoadJSON accepts later
+    extra = {hidden_key(k): str(v) for k, v in (attr or {}).items()}
+    attrs = op.parse_attrs({**params, **extra}, node_name)
     n_in = op.get_num_inputs(attrs)
     names = input_names(op, attrs, n_in)
     inputs: list[NodeEntry | None] = [None] * n_in
@@ -382,7 +398,7 @@ def Variable(
     """A named input of a graph, optionally with its shape and dtype (MXNet's sym.Variable)."""
     if not isinstance(name, str) or not name:
         raise NNVMError(f"Variable needs a non-empty string name, got {name!r}")
-    attrs: dict[str, str] = dict(attr or {})
+    attrs: dict[str, str] = {hidden_key(k): str(v) for k, v in (attr or {}).items()}
     if shape is not None:
         from ..registry import _attr_str
 
