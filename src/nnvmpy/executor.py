@@ -277,6 +277,7 @@ class Executor:
         dev = "gpu" if self._ctx.device_type == "gpu" else "cpu"
         compute = op.get_attr(fcompute(dev))
         first: Any = node.attrs
+        state_var: Any = None
         if compute is None:
             compute = op.get_attr(fstateful_compute(dev))
             create = op.get_attr(FCreateOpState)
@@ -289,9 +290,12 @@ class Executor:
                 first = create(
                     node.attrs, self._ctx, [a.shape for a in ins], [a.dtype for a in ins]
                 )
-                states[id(node)] = first
+                # the state gets its own engine variable (MXNet's op state var), so the
+                # forward and backward calls on it never overlap
+                state_var = engine.get_engine().new_var()
+                states[id(node)] = (first, state_var)
             elif op.get_attr(TIsBackward, False) and node.control_deps:
-                first = states.get(id(node.control_deps[0]))
+                first, state_var = states.get(id(node.control_deps[0]), (None, None))
                 if first is None:
                     raise NNVMError(
                         f"bind: backward node '{node.name}' ({op.name}) needs "
@@ -309,6 +313,8 @@ class Executor:
             resources.append(res)
             res_vars.append(var)
         mutate = [a._chunk.var for a in outs] + res_vars
+        if state_var is not None:
+            mutate.append(state_var)
         mutated = op.get_attr(FMutateInputs)
         if mutated is not None:
             mutate += [ins[i]._chunk.var for i in mutated(node.attrs)]
