@@ -10,6 +10,8 @@ Dependencies cross pools freely: the variable queues are shared by the whole eng
 
 from __future__ import annotations
 
+import os
+
 from .. import config
 from ..base import Context
 from .base import FnProperty
@@ -29,7 +31,11 @@ class ThreadedEnginePerDevice(ThreadedEngine):
     ) -> None:
         self._init_state()
         ncpu = config.CPU_WORKER_NTHREADS.get_int() if cpu_workers is None else cpu_workers
-        self._ngpu = config.GPU_WORKER_NTHREADS.get_int() if gpu_workers is None else gpu_workers
+        if gpu_workers is None:
+            gpu_workers = config.GPU_WORKER_NTHREADS.get_int()
+            if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+                gpu_workers = 1  # the simulator keeps launch state in globals: one at a time
+        self._ngpu = gpu_workers
         self._ncopy = gpu_copy_workers
         self._pool = _Pool(self, "cpu", ncpu)
         self._gpu_pools: dict[int, _Pool] = {}

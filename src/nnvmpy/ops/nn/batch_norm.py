@@ -1,1 +1,440 @@
-"""batch_norm (being written)."""
+"""BatchNorm: normalise each channel by batch statistics (training) or moving ones (inference).
+
+    y = gamma * (x - mean) / sqrt(var + eps) + beta              (gamma = 1 with fix_gamma)
+
+Training (is_train and not use_global_stats): mean and var are the batch's, over every
+axis but `axis` (var biased, as MXNet), and the moving statistics are updated in place:
+
+    moving_mean = momentum * moving_mean + (1 - momentum) * mean
+    moving_var  = momentum * moving_var  + (1 - momentum) * var
+
+Inference uses moving_mean/moving_var. The outputs mean and var (hidden unless
+output_mean_var) hold the statistics used, which the backward reads:
+
+    xhat = (x - mean) / sqrt(var + eps),  M = elements per channel
+    dbeta = sum(dy),  dgamma = sum(dy * xhat)  (0 with fix_gamma)
+    training:  dx = gamma / sqrt(var + eps) * (dy - dbeta / M - xhat * dgamma / M)
+    global:    dx = gamma / sqrt(var + eps) * dy
+
+Both directions are one kernel with one work item per channel: a prange iteration on the
+CPU (one pass with shifted sums for mean and var, one to normalise), a thread block on
+the GPU (a shared-memory reduction, then the block normalises its channel).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ...attrs import (
+    FCompute_cpu,
+    FCompute_gpu,
+    FGradient,
+    FInferShape,
+    FInferType,
+    FListInputNames,
+    FListOutputNames,
+    FMutateInputs,
+    FNumVisibleOutputs,
+    FSetInputVarAttrOnCompose,
+    TIsBackward,
+)
+from ...graph.grad import make_grad_node, make_node
+from ...graph.node import NodeEntry
+from ...infer import elemwise_type, shape_assign, shape_is_known
+from ...param import Parameter, field
+from ...registry import NodeAttrs, register_op
+from .softmax import (  # prange, cuda: placeholders, bound to numba's when a kernel compiles
+    NULL,
+    check_cpu_dtypes,
+    cpu_parallel,
+    cuda,
+    gpu_kernel,
+    is_gpu,
+    normalize_axis,
+    prange,
+    req_code,
+    split_axis,
+)
+
+INPUTS = ["data", "gamma", "beta", "moving_mean", "moving_var"]
+OUTPUTS = ["output", "mean", "var"]
+_BLOCK = 256  # threads per block of the GPU kernels (a power of two; shared arrays' size)
+
+
+class BatchNormParam(Parameter):
+    eps = field(float, default=1e-3, describe="Epsilon to prevent div 0.")
+    momentum = field(float, default=0.9, describe="Momentum for moving average.")
+    fix_gamma = field(bool, default=True, describe="Fix gamma while training.")
+    use_global_stats = field(
+        bool,
+        default=False,
+        describe="Whether use global moving statistics instead of local batch-norm. "
+        "This will force change batch-norm into a scale shift operator.",
+    )
+    output_mean_var = field(bool, default=False, describe="Output the mean and var as well.")
+    axis = field(int, default=1, describe="Specify which shape axis the channel is specified.")
+    cudnn_off = field(bool, default=False, describe="Accepted for MXNet compatibility; ignored.")
+    min_calib_range = field(
+        float,
+        default=None,
+        describe="Quantization calibration minimum (MXNet 1.9); accepted and ignored.",
+    )
+    max_calib_range = field(
+        float,
+        default=None,
+        describe="Quantization calibration maximum (MXNet 1.9); accepted and ignored.",
+    )
+
+
+# --- inference rules -------------------------------------------------------------------------
+
+
+def _infer_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
+    """out = data's shape; gamma, beta, moving_*, mean, var = (C,) with C = data[axis]."""
+    shape_assign(in_shapes, 0, out_shapes[0], "BatchNorm: input 'data'")
+    shape_assign(out_shapes, 0, in_shapes[0], "BatchNorm: output 'output'")
+    data = in_shapes[0]
+    if data is None:
+        return False
+    axis = normalize_axis("BatchNorm", attrs.parsed.axis, data)
+    channel: tuple[Any, ...] = (data[axis],)
+    vectors = [(in_shapes, i, f"input '{INPUTS[i]}'") for i in range(1, 5)]
+    vectors += [(out_shapes, j, f"output '{OUTPUTS[j]}'") for j in (1, 2)]
+    for shapes, i, what in vectors:  # C from data, or from any vector that knows it
+        shape_assign(shapes, i, channel, f"BatchNorm: {what}")
+        channel = shapes[i]
+    for shapes, i, what in vectors:
+        shape_assign(shapes, i, channel, f"BatchNorm: {what}")
+    data = tuple(channel[0] if k == axis else d for k, d in enumerate(data))
+    shape_assign(in_shapes, 0, data, "BatchNorm: input 'data'")
+    shape_assign(out_shapes, 0, data, "BatchNorm: output 'output'")
+    return all(shape_is_known(s) for s in [*in_shapes, *out_shapes])
+
+
+def _set_init(attrs: NodeAttrs, var: Any, index: int) -> None:
+    """Auto-created moving_mean/moving_var start at zeros/ones, as MXNet marks them."""
+    if "__init__" not in var.attrs.dict and index in (3, 4):
+        var.attrs.dict["__init__"] = '["zero", {}]' if index == 3 else '["one", {}]'
+
+
+# --- kernels -------------------------------------------------------------------------------
+
+
+@cpu_parallel
+def _bn_forward_cpu(
+    out, mean, var, x, gamma, beta, mm, mv, outer, C, inner,
+    eps, momentum, fix_gamma, train, m_out, m_mean, m_var,
+):  # fmt: skip
+    size = outer * inner
+    for c in prange(C):
+        if train:  # sums shifted by the channel's first value: one pass, and stable
+            shift = float(x[c * inner])
+            s = 0.0
+            ss = 0.0
+            for o in range(outer):
+                base = (o * C + c) * inner
+                for i in range(inner):
+                    d = x[base + i] - shift
+                    s += d
+                    ss += d * d
+            dmean = s / size
+            mu = shift + dmean
+            v = max(ss / size - dmean * dmean, 0.0)
+            mm[c] = momentum * mm[c] + (1.0 - momentum) * mu
+            mv[c] = momentum * mv[c] + (1.0 - momentum) * v
+        else:
+            mu = float(mm[c])
+            v = float(mv[c])
+        if m_mean == 2:
+            mean[c] += mu
+        elif m_mean == 1:
+            mean[c] = mu
+        if m_var == 2:
+            var[c] += v
+        elif m_var == 1:
+            var[c] = v
+        if m_out != 0:
+            scale = (1.0 if fix_gamma else gamma[c]) / math.sqrt(v + eps)
+            shift_out = beta[c] - mu * scale
+            for o in range(outer):
+                base = (o * C + c) * inner
+                for i in range(inner):
+                    y = x[base + i] * scale + shift_out
+                    if m_out == 2:
+                        out[base + i] += y
+                    else:
+                        out[base + i] = y
+
+
+@cpu_parallel
+def _bn_backward_cpu(
+    dx, dgamma, dbeta, dy, x, gamma, mean, var, outer, C, inner,
+    eps, fix_gamma, batch, m_dx, m_dgamma, m_dbeta,
+):  # fmt: skip
+    size = outer * inner
+    for c in prange(C):
+        mu = float(mean[c])
+        invstd = 1.0 / math.sqrt(var[c] + eps)
+        sdy = 0.0
+        sdyx = 0.0  # sum(dy * (x - mean))
+        for o in range(outer):
+            base = (o * C + c) * inner
+            for i in range(inner):
+                d = dy[base + i]
+                sdy += d
+                sdyx += d * (x[base + i] - mu)
+        dg = 0.0 if fix_gamma else sdyx * invstd
+        if m_dgamma == 2:
+            dgamma[c] += dg
+        elif m_dgamma == 1:
+            dgamma[c] = dg
+        if m_dbeta == 2:
+            dbeta[c] += sdy
+        elif m_dbeta == 1:
+            dbeta[c] = sdy
+        if m_dx != 0:
+            k = (1.0 if fix_gamma else gamma[c]) * invstd
+            a = sdy / size if batch else 0.0
+            b = sdyx * invstd * invstd / size if batch else 0.0
+            for o in range(outer):
+                base = (o * C + c) * inner
+                for i in range(inner):
+                    g = k * (dy[base + i] - a - (x[base + i] - mu) * b)
+                    if m_dx == 2:
+                        dx[base + i] += g
+                    else:
+                        dx[base + i] = g
+
+
+@gpu_kernel
+def _bn_forward_cuda(
+    out, mean, var, x, gamma, beta, mm, mv, outer, C, inner,
+    eps, momentum, fix_gamma, train, m_out, m_mean, m_var,
+):  # fmt: skip
+    c = cuda.blockIdx.x
+    tid = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    size = outer * inner
+    s_sum = cuda.shared.array(_BLOCK, np.float64)
+    s_sq = cuda.shared.array(_BLOCK, np.float64)
+    if train:
+        shift = float(x[c * inner])
+        s = 0.0
+        ss = 0.0
+        for k in range(tid, size, nt):
+            o = k // inner
+            d = x[(o * C + c) * inner + (k - o * inner)] - shift
+            s += d
+            ss += d * d
+        s_sum[tid] = s
+        s_sq[tid] = ss
+        cuda.syncthreads()
+        step = nt // 2
+        while step > 0:
+            if tid < step:
+                s_sum[tid] += s_sum[tid + step]
+                s_sq[tid] += s_sq[tid + step]
+            cuda.syncthreads()
+            step //= 2
+        dmean = s_sum[0] / size
+        mu = shift + dmean
+        v = max(s_sq[0] / size - dmean * dmean, 0.0)
+        cuda.syncthreads()  # every thread has read the sums before thread 0 moves on
+        if tid == 0:
+            mm[c] = momentum * mm[c] + (1.0 - momentum) * mu
+            mv[c] = momentum * mv[c] + (1.0 - momentum) * v
+    else:
+        mu = mm[c]
+        v = mv[c]
+    if tid == 0:
+        if m_mean == 2:
+            mean[c] += mu
+        elif m_mean == 1:
+            mean[c] = mu
+        if m_var == 2:
+            var[c] += v
+        elif m_var == 1:
+            var[c] = v
+    if m_out != 0:
+        scale = (1.0 if fix_gamma else gamma[c]) / math.sqrt(v + eps)
+        shift_out = beta[c] - mu * scale
+        for k in range(tid, size, nt):
+            o = k // inner
+            j = (o * C + c) * inner + (k - o * inner)
+            y = x[j] * scale + shift_out
+            if m_out == 2:
+                out[j] += y
+            else:
+                out[j] = y
+
+
+@gpu_kernel
+def _bn_backward_cuda(
+    dx, dgamma, dbeta, dy, x, gamma, mean, var, outer, C, inner,
+    eps, fix_gamma, batch, m_dx, m_dgamma, m_dbeta,
+):  # fmt: skip
+    c = cuda.blockIdx.x
+    tid = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    size = outer * inner
+    s_dy = cuda.shared.array(_BLOCK, np.float64)
+    s_dyx = cuda.shared.array(_BLOCK, np.float64)
+    mu = mean[c]
+    invstd = 1.0 / math.sqrt(var[c] + eps)
+    s = 0.0
+    sx = 0.0
+    for k in range(tid, size, nt):
+        o = k // inner
+        j = (o * C + c) * inner + (k - o * inner)
+        s += dy[j]
+        sx += dy[j] * (x[j] - mu)
+    s_dy[tid] = s
+    s_dyx[tid] = sx
+    cuda.syncthreads()
+    step = nt // 2
+    while step > 0:
+        if tid < step:
+            s_dy[tid] += s_dy[tid + step]
+            s_dyx[tid] += s_dyx[tid + step]
+        cuda.syncthreads()
+        step //= 2
+    sdy = s_dy[0]
+    sdyx = s_dyx[0]
+    if tid == 0:
+        dg = 0.0 if fix_gamma else sdyx * invstd
+        if m_dgamma == 2:
+            dgamma[c] += dg
+        elif m_dgamma == 1:
+            dgamma[c] = dg
+        if m_dbeta == 2:
+            dbeta[c] += sdy
+        elif m_dbeta == 1:
+            dbeta[c] = sdy
+    if m_dx != 0:
+        g = (1.0 if fix_gamma else gamma[c]) * invstd
+        a = sdy / size if batch else 0.0
+        b = sdyx * invstd * invstd / size if batch else 0.0
+        for k in range(tid, size, nt):
+            o = k // inner
+            j = (o * C + c) * inner + (k - o * inner)
+            v = g * (dy[j] - a - (x[j] - mu) * b)
+            if m_dx == 2:
+                dx[j] += v
+            else:
+                dx[j] = v
+
+
+def _launch(
+    ctx: Any, name: str, cpu_k: Any, gpu_k: Any, arrays: list[Any], scalars: tuple[Any, ...]
+) -> None:
+    """One work item per channel: prange on the CPU, one block per channel on the GPU."""
+    data = arrays[3]
+    C = scalars[1]
+    flat = [a.reshape(a.size) if len(a.shape) != 1 else a for a in arrays]
+    if not is_gpu(ctx):
+        check_cpu_dtypes(name, arrays)
+        cpu_k.run(data.size, *flat, *scalars)
+        return
+    from numba import config
+
+    from ...kernel.cuda import launch_config
+
+    per_channel = max(data.size // max(C, 1), 1)
+    simulated = config.ENABLE_CUDASIM  # type: ignore[attr-defined]
+    limit = 32 if simulated else _BLOCK  # simulated threads are Python threads
+    threads = min(limit, max(32, 1 << (per_channel - 1).bit_length()))
+    _, _, stream, device = launch_config(gpu_k.__name__, ctx, 1)
+    with device:
+        gpu_k[C, threads, stream](*flat, *scalars)
+
+
+# --- compute -------------------------------------------------------------------------------
+
+
+def _batch_norm_forward(
+    attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
+) -> None:
+    p, x = attrs.parsed, inputs[0]
+    if x.size == 0:
+        return
+    modes = [req_code("BatchNorm", r) for r in req]
+    outer, C, inner = split_axis(x.shape, normalize_axis("BatchNorm", p.axis, x.shape))
+    train = bool(ctx.is_train and not p.use_global_stats)
+    scalars = (outer, C, inner, p.eps, p.momentum, p.fix_gamma, train, *modes)
+    _launch(ctx, "BatchNorm", _bn_forward_cpu, _bn_forward_cuda, [*outputs, *inputs], scalars)
+
+
+def _batch_norm_backward(
+    attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
+) -> None:
+    # inputs: (dy, data, gamma, mean, var) with mean/var the forward's outputs 1 and 2
+    p, x = attrs.parsed, inputs[1]
+    modes = [req_code("_backward_BatchNorm", r) for r in req]
+    if x.size == 0 or all(m == NULL for m in modes):
+        return
+    outer, C, inner = split_axis(x.shape, normalize_axis("BatchNorm", p.axis, x.shape))
+    batch = bool(ctx.is_train and not p.use_global_stats)
+    scalars = (outer, C, inner, p.eps, p.fix_gamma, batch, *modes)
+    _launch(
+        ctx,
+        "_backward_BatchNorm",
+        _bn_backward_cpu,
+        _bn_backward_cuda,
+        [*outputs, *inputs],
+        scalars,
+    )
+
+
+def _batch_norm_grad(node: Any, ograds: list[Any]) -> list[Any]:
+    """d data, d gamma, d beta from one backward node; zeros for the moving statistics."""
+    heads = [ograds[0], node.inputs[0], node.inputs[1], NodeEntry(node, 1), NodeEntry(node, 2)]
+    grads = make_grad_node("_backward_BatchNorm", node, heads)
+    zeros = [
+        NodeEntry(make_node("zeros_like", f"{node.name}_{INPUTS[i]}_zero_grad", [node.inputs[i]]))
+        for i in (3, 4)
+    ]
+    return [*grads, *zeros]
+
+
+(
+    register_op("BatchNorm")
+    .describe(
+        "Batch normalization: normalizes a data batch by mean and variance per channel, "
+        "then applies a scale gamma and an offset beta.\n\n"
+        "    out = (data - mean) / sqrt(var + eps) * gamma + beta\n\n"
+        "Training uses the batch's statistics and updates moving_mean/moving_var in "
+        "place (auxiliary states); inference, or use_global_stats, uses the moving ones."
+    )
+    .set_attr_parser(BatchNormParam)
+    .set_num_inputs(5)
+    .set_num_outputs(3)
+    .set_attr(FListInputNames, lambda attrs: list(INPUTS))
+    .set_attr(FListOutputNames, lambda attrs: list(OUTPUTS))
+    .set_attr(FNumVisibleOutputs, lambda attrs: 3 if attrs.parsed.output_mean_var else 1)
+    .set_attr(FMutateInputs, lambda attrs: [3, 4])
+    .set_attr(FInferShape, _infer_shape)
+    .set_attr(FInferType, elemwise_type(5, 3))
+    .set_attr(FSetInputVarAttrOnCompose, _set_init)
+    .set_attr(FCompute_cpu, _batch_norm_forward)
+    .set_attr(FCompute_gpu, _batch_norm_forward)
+    .set_attr(FGradient, _batch_norm_grad)
+    .add_argument("data", "NDArray-or-Symbol", "Input data to batch normalization.")
+    .add_argument("gamma", "NDArray-or-Symbol", "gamma array")
+    .add_argument("beta", "NDArray-or-Symbol", "beta array")
+    .add_argument("moving_mean", "NDArray-or-Symbol", "running mean of input")
+    .add_argument("moving_var", "NDArray-or-Symbol", "running variance of input")
+    .add_arguments(BatchNormParam.fields())
+)
+(
+    register_op("_backward_BatchNorm")
+    .describe("Backward of BatchNorm: inputs (dy, data, gamma, mean, var).")
+    .set_attr_parser(BatchNormParam)
+    .set_num_inputs(5)
+    .set_num_outputs(3)
+    .set_attr(TIsBackward, True)
+    .set_attr(FCompute_cpu, _batch_norm_backward)
+    .set_attr(FCompute_gpu, _batch_norm_backward)
+)
