@@ -6,12 +6,14 @@ code, so parsed attributes and inference results are cached per call signature.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import engine
 from .attrs import (
     FCreateOpState,
     FInferShape,
@@ -32,6 +34,16 @@ if TYPE_CHECKING:
     from .ndarray.ndarray import NDArray
 
 _WRITE = [OpReqType.kWriteTo]
+_nd: Any = None  # nnvmpy.ndarray.ndarray, bound on first use (it imports this module lazily)
+
+
+def _ndarray_module() -> Any:
+    global _nd
+    if _nd is None:
+        from .ndarray import ndarray
+
+        _nd = ndarray
+    return _nd
 
 
 def parse_attrs(op: Op, kwargs: dict[str, Any]) -> NodeAttrs:
@@ -100,8 +112,6 @@ _resources_lock = threading.Lock()
 
 def get_resource(kind: ResourceRequest, ctx: Context) -> tuple[Resource, Any]:
     """The shared resource of this kind on this device and the engine var guarding it."""
-    from . import engine
-
     key = (ctx, kind)
     with _resources_lock:
         found = _resources.get(key)
@@ -141,8 +151,8 @@ def invoke(
     is_train: bool = False,
 ) -> list[NDArray]:
     """Run `op` on NDArrays asynchronously; returns every output (visible or not)."""
-    from .ndarray.ndarray import NDArray, empty
-
+    nd = _nd or _ndarray_module()
+    NDArray = nd.NDArray
     attrs = parse_attrs(op, kwargs)
     n_in = op.get_num_inputs(attrs)
     if len(inputs) != n_in:
@@ -158,9 +168,21 @@ def invoke(
     shapes, dtypes = infer_outputs(
         attrs, [x.shape for x in inputs], [x.dtype for x in inputs], n_out
     )
-    outputs, req = _outputs(op, attrs, inputs, out, shapes, dtypes, ctx, empty)
+    if out is None:
+        outputs = [_new_array(nd, s, d, ctx) for s, d in zip(shapes, dtypes)]
+        push_compute(op, attrs, ctx, inputs, outputs, _WRITE * n_out, is_train)
+        return outputs
+    outputs, req, staged = _outputs(op, attrs, inputs, out, shapes, dtypes, ctx, nd)
     push_compute(op, attrs, ctx, inputs, outputs, req, is_train)
+    for j, target in staged:
+        nd.push_copy(outputs[j], target)
+        outputs[j] = target
     return outputs
+
+
+def _new_array(nd: Any, shape: tuple[int, ...], dtype: np.dtype, ctx: Context) -> NDArray:
+    """nd.empty for a shape and dtype that inference already checked (the hot path)."""
+    return nd.NDArray(nd.Chunk(math.prod(shape) * dtype.itemsize, ctx), shape, dtype)
 
 
 def out_ctx(out: Any) -> Context | None:
@@ -179,16 +201,16 @@ def _outputs(
     shapes: list[Any],
     dtypes: list[Any],
     ctx: Context,
-    empty: Any,
-) -> tuple[list[NDArray], list[OpReqType]]:
-    if out is None:
-        return [empty(s, ctx, d) for s, d in zip(shapes, dtypes)], _WRITE * len(shapes)
+    nd: Any,
+) -> tuple[list[NDArray], list[OpReqType], list[tuple[int, NDArray]]]:
+    """The out= arrays checked, their requests, and (j, out[j]) to copy from a staging array."""
     outs = list(out) if isinstance(out, list | tuple) else [out]
     n_vis = _num_visible(op, attrs, len(shapes))
     if len(outs) not in (n_vis, len(shapes)):
         raise NNVMError(f"{op.name}: out= needs {n_vis} arrays, got {len(outs)}")
-    outs += [empty(s, ctx, d) for s, d in zip(shapes[len(outs) :], dtypes[len(outs) :])]
+    outs += [_new_array(nd, s, d, ctx) for s, d in zip(shapes[len(outs) :], dtypes[len(outs) :])]
     req = []
+    staged = []
     inplace = set(op.get_attr(FInplaceOption, _no_inplace)(attrs))
     for j, (o, s, d) in enumerate(zip(outs, shapes, dtypes)):
         if o.shape != s or o.dtype != d:
@@ -199,14 +221,22 @@ def _outputs(
         if o._ctx != ctx:
             raise NNVMError(f"{op.name}: out[{j}] is on {o._ctx}, the inputs on {ctx}")
         aliased = [i for i, x in enumerate(inputs) if x._chunk is o._chunk]
-        if aliased and not all((i, j) in inplace for i in aliased):
+        allowed = [i for i in aliased if (i, j) in inplace]
+        if aliased and not allowed:
             raise NNVMError(
                 f"{op.name}: out[{j}] is the same array as input {aliased[0]}, but the op "
                 f"does not allow in-place (FInplaceOption {sorted(inplace)}); pass a "
                 f"different out= array"
             )
+        if len(allowed) < len(aliased):
+            # `x += x`: out is also an input the op may read after writing out (add_n(x, y,
+            # x, out=x) would), so compute into a fresh array and copy it over afterwards
+            staged.append((j, o))
+            outs[j] = _new_array(nd, s, d, ctx)
+            req.append(OpReqType.kWriteTo)
+            continue
         req.append(OpReqType.kWriteInplace if aliased else OpReqType.kWriteTo)
-    return outs, req
+    return outs, req, staged
 
 
 def _no_inplace(attrs: NodeAttrs) -> list[tuple[int, int]]:
@@ -232,10 +262,10 @@ def push_compute(
     is_train: bool,
 ) -> None:
     """Push the op's FCompute (or FStatefulCompute) with the right engine dependencies."""
-    from . import engine
-
-    compute, state = _compute_fn(op, attrs, ctx, inputs)
-    requests = op.get_attr(FResourceRequest)
+    compute, requests, mutated_inputs = _op_attrs(op, ctx)
+    state = None
+    if compute is None:
+        compute, state = _compute_fn(op, attrs, ctx, inputs)
     resources: list[Resource] = []
     mutate = [o._chunk.var for o in outputs]
     if requests is not None:
@@ -243,7 +273,6 @@ def push_compute(
             res, var = get_resource(kind, ctx)
             resources.append(res)
             mutate.append(var)
-    mutated_inputs = op.get_attr(FMutateInputs)
     const = [x._chunk.var for x in inputs]
     if mutated_inputs is not None:
         mutate.extend(inputs[i]._chunk.var for i in mutated_inputs(attrs))
@@ -255,6 +284,20 @@ def push_compute(
         compute(first, OpContext(is_train, run_ctx, resources), in_data, req, out_data)
 
     engine.get_engine().push_sync(run, ctx, const, mutate, name=op.name)
+
+
+_op_attrs_cache: dict[tuple[Op, str], tuple[int, tuple[Any, Any, Any]]] = {}
+
+
+def _op_attrs(op: Op, ctx: Context) -> tuple[Any, Any, Any]:
+    """(FCompute<dev> or None, FResourceRequest, FMutateInputs), cached per op version."""
+    dev = ctx.device_type if ctx.device_type != "cpu_pinned" else "cpu"
+    hit = _op_attrs_cache.get((op, dev))
+    if hit is not None and hit[0] == op.version:
+        return hit[1]
+    found = (op.get_attr(fcompute(dev)), op.get_attr(FResourceRequest), op.get_attr(FMutateInputs))
+    _op_attrs_cache[(op, dev)] = (op.version, found)
+    return found
 
 
 def _compute_fn(

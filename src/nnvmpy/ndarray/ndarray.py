@@ -347,7 +347,7 @@ def _shape(shape: Any) -> tuple[int, ...]:
         return (int(shape),)
     try:
         out = tuple(int(d) for d in shape)
-    except TypeError:
+    except (TypeError, ValueError):
         raise NNVMError(f"a shape must be an int or a tuple of ints, got {shape!r}") from None
     if any(d < 0 for d in out):
         raise NNVMError(f"a shape cannot have negative dimensions, got {out}")
@@ -387,7 +387,9 @@ def array(source: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray
     src = np.ascontiguousarray(np.asarray(source, dtype=dt))
     arr = empty(src.shape, ctx, dt)
     if arr._ctx.device_type == "gpu":
-        storage.copy(src, arr._data)
+        # a fresh C-order copy: broadcast views keep zero strides on size-1 axes, which
+        # numba's host-to-device copy does not honour
+        storage.copy(np.array(src, order="C", copy=True), arr._data)
     else:
         np.copyto(arr._data, src)  # a fresh variable: nothing can be pending on it
     return arr

@@ -1,0 +1,380 @@
+"""The generated nd namespace and the imperative path behind it.
+
+Signatures and docstrings, ops registered after import, inputs by keyword, variadic
+ops, errors that name the op and stay harmless, kernel errors surfacing at the next
+wait, every engine computing the same program, and resources granted to kernels.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+import nnvmpy as nv
+from nnvmpy import engine, registry
+from nnvmpy.attrs import FCompute_cpu, FInferShape, FInferType, FListInputNames, FResourceRequest
+from nnvmpy.resource import ResourceRequest
+
+nd = nv.nd
+P = inspect.Parameter
+
+
+def register_elemwise(name: str, compute, n_in: int = 1) -> nv.Op:
+    return (
+        nv.register_op(name)
+        .describe(f"Test op {name}.")
+        .set_num_inputs(n_in)
+        .set_attr(FInferShape, nv.elemwise_shape(n_in, 1))
+        .set_attr(FInferType, nv.elemwise_type(n_in, 1))
+        .set_attr(FCompute_cpu, compute)
+    )
+
+
+def fail(attrs, ctx, inputs, req, outputs):
+    raise ValueError("kernel exploded")
+
+
+def still_works() -> None:
+    x = nd.array([-1.0, 2.0])
+    np.testing.assert_array_equal(nd.relu(x).asnumpy(), [0.0, 2.0])
+    nd.waitall()
+
+
+# -- the generated namespace --------------------------------------------------------------------
+
+
+def test_signature_lists_inputs_then_keyword_only_params_then_out() -> None:
+    sig = inspect.signature(nd.quadratic)
+    assert list(sig.parameters) == ["data", "a", "b", "c", "out"]
+    data, a, b, c, out = sig.parameters.values()
+    assert data.kind is P.POSITIONAL_OR_KEYWORD
+    for p in (a, b, c):
+        assert p.kind is P.KEYWORD_ONLY
+        assert p.default == 0.0
+    assert out.kind is P.KEYWORD_ONLY
+    assert out.default is None
+    assert nd.quadratic.__name__ == "quadratic"
+
+
+def test_signature_of_binary_variadic_and_required_param_ops() -> None:
+    assert list(inspect.signature(nd.elemwise_add).parameters)[:2] == ["lhs", "rhs"]
+    add_n = inspect.signature(nd.add_n).parameters
+    assert next(iter(add_n.values())).kind is P.VAR_POSITIONAL
+    scalar = inspect.signature(nd._internal._plus_scalar).parameters["scalar"]
+    assert scalar.kind is P.KEYWORD_ONLY
+    assert scalar.default is P.empty  # required
+
+
+def test_docstring_has_the_description_and_the_arguments() -> None:
+    doc = nd.quadratic.__doc__
+    assert "f(x) = a * x^2 + b * x + c" in doc
+    assert "Coefficient of the quadratic term" in doc
+    assert "Constant term" in doc
+    assert "data : NDArray" in doc
+    assert "Input ndarray" in doc
+    assert "a : float" in doc
+    assert "Hyperbolic tangent" in nd.tanh.__doc__
+
+
+def test_internal_ops_live_in_nd_internal_only() -> None:
+    y = nd._internal._plus_scalar(nd.array([1.0, 2.0]), scalar=0.5)
+    np.testing.assert_array_equal(y.asnumpy(), [1.5, 2.5])
+    with pytest.raises(AttributeError, match="_plus_scalar"):
+        nd._plus_scalar
+    with pytest.raises(AttributeError, match="relu"):
+        nd._internal.relu
+    assert "_plus_scalar" in dir(nd._internal)
+    assert "_plus_scalar" not in dir(nd)
+    assert "relu" in dir(nd)
+    assert "relu" not in dir(nd._internal)
+    with pytest.raises(AttributeError, match="no_such_op"):
+        nd.no_such_op
+
+
+def test_an_op_registered_after_import_appears_and_goes_with_its_scope() -> None:
+    with registry.scoped_registry():
+        register_elemwise("test_imp_triple", lambda a, c, i, r, o: np.multiply(i[0], 3, out=o[0]))
+        register_elemwise("_test_imp_hidden", lambda a, c, i, r, o: np.negative(i[0], out=o[0]))
+        assert "test_imp_triple" in dir(nd)
+        assert "_test_imp_hidden" in dir(nd._internal)
+        assert "_test_imp_hidden" not in dir(nd)
+        x = nd.array([1.0, 2.0])
+        np.testing.assert_array_equal(nd.test_imp_triple(x).asnumpy(), [3.0, 6.0])
+        np.testing.assert_array_equal(nd._internal._test_imp_hidden(x).asnumpy(), [-1.0, -2.0])
+        assert "Test op test_imp_triple." in nd.test_imp_triple.__doc__
+    assert "test_imp_triple" not in dir(nd)
+    with pytest.raises(AttributeError):
+        nd.test_imp_triple
+
+
+def test_a_changed_op_gets_a_fresh_function(scoped_registry) -> None:
+    op = register_elemwise("test_imp_changing", lambda a, c, i, r, o: np.add(i[0], 1, out=o[0]))
+    first = nd.test_imp_changing
+    op.describe("Now documented differently.")
+    assert "documented differently" in nd.test_imp_changing.__doc__
+    assert first is not nd.test_imp_changing
+
+
+# -- calling ------------------------------------------------------------------------------------
+
+
+def test_inputs_by_keyword() -> None:
+    a, b = nd.array([1.0, 2.0]), nd.array([10.0, 20.0])
+    np.testing.assert_array_equal(nd.elemwise_sub(lhs=a, rhs=b).asnumpy(), [-9.0, -18.0])
+    np.testing.assert_array_equal(nd.elemwise_sub(rhs=b, lhs=a).asnumpy(), [-9.0, -18.0])
+    np.testing.assert_array_equal(nd.elemwise_sub(a, rhs=b).asnumpy(), [-9.0, -18.0])
+    y = nd.quadratic(data=a, a=1.0, b=2.0, c=3.0)
+    np.testing.assert_array_equal(y.asnumpy(), [6.0, 11.0])
+
+
+def test_inputs_by_keyword_use_flistinputnames(scoped_registry) -> None:
+    op = register_elemwise(
+        "test_imp_axpy", lambda a, c, i, r, o: np.add(2 * i[0], i[1], out=o[0]), n_in=2
+    )
+    op.set_attr(FListInputNames, lambda attrs: ["x", "y"])
+    x, y = nd.array([1.0]), nd.array([5.0])
+    assert list(inspect.signature(nd.test_imp_axpy).parameters)[:2] == ["x", "y"]
+    assert nd.test_imp_axpy(y=y, x=x).asscalar() == 7.0
+
+
+def test_an_input_given_twice_is_an_error() -> None:
+    a = nd.array([1.0])
+    with pytest.raises(TypeError, match="lhs"):
+        nd.elemwise_add(a, lhs=a)
+    still_works()
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5])
+def test_variadic_add_n(n) -> None:
+    arrays = [np.full((2, 3), i + 1.5, dtype=np.float32) for i in range(n)]
+    got = nd.add_n(*[nd.array(a) for a in arrays])
+    np.testing.assert_allclose(got.asnumpy(), np.sum(arrays, axis=0))
+
+
+def test_add_n_with_an_explicit_num_args() -> None:
+    a = nd.array([1.0, 2.0])
+    np.testing.assert_array_equal(nd.add_n(a, a, a, num_args=3).asnumpy(), [3.0, 6.0])
+    with pytest.raises(nv.NNVMError, match="add_n: expects 2 inputs, got 3"):
+        nd.add_n(a, a, a, num_args=2)
+    still_works()
+
+
+def test_unknown_parameter_names_the_op_and_suggests() -> None:
+    x = nd.array([1.0])
+    with pytest.raises(nv.ParamError, match=r"quadratic.*'aa'.*did you mean 'a'"):
+        nd.quadratic(x, aa=1.0)
+    still_works()
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"a": "abc"}, r"quadratic: parameter 'a' expects float, got 'abc'"),
+        ({"a": [1, 2]}, r"quadratic: parameter 'a'"),
+    ],
+)
+def test_bad_parameter_values_name_the_op_and_parameter(params, match) -> None:
+    with pytest.raises(nv.ParamError, match=match):
+        nd.quadratic(nd.array([1.0]), **params)
+    still_works()
+
+
+def test_missing_required_parameter() -> None:
+    with pytest.raises(nv.ParamError, match=r"_plus_scalar.*'scalar'"):
+        nd._internal._plus_scalar(nd.array([1.0]))
+    still_works()
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda a: nd.elemwise_add(a), "elemwise_add: expects 2 inputs, got 1"),
+        (lambda a: nd.relu(a, a), "relu: expects 1 inputs, got 2"),
+        (lambda a: nd.relu(np.ones(2)), "relu: input 0 must be an NDArray, got ndarray"),
+        (lambda a: nd.elemwise_add(a, [1.0, 2.0]), "elemwise_add: input 1 must be an NDArray"),
+    ],
+    ids=["too-few", "too-many", "numpy-input", "list-input"],
+)
+def test_wrong_inputs_are_errors_naming_the_op(call, match) -> None:
+    with pytest.raises(nv.NNVMError, match=match):
+        call(nd.array([1.0, 2.0]))
+    still_works()
+
+
+def test_shape_mismatch_names_the_op_and_both_shapes() -> None:
+    a, b = nd.zeros((2, 3)), nd.zeros((3, 2))
+    with pytest.raises(nv.InferError) as info:
+        nd.elemwise_mul(a, b)
+    msg = str(info.value)
+    assert "elemwise_mul" in msg
+    assert "(2, 3)" in msg
+    assert "(3, 2)" in msg
+    still_works()
+
+
+def test_dtype_mismatch_is_an_error() -> None:
+    a, b = nd.zeros((2,)), nd.zeros((2,), dtype="float64")
+    with pytest.raises(nv.InferError, match="elemwise_add"):
+        nd.elemwise_add(a, b)
+    still_works()
+
+
+def test_op_without_fcompute_for_the_device_is_an_error(scoped_registry) -> None:
+    (
+        nv.register_op("test_imp_no_kernel")
+        .set_num_inputs(1)
+        .set_attr(FInferShape, nv.elemwise_shape(1, 1))
+        .set_attr(FInferType, nv.elemwise_type(1, 1))
+    )
+    with pytest.raises(nv.NNVMError, match="test_imp_no_kernel: no FCompute<cpu>"):
+        nd.test_imp_no_kernel(nd.zeros((2,)))
+    still_works()
+
+
+def test_calls_are_asynchronous_and_ordered() -> None:
+    x = nd.zeros((4096,))
+    for i in range(100):
+        x = nd._internal._plus_scalar(x, scalar=float(i))
+    x = nd.elemwise_mul(x, x)
+    np.testing.assert_array_equal(x.asnumpy(), np.full(4096, 4950.0**2))
+
+
+# -- errors inside kernels ---------------------------------------------------------------------
+
+
+@pytest.fixture(params=sorted(engine.ENGINE_TYPES))
+def each_engine(request):
+    """Every engine type in turn, as the process-wide engine."""
+    nd.waitall()
+    with engine.engine_type(request.param) as eng:
+        yield eng
+        nd.waitall()
+
+
+WAITS = {
+    "asnumpy": lambda y: y.asnumpy(),
+    "wait_to_read": lambda y: y.wait_to_read(),
+    "waitall": lambda y: nd.waitall(),
+    "a-dependent": lambda y: nd.relu(y).asnumpy(),  # an op reading the failed output fails too
+}
+
+
+@pytest.mark.parametrize("wait", sorted(WAITS))
+def test_kernel_error_surfaces_at_the_next_wait(scoped_registry, each_engine, wait) -> None:
+    register_elemwise("test_imp_fail", fail)
+    x = nd.array([1.0, 2.0])
+    y = nd.test_imp_fail(x)  # pushed: returns at once, even on the naive engine
+    with pytest.raises(nv.NNVMError, match=r"test_imp_fail.*kernel exploded") as info:
+        WAITS[wait](y)
+    assert isinstance(info.value.__cause__, ValueError)
+    nd.waitall()  # reported once
+    still_works()
+    z = nd.quadratic(x, a=1.0)
+    np.testing.assert_array_equal(z.asnumpy(), [1.0, 4.0])
+
+
+def test_kernel_error_does_not_poison_independent_arrays(scoped_registry, each_engine) -> None:
+    register_elemwise("test_imp_fail", fail)
+    good = nd.array([3.0])
+    nd.test_imp_fail(nd.array([1.0]))
+    other = nd._internal._mul_scalar(good, scalar=2.0)
+    assert other.asscalar() == 6.0
+    with pytest.raises(nv.NNVMError, match="kernel exploded"):
+        nd.waitall()
+    still_works()
+
+
+def test_a_bad_kernel_argument_surfaces_as_an_error(scoped_registry) -> None:
+    """An exception from the kernel layer (not user code) takes the same route."""
+
+    def wrong_shape(attrs, ctx, inputs, req, outputs):
+        nv.ops.elemwise_unary._relu.launch(ctx, outputs[0], req[0], np.zeros(7, np.float32))
+
+    register_elemwise("test_imp_bad_launch", wrong_shape)
+    y = nd.test_imp_bad_launch(nd.zeros((3,)))
+    with pytest.raises(nv.NNVMError, match="test_imp_bad_launch"):
+        y.asnumpy()
+    still_works()
+
+
+# -- engines -----------------------------------------------------------------------------------
+
+
+def small_program(x0: np.ndarray) -> nd.NDArray:
+    x = nd.array(x0)
+    y = nd.relu(x) * 2 + nd.quadratic(x, a=1.0, b=-2.0, c=0.5)
+    y += x
+    z = nd.add_n(y, x, nd.sigmoid(y))
+    z -= 1
+    w = z.copy()
+    w /= 4
+    return nd.elemwise_div(w, nd.exp(x)) - z.reshape((-1,)).reshape(x0.shape)
+
+
+def small_program_numpy(x: np.ndarray) -> np.ndarray:
+    x = x.astype(np.float64)
+    y = np.maximum(x, 0) * 2 + (x * x - 2 * x + 0.5) + x
+    z = y + x + 1 / (1 + np.exp(-y)) - 1
+    return (z / 4) / np.exp(x) - z
+
+
+def test_every_engine_computes_the_same_program(each_engine) -> None:
+    x0 = np.linspace(-2, 2, 60, dtype=np.float32).reshape(5, 12)
+    got = small_program(x0).asnumpy()
+    np.testing.assert_allclose(got, small_program_numpy(x0), rtol=1e-5, atol=1e-5)
+
+
+def test_engines_agree_with_each_other_exactly() -> None:
+    x0 = np.random.default_rng(0).uniform(-2, 2, size=(64, 33)).astype(np.float32)
+    results = {}
+    for name in sorted(engine.ENGINE_TYPES):
+        with engine.engine_type(name):
+            results[name] = small_program(x0).asnumpy()
+            nd.waitall()
+    first, *rest = results.values()
+    for r in rest:
+        np.testing.assert_array_equal(r, first)
+
+
+# -- resources ---------------------------------------------------------------------------------
+
+
+def test_resources_are_delivered_to_the_kernel(scoped_registry) -> None:
+    seen = {}
+
+    def compute(attrs, ctx, inputs, req, outputs):
+        scratch = ctx.requested[0].get_space((2, 3), np.float64)
+        gen = ctx.requested[1].get_random()
+        seen.update(scratch=(scratch.shape, scratch.dtype), gen=gen, n=len(ctx.requested))
+        scratch[...] = inputs[0] * 2  # usable memory of the asked shape and dtype
+        noise = gen.uniform(0.0, 1.0, size=inputs[0].shape)
+        outputs[0][...] = scratch + noise
+
+    register_elemwise("test_imp_resources", compute).set_attr(
+        FResourceRequest, lambda attrs: [ResourceRequest.kTempSpace, ResourceRequest.kRandom]
+    )
+    x = np.arange(6, dtype=np.float64).reshape(2, 3)
+    y = nd.test_imp_resources(nd.array(x, dtype="float64")).asnumpy()
+    assert seen["n"] == 2
+    assert seen["scratch"] == ((2, 3), np.float64)
+    assert isinstance(seen["gen"], np.random.Generator)
+    noise = y - 2 * x
+    assert np.all((noise >= 0) & (noise < 1))
+    assert len(np.unique(noise)) == 6
+    y2 = nd.test_imp_resources(nd.array(x, dtype="float64")).asnumpy()
+    assert not np.array_equal(y, y2)  # the generator advances between calls
+
+
+def test_resource_of_the_wrong_kind_is_a_type_error(scoped_registry) -> None:
+    def compute(attrs, ctx, inputs, req, outputs):
+        ctx.requested[0].get_random()
+
+    register_elemwise("test_imp_wrong_resource", compute).set_attr(
+        FResourceRequest, lambda attrs: [ResourceRequest.kTempSpace]
+    )
+    y = nd.test_imp_wrong_resource(nd.zeros((2,)))
+    with pytest.raises(nv.NNVMError, match="get_random"):
+        y.wait_to_read()
+    still_works()
