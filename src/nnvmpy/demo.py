@@ -67,7 +67,16 @@ def tutorial_steps(op_name: str = "quadratic", report: Report = print) -> dict[s
     report(f"backward max |error| vs 2ax+b: {np.abs(grad - (4 * xv + 3)).max():.2e}")
     results["forward"], results["backward"] = out, grad
     plan = exe.debug_str().splitlines()[-1]
-    report(f"memory plan: {plan}")
+    report(f"memory plan of this executor: {plan}")
+    chain = data
+    for _ in range(4):
+        chain = sym_op(chain, a=0.5, b=1.0, c=0.0)
+    chain_exe = chain.simple_bind(nv.cpu(), data=(256, 256))
+    report(
+        f"memory plan of 4 chained {op_name} ops, training: "
+        f"{chain_exe.storage_bytes} bytes planned vs "
+        f"{chain_exe.storage_naive_bytes} with one buffer per entry"
+    )
     results["plan"] = plan
 
     report("\n== 5. the tutorial's three checks")
