@@ -238,6 +238,25 @@ def train_lenet(
     return trainer.fit(x[:n_train], y[:n_train], x[n_train:], y[n_train:], epochs, progress)
 
 
+def main(net: str, argv: list[str] | None = None) -> History:
+    """Command line of examples/train_<net>.py: parse options, train, print a summary."""
+    import argparse
+
+    train, defaults = {"mlp": (train_mlp, (8000, 4)), "lenet": (train_lenet, (4000, 3))}[net]
+    parser = argparse.ArgumentParser(description=f"Train the {net} on synthetic data.")
+    parser.add_argument("--epochs", type=int, default=defaults[1])
+    parser.add_argument("--train", type=int, default=defaults[0], help="training samples")
+    parser.add_argument("--batch-size", type=int, default=64)
+    args = parser.parse_args(argv)
+    hist = train(n_train=args.train, epochs=args.epochs, batch_size=args.batch_size)
+    print(
+        f"loss {hist.losses[0]:.3f} -> {hist.losses[-1]:.3f} in {hist.steps} steps "
+        f"({1000 * hist.seconds / max(hist.steps, 1):.1f} ms/step)"
+    )
+    print(f"accuracy: train {hist.train_accuracy:.1%}, held-out {hist.test_accuracy:.1%}")
+    return hist
+
+
 def demo(quick: bool = False) -> str:
     """The training part of `nnvmpy demo`: a short MLP run on the synthetic clusters."""
     hist = train_mlp(n_train=2000 if quick else 6000, epochs=2 if quick else 3)
