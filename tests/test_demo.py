@@ -23,7 +23,7 @@ def assert_tutorial_facts(report: str, op: str = "quadratic") -> None:
     assert "check_numeric_gradient, check_symbolic_forward, check_symbolic_backward: passed" in (
         report
     )
-    assert "memory plan: Total " in report
+    assert "memory plan of this executor: Total " in report
     assert " MB allocated (" in report
 
 

@@ -68,6 +68,22 @@ def test_bind_with_lists_matches_hand_derived_gradients() -> None:
     assert exe.output_dict["quad_output"] is exe.outputs[0]
 
 
+def test_second_backward_without_forward_is_refused_unless_accumulating() -> None:
+    y = affine_quadratic()
+    v = values(3, "x", "w", "b")
+    grads = {n: nd.zeros(SHAPE, dtype=F64) for n in "xwb"}
+    exe = y.bind(nv.cpu(), arrays(v), args_grad=grads, grad_req="write")
+    with pytest.raises(nv.NNVMError, match="call forward"):
+        exe.backward()  # no forward yet
+    exe.forward(is_train=True)
+    exe.backward()
+    with pytest.raises(nv.NNVMError, match="call forward"):
+        exe.backward()
+    exe.forward(is_train=True)
+    exe.backward()  # usable again after the error
+    np.testing.assert_allclose(grads["b"].asnumpy(), reference(v)[1]["b"], rtol=1e-12)
+
+
 def test_bind_with_dicts_and_explicit_head_gradient() -> None:
     y = affine_quadratic()
     v = values(1, "x", "w", "b")
@@ -81,8 +97,10 @@ def test_bind_with_dicts_and_explicit_head_gradient() -> None:
     _, dwant = reference(v, head)
     for n in "xwb":
         np.testing.assert_allclose(grads[n].asnumpy(), dwant[n], rtol=1e-12)
+    exe.forward(is_train=True)
     exe.backward(head * 2)  # one array without a list, NumPy accepted
     np.testing.assert_allclose(grads["b"].asnumpy(), 2 * dwant["b"], rtol=1e-12)
+    exe.forward(is_train=True)
     exe.backward()  # back to ones
     np.testing.assert_allclose(grads["b"].asnumpy(), reference(v)[1]["b"], rtol=1e-12)
 
@@ -271,6 +289,7 @@ def test_loss_op_needs_no_head_gradient(scoped_registry: None) -> None:
     exe.backward()
     want = (xv * xv - label) * 2 * xv
     np.testing.assert_allclose(exe.grad_dict["x"].asnumpy(), want, rtol=1e-12)
+    exe.forward(is_train=True, x=xv, loss_label=label)
     exe.backward([np.full(4, 100.0)])  # ignored, as MXNet's loss layers ignore it
     np.testing.assert_allclose(exe.grad_dict["x"].asnumpy(), want, rtol=1e-12)
 

@@ -34,6 +34,7 @@ from ...attrs import (
     FGradient,
     FInferShape,
     FInferType,
+    FInplaceOption,
     FListInputNames,
     FListOutputNames,
     FMutateInputs,
@@ -415,6 +416,9 @@ def _batch_norm_grad(node: Any, ograds: list[Any]) -> list[Any]:
     .set_attr(FListOutputNames, lambda attrs: list(OUTPUTS))
     .set_attr(FNumVisibleOutputs, lambda attrs: 3 if attrs.parsed.output_mean_var else 1)
     .set_attr(FMutateInputs, lambda attrs: [3, 4])
+    # each channel's statistics are read before its outputs are written, so the output
+    # may take the input's memory (the planner only does so when backward does not read it)
+    .set_attr(FInplaceOption, lambda attrs: [(0, 0)])
     .set_attr(FInferShape, _infer_shape)
     .set_attr(FInferType, elemwise_type(5, 3))
     .set_attr(FSetInputVarAttrOnCompose, _set_init)
