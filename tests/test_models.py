@@ -1,0 +1,118 @@
+"""Whole networks: MXNet 1.9.1's symbol files load and infer as MXNet does; models train.
+
+The reference for the first part is MXNet itself: each `<model>-expected.json` beside the
+symbol file holds what MXNet 1.9.1 returned for list_arguments, list_outputs,
+list_auxiliary_states and infer_shape on the same file.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import nnvmpy as nv
+from nnvmpy import training
+
+
+def _models_dir() -> Path | None:
+    """`<repo>/../shared/models` (the CI layout), else the shared folder of this machine."""
+    repo = Path(__file__).resolve().parents[1]
+    for candidate in (repo.parent / "shared" / "models", Path("/work/shared/models")):
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+MODELS = _models_dir()
+needs_models = pytest.mark.skipif(MODELS is None, reason="shared model files not present")
+NAMES = ["mlp", "lenet", "resnet18_v1"]
+
+
+def _load(name: str) -> tuple[nv.sym.Symbol, dict]:
+    assert MODELS is not None
+    symbol = nv.sym.load(str(MODELS / f"{name}-symbol.json"))
+    expected = json.loads((MODELS / f"{name}-expected.json").read_text())
+    return symbol, expected
+
+
+def _tuples(shapes: list) -> list[tuple[int, ...]]:
+    return [tuple(s) for s in shapes]
+
+
+@needs_models
+@pytest.mark.parametrize("name", NAMES)
+def test_model_file_lists_the_names_mxnet_lists(name: str) -> None:
+    symbol, expected = _load(name)
+    assert symbol.list_arguments() == expected["list_arguments"]
+    assert symbol.list_outputs() == expected["list_outputs"]
+    assert symbol.list_auxiliary_states() == expected["list_auxiliary_states"]
+
+
+@needs_models
+@pytest.mark.parametrize("name", NAMES)
+def test_model_file_infers_the_shapes_mxnet_infers(name: str) -> None:
+    symbol, expected = _load(name)
+    inputs = {k: tuple(v) for k, v in expected["input_shapes"].items()}
+    arg_shapes, out_shapes, aux_shapes = symbol.infer_shape(**inputs)
+    assert _tuples(arg_shapes) == _tuples(expected["arg_shapes"])
+    assert _tuples(out_shapes) == _tuples(expected["out_shapes"])
+    assert _tuples(aux_shapes) == _tuples(expected["aux_shapes"])
+
+
+@needs_models
+def test_resnet18_trains_one_step_with_a_planned_memory() -> None:
+    symbol, _ = _load("resnet18_v1")
+    inputs = ("data", "softmax_label")
+    req = {n: "null" if n in inputs else "write" for n in symbol.list_arguments()}
+    exe = symbol.simple_bind(nv.cpu(), grad_req=req, data=(2, 3, 224, 224))
+    assert 0 < exe.storage_bytes < exe.storage_naive_bytes
+
+    rng = np.random.default_rng(0)
+    for name, arr in exe.arg_dict.items():
+        if name not in inputs:
+            arr[:] = training.xavier(arr.shape, rng)
+            if name.endswith("_gamma"):
+                arr[:] = np.ones(arr.shape, np.float32)
+    for name, arr in exe.aux_dict.items():
+        arr[:] = np.full(arr.shape, 1.0 if name.endswith("_var") else 0.0, np.float32)
+
+    x = rng.normal(size=(2, 3, 224, 224)).astype(np.float32)
+    label = np.array([3, 997], np.float32)
+    prob = exe.forward(is_train=True, data=x, softmax_label=label)[0].asnumpy()
+    assert prob.shape == (2, 1000)
+    assert np.isfinite(prob).all()
+    assert (prob >= 0).all()
+    np.testing.assert_allclose(prob.sum(axis=1), 1.0, rtol=1e-4)
+
+    exe.backward()
+    for name in (
+        "resnetv10_conv0_weight",
+        "resnetv10_batchnorm0_gamma",
+        "resnetv10_stage4_conv1_weight",
+        "resnetv10_dense0_weight",
+        "resnetv10_dense0_bias",
+    ):
+        grad = exe.grad_dict[name].asnumpy()
+        assert np.isfinite(grad).all(), name
+        assert np.abs(grad).max() > 0, name
+
+
+def test_mlp_training_lowers_the_loss_and_generalises() -> None:
+    x, y = training.cluster_dataset(3000, dim=64, seed=1)
+    x_train, y_train, x_test, y_test = x[:2400], y[:2400], x[2400:], y[2400:]
+    trainer = training.Trainer(training.mlp_symbol((64, 64)), (32, 64), lr=0.05)
+    hist = trainer.fit(x_train, y_train, x_test, y_test, epochs=4, progress=False)
+    assert hist.steps == 4 * (2400 // 32)
+    assert np.mean(hist.losses[-20:]) < 0.5 * hist.losses[0]
+    assert hist.test_accuracy > 0.9
+
+
+def test_lenet_training_lowers_the_loss() -> None:
+    x, y = training.stroke_dataset(640, seed=2)
+    trainer = training.Trainer(training.lenet_symbol(), (32, *x.shape[1:]), lr=0.05)
+    hist = trainer.fit(x[:512], y[:512], x[512:], y[512:], epochs=2, progress=False)
+    assert np.isfinite(hist.losses).all()
+    assert np.mean(hist.losses[-5:]) < 0.8 * np.mean(hist.losses[:5])
