@@ -15,7 +15,18 @@ import nnvmpy as nv
 from nnvmpy.symbol.symbol import NameManager
 
 sym = nv.sym
-MODELS = Path("/work/shared/models")
+# CI clones the repository with shared/ beside it; a developer machine has /work/shared
+MODELS = next(
+    (
+        p
+        for p in (
+            Path(__file__).resolve().parents[1].parent / "shared" / "models",
+            Path("/work/shared/models"),
+        )
+        if p.is_dir()
+    ),
+    Path("/work/shared/models"),
+)
 MODEL_NAMES = ["mlp", "lenet", "resnet18_v1"]
 
 

@@ -18,7 +18,18 @@ from nnvmpy.passes import graph_from_json, graph_to_json
 from nnvmpy.registry import NodeAttrs, Op, register_op
 
 Fn = Callable[..., NodeEntry]
-MODELS = Path("/work/shared/models")
+# CI clones the repository with shared/ beside it; a developer machine has /work/shared
+MODELS = next(
+    (
+        p
+        for p in (
+            Path(__file__).resolve().parents[2].parent / "shared" / "models",
+            Path("/work/shared/models"),
+        )
+        if p.is_dir()
+    ),
+    Path("/work/shared/models"),
+)
 MODEL_NAMES = ["mlp", "lenet", "resnet18_v1"]
 
 
