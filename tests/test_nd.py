@@ -6,11 +6,15 @@ checked to keep the array's storage (the same Chunk), as MXNet's do.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
 import nnvmpy as nv
+from nnvmpy import engine
 from nnvmpy.attrs import FCompute_cpu, FInferShape, FInferType
+from nnvmpy.kernel import storage
 from nnvmpy.registry import Op
 
 nd = nv.nd
@@ -536,3 +540,36 @@ def test_inputs_on_different_devices_is_an_error() -> None:
     with pytest.raises(nv.NNVMError, match="out\\[0\\] is on"):
         nd.relu(a, out=b)
     assert_values(a + a, [0.0, 0.0])
+
+
+@pytest.mark.parametrize("engine_name", sorted(engine.ENGINE_TYPES))
+def test_dropping_an_array_a_pending_op_reads_keeps_its_storage(engine_name: str) -> None:
+    with engine.engine_type(engine_name) as eng:
+        x = nd.array(np.arange(64, dtype=np.float32))
+        gate = threading.Event()
+        seen: list[np.ndarray] = []
+
+        def slow_read(rc: engine.RunContext, data: np.ndarray = x._data) -> None:
+            gate.wait(0 if engine_name == "NaiveEngine" else 5)
+            seen.append(np.array(data, copy=True))
+
+        eng.push_sync(slow_read, x.context, [x._chunk.var], [])
+        del x  # its storage must stay out of the pool until slow_read has run
+        # allocations that would reuse the block if it were freed now (nd.array writes at once)
+        others = [nd.array(np.full(64, 7.0)) for _ in range(8)]
+        gate.set()
+        nd.waitall()
+        np.testing.assert_array_equal(seen[0], np.arange(64, dtype=np.float32))
+        assert all((o.asnumpy() == 7.0).all() for o in others)
+
+
+def test_a_chain_of_temporaries_reuses_one_pooled_block() -> None:
+    with engine.engine_type("NaiveEngine"):
+        y = nd.array([1.0, -2.0, 3.0, -4.0])
+        y = nd.relu(y)
+        before = storage.stats(y.context)
+        for _ in range(50):
+            y = nd.relu(y)
+        after = storage.stats(y.context)
+        assert after.allocations == before.allocations  # each freed temporary is reused
+        assert_values(y, [1.0, 0.0, 3.0, 0.0])

@@ -26,6 +26,7 @@ from .attrs import (
     fstateful_compute,
 )
 from .base import Context, InferError, NNVMError, OpReqType
+from .engine import FnProperty
 from .infer import shape_is_known, shape_str
 from .registry import NodeAttrs, Op
 from .resource import OpContext, Resource, ResourceRequest
@@ -163,7 +164,7 @@ def invoke(
     n_out = op.get_num_outputs(attrs)
     ctx = inputs[0]._ctx if inputs else (out_ctx(out) or Context.default_ctx())
     for i, x in enumerate(inputs):
-        if x._ctx != ctx:
+        if x._ctx is not ctx and x._ctx != ctx:  # `is` first: Context.__eq__ is Python code
             raise NNVMError(f"{op.name}: input {i} is on {x._ctx} but input 0 is on {ctx}")
     shapes, dtypes = infer_outputs(
         attrs, [x.shape for x in inputs], [x.dtype for x in inputs], n_out
@@ -283,7 +284,16 @@ def push_compute(
     def run(run_ctx: Any) -> None:
         compute(first, OpContext(is_train, run_ctx, resources), in_data, req, out_data)
 
-    engine.get_engine().push_sync(run, ctx, const, mutate, name=op.name)
+    # A stateless op on a few CPU elements takes microseconds: a threaded engine may run it
+    # in this thread when its inputs are ready, saving a hand-off to a worker per op.
+    # Stateful ops (CustomOp, OperatorProperty) run user code that may block: never inline.
+    may_inline = state is None and ctx.device_type == "cpu"
+    prop = _INLINE if may_inline and all(d.size <= INLINE_MAX_SIZE for d in out_data) else _NORMAL
+    engine.get_engine().push_sync(run, ctx, const, mutate, name=op.name, prop=prop)
+
+
+INLINE_MAX_SIZE = 4096  # output elements up to which a CPU op is pushed as FnProperty.INLINE
+_NORMAL, _INLINE = FnProperty.NORMAL, FnProperty.INLINE
 
 
 _op_attrs_cache: dict[tuple[Op, str], tuple[int, tuple[Any, Any, Any]]] = {}

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from nnvmpy.base import NNVMError, cpu
-from nnvmpy.engine import Engine, OnComplete, RunContext, Var
+from nnvmpy.engine import Engine, FnProperty, OnComplete, RunContext, Var
 
 CTX = cpu()
 Interval = tuple[float, float]
@@ -239,3 +239,76 @@ def test_run_context_carries_the_push_context(engine: Engine) -> None:
     engine.wait_for_var(v)
     assert seen[0].ctx == cpu(1)
     assert seen[0].stream is None
+
+
+def test_delete_variable_of_an_idle_var_runs_at_once(engine: Engine) -> None:
+    v = engine.new_var()
+    engine.push_sync(lambda rc: None, CTX, [], [v])
+    engine.wait_for_var(v)
+    freed: list[str] = []
+    engine.delete_variable(lambda rc: freed.append(threading.current_thread().name), CTX, v)
+    assert freed == [threading.current_thread().name]  # nothing pending: freed in this thread
+    with pytest.raises(NNVMError, match="deleted"):
+        engine.push_sync(lambda rc: None, CTX, [v], [])
+    with pytest.raises(NNVMError, match="deleted"):
+        engine.delete_variable(lambda rc: None, CTX, v)
+
+
+def test_a_failing_delete_function_is_reported_at_the_next_wait(engine: Engine) -> None:
+    v = engine.new_var()
+
+    def bad_free(rc: RunContext) -> None:
+        raise ValueError("free failed")
+
+    engine.delete_variable(bad_free, CTX, v)
+    with pytest.raises(NNVMError, match="free failed"):
+        engine.wait_for_all()
+    engine.wait_for_all()  # reported once; the engine stays usable
+    w = engine.new_var()
+    engine.push_sync(lambda rc: None, CTX, [], [w])
+    engine.wait_for_var(w)
+
+
+def test_inline_push_with_free_vars_runs_in_the_pushing_thread(engine: Engine) -> None:
+    v = engine.new_var()
+    ran: list[str] = []
+    engine.push_sync(
+        lambda rc: ran.append(threading.current_thread().name),
+        CTX,
+        [],
+        [v],
+        prop=FnProperty.INLINE,
+    )
+    assert ran == [threading.current_thread().name]
+    engine.wait_for_var(v)
+    assert v.version == 1
+
+
+def test_inline_push_behind_a_pending_write_waits_its_turn(threaded_engine: Engine) -> None:
+    engine = threaded_engine
+    v, out = engine.new_var(), engine.new_var()
+    gate = threading.Event()
+    events: list[str] = []
+
+    def slow_write(rc: RunContext) -> None:
+        gate.wait(5)
+        events.append("write")
+
+    engine.push_sync(slow_write, CTX, [], [v])
+    engine.push_sync(lambda rc: events.append("read"), CTX, [v], [out], prop=FnProperty.INLINE)
+    assert events == []  # queued behind the writer: the push returned without running it
+    gate.set()
+    engine.wait_for_var(out)
+    assert events == ["write", "read"]
+
+
+def test_inline_push_failure_is_stored_like_any_other(engine: Engine) -> None:
+    v, w = engine.new_var(), engine.new_var()
+
+    def bad(rc: RunContext) -> None:
+        raise ValueError("inline said no")
+
+    engine.push_sync(bad, CTX, [], [v], prop=FnProperty.INLINE, name="tiny")
+    engine.push_sync(lambda rc: None, CTX, [v], [w], prop=FnProperty.INLINE)  # skipped
+    with pytest.raises(NNVMError, match="tiny"):
+        engine.wait_for_var(w)

@@ -40,10 +40,7 @@ def cases(keep: Any = None) -> Any:
 by_case = cases()
 
 # (test, case id) -> the bug, until it is fixed; strict, so a fix shows up as XPASS(strict)
-KNOWN_BUGS = {
-    ("req=add", "Cast-to_int32"): "kernel/cpu.py _add_loop does out[i] += f(...) in float and "
-    "truncates the sum; MXNet converts f(...) to the output dtype first, then adds",
-}
+KNOWN_BUGS: dict[tuple[str, str], str] = {}
 
 
 def known_bug(request: pytest.FixtureRequest, test: str, case: OpCase) -> None:

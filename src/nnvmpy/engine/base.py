@@ -60,6 +60,10 @@ class FnProperty(enum.Enum):
     COPY_FROM_GPU = "copy_from_gpu"
     DELETE_VAR = "delete_var"  # delete_variable: runs even when the variable holds a failure
     NO_SKIP = "no_skip"  # runs even when one of its variables holds a failure
+    # Short and never blocking: when its variables are free at push time, a threaded engine
+    # may run it at once in the pushing thread instead of handing it to a worker (a
+    # dependent chain of tiny imperative ops then costs no thread hand-off per op).
+    INLINE = "inline"
 
 
 _NEVER_SKIPPED = (FnProperty.DELETE_VAR, FnProperty.NO_SKIP)
@@ -188,10 +192,32 @@ class Engine(abc.ABC):
 
     def delete_variable(self, fn: SyncFn, ctx: Context, var: Var) -> None:
         """PushDelete: ``fn(run_ctx)`` runs after every pending use of ``var``; from now on
-        using ``var`` raises NNVMError."""
-        opr = Opr(fn, (), (var,), f"delete_variable({var!r})", False, FnProperty.DELETE_VAR)
-        self._push(opr, ctx, 0)
-        var.dead = True
+        using ``var`` raises NNVMError.
+
+        When no push is pending or running on ``var``, ``fn`` runs at once in the calling
+        thread (freeing a temporary must not cost an engine push per op).
+        """
+        if not self._claim_idle(var):
+            opr = Opr(fn, (), (var,), f"delete_variable({var!r})", False, FnProperty.DELETE_VAR)
+            self._push(opr, ctx, 0)
+            var.dead = True
+            return
+        try:
+            fn(RunContext(ctx))
+        except BaseException as e:  # stored as if a pushed DELETE_VAR function raised
+            cell = ExcCell(e, f"delete_variable({var!r})")
+            var.exc = cell
+            self._add_error(cell)
+        var.version += 1
+
+    def _claim_idle(self, var: Var) -> bool:
+        """Mark ``var`` dead and return True if no push is pending or running on it;
+        otherwise (or if it is dead already) change nothing and return False."""
+        return False
+
+    @abc.abstractmethod
+    def _add_error(self, cell: ExcCell) -> None:
+        """Record a fresh failure for the next ``wait_for_all``."""
 
     @abc.abstractmethod
     def _push(self, opr: Opr, ctx: Context, priority: int) -> None:

@@ -42,7 +42,12 @@ class NaiveEngine(Engine):
     def _push(self, opr: Opr, ctx: Context, priority: int) -> None:
         # Everything reported so far was reported before this push: number reports and
         # pushes alike (0), so reported failures never count here.
-        cell = pending_error(opr.all_vars, 0) if opr.skippable else None
+        cell = None
+        if opr.skippable:
+            for v in opr.all_vars:
+                if v.exc is not None:  # rarely: then look for a failure that counts
+                    cell = pending_error(opr.all_vars, 0)
+                    break
         if cell is None:
             exc = self._run(opr, RunContext(ctx))
             if exc is not None:
@@ -52,6 +57,13 @@ class NaiveEngine(Engine):
             if cell is not None:
                 v.exc = cell
             v.version += 1
+
+    def _claim_idle(self, var: Var) -> bool:
+        # Every push has finished when it returns: nothing is ever pending on a variable.
+        if var.dead:
+            return False  # the push path raises the error
+        var.dead = True
+        return True
 
     def _run(self, opr: Opr, rctx: RunContext) -> BaseException | None:
         """Run the function to completion; the failure it reports, if any."""

@@ -9,7 +9,9 @@ variable has granted goes to its pool's ready queue (``_schedule``) and wakes on
 worker. A worker runs it (``_execute``) and ``_complete`` releases its variables, which
 may grant and schedule the blocks queued behind it; under that same lock acquisition the
 worker takes its pool's next ready block, and wakes no sleeping worker for it, so a chain
-of dependent pushes runs on one thread without a wake-up per push.
+of dependent pushes runs on one thread without a wake-up per push. A block of an
+``FnProperty.INLINE`` function that every variable grants at push time skips the pool: the
+pushing thread runs it before ``_push`` returns (MXNet runs its kAsync functions the same way).
 
 Waiting: ``wait_for_var`` queues a waiter block as a writer of the variable, so it is
 granted once every earlier use has finished. A waiting engine worker does not block its
@@ -228,10 +230,16 @@ class ThreadedEngine(Engine):
             self._pending += 1
             if n:
                 blk.wait = n
-            else:
+                return
+            if opr.prop is not FnProperty.INLINE:
                 self._schedule(blk)
+                return
         finally:
             lock.release()
+        # Granted at once and marked INLINE: run it here, as a worker would.
+        if stack is None:
+            stack = _tls.stack = []
+        self._execute(blk, stack)
 
     def _push_nested(self, blk: OprBlock, parent: OprBlock) -> None:
         """A push from inside the running ``parent``: part of it (see var.py, nested pushes)."""
@@ -417,6 +425,13 @@ class ThreadedEngine(Engine):
             if not parent.finished:
                 return
             parent = parent.parent
+
+    def _claim_idle(self, var: Var) -> bool:
+        with self._lock:
+            if var.dead or not var.idle():
+                return False
+            var.dead = True
+            return True
 
     def _add_error(self, cell: ExcCell) -> None:
         with self._lock:

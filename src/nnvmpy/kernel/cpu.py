@@ -39,7 +39,7 @@ from .elementwise import ElementwiseKernel
 # more than the work (a few µs).
 SERIAL_CUTOFF = 1 << 15
 # Bump when the loop templates change meaning (it is part of the disk-cache key).
-_TEMPLATE_VERSION = "1"
+_TEMPLATE_VERSION = "2"
 
 NATIVE_DTYPES = frozenset(
     np.dtype(t) for t in (np.float32, np.float64, np.int8, np.int32, np.int64, np.uint8)
@@ -61,6 +61,11 @@ def _gather(args: tuple[Any, ...], i: int) -> tuple[Any, ...]:
     return tuple(_at(a, i) for a in args)
 
 
+def _cast(out: Any, v: Any) -> Any:
+    """v converted to out's dtype (the Python body documents the overload)."""
+    return out.dtype.type(v)
+
+
 @overload(_at)
 def _at_impl(a, i):  # numba: same names, no hints
     if isinstance(a, types.Array):
@@ -74,6 +79,12 @@ def _gather_impl(args, i):
         return lambda args, i: ()
     # Recursion on the tuple's type: each shorter tuple is its own specialisation.
     return lambda args, i: (_at(args[0], i),) + _gather(args[1:], i)  # noqa: RUF005
+
+
+@overload(_cast)
+def _cast_impl(out, v):
+    dtype = out.dtype
+    return lambda out, v: dtype(v)
 
 
 def _write_loop(f: Any) -> Any:
@@ -90,14 +101,16 @@ def _write_loop(f: Any) -> Any:
 
 
 def _add_loop(f: Any) -> Any:
-    def loop(out: Any, *args: Any) -> None:  # out[i] += f(...)
+    # MXNet's KERNEL_ASSIGN converts f(...) to out's dtype before adding: adding in float
+    # first would make an int32 `out += 2.7` add 2.7 and truncate the sum, not add 2
+    def loop(out: Any, *args: Any) -> None:  # out[i] += DType(f(...))
         n = out.size
         if n < SERIAL_CUTOFF:
             for i in range(n):
-                out[i] += f(*_gather(args, i))
+                out[i] += _cast(out, f(*_gather(args, i)))
         else:
             for i in prange(n):
-                out[i] += f(*_gather(args, i))
+                out[i] += _cast(out, f(*_gather(args, i)))
 
     return loop
 
@@ -247,10 +260,48 @@ def _ok(a: np.ndarray, shape: tuple[int, ...]) -> bool:
     return a.shape == shape and a.flags.c_contiguous and a.dtype in NATIVE_DTYPES
 
 
+_VARIANT_KEYS = {"write": ("cpu", "write"), "add": ("cpu", "add")}
+
+
 def launch(
     kernel: ElementwiseKernel, dev: Context, ctx: Any, out: Any, mode: str, args: tuple[Any, ...]
 ) -> None:
     """out[i] (+)= f(args[i]...) on the CPU; see ElementwiseKernel.launch."""
+    # The hot path: plain C-contiguous arrays of native dtypes and Python numbers, which
+    # is every launch from nd and the executor. Anything else takes _launch_checked,
+    # which also words the errors. 1-d arrays go to the loop as they are (no reshape).
+    if type(out) is np.ndarray and out.dtype in NATIVE_DTYPES:
+        flags = out.flags
+        if flags.c_contiguous and flags.writeable:
+            shape = out.shape
+            flat = [out if len(shape) == 1 else out.reshape(-1)]
+            for a in args:
+                kind = type(a)
+                if kind is float or kind is int:
+                    flat.append(a)
+                elif (
+                    kind is np.ndarray
+                    and a.shape == shape
+                    and a.dtype in NATIVE_DTYPES
+                    and a.flags.c_contiguous
+                ):
+                    flat.append(a if len(shape) == 1 else a.reshape(-1))
+                else:
+                    break
+            else:
+                if out.size:
+                    key = _VARIANT_KEYS[mode]
+                    loop = kernel._variants.get(key) or kernel.variant(
+                        key, lambda: build_loop(kernel, mode)
+                    )
+                    loop(*flat)
+                return
+    _launch_checked(kernel, out, mode, args)
+
+
+def _launch_checked(kernel: ElementwiseKernel, out: Any, mode: str, args: tuple[Any, ...]) -> None:
+    """launch() for arguments off its fast path: subclasses, float16, scalars of NumPy
+    types, and the errors."""
     name = kernel.name
     if not isinstance(out, np.ndarray):
         raise _bad_array(name, "out", out, ())
@@ -262,7 +313,7 @@ def launch(
     flat: list[Any] = []
     for i, a in enumerate(args):
         kind = type(a)
-        if kind is float or kind is int:  # the common cases first: this path is hot
+        if kind is float or kind is int:
             flat.append(a)
         elif kind is np.ndarray and _ok(a, shape):
             flat.append(a.reshape(-1))

@@ -117,27 +117,34 @@ def launch_config(kernel_name: str, ctx: Any, n: int) -> tuple[int, int, Any, An
 _LOOP_TEMPLATE = """
 def loop(out, {params}):
     for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        out[i] {assign} f({items})
+        out[i] {assign} {value}
 """
 
 
-def make_loop(f: Any, mode: str, pattern: str) -> Any:
-    """The Python loop for `pattern` ('A' array, 'S' scalar per argument), not yet jitted."""
+def make_loop(f: Any, mode: str, pattern: str, cast: Any = None) -> Any:
+    """The Python loop for `pattern` ('A' array, 'S' scalar per argument), not yet jitted.
+
+    With `cast` (a NumPy scalar type) an add loop converts f(...) to it before adding, as
+    MXNet's KERNEL_ASSIGN does: an int32 `out += 2.7` adds 2, not 2.7 then truncates.
+    """
     names = [f"a{k}" for k in range(len(pattern))]
     items = [f"{n}[i]" if kind == "A" else n for n, kind in zip(names, pattern, strict=True)]
+    value = f"f({', '.join(items)})"
+    if mode == "add" and cast is not None:
+        value = f"cast({value})"
     source = _LOOP_TEMPLATE.format(
-        params=", ".join(names), assign="+=" if mode == "add" else "=", items=", ".join(items)
+        params=", ".join(names), assign="+=" if mode == "add" else "=", value=value
     )
-    namespace = {"cuda": cuda, "f": f}
+    namespace = {"cuda": cuda, "f": f, "cast": cast}
     exec(compile(source, f"<nnvmpy.kernel.cuda loop {mode} {pattern}>", "exec"), namespace)
     return namespace["loop"]
 
 
-def build_loop(kernel: ElementwiseKernel, mode: str, pattern: str) -> Any:
+def build_loop(kernel: ElementwiseKernel, mode: str, pattern: str, cast: Any = None) -> Any:
     """The numba.cuda dispatcher for one variant; compiles per dtype signature on launch."""
     get_cuda(kernel.name)
     device_fn = kernel.variant(("gpu", "device_fn"), lambda: cuda.jit(device=True)(kernel.py_func))
-    return cuda.jit(make_loop(device_fn, mode, pattern))
+    return cuda.jit(make_loop(device_fn, mode, pattern, cast))
 
 
 # ---------------------------------------------------------------- launch
@@ -195,9 +202,13 @@ def launch(
     n = out_flat.size
     if n == 0:
         return
-    key = ("gpu", mode, pattern)
+    key: tuple[str, ...] = ("gpu", mode, pattern)
+    cast = None
+    if mode == "add" and out_flat.dtype != _HALF:  # float16 adds in its own precision
+        cast = out_flat.dtype.type
+        key += (out_flat.dtype.str,)
     loop = kernel._variants.get(key) or kernel.variant(
-        key, lambda: build_loop(kernel, mode, pattern)
+        key, lambda: build_loop(kernel, mode, pattern, cast)
     )
     blocks, threads, stream, device = launch_config(name, ctx if ctx is not None else dev, n)
     with device:

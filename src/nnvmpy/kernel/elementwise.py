@@ -137,7 +137,10 @@ class ElementwiseKernel:
             NNVMError: bad req, unsupported dtype, shape mismatch, non-contiguous or
                 mixed-device arrays; the message names the kernel and the argument.
         """
-        mode = req_mode(self.name, req)
+        try:
+            mode = _REQ_MODES[req]
+        except (KeyError, TypeError):  # an int or a spelling not in the table: parse it
+            mode = req_mode(self.name, req)
         if mode is None:
             return
         dev = launch_context(self.name, ctx, out)
