@@ -40,6 +40,8 @@ def param_parameters(op: Op) -> list[inspect.Parameter]:
     params = []
     for name, fld in op.param_cls.field_specs().items():
         default = _REQUIRED if fld.required else fld.default
+        if name == op.key_var_num_args:
+            default = None  # counted from the positional inputs when not given
         params.append(P(name, P.KEYWORD_ONLY, default=default))
     return params
 
