@@ -4,6 +4,14 @@ Importing this package compiles nothing and does not import numba; every kernel 
 compiled on its first launch (see elementwise.py, cpu.py, cuda.py).
 """
 
+import numpy as _np
+
+# numba-cuda 0.30 still calls np.row_stack, which NumPy 2.5 removed (seen on the lent GPU
+# machines' image): every cuda.jit compile failed there. The alias is what NumPy's own
+# deprecation pointed to; it is only added when missing.
+if not hasattr(_np, "row_stack"):
+    setattr(_np, "row_stack", _np.vstack)  # noqa: B010 - a name ruff would "fix" away
+
 from . import storage
 from .elementwise import ElementwiseKernel, elementwise
 from .handwritten import CPUKernel, CUDAKernel, cpu_kernel, cuda_kernel
