@@ -22,6 +22,7 @@ helper that the scalar function calls from *another* file is not noticed.
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 import types as pytypes
 from typing import Any
@@ -151,6 +152,10 @@ def configure_threading_layer() -> None:
                 check_threading_layer("workqueue")
         else:
             numba.config.THREADING_LAYER = layer  # type: ignore[attr-defined]
+            # Each engine worker that launches a parallel kernel gets its own OpenMP team;
+            # with GNU OpenMP's default (spinning) wait policy the idle teams burn the cores
+            # the running one needs: 10M-element relu took 8 ms instead of 2.3 ms on 2 cores.
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         _layer_checked = True
 
 
