@@ -1,0 +1,220 @@
+"""CPU Convolution: GEMMs on NumPy's BLAS, chunk by chunk of images, in the temp space.
+
+Which algorithm runs:
+
+    depthwise (num_group == C)          direct numba loops (_im2col._dw_*)
+    1x1, stride 1, no padding           y[n] = W @ x[n], no copy at all (np.matmul)
+    stride 1, not much padding waste    shifted GEMMs over the padded input (_conv_shift.py)
+    everything else                     im2col + GEMM, below
+
+im2col forward, for each chunk of nb images and each group g:
+
+    col            = im2col(x[chunk, channels of g])            (cg*kh*kw, nb*Ho*Wo)
+    y[chunk, g]    = W_g (Fg, cg*kh*kw) @ col  (+ bias)         scattered back to NCHW
+
+Backward, with dY_g the chunk's output gradients as an (Fg, nb*Ho*Wo) matrix:
+
+    dW_g += dY_g @ col^T          dcol = W_g^T @ dY_g  -> col2im -> dX     db = sum_{n,h,w} dY
+
+The chunk size keeps the scratch memory under the `workspace` parameter (MB, capped by
+MAX_WORKSPACE_BYTES) and the GEMM wide enough for BLAS to run near its peak.
+
+Imported on the first CPU launch (it imports numba through _im2col).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...base import OpReqType
+from . import _conv_shift
+from . import _im2col as k
+from ._geometry import Window
+
+#: scratch memory cap in bytes, whatever `workspace` allows (MXNet's default is 1024 MB).
+MAX_WORKSPACE_BYTES = 64 << 20
+#: a chunk takes whole images until its GEMM has about this many columns.
+TARGET_COLUMNS = 2048
+
+_NULL, _ADD = OpReqType.kNullOp, OpReqType.kAddTo
+
+
+@dataclass(frozen=True)
+class ConvShape:
+    """The sizes of one 2-D convolution (1-D ones arrive as H = 1)."""
+
+    n: int
+    c: int
+    h: int
+    w: int
+    f: int
+    groups: int
+    win: Window
+    workspace_mb: int
+
+    @property
+    def cg(self) -> int:
+        return self.c // self.groups
+
+    @property
+    def fg(self) -> int:
+        return self.f // self.groups
+
+    @property
+    def rows(self) -> int:
+        """Rows of one group's column matrix: cg * kh * kw."""
+        return self.cg * self.win.kh * self.win.kw
+
+    @property
+    def hw(self) -> int:
+        return self.win.ho * self.win.wo
+
+    @property
+    def depthwise(self) -> bool:
+        return self.groups == self.c and self.groups > 1
+
+    @property
+    def pointwise(self) -> bool:
+        """1x1, stride 1, no padding, one group: the input already is the column matrix."""
+        win = self.win
+        return self.groups == 1 and (win.kh, win.kw, win.sh, win.sw, win.ph, win.pw) == (
+            1,
+            1,
+            1,
+            1,
+            0,
+            0,
+        )
+
+    def chunk(self, itemsize: int, per_column: int) -> int:
+        """Images per chunk: scratch of per_column values per GEMM column fits the budget."""
+        budget = min(self.workspace_mb << 20, MAX_WORKSPACE_BYTES)
+        by_memory = budget // max(1, per_column * self.hw * itemsize)
+        by_width = TARGET_COLUMNS // max(1, self.hw)
+        return max(1, min(self.n, by_memory, by_width))
+
+
+def _bias_or_dummy(bias: Any, dtype: Any) -> tuple[Any, bool]:
+    # the kernels take an array either way, so one compiled signature serves both cases
+    return (bias, True) if bias is not None else (np.zeros(1, dtype), False)
+
+
+def forward(s: ConvShape, x: Any, w: Any, bias: Any, out: Any, req: OpReqType, res: Any) -> None:
+    """out (=|+=) conv(x, w) + bias, x (N, C, H, W) and out (N, F, Ho, Wo) contiguous."""
+    if req == _NULL:
+        return
+    add = req == _ADD
+    beta, has_bias = _bias_or_dummy(bias, x.dtype)
+    if s.depthwise:
+        k._dw_forward(x, w, beta, out, has_bias, add, *s.win.args())
+        return
+    if not s.pointwise and _conv_shift.supported(s, x.dtype):
+        _conv_shift.forward(s, x, w, beta, has_bias, out, add, res)
+        return
+    out3 = out.reshape(s.n, s.f, s.hw)
+    w2 = w.reshape(s.f, s.rows)
+    if s.pointwise and not add:
+        np.matmul(w2, x.reshape(s.n, s.c, s.hw), out=out3)
+        if has_bias:
+            k._add_bias(out3, beta, 0, s.n)
+        return
+    nb = s.chunk(x.itemsize, s.rows + s.fg)
+    space = res.get_space(((s.rows + s.fg) * nb * s.hw,), x.dtype)
+    for n0 in range(0, s.n, nb):
+        m = min(nb, s.n - n0)
+        cols = m * s.hw
+        col = space[: s.rows * cols].reshape(s.rows, cols)
+        tmp = space[s.rows * cols : (s.rows + s.fg) * cols].reshape(s.fg, cols)
+        direct = m == 1 and not add  # one image: the GEMM writes straight into out
+        for g in range(s.groups):
+            k._im2col(x, col, n0, m, g * s.cg, s.cg, *s.win.args())
+            wg = w2[g * s.fg : (g + 1) * s.fg]
+            if direct:
+                np.matmul(wg, col, out=out3[n0, g * s.fg : (g + 1) * s.fg])
+            else:
+                np.matmul(wg, col, out=tmp)
+                k._scatter(tmp, out3, beta, n0, m, g * s.fg, s.fg, has_bias, add)
+        if direct and has_bias:
+            k._add_bias(out3, beta, n0, 1)
+
+
+def backward(
+    s: ConvShape,
+    dy: Any,
+    x: Any,
+    w: Any,
+    grads: list[Any],
+    reqs: list[OpReqType],
+    res: Any,
+) -> None:
+    """grads = [dx, dw, db or None] written per reqs from dy (N, F, Ho, Wo)."""
+    dx, dw, db = [*grads, None][:3]
+    req_x, req_w = reqs[0], reqs[1]
+    req_b = reqs[2] if len(reqs) > 2 else _NULL
+    dy3 = dy.reshape(s.n, s.f, s.hw)
+    if db is not None and req_b != _NULL:
+        total = dy3.sum(axis=(0, 2), dtype=np.float64).astype(db.dtype)
+        if req_b == _ADD:
+            db += total
+        else:
+            db[...] = total
+    if s.depthwise:
+        args = s.win.args()
+        if req_x != _NULL:
+            k._dw_backward_data(dy, w, dx, req_x == _ADD, *args)
+        if req_w != _NULL:
+            k._dw_backward_weight(dy, x, dw, req_w == _ADD, *args)
+        return
+    w2 = w.reshape(s.f, s.rows)
+    if s.pointwise and req_x not in (_NULL, _ADD):
+        np.matmul(w2.T, dy3, out=dx.reshape(s.n, s.c, s.hw))
+        req_x = _NULL
+    if req_x == _NULL and req_w == _NULL:
+        return
+    if _conv_shift.supported(s, x.dtype):
+        _conv_shift.backward(s, dy, x, w, dx, dw, req_x, req_w, res)
+        return
+    _backward_chunks(s, dy3, x, w2, dx, dw, req_x, req_w, res)
+
+
+def _backward_chunks(
+    s: ConvShape,
+    dy3: Any,
+    x: Any,
+    w2: Any,
+    dx: Any,
+    dw: Any,
+    req_x: OpReqType,
+    req_w: OpReqType,
+    res: Any,
+) -> None:
+    nb = s.chunk(x.itemsize, s.rows + s.fg)
+    space = res.get_space(((s.rows + s.fg) * nb * s.hw + s.fg * s.rows,), x.dtype)
+    dw2 = dw.reshape(s.f, s.rows) if req_w != _NULL else None
+    tmp_w = space[: s.fg * s.rows].reshape(s.fg, s.rows)
+    rest = space[s.fg * s.rows :]
+    win = s.win.args()
+    for n0 in range(0, s.n, nb):
+        m = min(nb, s.n - n0)
+        cols = m * s.hw
+        col = rest[: s.rows * cols].reshape(s.rows, cols)
+        for g in range(s.groups):
+            fs = slice(g * s.fg, (g + 1) * s.fg)
+            if m == 1:
+                dyt = dy3[n0, fs]
+            else:
+                dyt = rest[s.rows * cols : (s.rows + s.fg) * cols].reshape(s.fg, cols)
+                k._gather_rows(dy3, dyt, n0, m, g * s.fg, s.fg)
+            if dw2 is not None:
+                k._im2col(x, col, n0, m, g * s.cg, s.cg, *win)
+                if n0 == 0 and req_w != _ADD:
+                    np.matmul(dyt, col.T, out=dw2[fs])
+                else:
+                    np.matmul(dyt, col.T, out=tmp_w)
+                    dw2[fs] += tmp_w
+            if req_x != _NULL:
+                np.matmul(w2[fs].T, dyt, out=col)  # dcol reuses the column buffer
+                k._col2im(col, dx, n0, m, g * s.cg, s.cg, *win, req_x == _ADD)
