@@ -233,6 +233,10 @@ def copy(src: Any, dst: Any, stream: Any = None) -> None:
         d = _contiguous(as_device_array("storage.copy", "dst", dst))
         if kinds[0] == "cpu":
             src = np.ascontiguousarray(src)
+            if 0 in src.strides and src.size > 1:
+                # NumPy calls size-1 axes with stride 0 contiguous; numba treats them as
+                # broadcast and refuses the copy, so give it real strides
+                src = src.copy()
         else:
             src = _contiguous(as_device_array("storage.copy", "src", src))
         d.copy_to_device(src, **args)
