@@ -11,30 +11,42 @@ from .node import Node, NodeEntry
 GradientFn = Callable[[Node, list[NodeEntry]], list[NodeEntry]]
 
 
-def make_node(op_name: str, name: str, inputs: list[NodeEntry],
-              attrs_dict: Mapping[str, Any] | None = None,
-              control_deps: list[Node] | None = None) -> Node:
+def make_node(
+    op_name: str,
+    name: str,
+    inputs: list[NodeEntry],
+    attrs_dict: Mapping[str, Any] | None = None,
+    control_deps: list[Node] | None = None,
+) -> Node:
     """A new node applying op `op_name` to `inputs`, with parsed attributes."""
     op = Op.get(op_name)
     return Node(op.parse_attrs(attrs_dict or {}, name), inputs, control_deps)
 
 
-def make_grad_node(op_name: str, node: Node, heads: list[NodeEntry],
-                   attrs_dict: Mapping[str, Any] | None = None) -> list[NodeEntry]:
+def make_grad_node(
+    op_name: str, node: Node, heads: list[NodeEntry], attrs_dict: Mapping[str, Any] | None = None
+) -> list[NodeEntry]:
     """The backward node of `node` (named '<node>_backward'); one entry per output.
 
     The forward node is kept as control dependency 0, which is how TIsBackward ops find
     the shapes and types of the forward inputs they produce gradients for.
     """
-    grad = make_node(op_name, f"{node.name}_backward", heads,
-                     node.attrs.dict if attrs_dict is None else attrs_dict, [node])
+    grad = make_node(
+        op_name,
+        f"{node.name}_backward",
+        heads,
+        node.attrs.dict if attrs_dict is None else attrs_dict,
+        [node],
+    )
     return [NodeEntry(grad, i) for i in range(grad.num_outputs())]
 
 
 def make_zero_grad_nodes(node: Node, ograds: list[NodeEntry]) -> list[NodeEntry]:
     """Zero gradients for every input (for ops whose output does not depend on them)."""
-    return [NodeEntry(make_node("zeros_like", f"{node.name}_in{i}_zero_grad", [e]), 0)
-            for i, e in enumerate(node.inputs)]
+    return [
+        NodeEntry(make_node("zeros_like", f"{node.name}_in{i}_zero_grad", [e]), 0)
+        for i, e in enumerate(node.inputs)
+    ]
 
 
 def ElemwiseGradUseIn(op_name: str) -> GradientFn:  # MXNet's name

@@ -17,8 +17,12 @@ class Node:
 
     __slots__ = ("__weakref__", "attrs", "control_deps", "info", "inputs")
 
-    def __init__(self, attrs: NodeAttrs, inputs: list[NodeEntry] | None = None,
-                 control_deps: list[Node] | None = None) -> None:
+    def __init__(
+        self,
+        attrs: NodeAttrs,
+        inputs: list[NodeEntry] | None = None,
+        control_deps: list[Node] | None = None,
+    ) -> None:
         self.attrs = attrs
         self.inputs: list[NodeEntry] = list(inputs or [])
         self.control_deps: list[Node] = list(control_deps or [])
@@ -61,8 +65,12 @@ class NodeEntry:
         self.version = version
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, NodeEntry) and other.node is self.node
-                and other.index == self.index and other.version == self.version)
+        return (
+            isinstance(other, NodeEntry)
+            and other.node is self.node
+            and other.index == self.index
+            and other.version == self.version
+        )
 
     def __hash__(self) -> int:
         return hash((id(self.node), self.index, self.version))
