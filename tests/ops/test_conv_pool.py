@@ -344,6 +344,7 @@ def test_stride1_paths_match_reference(
     from nnvmpy.ops.nn import _conv_shift
 
     monkeypatch.setattr(_conv_shift, "MAX_PADDED_RATIO", 100.0 if path == "shift" else 0.0)
+    monkeypatch.setattr(_conv_shift, "MIN_CHANNELS", 1)
     calls = []
     real = _conv_shift.forward
     monkeypatch.setattr(_conv_shift, "forward", lambda *a: calls.append(1) or real(*a))

@@ -109,8 +109,13 @@ class ElementwiseKernel:
     in tests and for computing a reference value.
     """
 
-    def __init__(self, py_func: Callable[..., Any]) -> None:
+    def __init__(
+        self, py_func: Callable[..., Any], numpy_impl: Callable[..., Any] | None = None
+    ) -> None:
         self.py_func = py_func
+        # f(x, out=...) computing the same thing with NumPy's SIMD loops: numba calls libm
+        # once per element for tanh/exp/log/sin (tanh on 737k float32: 6.6 ms vs 0.3 ms)
+        self.numpy_impl = numpy_impl
         self.name: str = getattr(py_func, "__name__", "kernel")
         functools.update_wrapper(self, py_func)
         # (device, mode) on cpu; (device, mode, which args are arrays) on gpu
@@ -145,6 +150,12 @@ class ElementwiseKernel:
             return
         dev = launch_context(self.name, ctx, out)
         device_type = "gpu" if dev.device_type == "gpu" else "cpu"
+        if device_type == "cpu" and self.numpy_impl is not None and _numpy_ok(out, args):
+            if mode == "add":
+                out += self.numpy_impl(args[0], out=np.empty_like(out))
+            else:
+                self.numpy_impl(args[0], out=out)
+            return
         launch = _launchers.get(device_type) or _launcher(device_type)
         launch(self, dev, ctx, out, mode, args)
 
@@ -168,6 +179,31 @@ class ElementwiseKernel:
         ]
 
 
-def elementwise(py_func: Callable[..., Any]) -> ElementwiseKernel:
-    """Decorator: make a scalar Python function an ElementwiseKernel (compiled lazily)."""
-    return ElementwiseKernel(py_func)
+def elementwise(
+    py_func: Callable[..., Any] | None = None, *, numpy_impl: Callable[..., Any] | None = None
+) -> Any:
+    """Decorator: make a scalar Python function an ElementwiseKernel (compiled lazily).
+
+    `@elementwise(numpy_impl=np.tanh)` adds a NumPy function f(x, out=...) used on CPU
+    for one float array of out's dtype, where NumPy's vectorised math is much faster.
+    """
+    if py_func is None:
+        return lambda fn: ElementwiseKernel(fn, numpy_impl)
+    return ElementwiseKernel(py_func, numpy_impl)
+
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _numpy_ok(out: Any, args: tuple[Any, ...]) -> bool:
+    """One plain float array argument shaped and typed like a NumPy `out`."""
+    if len(args) != 1:
+        return False
+    x = args[0]
+    return (
+        type(x) is np.ndarray
+        and type(out) is np.ndarray
+        and x.dtype == out.dtype
+        and out.dtype in _FLOATS
+        and x.shape == out.shape
+    )

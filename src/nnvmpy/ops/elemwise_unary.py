@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .. import kernel
 from ..graph.grad import (
     ElemwiseGradUseIn,
@@ -18,6 +20,14 @@ from ..graph.grad import (
 from ._family import register_backward, register_unary
 
 elementwise = kernel.elementwise
+
+
+def _np_sigmoid(x: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """1 / (1 + e^-x) with NumPy's vectorised exp (out may be x)."""
+    np.negative(x, out=out)
+    np.exp(out, out=out)
+    out += 1
+    return np.reciprocal(out, out=out)
 
 
 @elementwise
@@ -35,7 +45,7 @@ def _relu_grad(dy, y):  # dx = dy * (y > 0)
     return dy if y > 0 else dy * 0
 
 
-@elementwise
+@elementwise(numpy_impl=_np_sigmoid)
 def _sigmoid(x):
     return 1.0 / (1.0 + math.exp(-x))
 
@@ -45,7 +55,7 @@ def _sigmoid_grad(dy, y):  # dx = dy * y * (1 - y)
     return dy * y * (1 - y)
 
 
-@elementwise
+@elementwise(numpy_impl=np.tanh)
 def _tanh(x):
     return math.tanh(x)
 
@@ -55,7 +65,7 @@ def _tanh_grad(dy, y):  # dx = dy * (1 - y^2)
     return dy * (1 - y * y)
 
 
-@elementwise
+@elementwise(numpy_impl=np.exp)
 def _exp(x):
     return math.exp(x)
 
@@ -65,7 +75,7 @@ def _mul(dy, y):  # exp: dx = dy * y
     return dy * y
 
 
-@elementwise
+@elementwise(numpy_impl=np.log)
 def _log(x):
     return math.log(x)
 
@@ -135,7 +145,7 @@ def _reciprocal_grad(dy, x):  # d(1/x) = -1/x^2
     return -dy / (x * x)
 
 
-@elementwise
+@elementwise(numpy_impl=np.sin)
 def _sin(x):
     return math.sin(x)
 
@@ -145,7 +155,7 @@ def _sin_grad(dy, x):
     return dy * math.cos(x)
 
 
-@elementwise
+@elementwise(numpy_impl=np.cos)
 def _cos(x):
     return math.cos(x)
 
@@ -155,7 +165,7 @@ def _cos_grad(dy, x):
     return -dy * math.sin(x)
 
 
-@elementwise
+@elementwise(numpy_impl=np.log1p)
 def _log1p(x):
     return math.log1p(x)
 
@@ -165,7 +175,7 @@ def _log1p_grad(dy, x):  # dx = dy / (1 + x)
     return dy / (1 + x)
 
 
-@elementwise
+@elementwise(numpy_impl=np.expm1)
 def _expm1(x):
     return math.expm1(x)
 

@@ -17,6 +17,7 @@ padded input in place, through cblas with a leading dimension and beta (_blas.py
 
 from __future__ import annotations
 
+
 from typing import Any
 
 import numpy as np
@@ -60,12 +61,18 @@ def _chunk(s: Any, itemsize: int, per_image_rows: int) -> int:
 MAX_PADDED_RATIO = 1.4
 
 
+# Each tap is a GEMM with inner dimension cg; with few input channels those GEMMs are
+# too skinny and one im2col GEMM (inner dimension cg*kh*kw) wins (LeNet's 1 and 20).
+MIN_CHANNELS = 32
+
+
 def supported(s: Any, dtype: Any) -> bool:
     """Stride 1, a cblas gemm for this dtype, and not much of the padded layout wasted."""
     plane = (s.h + 2 * s.win.ph) * (s.w + 2 * s.win.pw)
     return (
         s.win.sh == 1
         and s.win.sw == 1
+        and s.cg >= MIN_CHANNELS
         and plane <= MAX_PADDED_RATIO * s.hw
         and _blas.available(dtype)
     )
