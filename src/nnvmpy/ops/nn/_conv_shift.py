@@ -17,7 +17,6 @@ padded input in place, through cblas with a leading dimension and beta (_blas.py
 
 from __future__ import annotations
 
-
 from typing import Any
 
 import numpy as np

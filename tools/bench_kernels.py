@@ -1,6 +1,6 @@
 """Kernel-layer benchmark (a script, not a test): bandwidth, launch overhead, compile cache.
 
-    .venv/bin/python tests/kernel/bench_kernels.py [--n 10000000]
+    .venv/bin/python tools/bench_kernels.py [--n 10000000]
 
 Prints GB/s of relu and the quadratic against np.copyto measured in the same run, the
 quadratic against a hand-fused numba kernel, the per-launch overhead on a (4,) array,

@@ -1,7 +1,7 @@
 """Dispatch overhead per engine: µs for the main thread to push N trivial ops on a chain and wait.
 
 Not a test (no timing assertions in tests, STYLE §10). Run:
-    .venv/bin/python tests/engine/bench_dispatch.py [N]
+    .venv/bin/python tools/bench_engine.py [N]
 """
 
 from __future__ import annotations
