@@ -40,3 +40,12 @@ def test_run_tests_script_fails_when_no_test_is_collected():
     script = (ROOT / "tools" / "run_tests.sh").read_text()
     assert '"$rc" -eq 5' in script
     assert "NUMBA_ENABLE_CUDASIM=1" in script
+
+
+def test_readme_example_runs_and_prints_what_it_says(capsys):
+    text = (ROOT / "README.md").read_text()
+    (example,) = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    exec(compile(example, "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "[[ 6. 11.]\n [18. 27.]]" in out
+    assert "[[7. 7. 7. 7.]" in out
