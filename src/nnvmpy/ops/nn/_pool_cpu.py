@@ -135,7 +135,9 @@ def _max_pool_forward(x, out, mask, kh, kw, sh, sw, ph, pw, add, masked):
 
 
 @kernel.cpu_kernel
-def _pool_backward(dy, x, out, mask, dx, mode, kh, kw, sh, sw, ph, pw, eh, ew, include_pad, p, add):
+def _pool_backward(
+    dy, x, out, mask, dx, mode, kh, kw, sh, sw, ph, pw, eh, ew, include_pad, p, add, use_mask
+):
     n_img, n_c, height, width = dx.shape
     ho, wo = dy.shape[2], dy.shape[3]
     for t in prange(n_img * n_c):
@@ -148,12 +150,21 @@ def _pool_backward(dy, x, out, mask, dx, mode, kh, kw, sh, sw, ph, pw, eh, ew, i
             hs, he, h0, h1 = _bounds(y, kh, sh, ph, eh, height)
             for z in range(wo):
                 g = dy[n, c, y, z]
-                if mode == 0:
+                if mode == 0 and use_mask:
                     a = mask[n, c, y, z]
                     if a >= 0:
                         plane[a // width, a % width] += g
                     continue
                 ws, we, w0, w1 = _bounds(z, kw, sw, pw, ew, width)
+                if mode == 0:  # no mask: the first position holding the maximum, as forward
+                    target = out[n, c, y, z]
+                    found = False
+                    for h in range(h0, h1):
+                        for w in range(w0, w1):
+                            if not found and x[n, c, h, w] == target:
+                                plane[h, w] += g
+                                found = True
+                    continue
                 if mode == 1:
                     size = (he - hs) * (we - ws) if include_pad else (h1 - h0) * (w1 - w0)
                     g = g / size if size > 0 else 0.0

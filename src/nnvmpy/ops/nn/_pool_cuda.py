@@ -76,7 +76,7 @@ def _pool_forward_cuda(
 
 @kernel.cuda_kernel
 def _pool_backward_cuda(
-    dy, x, out, mask, dx, mode, kh, kw, sh, sw, ph, pw, eh, ew, include_pad, p, add
+    dy, x, out, mask, dx, mode, kh, kw, sh, sw, ph, pw, eh, ew, include_pad, p, add, use_mask
 ):
     n_img, n_c, height, width = dx.shape
     ho, wo = dy.shape[2], dy.shape[3]
@@ -96,7 +96,7 @@ def _pool_backward_cuda(
             he = min(hs + kh, eh)
             for z in range(z_lo, z_hi + 1):
                 g = dy[n, c, y, z]
-                if mode == 0:
+                if mode == 0 and use_mask:
                     if mask[n, c, y, z] == h * width + w:
                         acc += g
                     continue
@@ -104,6 +104,18 @@ def _pool_backward_cuda(
                 we = min(ws + kw, ew)
                 if h >= he or w >= we:
                     continue  # beyond the padded end: not part of this window
+                if mode == 0:  # no mask: is (h, w) the first position holding the maximum?
+                    target = out[n, c, y, z]
+                    first_h = -1
+                    first_w = -1
+                    for hh in range(max(hs, 0), min(he, height)):
+                        for ww in range(max(ws, 0), min(we, width)):
+                            if first_h < 0 and x[n, c, hh, ww] == target:
+                                first_h = hh
+                                first_w = ww
+                    if first_h == h and first_w == w:
+                        acc += g
+                    continue
                 if mode == 1:
                     if include_pad:
                         size = (he - hs) * (we - ws)
