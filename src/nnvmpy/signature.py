@@ -101,10 +101,30 @@ class OpNamespace:
     rebuilds a cached function when its op was changed since.
     """
 
-    def __init__(self, factory: Callable[[Op], Callable[..., Any]], internal: bool) -> None:
+    def __init__(
+        self,
+        factory: Callable[[Op], Callable[..., Any]],
+        internal: bool,
+        module: str = "",
+        module_globals: dict[str, Any] | None = None,
+    ) -> None:
         self.factory = factory
         self.internal = internal
         self.cache: dict[str, Callable[..., Any]] = {}
+        self.module = module
+        self.module_globals = module_globals  # listed by dir() beside the ops, if given
+
+    def module_getattr(self, name: str) -> Callable[..., Any]:
+        """The module's __getattr__: an op function, or AttributeError naming the module."""
+        try:
+            return self.get(name)
+        except AttributeError:
+            what = "attribute or operator" if self.module_globals is not None else "operator"
+            raise AttributeError(f"module {self.module!r} has no {what} {name!r}") from None
+
+    def module_dir(self) -> list[str]:
+        """The module's __dir__: its own names (if given) and every op it serves."""
+        return sorted(set(self.module_globals or ()) | set(self.names()))
 
     def wants(self, name: str) -> bool:
         return name.startswith("_") == self.internal and not name.startswith("__")

@@ -54,18 +54,9 @@ def _make(op: Op) -> Any:
     return make_op_function(op, call_op, _EXTRAS, "out : NDArray or list of NDArrays")
 
 
-_ops = OpNamespace(_make, internal=False)
-
-
-def __getattr__(name: str) -> Any:
-    try:
-        return _ops.get(name)
-    except AttributeError:
-        raise AttributeError(f"module 'nnvmpy.nd' has no attribute or operator {name!r}") from None
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_ops.names()))
+_ops = OpNamespace(_make, internal=False, module="nnvmpy.nd", module_globals=globals())
+__getattr__ = _ops.module_getattr
+__dir__ = _ops.module_dir
 
 
 __all__ = ["NDArray", "_internal", "array", "empty", "full", "ones", "waitall", "zeros"]

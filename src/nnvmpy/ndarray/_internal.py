@@ -13,15 +13,6 @@ def _make(op: Any) -> Any:
     return make_op_function(op, call_op, _EXTRAS, "out : NDArray or list of NDArrays")
 
 
-_ops = OpNamespace(_make, internal=True)
-
-
-def __getattr__(name: str) -> Any:
-    try:
-        return _ops.get(name)
-    except AttributeError:
-        raise AttributeError(f"module 'nnvmpy.nd._internal' has no operator {name!r}") from None
-
-
-def __dir__() -> list[str]:
-    return _ops.names()
+_ops = OpNamespace(_make, internal=True, module="nnvmpy.nd._internal")
+__getattr__ = _ops.module_getattr
+__dir__ = _ops.module_dir

@@ -30,18 +30,9 @@ def make(op: Op) -> Any:
     return make_op_function(op, call_op, EXTRAS, "out : Symbol")
 
 
-_ops = OpNamespace(make, internal=False)
-
-
-def __getattr__(name: str) -> Any:
-    try:
-        return _ops.get(name)
-    except AttributeError:
-        raise AttributeError(f"module 'nnvmpy.sym' has no attribute or operator {name!r}") from None
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_ops.names()))
+_ops = OpNamespace(make, internal=False, module="nnvmpy.sym", module_globals=globals())
+__getattr__ = _ops.module_getattr
+__dir__ = _ops.module_dir
 
 
 __all__ = ["Group", "Symbol", "Variable", "_internal", "load", "load_json", "var"]
