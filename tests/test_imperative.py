@@ -221,6 +221,23 @@ def test_dtype_mismatch_is_an_error() -> None:
     still_works()
 
 
+def test_a_repeated_call_still_checks_the_device_of_every_input() -> None:
+    a, b = nd.array([1.0, 2.0]), nd.array([3.0, 4.0])
+    np.testing.assert_array_equal(nd.elemwise_add(a, b).asnumpy(), [4.0, 6.0])
+    elsewhere = nd.array([3.0, 4.0], ctx=nv.cpu(1))  # same shape and dtype: same call plan
+    with pytest.raises(nv.NNVMError, match=r"elemwise_add: input 1 is on cpu\(1\)"):
+        nd.elemwise_add(a, elsewhere)
+    still_works()
+
+
+def test_a_changed_kernel_is_used_by_the_next_call(scoped_registry) -> None:
+    op = register_elemwise("test_imp_rekernel", lambda a, c, i, r, o: np.add(i[0], 1, out=o[0]))
+    x = nd.array([1.0, 2.0])
+    np.testing.assert_array_equal(nd.test_imp_rekernel(x).asnumpy(), [2.0, 3.0])
+    op.set_attr(FCompute_cpu, lambda a, c, i, r, o: np.add(i[0], 5, out=o[0]), plevel=11)
+    np.testing.assert_array_equal(nd.test_imp_rekernel(x).asnumpy(), [6.0, 7.0])
+
+
 def test_op_without_fcompute_for_the_device_is_an_error(scoped_registry) -> None:
     (
         nv.register_op("test_imp_no_kernel")

@@ -152,27 +152,39 @@ def invoke(
     is_train: bool = False,
 ) -> list[NDArray]:
     """Run `op` on NDArrays asynchronously; returns every output (visible or not)."""
-    nd = _nd or _ndarray_module()
-    NDArray = nd.NDArray
-    attrs = parse_attrs(op, kwargs)
-    n_in = op.get_num_inputs(attrs)
-    if len(inputs) != n_in:
-        raise NNVMError(f"{op.name}: expects {n_in} inputs, got {len(inputs)}")
-    for i, x in enumerate(inputs):
-        if not isinstance(x, NDArray):
-            raise NNVMError(f"{op.name}: input {i} must be an NDArray, got {type(x).__name__}")
-    n_out = op.get_num_outputs(attrs)
-    ctx = inputs[0]._ctx if inputs else (out_ctx(out) or Context.default_ctx())
-    for i, x in enumerate(inputs):
-        if x._ctx is not ctx and x._ctx != ctx:  # `is` first: Context.__eq__ is Python code
-            raise NNVMError(f"{op.name}: input {i} is on {x._ctx} but input 0 is on {ctx}")
-    shapes, dtypes = infer_outputs(
-        attrs, [x.shape for x in inputs], [x.dtype for x in inputs], n_out
-    )
     if out is None:
-        outputs = [_new_array(nd, s, d, ctx) for s, d in zip(shapes, dtypes)]
-        push_compute(op, attrs, ctx, inputs, outputs, _WRITE * n_out, is_train)
-        return outputs
+        # The hot path: a call like one made before (same op, params, input shapes, dtypes
+        # and device) reuses its CallPlan; building one does every check and inference.
+        try:
+            if inputs:
+                ctx = inputs[0]._ctx
+                where: Any = id(ctx)  # the plan keeps ctx alive: its id stays its own
+            else:
+                ctx = Context.default_ctx()
+                where = (ctx.device_type, ctx.device_id)
+            key = (
+                op,
+                tuple(sorted(kwargs.items())) if kwargs else (),
+                where,
+                _signature(inputs),
+            )
+            plan = _plans.get(key)
+        except (AttributeError, TypeError):  # not NDArrays, or unhashable params
+            plan = key = None
+        if plan is None or plan.version != op.version or (plan.ctx is not ctx and inputs):
+            plan = CallPlan(op, inputs, kwargs)
+            if key is not None:
+                if len(_plans) > 4096:
+                    _plans.clear()
+                _plans[key] = plan
+        else:
+            for x in inputs:
+                if x._ctx is not ctx:  # the key holds input 0's device only
+                    plan.check_inputs(inputs)
+                    break
+        return plan.run(inputs, is_train)
+    nd = _nd or _ndarray_module()
+    attrs, ctx, shapes, dtypes = _check_and_infer(op, inputs, kwargs, out)
     outputs, req, staged = _outputs(op, attrs, inputs, out, shapes, dtypes, ctx, nd)
     push_compute(op, attrs, ctx, inputs, outputs, req, is_train)
     for j, target in staged:
@@ -181,9 +193,124 @@ def invoke(
     return outputs
 
 
+def _signature(inputs: Sequence[NDArray]) -> tuple[Any, ...]:
+    """Input shapes then dtypes; one and two inputs spelled out (the common, hot cases)."""
+    n = len(inputs)
+    if n == 1:
+        x = inputs[0]
+        return (x.shape, x.dtype)
+    if n == 2:
+        a, b = inputs
+        return (a.shape, b.shape, a.dtype, b.dtype)
+    return (*[x.shape for x in inputs], *[x.dtype for x in inputs])
+
+
+def _check_and_infer(
+    op: Op, inputs: Sequence[NDArray], kwargs: dict[str, Any], out: Any
+) -> tuple[NodeAttrs, Context, list[Any], list[Any]]:
+    """Parsed params, the device, output shapes and dtypes; errors name the op."""
+    NDArray = (_nd or _ndarray_module()).NDArray
+    attrs = parse_attrs(op, kwargs)
+    n_in = op.get_num_inputs(attrs)
+    if len(inputs) != n_in:
+        raise NNVMError(f"{op.name}: expects {n_in} inputs, got {len(inputs)}")
+    for i, x in enumerate(inputs):
+        if not isinstance(x, NDArray):
+            raise NNVMError(f"{op.name}: input {i} must be an NDArray, got {type(x).__name__}")
+    ctx = inputs[0]._ctx if inputs else (out_ctx(out) or Context.default_ctx())
+    _check_same_device(op, inputs, ctx)
+    shapes, dtypes = infer_outputs(
+        attrs, [x.shape for x in inputs], [x.dtype for x in inputs], op.get_num_outputs(attrs)
+    )
+    return attrs, ctx, shapes, dtypes
+
+
+def _check_same_device(op: Op, inputs: Sequence[NDArray], ctx: Context) -> None:
+    for i, x in enumerate(inputs):
+        if x._ctx is not ctx and x._ctx != ctx:  # `is` first: Context.__eq__ is Python code
+            raise NNVMError(f"{op.name}: input {i} is on {x._ctx} but input 0 is on {ctx}")
+
+
+_plans: dict[tuple[Any, ...], CallPlan] = {}
+
+
+class CallPlan:
+    """What invoke derives from (op, params, input shapes and dtypes, device), kept for the
+    next call with the same signature: imperative code repeats a few signatures millions of
+    times, so a repeat only allocates the outputs and pushes the kernel."""
+
+    __slots__ = (
+        "attrs",
+        "compute",
+        "ctx",
+        "dtypes",
+        "mutated_inputs",
+        "nbytes",
+        "op",
+        "prop",
+        "req",
+        "resource_vars",
+        "resources",
+        "shapes",
+        "stateful",
+        "version",
+    )
+
+    def __init__(self, op: Op, inputs: Sequence[NDArray], kwargs: dict[str, Any]) -> None:
+        self.op = op
+        self.version = op.version
+        self.attrs, self.ctx, self.shapes, self.dtypes = _check_and_infer(op, inputs, kwargs, None)
+        self.nbytes = [math.prod(s) * d.itemsize for s, d in zip(self.shapes, self.dtypes)]
+        self.req = _WRITE * len(self.shapes)
+        compute, requests, mutated = _op_attrs(op, self.ctx)
+        self.compute = compute
+        self.stateful = compute is None  # FCreateOpState: a new state per call
+        if self.stateful:
+            _compute_fn(op, self.attrs, self.ctx, inputs)  # raises if it has no kernel here
+        self.resources: list[Resource] = []
+        self.resource_vars: list[Any] = []
+        for kind in requests(self.attrs) if requests is not None else ():
+            res, var = get_resource(kind, self.ctx)
+            self.resources.append(res)
+            self.resource_vars.append(var)
+        self.mutated_inputs = list(mutated(self.attrs)) if mutated is not None else []
+        # see push_compute: tiny stateless CPU ops may run inline in a threaded engine
+        small = all(math.prod(s) <= INLINE_MAX_SIZE for s in self.shapes)
+        inline = not self.stateful and self.ctx.device_type == "cpu" and small
+        self.prop = _INLINE if inline else _NORMAL
+
+    def check_inputs(self, inputs: Sequence[NDArray]) -> None:
+        _check_same_device(self.op, inputs, self.ctx)
+
+    def run(self, inputs: Sequence[NDArray], is_train: bool) -> list[NDArray]:
+        """Allocate the outputs and push the op; returns the outputs."""
+        nd = _nd or _ndarray_module()
+        ctx = self.ctx
+        new = nd.new_array
+        outputs = [new(s, d, n, ctx) for s, d, n in zip(self.shapes, self.dtypes, self.nbytes)]
+        if self.stateful:
+            push_compute(self.op, self.attrs, ctx, inputs, outputs, self.req, is_train)
+            return outputs
+        mutate = [o._chunk.var for o in outputs]
+        if self.resource_vars:
+            mutate += self.resource_vars
+        if self.mutated_inputs:
+            mutate += [inputs[i]._chunk.var for i in self.mutated_inputs]
+        in_data = [x._data for x in inputs]
+        out_data = [o._data for o in outputs]
+        compute, attrs, req, resources = self.compute, self.attrs, self.req, self.resources
+
+        def run(run_ctx: Any) -> None:
+            compute(attrs, OpContext(is_train, run_ctx, resources), in_data, req, out_data)
+
+        engine.get_engine().push_sync(
+            run, ctx, [x._chunk.var for x in inputs], mutate, 0, self.op.name, self.prop
+        )
+        return outputs
+
+
 def _new_array(nd: Any, shape: tuple[int, ...], dtype: np.dtype, ctx: Context) -> NDArray:
-    """nd.empty for a shape and dtype that inference already checked (the hot path)."""
-    return nd.NDArray(nd.Chunk(math.prod(shape) * dtype.itemsize, ctx), shape, dtype)
+    return nd.new_array(shape, dtype, math.prod(shape) * dtype.itemsize, ctx)
 
 
 def out_ctx(out: Any) -> Context | None:

@@ -101,6 +101,8 @@ class Op:
 
     def _touch(self) -> Self:
         self.version = next(_versions)
+        for listener in _change_listeners:
+            listener(self.name)
         return self
 
     def __repr__(self) -> str:
@@ -280,6 +282,15 @@ def register_op(name: str) -> Op:
     return op
 
 
+_change_listeners: list[Callable[[str | None], None]] = []
+
+
+def on_change(listener: Callable[[str | None], None]) -> None:
+    """Call `listener(name)` whenever op `name` changes, `listener(None)` when the whole
+    registry is restored: for caches outside the registry (the generated namespaces)."""
+    _change_listeners.append(listener)
+
+
 # -- test scopes ------------------------------------------------------------------------------
 
 
@@ -305,6 +316,8 @@ def restore(saved: Any) -> None:
             op.arguments = list(arguments)
             Op._registry[name] = op
         _attrs.restore_keys(keys)
+    for listener in _change_listeners:
+        listener(None)
 
 
 @contextmanager

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .attrs import FListInputNames
-from .registry import NodeAttrs, Op
+from .registry import NodeAttrs, Op, on_change
 
 P = inspect.Parameter
 _REQUIRED = P.empty
@@ -97,8 +97,10 @@ def make_op_function(
 class OpNamespace:
     """Module-level __getattr__/__dir__ for a generated namespace (PEP 562).
 
-    Looks the op up on every miss, so ops registered after import appear too, and
-    rebuilds a cached function when its op was changed since.
+    Looks the op up on a miss, so ops registered after import appear too. A function
+    made once is stored in the module (`publish_to`, its globals), so later lookups cost
+    a plain attribute read; it is dropped from there when its op changes (registry
+    listener) and made again on the next access.
     """
 
     def __init__(
@@ -107,24 +109,41 @@ class OpNamespace:
         internal: bool,
         module: str = "",
         module_globals: dict[str, Any] | None = None,
+        publish_to: dict[str, Any] | None = None,
     ) -> None:
         self.factory = factory
         self.internal = internal
         self.cache: dict[str, Callable[..., Any]] = {}
         self.module = module
         self.module_globals = module_globals  # listed by dir() beside the ops, if given
+        self.publish_to = publish_to
+        self.published: set[str] = set()
+        on_change(self.forget)
 
     def module_getattr(self, name: str) -> Callable[..., Any]:
         """The module's __getattr__: an op function, or AttributeError naming the module."""
         try:
-            return self.get(name)
+            fn = self.get(name)
         except AttributeError:
             what = "attribute or operator" if self.module_globals is not None else "operator"
             raise AttributeError(f"module {self.module!r} has no {what} {name!r}") from None
+        if self.publish_to is not None and name not in self.publish_to:
+            self.publish_to[name] = fn
+            self.published.add(name)
+        return fn
+
+    def forget(self, name: str | None) -> None:
+        """Registry listener: op `name` changed (None: every op), unpublish its function."""
+        names = list(self.published) if name is None else [name]
+        for n in names:
+            if n in self.published and self.publish_to is not None:
+                self.publish_to.pop(n, None)
+                self.published.discard(n)
 
     def module_dir(self) -> list[str]:
         """The module's __dir__: its own names (if given) and every op it serves."""
-        return sorted(set(self.module_globals or ()) | set(self.names()))
+        own = set(self.module_globals or ()) - self.published
+        return sorted(own | set(self.names()))
 
     def wants(self, name: str) -> bool:
         return name.startswith("_") == self.internal and not name.startswith("__")

@@ -197,7 +197,7 @@ class Engine(abc.ABC):
         When no push is pending or running on ``var``, ``fn`` runs at once in the calling
         thread (freeing a temporary must not cost an engine push per op).
         """
-        if not self._claim_idle(var):
+        if not self.try_delete_idle(var):
             opr = Opr(fn, (), (var,), f"delete_variable({var!r})", False, FnProperty.DELETE_VAR)
             self._push(opr, ctx, 0)
             var.dead = True
@@ -210,9 +210,10 @@ class Engine(abc.ABC):
             self._add_error(cell)
         var.version += 1
 
-    def _claim_idle(self, var: Var) -> bool:
-        """Mark ``var`` dead and return True if no push is pending or running on it;
-        otherwise (or if it is dead already) change nothing and return False."""
+    def try_delete_idle(self, var: Var) -> bool:
+        """Delete ``var`` at once if no push is pending or running on it (True); otherwise,
+        or if it is dead already, change nothing (False) and let the caller
+        ``delete_variable`` it. Freeing a temporary this way costs no function object."""
         return False
 
     @abc.abstractmethod

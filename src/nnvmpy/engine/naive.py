@@ -8,9 +8,10 @@ still stored and re-raised at the next wait, as on every engine.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 
 from ..base import Context, NNVMError
-from .base import Engine, Opr, RunContext, Var, check_var
+from .base import Engine, FnProperty, Opr, RunContext, SyncFn, Var, check_var
 from .var import ExcCell, pending_error
 
 
@@ -38,6 +39,43 @@ class NaiveEngine(Engine):
 
     def __init__(self) -> None:
         self._errors: list[ExcCell] = []
+        self._rctx: RunContext | None = None  # the last one made: pushes repeat a device
+
+    def push_sync(
+        self,
+        fn: SyncFn,
+        ctx: Context,
+        const_vars: Sequence[Var] = (),
+        mutate_vars: Sequence[Var] = (),
+        priority: int = 0,
+        name: str | None = None,
+        prop: FnProperty = FnProperty.NORMAL,
+    ) -> None:
+        # The imperative hot path: when no variable is deleted, holds a failure or is
+        # repeated, run fn here and now without building an Opr (what _push would do).
+        for v in const_vars:
+            if v.dead or v.exc is not None:
+                break
+        else:
+            for v in mutate_vars:
+                if v.dead or v.exc is not None:
+                    break
+            else:
+                if len(mutate_vars) == 1 or len(set(mutate_vars)) == len(mutate_vars):
+                    rctx = self._rctx
+                    if rctx is None or rctx.ctx is not ctx:
+                        rctx = self._rctx = RunContext(ctx)
+                    try:
+                        fn(rctx)
+                    except BaseException as e:
+                        cell = ExcCell(e, Opr(fn, (), (), name, False).label)
+                        self._add_error(cell)
+                        for v in mutate_vars:
+                            v.exc = cell
+                    for v in mutate_vars:
+                        v.version += 1
+                    return
+        super().push_sync(fn, ctx, const_vars, mutate_vars, priority, name, prop)
 
     def _push(self, opr: Opr, ctx: Context, priority: int) -> None:
         # Everything reported so far was reported before this push: number reports and
@@ -58,7 +96,7 @@ class NaiveEngine(Engine):
                 v.exc = cell
             v.version += 1
 
-    def _claim_idle(self, var: Var) -> bool:
+    def try_delete_idle(self, var: Var) -> bool:
         # Every push has finished when it returns: nothing is ever pending on a variable.
         if var.dead:
             return False  # the push path raises the error

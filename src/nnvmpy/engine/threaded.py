@@ -426,7 +426,7 @@ class ThreadedEngine(Engine):
                 return
             parent = parent.parent
 
-    def _claim_idle(self, var: Var) -> bool:
+    def try_delete_idle(self, var: Var) -> bool:
         with self._lock:
             if var.dead or not var.idle():
                 return False

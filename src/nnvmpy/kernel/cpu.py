@@ -275,32 +275,31 @@ def launch(
     # The hot path: plain C-contiguous arrays of native dtypes and Python numbers, which
     # is every launch from nd and the executor. Anything else takes _launch_checked,
     # which also words the errors. 1-d arrays go to the loop as they are (no reshape).
-    if type(out) is np.ndarray and out.dtype in NATIVE_DTYPES:
-        flags = out.flags
-        if flags.c_contiguous and flags.writeable:
-            shape = out.shape
-            flat = [out if len(shape) == 1 else out.reshape(-1)]
-            for a in args:
-                kind = type(a)
-                if kind is float or kind is int:
-                    flat.append(a)
-                elif (
-                    kind is np.ndarray
-                    and a.shape == shape
-                    and a.dtype in NATIVE_DTYPES
-                    and a.flags.c_contiguous
-                ):
-                    flat.append(a if len(shape) == 1 else a.reshape(-1))
-                else:
-                    break
+    # out.flags.carray: C-contiguous, aligned and writeable
+    if type(out) is np.ndarray and out.dtype in NATIVE_DTYPES and out.flags.carray:
+        shape = out.shape
+        flat = [out if len(shape) == 1 else out.reshape(-1)]
+        for a in args:
+            kind = type(a)
+            if kind is float or kind is int:
+                flat.append(a)
+            elif (
+                kind is np.ndarray
+                and a.shape == shape
+                and a.dtype in NATIVE_DTYPES
+                and a.flags.c_contiguous
+            ):
+                flat.append(a if len(shape) == 1 else a.reshape(-1))
             else:
-                if out.size:
-                    key = _VARIANT_KEYS[mode]
-                    loop = kernel._variants.get(key) or kernel.variant(
-                        key, lambda: build_loop(kernel, mode)
-                    )
-                    loop(*flat)
-                return
+                break
+        else:
+            if out.size:
+                key = _VARIANT_KEYS[mode]
+                loop = kernel._variants.get(key) or kernel.variant(
+                    key, lambda: build_loop(kernel, mode)
+                )
+                loop(*flat)
+            return
     _launch_checked(kernel, out, mode, args)
 
 

@@ -148,7 +148,8 @@ class ElementwiseKernel:
             mode = req_mode(self.name, req)
         if mode is None:
             return
-        dev = launch_context(self.name, ctx, out)
+        run_ctx = getattr(ctx, "run_ctx", None)  # an OpContext: the common case, inline
+        dev = run_ctx.ctx if run_ctx is not None else launch_context(self.name, ctx, out)
         device_type = "gpu" if dev.device_type == "gpu" else "cpu"
         if device_type == "cpu" and self.numpy_impl is not None and _numpy_ok(out, args):
             if mode == "add":

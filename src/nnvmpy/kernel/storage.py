@@ -53,9 +53,10 @@ class StorageStats:
 class Handle:
     """One block handed out by alloc(); valid until free(handle)."""
 
-    __slots__ = ("_block", "ctx", "freed", "nbytes", "size")
+    __slots__ = ("_block", "_pool", "ctx", "freed", "nbytes", "size")
 
-    def __init__(self, ctx: Context, nbytes: int, size: int, block: Any) -> None:
+    def __init__(self, ctx: Context, nbytes: int, size: int, block: Any, pool: _Pool) -> None:
+        self._pool = pool
         self.ctx = ctx
         self.nbytes = nbytes  # what was asked for
         self.size = size  # the rounded block size
@@ -78,6 +79,13 @@ class Handle:
         if type(block) is np.ndarray:  # a third of the cost of slice + view + reshape
             return np.ndarray(shape, dt, block)
         return block[:need].view(dt).reshape(shape)
+
+    def view(self, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+        """as_array for a tuple shape and np.dtype known to fit (no checks: the hot path)."""
+        block = self._block
+        if type(block) is np.ndarray:
+            return np.ndarray(shape, dtype, block)
+        return block[: math.prod(shape) * dtype.itemsize].view(dtype).reshape(shape)
 
     def __repr__(self) -> str:
         state = "freed" if self.freed else "live"
@@ -147,16 +155,24 @@ def _new_block(ctx: Context, size: int) -> Any:
 def alloc(nbytes: int, ctx: Context) -> Handle:
     """A block of at least `nbytes` on `ctx`, reused from the pool when one is free."""
     nbytes = int(nbytes)
-    size = round_size(nbytes)
+    size = _rounded.get(nbytes) or _round_cached(nbytes)
     pool = _pool(ctx)
-    with pool.lock:
-        blocks = pool.free_blocks.get(size)
-        block = blocks.pop() if blocks else None
-        if block is not None:
-            pool.reuses += 1
-            pool.bytes_pooled -= size
-        pool.bytes_in_use += size
-        pool.peak_bytes = max(pool.peak_bytes, pool.bytes_in_use)
+    # The hot path of every imperative op: counters updated inline, and the lock taken
+    # by acquire/release (half the cost of `with`). Nothing in between can raise, and
+    # with no Python-level call or loop there, no signal handler (KeyboardInterrupt)
+    # can run between acquire and release either.
+    pool.lock.acquire()
+    blocks = pool.free_blocks.get(size)
+    if blocks:
+        block = blocks.pop()
+        pool.reuses += 1
+        pool.bytes_pooled -= size
+    else:
+        block = None
+    in_use = pool.bytes_in_use = pool.bytes_in_use + size
+    if in_use > pool.peak_bytes:
+        pool.peak_bytes = in_use
+    pool.lock.release()
     if block is None:
         try:
             block = _new_block(ctx, size)
@@ -166,21 +182,40 @@ def alloc(nbytes: int, ctx: Context) -> Handle:
             raise
         with pool.lock:
             pool.allocations += 1
-    return Handle(ctx, nbytes, size, block)
+    return Handle(ctx, nbytes, size, block, pool)
+
+
+_rounded: dict[int, int] = {}  # round_size of recent request sizes (imperative code repeats them)
+
+
+def _round_cached(nbytes: int) -> int:
+    size = round_size(nbytes)
+    if len(_rounded) > 1024:
+        _rounded.clear()
+    _rounded[nbytes] = size
+    return size
 
 
 def free(handle: Handle) -> None:
     """Return the handle's block to its pool; using the handle afterwards is an error."""
-    pool = _pool(handle.ctx)
-    with pool.lock:
-        if handle.freed:
-            raise NNVMError(f"storage.free: {handle!r} was already freed")
-        handle.freed = True
-        pool.free_blocks.setdefault(handle.size, []).append(handle._block)
-        handle._block = None
-        pool.frees += 1
-        pool.bytes_in_use -= handle.size
-        pool.bytes_pooled += handle.size
+    if handle.freed:
+        raise NNVMError(f"storage.free: {handle!r} was already freed")
+    pool = handle._pool
+    size = handle.size
+    pool.lock.acquire()  # as in alloc
+    if handle.freed:  # lost a race with another free of the same handle
+        pool.lock.release()
+        raise NNVMError(f"storage.free: {handle!r} was already freed")
+    handle.freed = True
+    blocks = pool.free_blocks.get(size)
+    if blocks is None:
+        blocks = pool.free_blocks[size] = []
+    blocks.append(handle._block)
+    handle._block = None
+    pool.frees += 1
+    pool.bytes_in_use -= size
+    pool.bytes_pooled += size
+    pool.lock.release()
 
 
 def stats(ctx: Context) -> StorageStats:

@@ -54,7 +54,9 @@ def _make(op: Op) -> Any:
     return make_op_function(op, call_op, _EXTRAS, "out : NDArray or list of NDArrays")
 
 
-_ops = OpNamespace(_make, internal=False, module="nnvmpy.nd", module_globals=globals())
+_ops = OpNamespace(
+    _make, internal=False, module="nnvmpy.nd", module_globals=globals(), publish_to=globals()
+)
 __getattr__ = _ops.module_getattr
 __dir__ = _ops.module_dir
 

@@ -13,6 +13,6 @@ def _make(op: Any) -> Any:
     return make_op_function(op, call_op, _EXTRAS, "out : NDArray or list of NDArrays")
 
 
-_ops = OpNamespace(_make, internal=True, module="nnvmpy.nd._internal")
+_ops = OpNamespace(_make, internal=True, module="nnvmpy.nd._internal", publish_to=globals())
 __getattr__ = _ops.module_getattr
 __dir__ = _ops.module_dir

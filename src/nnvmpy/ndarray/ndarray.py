@@ -16,7 +16,9 @@ import numpy as np
 
 from .. import engine, kernel
 from ..base import Context, NNVMError, as_dtype
+from ..imperative import invoke
 from ..kernel import storage
+from ..registry import Op
 
 DEFAULT_DTYPE = np.dtype(np.float32)
 
@@ -64,16 +66,33 @@ def flush_released() -> None:
     delete_variable fast path), so a chain of temporaries reuses one pooled block.
     """
     eng = engine.get_engine()
+    free = storage.free
     while _released:
         try:
             handle, var, ctx = _released.popleft()
         except IndexError:
             return
-        eng.delete_variable(_freer(handle), ctx, var)
+        if eng.try_delete_idle(var):
+            free(handle)
+        else:
+            eng.delete_variable(_freer(handle), ctx, var)
 
 
 def _freer(handle: Any) -> Any:
     return lambda _rc: storage.free(handle)
+
+
+def new_array(shape: tuple[int, ...], dtype: np.dtype, nbytes: int, ctx: Context) -> NDArray:
+    """A fresh array of `nbytes` = its size in bytes, for callers that checked shape and
+    dtype already (imperative invoke: the hot path of every op)."""
+    chunk = Chunk(nbytes, ctx)
+    arr = NDArray.__new__(NDArray)
+    arr._chunk = chunk
+    arr._ctx = ctx
+    arr.shape = shape
+    arr.dtype = dtype
+    arr._data = chunk.handle.view(shape, dtype)
+    return arr
 
 
 class NDArray:
@@ -286,10 +305,10 @@ class NDArray:
 
 
 def _invoke1(name: str, inputs: list[NDArray], out: Any = None, **kwargs: Any) -> NDArray:
-    from ..imperative import invoke
-    from ..registry import Op
-
     return invoke(Op.get(name), inputs, kwargs, out=out)[0]
+
+
+_SCALAR_TYPES = (int, float, np.number, bool)
 
 
 def _binary(
@@ -310,7 +329,7 @@ def _binary(
                 f"{lhs.shape} and {rhs.shape}"
             )
         return _invoke1(name, [lhs, rhs], out=out)
-    if isinstance(rhs, int | float | np.number | bool):
+    if type(rhs) is float or isinstance(rhs, _SCALAR_TYPES):
         return _invoke1(scalar, [lhs], out=out, scalar=float(rhs))
     return NotImplemented
 

@@ -47,6 +47,13 @@ def elemwise_compute(fn: Kernel, scalar_params: tuple[str, ...] = ()) -> Any:
         params = [getattr(attrs.parsed, p) for p in scalar_params]
         fn.launch(ctx, outputs[0], req[0], *inputs, *params)
 
+    def compute_no_params(
+        attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
+    ) -> None:
+        fn.launch(ctx, outputs[0], req[0], *inputs)  # the common case, without a list per call
+
+    if not scalar_params:
+        compute = compute_no_params
     compute.__name__ = f"compute_{getattr(fn, '__name__', 'kernel')}"
     return compute
 

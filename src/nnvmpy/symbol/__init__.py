@@ -30,7 +30,9 @@ def make(op: Op) -> Any:
     return make_op_function(op, call_op, EXTRAS, "out : Symbol")
 
 
-_ops = OpNamespace(make, internal=False, module="nnvmpy.sym", module_globals=globals())
+_ops = OpNamespace(
+    make, internal=False, module="nnvmpy.sym", module_globals=globals(), publish_to=globals()
+)
 __getattr__ = _ops.module_getattr
 __dir__ = _ops.module_dir
 

@@ -13,6 +13,6 @@ def _make(op: Any) -> Any:
     return make(op)
 
 
-_ops = OpNamespace(_make, internal=True, module="nnvmpy.sym._internal")
+_ops = OpNamespace(_make, internal=True, module="nnvmpy.sym._internal", publish_to=globals())
 __getattr__ = _ops.module_getattr
 __dir__ = _ops.module_dir
