@@ -24,6 +24,11 @@ from numba import prange
 from ... import kernel
 
 
+@numba.njit(inline="always")
+def _u(i):
+    return numba.uint64(i)  # an unsigned index: no negative-index wraparound check
+
+
 @numba.njit(cache=True, nogil=True)
 def _bounds(y, k, s, pad, end, size):
     # start, padded end (for the divisor), clipped start and end (for the values)
@@ -75,63 +80,100 @@ def _pool_forward(x, out, mask, mode, kh, kw, sh, sw, ph, pw, eh, ew, include_pa
                     dst[y, z] = val
 
 
+# The max-pooling kernels work on the flat (contiguous) arrays with unsigned indices (see
+# _im2col._u): numba's negative-index checks cost more than the comparisons otherwise.
+
+
 @kernel.cpu_kernel
 def _max_pool_forward(x, out, mask, kh, kw, sh, sw, ph, pw, add, masked):
     # separable: row maxima over each column window, then the max of those over each row
     # window; strict > keeps the first maximum in row-major order, as the mask promises
     n_img, n_c, height, width = x.shape
     ho, wo = out.shape[2], out.shape[3]
+    xf = x.reshape(-1)
+    of = out.reshape(-1)
+    mf = mask.reshape(-1)
     for t in prange(n_img * n_c):
-        n = t // n_c
-        c = t % n_c
-        src = x[n, c]
-        rmax = np.empty((height, wo), x.dtype)
-        rarg = np.empty((height, wo), np.int64)
+        src = t * height * width
+        dst = t * ho * wo
+        rmax = np.empty(height * wo, x.dtype)
+        rarg = np.empty(height * wo, np.int64)
         for h in range(height):
-            row = src[h]
+            row = src + h * width
             for z in range(wo):
                 w0 = max(z * sw - pw, 0)
                 w1 = min(z * sw - pw + kw, width)
+                k = h * wo + z
                 if w0 >= w1:
-                    rmax[h, z] = -np.inf
-                    rarg[h, z] = -1
+                    rmax[_u(k)] = -np.inf
+                    rarg[_u(k)] = -1
                     continue
-                best = row[w0]
+                best = xf[_u(row + w0)]
                 arg = w0
                 for w in range(w0 + 1, w1):
-                    if row[w] > best:
-                        best = row[w]
+                    v = xf[_u(row + w)]
+                    if v > best:
+                        best = v
                         arg = w
-                rmax[h, z] = best
-                rarg[h, z] = arg
-        best_row = np.empty(wo, x.dtype)
-        best_h = np.empty(wo, np.int64)
+                rmax[_u(k)] = best
+                rarg[_u(k)] = arg
         for y in range(ho):
             h0 = max(y * sh - ph, 0)
             h1 = min(y * sh - ph + kh, height)
-            if h0 >= h1:
-                best_row[:] = -np.inf
-                best_h[:] = -1
-            else:
-                best_row[:] = rmax[h0]
-                best_h[:] = h0
-                for h in range(h0 + 1, h1):
-                    r = rmax[h]
-                    for z in range(wo):
-                        if r[z] > best_row[z]:
-                            best_row[z] = r[z]
-                            best_h[z] = h
-            dst = out[n, c, y]
             for z in range(wo):
+                best = -np.inf
+                best_h = -1
+                if h0 < h1:
+                    best = rmax[_u(h0 * wo + z)]
+                    best_h = h0
+                    for h in range(h0 + 1, h1):
+                        v = rmax[_u(h * wo + z)]
+                        if v > best:
+                            best = v
+                            best_h = h
+                o = dst + y * wo + z
                 if add:
-                    dst[z] += best_row[z]
+                    of[_u(o)] += best
                 else:
-                    dst[z] = best_row[z]
-            if masked:
-                msk = mask[n, c, y]
-                for z in range(wo):
-                    h = best_h[z]
-                    msk[z] = -1 if h < 0 or rarg[h, z] < 0 else h * width + rarg[h, z]
+                    of[_u(o)] = best
+                if masked:
+                    arg = -1 if best_h < 0 else rarg[_u(best_h * wo + z)]
+                    mf[_u(o)] = -1 if arg < 0 else best_h * width + arg
+
+
+@kernel.cpu_kernel
+def _max_pool_backward(dy, x, out, dx, kh, kw, sh, sw, ph, pw, add):
+    # each output gradient goes to the first position of its window holding the maximum
+    # (the one forward picked), found again by comparing x with the output value
+    n_img, n_c, height, width = dx.shape
+    ho, wo = dy.shape[2], dy.shape[3]
+    dyf = dy.reshape(-1)
+    xf = x.reshape(-1)
+    of = out.reshape(-1)
+    dxf = dx.reshape(-1)
+    for t in prange(n_img * n_c):
+        plane = t * height * width
+        if not add:
+            for p in range(height * width):
+                dxf[_u(plane + p)] = 0
+        for y in range(ho):
+            h0 = max(y * sh - ph, 0)
+            h1 = min(y * sh - ph + kh, height)
+            for z in range(wo):
+                w0 = max(z * sw - pw, 0)
+                w1 = min(z * sw - pw + kw, width)
+                o = t * ho * wo + y * wo + z
+                target = of[_u(o)]
+                found = False
+                for h in range(h0, h1):
+                    row = plane + h * width
+                    for w in range(w0, w1):
+                        if xf[_u(row + w)] == target:
+                            dxf[_u(row + w)] += dyf[_u(o)]
+                            found = True
+                            break
+                    if found:
+                        break
 
 
 @kernel.cpu_kernel
@@ -178,4 +220,4 @@ def _pool_backward(
                             plane[h, w] += g
 
 
-__all__ = ["_max_pool_forward", "_pool_backward", "_pool_forward"]
+__all__ = ["_max_pool_backward", "_max_pool_forward", "_pool_backward", "_pool_forward"]

@@ -248,6 +248,10 @@ def _backward_cpu(
         use_mask = len(ins) > 3
         mask = as_4d(ins[3]) if use_mask else _dummy_mask()
         add = reqs[0] == OpReqType.kAddTo
+        if scalars[0] == _MODES["max"] and not use_mask:
+            kh, kw, sh, sw, ph, pw = scalars[1:7]
+            _pool_cpu._max_pool_backward(dy, x, y, as_4d(outs[0]), kh, kw, sh, sw, ph, pw, add)
+            return
         _pool_cpu._pool_backward(dy, x, y, mask, as_4d(outs[0]), *scalars, add, use_mask)
 
     if req[0] == OpReqType.kNullOp:
