@@ -584,3 +584,33 @@ def test_op_without_compute_is_named_at_bind(scoped_registry: None) -> None:
         s.simple_bind(nv.cpu(), grad_req="null", x=(2,))
     with pytest.raises(nv.NNVMError, match="no FGradient"):
         s.simple_bind(nv.cpu(), x=(2,))
+
+
+def test_an_output_nothing_reads_gets_req_null(scoped_registry) -> None:
+    seen: list[list[nv.OpReqType]] = []
+
+    def compute(attrs, ctx, inputs, req, outputs):  # type: ignore[no-untyped-def]
+        seen.append(list(req))
+        np.copyto(outputs[0], inputs[0])
+        if req[1] != nv.OpReqType.kNullOp:
+            outputs[1][...] = 7.0
+
+    (
+        nv.register_op("test_exec_two_out")
+        .set_num_outputs(2)
+        .set_attr("FInferShape", nv.elemwise_shape(1, 2))
+        .set_attr("FInferType", nv.elemwise_type(1, 2))
+        .set_attr("FCompute<cpu>", compute)
+    )
+    x = nv.sym.Variable("x")
+    y = nv.sym.test_exec_two_out(x)
+    data = np.arange(3.0, dtype=np.float32)
+    exe = nv.sym.relu(y[0]).simple_bind(nv.cpu(), grad_req="null", x=(3,))
+    exe.forward(x=data)
+    np.testing.assert_array_equal(exe.outputs[0].asnumpy(), data)
+    assert seen[-1] == [nv.OpReqType.kWriteTo, nv.OpReqType.kNullOp]
+    # a graph output is written even though no node reads it
+    exe = y.simple_bind(nv.cpu(), grad_req="null", x=(3,))
+    exe.forward(x=data)
+    np.testing.assert_array_equal(exe.outputs[1].asnumpy(), [7.0, 7.0, 7.0])
+    assert seen[-1] == [nv.OpReqType.kWriteTo, nv.OpReqType.kWriteTo]

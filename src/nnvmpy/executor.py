@@ -243,6 +243,11 @@ class Executor:
                 if arrays[eid] is None:
                     arrays[eid] = empty(shape[eid], self._ctx, dtype[eid])
                 self._bwd_copies.append((_need(arrays[eid]), grad, req))
+        # Outputs nothing reads (a max-pooling mask at inference, BatchNorm's batch
+        # statistics without backward) get kNullOp, so kernels may skip them (MXNet's
+        # storage_inplace_index -2).
+        wanted = {idx.entry_id(e) for e in [*heads, *grad_entries]}
+        unread = {e for e in range(idx.num_node_entries) if readers[e] == 0} - wanted
         fwd_ids = {id(n) for n in post_order(heads)}
         self._fwd_runs: list[NodeRun] = []
         self._bwd_runs: list[NodeRun] = []
@@ -254,7 +259,7 @@ class Executor:
             outs_eids = list(idx.output_eids_of(nid))
             outs = [_need(arrays[e]) for e in outs_eids]
             reqs = [
-                req_of.get(e, OpReqType.kWriteInplace if inplace[e] >= 0 else OpReqType.kWriteTo)
+                req_of[e] if e in req_of else _default_req(e in unread, inplace[e])
                 for e in outs_eids
             ]
             run = self._node_run(node, ins, outs, reqs, states, shape, dtype, idx)
@@ -488,6 +493,12 @@ def _retained_entries(idx: Any, heads: list[NodeEntry]) -> set[int]:
             if id(src) in fwd and not src.is_variable():
                 retained.add(e)
     return retained - set(idx.output_eids)
+
+
+def _default_req(unread: bool, inplace_index: int) -> OpReqType:
+    if unread:
+        return OpReqType.kNullOp
+    return OpReqType.kWriteInplace if inplace_index >= 0 else OpReqType.kWriteTo
 
 
 def _reader_counts(idx: Any) -> list[int]:

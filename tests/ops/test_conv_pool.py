@@ -345,6 +345,7 @@ def test_stride1_paths_match_reference(
 
     monkeypatch.setattr(_conv_shift, "MAX_PADDED_RATIO", 100.0 if path == "shift" else 0.0)
     monkeypatch.setattr(_conv_shift, "MIN_CHANNELS", 1)
+    monkeypatch.setattr(_conv_shift, "MIN_COLUMNS", 1)
     calls = []
     real = _conv_shift.forward
     monkeypatch.setattr(_conv_shift, "forward", lambda *a: calls.append(1) or real(*a))
@@ -577,3 +578,21 @@ def test_gpu_rejects_float16_convolution_by_name() -> None:
     with pytest.raises(NNVMError, match=r"Convolution.*float16.*gpu"):
         y.asnumpy()
     still_works()
+
+
+MAX_WINDOWS = [
+    {"kernel": (3, 3), "stride": (2, 2), "pad": (1, 1)},  # ResNet's stem pooling
+    {"kernel": (2, 2), "stride": (2, 2)},
+    {"kernel": (3, 2), "stride": (1, 3), "pad": (1, 0)},
+    {"kernel": (3, 3), "stride": (2, 2), "pooling_convention": "full"},  # clipped last window
+    {"kernel": (4, 4), "stride": (1, 1), "pad": (2, 2)},
+]
+
+
+@pytest.mark.parametrize("params", MAX_WINDOWS)
+def test_max_pooling_in_a_graph_matches_windows(params: dict[str, Any]) -> None:
+    """In a bound graph nothing reads the hidden mask, so the mask-free kernel runs."""
+    x = np.random.default_rng(3).standard_normal((2, 3, 9, 11))
+    net = nv.sym.Pooling(nv.sym.Variable("data"), pool_type="max", **params)
+    want = pool_reference(x, pool_type="max", **params)
+    check_symbolic_forward(net, {"data": x}, [want], rtol=1e-12, atol=0, dtype=np.float64)

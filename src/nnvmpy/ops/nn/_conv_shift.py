@@ -65,14 +65,21 @@ MAX_PADDED_RATIO = 1.4
 MIN_CHANNELS = 32
 
 
+# Each tap's GEMM is as wide as a chunk of padded images; below this many columns
+# (ResNet-18 at batch 1: 28x28 and 14x14 maps) the kh*kw narrow GEMMs lose to one im2col
+# GEMM with a kh*kw times deeper inner dimension, copies included.
+MIN_COLUMNS = 1500
+
+
 def supported(s: Any, dtype: Any) -> bool:
-    """Stride 1, a cblas gemm for this dtype, and not much of the padded layout wasted."""
+    """Stride 1, a cblas gemm for this dtype, wide GEMMs, not much of the padding wasted."""
     plane = (s.h + 2 * s.win.ph) * (s.w + 2 * s.win.pw)
     return (
         s.win.sh == 1
         and s.win.sw == 1
         and s.cg >= MIN_CHANNELS
         and plane <= MAX_PADDED_RATIO * s.hw
+        and _chunk(s, np.dtype(dtype).itemsize, 2 * s.cg + s.fg) * plane >= MIN_COLUMNS
         and _blas.available(dtype)
     )
 

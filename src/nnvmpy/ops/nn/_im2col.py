@@ -20,6 +20,7 @@ import numba
 from numba import prange
 
 from ... import kernel
+from ._uindex import u as _u
 
 
 @numba.njit(cache=True, nogil=True)
@@ -34,13 +35,6 @@ def _valid_range(pad_off, step, size, out):
 # workers spin after a parallel region, and on a 2-core machine they then fight
 # OpenBLAS's threads for the cores during the very next GEMM (time-slice sized stalls,
 # measured at 2-3x the whole convolution). OpenBLAS is the one thread pool here.
-
-
-@numba.njit(inline="always")
-def _u(i):
-    # an unsigned index: numba then skips its negative-index wraparound check, which
-    # otherwise costs more than the copy in these short inner loops (4x on LeNet's conv2)
-    return numba.uint64(i)
 
 
 # Both kernels work on the flat (contiguous) arrays: x, dx (N, C, H, W) and col (rows,
@@ -115,39 +109,50 @@ def _col2im(col, dx, n0, nb, c0, cg, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo, add
 @kernel.cpu_kernel(parallel=False)
 def _scatter(tmp, out, bias, n0, nb, f0, fg, has_bias, add):
     # out[n0+b, f0+f, :] (+)= tmp[f, b*HW:(b+1)*HW] + bias[f0+f]   (out viewed as (N, F, HW))
-    hw = out.shape[2]
+    n_f, hw = out.shape[1], out.shape[2]
+    ncols = tmp.shape[1]
+    tf = tmp.reshape(-1)
+    of = out.reshape(-1)
     for t in range(nb * fg):
         b = t // fg
         f = t % fg
-        src = tmp[f, b * hw : (b + 1) * hw]
-        dst = out[n0 + b, f0 + f]
-        beta = bias[f0 + f] if has_bias else 0
+        src = f * ncols + b * hw
+        dst = ((n0 + b) * n_f + f0 + f) * hw
+        beta = bias[f0 + f] if has_bias else bias[0]  # the dummy bias is zeros(1)
         if add:
             for p in range(hw):
-                dst[p] += src[p] + beta
+                of[_u(dst + p)] += tf[_u(src + p)] + beta
         else:
             for p in range(hw):
-                dst[p] = src[p] + beta
+                of[_u(dst + p)] = tf[_u(src + p)] + beta
 
 
 @kernel.cpu_kernel(parallel=False)
 def _add_bias(out, bias, n0, nb):
     # out[n, f, :] += bias[f] for images n0..n0+nb-1   (out viewed as (N, F, HW))
-    nf = out.shape[1]
-    for t in range(nb * nf):
-        b = t // nf
-        f = t % nf
-        out[n0 + b, f] += bias[f]
+    n_f, hw = out.shape[1], out.shape[2]
+    of = out.reshape(-1)
+    for t in range(nb * n_f):
+        dst = (n0 * n_f + t) * hw
+        beta = bias[t % n_f]
+        for p in range(hw):
+            of[_u(dst + p)] += beta
 
 
 @kernel.cpu_kernel(parallel=False)
 def _gather_rows(dy, dyt, n0, nb, f0, fg):
     # dyt[f, b*HW + p] = dy[n0+b, f0+f, p]: the (Fg, nb*HW) matrix of a chunk's output grads
-    hw = dy.shape[2]
+    n_f, hw = dy.shape[1], dy.shape[2]
+    ncols = dyt.shape[1]
+    yf = dy.reshape(-1)
+    tf = dyt.reshape(-1)
     for t in range(nb * fg):
         b = t // fg
         f = t % fg
-        dyt[f, b * hw : (b + 1) * hw] = dy[n0 + b, f0 + f]
+        src = ((n0 + b) * n_f + f0 + f) * hw
+        dst = f * ncols + b * hw
+        for p in range(hw):
+            tf[_u(dst + p)] = yf[_u(src + p)]
 
 
 # -- the padded column layout of _conv_shift.py: image b, row h, column w of a channel lives
@@ -157,68 +162,88 @@ def _gather_rows(dy, dyt, n0, nb, f0, fg):
 @kernel.cpu_kernel(parallel=False)
 def _pad_images(x, xp, n0, nb, c0, cg, ph, pw, wp, plane):
     # xp[c, b*plane + (h+ph)*wp + (w+pw)] = x[n0+b, c0+c, h, w]; zero padding around
-    height, width = x.shape[2], x.shape[3]
+    n_c, height, width = x.shape[1], x.shape[2], x.shape[3]
+    ld = xp.shape[1]
+    xf = x.reshape(-1)
+    pf = xp.reshape(-1)
     for b in range(nb):
-        base = b * plane
         for c in range(cg):
-            row = xp[c]
-            row[base : base + ph * wp] = 0
+            row = c * ld + b * plane
+            src = ((n0 + b) * n_c + c0 + c) * height * width
+            for p in range(ph * wp):
+                pf[_u(row + p)] = 0
             for h in range(height):
-                start = base + (h + ph) * wp
-                row[start : start + pw] = 0
-                row[start + pw : start + pw + width] = x[n0 + b, c0 + c, h]
-                row[start + pw + width : start + wp] = 0
-            row[base + (ph + height) * wp : base + plane] = 0
+                start = row + (h + ph) * wp
+                for p in range(pw):
+                    pf[_u(start + p)] = 0
+                for w in range(width):
+                    pf[_u(start + pw + w)] = xf[_u(src + h * width + w)]
+                for p in range(pw + width, wp):
+                    pf[_u(start + p)] = 0
+            for p in range((ph + height) * wp, plane):
+                pf[_u(row + p)] = 0
 
 
 @kernel.cpu_kernel(parallel=False)
 def _unpad_out(yp, out, bias, n0, nb, f0, fg, wp, plane, has_bias, add):
     # out[n0+b, f0+f, y, x] (=|+=) yp[f, b*plane + y*wp + x] + bias[f0+f]
-    ho, wo = out.shape[2], out.shape[3]
+    n_f, ho, wo = out.shape[1], out.shape[2], out.shape[3]
+    ld = yp.shape[1]
+    yf = yp.reshape(-1)
+    of = out.reshape(-1)
     for b in range(nb):
         for f in range(fg):
-            beta = bias[f0 + f] if has_bias else 0
+            beta = bias[f0 + f] if has_bias else bias[0]  # the dummy bias is zeros(1)
+            dst = ((n0 + b) * n_f + f0 + f) * ho * wo
             for y in range(ho):
-                start = b * plane + y * wp
-                src = yp[f, start : start + wo]
-                dst = out[n0 + b, f0 + f, y]
+                src = f * ld + b * plane + y * wp
+                d = dst + y * wo
                 if add:
                     for z in range(wo):
-                        dst[z] += src[z] + beta
+                        of[_u(d + z)] += yf[_u(src + z)] + beta
                 else:
                     for z in range(wo):
-                        dst[z] = src[z] + beta
+                        of[_u(d + z)] = yf[_u(src + z)] + beta
 
 
 @kernel.cpu_kernel(parallel=False)
 def _pad_grad(dy, dyp, n0, nb, f0, fg, wp, plane):
     # dyp[f, b*plane + y*wp + x] = dy[n0+b, f0+f, y, x], zero in every other column
-    ho, wo = dy.shape[2], dy.shape[3]
+    n_f, ho, wo = dy.shape[1], dy.shape[2], dy.shape[3]
+    ld = dyp.shape[1]
+    yf = dy.reshape(-1)
+    pf = dyp.reshape(-1)
     for f in range(fg):
-        row = dyp[f]
-        row[: nb * plane] = 0
+        row = f * ld
+        for p in range(nb * plane):
+            pf[_u(row + p)] = 0
         for b in range(nb):
+            src = ((n0 + b) * n_f + f0 + f) * ho * wo
             for y in range(ho):
-                start = b * plane + y * wp
-                row[start : start + wo] = dy[n0 + b, f0 + f, y]
+                start = row + b * plane + y * wp
+                for z in range(wo):
+                    pf[_u(start + z)] = yf[_u(src + y * wo + z)]
 
 
 @kernel.cpu_kernel(parallel=False)
 def _unpad_grad(dxp, dx, n0, nb, c0, cg, ph, pw, wp, plane, add):
     # dx[n0+b, c0+c, h, w] (=|+=) dxp[c, b*plane + (h+ph)*wp + (w+pw)]
-    height, width = dx.shape[2], dx.shape[3]
+    n_c, height, width = dx.shape[1], dx.shape[2], dx.shape[3]
+    ld = dxp.shape[1]
+    pf = dxp.reshape(-1)
+    df = dx.reshape(-1)
     for b in range(nb):
         for c in range(cg):
+            dst = ((n0 + b) * n_c + c0 + c) * height * width
             for h in range(height):
-                start = b * plane + (h + ph) * wp + pw
-                src = dxp[c, start : start + width]
-                dst = dx[n0 + b, c0 + c, h]
+                src = c * ld + b * plane + (h + ph) * wp + pw
+                d = dst + h * width
                 if add:
-                    for z in range(width):
-                        dst[z] += src[z]
+                    for w in range(width):
+                        df[_u(d + w)] += pf[_u(src + w)]
                 else:
-                    for z in range(width):
-                        dst[z] = src[z]
+                    for w in range(width):
+                        df[_u(d + w)] = pf[_u(src + w)]
 
 
 # -- depthwise (num_group == C): one input channel per group, `mult` filters per channel -------

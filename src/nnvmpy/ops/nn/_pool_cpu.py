@@ -22,11 +22,7 @@ import numpy as np
 from numba import prange
 
 from ... import kernel
-
-
-@numba.njit(inline="always")
-def _u(i):
-    return numba.uint64(i)  # an unsigned index: no negative-index wraparound check
+from ._uindex import u as _u
 
 
 @numba.njit(cache=True, nogil=True)
@@ -142,6 +138,61 @@ def _max_pool_forward(x, out, mask, kh, kw, sh, sw, ph, pw, add, masked):
 
 
 @kernel.cpu_kernel
+def _max_pool_values(x, out, kh, kw, sh, sw, ph, pw, add):
+    # _max_pool_forward without the mask: branch-free maxima, the window loops outside so
+    # the loops over output columns vectorise (the mask is unread in inference and in
+    # training too, since backward finds the maxima again)
+    n_img, n_c, height, width = x.shape
+    ho, wo = out.shape[2], out.shape[3]
+    xf = x.reshape(-1)
+    of = out.reshape(-1)
+    # output columns whose window lies inside the row: [z_in, z_end)
+    z_in = min(wo, -(-pw // sw))
+    z_end = max(z_in, min(wo, (width - kw + pw) // sw + 1))
+    for t in prange(n_img * n_c):
+        src = t * height * width
+        rmax = np.empty(height * wo, x.dtype)
+        for h in range(height):
+            row = src + h * width
+            r = h * wo
+            for z in range(wo):
+                if z < z_in or z >= z_end:  # a clipped window at either end
+                    best = -np.inf
+                    for w in range(max(z * sw - pw, 0), min(z * sw - pw + kw, width)):
+                        v = xf[_u(row + w)]
+                        best = v if v > best else best
+                    rmax[_u(r + z)] = best
+            for z in range(z_in, z_end):
+                rmax[_u(r + z)] = xf[_u(row + z * sw - pw)]
+            for j in range(1, kw):
+                for z in range(z_in, z_end):
+                    v = xf[_u(row + z * sw - pw + j)]
+                    m = rmax[_u(r + z)]
+                    rmax[_u(r + z)] = v if v > m else m
+        best_row = np.empty(wo, x.dtype)
+        for y in range(ho):
+            h0 = max(y * sh - ph, 0)
+            h1 = min(y * sh - ph + kh, height)
+            if h0 >= h1:
+                best_row[:] = -np.inf
+            else:
+                for z in range(wo):
+                    best_row[_u(z)] = rmax[_u(h0 * wo + z)]
+                for h in range(h0 + 1, h1):
+                    for z in range(wo):
+                        v = rmax[_u(h * wo + z)]
+                        m = best_row[_u(z)]
+                        best_row[_u(z)] = v if v > m else m
+            o = (t * ho + y) * wo
+            if add:
+                for z in range(wo):
+                    of[_u(o + z)] += best_row[_u(z)]
+            else:
+                for z in range(wo):
+                    of[_u(o + z)] = best_row[_u(z)]
+
+
+@kernel.cpu_kernel
 def _max_pool_backward(dy, x, out, dx, kh, kw, sh, sw, ph, pw, add):
     # each output gradient goes to the first position of its window holding the maximum
     # (the one forward picked), found again by comparing x with the output value
@@ -220,4 +271,10 @@ def _pool_backward(
                             plane[h, w] += g
 
 
-__all__ = ["_max_pool_backward", "_max_pool_forward", "_pool_backward", "_pool_forward"]
+__all__ = [
+    "_max_pool_backward",
+    "_max_pool_forward",
+    "_max_pool_values",
+    "_pool_backward",
+    "_pool_forward",
+]

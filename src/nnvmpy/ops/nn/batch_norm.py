@@ -58,6 +58,7 @@ from .softmax import (  # prange, cuda: placeholders, bound to numba's when a ke
     prange,
     req_code,
     split_axis,
+    uidx,
 )
 
 INPUTS = ["data", "gamma", "beta", "moving_mean", "moving_var"]
@@ -138,7 +139,7 @@ def _bn_forward_cpu(
             for o in range(outer):
                 base = (o * C + c) * inner
                 for i in range(inner):
-                    d = x[base + i] - shift
+                    d = x[uidx(base + i)] - shift
                     s += d
                     ss += d * d
             dmean = s / size
@@ -158,16 +159,20 @@ def _bn_forward_cpu(
         elif m_var == 1:
             var[c] = v
         if m_out != 0:
-            scale = (1.0 if fix_gamma else gamma[c]) / math.sqrt(v + eps)
-            shift_out = beta[c] - mu * scale
+            # y = x * scale + shift in x's dtype (a float32 loop vectorises twice as wide)
+            coef = np.empty(2, x.dtype)
+            coef[0] = (1.0 if fix_gamma else gamma[c]) / math.sqrt(v + eps)
+            coef[1] = beta[c] - mu * coef[0]
+            scale = coef[0]
+            shift_out = coef[1]
             for o in range(outer):
                 base = (o * C + c) * inner
-                for i in range(inner):
-                    y = x[base + i] * scale + shift_out
-                    if m_out == 2:
-                        out[base + i] += y
-                    else:
-                        out[base + i] = y
+                if m_out == 2:
+                    for i in range(inner):
+                        out[uidx(base + i)] += x[uidx(base + i)] * scale + shift_out
+                else:
+                    for i in range(inner):
+                        out[uidx(base + i)] = x[uidx(base + i)] * scale + shift_out
 
 
 @cpu_parallel
@@ -184,9 +189,9 @@ def _bn_backward_cpu(
         for o in range(outer):
             base = (o * C + c) * inner
             for i in range(inner):
-                d = dy[base + i]
+                d = dy[uidx(base + i)]
                 sdy += d
-                sdyx += d * (x[base + i] - mu)
+                sdyx += d * (x[uidx(base + i)] - mu)
         dg = 0.0 if fix_gamma else sdyx * invstd
         if m_dgamma == 2:
             dgamma[c] += dg
@@ -202,12 +207,16 @@ def _bn_backward_cpu(
             b = sdyx * invstd * invstd / size if batch else 0.0
             for o in range(outer):
                 base = (o * C + c) * inner
-                for i in range(inner):
-                    g = k * (dy[base + i] - a - (x[base + i] - mu) * b)
-                    if m_dx == 2:
-                        dx[base + i] += g
-                    else:
-                        dx[base + i] = g
+                if m_dx == 2:
+                    for i in range(inner):
+                        dx[uidx(base + i)] += k * (
+                            dy[uidx(base + i)] - a - (x[uidx(base + i)] - mu) * b
+                        )
+                else:
+                    for i in range(inner):
+                        dx[uidx(base + i)] = k * (
+                            dy[uidx(base + i)] - a - (x[uidx(base + i)] - mu) * b
+                        )
 
 
 @gpu_kernel

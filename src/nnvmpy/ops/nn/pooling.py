@@ -228,6 +228,9 @@ def _forward_cpu(
         add = reqs[0] == OpReqType.kAddTo
         if scalars[0] == _MODES["max"]:
             kh, kw, sh, sw, ph, pw = scalars[1:7]
+            if not masked:
+                _pool_cpu._max_pool_values(as_4d(ins[0]), out, kh, kw, sh, sw, ph, pw, add)
+                return
             _pool_cpu._max_pool_forward(
                 as_4d(ins[0]), out, mask, kh, kw, sh, sw, ph, pw, add, masked
             )

@@ -46,6 +46,7 @@ skip_in_source_locations(__file__)
 # --- helpers shared by the nn kernels ---------------------------------------------------------
 
 prange = range  # numba.prange once a cpu_parallel kernel of this process has been built
+uidx: Any = None  # _uindex.u (an index without wraparound check), bound likewise
 cuda: Any = None  # numba.cuda once a gpu_kernel has been built
 
 #: write modes passed into hand-written kernels (0: kNullOp, skip the output)
@@ -78,7 +79,10 @@ class _ParallelKernel(kernel.CPUKernel):
     def _build(self) -> Any:
         import numba
 
+        from ._uindex import u
+
         self.py_func.__globals__["prange"] = numba.prange
+        self.py_func.__globals__["uidx"] = u
         return super()._build()
 
     def run(self, work: int, *args: Any) -> Any:
