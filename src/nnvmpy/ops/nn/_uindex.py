@@ -9,9 +9,11 @@ kernels index flat contiguous arrays with offsets that are never negative, wrapp
 
 from __future__ import annotations
 
+from typing import Any
+
 import numba
 
 
 @numba.njit(inline="always")
-def u(i: int) -> int:
+def u(i: int) -> Any:
     return numba.uint64(i)
