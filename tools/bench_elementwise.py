@@ -1,13 +1,14 @@
 """Element-wise throughput and imperative dispatch cost of nv.nd, against baselines of the same run.
 
-    .venv/bin/python tools/bench_elementwise.py [--n 10000000] [--ops 20000] [--profile]
+    .venv/bin/python tools/bench_elementwise.py [--n N] [--ops N] [--dispatch-reps N] [--profile]
 
-Prints (no assertions; timings are best-of-`--reps`):
+Prints (no assertions; timings are the best of several repeats):
   1. bandwidth of nd.quadratic, nd.relu and nd.elemwise_add on n float32 elements, waited
      on with wait_to_read, as GB/s (bytes read + written) and as a ratio to np.copyto of
      the same size; nd.quadratic against a hand-fused numba kernel and NumPy's composed
      a*x*x + b*x + c;
-  2. dispatch: µs per op of a chain `y = nd.relu(y)` on a (4,) array for each engine;
+  2. dispatch: µs per op of a chain `y = nd.relu(y)` on a (4,) array for each engine
+     (best of `--dispatch-reps` chains of `--ops` ops);
   3. `import nnvmpy` in a fresh interpreter, and whether it compiled any kernel.
 Targets and MXNet 1.9.1's numbers (from the issue) are printed next to the measurements.
 `--profile` adds a cProfile of the dispatch path (nd.relu on the naive engine).
@@ -242,14 +243,21 @@ def profile_dispatch(n_ops: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=10_000_000, help="elements per array")
-    parser.add_argument("--ops", type=int, default=20_000, help="ops per dispatch chain")
-    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--ops", type=int, default=5_000, help="ops per dispatch chain")
+    parser.add_argument("--reps", type=int, default=5, help="repeats of each bandwidth timing")
+    parser.add_argument(
+        "--dispatch-reps",
+        type=int,
+        default=20,
+        help="repeats of each dispatch chain (short chains, many repeats: the best one "
+        "is the cost without the shared machine's bursts of noise)",
+    )
     parser.add_argument("--profile", action="store_true", help="cProfile the dispatch path")
     args = parser.parse_args()
     t0 = time.perf_counter()
     print(f"nnvmpy element-wise benchmark  (engine: {engine.get_engine().__class__.__name__})")
     bandwidth(args.n, args.reps)
-    report_dispatch(args.ops, args.reps)
+    report_dispatch(args.ops, args.dispatch_reps)
     report_import()
     if args.profile:
         profile_dispatch(args.ops)

@@ -284,28 +284,32 @@ class CallPlan:
 
     def run(self, inputs: Sequence[NDArray], is_train: bool) -> list[NDArray]:
         """Allocate the outputs and push the op; returns the outputs."""
-        nd = _nd or _ndarray_module()
         ctx = self.ctx
-        new = nd.new_array
-        outputs = [new(s, d, n, ctx) for s, d, n in zip(self.shapes, self.dtypes, self.nbytes)]
+        new = (_nd or _ndarray_module()).new_array
+        # plain loops, not comprehensions: each comprehension is a frame on this hot path
+        outputs, out_data, mutate = [], [], []
+        for s, d, n in zip(self.shapes, self.dtypes, self.nbytes):
+            o = new(s, d, n, ctx)
+            outputs.append(o)
+            out_data.append(o._data)
+            mutate.append(o._chunk.var)
         if self.stateful:
             push_compute(self.op, self.attrs, ctx, inputs, outputs, self.req, is_train)
             return outputs
-        mutate = [o._chunk.var for o in outputs]
+        in_data, const = [], []
+        for x in inputs:
+            in_data.append(x._data)
+            const.append(x._chunk.var)
         if self.resource_vars:
             mutate += self.resource_vars
         if self.mutated_inputs:
             mutate += [inputs[i]._chunk.var for i in self.mutated_inputs]
-        in_data = [x._data for x in inputs]
-        out_data = [o._data for o in outputs]
         compute, attrs, req, resources = self.compute, self.attrs, self.req, self.resources
 
         def run(run_ctx: Any) -> None:
             compute(attrs, OpContext(is_train, run_ctx, resources), in_data, req, out_data)
 
-        engine.get_engine().push_sync(
-            run, ctx, [x._chunk.var for x in inputs], mutate, 0, self.op.name, self.prop
-        )
+        engine.get_engine().push_sync(run, ctx, const, mutate, 0, self.op.name, self.prop)
         return outputs
 
 
