@@ -215,16 +215,15 @@ def _max_pool_backward(dy, x, out, dx, kh, kw, sh, sw, ph, pw, add):
                 w1 = min(z * sw - pw + kw, width)
                 o = t * ho * wo + y * wo + z
                 target = of[_u(o)]
-                found = False
-                for h in range(h0, h1):
+                # scan the window backwards with selects, not branches: the last match
+                # seen is the first in row-major order, and random data mispredicts less
+                pos = -1
+                for h in range(h1 - 1, h0 - 1, -1):
                     row = plane + h * width
-                    for w in range(w0, w1):
-                        if xf[_u(row + w)] == target:
-                            dxf[_u(row + w)] += dyf[_u(o)]
-                            found = True
-                            break
-                    if found:
-                        break
+                    for w in range(w1 - 1, w0 - 1, -1):
+                        pos = row + w if xf[_u(row + w)] == target else pos
+                if pos >= 0:
+                    dxf[_u(pos)] += dyf[_u(o)]
 
 
 @kernel.cpu_kernel
