@@ -266,7 +266,7 @@ class CallPlan:
         self.compute = compute
         self.stateful = compute is None  # FCreateOpState: a new state per call
         if self.stateful:
-            _compute_fn(op, self.attrs, self.ctx, inputs)  # raises if it has no kernel here
+            _check_stateful(op, self.ctx)  # raises if it has no kernel here
         self.resources: list[Resource] = []
         self.resource_vars: list[Any] = []
         for kind in requests(self.attrs) if requests is not None else ():
@@ -448,11 +448,18 @@ def _compute_fn(
     compute = op.get_attr(fcompute(dev))
     if compute is not None:
         return compute, None
-    create = op.get_attr(FCreateOpState)
-    stateful = op.get_attr(fstateful_compute(dev))
-    if create is not None and stateful is not None:
-        state = create(attrs, ctx, [x.shape for x in inputs], [x.dtype for x in inputs])
-        return stateful, state
+    _check_stateful(op, ctx)
+    state = op.get_attr(FCreateOpState)(
+        attrs, ctx, [x.shape for x in inputs], [x.dtype for x in inputs]
+    )
+    return op.get_attr(fstateful_compute(dev)), state
+
+
+def _check_stateful(op: Op, ctx: Context) -> None:
+    """An op without FCompute<dev> needs FCreateOpState and FStatefulCompute<dev>."""
+    dev = ctx.device_type if ctx.device_type != "cpu_pinned" else "cpu"
+    if op.has_attr(FCreateOpState) and op.has_attr(fstateful_compute(dev)):
+        return
     has = [
         d for d in ("cpu", "gpu") if op.has_attr(fcompute(d)) or op.has_attr(fstateful_compute(d))
     ]

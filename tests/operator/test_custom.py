@@ -198,6 +198,27 @@ def test_nd_custom_with_nd_ops_inside(ctx: nv.Context) -> None:
     np.testing.assert_allclose(y.asnumpy(), x**3, rtol=1e-5)
 
 
+class Counted(Cube):
+    made = 0
+
+    def __init__(self) -> None:
+        Counted.made += 1
+
+
+@register("t_counted")
+class CountedProp(CubeProp):
+    def create_operator(self, ctx, shapes, dtypes):  # type: ignore[no-untyped-def]
+        return Counted()
+
+
+def test_each_nd_call_creates_one_operator() -> None:
+    x = nv.nd.array(RNG.normal(size=(2, 3)).astype(np.float32))
+    before = Counted.made
+    for _ in range(3):
+        nv.nd.Custom(x, op_type="t_counted").wait_to_read()
+    assert Counted.made - before == 3
+
+
 def test_sym_custom_gradient_matches_finite_differences() -> None:
     s = nv.sym.Custom(nv.sym.Variable("x"), op_type="t_cube", name="cube")
     assert s.list_arguments() == ["x"]
