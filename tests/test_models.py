@@ -116,3 +116,14 @@ def test_lenet_training_lowers_the_loss() -> None:
     hist = trainer.fit(x[:512], y[:512], x[512:], y[512:], epochs=2, progress=False)
     assert np.isfinite(hist.losses).all()
     assert np.mean(hist.losses[-5:]) < 0.8 * np.mean(hist.losses[:5])
+
+
+def test_progress_into_a_log_is_one_line_per_epoch(capsys: pytest.CaptureFixture[str]) -> None:
+    from nnvmpy.training import Trainer, cluster_dataset, mlp_symbol
+
+    x, y = cluster_dataset(256, seed=3)
+    trainer = Trainer(mlp_symbol((16,)), (64, x.shape[1]), lr=0.02)
+    trainer.fit(x, y, x, y, epochs=2, progress=True)
+    err = capsys.readouterr().err
+    assert err.count("epoch 1/2") == err.count("epoch 2/2") == 1  # no redraws in a log
+    assert err.count("[" + "#" * 30 + "] 4/4 loss") == 2  # the finished bar of each epoch

@@ -208,6 +208,8 @@ class Trainer:
 
 
 def _progress(epoch: int, epochs: int, done: int, total: int, loss: float) -> None:
+    if done != total and not sys.stderr.isatty():
+        return  # a log file or pipe gets the finished bar of each epoch, not every redraw
     width = 30
     filled = int(width * done / max(total, 1))
     bar = "#" * filled + "-" * (width - filled)
