@@ -152,45 +152,46 @@ def invoke(
     is_train: bool = False,
 ) -> list[NDArray]:
     """Run `op` on NDArrays asynchronously; returns every output (visible or not)."""
-    if out is None:
-        # The hot path: a call like one made before (same op, params, input shapes, dtypes
-        # and device) reuses its CallPlan; building one does every check and inference.
-        try:
-            if inputs:
-                ctx = inputs[0]._ctx
-                where: Any = id(ctx)  # the plan keeps ctx alive: its id stays its own
-            else:
-                ctx = Context.default_ctx()
-                where = (ctx.device_type, ctx.device_id)
-            key = (
-                op,
-                tuple(sorted(kwargs.items())) if kwargs else (),
-                where,
-                _signature(inputs),
-            )
-            plan = _plans.get(key)
-        except (AttributeError, TypeError):  # not NDArrays, or unhashable params
-            plan = key = None
-        if plan is None or plan.version != op.version or (plan.ctx is not ctx and inputs):
-            plan = CallPlan(op, inputs, kwargs)
-            if key is not None:
-                if len(_plans) > 4096:
-                    _plans.clear()
-                _plans[key] = plan
-        else:
-            for x in inputs:
-                if x._ctx is not ctx:  # the key holds input 0's device only
-                    plan.check_inputs(inputs)
-                    break
+    plan = _plan_for(op, inputs, kwargs, out)
+    if out is None:  # the hot path
         return plan.run(inputs, is_train)
     nd = _nd or _ndarray_module()
-    attrs, ctx, shapes, dtypes = _check_and_infer(op, inputs, kwargs, out)
-    outputs, req, staged = _outputs(op, attrs, inputs, out, shapes, dtypes, ctx, nd)
-    push_compute(op, attrs, ctx, inputs, outputs, req, is_train)
+    outputs, req, staged = _outputs(
+        op, plan.attrs, inputs, out, plan.shapes, plan.dtypes, plan.ctx, nd
+    )
+    plan.push(inputs, outputs, req, is_train)
     for j, target in staged:
         nd.push_copy(outputs[j], target)
         outputs[j] = target
     return outputs
+
+
+def _plan_for(op: Op, inputs: Sequence[NDArray], kwargs: dict[str, Any], out: Any) -> CallPlan:
+    """The CallPlan of a call like this one made before (same op, params, input shapes,
+    dtypes and device), or a new one; building one does every check and inference."""
+    try:
+        if inputs:
+            ctx = inputs[0]._ctx
+            where: Any = id(ctx)  # the plan keeps ctx alive: its id stays its own
+        else:
+            ctx = out_ctx(out) or Context.default_ctx()
+            where = (ctx.device_type, ctx.device_id)
+        key = (op, tuple(sorted(kwargs.items())) if kwargs else (), where, _signature(inputs))
+        plan = _plans.get(key)
+    except (AttributeError, TypeError):  # not NDArrays, or unhashable params
+        plan = key = None
+    if plan is None or plan.version != op.version or (plan.ctx is not ctx and inputs):
+        plan = CallPlan(op, inputs, kwargs, out)
+        if key is not None:
+            if len(_plans) > 4096:
+                _plans.clear()
+            _plans[key] = plan
+    else:
+        for x in inputs:
+            if x._ctx is not ctx:  # the key holds input 0's device only
+                _check_same_device(op, inputs, ctx)
+                break
+    return plan
 
 
 def _signature(inputs: Sequence[NDArray]) -> tuple[Any, ...]:
@@ -256,10 +257,12 @@ class CallPlan:
         "version",
     )
 
-    def __init__(self, op: Op, inputs: Sequence[NDArray], kwargs: dict[str, Any]) -> None:
+    def __init__(
+        self, op: Op, inputs: Sequence[NDArray], kwargs: dict[str, Any], out: Any = None
+    ) -> None:
         self.op = op
         self.version = op.version
-        self.attrs, self.ctx, self.shapes, self.dtypes = _check_and_infer(op, inputs, kwargs, None)
+        self.attrs, self.ctx, self.shapes, self.dtypes = _check_and_infer(op, inputs, kwargs, out)
         self.nbytes = [math.prod(s) * d.itemsize for s, d in zip(self.shapes, self.dtypes)]
         self.req = _WRITE * len(self.shapes)
         compute, requests, mutated = _op_attrs(op, self.ctx)
@@ -274,43 +277,50 @@ class CallPlan:
             self.resources.append(res)
             self.resource_vars.append(var)
         self.mutated_inputs = list(mutated(self.attrs)) if mutated is not None else []
-        # see push_compute: tiny stateless CPU ops may run inline in a threaded engine
+        # A stateless op on a few CPU elements takes microseconds: a threaded engine may run
+        # it in this thread when its inputs are ready, saving a hand-off to a worker per op.
+        # Stateful ops (CustomOp, OperatorProperty) run user code that may block: never.
         small = all(math.prod(s) <= INLINE_MAX_SIZE for s in self.shapes)
         inline = not self.stateful and self.ctx.device_type == "cpu" and small
         self.prop = _INLINE if inline else _NORMAL
 
-    def check_inputs(self, inputs: Sequence[NDArray]) -> None:
-        _check_same_device(self.op, inputs, self.ctx)
-
     def run(self, inputs: Sequence[NDArray], is_train: bool) -> list[NDArray]:
-        """Allocate the outputs and push the op; returns the outputs."""
+        """Allocate fresh outputs and push the op (kWriteTo); returns the outputs."""
         ctx = self.ctx
         new = (_nd or _ndarray_module()).new_array
+        outputs = [new(s, d, n, ctx) for s, d, n in zip(self.shapes, self.dtypes, self.nbytes)]
+        self.push(inputs, outputs, self.req, is_train)
+        return outputs
+
+    def push(
+        self,
+        inputs: Sequence[NDArray],
+        outputs: Sequence[NDArray],
+        req: list[OpReqType],
+        is_train: bool,
+    ) -> None:
+        """Push the op's FCompute (or a new state's FStatefulCompute) with its engine
+        dependencies: reads of the inputs, writes of outputs, resources, mutated inputs."""
         # plain loops, not comprehensions: each comprehension is a frame on this hot path
-        outputs, out_data, mutate = [], [], []
-        for s, d, n in zip(self.shapes, self.dtypes, self.nbytes):
-            o = new(s, d, n, ctx)
-            outputs.append(o)
-            out_data.append(o._data)
-            mutate.append(o._chunk.var)
-        if self.stateful:
-            push_compute(self.op, self.attrs, ctx, inputs, outputs, self.req, is_train)
-            return outputs
-        in_data, const = [], []
+        in_data, const, out_data, mutate = [], [], [], []
         for x in inputs:
             in_data.append(x._data)
             const.append(x._chunk.var)
+        for o in outputs:
+            out_data.append(o._data)
+            mutate.append(o._chunk.var)
         if self.resource_vars:
             mutate += self.resource_vars
         if self.mutated_inputs:
             mutate += [inputs[i]._chunk.var for i in self.mutated_inputs]
-        compute, attrs, req, resources = self.compute, self.attrs, self.req, self.resources
+        compute, first, resources = self.compute, self.attrs, self.resources
+        if self.stateful:
+            compute, first = _new_state(self.op, self.attrs, self.ctx, inputs)
 
         def run(run_ctx: Any) -> None:
-            compute(attrs, OpContext(is_train, run_ctx, resources), in_data, req, out_data)
+            compute(first, OpContext(is_train, run_ctx, resources), in_data, req, out_data)
 
-        engine.get_engine().push_sync(run, ctx, const, mutate, 0, self.op.name, self.prop)
-        return outputs
+        engine.get_engine().push_sync(run, self.ctx, const, mutate, 0, self.op.name, self.prop)
 
 
 def _new_array(nd: Any, shape: tuple[int, ...], dtype: np.dtype, ctx: Context) -> NDArray:
@@ -384,45 +394,6 @@ def visible_outputs(op: Op, attrs: NodeAttrs, outputs: list[NDArray]) -> list[ND
     return outputs[: _num_visible(op, attrs, len(outputs))]
 
 
-def push_compute(
-    op: Op,
-    attrs: NodeAttrs,
-    ctx: Context,
-    inputs: Sequence[NDArray],
-    outputs: Sequence[NDArray],
-    req: list[OpReqType],
-    is_train: bool,
-) -> None:
-    """Push the op's FCompute (or FStatefulCompute) with the right engine dependencies."""
-    compute, requests, mutated_inputs = _op_attrs(op, ctx)
-    state = None
-    if compute is None:
-        compute, state = _compute_fn(op, attrs, ctx, inputs)
-    resources: list[Resource] = []
-    mutate = [o._chunk.var for o in outputs]
-    if requests is not None:
-        for kind in requests(attrs):
-            res, var = get_resource(kind, ctx)
-            resources.append(res)
-            mutate.append(var)
-    const = [x._chunk.var for x in inputs]
-    if mutated_inputs is not None:
-        mutate.extend(inputs[i]._chunk.var for i in mutated_inputs(attrs))
-    in_data = [x._data for x in inputs]
-    out_data = [o._data for o in outputs]
-    first = attrs if state is None else state
-
-    def run(run_ctx: Any) -> None:
-        compute(first, OpContext(is_train, run_ctx, resources), in_data, req, out_data)
-
-    # A stateless op on a few CPU elements takes microseconds: a threaded engine may run it
-    # in this thread when its inputs are ready, saving a hand-off to a worker per op.
-    # Stateful ops (CustomOp, OperatorProperty) run user code that may block: never inline.
-    may_inline = state is None and ctx.device_type == "cpu"
-    prop = _INLINE if may_inline and all(d.size <= INLINE_MAX_SIZE for d in out_data) else _NORMAL
-    engine.get_engine().push_sync(run, ctx, const, mutate, name=op.name, prop=prop)
-
-
 INLINE_MAX_SIZE = 4096  # output elements up to which a CPU op is pushed as FnProperty.INLINE
 _NORMAL, _INLINE = FnProperty.NORMAL, FnProperty.INLINE
 
@@ -441,14 +412,11 @@ def _op_attrs(op: Op, ctx: Context) -> tuple[Any, Any, Any]:
     return found
 
 
-def _compute_fn(
+def _new_state(
     op: Op, attrs: NodeAttrs, ctx: Context, inputs: Sequence[NDArray]
 ) -> tuple[Any, Any]:
+    """(FStatefulCompute<dev>, a new op state from FCreateOpState) for one call."""
     dev = ctx.device_type if ctx.device_type != "cpu_pinned" else "cpu"
-    compute = op.get_attr(fcompute(dev))
-    if compute is not None:
-        return compute, None
-    _check_stateful(op, ctx)
     state = op.get_attr(FCreateOpState)(
         attrs, ctx, [x.shape for x in inputs], [x.dtype for x in inputs]
     )

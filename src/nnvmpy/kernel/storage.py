@@ -198,12 +198,10 @@ def _round_cached(nbytes: int) -> int:
 
 def free(handle: Handle) -> None:
     """Return the handle's block to its pool; using the handle afterwards is an error."""
-    if handle.freed:
-        raise NNVMError(f"storage.free: {handle!r} was already freed")
     pool = handle._pool
     size = handle.size
     pool.lock.acquire()  # as in alloc
-    if handle.freed:  # lost a race with another free of the same handle
+    if handle.freed:
         pool.lock.release()
         raise NNVMError(f"storage.free: {handle!r} was already freed")
     handle.freed = True
