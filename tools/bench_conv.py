@@ -26,9 +26,8 @@ import numpy as np
 import nnvmpy as nv
 from nnvmpy.base import OpReqType, cpu
 from nnvmpy.engine import RunContext
-from nnvmpy.imperative import get_resource
 from nnvmpy.registry import Op
-from nnvmpy.resource import OpContext, ResourceRequest
+from nnvmpy.resource import OpContext, ResourceRequest, get_resource
 
 # (name, count in ResNet-18, C, F, H(=W), kernel, stride, pad)
 LAYERS = [

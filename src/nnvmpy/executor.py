@@ -36,10 +36,9 @@ from .graph.attrs import (
     STORAGE_SIZES,
 )
 from .graph.node import Node, NodeEntry, post_order
-from .imperative import get_resource
 from .infer import shape_is_known, shape_str
 from .ndarray.ndarray import Chunk, NDArray, empty, push_copy, zeros
-from .resource import OpContext, Resource
+from .resource import OpContext, Resource, get_resource
 from .symbol.symbol import Symbol, entry_name
 
 _REQ_NAMES = {

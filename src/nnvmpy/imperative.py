@@ -7,7 +7,6 @@ code, so parsed attributes and inference results are cached per call signature.
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +28,7 @@ from .base import Context, InferError, NNVMError, OpReqType
 from .engine import FnProperty
 from .infer import shape_is_known, shape_str
 from .registry import NodeAttrs, Op
-from .resource import OpContext, Resource, ResourceRequest
+from .resource import OpContext, Resource, get_resource
 
 if TYPE_CHECKING:
     from .ndarray.ndarray import NDArray
@@ -103,42 +102,6 @@ def infer_outputs(
         _infer_cache.clear()
     _infer_cache[key] = result
     return result
-
-
-# -- resources --------------------------------------------------------------------------------
-
-_resources: dict[tuple[Context, ResourceRequest], tuple[Resource, Any]] = {}
-_resources_lock = threading.Lock()
-
-
-def get_resource(kind: ResourceRequest, ctx: Context) -> tuple[Resource, Any]:
-    """The shared resource of this kind on this device and the engine var guarding it."""
-    key = (ctx, kind)
-    with _resources_lock:
-        found = _resources.get(key)
-        if found is None:
-            found = _resources[key] = (
-                Resource(kind, ctx, seed=_seed_for(ctx)),
-                engine.get_engine().new_var(),
-            )
-    return found
-
-
-def _seed_for(ctx: Context) -> int:
-    return _random_seed + 1000 * (ctx.device_id + (ctx.device_type == "gpu") * 100)
-
-
-_random_seed = 0
-
-
-def seed(value: int) -> None:
-    """Re-seed every kRandom resource (nv.random.seed)."""
-    global _random_seed
-    with _resources_lock:
-        _random_seed = int(value)
-        for (ctx, kind), (res, _) in _resources.items():
-            if kind is ResourceRequest.kRandom:
-                res._rng = np.random.default_rng(_seed_for(ctx))
 
 
 # -- invoke ---------------------------------------------------------------------------------

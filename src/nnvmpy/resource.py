@@ -7,11 +7,13 @@ invoke puts one Resource per request in OpContext.requested, in the same order.
 from __future__ import annotations
 
 import enum
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from . import engine
 from .base import Context
 
 
@@ -69,3 +71,39 @@ class OpContext:
     def ctx(self) -> Context:
         """The device this kernel runs on."""
         return self.run_ctx.ctx if self.run_ctx is not None else Context.default_ctx()
+
+
+# -- the shared resources, one per (device, kind) -----------------------------------------
+
+_resources: dict[tuple[Context, ResourceRequest], tuple[Resource, Any]] = {}
+_resources_lock = threading.Lock()
+
+
+def get_resource(kind: ResourceRequest, ctx: Context) -> tuple[Resource, Any]:
+    """The shared resource of this kind on this device and the engine var guarding it."""
+    key = (ctx, kind)
+    with _resources_lock:
+        found = _resources.get(key)
+        if found is None:
+            found = _resources[key] = (
+                Resource(kind, ctx, seed=_seed_for(ctx)),
+                engine.get_engine().new_var(),
+            )
+    return found
+
+
+def _seed_for(ctx: Context) -> int:
+    return _random_seed + 1000 * (ctx.device_id + (ctx.device_type == "gpu") * 100)
+
+
+_random_seed = 0
+
+
+def seed(value: int) -> None:
+    """Re-seed every kRandom resource (nv.random.seed)."""
+    global _random_seed
+    with _resources_lock:
+        _random_seed = int(value)
+        for (ctx, kind), (res, _) in _resources.items():
+            if kind is ResourceRequest.kRandom:
+                res._rng = np.random.default_rng(_seed_for(ctx))

@@ -426,8 +426,7 @@ def _run_compute(
     outputs: list[Any] | None = None,
 ) -> list:
     from .engine import RunContext
-    from .imperative import get_resource
-    from .resource import OpContext
+    from .resource import OpContext, get_resource
 
     compute = op.get_attr(fcompute("cpu"))
     if compute is None:
