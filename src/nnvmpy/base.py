@@ -17,6 +17,9 @@ class NNVMError(Exception):
     """Every error nnvmpy raises on bad input or a failed computation."""
 
 
+MXNetError = NNVMError  # MXNet's spelling: `except mx.base.MXNetError` catches nnvmpy's errors
+
+
 class OpNotFoundError(NNVMError, KeyError):
     """An operator name that is not in the registry."""
 
@@ -34,6 +37,41 @@ class InferError(NNVMError):
 
 class EngineError(NNVMError):
     """A function pushed to the engine raised; carries the original exception as __cause__."""
+
+
+class NotImplementedForSymbol(NNVMError):
+    """An NDArray-only function called on a Symbol (MXNet's error, e.g. for `bool(symbol)`)."""
+
+    def __init__(self, function: Any, alias: str | None = None, *args: Any) -> None:
+        super().__init__(function, alias, *args)
+        self.function = getattr(function, "__name__", str(function))
+        self.alias = alias
+        self.args_ = [str(type(a)) for a in args]
+
+    def __str__(self) -> str:
+        msg = f"Function {self.function}"
+        if self.alias:
+            msg += f" (namely operator {self.alias!r})"
+        if self.args_:
+            msg += " with arguments (" + ", ".join(self.args_) + ")"
+        return msg + " is not implemented for Symbol and only available in NDArray."
+
+
+# MXNet's Python-version shims, still imported by its tests and user code.
+mx_real_t = np.float32  # the default real type of NDArrays
+numeric_types: tuple[type, ...] = (float, int, np.generic)
+integer_types: tuple[type, ...] = (int, np.integer)
+string_types: tuple[type, ...] = (str,)
+
+
+def py_str(x: bytes | str) -> str:
+    """A C string from MXNet's API as a Python str (bytes are UTF-8)."""
+    return x.decode("utf-8") if isinstance(x, bytes) else x
+
+
+def _as_list(obj: Any) -> list[Any]:
+    """obj itself when it is a list, else [obj] (MXNet's base._as_list)."""
+    return obj if isinstance(obj, list) else [obj]
 
 
 class OpReqType(enum.IntEnum):
@@ -70,8 +108,32 @@ _REQ_ALIASES = {
 }
 
 
-class Context:
-    """A device: type ('cpu' or 'gpu') and id. Equal contexts hash alike."""
+class _ContextMeta(type):
+    """`Context.default_ctx` as MXNet 1.x spells it: a per-thread class property, settable."""
+
+    @property
+    def default_ctx(cls) -> Context:
+        """The innermost `with ctx:` device, else this thread's default (cpu(0) unless set).
+
+        Also callable, `Context.default_ctx()`, as nnvmpy's code spells it (a Context
+        called returns itself).
+        """
+        return current_context()
+
+    @default_ctx.setter
+    def default_ctx(cls, ctx: Context) -> None:
+        set_default_ctx(ctx)
+
+
+class Context(metaclass=_ContextMeta):
+    """A device: type and id. Equal contexts hash alike.
+
+    'cpu_pinned' and 'cpu_shared' are MXNet's page-locked and shared-memory CPU contexts;
+    here both hold ordinary CPU memory and run CPU kernels (see `kernel_device`).
+    """
+
+    devtype2str = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
+    devstr2type = {v: k for k, v in devtype2str.items()}
 
     device_type: str
     device_id: int
@@ -80,12 +142,18 @@ class Context:
         if isinstance(device_type, Context):
             device_id = device_type.device_id
             device_type = device_type.device_type
-        if device_type not in ("cpu", "gpu", "cpu_pinned"):
+        if device_type not in self.devstr2type:
             raise NNVMError(
-                f"unknown device type {device_type!r}; expected 'cpu', 'gpu' or 'cpu_pinned'"
+                f"Context: unknown device type {device_type!r}; expected one of "
+                f"{list(self.devstr2type)}"
             )
         self.device_type = device_type
         self.device_id = int(device_id)
+
+    @property
+    def device_typeid(self) -> int:
+        """MXNet's integer code of the device type (1 cpu, 2 gpu, 3 cpu_pinned, 5 cpu_shared)."""
+        return self.devstr2type[self.device_type]
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -102,11 +170,9 @@ class Context:
 
     __str__ = __repr__
 
-    @classmethod
-    def default_ctx(cls) -> Context:
-        """The innermost `with ctx:` device, else cpu(0)."""
-        stack = _ctx_stack()
-        return stack[-1] if stack else cpu()
+    def __call__(self) -> Context:
+        """The context itself: keeps `Context.default_ctx()` meaning `Context.default_ctx`."""
+        return self
 
     def __enter__(self) -> Context:
         _ctx_stack().append(self)
@@ -114,6 +180,9 @@ class Context:
 
     def __exit__(self, *exc: Any) -> None:
         _ctx_stack().pop()
+
+    def empty_cache(self) -> None:
+        """MXNet frees cached GPU memory here; nnvmpy's pools release blocks as arrays die."""
 
 
 # Per thread, as MXNet's Context._default_ctx: `with nv.gpu(0):` in one thread must not
@@ -128,6 +197,27 @@ def _ctx_stack() -> list[Context]:
     return stack
 
 
+def set_default_ctx(ctx: Context) -> None:
+    """Make `ctx` this thread's device outside any `with ctx:` block."""
+    if not isinstance(ctx, Context):
+        raise NNVMError(f"set_default_context: expected a Context, got {type(ctx).__name__}")
+    _ctx_local.default = ctx
+
+
+def current_context() -> Context:
+    """The device new arrays go to: the innermost `with ctx:` block, else the default."""
+    stack = _ctx_stack()
+    if stack:
+        return stack[-1]
+    default: Context | None = getattr(_ctx_local, "default", None)
+    return default if default is not None else cpu()
+
+
+def kernel_device(ctx: Context) -> str:
+    """'gpu' or 'cpu': which FCompute<dev> runs on `ctx` (pinned/shared memory is CPU)."""
+    return "gpu" if ctx.device_type == "gpu" else "cpu"
+
+
 def cpu(device_id: int = 0) -> Context:
     """The CPU device (its id is informational, as in MXNet)."""
     return Context("cpu", device_id)
@@ -136,6 +226,11 @@ def cpu(device_id: int = 0) -> Context:
 def gpu(device_id: int = 0) -> Context:
     """The GPU with this id; using it needs the `gpu` extra (or NUMBA_ENABLE_CUDASIM=1)."""
     return Context("gpu", device_id)
+
+
+def cpu_pinned(device_id: int = 0) -> Context:
+    """MXNet's page-locked host memory for fast GPU copies; ordinary CPU memory here."""
+    return Context("cpu_pinned", device_id)
 
 
 def num_gpus() -> int:

@@ -1,0 +1,6 @@
+"""`nv.init`: MXNet's short name for `nv.initializer` (the same classes and registry)."""
+
+from __future__ import annotations
+
+from .initializer import *  # noqa: F403 - the whole public surface, under MXNet's other name
+from .initializer import __all__ as __all__

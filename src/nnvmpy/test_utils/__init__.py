@@ -1,0 +1,138 @@
+"""Testing helpers with MXNet 1.9.1's names, signatures and semantics, plus check_op.
+
+- compare: same, almost_equal, assert_almost_equal (per-dtype tolerances, broadcasting),
+  assert_exception, the tolerance tables;
+- generate: random arrays and shapes (NumPy's seeded global generator), rand_ndarray,
+  np_reduce, default_context / set_default_context;
+- symbolic: check_symbolic_forward / check_symbolic_backward / check_numeric_gradient,
+  simple_forward, check_speed;
+- consistency: check_consistency across devices and dtypes;
+- stats: mean/variance/chi-square checks of random generators;
+- env: environment(), discard_stderr(), retry;
+- opcheck: check_op, an op's registered attributes checked against each other.
+
+Sparse storage is out of scope: the sparse helpers (rand_sparse_ndarray, ...) are absent
+and a sparse `stype` is a named NNVMError.
+"""
+
+from __future__ import annotations
+
+from ..util import use_np, use_np_array, use_np_shape
+from .compare import (
+    almost_equal,
+    almost_equal_ignore_nan,
+    assert_allclose,
+    assert_almost_equal,
+    assert_almost_equal_ignore_nan,
+    assert_almost_equal_with_err,
+    assert_exception,
+    checkShapes,
+    collapse_sum_like,
+    default_atols,
+    default_numeric_eps,
+    default_rtols,
+    effective_dtype,
+    find_max_violation,
+    get_atol,
+    get_etol,
+    get_rtol,
+    get_tolerance,
+    get_tols,
+    same,
+)
+from .consistency import check_consistency
+from .env import discard_stderr, environment, is_cd_run, retry, same_array, set_env_var
+from .generate import (
+    assign_each,
+    assign_each2,
+    default_context,
+    default_dtype,
+    list_gpus,
+    np_reduce,
+    rand_coord_2d,
+    rand_ndarray,
+    rand_shape_2d,
+    rand_shape_3d,
+    rand_shape_nd,
+    random_arrays,
+    random_sample,
+    random_uniform_arrays,
+    set_default_context,
+)
+from .opcheck import _run_compute as _run_compute  # tests run kernels through it
+from .opcheck import check_op
+from .stats import (
+    chi_square_check,
+    gen_buckets_probs_with_ppf,
+    mean_check,
+    var_check,
+    verify_generator,
+)
+from .symbolic import (
+    check_numeric_gradient,
+    check_speed,
+    check_symbolic_backward,
+    check_symbolic_forward,
+    numeric_grad,
+    simple_forward,
+)
+
+__all__ = [
+    "almost_equal",
+    "almost_equal_ignore_nan",
+    "assert_allclose",
+    "assert_almost_equal",
+    "assert_almost_equal_ignore_nan",
+    "assert_almost_equal_with_err",
+    "assert_exception",
+    "assign_each",
+    "assign_each2",
+    "checkShapes",
+    "check_consistency",
+    "check_numeric_gradient",
+    "check_op",
+    "check_speed",
+    "check_symbolic_backward",
+    "check_symbolic_forward",
+    "chi_square_check",
+    "collapse_sum_like",
+    "default_atols",
+    "default_context",
+    "default_dtype",
+    "default_numeric_eps",
+    "default_rtols",
+    "discard_stderr",
+    "effective_dtype",
+    "environment",
+    "find_max_violation",
+    "gen_buckets_probs_with_ppf",
+    "get_atol",
+    "get_etol",
+    "get_rtol",
+    "get_tolerance",
+    "get_tols",
+    "is_cd_run",
+    "list_gpus",
+    "mean_check",
+    "np_reduce",
+    "numeric_grad",
+    "rand_coord_2d",
+    "rand_ndarray",
+    "rand_shape_2d",
+    "rand_shape_3d",
+    "rand_shape_nd",
+    "random_arrays",
+    "random_sample",
+    "random_uniform_arrays",
+    "retry",
+    "same",
+    "same_array",
+    "set_default_context",
+    "set_env_var",
+    "simple_forward",
+    "use_np",
+    "use_np_array",
+    "use_np_shape",
+    "var_check",
+    "verify_generator",
+]
