@@ -77,7 +77,7 @@ def test_zeros_ones_full(ctx, make, value, dtype) -> None:
 
 def test_creation_accepts_an_int_shape_and_the_default_context() -> None:
     assert nd.zeros(4).shape == (4,)
-    assert nd.ones((2, 0)).size == 0
+    assert nd.empty((2, 0)).size == 0  # nd.ones((2, 0)) is an unknown shape (MXNet's legacy)
     assert nd.empty(3).context == nv.cpu()
     with nv.cpu(1):
         assert nd.zeros((2,)).context == nv.cpu(1)
@@ -141,7 +141,7 @@ def test_scalar_conversions() -> None:
     assert int(x) == 2
     assert x.asscalar() == 2.5
     assert bool(x)
-    with pytest.raises(nv.NNVMError, match="size 1"):
+    with pytest.raises(nv.NNVMError, match="not a scalar"):
         nd.zeros((2,)).asscalar()
 
 
@@ -195,7 +195,7 @@ def test_copyto_wrong_shape_is_an_error_and_nothing_breaks() -> None:
     y = nd.zeros((3,))
     with pytest.raises(nv.NNVMError, match=r"\(2,\).*\(3,\)"):
         x.copyto(y)
-    with pytest.raises(nv.NNVMError, match="NDArray or a Context"):
+    with pytest.raises(TypeError, match="NDArray or a Context"):  # as MXNet
         x.copyto(np.zeros(2))  # type: ignore[arg-type]
     assert_values(y, [0.0, 0.0, 0.0])
     assert_values(x.copyto(nd.zeros((2,))), [1.0, 2.0])
@@ -257,7 +257,7 @@ def test_reshape_keyword_shape() -> None:
     assert nd.zeros((2, 3)).reshape(shape=(3, 2)).shape == (3, 2)
 
 
-@pytest.mark.parametrize("bad", [(5,), (-1, -1), (5, -1), (0, -1)])
+@pytest.mark.parametrize("bad", [(5,), (-1, -1), (5, -1), (0, 5)])
 def test_reshape_to_an_incompatible_shape_is_an_error(bad) -> None:
     x = nd.zeros((2, 6))
     with pytest.raises(nv.NNVMError, match="reshape"):
@@ -296,7 +296,7 @@ def test_setitem_ndarray_copies_values_keeping_storage(ctx) -> None:
 
 
 def test_setitem_on_a_0d_array() -> None:
-    x = nd.zeros(())
+    x = nd.array(np.zeros(()))
     assert x.shape == ()
     x[()] = 4.0
     assert x.asscalar() == 4.0
@@ -304,9 +304,11 @@ def test_setitem_on_a_0d_array() -> None:
 
 def test_setitem_with_an_unsupported_key_is_an_error() -> None:
     x = nd.zeros((3,))
-    with pytest.raises(nv.NNVMError, match="x\\[:\\] = value"):
-        x[1:2] = 5
+    with pytest.raises(nv.NNVMError, match="is not supported"):
+        x["a"] = 5
     assert_values(x, [0.0, 0.0, 0.0])
+    x[1:2] = 5
+    assert_values(x, [0.0, 5.0, 0.0])
 
 
 needs_slice_axis = pytest.mark.skipif(
@@ -327,8 +329,8 @@ def test_getitem_int_and_slice() -> None:
 
 
 def test_getitem_unsupported_key_is_an_error() -> None:
-    with pytest.raises(nv.NNVMError, match="int or a slice"):
-        nd.zeros((3, 3))[1, 2]
+    with pytest.raises(nv.NNVMError, match="is not supported"):
+        nd.zeros((3, 3))[1, 2.5]
 
 
 # -- arithmetic --------------------------------------------------------------------------------

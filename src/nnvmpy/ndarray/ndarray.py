@@ -3,24 +3,37 @@
 Every operation on it is pushed to the dependency engine and returns at once; reading
 the values (`asnumpy`, `wait_to_read`) waits for the pending writers, and an error
 raised inside a kernel surfaces there.
+
+An NDArray may be a view of another's storage (same Chunk, hence the same engine
+variable): `reshape`, `x[i]`, `x[a:b]` and every basic index whose elements are
+contiguous, as in MXNet. Its `_data` is then a window of the chunk's buffer, always
+C-contiguous, so kernels see no difference. Operators, fluent methods, indexing and
+serialisation live in their own modules (arith.py, ../fluent.py, indexing.py, io.py,
+interop.py) and are attached to the class there.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from .. import engine, kernel
+from ..autograd.state import STATE as _AG
 from ..base import Context, NNVMError, as_dtype
 from ..imperative import invoke
 from ..kernel import storage
 from ..registry import Op
+from . import views
+from .errors import NDArrayValueError
+from .views import same_memory
 
 DEFAULT_DTYPE = np.dtype(np.float32)
+py_slice = slice  # MXNet's name in this module (`from mxnet.ndarray.ndarray import py_slice`)
 
 
 @kernel.elementwise
@@ -29,15 +42,23 @@ def _set_value(value):
 
 
 class Chunk:
-    """The storage and engine variable shared by an NDArray and its reshaped views."""
+    """The storage and engine variable shared by an NDArray and its views."""
 
-    __slots__ = ("__weakref__", "ctx", "handle", "nbytes", "var")
+    __slots__ = ("__weakref__", "ctx", "data", "handle", "nbytes", "var")
 
     def __init__(self, nbytes: int, ctx: Context) -> None:
         if _released:
             flush_released()
         self.ctx = ctx
         self.nbytes = nbytes
+        self.data: Any = None  # new_array's view of the whole block (a spare keeps it)
+        spares = _spares.get((nbytes, ctx.device_type, ctx.device_id))
+        if spares:  # a dead array's storage and idle variable (autograd helper: dispatch speed)
+            try:
+                self.handle, self.var, _ = spares.pop()
+                return
+            except IndexError:  # another thread took the last one
+                pass
         self.handle = storage.alloc(nbytes, ctx)
         self.var = engine.get_engine().new_var()
 
@@ -45,7 +66,7 @@ class Chunk:
     # every op's dispatch. A Chunk refers to no NDArray, so it is never in a cycle.
     def __del__(self) -> None:
         try:
-            _released.append((self.handle, self.var, self.ctx))
+            _released.append((self.handle, self.var, self.ctx, self.data))
         except AttributeError:  # __init__ failed before the chunk was whole: nothing to free
             pass
 
@@ -56,7 +77,7 @@ class Chunk:
 # __del__ runs wherever the last reference goes, possibly inside an engine worker that
 # holds the engine's lock, so it only queues; the queue is flushed from ordinary code
 # (the next allocation or wait).
-_released: deque[tuple[Any, Any, Context]] = deque()
+_released: deque[tuple[Any, Any, Context, Any]] = deque()
 
 
 def flush_released() -> None:
@@ -69,9 +90,17 @@ def flush_released() -> None:
     free = storage.free
     while _released:
         try:
-            handle, var, ctx = _released.popleft()
+            handle, var, ctx, data = _released.popleft()
         except IndexError:
             return
+        if handle.nbytes <= SPARE_MAX_BYTES:
+            key = (handle.nbytes, ctx.device_type, ctx.device_id)
+            spares = _spares.get(key)
+            if spares is None:
+                spares = _spares[key] = []
+            if len(spares) < SPARES_PER_SIZE and eng.try_reuse_idle(var):
+                spares.append((handle, var, data))
+                continue
         if eng.try_delete_idle(var):
             free(handle)
         else:
@@ -82,23 +111,99 @@ def _freer(handle: Any) -> Any:
     return lambda _rc: storage.free(handle)
 
 
+# Small dead arrays whose variable is idle keep their storage and variable for the next
+# array of the same size and device: a chain of temporaries then costs no storage.alloc,
+# storage.free or new variable per op. waitall() returns them to the pool.
+SPARE_MAX_BYTES = 1 << 16
+SPARES_PER_SIZE = 4
+_spares: dict[tuple[int, str, int], list[tuple[Any, Any, Any]]] = {}
+
+
+def _drop_spares() -> None:
+    eng = engine.get_engine()
+    for spares in list(_spares.values()):
+        while spares:
+            try:
+                handle, var, _ = spares.pop()
+            except IndexError:
+                break
+            if eng.try_delete_idle(var):
+                storage.free(handle)
+
+
 def new_array(shape: tuple[int, ...], dtype: np.dtype, nbytes: int, ctx: Context) -> NDArray:
     """A fresh array of `nbytes` = its size in bytes, for callers that checked shape and
     dtype already (imperative invoke: the hot path of every op)."""
-    chunk = Chunk(nbytes, ctx)
+    spare = None
+    if _released:
+        # A chain y = f(y) frees one array per op, of the size it allocates: take it over
+        # directly when nothing is pending on it (else flush, which files it as a spare).
+        if len(_released) == 1:
+            try:
+                item = _released.pop()
+            except IndexError:  # another thread flushed it
+                item = None
+            if item is not None:
+                handle, var, rctx, data = item
+                if (
+                    handle.nbytes == nbytes
+                    and (rctx is ctx or rctx == ctx)
+                    and (engine._engine or engine.get_engine()).try_reuse_idle(var)
+                ):
+                    spare = item
+                else:
+                    _released.append(item)
+                    flush_released()
+        else:
+            flush_released()
+    if spare is None:
+        spares = _spares.get((nbytes, ctx.device_type, ctx.device_id))
+        if spares:
+            try:
+                handle, var, data = spares.pop()
+                spare = (handle, var, ctx, data)
+            except IndexError:  # another thread took the last one
+                pass
+    data = None
+    if spare is not None:  # Chunk.__init__ inlined, and the spare's view reused if it fits
+        handle, var, _, data = spare
+        chunk = _new_chunk(Chunk)
+        chunk.ctx, chunk.nbytes, chunk.handle, chunk.var = ctx, nbytes, handle, var
+        if data is not None and (data.shape != shape or data.dtype != dtype):
+            data = None
+    else:
+        chunk = Chunk(nbytes, ctx)
+    if data is None:
+        data = chunk.handle.view(shape, dtype)
+    chunk.data = data
     arr = NDArray.__new__(NDArray)
     arr._chunk = chunk
     arr._ctx = ctx
     arr.shape = shape
     arr.dtype = dtype
-    arr._data = chunk.handle.view(shape, dtype)
+    arr._data = data
+    arr._entry = None
     return arr
+
+
+_new_chunk = object.__new__
+
+
+_INPLACE_RECORDING = (
+    "Inplace operations (+=, -=, x[:]=, etc) are not supported when recording with autograd."
+)
+
+
+def check_not_recording(what: str) -> None:
+    """MXNet refuses in-place writes (an op whose output is one of its inputs) under record()."""
+    if _AG.recording:
+        raise NNVMError(f"{what}: {_INPLACE_RECORDING}")
 
 
 class NDArray:
     """An n-dimensional array on a device, computed on asynchronously by the engine."""
 
-    __slots__ = ("__weakref__", "_chunk", "_ctx", "_data", "dtype", "shape")
+    __slots__ = ("__weakref__", "_chunk", "_ctx", "_data", "_entry", "dtype", "shape")
     __array_priority__ = 1000.0  # numpy scalars defer to our __radd__ etc.
 
     def __init__(self, chunk: Chunk, shape: tuple[int, ...], dtype: np.dtype) -> None:
@@ -107,6 +212,7 @@ class NDArray:
         self.shape = shape
         self.dtype = dtype
         self._data = chunk.view(shape, dtype)
+        self._entry: Any = None  # autograd: this array's NodeEntry on the tape
 
     # -- properties ----------------------------------------------------------------------------
 
@@ -125,18 +231,49 @@ class NDArray:
         return math.prod(self.shape)
 
     @property
+    def stype(self) -> str:
+        """Storage type: always 'default' (dense); sparse storage is not supported."""
+        return "default"
+
+    @property
+    def writable(self) -> bool:
+        return True
+
+    @property
     def T(self) -> NDArray:
-        return _invoke1("transpose", [self])
+        """The transpose (a copy), or the array itself when it has fewer than 2 axes."""
+        return self if self.ndim < 2 else _invoke1("transpose", [self])
 
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of a 0-d NDArray")
         return self.shape[0]
 
+    def __iter__(self) -> Iterator[NDArray]:
+        """The sub-arrays along axis 0 (views), as x[0], x[1], ..."""
+        if not self.shape:
+            raise TypeError("iteration over a 0-d NDArray")
+        return (self[i] for i in range(self.shape[0]))
+
     def __repr__(self) -> str:
         body = str(self.asnumpy())
         dims = "x".join(map(str, self.shape))
         return f"\n{body}\n<NDArray {dims} @{self._ctx}>"
+
+    def __bool__(self) -> bool:
+        """False for an empty array, the element's truth for one element, else ValueError."""
+        size = self.size
+        if size == 0:
+            return False
+        if size == 1:
+            return bool(self.asscalar())
+        raise NDArrayValueError(
+            f"The truth value of an NDArray with multiple elements is ambiguous "
+            f"(shape {self.shape}); use .asnumpy().any() or .all()"
+        )
+
+    def __hash__(self) -> int:
+        return id(self)
 
     # -- synchronisation and copies ---------------------------------------------------------
 
@@ -155,12 +292,16 @@ class NDArray:
         return np.array(self._data, copy=True)
 
     def asscalar(self) -> Any:
+        """The single element as a NumPy scalar of the array's dtype."""
         if self.size != 1:
-            raise NNVMError(f"asscalar() needs an array of size 1, got shape {self.shape}")
-        return self.asnumpy().reshape(()).item()
+            raise NDArrayValueError(
+                f"asscalar: the current array is not a scalar: it has shape {self.shape}; "
+                "expected exactly one element"
+            )
+        return self.asnumpy().reshape(1)[0]
 
     def item(self) -> Any:
-        return self.asscalar()
+        return self.asscalar().item()
 
     def __float__(self) -> float:
         return float(self.asscalar())
@@ -168,184 +309,218 @@ class NDArray:
     def __int__(self) -> int:
         return int(self.asscalar())
 
-    def __bool__(self) -> bool:
-        return bool(self.asscalar())
-
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         a = self.asnumpy()
         return a if dtype is None else a.astype(dtype)
 
-    def copyto(self, other: NDArray | Context) -> NDArray:
-        """Copy into another array (same shape) or onto a device; asynchronous."""
+    def copyto(self, other: NDArray | Context) -> Any:
+        """Copy into another array (same shape; cast to its dtype) or onto a device.
+
+        Returns the target array; copying an array onto itself warns and returns False,
+        as MXNet does.
+        """
         if isinstance(other, Context):
             other = empty(self.shape, other, self.dtype)
         elif not isinstance(other, NDArray):
-            raise NNVMError(f"copyto expects an NDArray or a Context, got {type(other).__name__}")
-        if other is self or other._chunk is self._chunk:
-            return other
+            raise TypeError(
+                f"copyto: the target must be an NDArray or a Context, got {type(other).__name__}"
+            )
+        if same_memory(self, other):
+            warnings.warn("copyto: copying an array to itself", RuntimeWarning, stacklevel=2)
+            return False
         if other.shape != self.shape:
-            raise NNVMError(f"copyto: shape {self.shape} does not match target {other.shape}")
-        push_copy(self, other)
+            raise NDArrayValueError(
+                f"copyto: the source has shape {self.shape} but the target has {other.shape}"
+            )
+        src = self
+        if src._chunk is other._chunk:  # overlapping windows of one buffer: copy out first
+            src = src.copy()
+        if other._ctx == src._ctx:
+            if other.dtype == src.dtype:
+                _invoke1("_copy", [src], out=other)
+            else:
+                _invoke1("Cast", [src], out=other, dtype=str(other.dtype))
+            return other
+        if other.dtype != src.dtype:
+            src = src.astype(other.dtype)
+        push_copy(src, other)
         return other
 
     def copy(self) -> NDArray:
+        """A new array with the same values, on the same device."""
         return self.copyto(self._ctx)
 
-    def as_in_context(self, ctx: Context) -> NDArray:
-        return self if ctx == self._ctx else self.copyto(ctx)
+    def as_in_context(self, context: Context) -> NDArray:
+        """This array if it is on `context` already, else a copy there."""
+        return self if context == self._ctx else self.copyto(context)
+
+    def as_nd_ndarray(self) -> NDArray:
+        """This array (it is an mx.nd.NDArray already)."""
+        return self
 
     def astype(self, dtype: Any, copy: bool = True) -> NDArray:
+        """A copy cast to `dtype`; with copy=False the array itself when the dtype matches."""
         dtype = as_dtype(dtype)
-        if dtype == self.dtype and not copy:
+        if not copy and dtype == self.dtype:
             return self
         return _invoke1("Cast", [self], dtype=str(dtype))
 
+    # -- shape views ----------------------------------------------------------------------------
+
     def reshape(self, *shape: Any, **kwargs: Any) -> NDArray:
-        """A view with a new shape sharing this array's storage (MXNet's NDArray.reshape)."""
-        if len(shape) == 1 and isinstance(shape[0], list | tuple):
-            shape = tuple(shape[0])
-        if not shape:
-            shape = tuple(kwargs.get("shape", ()))
-        new = _resolve_reshape(self.shape, tuple(int(d) for d in shape))
-        return NDArray(self._chunk, new, self.dtype)
+        """A view with a new shape sharing this array's storage (MXNet's NDArray.reshape).
 
-    def _fill(self, value: Any) -> None:
-        """Set every element to a scalar or to the values of an array (asynchronous)."""
-        if isinstance(value, NDArray):
-            if value.shape != self.shape:
-                value = _invoke1("broadcast_to", [value], shape=self.shape)
-            push_copy(value, self)
-            return
-        if isinstance(value, np.ndarray | list | tuple):
-            src = np.broadcast_to(np.asarray(value, dtype=self.dtype), self.shape)
-            push_copy(array(src, self._ctx, self.dtype), self)
-            return
-        scalar = self.dtype.type(value)
+        `shape` may use MXNet's special values 0 (copy the dim), -1 (infer), -2 (copy the
+        rest), -3 (merge two dims) and -4 (split a dim); reverse=True matches them from
+        the right. Under autograd.record() the Reshape op is recorded instead.
+        """
+        return views.reshape(self, shape, kwargs)
 
-        data, ctx = self._data, self._ctx
+    def flatten(self, inplace: bool = False) -> NDArray:
+        """(d1, d2, ..., dk) -> (d1, d2*...*dk); a view with inplace=True, else a copy."""
+        return views.flatten(self, inplace)
 
-        def fill(run_ctx: Any) -> None:
-            if ctx.device_type == "gpu":
-                _set_value.launch(ctx, data, "write", scalar)
-            else:
-                data[...] = scalar
+    def expand_dims(self, axis: int, inplace: bool = False) -> NDArray:
+        """A new axis of size 1 at `axis`; a view with inplace=True, else a copy."""
+        return views.expand_dims(self, axis, inplace)
 
-        engine.get_engine().push_sync(fill, self._ctx, [], [self._chunk.var], name="fill")
+    def squeeze(self, axis: Any = None, inplace: bool = False) -> NDArray:
+        """Drops axes of size 1 (all, or those in `axis`); a view with inplace=True."""
+        return views.squeeze(self, axis, inplace)
 
-    def __setitem__(self, key: Any, value: Any) -> None:
-        if key == slice(None) or key is Ellipsis or (key == () and not self.shape):
-            self._fill(value)
-            return
-        raise NNVMError(f"NDArray item assignment supports only x[:] = value, got key {key!r}")
+    def broadcast_to(self, shape: Any) -> NDArray:
+        """A copy broadcast to `shape` (size-1 axes repeat; missing leading axes are added)."""
+        return views.broadcast_to(self, shape)
+
+    def broadcast_like(self, other: NDArray) -> NDArray:
+        """A copy broadcast to other's shape."""
+        return views.broadcast_to(self, other.shape)
+
+    # -- indexing (ndarray/indexing.py) ---------------------------------------------------------
 
     def __getitem__(self, key: Any) -> NDArray:
-        if isinstance(key, int | np.integer):
-            key = int(key)
-            if not -self.shape[0] <= key < self.shape[0]:
-                raise IndexError(f"index {key} out of range for axis 0 of size {self.shape[0]}")
-            key %= self.shape[0]
-            return _invoke1("slice_axis", [self], axis=0, begin=key, end=key + 1).reshape(
-                self.shape[1:]
-            )
-        if isinstance(key, slice) and key.step in (None, 1):
-            begin, end, _ = key.indices(self.shape[0])
-            return _invoke1("slice_axis", [self], axis=0, begin=begin, end=end)
-        raise NNVMError(f"NDArray indexing supports an int or a slice on axis 0, got {key!r}")
+        """x[key] as in MXNet: a view when the selected elements are contiguous, else a copy."""
+        from .indexing import getitem
 
-    # -- arithmetic ----------------------------------------------------------------------------
+        return getitem(self, key)
 
-    def __neg__(self) -> NDArray:
-        return _invoke1("negative", [self])
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """x[key] = value: a scalar, an NDArray, a NumPy array or a list, broadcast."""
+        from .indexing import setitem
 
-    def __abs__(self) -> NDArray:
-        return _invoke1("abs", [self])
+        setitem(self, key, value)
 
-    def __add__(self, o: Any) -> NDArray:
-        return _binary(self, o, "elemwise_add", "broadcast_add", "_plus_scalar")
+    @staticmethod
+    def _basic_indexing_slice_is_contiguous(slc_key: Sequence[slice], shape: Sequence[int]) -> bool:
+        """Whether x[slc_key] (one slice per axis) selects a C-contiguous block of x."""
+        from .indexing import slices_are_contiguous
 
-    __radd__ = __add__
+        return slices_are_contiguous(slc_key, shape)
 
-    def __sub__(self, o: Any) -> NDArray:
-        return _binary(self, o, "elemwise_sub", "broadcast_sub", "_minus_scalar")
+    # -- serialisation and interchange (io.py, interop.py) --------------------------------------
 
-    def __rsub__(self, o: Any) -> NDArray:
-        return _binary(self, o, None, None, "_rminus_scalar")
+    def __getstate__(self) -> dict[str, Any]:
+        """{'handle': MXNet's raw bytes of one array} (what MXNDArraySaveRawBytes writes)."""
+        from .io import to_raw_bytes
 
-    def __mul__(self, o: Any) -> NDArray:
-        return _binary(self, o, "elemwise_mul", "broadcast_mul", "_mul_scalar")
+        return {"handle": bytearray(to_raw_bytes(self))}
 
-    __rmul__ = __mul__
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Become the array encoded in state['handle'] (MXNet's raw bytes)."""
+        from .io import from_raw_bytes
 
-    def __truediv__(self, o: Any) -> NDArray:
-        return _binary(self, o, "elemwise_div", "broadcast_div", "_div_scalar")
+        handle = state.get("handle") if isinstance(state, dict) else None
+        if handle is None:
+            raise NNVMError("NDArray.__setstate__: the state holds no array ('handle' is None)")
+        loaded = from_raw_bytes(bytes(handle), "NDArray.__setstate__")
+        for name in _COPIED_SLOTS:
+            setattr(self, name, getattr(loaded, name))
+        self._entry = None
 
-    def __rtruediv__(self, o: Any) -> NDArray:
-        return _binary(self, o, None, None, "_rdiv_scalar")
+    def __reduce__(self) -> Any:
+        from .io import from_state
 
-    def __pow__(self, o: Any) -> NDArray:
-        return _binary(self, o, None, "broadcast_power", "_power_scalar")
+        return from_state, (self.__getstate__(),)
 
-    def __iadd__(self, o: Any) -> NDArray:
-        return _binary(self, o, "elemwise_add", None, "_plus_scalar", out=self)
+    def to_dlpack_for_read(self) -> Any:
+        """A DLPack capsule of the values once pending writes are done (CPU only)."""
+        from .interop import to_dlpack_for_read
 
-    def __isub__(self, o: Any) -> NDArray:
-        return _binary(self, o, "elemwise_sub", None, "_minus_scalar", out=self)
+        return to_dlpack_for_read(self)
 
-    def __imul__(self, o: Any) -> NDArray:
-        return _binary(self, o, "elemwise_mul", None, "_mul_scalar", out=self)
+    def to_dlpack_for_write(self) -> Any:
+        """A DLPack capsule others may write through, once pending reads and writes are done."""
+        from .interop import to_dlpack_for_write
 
-    def __itruediv__(self, o: Any) -> NDArray:
-        return _binary(self, o, "elemwise_div", None, "_div_scalar", out=self)
+        return to_dlpack_for_write(self)
 
-    def __eq__(self, o: Any) -> Any:
-        return _binary(self, o, None, "broadcast_equal", "_equal_scalar")
+    def _fill(self, value: Any) -> None:
+        """Set every element to a scalar (asynchronous, through the _full op)."""
+        from .fill import full_into
 
-    def __hash__(self) -> int:
-        return id(self)
+        full_into(self, value)
+
+    # -- autograd (nnvmpy.autograd; the tape entry lives in _entry) -----------------------------
+
+    def attach_grad(self, grad_req: str = "write", stype: str | None = None) -> None:
+        """Give this array a zero gradient buffer (`.grad`) that backward fills."""
+        from nnvmpy.autograd import attach_grad
+
+        attach_grad(self, grad_req, stype)
+
+    @property
+    def grad(self) -> NDArray | None:
+        """The gradient buffer of an array marked with attach_grad, else None."""
+        from nnvmpy.autograd.tape import entry_of
+
+        e = entry_of(self)
+        return None if e is None else e.node.info["autograd"].grad
+
+    def detach(self) -> NDArray:
+        """The same storage as a new array outside the recorded graph."""
+        new = NDArray.__new__(NDArray)  # autograd keeps these per saved value: no loop
+        new._chunk, new._ctx, new._data = self._chunk, self._ctx, self._data
+        new.shape, new.dtype, new._entry = self.shape, self.dtype, None
+        for name in _EXTRA_SLOTS:
+            setattr(new, name, getattr(self, name))
+        return new
+
+    def backward(
+        self, out_grad: NDArray | None = None, retain_graph: bool = False, train_mode: bool = True
+    ) -> None:
+        """Compute the gradients of this array with respect to the marked variables."""
+        from nnvmpy.autograd import backward
+
+        backward([self], None if out_grad is None else [out_grad], retain_graph, train_mode)
+
+    @property
+    def _fresh_grad(self) -> bool:
+        from nnvmpy.autograd.tape import entry_of
+
+        e = entry_of(self)
+        return bool(e is not None and e.node.info["autograd"].fresh_grad)
+
+    @_fresh_grad.setter
+    def _fresh_grad(self, value: bool) -> None:
+        from nnvmpy.autograd.tape import entry_of
+
+        e = entry_of(self)
+        if e is not None:
+            e.node.info["autograd"].fresh_grad = bool(value)
+
+    # -- end of autograd ------------------------------------------------------------------------
+
+
+_COPIED_SLOTS = tuple(
+    s for s in NDArray.__slots__ if s not in ("__weakref__", "_entry")
+)  # what detach() shares
+_EXTRA_SLOTS = tuple(
+    n for n in _COPIED_SLOTS if n not in ("_chunk", "_ctx", "_data", "shape", "dtype")
+)  # slots detach() copies beyond the five it names
 
 
 def _invoke1(name: str, inputs: list[NDArray], out: Any = None, **kwargs: Any) -> NDArray:
     return invoke(Op.get(name), inputs, kwargs, out=out)[0]
-
-
-_SCALAR_TYPES = (int, float, np.number, bool)
-
-
-def _binary(
-    lhs: NDArray,
-    rhs: Any,
-    same: str | None,
-    bcast: str | None,
-    scalar: str,
-    out: NDArray | None = None,
-) -> NDArray:
-    if isinstance(rhs, NDArray):
-        if same is not None and rhs.shape == lhs.shape:
-            return _invoke1(same, [lhs, rhs], out=out)
-        name = bcast if rhs.shape != lhs.shape else (bcast or same)
-        if name is None:
-            raise NNVMError(
-                f"no operator for {scalar.strip('_')} of two arrays with shapes "
-                f"{lhs.shape} and {rhs.shape}"
-            )
-        return _invoke1(name, [lhs, rhs], out=out)
-    if type(rhs) is float or isinstance(rhs, _SCALAR_TYPES):
-        return _invoke1(scalar, [lhs], out=out, scalar=float(rhs))
-    return NotImplemented
-
-
-def _resolve_reshape(old: tuple[int, ...], new: tuple[int, ...]) -> tuple[int, ...]:
-    size = math.prod(old)
-    if new.count(-1) > 1:
-        raise NNVMError(f"reshape: at most one -1 is allowed, got {new}")
-    known = math.prod(d for d in new if d != -1)
-    if -1 in new:
-        if known == 0 or size % known:
-            raise NNVMError(f"reshape: cannot reshape {old} into {new}")
-        new = tuple(size // known if d == -1 else d for d in new)
-    if math.prod(new) != size:
-        raise NNVMError(f"reshape: cannot reshape array of shape {old} into {new}")
-    return new
 
 
 def push_copy(src: NDArray, dst: NDArray) -> None:
@@ -368,50 +543,46 @@ def push_copy(src: NDArray, dst: NDArray) -> None:
 # -- creation -----------------------------------------------------------------------------
 
 
-def _shape(shape: Any) -> tuple[int, ...]:
+def as_shape(shape: Any, what: str = "shape") -> tuple[int, ...]:
+    """An int or a sequence of non-negative ints as a shape tuple; NNVMError otherwise."""
     if isinstance(shape, int | np.integer):
-        return (int(shape),)
+        shape = (shape,)
     try:
         out = tuple(int(d) for d in shape)
     except (TypeError, ValueError):
-        raise NNVMError(f"a shape must be an int or a tuple of ints, got {shape!r}") from None
+        raise NNVMError(f"{what} must be an int or a tuple of ints, got {shape!r}") from None
     if any(d < 0 for d in out):
-        raise NNVMError(f"a shape cannot have negative dimensions, got {out}")
+        raise NNVMError(f"{what} cannot have negative dimensions, got {out}")
     return out
 
 
 def empty(shape: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
     """An uninitialised array (its storage comes from the pool)."""
-    shape = _shape(shape)
+    shape = as_shape(shape, "empty: shape")
     dt = DEFAULT_DTYPE if dtype is None else as_dtype(dtype)
     ctx = ctx or Context.default_ctx()
     nbytes = math.prod(shape) * dt.itemsize
     return NDArray(Chunk(nbytes, ctx), shape, dt)
 
 
-def full(shape: Any, val: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
-    arr = empty(shape, ctx, dtype)
-    arr._fill(val)
-    return arr
-
-
-def zeros(shape: Any, ctx: Context | None = None, dtype: Any = None, **_: Any) -> NDArray:
-    return full(shape, 0, ctx, dtype)
-
-
-def ones(shape: Any, ctx: Context | None = None, dtype: Any = None, **_: Any) -> NDArray:
-    return full(shape, 1, ctx, dtype)
-
-
 def array(source: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
-    """An NDArray holding a copy of `source` (float32 unless `dtype` says otherwise, as MXNet)."""
+    """An NDArray holding a copy of `source` (float32 unless `dtype` says otherwise, as MXNet;
+    an NDArray source keeps its dtype). A NumPy 0-d array or a Python number gives shape ()."""
     if isinstance(source, NDArray):
         dt = source.dtype if dtype is None else as_dtype(dtype)
         source = source.asnumpy()
     else:
         dt = DEFAULT_DTYPE if dtype is None else as_dtype(dtype)
-    src = np.ascontiguousarray(np.asarray(source, dtype=dt))
+    try:
+        src = np.asarray(source, dtype=dt, order="C")  # ascontiguousarray makes 0-d 1-d
+    except (TypeError, ValueError) as e:
+        raise NNVMError(
+            f"array: source must be array-like (a NumPy array, a nested list of numbers, an "
+            f"NDArray), got {type(source).__name__}: {e}"
+        ) from None
     arr = empty(src.shape, ctx, dt)
+    if src.size == 0:
+        return arr
     if arr._ctx.device_type == "gpu":
         # a fresh C-order copy: broadcast views keep zero strides on size-1 axes, which
         # numba's host-to-device copy does not honour
@@ -428,4 +599,9 @@ def from_numpy_views(arrays: Sequence[np.ndarray]) -> list[NDArray]:
 def waitall() -> None:
     """Wait for every pushed operation; re-raises the first error not yet reported."""
     flush_released()
+    _drop_spares()
     engine.get_engine().wait_for_all()
+
+
+# re-exported: they need NDArray, so they live below it (executor and autograd import them here)
+from .fill import full, ones, zeros  # noqa: E402, F401

@@ -1,7 +1,14 @@
-"""Array initialisers (zeros_like, ones_like, _zeros, _ones, _full) and Cast."""
+"""Array initialisers (zeros_like, ones_like, _zeros, _ones, _full, _arange, _linspace,
+_eye) and Cast.
+
+The initialisers take no inputs: shape and dtype come from their parameters. `ctx` is
+accepted as MXNet spells it (a device string); the device a call runs on is the
+caller's (nd.zeros(..., ctx=) runs the op under that context).
+"""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -18,9 +25,11 @@ from ..attrs import (
 from ..base import InferError
 from ..graph.grad import ElemwiseGradUseNone, make_zero_grad_nodes
 from ..infer import elemwise_shape, partial_shape, shape_assign, type_assign
+from ..kernel.elementwise import req_mode
 from ..param import Parameter, Shape, field
 from ..registry import NodeAttrs, register_op
 from .elemwise_unary import _identity
+from .matrix import bind_cuda
 
 DTYPES = ["float16", "float32", "float64", "uint8", "int8", "int32", "int64", "bool"]
 
@@ -68,6 +77,7 @@ _register_like("ones_like", 1.0, "An array of ones with the shape and dtype of t
 
 class InitParam(Parameter):
     shape = field(Shape, default=(), describe="The shape of the output.")
+    ctx = field(str, default="", describe="Context of output, in format [cpu|gpu|cpu_pinned](n).")
     dtype = field(str, default="float32", enum=DTYPES, describe="The output dtype.")
 
 
@@ -156,3 +166,213 @@ def _backward_cast_type(attrs: NodeAttrs, in_types: list[Any], out_types: list[A
     .set_attr(FCompute_cpu, _cast_compute)
     .set_attr(FCompute_gpu, _cast_compute)
 )
+
+
+# -- _arange, _linspace, _eye -----------------------------------------------------------------
+
+cuda: Any = None  # numba.cuda, bound before a launch (see matrix.bind_cuda)
+
+
+class RangeParam(Parameter):
+    start = field(float, describe="Start of interval. The interval includes this value.")
+    stop = field(
+        float,
+        default=None,
+        describe="End of interval. The interval does not include this value, except in "
+        "some cases where step is not an integer and floating point round-off affects the "
+        "length of out.",
+    )
+    step = field(float, default=1.0, describe="Spacing between values.")
+    repeat = field(
+        int, default=1, lower_bound=1, describe="The repeating time of all elements. E.g "
+        "repeat=3, the element a will be repeated three times --> a, a, a.",
+    )  # fmt: skip
+    infer_range = field(
+        bool,
+        default=False,
+        describe="When set to True, infer the stop position from the start, step, repeat, "
+        "and output tensor size.",
+    )
+    ctx = field(str, default="", describe="Context of output, in format [cpu|gpu|cpu_pinned](n).")
+    dtype = field(str, default="float32", enum=DTYPES, describe="Target data type.")
+
+
+class LinspaceParam(Parameter):
+    start = field(float, describe="Start of interval. The interval includes this value.")
+    stop = field(float, describe="End of interval.")
+    num = field(int, lower_bound=0, describe="Number of samples to generate.")
+    endpoint = field(
+        bool,
+        default=True,
+        describe="If True, stop is the last sample. Otherwise, it is not included.",
+    )
+    ctx = field(str, default="", describe="Context of output, in format [cpu|gpu|cpu_pinned](n).")
+    dtype = field(str, default="float32", enum=DTYPES, describe="Target data type.")
+
+
+class EyeParam(Parameter):
+    N = field(int, lower_bound=0, describe="Number of rows in the output.")
+    M = field(
+        int, default=0, lower_bound=0, describe="Number of columns in the output. If 0, "
+        "defaults to N",
+    )  # fmt: skip
+    k = field(
+        int,
+        default=0,
+        describe="Index of the diagonal. 0 (the default) refers to the main diagonal.A "
+        "positive value refers to an upper diagonal.A negative value to a lower diagonal.",
+    )
+    ctx = field(str, default="", describe="Context of output, in format [cpu|gpu|cpu_pinned](n).")
+    dtype = field(str, default="float32", enum=DTYPES, describe="Target data type.")
+
+
+def range_bounds(p: Any) -> tuple[float, float, int]:
+    """(start, step, number of distinct values) of _arange; stop None means [0, start)."""
+    start, stop = (0.0, p.start) if p.stop is None else (p.start, p.stop)
+    if p.step == 0:
+        raise InferError("_arange: parameter 'step' must not be 0")
+    n = math.ceil((stop - start) / p.step)
+    return start, p.step, max(n, 0)
+
+
+def _arange_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
+    p = attrs.parsed
+    if p.infer_range and p.stop is None:
+        return False  # the length comes from the output (symbolic use only)
+    _, _, n = range_bounds(p)
+    return shape_assign(out_shapes, 0, (n * p.repeat,), "_arange: output")
+
+
+def _linspace_step(p: Any) -> float:
+    div = p.num - 1 if p.endpoint else p.num
+    return (p.stop - p.start) / div if div > 0 else 0.0
+
+
+def _linspace_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
+    return shape_assign(out_shapes, 0, (attrs.parsed.num,), "_linspace: output")
+
+
+def _eye_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
+    p = attrs.parsed
+    return shape_assign(out_shapes, 0, (p.N, p.M or p.N), "_eye: output")
+
+
+@kernel.cuda_kernel
+def _affine_cuda(out, start, step, repeat, add):
+    # out[t] (+)= start + (t // repeat) * step, cast to out's dtype (truncation, as C)
+    for t in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        v = start + (t // repeat) * step
+        if add:
+            out[t] += v
+        else:
+            out[t] = v
+
+
+@kernel.cuda_kernel
+def _eye_cuda(out, cols, k, add):
+    # out[i, j] (+)= 1 where j - i == k, else 0
+    for t in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        i = t // cols
+        v = 1 if t - i * cols - i == k else 0
+        if add:
+            out[t] += v
+        else:
+            out[t] = v
+
+
+def _write(ctx: Any, out: Any, req: Any, values: np.ndarray) -> None:
+    mode = req_mode("init", req)
+    if mode == "add":
+        out += values.astype(out.dtype, copy=False)
+    elif mode == "write":
+        np.copyto(out, values, casting="unsafe")
+
+
+def _affine(ctx: Any, out: Any, req: Any, start: float, step: float, repeat: int) -> None:
+    """out (+)= start + (i // repeat) * step for i in range(out.size), in float64 first."""
+    mode = req_mode("init", req)
+    if mode is None or out.size == 0:
+        return
+    if isinstance(out, np.ndarray):
+        _write(ctx, out, req, start + (np.arange(out.size) // repeat) * step)
+        return
+    global cuda
+    cuda = bind_cuda("_arange")
+    _affine_cuda.launch(ctx, out.size, out, float(start), float(step), repeat, mode == "add")
+
+
+def _arange_forward(
+    attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
+) -> None:
+    # start and step are cast to the output dtype first, as MXNet does (and NumPy's
+    # integer arange: np.arange(1.3, 9, 1.3, dtype=int) counts 1, 2, 3, ...)
+    p, out = attrs.parsed, outputs[0]
+    if p.infer_range and p.stop is None:  # the length came from the output's shape
+        start, step = p.start, p.step
+    else:
+        start, step, _ = range_bounds(p)
+    if np.dtype(out.dtype).kind in "iub":
+        start, step = int(start), int(step)
+    _affine(ctx, out, req[0], start, step, p.repeat)
+
+
+def _linspace_forward(
+    attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
+) -> None:
+    p = attrs.parsed
+    _affine(ctx, outputs[0], req[0], p.start, _linspace_step(p), 1)
+
+
+def _eye_forward(
+    attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
+) -> None:
+    p, out = attrs.parsed, outputs[0]
+    mode = req_mode("_eye", req[0])
+    if mode is None or out.size == 0:
+        return
+    rows, cols = p.N, p.M or p.N
+    if isinstance(out, np.ndarray):
+        _write(ctx, out, req[0], np.eye(rows, cols, p.k))
+        return
+    global cuda
+    cuda = bind_cuda("_eye")
+    _eye_cuda.launch(ctx, out.size, out.reshape(out.size), cols, p.k, mode == "add")
+
+
+_RANGE_OPS: list[tuple[str, type[Parameter], Any, Any, str]] = [
+    (
+        "_arange",
+        RangeParam,
+        _arange_shape,
+        _arange_forward,
+        "Evenly spaced values in [start, stop) with spacing step, each repeated `repeat` "
+        "times (start only: [0, start)). Length ceil((stop - start) / step) * repeat.",
+    ),
+    (
+        "_linspace",
+        LinspaceParam,
+        _linspace_shape,
+        _linspace_forward,
+        "num evenly spaced samples from start to stop (stop excluded with endpoint=False).",
+    ),
+    (
+        "_eye",
+        EyeParam,
+        _eye_shape,
+        _eye_forward,
+        "A 2-D array of shape (N, M or N) with ones on diagonal k and zeros elsewhere.",
+    ),
+]
+for _rname, _rparam, _shape_fn, _compute, _rdoc in _RANGE_OPS:
+    (
+        register_op(_rname)
+        .describe(_rdoc)
+        .set_attr_parser(_rparam)
+        .set_num_inputs(0)
+        .set_num_outputs(1)
+        .set_attr(FInferShape, _shape_fn)
+        .set_attr(FInferType, _init_type)
+        .set_attr(FCompute_cpu, _compute)
+        .set_attr(FCompute_gpu, _compute)
+        .add_arguments(_rparam.fields())
+    )

@@ -1,6 +1,6 @@
-"""Shape ops: Reshape (reshape), Flatten (flatten), expand_dims and transpose.
+"""Shape ops: Reshape (reshape), Flatten (flatten), expand_dims, squeeze and transpose.
 
-Reshape, Flatten and expand_dims only relabel the bytes, so they are in-place identity
+Reshape, Flatten, expand_dims and squeeze only relabel the bytes, so they are in-place identity
 ops (FInplaceOption (0, 0) with FInplaceIdentity): PlanMemory may hand the output the
 input's block even while the input is still read, and the kernel then has nothing to do.
 Their gradient is `_backward_reshape` (dy relabelled with the input's shape, MXNet's
@@ -163,7 +163,7 @@ class ReshapeParam(Parameter):
     )
 
 
-def _special_shape(op: str, spec: tuple[int, ...], dshape: Shape, reverse: bool) -> Shape:
+def special_shape(op: str, spec: tuple[int, ...], dshape: Shape, reverse: bool) -> Shape:
     """MXNet's special values: 0 copy, -1 infer, -2 copy the rest, -3 merge two, -4 split."""
     src = dshape[::-1] if reverse else dshape
     spec = spec[::-1] if reverse else spec
@@ -228,7 +228,7 @@ def _split_dim(op: str, spec: tuple[int, ...], i: int, d0: int | None) -> tuple[
 
 def _reshape_target(op: str, p: Any, dshape: Shape) -> Shape:
     if p.shape:
-        return _special_shape(op, p.shape, dshape, p.reverse)
+        return special_shape(op, p.shape, dshape, p.reverse)
     if p.target_shape:  # the deprecated form: one 0 is inferred, keep_highest keeps dim 0
         target = list(p.target_shape)
         if p.keep_highest:
@@ -430,4 +430,52 @@ def _transpose_grad(node: Any, ograds: list[NodeEntry]) -> list[NodeEntry]:
     .set_attr(FGradient, _transpose_grad)
     .add_argument("data", "NDArray-or-Symbol", "Source input")
     .add_arguments(TransposeParam.fields())
+)
+
+# -- squeeze ----------------------------------------------------------------------------------
+
+
+class SqueezeParam(Parameter):
+    axis = field(
+        ShapeField,
+        default=None,
+        describe="Selects a subset of the single-dimensional entries in the shape. If an axis "
+        "is selected with shape entry greater than one, an error is raised.",
+    )
+
+
+def squeeze_axes(op: str, axis: Any, dshape: Shape) -> list[int]:
+    """The axes squeeze drops: `axis` (each of size 1) or every size-1 axis."""
+    ndim = len(dshape)
+    if axis is None:
+        return [d for d in range(ndim) if dshape[d] == 1]
+    axes = [normalize_axis(op, "axis", a, ndim) for a in axis]
+    if len(set(axes)) != len(axes):
+        raise InferError(f"{op}: parameter 'axis' {tuple(axis)} repeats an axis")
+    for a in axes:
+        if dshape[a] is not None and dshape[a] != 1:
+            raise InferError(
+                f"{op}: cannot squeeze axis {a} of input 'data' {shape_str(dshape)}: its size "
+                f"is {dshape[a]}, expected 1"
+            )
+    return axes
+
+
+def _squeeze_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
+    dshape = in_shapes[0]
+    if dshape is None or (attrs.parsed.axis is None and not shape_is_known(dshape)):
+        return False
+    drop = squeeze_axes("squeeze", attrs.parsed.axis, dshape)
+    out = tuple(d for i, d in enumerate(dshape) if i not in drop) or (1,)  # (1,), not ()
+    shape_assign(out_shapes, 0, out, "squeeze: output")
+    return shape_is_known(dshape)
+
+
+_register_identity_like(
+    "squeeze",
+    "Removes axes of size 1 (those in `axis`, or all of them): (1, 5, 1, 3) -> (5, 3). "
+    "An array of only size-1 axes becomes shape (1,). The output may share the input's "
+    "memory.",
+    SqueezeParam,
+    _squeeze_shape,
 )
