@@ -15,6 +15,7 @@ import numpy as np
 
 from . import engine
 from .base import Context
+from .kernel.philox import seed_key
 
 
 class ResourceRequest(enum.Enum):
@@ -25,13 +26,27 @@ class ResourceRequest(enum.Enum):
 
 
 class Resource:
-    """One granted resource: scratch memory or a random generator, tied to a device."""
+    """One granted resource: scratch memory or a random generator, tied to a device.
+
+    A kRandom resource is the device's Philox-4x32 stream (kernel/philox.py): a key from
+    the seed and a 64-bit counter that each launch advances by the counters it used
+    (`take_counters`). Ops mutate the resource's engine var, so launches take their
+    counters in push order and a seed gives the same numbers on every engine.
+    """
+
+    _key: tuple[np.uint64, np.uint64]
+    _counter: int
+    _rng: np.random.Generator | None
 
     def __init__(self, kind: ResourceRequest, ctx: Context, seed: int | None = None) -> None:
         self.kind = kind
         self.ctx = ctx
         self._space: Any = None
-        self._rng = np.random.default_rng(seed)
+        self._lock = threading.Lock()
+        self._key: tuple[np.uint64, np.uint64] = (np.uint64(0), np.uint64(0))
+        self._counter = 0
+        self._rng = None
+        self._reseed(0 if seed is None else seed)
 
     def get_space(self, shape: tuple[int, ...], dtype: Any = np.float32) -> Any:
         """Scratch array of this shape; its content is undefined (reused between calls)."""
@@ -44,11 +59,41 @@ class Resource:
         flat = self._space[:nbytes].view(dtype)
         return flat.reshape(shape)
 
+    def take_counters(self, n: int) -> tuple[np.uint64, np.uint64, np.uint64]:
+        """Reserve n Philox stream counters: (key0, key1, first counter), all np.uint64.
+
+        Element i of a launch draws from stream counter `first + i` (see kernel/philox.py),
+        so its numbers depend only on the seed, the counters used before and i.
+        """
+        self._check_random("take_counters")
+        with self._lock:
+            first = self._counter
+            self._counter = (first + int(n)) % _COUNTER_SPAN
+        return self._key[0], self._key[1], np.uint64(first)
+
     def get_random(self) -> np.random.Generator:
-        """The NumPy Generator backing this kRandom resource (kernels draw from it)."""
-        if self.kind is not ResourceRequest.kRandom:
-            raise TypeError("get_random() needs a kRandom resource")
+        """A NumPy Generator seeded from this device's seed, for host-side Python kernels.
+
+        Built-in ops draw from the Philox stream instead (`take_counters`); this one is
+        for legacy and custom operators, and nv.random.seed re-seeds it too.
+        """
+        self._check_random("get_random")
+        if self._rng is None:
+            key = (int(self._key[1]) << 32) | int(self._key[0])
+            self._rng = np.random.Generator(np.random.Philox(key=key))
         return self._rng
+
+    def _check_random(self, what: str) -> None:
+        if self.kind is not ResourceRequest.kRandom:
+            raise TypeError(f"{what}() needs a kRandom resource, this one is {self.kind.name}")
+
+    def _reseed(self, seed: int) -> None:
+        self._key = seed_key(seed, self.ctx.device_id)
+        self._counter = 0
+        self._rng = None
+
+
+_COUNTER_SPAN = 1 << 64
 
 
 def _alloc_bytes(ctx: Context, nbytes: int) -> Any:
@@ -77,6 +122,8 @@ class OpContext:
 
 _resources: dict[tuple[Context, ResourceRequest], tuple[Resource, Any]] = {}
 _resources_lock = threading.Lock()
+_global_seed = 0  # MXNet's ResourceManager starts from seed 0 as well
+_device_seeds: dict[Context, int] = {}  # seed(s, ctx=...) for one device
 
 
 def get_resource(kind: ResourceRequest, ctx: Context) -> tuple[Resource, Any]:
@@ -86,24 +133,39 @@ def get_resource(kind: ResourceRequest, ctx: Context) -> tuple[Resource, Any]:
         found = _resources.get(key)
         if found is None:
             found = _resources[key] = (
-                Resource(kind, ctx, seed=_seed_for(ctx)),
+                Resource(kind, ctx, seed=_device_seeds.get(ctx, _global_seed)),
                 engine.get_engine().new_var(),
             )
     return found
 
 
-def _seed_for(ctx: Context) -> int:
-    return _random_seed + 1000 * (ctx.device_id + (ctx.device_type == "gpu") * 100)
+def seed(value: int, ctx: Context | None = None) -> None:
+    """Re-seed the kRandom resources: every device (ctx None) or only `ctx` (nv.random.seed).
 
-
-_random_seed = 0
-
-
-def seed(value: int) -> None:
-    """Re-seed every kRandom resource (nv.random.seed)."""
-    global _random_seed
+    The re-seeding is pushed to the engine as a write of each resource's var, so random
+    ops pushed before it use the old stream and those pushed after it the new one, as in
+    MXNet. Devices without a resource yet start from this seed when first used.
+    """
+    global _global_seed
+    value = int(value)
     with _resources_lock:
-        _random_seed = int(value)
-        for (ctx, kind), (res, _) in _resources.items():
-            if kind is ResourceRequest.kRandom:
-                res._rng = np.random.default_rng(_seed_for(ctx))
+        if ctx is None:
+            _global_seed = value
+            _device_seeds.clear()
+        else:
+            _device_seeds[ctx] = value
+        targets = [
+            found
+            for (dev, kind), found in _resources.items()
+            if kind is ResourceRequest.kRandom and (ctx is None or dev == ctx)
+        ]
+    eng = engine.get_engine()
+    for res, var in targets:
+        eng.push_sync(_reseeder(res, value), res.ctx, (), (var,), 0, "random_seed")
+
+
+def _reseeder(res: Resource, value: int) -> Any:
+    def run(run_ctx: Any) -> None:
+        res._reseed(value)
+
+    return run

@@ -9,14 +9,17 @@ reads exactly the mask the forward pass drew. It holds the scaled values {0, 1/(
 and always has the data's shape: with `axes` (variational dropout) one draw is shared
 along those axes, and the mask repeats it (MXNet keeps size-1 dims there instead).
 Writing ones at inference keeps the backward right whatever mode the forward ran in.
+As in MXNet, p = 1 in training gives NaN (0 * 1/0): nothing survives to be rescaled.
 
-Random numbers come from the op's kRandom resource, a NumPy Generator seeded per device
-(nv.random.seed), so runs are reproducible; on a GPU the mask is drawn on the host and
-copied over, which is simple rather than fast.
+The draws come from the op's kRandom resource, the device's Philox stream (the one the
+random ops use, so nv.random.seed makes them reproducible): draw d is the uniform of
+stream counter first + d, and the mask is made where the data is, by one kernel body for
+the CPU and the GPU.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -38,13 +41,19 @@ from ...base import InferError
 from ...graph.grad import make_grad_node
 from ...graph.node import NodeEntry
 from ...infer import elemwise_shape, elemwise_type, shape_str
+from ...kernel import parallel_for
+from ...kernel.launch import NULL, is_gpu, req_code, uindex
+from ...kernel.philox import uniform_pair
 from ...param import Parameter, Shape, field
 from ...registry import NodeAttrs, register_op
 from ...resource import ResourceRequest
 from ..elemwise_binary import _mul
 from ..elemwise_unary import _identity
 from ..init import _fill
-from .softmax import is_gpu
+from ..random._common import launch
+from ..random.samplers import store
+
+_U0 = np.uint64(0)
 
 
 class DropoutParam(Parameter):
@@ -88,18 +97,54 @@ def _infer_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) 
     return bool(known)
 
 
-def _draw_mask(attrs: NodeAttrs, ctx: Any, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-    """The scaled Bernoulli(1 - p) mask on the host, with the data's shape."""
-    p = attrs.parsed
-    keep = 1.0 - p.p
-    draw_shape = list(shape)
-    for axis in p.axes:
-        draw_shape[axis] = 1
-    rng = ctx.requested[0].get_random()
-    kept = rng.random(tuple(draw_shape), dtype=np.float32) < keep
-    scale = 1.0 / keep if keep > 0 else 0.0  # p = 1 drops everything
-    mask = kept.astype(dtype) * np.asarray(scale, dtype=dtype)
-    return np.ascontiguousarray(np.broadcast_to(mask, shape))
+@parallel_for
+def _dropout_loop(i, out, mode, mask, mask_mode, x, keep, scale, k0, k1, first, strides, steps):
+    """Element i takes draw d: i itself, or with `axes` its position in the draw shape."""
+    d = i
+    if strides.shape[0] > 0:  # i's coordinate along each axis, times its draw stride
+        d = 0
+        rest = i
+        for a in range(strides.shape[0]):
+            q = rest // strides[a]
+            rest -= q * strides[a]
+            d += q * steps[a]
+    u, _v = uniform_pair(k0, k1, first + uindex(d), _U0, _U0)
+    m = (1.0 if u < keep else 0.0) * scale
+    store(mask, i, mask_mode, m)
+    store(out, i, mode, x[i] * m)
+
+
+def _draw_layout(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, Any, Any]:
+    """(draws, data strides, draw strides) in elements; no strides when axes is empty.
+
+    The draw shape is the data's with the `axes` set to 1; their draw stride is 0, so all
+    elements along them share a draw.
+    """
+    if not axes:
+        return math.prod(shape), _NO_AXES, _NO_AXES
+    ndim = len(shape)
+    shared = {ax % ndim for ax in axes}
+    strides = np.ones(ndim, dtype=np.int64)
+    steps = np.zeros(ndim, dtype=np.int64)
+    stride = step = 1
+    for a in reversed(range(ndim)):
+        strides[a] = stride
+        stride *= shape[a]
+        if a not in shared:
+            steps[a] = step
+            step *= shape[a]
+    return step, strides, steps
+
+
+_NO_AXES = np.zeros(0, dtype=np.int64)
+
+
+def _on_device(ctx: Any, a: np.ndarray) -> Any:
+    if not is_gpu(ctx):
+        return a
+    from numba import cuda
+
+    return cuda.to_device(a, stream=getattr(ctx.run_ctx, "stream", None) or 0)
 
 
 def _dropout_forward(
@@ -109,16 +154,18 @@ def _dropout_forward(
     x, (out, mask) = inputs[0], outputs
     if not (ctx.is_train or p.mode == "always") or p.p == 0:
         _fill.launch(ctx, mask, req[1], 1.0)
-        _identity.launch(ctx, out, req[0], x)
+        _identity.launch(ctx, out, req[0], x)  # may be in place: out is x
         return
-    drawn = _draw_mask(attrs, ctx, tuple(x.shape), x.dtype)
-    if is_gpu(ctx):
-        from numba import cuda
-
-        stream = getattr(ctx.run_ctx, "stream", None) or 0
-        drawn = cuda.to_device(drawn, stream=stream)
-    _identity.launch(ctx, mask, req[1], drawn)
-    _mul.launch(ctx, out, req[0], x, drawn)  # x before out: out may be x itself
+    mode, mask_mode = req_code("Dropout", req[0]), req_code("Dropout", req[1])
+    if (mode == NULL and mask_mode == NULL) or x.size == 0:
+        return
+    draws, dims, steps = _draw_layout(tuple(x.shape), tuple(p.axes))
+    keep = 1.0 - p.p
+    scale = 1.0 / keep if keep > 0 else math.inf  # p = 1: 0 * inf = NaN, as in MXNet
+    k0, k1, first = ctx.requested[0].take_counters(draws)
+    args = (mask, mask_mode, x, keep, scale, k0, k1, first)
+    dims, steps = _on_device(ctx, dims), _on_device(ctx, steps)
+    launch(ctx, _dropout_loop, out, mode, *args, dims, steps, written=(0,))
 
 
 def _dropout_backward(

@@ -1,0 +1,10 @@
+"""Random sampling ops, all drawing from the device's Philox stream (the kRandom resource).
+
+sample_op.py       _random_<dist> (scalar parameters), _random_<dist>_like, _random_randint
+multisample_op.py  _sample_<dist> (per-row parameter arrays)
+multinomial.py     _sample_multinomial (+ its get_prob gradient)
+shuffle.py         _shuffle
+samplers.py        the distributions as device functions, and their loops
+"""
+
+from . import multinomial, multisample_op, sample_op, shuffle  # noqa: F401 - registrations

@@ -1,0 +1,104 @@
+"""_shuffle (alias shuffle): a random permutation of the rows (the first axis).
+
+The permutation sorts the rows by a 64-bit Philox key each (stream counters first + row):
+with independent uniform keys every order is equally likely (ties, at a chance of about
+rows^2 / 2^65, keep row order). The keys and their argsort are computed on the host for
+both devices, so cpu(0) and gpu(0) shuffle alike; the rows are then gathered on the
+array's own device by one kernel body. Shuffling has no gradient (MXNet registers none:
+a gradient through it is an error).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...attrs import (
+    FCompute_cpu,
+    FCompute_gpu,
+    FInferShape,
+    FInferType,
+    FInplaceOption,
+    FResourceRequest,
+)
+from ...base import Context
+from ...infer import elemwise_shape, elemwise_type
+from ...kernel import parallel_for
+from ...kernel.launch import NULL, is_gpu, req_code
+from ...registry import NodeAttrs, register_op
+from ._common import launch, random_resource
+from .samplers import keys_loop, store
+
+
+@parallel_for
+def _gather_rows_loop(i, out, mode, x, order, inner):
+    """out row r = x row order[r]; element i is in row i // inner."""
+    row = i // inner
+    store(out, i, mode, x[order[row] * inner + (i - row * inner)])
+
+
+def row_order(resource: Any, rows: int) -> np.ndarray:
+    """A random permutation of range(rows) from `rows` stream counters of `resource`."""
+    k0, k1, first = resource.take_counters(rows)
+    keys = np.empty(rows, dtype=np.uint64)
+    keys_loop.launch(Context("cpu", 0), rows, keys, k0, k1, first)
+    return np.argsort(keys, kind="stable").astype(np.int64)
+
+
+def _private_copy(ctx: Any, x: Any, out: Any) -> Any:
+    """x, or a copy of it when out may be the same memory (in place, or out=x)."""
+    if not is_gpu(ctx):
+        return x.copy() if np.may_share_memory(x, out) else x
+    a, b = _device_pointer(x), _device_pointer(out)
+    if a is not None and b is not None and (a + x.nbytes <= b or b + out.nbytes <= a):
+        return x
+    from numba import cuda
+
+    stream = getattr(ctx.run_ctx, "stream", None) or 0
+    copy = cuda.device_array(tuple(x.shape), x.dtype, stream=stream)
+    copy.copy_to_device(x, stream=stream)
+    return copy
+
+
+def _device_pointer(a: Any) -> int | None:
+    """The start of a device array's memory (None where unknown: the simulator's arrays)."""
+    interface = getattr(a, "__cuda_array_interface__", None)
+    return None if interface is None else int(interface["data"][0])
+
+
+def _shuffle_forward(
+    attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
+) -> None:
+    x, out = inputs[0], outputs[0]
+    mode = req_code("_shuffle", req[0])
+    if mode == NULL or out.size == 0:
+        return
+    rows = int(x.shape[0]) if len(x.shape) else 1
+    order = row_order(ctx.requested[0], rows)
+    if is_gpu(ctx):
+        from numba import cuda
+
+        order = cuda.to_device(order, stream=getattr(ctx.run_ctx, "stream", None) or 0)
+    source = _private_copy(ctx, x, out)
+    launch(ctx, _gather_rows_loop, out, mode, source, order, out.size // rows)
+
+
+for _name in ("_shuffle", "shuffle"):
+    (
+        register_op(_name)
+        .describe(
+            "Randomly shuffle the elements.\n\nThis shuffles the array along the first axis. "
+            "The order of the elements in each subarray does not change: for a 2-D array "
+            "the order of the rows changes randomly, not the order within each row."
+        )
+        .set_num_inputs(1)
+        .set_num_outputs(1)
+        .set_attr(FInferShape, elemwise_shape(1, 1))
+        .set_attr(FInferType, elemwise_type(1, 1))
+        .set_attr(FInplaceOption, lambda attrs: [(0, 0)])
+        .set_attr(FResourceRequest, random_resource)
+        .set_attr(FCompute_cpu, _shuffle_forward)
+        .set_attr(FCompute_gpu, _shuffle_forward)
+        .add_argument("data", "NDArray-or-Symbol", "Data to be shuffled.")
+    )
