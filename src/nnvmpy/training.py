@@ -2,7 +2,7 @@
 
 The loop is MXNet's Module.fit reduced to its parts: bind once with simple_bind, then
 per batch copy the data in, forward(is_train=True), backward(), and update every weight
-in place with the registered `sgd_mom_update` op (as MXNet's optimizer does). The
+in place through an `nv.optimizer` Updater (SGD with momentum by default). The
 datasets are synthetic so the examples run offline, but not trivial: the MLP's classes
 are unions of clusters on a curved manifold (not linearly separable), and LeNet's are
 noisy, randomly shifted strokes at ten orientations.
@@ -15,11 +15,15 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from . import nd, sym
+from . import initializer as init
+from . import optimizer as opt
+from . import sym
 from .base import Context, cpu
+from .optimizer import Optimizer
 from .symbol.symbol import Symbol
 
 # -- networks ---------------------------------------------------------------------------------
@@ -103,16 +107,6 @@ class History:
     steps: int
 
 
-def xavier(shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
-    """Glorot-uniform weights (MXNet's Xavier default), zeros for 1-D (biases)."""
-    if len(shape) < 2:
-        return np.zeros(shape, dtype=np.float32)
-    fan_in = int(np.prod(shape[1:]))
-    fan_out = shape[0] * int(np.prod(shape[2:]))
-    bound = math.sqrt(6.0 / (fan_in + fan_out))
-    return rng.uniform(-bound, bound, size=shape).astype(np.float32)
-
-
 def batches(
     x: np.ndarray, y: np.ndarray, batch_size: int, rng: np.random.Generator | None
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -123,7 +117,12 @@ def batches(
 
 
 class Trainer:
-    """One network bound for a batch size, trained with SGD + momentum through nd ops."""
+    """One network bound for a batch size, trained by an nv.optimizer (SGD + momentum default).
+
+    Parameters start from `initializer` (MXNet's `nv.init`; Xavier by default: Glorot
+    uniform weights, zero biases, BatchNorm's gamma 1 and moving variance 1), drawn after
+    `nv.random.seed(seed)` so a seed gives the same starting weights (None: no seeding).
+    """
 
     def __init__(
         self,
@@ -133,7 +132,9 @@ class Trainer:
         lr: float = 0.1,
         momentum: float = 0.9,
         wd: float = 1e-4,
-        seed: int = 0,
+        seed: int | None = 0,
+        initializer: init.Initializer | str | None = None,
+        optimizer: Optimizer | str | None = None,
     ):
         self.ctx = ctx or cpu()
         self.batch_size = data_shape[0]
@@ -144,31 +145,37 @@ class Trainer:
                 n: "write" for n in net.list_arguments() if n not in ("data", "softmax_label")
             },
         )
-        rng = np.random.default_rng(seed)
         self.params = [n for n in net.list_arguments() if n not in ("data", "softmax_label")]
-        for name in self.params:
-            arr = self.exe.arg_dict[name]
-            arr[:] = xavier(arr.shape, rng)
-        self.moms = {n: nd.zeros(self.exe.arg_dict[n].shape, self.ctx) for n in self.params}
+        if seed is not None:
+            from . import random
+
+            random.seed(seed)
+        attrs = net.attr_dict() if hasattr(net, "attr_dict") else {}
+        arrays = {n: self.exe.arg_dict[n] for n in self.params}
+        arrays.update(self.exe.aux_dict)
+        init.init_params(initializer or init.Xavier(), arrays, attrs)
         self.lr, self.momentum, self.wd = lr, momentum, wd
+        # MXNet Module's defaults: gradients summed over the batch are averaged by
+        # rescale_grad, and named non-weights (biases, beta) get no weight decay
+        kwargs: dict[str, Any] = {"rescale_grad": 1.0 / self.batch_size, "sym": net,
+                  "param_idx2name": dict(enumerate(self.params))}  # fmt: skip
+        if optimizer is None:
+            optimizer = opt.SGD(learning_rate=lr, momentum=momentum, wd=wd, **kwargs)
+        elif isinstance(optimizer, str):
+            optimizer = opt.create(optimizer, learning_rate=lr, wd=wd, **kwargs)
+        self.optimizer = optimizer
+        self.updater = opt.get_updater(optimizer)
 
     def step(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """One forward/backward/update; returns the softmax output of the batch."""
         exe = self.exe
         out = exe.forward(is_train=True, data=x, softmax_label=y)[0]
         exe.backward()
-        for name in self.params:
-            weight = exe.arg_dict[name]
-            nd.sgd_mom_update(
-                weight,
-                exe.grad_dict[name],
-                self.moms[name],
-                out=weight,
-                lr=self.lr,
-                momentum=self.momentum,
-                wd=self.wd,
-                rescale_grad=1.0 / self.batch_size,
-            )
+        self.updater(
+            list(range(len(self.params))),
+            [exe.grad_dict[n] for n in self.params],
+            [exe.arg_dict[n] for n in self.params],
+        )
         return out.asnumpy()
 
     def accuracy(self, x: np.ndarray, y: np.ndarray) -> float:

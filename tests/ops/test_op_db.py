@@ -185,6 +185,8 @@ def test_out_argument_overwrites_garbage(case: OpCase, ctx: nv.Context) -> None:
     dtype = case.dtypes[0]
     inputs = make_inputs(case, dtype, "out")
     _, _, shapes, dtypes = attrs_and_outputs(case, inputs)
+    if not shapes:
+        pytest.skip(f"{case.name} has no outputs (it only mutates its inputs)")
     want = reference(case, [x.astype(np.float64) for x in inputs])
     outs = [nv.nd.array(garbage(s, d), ctx=ctx, dtype=d) for s, d in zip(shapes, dtypes)]
     outs = outs[: len(want)]  # the visible outputs

@@ -1,0 +1,11 @@
+"""Optimizer update ops (MXNet's optimizer_op.cc and the contrib ops training steps use).
+
+_common.py          gradient preprocessing, write modes, launching, registration chain
+sgd.py              sgd / sgd_mom / nag_mom / signsgd / signum and their mp_* versions
+multi_sgd.py        multi_(mp_)sgd(_mom)_update and the preloaded_* versions
+adaptive.py         adam, rmsprop, rmspropalex, ftrl, ftml
+lamb.py             lamb_update_phase1/2 and their mp_* versions
+gradient_stats.py   multi_sum_sq, multi_lars, all_finite, multi_all_finite, reset_arrays
+"""
+
+from . import adaptive, gradient_stats, lamb, multi_sgd, sgd  # noqa: F401 - registrations
