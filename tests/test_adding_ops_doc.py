@@ -44,7 +44,7 @@ def test_the_guide_shows_all_four_ways() -> None:
     text = DOC.read_text()
     for api in ("register_op(", "register_simple_op(", "register_op_property(", "@register("):
         assert api in text
-    assert len(_blocks()) == 4
+    assert len(_blocks()) >= 4  # one per way, plus the one-body kernel example
 
 
 @pytest.mark.usefixtures("scoped_registry")

@@ -1,4 +1,4 @@
-"""Kernels: element-wise scalar functions compiled per device, hand-written kernels, storage.
+"""Kernels: element-wise scalar functions and one-body loops compiled per device, storage.
 
 Importing this package compiles nothing and does not import numba; every kernel is
 compiled on its first launch (see elementwise.py, cpu.py, cuda.py).
@@ -13,15 +13,22 @@ if not hasattr(_np, "row_stack"):
     setattr(_np, "row_stack", _np.vstack)  # noqa: B010 - a name ruff would "fix" away
 
 from . import storage
+from .device import DeviceFunction, ParallelFor, device_function, parallel_for
 from .elementwise import ElementwiseKernel, elementwise
 from .handwritten import CPUKernel, CUDAKernel, cpu_kernel, cuda_kernel
+from .launch import uindex
 
 __all__ = [
     "CPUKernel",
     "CUDAKernel",
+    "DeviceFunction",
     "ElementwiseKernel",
+    "ParallelFor",
     "cpu_kernel",
     "cuda_kernel",
+    "device_function",
     "elementwise",
+    "parallel_for",
     "storage",
+    "uindex",
 ]

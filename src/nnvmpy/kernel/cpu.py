@@ -222,7 +222,9 @@ def _jit_scalar(py_func: Any) -> Any:
 def build_loop(kernel: ElementwiseKernel, mode: str) -> Any:
     """The numba dispatcher for one (kernel, mode) variant; compiles on first call."""
     configure_threading_layer()
-    loop = _TEMPLATES[mode](_jit_scalar(kernel.py_func))
+    from .device import for_device  # device functions it calls: their CPU builds
+
+    loop = _TEMPLATES[mode](_jit_scalar(for_device(kernel.py_func, "cpu")))
     dispatcher = numba.njit(parallel=True, nogil=True)(loop)
     cache = _disk_cache(loop, kernel.py_func, f"cpu-{mode}")
     if cache is not None:

@@ -143,7 +143,11 @@ def make_loop(f: Any, mode: str, pattern: str, cast: Any = None) -> Any:
 def build_loop(kernel: ElementwiseKernel, mode: str, pattern: str, cast: Any = None) -> Any:
     """The numba.cuda dispatcher for one variant; compiles per dtype signature on launch."""
     get_cuda(kernel.name)
-    device_fn = kernel.variant(("gpu", "device_fn"), lambda: cuda.jit(device=True)(kernel.py_func))
+    from .device import for_device  # device functions it calls: their GPU builds
+
+    device_fn = kernel.variant(
+        ("gpu", "device_fn"), lambda: cuda.jit(device=True)(for_device(kernel.py_func, "gpu"))
+    )
     return cuda.jit(make_loop(device_fn, mode, pattern, cast))
 
 

@@ -1,4 +1,7 @@
-"""Numba CPU kernels for Pooling, parallel over the N*C planes (a plane is one task).
+"""CPU-only Pooling kernels, parallel over the N*C planes (a plane is one task).
+
+Faster on the CPU than the one-body kernels of _pool_window.py, which the GPU runs (and
+the CPU too, for the forward of avg, sum and lp pooling): max pooling and the backward.
 
 Window of output (y, z): rows [y*sh - ph, y*sh - ph + kh) clipped to the padded end `eh`
 (H + bottom padding) for the avg divisor, and to [0, H) for the values it reads;
@@ -9,9 +12,10 @@ likewise for columns. Modes: 0 max, 1 avg, 2 sum, 3 lp.
     sum  y = sum over the window
     lp   y = (sum x^p)^(1/p);      dx = dy * (x / y)^(p-1)
 
-Max pooling has its own forward kernel (separable: row maxima first), a few times faster
+Max pooling has its own forward kernels (separable: row maxima first), a few times faster
 than scanning each window. Backward scatters each output gradient into its window; one
-plane per task, so no two tasks write the same element. Imported on the first CPU launch
+plane per task, so no two tasks write the same element (the GPU's gather recomputes the
+windows per input element: 4-10x slower on the CPU). Imported on the first CPU launch
 (it imports numba).
 """
 
@@ -31,49 +35,6 @@ def _bounds(y, k, s, pad, end, size):
     start = y * s - pad
     stop = min(start + k, end)
     return start, stop, max(start, 0), min(stop, size)
-
-
-@kernel.cpu_kernel
-def _pool_forward(x, out, mask, mode, kh, kw, sh, sw, ph, pw, eh, ew, include_pad, p, add, masked):
-    n_img, n_c, height, width = x.shape
-    ho, wo = out.shape[2], out.shape[3]
-    for t in prange(n_img * n_c):
-        n = t // n_c
-        c = t % n_c
-        src = x[n, c]
-        dst = out[n, c]
-        for y in range(ho):
-            hs, he, h0, h1 = _bounds(y, kh, sh, ph, eh, height)
-            for z in range(wo):
-                ws, we, w0, w1 = _bounds(z, kw, sw, pw, ew, width)
-                if mode == 0:
-                    best = -np.inf
-                    arg = -1
-                    for h in range(h0, h1):
-                        for w in range(w0, w1):
-                            v = src[h, w]
-                            if arg < 0 or v > best:
-                                best = v
-                                arg = h * width + w
-                    val = best
-                    if masked:
-                        mask[n, c, y, z] = arg
-                else:
-                    acc = 0.0
-                    for h in range(h0, h1):
-                        for w in range(w0, w1):
-                            acc += src[h, w] ** p if mode == 3 else src[h, w]
-                    if mode == 1:
-                        size = (he - hs) * (we - ws) if include_pad else (h1 - h0) * (w1 - w0)
-                        val = acc / size if size > 0 else 0.0
-                    elif mode == 3:
-                        val = acc ** (1.0 / p)
-                    else:
-                        val = acc
-                if add:
-                    dst[y, z] += val
-                else:
-                    dst[y, z] = val
 
 
 # The max-pooling kernels work on the flat (contiguous) arrays with unsigned indices (see
@@ -275,5 +236,4 @@ __all__ = [
     "_max_pool_forward",
     "_max_pool_values",
     "_pool_backward",
-    "_pool_forward",
 ]

@@ -45,9 +45,7 @@ from ...attrs import (
 from ...graph.grad import make_grad_node, make_node
 from ...graph.node import NodeEntry
 from ...infer import elemwise_type, shape_assign, shape_is_known
-from ...param import Parameter, field
-from ...registry import NodeAttrs, register_op
-from .softmax import (  # prange, cuda: placeholders, bound to numba's when a kernel compiles
+from ...kernel.launch import (  # prange, cuda, uidx: placeholders bound when a kernel compiles
     NULL,
     check_cpu_dtypes,
     cpu_parallel,
@@ -60,6 +58,8 @@ from .softmax import (  # prange, cuda: placeholders, bound to numba's when a ke
     split_axis,
     uidx,
 )
+from ...param import Parameter, field
+from ...registry import NodeAttrs, register_op
 
 INPUTS = ["data", "gamma", "beta", "moving_mean", "moving_var"]
 OUTPUTS = ["output", "mean", "var"]

@@ -40,21 +40,12 @@ from ...base import InferError
 from ...graph.grad import ElemwiseGradUseIn, make_grad_node
 from ...graph.node import NodeEntry
 from ...infer import shape_assign, shape_is_known, shape_str, type_assign
+from ...kernel.launch import NULL, is_gpu, req_code, run_rows
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
 from .._family import ScalarParam, register_backward, register_scalar
 from ..init import _fill
-from .softmax import (  # prange, cuda: placeholders, bound to numba's when a kernel compiles
-    NULL,
-    cpu_parallel,
-    cuda,
-    gpu_kernel,
-    is_gpu,
-    launch_rows,
-    prange,
-    req_code,
-    softmax_rows,
-)
+from .softmax import softmax_rows
 
 # --- smooth_l1 -----------------------------------------------------------------------------
 
@@ -198,50 +189,26 @@ def _softmax_output_forward(
 
 
 # d data_k = (p_k - target_k) * scale (* dy_k), zero on ignored rows
-@cpu_parallel
-def _softmax_output_grad_cpu(
-    dx, out, label, dy, rows, n, inner, scale, on, off, use_ignore, ignore, use_dy, mode
+@kernel.parallel_for
+def _softmax_output_grad_row(
+    r, dx, out, label, dy, n, inner, scale, on, off, use_ignore, ignore, use_dy, mode
 ):
-    for r in prange(rows):
-        o = r // inner
-        base = o * n * inner + (r - o * inner)
-        lab = label[r]
-        skip = use_ignore and lab == ignore
-        gold = int(lab)
-        for k in range(n):
-            j = base + k * inner
-            v = 0.0
-            if not skip:
-                v = (out[j] - (on if k == gold else off)) * scale
-                if use_dy:
-                    v *= dy[j]
-            if mode == 2:
-                dx[j] += v
-            else:
-                dx[j] = v
-
-
-@gpu_kernel
-def _softmax_output_grad_cuda(
-    dx, out, label, dy, rows, n, inner, scale, on, off, use_ignore, ignore, use_dy, mode
-):
-    for r in range(cuda.grid(1), rows, cuda.gridsize(1)):
-        o = r // inner
-        base = o * n * inner + (r - o * inner)
-        lab = label[r]
-        skip = use_ignore and lab == ignore
-        gold = int(lab)
-        for k in range(n):
-            j = base + k * inner
-            v = 0.0
-            if not skip:
-                v = (out[j] - (on if k == gold else off)) * scale
-                if use_dy:
-                    v *= dy[j]
-            if mode == 2:
-                dx[j] += v
-            else:
-                dx[j] = v
+    o = r // inner
+    base = o * n * inner + (r - o * inner)
+    lab = label[r]
+    skip = use_ignore and lab == ignore
+    gold = int(lab)
+    for k in range(n):
+        j = base + k * inner
+        v = 0.0
+        if not skip:
+            v = (out[j] - (on if k == gold else off)) * scale
+            if use_dy:
+                v *= dy[j]
+        if mode == 2:
+            dx[j] += v
+        else:
+            dx[j] = v
 
 
 def _norm(p: Any, label: Any, ctx: Any) -> float:
@@ -279,10 +246,9 @@ def _softmax_output_backward(
     on = 1.0 - p.smooth_alpha
     off = p.smooth_alpha / (n - 1) if n > 1 else 0.0
     scale = p.grad_scale / _norm(p, label, ctx)
-    kernels = (_softmax_output_grad_cpu, _softmax_output_grad_cuda)
-    args = (outputs[0], out, label, dy, rows, n, inner, scale, on, off)
+    args = (outputs[0], out, label, dy, n, inner, scale, on, off)
     flags = (p.use_ignore, p.ignore_label, p.out_grad, mode)
-    launch_rows(ctx, "_backward_SoftmaxOutput", *kernels, rows, *args, *flags)
+    run_rows(ctx, "_backward_SoftmaxOutput", _softmax_output_grad_row, rows, *args, *flags)
 
 
 def _softmax_output_grad(node: Any, ograds: list[Any]) -> list[Any]:

@@ -8,8 +8,9 @@ Max pooling has two outputs, as in MXNet 1.9.1's MKL-DNN build (node_row_ptr in 
 symbol files counts them): the pooled values and a hidden int32 mask holding, per
 output, the flat index h*W + w of the maximum in its input plane; backward routes the
 gradient through it. The mask is always overwritten (req 'add' adds to the values only).
-Kernels live in _pool_cpu.py (numba, imported on the first CPU launch) and
-_pool_cuda.py (numba.cuda).
+Kernels: _pool_window.py (one body for both devices: every forward but the CPU's max
+pooling, and the GPU's backward) and _pool_cpu.py (CPU-only max pooling and backward
+kernels, faster there; numba, imported on the first CPU launch).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from ...base import InferError, OpReqType, ParamError
 from ...graph.grad import make_grad_node
 from ...graph.node import NodeEntry
 from ...infer import shape_assign, shape_is_known, shape_str, type_assign
+from ...kernel.cuda import get_cuda
+from ...kernel.launch import run_rows
 from ...param import Parameter, Shape, field
 from ...registry import NodeAttrs, register_op
 from ._geometry import (
@@ -44,6 +47,7 @@ from ._geometry import (
     same_pad,
     to_2d,
 )
+from ._pool_window import pool_backward, pool_forward
 from .convolution import check_window_params
 
 _MODES = {"max": 0, "avg": 1, "sum": 2, "lp": 3}
@@ -235,7 +239,11 @@ def _forward_cpu(
                 as_4d(ins[0]), out, mask, kh, kw, sh, sw, ph, pw, add, masked
             )
         else:
-            _pool_cpu._pool_forward(as_4d(ins[0]), out, mask, *scalars, add, masked)
+            x = as_4d(ins[0])
+            n_img, n_c, height, width = x.shape
+            ho, wo = out.shape[2], out.shape[3]
+            args = (x, out, mask, height, width, ho, wo, ho * wo, *scalars, add, masked)
+            run_rows(ctx, "Pooling", pool_forward, n_img * n_c, *args)  # a plane per item
 
     scalars = _scalars(attrs.parsed, inputs[0].shape)
     run_via_float32(run, inputs, req, outputs)
@@ -266,9 +274,7 @@ def _backward_cpu(
 def _forward_gpu(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
-    from . import _pool_cuda as cu
-
-    cuda = cu.bind_cuda()
+    cuda = get_cuda("Pooling")
     check_float_dtype("Pooling", "data", inputs[0].dtype, gpu=True)
     if req[0] == OpReqType.kNullOp and (len(outputs) < 2 or req[1] == OpReqType.kNullOp):
         return
@@ -279,15 +285,16 @@ def _forward_gpu(
     mask = as_4d(outputs[1]) if masked else cuda.device_array((1, 1, 1, 1), _MASK_DTYPE)
     add = req[0] == OpReqType.kAddTo
     scalars = _scalars(attrs.parsed, inputs[0].shape)
-    cu._pool_forward_cuda.launch(ctx, out.size, as_4d(inputs[0]), out, mask, *scalars, add, masked)
+    x = as_4d(inputs[0])
+    height, width, ho, wo = x.shape[2], x.shape[3], out.shape[2], out.shape[3]
+    args = (x, out, mask, height, width, ho, wo, 1, *scalars, add, masked)
+    run_rows(ctx, "Pooling", pool_forward, out.size, *args)  # an output per item
 
 
 def _backward_gpu(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
-    from . import _pool_cuda as cu
-
-    cuda = cu.bind_cuda()
+    cuda = get_cuda("Pooling")
     check_float_dtype("_backward_Pooling", "data", inputs[1].dtype, gpu=True)
     if req[0] == OpReqType.kNullOp:
         return
@@ -297,7 +304,9 @@ def _backward_gpu(
     dx = as_4d(outputs[0])
     add = req[0] == OpReqType.kAddTo
     scalars = _scalars(attrs.parsed, inputs[1].shape)
-    cu._pool_backward_cuda.launch(ctx, dx.size, dy, x, y, mask, dx, *scalars, add, use_mask)
+    height, width, ho, wo = dx.shape[2], dx.shape[3], dy.shape[2], dy.shape[3]
+    args = (dy, x, y, mask, dx, height, width, ho, wo, *scalars, add, use_mask)
+    run_rows(ctx, "_backward_Pooling", pool_backward, dx.size, *args)  # an input per item
 
 
 def _pool_gradient(node: Any, ograds: list[Any]) -> list[Any]:

@@ -1,0 +1,71 @@
+"""Device functions and parallel-for bodies for test_device_function.py.
+
+They live at module level in a real file so numba's disk cache keeps them between runs
+(and so the cache test can import them in a fresh process).
+"""
+
+from __future__ import annotations
+
+import math
+
+import nnvmpy.kernel as K
+from nnvmpy.kernel import uindex
+
+
+@K.device_function
+def square(x):
+    return x * x
+
+
+@K.device_function
+def poly(x, a, b):  # a x^2 + b x: calls another device function
+    return a * square(x) + b * x
+
+
+@K.device_function
+def softsign(x):
+    return x / (1.0 + math.fabs(x))
+
+
+@K.parallel_for
+def poly_map(i, out, x, a, b):
+    out[i] = poly(x[i], a, b)
+
+
+@K.parallel_for
+def axpby(i, out, x, y, a, b):  # two input arrays, two scalars
+    out[i] = a * x[i] + b * y[i]
+
+
+@K.parallel_for
+def center_rows(r, out, x, n):  # one row of a (rows, n) matrix per item: x - mean
+    s = 0.0
+    for k in range(n):
+        s += x[r, k]
+    for k in range(n):
+        out[r, k] = x[r, k] - s / n
+
+
+@K.parallel_for
+def gather_flat(i, out, x, idx):  # out[i] = x[idx[i]] through the unsigned index
+    out[i] = x[uindex(idx[i])]
+
+
+@K.parallel_for
+def int_add(i, out, x, c):  # integer arrays and an int scalar
+    out[i] = x[i] + c
+
+
+@K.elementwise
+def softsign_map(x):  # an element-wise kernel calling a device function
+    return softsign(x)
+
+
+def make_scaled(scale_fn):
+    """A body whose device function is a closure cell, not a global."""
+
+    @K.parallel_for
+    def scaled(i, out, x):
+        out[i] = scale_fn(x[i])
+
+    return scaled

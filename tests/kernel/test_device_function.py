@@ -1,0 +1,312 @@
+"""kernel.device_function / kernel.parallel_for: one body, CPU (numba) and GPU (numba.cuda).
+
+References are NumPy formulas; GPU tests run on a GPU or numba's simulator
+(NUMBA_ENABLE_CUDASIM=1 set before the run).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+from types import SimpleNamespace
+
+import device_kernels as dk
+import numpy as np
+import pytest
+
+import nnvmpy.kernel as K
+from nnvmpy.base import Context, NNVMError, cpu, gpu
+from nnvmpy.kernel.device import SERIAL_CUTOFF
+from nnvmpy.resource import OpContext
+
+HERE = Path(__file__).parent
+SRC = HERE.parents[1] / "src"
+
+
+def _poly_ref(x: np.ndarray, a: float, b: float) -> np.ndarray:
+    x64 = x.astype(np.float64)
+    return a * x64 * x64 + b * x64
+
+
+# ---------------------------------------------------------------- plain Python
+def test_calling_from_python_runs_the_python_function():
+    assert dk.square(3.0) == 9.0
+    assert dk.poly(2.0, 3.0, -1.0) == 3.0 * 4.0 - 2.0
+    out = np.zeros(3)
+    dk.poly_map(1, out, np.array([0.0, 2.0, 0.0]), 1.0, 1.0)  # the body for item 1
+    assert out.tolist() == [0.0, 6.0, 0.0]
+
+
+def test_decorating_imports_no_numba_and_compiles_nothing():
+    code = textwrap.dedent(
+        """
+        import sys
+        import nnvmpy.kernel as K
+
+        @K.device_function
+        def f(x):
+            return x + 1
+
+        @K.parallel_for
+        def body(i, out, x):
+            out[i] = f(x[i])
+
+        assert "numba" not in sys.modules, "numba imported at decoration"
+        assert body._loops == {} and f._builds == {}
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=120)
+
+
+# ---------------------------------------------------------------- CPU
+@pytest.mark.parametrize("n", [1, 37, SERIAL_CUTOFF + 5])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cpu_nested_device_functions(n, dtype):
+    x = np.random.default_rng(0).uniform(-3, 3, n).astype(dtype)
+    out = np.full(n, np.nan, dtype)
+    dk.poly_map.launch(None, n, out, x, 1.5, -0.5)
+    tol = 1e-6 if dtype == np.float32 else 1e-12  # square(x) rounds to float32 first
+    np.testing.assert_allclose(out, _poly_ref(x, 1.5, -0.5), rtol=tol, atol=tol)
+
+
+def test_cpu_several_arrays_and_scalars_with_a_context():
+    rng = np.random.default_rng(1)
+    x, y = rng.standard_normal(1000), rng.standard_normal(1000)
+    out = np.empty(1000)
+    dk.axpby.launch(cpu(), x.size, out, x, y, 2.0, -3)
+    np.testing.assert_allclose(out, 2.0 * x - 3 * y, rtol=1e-12)
+
+
+def test_cpu_opcontext_and_2d_rows_with_work():
+    x = np.random.default_rng(2).standard_normal((300, 200))
+    out = np.empty_like(x)
+    ctx = OpContext(run_ctx=SimpleNamespace(ctx=cpu(), stream=None))
+    dk.center_rows.launch(ctx, x.shape[0], out, x, x.shape[1], work=x.size)  # parallel
+    np.testing.assert_allclose(out, x - x.mean(axis=1, keepdims=True), atol=1e-12)
+    small = x[:3].copy()
+    out3 = np.empty_like(small)
+    dk.center_rows.launch(ctx, 3, out3, small, small.shape[1])  # serial
+    np.testing.assert_allclose(out3, small - small.mean(axis=1, keepdims=True), atol=1e-12)
+
+
+def test_cpu_integers_and_unsigned_index():
+    x = np.arange(10, dtype=np.int32)
+    out = np.empty(10, np.int32)
+    dk.int_add.launch(None, 10, out, x, 7)
+    np.testing.assert_array_equal(out, x + 7)
+    src = np.random.default_rng(3).standard_normal(50)
+    idx = np.array([4, 0, 49, 7], np.int64)
+    got = np.empty(4)
+    dk.gather_flat.launch(None, 4, got, src, idx)
+    np.testing.assert_array_equal(got, src[idx])
+
+
+def test_elementwise_kernels_may_call_device_functions():
+    x = np.linspace(-4, 4, 101)
+    out = np.empty_like(x)
+    dk.softsign_map.launch(None, out, "write", x)
+    np.testing.assert_allclose(out, x / (1 + np.abs(x)), rtol=1e-12)
+
+
+def test_device_function_in_a_closure_cell():
+    body = dk.make_scaled(dk.square)
+    x = np.arange(5.0)
+    out = np.empty(5)
+    body.launch(None, 5, out, x)
+    np.testing.assert_array_equal(out, x * x)
+
+
+def test_empty_n_launches_nothing():
+    @K.parallel_for
+    def never(i, out):  # pragma: no cover - not a file-level kernel: must not compile
+        out[i] = 1.0
+
+    never.launch(None, 0, np.empty(0))
+    never.launch(gpu(0), 0, np.empty(0))  # not even the device is looked at
+    assert never._loops == {}
+
+
+# ---------------------------------------------------------------- errors
+def test_errors_name_the_kernel_and_argument_and_leave_it_working():
+    x = np.arange(4.0)
+    out = np.empty(4)
+    with pytest.raises(NNVMError, match=r"poly_map: n must be an int >= 0, got -1"):
+        dk.poly_map.launch(None, -1, out, x, 1.0, 1.0)
+    with pytest.raises(NNVMError, match=r"poly_map: ctx must be an OpContext, a Context or None"):
+        dk.poly_map.launch("cpu", 4, out, x, 1.0, 1.0)
+    with pytest.raises(NNVMError, match=r"poly_map: ctx is None and no argument is an array"):
+        dk.poly_map.launch(None, 4, 1.0, 2.0)
+    with pytest.raises(NNVMError, match=r"poly_map: arg 1 is float16"):
+        dk.poly_map.launch(None, 4, out, x.astype(np.float16), 1.0, 1.0)
+    fake_gpu = SimpleNamespace(__cuda_array_interface__={}, shape=(4,), dtype=np.float64)
+    with pytest.raises(NNVMError, match=r"poly_map: arg 1 is a gpu array; a cpu launch"):
+        dk.poly_map.launch(cpu(), 4, out, fake_gpu, 1.0, 1.0)
+    with pytest.raises(NNVMError, match=r"poly_map: cannot compile the cpu loop"):
+        dk.poly_map.launch(None, 4, out, x, "a string", 1.0)
+    dk.poly_map.launch(None, 4, out, x, 1.0, 1.0)  # still works
+    np.testing.assert_allclose(out, _poly_ref(x, 1.0, 1.0))
+
+
+# ---------------------------------------------------------------- concurrency
+def test_concurrent_cpu_launches_from_threads():
+    n_threads = 6
+    rng = np.random.default_rng(4)
+    xs = [rng.standard_normal(SERIAL_CUTOFF * 2) for _ in range(n_threads)]
+    outs = [np.empty_like(x) for x in xs]
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(n_threads)
+
+    def work(k: int) -> None:
+        try:
+            barrier.wait()
+            for _ in range(3):
+                dk.poly_map.launch(None, xs[k].size, outs[k], xs[k], float(k), 1.0)
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(n_threads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for k in range(n_threads):
+        np.testing.assert_allclose(outs[k], _poly_ref(xs[k], float(k), 1.0), rtol=1e-12, atol=1e-12)
+
+
+# ---------------------------------------------------------------- disk cache
+def test_a_second_process_compiles_nothing(tmp_path):
+    mod = tmp_path / "cached_body.py"
+    mod.write_text(
+        textwrap.dedent(
+            """
+            import nnvmpy.kernel as K
+
+            @K.device_function
+            def twice(x):
+                return 2 * x
+
+            @K.parallel_for
+            def body(i, out, x):
+                out[i] = twice(x[i]) + 1
+            """
+        )
+    )
+    run = textwrap.dedent(
+        """
+        import numpy as np
+        import cached_body as m
+        x = np.arange(100.0)
+        out = np.empty_like(x)
+        m.body.launch(None, x.size, out, x)
+        assert np.array_equal(out, 2 * x + 1)
+        stats = m.body._loops[("cpu", 2, False)].stats
+        print(sum(stats.cache_hits.values()), sum(stats.cache_misses.values()))
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(SRC)])}
+    env.pop("NUMBA_DISABLE_JIT", None)
+
+    def hits_misses() -> list[int]:
+        done = subprocess.run(
+            [sys.executable, "-c", run], env=env, capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stderr
+        return [int(v) for v in done.stdout.split()]
+
+    assert hits_misses() == [0, 1]  # compiled and stored
+    assert hits_misses() == [1, 0]  # loaded: nothing compiled
+
+
+# ---------------------------------------------------------------- GPU (or the simulator)
+def _cuda():
+    from numba import cuda
+
+    return cuda
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [1, 70])
+def test_gpu_nested_device_functions(n):
+    cuda = _cuda()
+    x = np.random.default_rng(5).uniform(-3, 3, n)
+    dx, dout = cuda.to_device(x), cuda.device_array(n)
+    dk.poly_map.launch(None, n, dout, dx, 1.5, -0.5)
+    np.testing.assert_allclose(dout.copy_to_host(), _poly_ref(x, 1.5, -0.5), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.gpu
+def test_gpu_rows_arrays_scalars_on_an_opcontext_stream():
+    cuda = _cuda()
+    stream = cuda.stream()
+    ctx = OpContext(run_ctx=SimpleNamespace(ctx=gpu(0), stream=stream))
+    x = np.random.default_rng(6).standard_normal((9, 13))
+    dx, dout = cuda.to_device(x), cuda.device_array(x.shape)
+    dk.center_rows.launch(ctx, 9, dout, dx, 13)
+    stream.synchronize()
+    np.testing.assert_allclose(dout.copy_to_host(), x - x.mean(axis=1, keepdims=True), atol=1e-12)
+    a, b = np.arange(40.0), np.linspace(0, 1, 40)
+    dres = cuda.device_array(40)
+    dk.axpby.launch(Context("gpu", 0), 40, dres, cuda.to_device(a), cuda.to_device(b), 2.0, -3)
+    np.testing.assert_allclose(dres.copy_to_host(), 2 * a - 3 * b, rtol=1e-12)
+    idx = np.array([3, 0, 39], np.int64)
+    dg = cuda.device_array(3)
+    dk.gather_flat.launch(None, 3, dg, cuda.to_device(a), cuda.to_device(idx))
+    np.testing.assert_array_equal(dg.copy_to_host(), a[idx])
+
+
+@pytest.mark.gpu
+def test_gpu_elementwise_and_closure_device_functions():
+    cuda = _cuda()
+    x = np.linspace(-4, 4, 33)
+    dout = cuda.device_array(33)
+    dk.softsign_map.launch(None, dout, "write", cuda.to_device(x))
+    np.testing.assert_allclose(dout.copy_to_host(), x / (1 + np.abs(x)), rtol=1e-12)
+    dk.make_scaled(dk.square).launch(gpu(0), 33, dout, cuda.to_device(x))
+    np.testing.assert_allclose(dout.copy_to_host(), x * x, rtol=1e-12)
+
+
+@pytest.mark.gpu
+def test_gpu_wrong_device_errors_leave_it_working():
+    cuda = _cuda()
+    x = np.arange(8.0)
+    dx, dout = cuda.to_device(x), cuda.device_array(8)
+    with pytest.raises(NNVMError, match=r"poly_map: arg 1 is a NumPy \(cpu\) array"):
+        dk.poly_map.launch(gpu(0), 8, dout, x, 1.0, 1.0)
+    with pytest.raises(NNVMError, match=r"poly_map: arg 0 is a gpu array; a cpu launch"):
+        dk.poly_map.launch(cpu(), 8, dout, dx, 1.0, 1.0)
+    dk.poly_map.launch(gpu(0), 8, dout, dx, 1.0, 1.0)
+    np.testing.assert_allclose(dout.copy_to_host(), _poly_ref(x, 1.0, 1.0))
+
+
+@pytest.mark.gpu
+def test_concurrent_gpu_launches_from_threads():
+    cuda = _cuda()
+    n_threads, n = 4, 50
+    xs = [np.random.default_rng(k).standard_normal(n) for k in range(n_threads)]
+    results: dict[int, np.ndarray] = {}
+    errors: list[BaseException] = []
+
+    def work(k: int) -> None:
+        try:
+            dout = cuda.device_array(n)
+            dk.poly_map.launch(gpu(0), n, dout, cuda.to_device(xs[k]), float(k), 2.0)
+            results[k] = dout.copy_to_host()
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(n_threads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for k in range(n_threads):
+        np.testing.assert_allclose(
+            results[k], _poly_ref(xs[k], float(k), 2.0), rtol=1e-12, atol=1e-12
+        )
