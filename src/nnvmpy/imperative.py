@@ -17,15 +17,17 @@ from .attrs import (
     FCreateOpState,
     FInferShape,
     FInferType,
-    FInplaceOption,
     FMutateInputs,
-    FNumVisibleOutputs,
     FResourceRequest,
     fcompute,
     fstateful_compute,
 )
-from .base import Context, InferError, NNVMError, OpReqType
-from .engine import FnProperty
+from .autograd.state import STATE as _AG
+from .autograd.tape import check_writable, record_op
+from .base import Context, InferError, NNVMError, OpReqType, kernel_device
+from .engine import FnProperty, RunContext
+from .imperative_out import out_ctx, outputs_for
+from .imperative_out import visible_outputs as visible_outputs  # re-exported
 from .infer import shape_is_known, shape_str
 from .registry import NodeAttrs, Op
 from .resource import OpContext, Resource, get_resource
@@ -40,7 +42,7 @@ _nd: Any = None  # nnvmpy.ndarray.ndarray, bound on first use (it imports this m
 def _ndarray_module() -> Any:
     global _nd
     if _nd is None:
-        from .ndarray import ndarray
+        from nnvmpy.ndarray import ndarray
 
         _nd = ndarray
     return _nd
@@ -112,20 +114,58 @@ def invoke(
     inputs: Sequence[NDArray],
     kwargs: dict[str, Any],
     out: NDArray | Sequence[NDArray] | None = None,
-    is_train: bool = False,
+    is_train: bool | None = None,
 ) -> list[NDArray]:
-    """Run `op` on NDArrays asynchronously; returns every output (visible or not)."""
-    plan = _plan_for(op, inputs, kwargs, out)
-    if out is None:  # the hot path
-        return plan.run(inputs, is_train)
+    """Run `op` on NDArrays asynchronously; returns every output (visible or not).
+
+    `is_train` defaults to this thread's autograd training flag; under autograd.record()
+    the call is put on the tape.
+    """
+    plan = None
+    if out is None and not kwargs:  # the hot path: nd.relu(x), x + y
+        try:
+            n = len(inputs)
+            if n == 1:
+                x = inputs[0]
+                ctx = x._ctx
+                key: Any = (op, ctx.device_type, ctx.device_id, x.shape, x.dtype)
+                plan = _plans_positional.get(key)
+            elif n == 2:
+                a, b = inputs
+                ctx = a._ctx
+                if b._ctx is ctx or b._ctx == ctx:
+                    key = (op, ctx.device_type, ctx.device_id, a.shape, b.shape, a.dtype, b.dtype)
+                    plan = _plans_positional.get(key)
+        except AttributeError:  # not NDArrays: the general path words the error
+            pass
+        if plan is not None and plan.version != op.version:
+            plan = None
+    if plan is None:
+        plan = _plan_for(op, inputs, kwargs, out)
+    if is_train is None:
+        is_train = _AG.training
+    if out is None:
+        if not _AG.recording:
+            return plan.run(inputs, is_train)
+        if plan.simple:  # stateless: no state to keep
+            outputs, state = plan.run(inputs, is_train), None
+        else:
+            outputs = plan.allocate()
+            state = plan.push(inputs, outputs, plan.req, is_train)
+        record_op(plan.attrs, plan.ctx, inputs, outputs, plan.shapes, plan.dtypes, state)
+        return outputs
     nd = _nd or _ndarray_module()
-    outputs, req, staged = _outputs(
+    outputs, req, staged = outputs_for(
         op, plan.attrs, inputs, out, plan.shapes, plan.dtypes, plan.ctx, nd
     )
-    plan.push(inputs, outputs, req, is_train)
+    if _AG.recording:  # refuse before anything runs (MXNet's rule)
+        check_writable(op.name, [*outputs, *(t for _, t in staged)])
+    state = plan.push(inputs, outputs, req, is_train)
     for j, target in staged:
         nd.push_copy(outputs[j], target)
         outputs[j] = target
+    if _AG.recording:
+        record_op(plan.attrs, plan.ctx, inputs, outputs, plan.shapes, plan.dtypes, state)
     return outputs
 
 
@@ -133,22 +173,23 @@ def _plan_for(op: Op, inputs: Sequence[NDArray], kwargs: dict[str, Any], out: An
     """The CallPlan of a call like this one made before (same op, params, input shapes,
     dtypes and device), or a new one; building one does every check and inference."""
     try:
-        if inputs:
-            ctx = inputs[0]._ctx
-            where: Any = id(ctx)  # the plan keeps ctx alive: its id stays its own
-        else:
-            ctx = out_ctx(out) or Context.default_ctx()
-            where = (ctx.device_type, ctx.device_id)
+        # Keyed by the device, not the Context object: nd.array() makes a new Context
+        # each time, and equal Contexts are the same device.
+        ctx = inputs[0]._ctx if inputs else (out_ctx(out) or Context.default_ctx())
+        where = (ctx.device_type, ctx.device_id)
         key = (op, tuple(sorted(kwargs.items())) if kwargs else (), where, _signature(inputs))
         plan = _plans.get(key)
     except (AttributeError, TypeError):  # not NDArrays, or unhashable params
         plan = key = None
-    if plan is None or plan.version != op.version or (plan.ctx is not ctx and inputs):
+    if plan is None or plan.version != op.version:
         plan = CallPlan(op, inputs, kwargs, out)
         if key is not None:
             if len(_plans) > 4096:
                 _plans.clear()
+                _plans_positional.clear()
             _plans[key] = plan
+            if not kwargs and out is None and 1 <= len(inputs) <= 2:
+                _plans_positional[(op, *where, *_signature(inputs))] = plan
     else:
         for x in inputs:
             if x._ctx is not ctx:  # the key holds input 0's device only
@@ -196,6 +237,9 @@ def _check_same_device(op: Op, inputs: Sequence[NDArray], ctx: Context) -> None:
 
 
 _plans: dict[tuple[Any, ...], CallPlan] = {}
+# the same plans for calls with one or two inputs and no params or out= (most imperative
+# calls), keyed by (op, device type, device id, shapes..., dtypes...): one dict lookup
+_plans_positional: dict[tuple[Any, ...], CallPlan] = {}
 
 
 class CallPlan:
@@ -209,13 +253,16 @@ class CallPlan:
         "ctx",
         "dtypes",
         "mutated_inputs",
+        "name",
         "nbytes",
         "op",
+        "op_ctx",
         "prop",
         "req",
         "resource_vars",
         "resources",
         "shapes",
+        "simple",
         "stateful",
         "version",
     )
@@ -224,6 +271,7 @@ class CallPlan:
         self, op: Op, inputs: Sequence[NDArray], kwargs: dict[str, Any], out: Any = None
     ) -> None:
         self.op = op
+        self.name = op.name
         self.version = op.version
         self.attrs, self.ctx, self.shapes, self.dtypes = _check_and_infer(op, inputs, kwargs, out)
         self.nbytes = [math.prod(s) * d.itemsize for s, d in zip(self.shapes, self.dtypes)]
@@ -244,16 +292,61 @@ class CallPlan:
         # it in this thread when its inputs are ready, saving a hand-off to a worker per op.
         # Stateful ops (CustomOp, OperatorProperty) run user code that may block: never.
         small = all(math.prod(s) <= INLINE_MAX_SIZE for s in self.shapes)
-        inline = not self.stateful and self.ctx.device_type == "cpu" and small
+        inline = not self.stateful and kernel_device(self.ctx) == "cpu" and small
         self.prop = _INLINE if inline else _NORMAL
+        self.simple = (
+            not self.stateful
+            and len(self.shapes) == 1
+            and not self.resources
+            and not self.mutated_inputs
+        )
+        # A CPU kernel's OpContext is the same for every call (no stream, no resources
+        # here), so it is made once per is_train value.
+        cpu = kernel_device(self.ctx) == "cpu"
+        self.op_ctx = (
+            [OpContext(False, RunContext(self.ctx), []), OpContext(True, RunContext(self.ctx), [])]
+            if cpu
+            else [None, None]
+        )
 
     def run(self, inputs: Sequence[NDArray], is_train: bool) -> list[NDArray]:
         """Allocate fresh outputs and push the op (kWriteTo); returns the outputs."""
         ctx = self.ctx
+        if not self.simple:
+            new = (_nd or _ndarray_module()).new_array
+            outputs = [new(s, d, n, ctx) for s, d, n in zip(self.shapes, self.dtypes, self.nbytes)]
+            self.push(inputs, outputs, self.req, is_train)
+            return outputs
+        # The hot path, push() inlined: a stateless single-output op without resources
+        # or mutated inputs. Plain loops (a comprehension is a frame).
+        out = (_nd or _ndarray_module()).new_array(
+            self.shapes[0], self.dtypes[0], self.nbytes[0], ctx
+        )
+        in_data, const = [], []
+        for x in inputs:
+            in_data.append(x._data)
+            const.append(x._chunk.var)
+        out_data = [out._data]
+        compute, attrs, req = self.compute, self.attrs, self.req
+        op_ctx = self.op_ctx[is_train]
+        if op_ctx is None:  # a GPU: the engine's RunContext carries the stream
+
+            def run(run_ctx: Any) -> None:
+                compute(attrs, OpContext(is_train, run_ctx, []), in_data, req, out_data)
+
+        else:
+
+            def run(run_ctx: Any) -> None:
+                compute(attrs, op_ctx, in_data, req, out_data)
+
+        eng = engine._engine or engine.get_engine()
+        eng.push_sync(run, ctx, const, [out._chunk.var], 0, self.name, self.prop)
+        return [out]
+
+    def allocate(self) -> list[NDArray]:
+        ctx = self.ctx
         new = (_nd or _ndarray_module()).new_array
-        outputs = [new(s, d, n, ctx) for s, d, n in zip(self.shapes, self.dtypes, self.nbytes)]
-        self.push(inputs, outputs, self.req, is_train)
-        return outputs
+        return [new(s, d, n, ctx) for s, d, n in zip(self.shapes, self.dtypes, self.nbytes)]
 
     def push(
         self,
@@ -261,9 +354,11 @@ class CallPlan:
         outputs: Sequence[NDArray],
         req: list[OpReqType],
         is_train: bool,
-    ) -> None:
+    ) -> Any:
         """Push the op's FCompute (or a new state's FStatefulCompute) with its engine
-        dependencies: reads of the inputs, writes of outputs, resources, mutated inputs."""
+        dependencies: reads of the inputs, writes of outputs, resources, mutated inputs.
+        Returns (op state, its engine variable) for a stateful op, else None: autograd
+        keeps it for the backward node."""
         # plain loops, not comprehensions: each comprehension is a frame on this hot path
         in_data, const, out_data, mutate = [], [], [], []
         for x in inputs:
@@ -277,84 +372,19 @@ class CallPlan:
         if self.mutated_inputs:
             mutate += [inputs[i]._chunk.var for i in self.mutated_inputs]
         compute, first, resources = self.compute, self.attrs, self.resources
+        state = None
         if self.stateful:
             compute, first = _new_state(self.op, self.attrs, self.ctx, inputs)
+            # the state's own variable orders this call before its backward (MXNet's
+            # op state var): a backward that reads only inputs could otherwise overlap it
+            state = (first, engine.get_engine().new_var())
+            mutate.append(state[1])
 
         def run(run_ctx: Any) -> None:
             compute(first, OpContext(is_train, run_ctx, resources), in_data, req, out_data)
 
         engine.get_engine().push_sync(run, self.ctx, const, mutate, 0, self.op.name, self.prop)
-
-
-def _new_array(nd: Any, shape: tuple[int, ...], dtype: np.dtype, ctx: Context) -> NDArray:
-    return nd.new_array(shape, dtype, math.prod(shape) * dtype.itemsize, ctx)
-
-
-def out_ctx(out: Any) -> Context | None:
-    if out is None:
-        return None
-    first = out if not isinstance(out, list | tuple) else out[0]
-    ctx: Context = first._ctx
-    return ctx
-
-
-def _outputs(
-    op: Op,
-    attrs: NodeAttrs,
-    inputs: Sequence[NDArray],
-    out: Any,
-    shapes: list[Any],
-    dtypes: list[Any],
-    ctx: Context,
-    nd: Any,
-) -> tuple[list[NDArray], list[OpReqType], list[tuple[int, NDArray]]]:
-    """The out= arrays checked, their requests, and (j, out[j]) to copy from a staging array."""
-    outs = list(out) if isinstance(out, list | tuple) else [out]
-    n_vis = _num_visible(op, attrs, len(shapes))
-    if len(outs) not in (n_vis, len(shapes)):
-        raise NNVMError(f"{op.name}: out= needs {n_vis} arrays, got {len(outs)}")
-    outs += [_new_array(nd, s, d, ctx) for s, d in zip(shapes[len(outs) :], dtypes[len(outs) :])]
-    req = []
-    staged = []
-    inplace = set(op.get_attr(FInplaceOption, _no_inplace)(attrs))
-    for j, (o, s, d) in enumerate(zip(outs, shapes, dtypes)):
-        if o.shape != s or o.dtype != d:
-            raise NNVMError(
-                f"{op.name}: out[{j}] has shape {o.shape} and dtype {o.dtype}, "
-                f"but the op produces {s} {d}"
-            )
-        if o._ctx != ctx:
-            raise NNVMError(f"{op.name}: out[{j}] is on {o._ctx}, the inputs on {ctx}")
-        aliased = [i for i, x in enumerate(inputs) if x._chunk is o._chunk]
-        allowed = [i for i in aliased if (i, j) in inplace]
-        if aliased and not allowed:
-            raise NNVMError(
-                f"{op.name}: out[{j}] is the same array as input {aliased[0]}, but the op "
-                f"does not allow in-place (FInplaceOption {sorted(inplace)}); pass a "
-                f"different out= array"
-            )
-        if len(allowed) < len(aliased):
-            # `x += x`: out is also an input the op may read after writing out (add_n(x, y,
-            # x, out=x) would), so compute into a fresh array and copy it over afterwards
-            staged.append((j, o))
-            outs[j] = _new_array(nd, s, d, ctx)
-            req.append(OpReqType.kWriteTo)
-            continue
-        req.append(OpReqType.kWriteInplace if aliased else OpReqType.kWriteTo)
-    return outs, req, staged
-
-
-def _no_inplace(attrs: NodeAttrs) -> list[tuple[int, int]]:
-    return []
-
-
-def _num_visible(op: Op, attrs: NodeAttrs, n_out: int) -> int:
-    fn = op.get_attr(FNumVisibleOutputs)
-    return int(fn(attrs)) if fn is not None else n_out
-
-
-def visible_outputs(op: Op, attrs: NodeAttrs, outputs: list[NDArray]) -> list[NDArray]:
-    return outputs[: _num_visible(op, attrs, len(outputs))]
+        return state
 
 
 INLINE_MAX_SIZE = 4096  # output elements up to which a CPU op is pushed as FnProperty.INLINE
@@ -366,7 +396,7 @@ _op_attrs_cache: dict[tuple[Op, str], tuple[int, tuple[Any, Any, Any]]] = {}
 
 def _op_attrs(op: Op, ctx: Context) -> tuple[Any, Any, Any]:
     """(FCompute<dev> or None, FResourceRequest, FMutateInputs), cached per op version."""
-    dev = ctx.device_type if ctx.device_type != "cpu_pinned" else "cpu"
+    dev = kernel_device(ctx)
     hit = _op_attrs_cache.get((op, dev))
     if hit is not None and hit[0] == op.version:
         return hit[1]
@@ -379,7 +409,7 @@ def _new_state(
     op: Op, attrs: NodeAttrs, ctx: Context, inputs: Sequence[NDArray]
 ) -> tuple[Any, Any]:
     """(FStatefulCompute<dev>, a new op state from FCreateOpState) for one call."""
-    dev = ctx.device_type if ctx.device_type != "cpu_pinned" else "cpu"
+    dev = kernel_device(ctx)
     state = op.get_attr(FCreateOpState)(
         attrs, ctx, [x.shape for x in inputs], [x.dtype for x in inputs]
     )
@@ -388,7 +418,7 @@ def _new_state(
 
 def _check_stateful(op: Op, ctx: Context) -> None:
     """An op without FCompute<dev> needs FCreateOpState and FStatefulCompute<dev>."""
-    dev = ctx.device_type if ctx.device_type != "cpu_pinned" else "cpu"
+    dev = kernel_device(ctx)
     if op.has_attr(FCreateOpState) and op.has_attr(fstateful_compute(dev)):
         return
     has = [

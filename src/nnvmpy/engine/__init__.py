@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -39,10 +40,12 @@ __all__ = [
     "ThreadedEngine",
     "ThreadedEnginePerDevice",
     "Var",
+    "bulk",
     "create_engine",
     "engine_type",
     "get_engine",
     "reset_engine",
+    "set_bulk_size",
     "set_engine",
 ]
 
@@ -120,3 +123,36 @@ def engine_type(engine: str | Engine) -> Iterator[Engine]:
             _engine = old
         if isinstance(engine, str):
             new.shutdown()
+
+
+# -- MXNet's bulk execution API ---------------------------------------------------------------
+# MXNet merges up to `size` consecutive pushes of one thread into a single engine operation
+# to save per-op overhead; results are the same as without bulking. nnvmpy's pushes are
+# already cheap (small CPU ops run inline, see imperative.INLINE_MAX_SIZE), so the engine
+# merges nothing: the size is kept per thread and reported back as MXNet does, and ops run
+# exactly as they would unbulked.
+
+_bulk = threading.local()
+
+
+def set_bulk_size(size: int) -> int:
+    """Set this thread's bulk size (MXNet's engine.set_bulk_size); returns the previous one."""
+    try:
+        value = operator.index(size)
+    except TypeError:
+        value = -1
+    if isinstance(size, bool) or value < 0:
+        raise NNVMError(f"engine.set_bulk_size: size expects an int >= 0, got {size!r}")
+    previous: int = getattr(_bulk, "size", 0)
+    _bulk.size = value
+    return previous
+
+
+@contextmanager
+def bulk(size: int) -> Iterator[None]:
+    """`with engine.bulk(size):` MXNet's bulking scope; the previous size comes back on exit."""
+    previous = set_bulk_size(size)
+    try:
+        yield
+    finally:
+        set_bulk_size(previous)

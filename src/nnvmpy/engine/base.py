@@ -216,6 +216,13 @@ class Engine(abc.ABC):
         ``delete_variable`` it. Freeing a temporary this way costs no function object."""
         return False
 
+    def try_reuse_idle(self, var: Var) -> bool:
+        """True if no push is pending or running on ``var`` and it holds no failure, so
+        that a new array may take it over as it is (recycling a dead array's variable and
+        storage saves an allocation per op). Changes nothing; the caller owns ``var``:
+        nothing else may push on it."""
+        return False
+
     @abc.abstractmethod
     def _add_error(self, cell: ExcCell) -> None:
         """Record a fresh failure for the next ``wait_for_all``."""

@@ -96,6 +96,9 @@ class NaiveEngine(Engine):
                 v.exc = cell
             v.version += 1
 
+    def try_reuse_idle(self, var: Var) -> bool:
+        return not var.dead and var.exc is None  # nothing is ever pending (see below)
+
     def try_delete_idle(self, var: Var) -> bool:
         # Every push has finished when it returns: nothing is ever pending on a variable.
         if var.dead:

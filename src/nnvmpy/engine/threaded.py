@@ -37,20 +37,11 @@ from collections import deque
 from .. import config
 from ..base import Context, NNVMError
 from .base import Engine, FnProperty, Opr, RunContext, Var, check_var
+from .inline import InlinePushMixin
+from .tls import _tls
 from .var import ExcCell, OprBlock, pending_error
 
 _QUIESCE_TIMEOUT_S = 60.0  # at fork and at exit, how long to wait for pending work
-
-
-class _ThreadState(threading.local):
-    """Per thread (class defaults make the lookups cheap on threads that never set them)."""
-
-    pool: _Pool | None = None  # the pool a worker thread serves
-    stack: list[OprBlock] | None = None  # blocks running on this thread, innermost last
-    waker: _Waker | None = None
-
-
-_tls = _ThreadState()
 
 
 class _Waker:
@@ -164,7 +155,7 @@ class _OnComplete:
         self.engine._complete(self.blk, ExcCell(exc, opr.label), True)
 
 
-class ThreadedEngine(Engine):
+class ThreadedEngine(InlinePushMixin, Engine):
     """One shared worker pool; ``num_workers`` defaults to NNVMPY_CPU_WORKER_NTHREADS."""
 
     def __init__(self, num_workers: int | None = None) -> None:
@@ -179,6 +170,7 @@ class ThreadedEngine(Engine):
         self._all_waiters: list[_Waiter] = []
         self._scratch: list[OprBlock] = []  # granted blocks, only used under the lock
         self._seq = itertools.count(1)  # numbers pushes (OprBlock.seq) and reports
+        self._rctx: RunContext | None = None  # the last one made: inline pushes repeat a device
         _ENGINES.add(self)
 
     # ---- pools (ThreadedEnginePerDevice overrides these two) ----
@@ -425,6 +417,13 @@ class ThreadedEngine(Engine):
             if not parent.finished:
                 return
             parent = parent.parent
+
+    def try_reuse_idle(self, var: Var) -> bool:
+        lock = self._lock
+        lock.acquire()
+        idle = not (var._writers or var._readers or var._queue or var.dead) and var.exc is None
+        lock.release()
+        return idle
 
     def try_delete_idle(self, var: Var) -> bool:
         with self._lock:

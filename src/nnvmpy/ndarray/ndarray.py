@@ -505,7 +505,7 @@ class NDArray:
         from nnvmpy.autograd.tape import entry_of
 
         e = entry_of(self)
-        if e is not None:
+        if e is not None and e.node.is_variable():
             e.node.info["autograd"].fresh_grad = bool(value)
 
     # -- end of autograd ------------------------------------------------------------------------

@@ -28,7 +28,8 @@ from ...attrs import (
     TIsBackward,
 )
 from ...base import InferError
-from ...graph.grad import make_grad_node
+from ...graph.grad import make_grad_node, make_node
+from ...graph.node import NodeEntry
 from ...infer import elemwise_type, shape_assign, shape_is_known, shape_str
 from ...kernel.elementwise import req_mode
 from ...param import Parameter, field
@@ -59,6 +60,8 @@ def _fc_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> 
     if len(in_shapes) != n_in:
         raise InferError(f"{op}: expects {n_in} inputs {_input_names(attrs)} "
                          f"(no_bias={p.no_bias}), got {len(in_shapes)}")  # fmt: skip
+    if in_shapes[0] is None:  # as MXNet: nothing is inferred before data's rank is known
+        return False
     hidden = p.num_hidden
     shape_assign(in_shapes, 1, (hidden, None), f"{op}: input 'weight' (num_hidden={hidden})")
     if not p.no_bias:  # MXNet also accepts a (num_hidden, 1) bias
@@ -195,6 +198,22 @@ def _fc_grad(node: Any, ograds: list[Any]) -> list[Any]:
 )
 
 
+def _fc_backward_grad(node: Any, ograds: list[Any]) -> list[Any]:
+    """Gradients of (dx, dW[, db]) = B(dy, x, W): x W^T is bilinear (ops/_bilinear.py) and
+    the bias term adds gb to d dy through FC's own bias input."""
+    dy, x, w = node.inputs
+    gx, gw = ograds[0], ograds[1]
+    attrs, name, fwd = dict(node.attrs.dict), node.name, node.control_deps[:1]
+    plain = {**attrs, "no_bias": "True"}
+    with_bias = [gx, w] if node.attrs.parsed.no_bias else [gx, w, ograds[2]]
+    left = make_node("FullyConnected", f"{name}_gx_w", with_bias, attrs)
+    right = make_node("FullyConnected", f"{name}_x_gw", [x, gw], plain)
+    d_dy = make_node("elemwise_add", f"{name}_ddy", [NodeEntry(left, 0), NodeEntry(right, 0)])
+    d_x = make_node("_backward_FullyConnected", f"{name}_dx", [dy, x, gw], plain, fwd)
+    d_w = make_node("_backward_FullyConnected", f"{name}_dw", [dy, gx, w], plain, fwd)
+    return [NodeEntry(d_dy, 0), NodeEntry(d_x, 0), NodeEntry(d_w, 1)]
+
+
 (  # inputs (dy, data, weight) -> (d data, d weight[, d bias])
     register_op("_backward_FullyConnected")
     .set_attr_parser(FullyConnectedParam)
@@ -203,4 +222,5 @@ def _fc_grad(node: Any, ograds: list[Any]) -> list[Any]:
     .set_attr(TIsBackward, True)
     .set_attr(FCompute_cpu, _fc_backward)
     .set_attr(FCompute_gpu, _fc_backward)
+    .set_attr(FGradient, _fc_backward_grad)  # gradients of gradients
 )

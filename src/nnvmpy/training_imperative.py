@@ -1,0 +1,146 @@
+"""The MLP of training.py trained imperatively: nd ops under autograd.record(), backward,
+and the same in-place `sgd_mom_update` per weight.
+
+`ImperativeTrainer` mirrors `training.Trainer` (same parameter names, initializer, seed,
+data, hyper-parameters and optimizer: SGD with momentum, whose update is the in-place
+`sgd_mom_update` op per weight, MXNet's default of no weight decay on biases), so the two
+styles train the same network to the same accuracy; only the way the step is written
+differs:
+
+    with autograd.record():
+        out = forward(x, label)       # FullyConnected, Activation, ..., SoftmaxOutput
+    out.backward()
+    updater(indices, [w.grad for w in weights], weights)   # sgd_mom_update on each
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from . import autograd, nd
+from . import initializer as init
+from . import optimizer as opt
+from .base import Context, cpu
+from .training import History, _progress, batches, cluster_dataset, mlp_symbol
+
+
+class ImperativeTrainer:
+    """The MLP (784-512-512-10 by default) as nd calls, trained with SGD + momentum."""
+
+    def __init__(
+        self,
+        hidden: tuple[int, ...] = (512, 512),
+        classes: int = 10,
+        data_shape: tuple[int, int] = (64, 784),
+        ctx: Context | None = None,
+        lr: float = 0.1,
+        momentum: float = 0.9,
+        wd: float = 1e-4,
+        seed: int | None = 0,
+        initializer: init.Initializer | str | None = None,
+    ) -> None:
+        self.ctx = ctx or cpu()
+        self.batch_size = data_shape[0]
+        self.widths = [*hidden, classes]
+        # the symbol only names the parameters and gives their shapes, in the executor's
+        # order, so that a seed draws the same initial weights as training.Trainer's
+        net = mlp_symbol(hidden, classes)
+        arg_shapes, _, _ = net.infer_shape(data=data_shape)
+        shapes = dict(zip(net.list_arguments(), arg_shapes))
+        self.names = [n for n in net.list_arguments() if n not in ("data", "softmax_label")]
+        self.params = {n: nd.zeros(shapes[n], self.ctx) for n in self.names}
+        if seed is not None:
+            from . import random
+
+            random.seed(seed)
+        attrs = net.attr_dict() if hasattr(net, "attr_dict") else {}
+        init.init_params(initializer or init.Xavier(), dict(self.params), attrs)
+        for w in self.params.values():
+            w.attach_grad()
+        self.lr, self.momentum, self.wd = lr, momentum, wd
+        self.optimizer = opt.SGD(
+            learning_rate=lr,
+            momentum=momentum,
+            wd=wd,
+            rescale_grad=1.0 / self.batch_size,
+            sym=net,
+            param_idx2name=dict(enumerate(self.names)),
+        )
+        self.updater = opt.get_updater(self.optimizer)
+
+    def forward(self, x: Any, label: Any) -> Any:
+        h = x
+        p = self.params
+        last = len(self.widths)
+        for i, width in enumerate(self.widths, start=1):
+            h = nd.FullyConnected(h, p[f"fc{i}_weight"], p[f"fc{i}_bias"], num_hidden=width)
+            if i < last:
+                h = nd.Activation(h, act_type="relu")
+        return nd.SoftmaxOutput(h, label)
+
+    def step(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """One recorded forward, backward and update; returns the softmax output."""
+        data, label = nd.array(x, self.ctx), nd.array(y, self.ctx)
+        with autograd.record():
+            out = self.forward(data, label)
+        out.backward()
+        weights = [self.params[n] for n in self.names]
+        self.updater(list(range(len(weights))), [w.grad for w in weights], weights)
+        result: np.ndarray = out.asnumpy()
+        return result
+
+    def accuracy(self, x: np.ndarray, y: np.ndarray) -> float:
+        correct = total = 0
+        for bx, by in batches(x, y, self.batch_size, None):
+            prob = self.forward(nd.array(bx, self.ctx), nd.array(by, self.ctx)).asnumpy()
+            correct += int((prob.argmax(axis=1) == by).sum())
+            total += len(by)
+        return correct / max(total, 1)
+
+    def fit(
+        self,
+        x: np.ndarray,
+        y: np.ndarray,
+        x_test: np.ndarray,
+        y_test: np.ndarray,
+        epochs: int,
+        progress: bool = True,
+        seed: int = 0,
+    ) -> History:
+        rng = np.random.default_rng(seed)
+        losses: list[float] = []
+        started, steps = time.perf_counter(), 0
+        n_batches = len(x) // self.batch_size
+        for epoch in range(epochs):
+            for i, (bx, by) in enumerate(batches(x, y, self.batch_size, rng)):
+                prob = self.step(bx, by)
+                picked = prob[np.arange(len(by)), by.astype(np.int64)]
+                losses.append(float(-np.log(np.maximum(picked, 1e-12)).mean()))
+                steps += 1
+                if progress:
+                    _progress(epoch, epochs, i + 1, n_batches, losses[-1])
+            if progress:
+                import sys
+
+                sys.stderr.write("\n")
+        seconds = time.perf_counter() - started
+        return History(losses, self.accuracy(x, y), self.accuracy(x_test, y_test), seconds, steps)
+
+
+def train_mlp_imperative(
+    n_train: int = 8000,
+    epochs: int = 5,
+    batch_size: int = 64,
+    progress: bool = True,
+    hidden: tuple[int, ...] = (512, 512),
+) -> History:
+    """training.train_mlp's run (same data, seed, lr), written imperatively."""
+    x, y = cluster_dataset(n_train + 2000, seed=1)
+    trainer = ImperativeTrainer(hidden, data_shape=(batch_size, x.shape[1]), lr=0.02)
+    return trainer.fit(x[:n_train], y[:n_train], x[n_train:], y[n_train:], epochs, progress)
+
+
+__all__ = ["ImperativeTrainer", "train_mlp_imperative"]
