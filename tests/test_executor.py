@@ -156,8 +156,7 @@ def test_grad_req_null_prunes_the_backward_graph() -> None:
     inference = y.simple_bind(nv.cpu(), grad_req="null", x=SHAPE)
     assert inference.grad_dict == {}
     assert "_backward" not in inference.debug_str()
-    with pytest.raises(nv.NNVMError, match="no argument has a gradient"):
-        inference.backward()
+    inference.backward()  # as MXNet: nothing wants a gradient, so nothing runs
 
 
 def test_simple_bind_with_type_dict() -> None:
@@ -499,18 +498,21 @@ def test_unknown_and_missing_argument_names() -> None:
     x, y = sym.var("x"), sym.var("y")
     s = sym.elemwise_add(x, y)
     good = {"x": nd.zeros((2, 3)), "y": nd.zeros((2, 3))}
-    with pytest.raises(nv.NNVMError, match=r"unknown args \['z'\]"):
-        s.bind(nv.cpu(), {**good, "z": nd.zeros((2, 3))})
+    # as MXNet: names that are not arguments are ignored (a checkpoint may hold more)
+    s.bind(nv.cpu(), {**good, "z": nd.zeros((2, 3)), "b": None})
     with pytest.raises(nv.NNVMError, match=r"args is missing \['y'\]"):
         s.bind(nv.cpu(), {"x": nd.zeros((2, 3))})
     with pytest.raises(nv.NNVMError, match="args needs 2 arrays"):
         s.bind(nv.cpu(), [nd.zeros((2, 3))])
+    s.simple_bind(nv.cpu(), x=(2, 3), z=(2, 3), axis=1)  # as MXNet: not shapes of inputs
     with pytest.raises(nv.NNVMError, match="unknown argument 'z'"):
-        s.simple_bind(nv.cpu(), x=(2, 3), z=(2, 3))
+        s.infer_shape(x=(2, 3), z=(2, 3))
     with pytest.raises(nv.NNVMError, match="must be an NDArray"):
         s.bind(nv.cpu(), [np.zeros((2, 3)), np.zeros((2, 3))])
-    with pytest.raises(nv.NNVMError, match="grad_req names unknown arguments"):
-        s.bind(nv.cpu(), good, args_grad=good, grad_req={"z": "write"})
+    with pytest.raises(nv.NNVMError, match="grad_req 'wrte' is not one of"):
+        s.bind(nv.cpu(), good, args_grad=good, grad_req={"x": "wrte"})
+    only_x = s.bind(nv.cpu(), good, args_grad=good, grad_req={"x": "write", "z": "add"})
+    assert only_x._grad_names == ["x"]  # y is 'null'; z names nothing and is ignored
     exe = s.bind(nv.cpu(), good, args_grad={"x": nd.zeros((2, 3)), "y": nd.zeros((2, 3))})
     with pytest.raises(nv.NNVMError, match="forward: unknown argument 'z'"):
         exe.forward(z=np.ones((2, 3)))

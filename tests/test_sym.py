@@ -67,7 +67,12 @@ def test_variable_stores_shape_and_dtype_and_inference_reads_them() -> None:
     x = sym.Variable("x", shape=(2, 3), dtype=np.float64, lr_mult=0.5)
     assert sym.var is sym.Variable
     assert x.name == "x"
-    assert x.list_attr() == {"__shape__": "(2, 3)", "__dtype__": "1", "__lr_mult__": "0.5"}
+    assert x.list_attr() == {
+        "__shape__": "(2, 3)",
+        "__dtype__": "1",
+        "__lr_mult__": "0.5",
+        "lr_mult": "0.5",  # hidden keys are listed under both names, as MXNet does
+    }
     assert x.attr("__shape__") == "(2, 3)"
     assert x.attr("lr_mult") == "0.5"  # MXNet's hidden key, stored as __lr_mult__
     assert x.list_arguments() == ["x"]
@@ -82,7 +87,7 @@ def test_variable_stores_shape_and_dtype_and_inference_reads_them() -> None:
 def test_variable_rejects_bad_names_and_attributes() -> None:
     with pytest.raises(nv.NNVMError, match="non-empty string"):
         sym.Variable("")
-    with pytest.raises(nv.NNVMError, match="unknown attribute 'colour'"):
+    with pytest.raises(nv.NNVMError, match="unknown argument 'colour'"):
         sym.Variable("x", colour="red")
     assert sym.Variable("x", __init__="zeros").attr("__init__") == "zeros"
 
@@ -118,10 +123,10 @@ def test_generated_functions_have_real_signatures_shared_with_nd() -> None:
 
 
 def test_required_parameters_have_no_default() -> None:
-    sig = inspect.signature(sym._internal._mul_scalar)
-    assert sig.parameters["scalar"].default is inspect.Parameter.empty
-    with pytest.raises(nv.NNVMError, match="scalar"):
-        sym._internal._mul_scalar(sym.var("x"))
+    sig = inspect.signature(sym.clip)
+    assert sig.parameters["a_max"].default is inspect.Parameter.empty
+    with pytest.raises(nv.NNVMError, match="a_max"):
+        sym.clip(sym.var("x"), a_min=0)
 
 
 def test_ops_registered_after_import_appear(scoped_registry: None) -> None:
@@ -216,10 +221,10 @@ def test_arithmetic_with_symbols_and_scalars(label: str, fn: Callable[[Any, Any]
 
 def test_arithmetic_rejects_what_has_no_op() -> None:
     x = sym.var("x")
-    with pytest.raises(nv.NNVMError, match="must be a scalar"):
-        x**x
-    with pytest.raises(TypeError):
+    with pytest.raises(nv.NNVMError, match="__add__ does not support operands of type str"):
         x + "a"
+    with pytest.raises(TypeError):  # MXNet raises TypeError: ours is both
+        x < [1, 2]  # noqa: B015 - the comparison itself raises
 
 
 def test_group_concatenates_outputs_and_shares_arguments() -> None:
@@ -334,10 +339,10 @@ def test_infer_shape_partial_returns_what_is_known() -> None:
     d = tutorial_graph()
     assert d.infer_shape(a=(2, 0)) == (None, None, None)
     args, outs, aux = d.infer_shape_partial(a=(2, 0))
-    assert args == [(2, None)] * 3
-    assert outs == [(2, None)]
+    assert args == [(2, 0)] * 3  # MXNet's convention: 0 is an unknown dimension ...
+    assert outs == [(2, 0)]
     assert aux == []
-    assert d.infer_shape_partial() == ([None] * 3, [None], [])
+    assert d.infer_shape_partial() == ([()] * 3, [()], [])  # ... and () an unknown shape
 
 
 def test_infer_shape_errors_name_node_op_and_shapes() -> None:
@@ -382,11 +387,10 @@ def test_attr_and_list_attr() -> None:
     assert q.attr("a") == "2"
     assert q.attr("c") is None
     assert q.attr("lr_mult") == "0.1"
-    assert q.list_attr() == {"a": "2", "__lr_mult__": "0.1"}
-    assert x.list_attr() == {"__ctx_group__": "dev1", "mood": "calm"}
+    assert q.list_attr() == {"a": "2", "__lr_mult__": "0.1", "lr_mult": "0.1"}
+    assert x.list_attr() == {"__ctx_group__": "dev1", "ctx_group": "dev1", "mood": "calm"}
     assert q.attr_dict() == {"x": x.list_attr(), "q": q.list_attr()}
-    with pytest.raises(nv.NNVMError, match="one output"):
-        sym.Group([q, x]).attr("a")
+    assert sym.Group([q, x]).attr("a") is None  # several nodes: no single answer (MXNet)
     with pytest.raises(nv.NNVMError, match="unknown parameter 'mood'"):
         sym.quadratic(x, attr={"mood": "angry"})  # parsed with the op's parameters
 

@@ -8,18 +8,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import attrs, engine, graph, kernel, ops
+from . import attribute, attrs, context, engine, graph, kernel, name, ops, util
 from . import ndarray as nd
+from .attribute import AttrScope
 from .attrs import fcompute, fstateful_compute
 from .base import (
     Context,
     EngineError,
     InferError,
+    MXNetError,
     NNVMError,
     OpNotFoundError,
     OpReqType,
     ParamError,
     cpu,
+    cpu_pinned,
+    current_context,
     gpu,
     num_gpus,
 )
@@ -28,6 +32,18 @@ from .infer import elemwise_shape, elemwise_type, shape_assign, type_assign
 from .param import Parameter, Shape, field
 from .registry import NodeAttrs, Op, OpMap, register_op
 from .resource import OpContext, Resource, ResourceRequest
+from .util import (
+    is_np_array,
+    is_np_shape,
+    np_array,
+    np_shape,
+    reset_np,
+    set_np,
+    set_np_shape,
+    use_np,
+    use_np_array,
+    use_np_shape,
+)
 
 __version__ = "0.1.0"
 
@@ -39,6 +55,12 @@ _LAZY = {
     "simple_op": ".simple_op",
     "executor": ".executor",
     "random": ".random",
+    "initializer": ".initializer",
+    "init": ".init",
+    "runtime": ".runtime",
+    "autograd": ".autograd",
+    "optimizer": ".optimizer",
+    "lr_scheduler": ".lr_scheduler",
 }
 
 
@@ -54,12 +76,14 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "AttrScope",
     "Context",
     "ElemwiseGradUseIn",
     "ElemwiseGradUseNone",
     "ElemwiseGradUseOut",
     "EngineError",
     "InferError",
+    "MXNetError",
     "NNVMError",
     "NodeAttrs",
     "Op",
@@ -72,8 +96,12 @@ __all__ = [
     "Resource",
     "ResourceRequest",
     "Shape",
+    "attribute",
     "attrs",
+    "context",
     "cpu",
+    "cpu_pinned",
+    "current_context",
     "elemwise_shape",
     "elemwise_type",
     "engine",
@@ -82,11 +110,23 @@ __all__ = [
     "fstateful_compute",
     "gpu",
     "graph",
+    "is_np_array",
+    "is_np_shape",
     "kernel",
+    "name",
     "nd",
+    "np_array",
+    "np_shape",
     "num_gpus",
     "ops",
     "register_op",
+    "reset_np",
+    "set_np",
+    "set_np_shape",
     "shape_assign",
     "type_assign",
+    "use_np",
+    "use_np_array",
+    "use_np_shape",
+    "util",
 ]

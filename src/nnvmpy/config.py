@@ -14,9 +14,13 @@ class Knob:
     name: str
     default: str
     doc: str
+    mxnet_name: str = ""  # MXNet's spelling of the same knob, read when ours is unset
 
     def get(self) -> str:
-        return os.environ.get(self.name, self.default)
+        value = os.environ.get(self.name)
+        if value is None and self.mxnet_name:
+            value = os.environ.get(self.mxnet_name)
+        return self.default if value is None else value
 
     def get_int(self) -> int:
         return int(self.get())
@@ -45,5 +49,18 @@ NUMBA_THREADING_LAYER = Knob(
     "concurrently, so it must be thread-safe: 'threadsafe' (tbb or omp), 'tbb' or 'omp'. "
     "'workqueue' is refused.",
 )
+ELIMINATE_COMMON_EXPR = Knob(
+    "NNVMPY_ELIMINATE_COMMON_EXPR",
+    "1",
+    "1: bound graphs merge duplicate pure computations (the EliminateCommonExpr pass), "
+    "0: they run as written. MXNet's MXNET_ELIMINATE_COMMON_EXPR is read too.",
+    mxnet_name="MXNET_ELIMINATE_COMMON_EXPR",
+)
 
-ALL_KNOBS = [ENGINE_TYPE, CPU_WORKER_NTHREADS, GPU_WORKER_NTHREADS, NUMBA_THREADING_LAYER]
+ALL_KNOBS = [
+    ENGINE_TYPE,
+    CPU_WORKER_NTHREADS,
+    GPU_WORKER_NTHREADS,
+    NUMBA_THREADING_LAYER,
+    ELIMINATE_COMMON_EXPR,
+]

@@ -74,14 +74,11 @@ def test_variable_shape_attribute_is_read(op: Fn, var: Fn) -> None:
     assert shapes_of(g, w) == [(64, None, 7, 7)]
 
 
-def test_given_shape_conflicting_with_shape_attribute_names_the_variable(op: Fn, var: Fn) -> None:
+def test_given_shape_overrides_the_shape_attribute(op: Fn, var: Fn) -> None:
+    """As MXNet: the declared __shape__ only fills a shape the caller did not give."""
     w = var("w", __shape__="(3, 4)")
-    with pytest.raises(
-        InferError,
-        match=r"variable 'w' has shape \(5, 4\) but its attribute "
-        r"shape is \(3, 4\)",
-    ):
-        infer([op("t_relu", w)], shapes={"w": (5, 4)})
+    g = infer([op("t_relu", w)], shapes={"w": (5, 4)})
+    assert shapes_of(g, w) == [(5, 4)]
 
 
 def test_conflict_inside_an_op_rule_names_node_op_input_and_shapes(op: Fn, var: Fn) -> None:

@@ -49,40 +49,53 @@ def make_zero_grad_nodes(node: Node, ograds: list[NodeEntry]) -> list[NodeEntry]
     ]
 
 
-def ElemwiseGradUseIn(op_name: str) -> GradientFn:  # MXNet's name
-    """Gradient node fed with (ograds..., inputs...): dx = f(dy, x)."""
+#: ops whose output is known to be all zeros (MXNet's zero_ops for CheckGradAllZero)
+ZERO_OPS = ("zeros_like", "_zeros")
+
+
+def grads_all_zero(ograds: list[NodeEntry]) -> bool:
+    """True when every output gradient is made by a zero op (e.g. behind BlockGrad)."""
+    return bool(ograds) and all(
+        g.node.op is not None and g.node.op.name in ZERO_OPS for g in ograds
+    )
+
+
+def _nonloss(
+    op_name: str, inputs_of: Callable[[Node, list[NodeEntry]], list[NodeEntry]]
+) -> GradientFn:
+    """The backward node `op_name` on inputs_of(node, ograds) — or, when every output
+    gradient is zero, zero input gradients without it (MXNet's MakeNonlossGradNode), so
+    nothing behind a BlockGrad keeps forward values alive for backward."""
 
     def grad(node: Node, ograds: list[NodeEntry]) -> list[NodeEntry]:
-        return make_grad_node(op_name, node, [*ograds, *node.inputs])
+        if grads_all_zero(ograds):
+            return make_zero_grad_nodes(node, ograds)
+        return make_grad_node(op_name, node, inputs_of(node, ograds))
 
     return grad
+
+
+def _outputs(node: Node, n: int) -> list[NodeEntry]:
+    return [NodeEntry(node, i) for i in range(n)]
+
+
+def ElemwiseGradUseIn(op_name: str) -> GradientFn:  # MXNet's name
+    """Gradient node fed with (ograds..., inputs...): dx = f(dy, x)."""
+    return _nonloss(op_name, lambda node, ograds: [*ograds, *node.inputs])
 
 
 def ElemwiseGradUseOut(op_name: str) -> GradientFn:
     """Gradient node fed with (ograds..., outputs...): dx = f(dy, y)."""
-
-    def grad(node: Node, ograds: list[NodeEntry]) -> list[NodeEntry]:
-        n_vis = len(ograds)
-        outs = [NodeEntry(node, i) for i in range(n_vis)]
-        return make_grad_node(op_name, node, [*ograds, *outs])
-
-    return grad
+    return _nonloss(op_name, lambda node, ograds: [*ograds, *_outputs(node, len(ograds))])
 
 
 def ElemwiseGradUseInOut(op_name: str) -> GradientFn:
     """Gradient node fed with (ograds..., inputs..., outputs...)."""
-
-    def grad(node: Node, ograds: list[NodeEntry]) -> list[NodeEntry]:
-        outs = [NodeEntry(node, i) for i in range(len(ograds))]
-        return make_grad_node(op_name, node, [*ograds, *node.inputs, *outs])
-
-    return grad
+    return _nonloss(
+        op_name, lambda node, ograds: [*ograds, *node.inputs, *_outputs(node, len(ograds))]
+    )
 
 
 def ElemwiseGradUseNone(op_name: str) -> GradientFn:
     """Gradient node fed with ograds only: dx = f(dy)."""
-
-    def grad(node: Node, ograds: list[NodeEntry]) -> list[NodeEntry]:
-        return make_grad_node(op_name, node, list(ograds))
-
-    return grad
+    return _nonloss(op_name, lambda node, ograds: list(ograds))

@@ -90,8 +90,10 @@ def _seed_variables(graph: Graph, spec: InferSpec, values: list[Any]) -> None:
         for eid in _hint_entries(idx, key):
             _seed(spec, values, idx, eid, spec.normalize(value), "the given")
     for nid in idx.input_nodes:
-        value = spec.var_value(idx.nodes[nid])
-        _seed(spec, values, idx, idx.entry_id(nid, 0), value, "its attribute")
+        eid = idx.entry_id(nid, 0)
+        if values[eid] is not None:  # a given value wins over the declared one (NNVM's rule)
+            continue
+        _seed(spec, values, idx, eid, spec.var_value(idx.nodes[nid]), "its attribute")
 
 
 def _hint_entries(idx: IndexedGraph, key: str | NodeEntry) -> list[int]:

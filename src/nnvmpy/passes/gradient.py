@@ -8,7 +8,10 @@ one entry are summed by a single `grad_aggregate_op` node (default "add_n").
 
 Only nodes on a data path from some x to some y get gradients: whatever grad_req='null'
 would throw away is never built. An output nobody differentiates gets `grad_zero_op`
-(default "zeros_like") of itself, and so does an x that no y depends on.
+(default "zeros_like") of itself, and so does an x that no y depends on. Zeros propagate
+as in MXNet: a sum drops its zero terms, the element-wise rules (graph/grad.py) give zero
+input gradients for all-zero output gradients, and an op without FGradient is accepted
+when all its output gradients are zero — so nothing behind a BlockGrad is differentiated.
 
 The result is a new graph whose outputs are the gradients of xs, in order; the forward
 nodes hang off the backward nodes as inputs and control dependencies, as in NNVM.
@@ -27,7 +30,7 @@ from ..graph.attrs import (
     GRAD_ZERO_OP,
     SHAPE_HINTS,
 )
-from ..graph.grad import make_node
+from ..graph.grad import grads_all_zero, make_node, make_zero_grad_nodes
 from ..graph.graph import Graph, IndexedGraph
 from ..graph.node import Node, NodeEntry
 from ..graph.pass_registry import register_pass
@@ -125,6 +128,9 @@ class _Backward:
         """The summed gradient of one entry (built once; zeros when nothing flows in)."""
         if eid not in self.sums:
             grads = self.contributions.pop(eid, [])
+            # zeros add nothing: drop them from a sum, keeping one (MXNet's aggregation)
+            nonzero = [g for g in grads if not grads_all_zero([g])]
+            grads = nonzero or grads[:1]
             if not grads:
                 self.sums[eid] = self._zero(entry)
             elif len(grads) == 1:
@@ -143,6 +149,8 @@ def _call_fgradient(node: Node, ograds: list[NodeEntry]) -> list[NodeEntry]:
     op = node.op
     assert op is not None
     fgrad = Op.get_attr(FGradient).get(op)
+    if fgrad is None and grads_all_zero(ograds):  # nothing flows back: zeros (as NNVM)
+        return make_zero_grad_nodes(node, ograds)
     if fgrad is None:
         raise NNVMError(
             f"Gradient: node '{node.name}' ({op.name}) lies between an x and a y "

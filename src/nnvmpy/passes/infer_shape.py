@@ -2,9 +2,9 @@
 
 Shapes are tuples with None for an unknown dimension; an unknown shape is None. Sources
 for variables, merged (a disagreement is an InferError): `shape_inputs` (ordered like
-indexed.input_nodes), `shape_hints` / `apply_passes(..., shapes={name: shape})`, and the
-variable's `__shape__` attribute, which MXNet writes into symbol JSON as "(64, 0, 7, 7)"
-(0 marks an unknown dimension there, as in every user-facing shape).
+indexed.input_nodes), `shape_hints` / `apply_passes(..., shapes={name: shape})`, and,
+only when neither gave a shape (as in NNVM), the variable's `__shape__` attribute, which
+MXNet writes into symbol JSON as "(64, 0, 7, 7)" (0 marks an unknown dimension there).
 
 >>> from nnvmpy.graph import Graph, Node, NodeEntry, apply_passes
 >>> x = Node.variable("x", {"__shape__": "(2, 0)"})

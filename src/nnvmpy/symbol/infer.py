@@ -1,13 +1,22 @@
-"""Symbol.infer_shape / infer_type: the InferShape and InferType passes, MXNet's return form."""
+"""Symbol.infer_shape / infer_type: the InferShape and InferType passes in MXNet's form.
+
+Inside the passes an unknown dimension or shape is None. At this API nnvmpy speaks MXNet's
+convention, in what it accepts and what it returns: 0 is an unknown dimension and () an
+unknown shape; under `nv.util.np_shape()` they are -1 and None (and 0 is a real size).
+Types come back as numpy scalar types (np.float32), None where unknown.
+"""
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any
 
-from ..base import NNVMError
+import numpy as np
+
+from ..base import NNVMError, as_dtype
 from ..graph import Graph, apply_passes
-from ..graph.attrs import DTYPE, SHAPE
-from ..infer import partial_shape, shape_is_known
+from ..graph.attrs import DTYPE, DTYPE_NUM_UNKNOWN_NODES, SHAPE, SHAPE_NUM_UNKNOWN_NODES
+from ..util import is_np_shape
 
 if TYPE_CHECKING:
     from .symbol import Symbol
@@ -32,7 +41,7 @@ def _named(sym: Symbol, args: tuple[Any, ...], kwargs: dict[str, Any], what: str
     return named
 
 
-def _split(sym: Symbol, graph: Graph, key: str) -> tuple[list[Any], list[Any], list[Any]]:
+def _split(sym: Symbol, graph: Graph, key: Any) -> tuple[list[Any], list[Any], list[Any]]:
     idx = graph.indexed
     values = graph.attrs[key]
     by_name = {idx.nodes[nid].name: values[idx.entry_id(nid, 0)] for nid in idx.input_nodes}
@@ -44,25 +53,94 @@ def _split(sym: Symbol, graph: Graph, key: str) -> tuple[list[Any], list[Any], l
     )
 
 
+# -- shapes ----------------------------------------------------------------------------------
+
+
+def shape_from_user(value: Any, what: str) -> tuple[int | None, ...] | None:
+    """A user's shape -> the passes' form (None for unknown dims and shapes)."""
+    if isinstance(value, int | np.integer) and not isinstance(value, bool):
+        value = (int(value),)
+    if not isinstance(value, tuple | list) or not all(
+        isinstance(d, int | np.integer) and not isinstance(d, bool) for d in value
+    ):
+        raise NNVMError(f"{what}: a shape must be a tuple of ints, got {value!r:.60}")
+    if is_np_shape():  # -1 is unknown, 0 a real (empty) dimension
+        return tuple(None if d < 0 else int(d) for d in value)
+    if not value:
+        return None  # () is MXNet's unknown shape
+    return tuple(None if d <= 0 else int(d) for d in value)
+
+
+def shape_to_user(shape: tuple[int | None, ...] | None) -> tuple[int, ...] | None:
+    """The passes' form -> MXNet's: (0 dims, () shape), or (-1, None) under np_shape."""
+    unknown_dim = -1 if is_np_shape() else 0
+    if shape is None:
+        return None if is_np_shape() else ()
+    return tuple(unknown_dim if d is None else int(d) for d in shape)
+
+
+def _run_shapes(
+    sym: Symbol, args: tuple[Any, ...], kwargs: dict[str, Any], what: str
+) -> tuple[Graph, list[Any], list[Any], list[Any]]:
+    named = _named(sym, args, kwargs, what)
+    shapes = {k: shape_from_user(v, f"{what}: {k!r}") for k, v in named.items()}
+    graph = apply_passes(Graph(list(sym._heads)), ["InferShape"], shapes=shapes)
+    return (graph, *_split(sym, graph, SHAPE))
+
+
+def infer_shape_raw(sym: Symbol, kwargs: dict[str, Any], what: str) -> tuple[list[Any], list[Any]]:
+    """(argument shapes, auxiliary shapes) in the passes' form, for binding."""
+    _, arg, _, aux = _run_shapes(sym, (), kwargs, what)
+    return arg, aux
+
+
 def infer_shape(
     sym: Symbol, args: tuple[Any, ...], kwargs: dict[str, Any], partial: bool
 ) -> tuple[Any, Any, Any]:
     what = "infer_shape_partial" if partial else "infer_shape"
-    shapes = {k: partial_shape(v) for k, v in _named(sym, args, kwargs, what).items()}
-    graph = apply_passes(Graph(list(sym._heads)), ["InferShape"], shapes=shapes)
-    arg, out, aux = _split(sym, graph, SHAPE)
-    if not partial and not all(shape_is_known(s) for s in [*arg, *out, *aux]):
+    graph, arg, out, aux = _run_shapes(sym, args, kwargs, what)
+    if not partial and graph.attrs[SHAPE_NUM_UNKNOWN_NODES] > 0:
+        unknown = [
+            f"{n}: {shape_to_user(s)}"
+            for n, s in zip(sym.list_arguments(), arg)
+            if s is None or None in s
+        ]
+        warnings.warn(
+            "Cannot decide shape for the following arguments (0s in shape means unknown "
+            "dimensions). Consider providing them as input:\n\t" + "\n\t".join(unknown[:10]),
+            stacklevel=3,
+        )
         return None, None, None
-    return arg, out, aux
+    return (
+        [shape_to_user(s) for s in arg],
+        [shape_to_user(s) for s in out],
+        [shape_to_user(s) for s in aux],
+    )
+
+
+# -- types -----------------------------------------------------------------------------------
+
+
+def _type_to_user(dtype: Any) -> Any:
+    return None if dtype is None else np.dtype(dtype).type
 
 
 def infer_type(
     sym: Symbol, args: tuple[Any, ...], kwargs: dict[str, Any], partial: bool = False
 ) -> tuple[Any, Any, Any]:
     what = "infer_type_partial" if partial else "infer_type"
-    dtypes = _named(sym, args, kwargs, what)
+    dtypes = {}
+    for name, value in _named(sym, args, kwargs, what).items():
+        try:
+            dtypes[name] = as_dtype(value)
+        except (TypeError, ValueError, NNVMError) as e:
+            raise NNVMError(f"{what}: {name!r} is not a dtype ({value!r:.40}): {e}") from None
     graph = apply_passes(Graph(list(sym._heads)), ["InferType"], dtypes=dtypes)
     arg, out, aux = _split(sym, graph, DTYPE)
-    if not partial and any(t is None for t in [*arg, *out, *aux]):
+    if not partial and graph.attrs[DTYPE_NUM_UNKNOWN_NODES] > 0:
         return None, None, None
-    return arg, out, aux
+    return (
+        [_type_to_user(t) for t in arg],
+        [_type_to_user(t) for t in out],
+        [_type_to_user(t) for t in aux],
+    )

@@ -196,8 +196,11 @@ def infer_conv_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[An
         spatial.append(conv_out_size(x, k, s, pad, d))
     shape_assign(out_shapes, 0, (data[0], f, *spatial), "Convolution: output 'output'")
     out = out_shapes[0]
-    if data[0] is None and out is not None and out[0] is not None:
-        shape_assign(in_shapes, 0, (out[0], *data[1:]), "Convolution: input 'data'")
+    if out is not None:  # as MXNet: N from the output, and a stride-1 spatial size too
+        back = [out[0] if data[0] is None else data[0], data[1]]
+        for x, o, k, s, pad, d in zip(data[2:], out[2:], p.kernel, p.stride, p.pad, p.dilate):
+            back.append(o + dilated(k, d) - 1 - 2 * pad if x is None and o and s == 1 else x)
+        shape_assign(in_shapes, 0, tuple(back), "Convolution: input 'data'")
     return all(shape_is_known(s) for s in [*in_shapes, *out_shapes])
 
 

@@ -1,0 +1,196 @@
+"""The arrays an executor binds: checking what `bind` is given, allocating for `simple_bind`.
+
+`bind` takes arrays as a list (in list_arguments order) or a dict (keys naming nothing
+here are ignored, as in MXNet), gradient requests as a string, list or dict; errors name
+what is missing or mismatched. `simple_bind`
+infers every shape and dtype from the ones given and allocates zeros, reusing arrays
+from `shared_exec` (for `shared_arg_names`, and its auxiliary states) and from
+`shared_buffer` (by name) where they fit, as MXNet's bucketing does.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..base import Context, NNVMError, OpReqType
+from ..infer import shape_is_known, shape_str
+from ..ndarray.ndarray import NDArray, zeros
+from ..ndarray.views import flat_window
+
+if TYPE_CHECKING:
+    from ..symbol.symbol import Symbol
+    from .executor import Executor
+
+_REQ_NAMES = ("null", "write", "add", "inplace")
+
+
+def check_ctx(arr: NDArray, ctx: Context, what: str) -> None:
+    if arr.context != ctx:
+        raise NNVMError(f"bind: {what} is on {arr.context}, the executor on {ctx}")
+
+
+def assign(dst: NDArray, value: Any, what: str) -> None:
+    """dst[:] = value for an NDArray or NumPy array of exactly dst's shape."""
+    if not isinstance(value, NDArray | np.ndarray):
+        raise NNVMError(f"{what} must be an NDArray or a numpy.ndarray, got {type(value).__name__}")
+    if tuple(value.shape) != dst.shape:
+        raise NNVMError(f"{what} has shape {tuple(value.shape)}, expected {dst.shape}")
+    dst[:] = value
+
+
+def bound_arrays(given: Any, names: list[str], what: str, required: bool = True) -> list[Any]:
+    """Arrays in `names` order from a list or a dict; errors name what is missing."""
+    if given is None:
+        if names and required:
+            raise NNVMError(f"bind: {what} is required for {names}")
+        return [None] * len(names)
+    if isinstance(given, Mapping):  # as MXNet: keys that name nothing here are ignored
+        missing = [n for n in names if given.get(n) is None]
+        if missing and required:
+            raise NNVMError(f"bind: {what} is missing {missing}")
+        out = [given.get(n) for n in names]
+    else:
+        out = list(given)
+        if len(out) != len(names):
+            raise NNVMError(f"bind: {what} needs {len(names)} arrays for {names}, got {len(out)}")
+    for n, a in zip(names, out):
+        if a is not None and not isinstance(a, NDArray):
+            raise NNVMError(f"bind: {what}[{n!r}] must be an NDArray, got {type(a).__name__}")
+    return out
+
+
+def grad_reqs(grad_req: Any, names: list[str]) -> dict[str, OpReqType]:
+    """One request per argument from a string, a list, or a dict (missing names: 'null')."""
+
+    def parse(r: Any) -> OpReqType:
+        if isinstance(r, str) and r not in _REQ_NAMES:
+            raise NNVMError(f"bind: grad_req {r!r} is not one of 'write', 'add', 'null'")
+        return OpReqType.parse(r)
+
+    if isinstance(grad_req, str | OpReqType):
+        return dict.fromkeys(names, parse(grad_req))
+    if isinstance(grad_req, Mapping):  # missing names: 'null'; others ignored (MXNet)
+        return {n: parse(grad_req.get(n, "null")) for n in names}
+    if not isinstance(grad_req, list | tuple):
+        raise NNVMError(
+            f"bind: grad_req must be a string, list or dict, got {type(grad_req).__name__}"
+        )
+    if len(grad_req) != len(names):
+        raise NNVMError(f"bind: grad_req needs {len(names)} entries, got {len(grad_req)}")
+    return {n: parse(r) for n, r in zip(names, grad_req)}
+
+
+def check_group2ctx(group2ctx: Any) -> None:
+    """MXNet's model-parallel placement: accepted and validated; nnvmpy runs one device."""
+    if group2ctx is None:
+        return
+    if not isinstance(group2ctx, Mapping) or not all(
+        isinstance(c, Context) for c in group2ctx.values()
+    ):
+        raise NNVMError(f"bind: group2ctx must map group names to Contexts, got {group2ctx!r:.80}")
+
+
+def simple_bind(
+    symbol: Symbol,
+    ctx: Context | None,
+    grad_req: Any,
+    type_dict: Any,
+    shapes: Mapping[str, Any],
+    group2ctx: Any = None,
+    shared_arg_names: Any = None,
+    shared_exec: Executor | None = None,
+    shared_buffer: dict[str, NDArray] | None = None,
+) -> Executor:
+    """Infer every shape and dtype from the given ones, allocate zeros, and bind."""
+    from ..symbol.infer import infer_shape_raw
+    from .executor import Executor
+
+    ctx = ctx or Context.default_ctx()
+    arg_names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()
+    # as MXNet: keywords that are not shapes of this symbol's inputs are ignored
+    inputs = set(arg_names + aux_names)
+    shapes = {k: v for k, v in shapes.items() if k in inputs and isinstance(v, tuple | list)}
+    arg_shapes, aux_shapes = infer_shape_raw(symbol, shapes, "simple_bind")
+    unknown = {
+        n: shape_str(s)
+        for n, s in zip(arg_names + aux_names, arg_shapes + aux_shapes)
+        if not shape_is_known(s)
+    }
+    if unknown:
+        raise NNVMError(
+            f"simple_bind: the given shapes {dict(shapes)} do not determine every "
+            f"input's shape; still unknown: {unknown} (arguments: {arg_names})"
+        )
+    arg_types, aux_types = _types_with_default(symbol, dict(type_dict or {}))
+    reqs = grad_reqs(grad_req, arg_names)
+    shared = set(shared_arg_names or ())
+    source = shared_exec
+    args, grads = [], []
+    for n, s, t in zip(arg_names, arg_shapes, arg_types):
+        if n in shared and source is not None and n in source.arg_dict:
+            args.append(_same(source.arg_dict[n], s, t, n))
+            grads.append(source.grad_dict.get(n) if reqs[n] != OpReqType.kNullOp else None)
+            continue
+        args.append(_from_buffer(shared_buffer, n, s, t, ctx))
+        wants_grad = reqs[n] != OpReqType.kNullOp
+        grads.append(_from_buffer(shared_buffer, f"grad of {n}", s, t, ctx) if wants_grad else None)
+    aux = []
+    for n, s, t in zip(aux_names, aux_shapes, aux_types):
+        old = source.aux_dict.get(n) if source is not None else None
+        fits = old is not None and old.shape == s and old.dtype == np.dtype(t)
+        aux.append(old if fits else zeros(s, ctx, t))
+    return Executor(symbol, ctx, args, grads, reqs, aux, group2ctx, shared_exec)
+
+
+def _same(arr: NDArray, shape: Any, dtype: Any, name: str) -> NDArray:
+    if arr.shape != tuple(shape) or arr.dtype != np.dtype(dtype):
+        raise NNVMError(
+            f"simple_bind: shared argument {name!r} is {arr.shape} {arr.dtype} in "
+            f"shared_exec, but this graph needs {tuple(shape)} {np.dtype(dtype)}"
+        )
+    return arr
+
+
+def _from_buffer(
+    buffer: dict[str, NDArray] | None, name: str, shape: Any, dtype: Any, ctx: Context
+) -> NDArray:
+    """A view of buffer[name] when it is large enough (same dtype and device), else a new
+    zero array, which joins the buffer."""
+    shape, dtype = tuple(shape), np.dtype(dtype)
+    old = buffer.get(name) if buffer is not None else None
+    if (
+        old is not None
+        and old.dtype == dtype
+        and old.context == ctx
+        and old.size >= math.prod(shape)
+    ):
+        return old if old.shape == shape else flat_window(old, 0, shape)
+    arr = zeros(shape, ctx, dtype)
+    if buffer is not None:
+        buffer[name] = arr
+    return arr
+
+
+def _types_with_default(symbol: Symbol, dtypes: dict[str, Any]) -> tuple[list[Any], list[Any]]:
+    """Inferred input dtypes; an input nothing determines is float32 (MXNet's default)."""
+    names = symbol.list_arguments() + symbol.list_auxiliary_states()
+    while True:
+        arg_types, _, aux_types = symbol.infer_type_partial(**dtypes)
+        unknown = [n for n, t in zip(names, arg_types + aux_types) if t is None]
+        if not unknown:
+            return arg_types, aux_types
+        dtypes[unknown[0]] = np.float32  # then infer again: it may determine others
+
+
+__all__ = [
+    "assign",
+    "bound_arrays",
+    "check_ctx",
+    "check_group2ctx",
+    "grad_reqs",
+    "simple_bind",
+]

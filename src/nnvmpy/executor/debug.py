@@ -1,0 +1,63 @@
+"""Executor.debug_str: the bound plan as text (nodes, storage ids, bytes allocated)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..graph.attrs import (
+    DTYPE,
+    EXTERNAL_STORAGE_ID,
+    SHAPE,
+    STORAGE_ID,
+    STORAGE_INPLACE_INDEX,
+    STORAGE_SIZES,
+)
+from ..infer import shape_str
+
+if TYPE_CHECKING:
+    from .executor import Executor
+
+
+def executor_debug_str(exe: Executor) -> str:
+    """Every node with its inputs and outputs (shape, dtype, storage id, in-place source),
+    then MXNet's total line `Total <n> MB allocated` with the exact bytes after it."""
+    g = exe._graph
+    idx = g.indexed
+    sid, inplace = g.attrs[STORAGE_ID], g.attrs[STORAGE_INPLACE_INDEX]
+
+    def storage(eid: int) -> str:
+        if sid[eid] == EXTERNAL_STORAGE_ID:
+            return "external"
+        return f"{sid[eid]} kept" if eid in exe._retained else str(sid[eid])  # kept: for backward
+
+    lines = ["Symbol outputs:"]
+    lines += [f"\toutput[{i}]={n}" for i, n in enumerate(exe._out_names)]
+    for nid, node in enumerate(idx.nodes):
+        if node.is_variable():
+            lines.append(f"Variable:{node.name}")
+            continue
+        lines.append("-" * 20)
+        lines.append(f"Op:{node.op.name if node.op else '?'}, Name={node.name}")
+        lines.append("Inputs:")
+        for i, e in enumerate(idx[nid].input_eids):
+            lines.append(f"\targ[{i}]={idx.entry_name(e)} storage={storage(e)}")
+        lines.append("Outputs:")
+        for i, e in enumerate(idx.output_eids_of(nid)):
+            how = f" inplace(input {inplace[e]})" if inplace[e] >= 0 else ""
+            lines.append(
+                f"\tout[{i}] shape={shape_str(g.attrs[SHAPE][e])} "
+                f"dtype={g.attrs[DTYPE][e]} storage={storage(e)}{how}"
+            )
+        if node.attrs.dict:
+            lines.append("Attrs:")
+            lines += [f"\t{k}={v}" for k, v in node.attrs.dict.items()]
+    total = exe.storage_bytes
+    lines.append(
+        f"Total {total >> 20} MB allocated ({total} bytes in "
+        f"{len(g.attrs[STORAGE_SIZES])} blocks, {len(exe._retained)} entries kept for "
+        f"backward; one buffer per entry would take {exe.storage_naive_bytes} bytes)"
+    )
+    return "\n".join(lines)
+
+
+__all__ = ["executor_debug_str"]

@@ -1,0 +1,431 @@
+"""Executor: a symbol bound to arrays, planned once, run many times through the engine.
+
+Binding merges duplicate computations (EliminateCommonExpr, unless
+NNVMPY_ELIMINATE_COMMON_EXPR=0), builds one graph holding the forward outputs and, when
+any argument wants a gradient, the backward graph (Gradient pass); infers shapes and
+types; plans memory (PlanMemory); and prepares one engine push per node. `forward` and
+`backward` then only push those prepared functions, so a training step costs no graph
+work at all. An executor bound with `shared_exec` takes its blocks from that executor's
+memory where they fit (MXNet's bucketing): the two must not run at the same time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .. import config, engine
+from ..base import Context, NNVMError, OpReqType
+from ..graph import Graph, apply_passes
+from ..graph.attrs import (
+    DTYPE,
+    EXTERNAL_STORAGE_ID,
+    SHAPE,
+    STORAGE_ALLOCATED_BYTES,
+    STORAGE_ID,
+    STORAGE_INPLACE_INDEX,
+    STORAGE_NAIVE_BYTES,
+    STORAGE_SIZES,
+)
+from ..graph.node import Node, NodeEntry, post_order
+from ..infer import shape_is_known, shape_str
+from ..ndarray.ndarray import Chunk, NDArray, empty, push_copy, zeros
+from ..symbol.symbol import Symbol
+from .arguments import assign, bound_arrays, check_ctx, check_group2ctx, grad_reqs
+from .monitor import Monitor
+from .node_run import (
+    NodeRun,
+    default_req,
+    make_node_run,
+    push_add,
+    reader_counts,
+    retained_entries,
+)
+from .shared_memory import SharedChunks
+
+
+class Executor:
+    """A bound symbol: `forward`, `backward`, and the arrays they read and write."""
+
+    def __init__(
+        self,
+        symbol: Symbol,
+        ctx: Context | None,
+        args: Any,
+        args_grad: Any = None,
+        grad_req: Any = "write",
+        aux_states: Any = None,
+        group2ctx: Mapping[str, Context] | None = None,
+        shared_exec: Executor | None = None,
+    ) -> None:
+        if not isinstance(symbol, Symbol):
+            raise NNVMError(f"bind: expected a Symbol, got {type(symbol).__name__}")
+        if shared_exec is not None and not isinstance(shared_exec, Executor):
+            raise NNVMError(f"bind: shared_exec must be an Executor, got {shared_exec!r:.60}")
+        check_group2ctx(group2ctx)
+        self._symbol = symbol
+        self._ctx = ctx or Context.default_ctx()
+        self._group2ctx = group2ctx
+        self._arg_names = symbol.list_arguments()
+        self._aux_names = symbol.list_auxiliary_states()
+        self._out_names = symbol.list_outputs()
+        self.arg_arrays: list[NDArray] = bound_arrays(args, self._arg_names, "args")
+        self.aux_arrays: list[NDArray] = bound_arrays(aux_states, self._aux_names, "aux_states")
+        self._grad_req = grad_reqs(grad_req, self._arg_names)
+        if args_grad is None:
+            self._grad_req = dict.fromkeys(self._arg_names, OpReqType.kNullOp)
+            self.grad_arrays: list[NDArray | None] = [None] * len(self._arg_names)
+        else:
+            grads = bound_arrays(args_grad, self._arg_names, "args_grad", required=False)
+            self.grad_arrays = list(grads)
+            for name, g in zip(self._arg_names, grads):
+                if g is None:
+                    self._grad_req[name] = OpReqType.kNullOp
+        for name, arr in zip(self._arg_names, self.arg_arrays):
+            check_ctx(arr, self._ctx, f"argument {name!r}")
+        self._monitor: Monitor | None = None
+        self._build(shared_exec)
+
+    # -- building -------------------------------------------------------------------------------
+
+    def _build(self, shared_exec: Executor | None) -> None:
+        heads = list(self._symbol._heads)
+        if config.ELIMINATE_COMMON_EXPR.get() != "0":
+            heads = apply_passes(Graph(heads), ["EliminateCommonExpr"]).outputs
+        self._heads = heads
+        arg_nodes = {n.name: n for n in post_order(heads) if n.is_variable()}
+        self._grad_names = [n for n in self._arg_names if self._grad_req[n] != OpReqType.kNullOp]
+        xs = [NodeEntry(arg_nodes[n]) for n in self._grad_names]
+        # one variable per output, found by name later: unique even when an output repeats
+        head_names = [f"{name}_head_grad" for name in self._out_names]
+        if len(set(head_names)) < len(head_names):
+            head_names = [f"{name}{i}" for i, name in enumerate(head_names)]
+        head_vars = [Node.variable(name) for name in head_names]
+        grad_entries: list[NodeEntry] = []
+        if xs:
+            grad_graph = apply_passes(
+                Graph(heads),
+                ["Gradient"],
+                grad_ys=heads,
+                grad_xs=xs,
+                grad_ys_out_grad=[NodeEntry(v) for v in head_vars],
+            )
+            grad_entries = list(grad_graph.outputs)
+        graph = Graph(heads + grad_entries)
+        shapes, dtypes = self._input_hints(heads, head_vars)
+        graph = apply_passes(graph, ["InferShape", "InferType"], shapes=shapes, dtypes=dtypes)
+        idx = graph.indexed
+        for eid, shape in enumerate(graph.attrs[SHAPE]):
+            if not shape_is_known(shape):
+                nid, i = idx.entry_node(eid)
+                node = idx.nodes[nid]
+                raise NNVMError(
+                    f"bind: cannot infer the shape of output {i} of node "
+                    f"'{node.name}' ({node.op.name if node.op else 'variable'}), "
+                    f"got {shape_str(shape)}"
+                )
+        # With grad_req='add' a caller may accumulate by calling backward() repeatedly after
+        # one forward(), so forward values that backward reads keep their blocks. Otherwise
+        # backward may reuse them, as MXNet's plan does (ResNet-18 training: 757 MiB
+        # instead of 876), and a second backward() without a forward() is refused.
+        accumulating = any(r == OpReqType.kAddTo for r in self._grad_req.values())
+        self._retained = retained_entries(idx, heads) if accumulating else set()
+        self._backward_ready = False
+        graph = apply_passes(graph, ["PlanMemory"], keep_entry_ids=sorted(self._retained))
+        self._graph = graph
+        self._head_grad_used = [idx.exist(v) for v in head_vars]
+        pool = SharedChunks(shared_exec._memory(), self._ctx) if shared_exec else None
+        self._allocate(graph, heads, grad_entries, head_vars, pool)
+
+    def _input_hints(
+        self, heads: list[NodeEntry], head_vars: list[Node]
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        shapes: dict[str, Any] = {n: a.shape for n, a in zip(self._arg_names, self.arg_arrays)}
+        shapes.update({n: a.shape for n, a in zip(self._aux_names, self.aux_arrays)})
+        dtypes = {n: a.dtype for n, a in zip(self._arg_names, self.arg_arrays)}
+        dtypes.update({n: a.dtype for n, a in zip(self._aux_names, self.aux_arrays)})
+        fwd = apply_passes(Graph(heads), ["InferShape", "InferType"], shapes=shapes, dtypes=dtypes)
+        fidx = fwd.indexed
+        for var, eid in zip(head_vars, fidx.output_eids):
+            shapes[var.name] = fwd.attrs[SHAPE][eid]
+            dtypes[var.name] = fwd.attrs[DTYPE][eid]
+        return shapes, dtypes
+
+    def _allocate(
+        self,
+        graph: Graph,
+        heads: list[NodeEntry],
+        grad_entries: list[NodeEntry],
+        head_vars: list[Node],
+        pool: SharedChunks | None,
+    ) -> None:
+        """Arrays for every entry (outputs first, then planned blocks), then the pushes."""
+        idx = graph.indexed
+        shape, dtype = graph.attrs[SHAPE], graph.attrs[DTYPE]
+        self.outputs = []
+        for i, entry in enumerate(heads):  # outputs first: they take the shared outputs' memory
+            eid = idx.entry_id(entry)
+            if pool is not None:
+                self.outputs.append(pool.output(i, _known(shape[eid]), dtype[eid]))
+            else:
+                self.outputs.append(empty(shape[eid], self._ctx, dtype[eid]))
+        sizes = [max(int(n), 1) for n in graph.attrs[STORAGE_SIZES]]
+        self._chunks = [pool.take(n) if pool else Chunk(n, self._ctx) for n in sizes]
+        self.head_grad_arrays = [
+            zeros(shape[idx.entry_id(h)], self._ctx, dtype[idx.entry_id(h)]) for h in heads
+        ]
+        by_name = dict(zip(self._arg_names, self.arg_arrays))
+        by_name.update(zip(self._aux_names, self.aux_arrays))
+        by_name.update((v.name, a) for v, a in zip(head_vars, self.head_grad_arrays))
+        arrays: list[NDArray | None] = [None] * idx.num_node_entries
+        for nid in idx.input_nodes:
+            arrays[idx.entry_id(nid, 0)] = by_name[idx.nodes[nid].name]
+        sid = graph.attrs[STORAGE_ID]
+        for eid in range(idx.num_node_entries):
+            if arrays[eid] is None and sid[eid] != EXTERNAL_STORAGE_ID:
+                arrays[eid] = NDArray(self._chunks[sid[eid]], _known(shape[eid]), dtype[eid])
+        req_of = self._claim_results(graph, heads, grad_entries, arrays)
+        self._prepare_runs(graph, heads, grad_entries, arrays, req_of)
+        self._arrays = arrays
+        self._storage_bytes = int(graph.attrs[STORAGE_ALLOCATED_BYTES])
+        self._naive_bytes = int(graph.attrs[STORAGE_NAIVE_BYTES])
+        self._head_grads_given = False
+        self._ones_set = False
+
+    def _claim_results(
+        self,
+        graph: Graph,
+        heads: list[NodeEntry],
+        grad_entries: list[NodeEntry],
+        arrays: list[NDArray | None],
+    ) -> dict[int, OpReqType]:
+        """Outputs and gradients written in place where the plan allows, else copied after
+        the run; returns the write request of each entry written straight into a result."""
+        idx = graph.indexed
+        shape, dtype = graph.attrs[SHAPE], graph.attrs[DTYPE]
+        req_of: dict[int, OpReqType] = {}
+        self._fwd_copies: list[tuple[NDArray, NDArray, OpReqType]] = []
+        self._bwd_copies: list[tuple[NDArray, NDArray, OpReqType]] = []
+        claimed: set[int] = set()
+        for entry, out in zip(heads, self.outputs):
+            eid = idx.entry_id(entry)
+            if arrays[eid] is None and eid not in claimed:
+                arrays[eid] = out
+                claimed.add(eid)
+            else:
+                self._fwd_copies.append((_need(arrays[eid]), out, OpReqType.kWriteTo))
+        readers = reader_counts(idx)
+        for name, entry in zip(self._grad_names, grad_entries):
+            eid = idx.entry_id(entry)
+            grad = self.grad_arrays[self._arg_names.index(name)]
+            assert grad is not None
+            req = self._grad_req[name]
+            direct = (
+                arrays[eid] is None
+                and eid not in claimed
+                and (req == OpReqType.kWriteTo or readers[eid] == 0)
+            )
+            if direct:
+                arrays[eid] = grad
+                claimed.add(eid)
+                req_of[eid] = req
+            else:
+                if arrays[eid] is None:
+                    arrays[eid] = empty(shape[eid], self._ctx, dtype[eid])
+                self._bwd_copies.append((_need(arrays[eid]), grad, req))
+        return req_of
+
+    def _prepare_runs(
+        self,
+        graph: Graph,
+        heads: list[NodeEntry],
+        grad_entries: list[NodeEntry],
+        arrays: list[NDArray | None],
+        req_of: dict[int, OpReqType],
+    ) -> None:
+        idx = graph.indexed
+        inplace = graph.attrs[STORAGE_INPLACE_INDEX]
+        # Outputs nothing reads (a max-pooling mask at inference, BatchNorm's batch
+        # statistics without backward) get kNullOp, so kernels may skip them (MXNet's
+        # storage_inplace_index -2).
+        readers = reader_counts(idx)
+        wanted = {idx.entry_id(e) for e in [*heads, *grad_entries]}
+        unread = {e for e in range(idx.num_node_entries) if readers[e] == 0} - wanted
+        fwd_ids = {id(n) for n in post_order(heads)}
+        self._fwd_runs: list[NodeRun] = []
+        self._bwd_runs: list[NodeRun] = []
+        states: dict[int, Any] = {}
+        for nid, node in enumerate(idx.nodes):
+            if node.is_variable():
+                continue
+            ins = [_need(arrays[e]) for e in idx[nid].input_eids]
+            outs_eids = list(idx.output_eids_of(nid))
+            outs = [_need(arrays[e]) for e in outs_eids]
+            reqs = [
+                req_of[e] if e in req_of else default_req(e in unread, inplace[e])
+                for e in outs_eids
+            ]
+            run = make_node_run(node, self._ctx, ins, outs, reqs, states)
+            (self._fwd_runs if id(node) in fwd_ids else self._bwd_runs).append(run)
+
+    def _memory(self) -> tuple[list[NDArray], list[Chunk]]:
+        """What an executor bound with shared_exec=self may reuse: outputs, planned blocks."""
+        return self.outputs, self._chunks
+
+    # -- running ----------------------------------------------------------------------------------
+
+    def forward(self, is_train: bool = False, **kwargs: Any) -> list[NDArray]:
+        """Copy keyword inputs (NDArray or NumPy) into their arguments, then push every
+        forward node; returns `outputs`."""
+        arg_dict = self.arg_dict
+        for name, value in kwargs.items():
+            if name not in arg_dict:
+                raise NNVMError(
+                    f"forward: unknown argument {name!r}; arguments are {self._arg_names}"
+                )
+            assign(arg_dict[name], value, f"forward: argument {name!r}")
+        self._push(self._fwd_runs, self._fwd_copies, bool(is_train))
+        self._backward_ready = True
+        return self.outputs
+
+    def backward(self, out_grads: Any = None, is_train: bool = True) -> None:
+        """Push the backward nodes; `out_grads` are the head gradients (ones when omitted)."""
+        if not self._grad_names:  # as MXNet: nothing wants a gradient, nothing runs
+            return
+        if out_grads is None:
+            if self._head_grads_given or not self._ones_set:
+                for arr in self.head_grad_arrays:
+                    arr[:] = 1
+                self._ones_set, self._head_grads_given = True, False
+        else:
+            grads = [out_grads] if not isinstance(out_grads, list | tuple) else list(out_grads)
+            if len(grads) != len(self.head_grad_arrays):
+                raise NNVMError(
+                    f"backward: expected {len(self.head_grad_arrays)} out_grads "
+                    f"(one per output {self._out_names}), got {len(grads)}"
+                )
+            for name, arr, g, used in zip(
+                self._out_names, self.head_grad_arrays, grads, self._head_grad_used
+            ):
+                if used:  # an output whose gradient nothing reads (argmax) ignores its own
+                    assign(arr, g, f"backward: out_grad for {name!r}")
+            self._head_grads_given = True
+        if not self._backward_ready:
+            raise NNVMError(
+                "backward: call forward(is_train=True) first; the memory plan lets backward "
+                "reuse forward values once it has read them, so each backward needs a fresh "
+                "forward (bind with grad_req='add' to call backward repeatedly)"
+            )
+        self._backward_ready = bool(self._retained)
+        self._push(self._bwd_runs, self._bwd_copies, bool(is_train))
+
+    def _push(self, runs: list[NodeRun], copies: list[Any], is_train: bool) -> None:
+        eng = engine.get_engine()
+        ctx = self._ctx
+        monitor = self._monitor
+        for run in runs:
+            if monitor is not None:
+                monitor.before(run)
+            eng.push_sync(run.fn(is_train), ctx, run.const_vars, run.mutate_vars, name=run.label)
+            if monitor is not None:
+                monitor.after(run)
+        for src, dst, req in copies:
+            if req == OpReqType.kAddTo:
+                push_add(src, dst)
+            else:
+                push_copy(src, dst)
+
+    def set_monitor_callback(
+        self, callback: Callable[[str, NDArray], Any], monitor_all: bool = False
+    ) -> None:
+        """Call `callback(name, array)` with every node output as it is computed (and every
+        node input before, with monitor_all); names are MXNet's (`fc1_output`, `fc1_data`)."""
+        if not callable(callback):
+            raise NNVMError(
+                f"set_monitor_callback: callback must be callable, got {type(callback).__name__}"
+            )
+        self._monitor = Monitor(callback, bool(monitor_all))
+
+    # -- views ------------------------------------------------------------------------------------
+
+    @property
+    def arg_dict(self) -> dict[str, NDArray]:
+        return dict(zip(self._arg_names, self.arg_arrays))
+
+    @property
+    def grad_dict(self) -> dict[str, NDArray]:
+        return {n: g for n, g in zip(self._arg_names, self.grad_arrays) if g is not None}
+
+    @property
+    def aux_dict(self) -> dict[str, NDArray]:
+        return dict(zip(self._aux_names, self.aux_arrays))
+
+    @property
+    def output_dict(self) -> dict[str, NDArray]:
+        return dict(zip(self._out_names, self.outputs))
+
+    @property
+    def storage_bytes(self) -> int:
+        """Bytes of planned intermediate storage (what debug_str reports as allocated)."""
+        return self._storage_bytes
+
+    @property
+    def storage_naive_bytes(self) -> int:
+        """What the same intermediate entries would take with one buffer each."""
+        return self._naive_bytes
+
+    def get_optimized_symbol(self) -> Symbol:
+        """The forward graph this executor runs (after EliminateCommonExpr)."""
+        return Symbol(self._heads)
+
+    def copy_params_from(
+        self,
+        arg_params: Mapping[str, Any],
+        aux_params: Mapping[str, Any] | None = None,
+        allow_extra_params: bool = False,
+    ) -> None:
+        """Copy arrays into the arguments and auxiliary states of the same names."""
+        for pairs, arrays, what in (
+            (arg_params, self.arg_dict, "an argument"),
+            (aux_params or {}, self.aux_dict, "an auxiliary state"),
+        ):
+            if not isinstance(pairs, Mapping):
+                raise NNVMError(f"copy_params_from: expects dicts of arrays, got {pairs!r:.60}")
+            for name, value in pairs.items():
+                if name in arrays:
+                    assign(arrays[name], value, f"copy_params_from: {name!r}")
+                elif not allow_extra_params:
+                    raise NNVMError(
+                        f"copy_params_from: {name!r} is not {what} of this executor "
+                        f"(pass allow_extra_params=True to skip it)"
+                    )
+
+    def reshape(
+        self, partial_shaping: bool = False, allow_up_sizing: bool = False, **kwargs: Any
+    ) -> Executor:
+        """A new executor for new input shapes that shares this one's arrays and memory."""
+        from .reshape import reshape
+
+        return reshape(self, partial_shaping, allow_up_sizing, kwargs)
+
+    def debug_str(self) -> str:
+        """The plan: every node with its inputs, outputs, storage ids, and the total bytes."""
+        from .debug import executor_debug_str
+
+        return executor_debug_str(self)
+
+    def __repr__(self) -> str:
+        return f"<Executor {self._out_names} on {self._ctx}>"
+
+
+def _need(arr: NDArray | None) -> NDArray:
+    assert arr is not None
+    return arr
+
+
+def _known(shape: Any) -> tuple[int, ...]:
+    """A fully inferred shape (bind checked every entry before planning)."""
+    return tuple(int(d) for d in shape)
+
+
+__all__ = ["Executor"]

@@ -1,0 +1,167 @@
+"""One prepared engine push per node of a bound graph, and the plan facts they depend on.
+
+`make_node_run` resolves, once at bind time, everything a push needs — the compute
+function (or the op state for stateful ops), the arrays, write requests, resources and
+engine variables — so that running a graph is only a loop of pushes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import engine
+from ..attrs import (
+    FCreateOpState,
+    FMutateInputs,
+    FResourceRequest,
+    TIsBackward,
+    fcompute,
+    fstateful_compute,
+)
+from ..base import Context, NNVMError, OpReqType
+from ..graph.node import Node, NodeEntry, post_order
+from ..ndarray.ndarray import NDArray
+from ..resource import OpContext, Resource, get_resource
+
+
+@dataclass
+class NodeRun:
+    """Everything needed to push one node: its compute, arrays, requests and variables."""
+
+    node: Node
+    compute: Any
+    first_arg: Any  # NodeAttrs, or the op state for stateful ops
+    inputs: list[NDArray]
+    outputs: list[NDArray]
+    req: list[OpReqType]
+    resources: list[Resource]
+    const_vars: list[Any]
+    mutate_vars: list[Any]
+    fns: dict[bool, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """Node and op name, as errors raised inside the compute show them."""
+        return f"{self.node.name} ({self.node.op.name if self.node.op else 'variable'})"
+
+    def fn(self, is_train: bool) -> Any:
+        """The engine function for this node (built once per is_train value)."""
+        fn = self.fns.get(is_train)
+        if fn is None:
+            compute, first, req = self.compute, self.first_arg, self.req
+            in_data = [a._data for a in self.inputs]
+            out_data = [a._data for a in self.outputs]
+            resources = self.resources
+
+            def fn(run_ctx: Any) -> None:
+                compute(first, OpContext(is_train, run_ctx, resources), in_data, req, out_data)
+
+            self.fns[is_train] = fn
+        return fn
+
+
+def make_node_run(
+    node: Node,
+    ctx: Context,
+    ins: list[NDArray],
+    outs: list[NDArray],
+    req: list[OpReqType],
+    states: dict[int, Any],
+) -> NodeRun:
+    """The prepared push for `node`; `states` collects op states for their backward nodes."""
+    op = node.op
+    assert op is not None
+    dev = "gpu" if ctx.device_type == "gpu" else "cpu"
+    compute = op.get_attr(fcompute(dev))
+    first: Any = node.attrs
+    state_var: Any = None
+    if compute is None:
+        compute = op.get_attr(fstateful_compute(dev))
+        create = op.get_attr(FCreateOpState)
+        if compute is None:
+            raise NNVMError(
+                f"bind: node '{node.name}' ({op.name}) has no FCompute<{dev}> "
+                f"or FStatefulCompute<{dev}>, so it cannot run on {ctx}"
+            )
+        if create is not None:
+            first = create(node.attrs, ctx, [a.shape for a in ins], [a.dtype for a in ins])
+            # the state gets its own engine variable (MXNet's op state var), so the
+            # forward and backward calls on it never overlap
+            state_var = engine.get_engine().new_var()
+            states[id(node)] = (first, state_var)
+        elif op.get_attr(TIsBackward, False) and node.control_deps:
+            first, state_var = states.get(id(node.control_deps[0]), (None, None))
+            if first is None:
+                raise NNVMError(
+                    f"bind: backward node '{node.name}' ({op.name}) needs "
+                    f"the state of its forward node, which has none"
+                )
+        else:
+            raise NNVMError(
+                f"bind: node '{node.name}' ({op.name}) has FStatefulCompute but no FCreateOpState"
+            )
+    resources, res_vars = [], []
+    requests = op.get_attr(FResourceRequest)
+    for kind in requests(node.attrs) if requests is not None else []:
+        res, var = get_resource(kind, ctx)
+        resources.append(res)
+        res_vars.append(var)
+    mutate = [a._chunk.var for a in outs] + res_vars
+    if state_var is not None:
+        mutate.append(state_var)
+    mutated = op.get_attr(FMutateInputs)
+    if mutated is not None:
+        mutate += [ins[i]._chunk.var for i in mutated(node.attrs)]
+    const = [a._chunk.var for a in ins]
+    return NodeRun(node, compute, first, ins, outs, req, resources, const, mutate)
+
+
+def retained_entries(idx: Any, heads: list[NodeEntry]) -> set[int]:
+    """Outputs of forward op nodes that a backward node reads (graph outputs aside)."""
+    fwd = {id(n) for n in post_order(heads)}
+    retained: set[int] = set()
+    for nid, node in enumerate(idx.nodes):
+        if node.is_variable() or id(node) in fwd:
+            continue
+        for e in idx[nid].input_eids:
+            src = idx.nodes[idx.entry_node(e)[0]]
+            if id(src) in fwd and not src.is_variable():
+                retained.add(e)
+    return retained - set(idx.output_eids)
+
+
+def default_req(unread: bool, inplace_index: int) -> OpReqType:
+    if unread:
+        return OpReqType.kNullOp
+    return OpReqType.kWriteInplace if inplace_index >= 0 else OpReqType.kWriteTo
+
+
+def reader_counts(idx: Any) -> list[int]:
+    counts = [0] * idx.num_node_entries
+    for nid in range(idx.num_nodes):
+        for e in idx[nid].input_eids:
+            counts[e] += 1
+    return counts
+
+
+def push_add(src: NDArray, dst: NDArray) -> None:
+    """dst += src through the engine (a gradient accumulated with grad_req='add')."""
+    from ..ops.elemwise_unary import _identity
+
+    s, d, ctx = src._data, dst._data, dst._ctx
+
+    def add(run_ctx: Any) -> None:
+        _identity.launch(ctx, d, OpReqType.kAddTo, s)
+
+    engine.get_engine().push_sync(add, ctx, [src._chunk.var], [dst._chunk.var], name="grad_add")
+
+
+__all__ = [
+    "NodeRun",
+    "default_req",
+    "make_node_run",
+    "push_add",
+    "reader_counts",
+    "retained_entries",
+]
