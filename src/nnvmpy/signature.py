@@ -11,6 +11,8 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from .attrs import FListInputNames
 from .registry import NodeAttrs, Op, on_change
 
@@ -70,6 +72,9 @@ def op_docstring(op: Op, returns: str) -> str:
     return "\n".join(lines)
 
 
+_PLAIN_VALUES = (bool, int, float, str, tuple, list, np.generic, type(None))
+
+
 def make_op_function(
     op: Op,
     call: Callable[[Op, tuple[Any, ...], dict[str, Any]], Any],
@@ -79,10 +84,17 @@ def make_op_function(
     """A function for `op` whose signature help() and IDEs can read.
 
     The wrapper forwards raw args/kwargs: `call` does the binding, because the fast path of
-    nd dispatch cannot afford Signature.bind on every call.
+    nd dispatch cannot afford Signature.bind on every call. As in MXNet's generated
+    functions, plain values (numbers, strings, tuples) given positionally after the inputs
+    fill the parameters in order: `nd.clip(x, -2, 2)` is `nd.clip(x, a_min=-2, a_max=2)`.
     """
+    names = input_names(op)
+    n_in = -1 if names is None else len(names)
+    params = [p.name for p in param_parameters(op)]
 
     def fn(*args: Any, **kwargs: Any) -> Any:
+        if n_in >= 0 and len(args) > n_in:
+            args, kwargs = _positional_params(op, n_in, params, args, kwargs)
         return call(op, args, kwargs)
 
     fn.__name__ = fn.__qualname__ = op.name
@@ -94,6 +106,32 @@ def make_op_function(
     return fn
 
 
+def _positional_params(
+    op: Op, n_in: int, params: list[str], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Move plain values after the first n_in positional arguments to the parameters.
+
+    Arrays stay inputs: an op may take more inputs than its default attributes name
+    (softmax's `length` with use_length=True)."""
+    k = n_in
+    while k < len(args) and not isinstance(args[k], _PLAIN_VALUES):
+        k += 1
+    extra = args[k:]
+    if not extra:
+        return args, kwargs
+    if len(extra) > len(params) or not all(isinstance(a, _PLAIN_VALUES) for a in extra):
+        raise TypeError(
+            f"{op.name}() takes {n_in} input(s) and the parameters {params} positionally; "
+            f"got {len(args)} positional arguments"
+        )
+    kwargs = dict(kwargs)
+    for name, value in zip(params, extra):
+        if name in kwargs:
+            raise TypeError(f"{op.name}() got parameter {name!r} both by position and keyword")
+        kwargs[name] = value
+    return args[:k], kwargs
+
+
 class OpNamespace:
     """Module-level __getattr__/__dir__ for a generated namespace (PEP 562).
 
@@ -101,6 +139,11 @@ class OpNamespace:
     made once is stored in the module (`publish_to`, its globals), so later lookups cost
     a plain attribute read; it is dropped from there when its op changes (registry
     listener) and made again on the next access.
+
+    With a `prefix` (MXNet's sub-namespaces: '_contrib_', '_linalg_') the namespace
+    serves exactly the ops named `<prefix><name>`, under `<name>`: op `_contrib_isnan`
+    is `nd.contrib.isnan`. Without one it serves the ops whose names start with an
+    underscore (internal=True) or do not (internal=False).
     """
 
     def __init__(
@@ -110,9 +153,11 @@ class OpNamespace:
         module: str = "",
         module_globals: dict[str, Any] | None = None,
         publish_to: dict[str, Any] | None = None,
+        prefix: str = "",
     ) -> None:
         self.factory = factory
         self.internal = internal
+        self.prefix = prefix
         self.cache: dict[str, Callable[..., Any]] = {}
         self.module = module
         self.module_globals = module_globals  # listed by dir() beside the ops, if given
@@ -132,9 +177,14 @@ class OpNamespace:
             self.published.add(name)
         return fn
 
-    def forget(self, name: str | None) -> None:
-        """Registry listener: op `name` changed (None: every op), unpublish its function."""
-        names = list(self.published) if name is None else [name]
+    def forget(self, op_name: str | None) -> None:
+        """Registry listener: op `op_name` changed (None: every op), unpublish its function."""
+        if op_name is None:
+            names = list(self.published)
+        elif self.prefix:
+            names = [op_name[len(self.prefix) :]] if op_name.startswith(self.prefix) else []
+        else:
+            names = [op_name]
         for n in names:
             if n in self.published and self.publish_to is not None:
                 self.publish_to.pop(n, None)
@@ -145,17 +195,36 @@ class OpNamespace:
         own = set(self.module_globals or ()) - self.published
         return sorted(own | set(self.names()))
 
-    def wants(self, name: str) -> bool:
-        return name.startswith("_") == self.internal and not name.startswith("__")
+    def wants(self, op_name: str) -> bool:
+        """Whether the registered op `op_name` belongs to this namespace."""
+        if self.prefix:
+            return op_name.startswith(self.prefix) and len(op_name) > len(self.prefix)
+        return op_name.startswith("_") == self.internal and not op_name.startswith("__")
 
     def get(self, name: str) -> Callable[..., Any]:
+        """The function serving `name` (an op name, or the part after the prefix)."""
+        if name.startswith("__"):
+            raise AttributeError(name)
+        op_name = self.prefix + name
         fn = self.cache.get(name)
-        op = Op._registry.get(name)
-        if op is None or not self.wants(name):
+        op = Op._registry.get(op_name)
+        if op is None or not self.wants(op_name):
             raise AttributeError(name)
         if fn is None or fn._op is not op or fn._op_version != op.version:  # type: ignore[attr-defined]
-            fn = self.cache[name] = self.factory(op)
+            fn = self.factory(op)
+            if self.prefix:
+                fn.__name__ = fn.__qualname__ = name
+            self.cache[name] = fn
         return fn
 
     def names(self) -> list[str]:
-        return [n for n in Op.list_op_names() if self.wants(n)]
+        """The names this namespace serves (without the prefix)."""
+        cut = len(self.prefix)
+        return [n[cut:] for n in Op.list_op_names() if self.wants(n)]
+
+
+def sub_namespace(
+    prefix: str, make: Callable[[Op], Callable[..., Any]], module: str, module_globals: dict
+) -> OpNamespace:
+    """The namespace of MXNet's `<prefix>` ops (nd.contrib, sym.linalg, ...) for a module."""
+    return OpNamespace(make, internal=True, module=module, publish_to=module_globals, prefix=prefix)

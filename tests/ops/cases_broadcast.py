@@ -73,6 +73,26 @@ def integer_pairs(shapes: tuple[tuple[int, ...], ...]) -> InputFn:
     return make
 
 
+def mod_pair(shapes: tuple[tuple[int, ...], ...], signed_rhs: bool = False) -> InputFn:
+    """rhs = ±c (one magnitude c in [0.6, 1.4]) and lhs = q c with q 0.1 away from the
+    integers: every broadcast lhs / rhs is ±q, so lhs mod rhs is smooth there."""
+
+    def make(rng: np.random.Generator, dtype: Any) -> Inputs:
+        c = rng.uniform(0.6, 1.4)
+        rhs = c * rng.choice([-1.0, 1.0], size=shapes[1])
+        q = rng.integers(-3, 3, size=shapes[0]) + rng.uniform(0.1, 0.9, size=shapes[0])
+        return [(q * c).astype(dtype), rhs.astype(dtype)]
+
+    return make
+
+
+def py_mod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a mod b with the sign of b, and 0 where b == 0 (MXNet's mod)."""
+    a, b = np.broadcast_arrays(a, b)
+    safe = np.where(b == 0, 1, b)
+    return np.where(b == 0, 0, a - np.floor(a / safe) * safe)
+
+
 BINARY: list[tuple[str, Callable[..., Any], dict[str, Any]]] = [
     ("broadcast_add", np.add, {}),
     ("broadcast_plus", np.add, {}),
@@ -83,6 +103,8 @@ BINARY: list[tuple[str, Callable[..., Any], dict[str, Any]]] = [
     ("broadcast_power", np.power, {"make": pair((0.5, 1.5), (-1.5, 1.5))}),
     ("broadcast_maximum", np.maximum, {"make": separated}),
     ("broadcast_minimum", np.minimum, {"make": separated}),
+    ("broadcast_hypot", np.hypot, {"make": pair((0.3, 1.5), (0.3, 1.5)), "signed": True}),
+    ("broadcast_mod", py_mod, {"make": mod_pair}),
 ]
 COMPARE: list[tuple[str, Callable[..., Any]]] = [
     ("broadcast_equal", np.equal),
@@ -220,4 +242,29 @@ REDUCE = [
     OpCase("norm", [X], norm_ref, {"ord": 1, "axis": 1}, inputs=distinct(X), id="ord1"),
 ]
 
-CASES = binary_cases() + EXPAND + REDUCE
+# -- broadcast_like ------------------------------------------------------------------------------
+
+
+def like_ref(lhs: np.ndarray, rhs: np.ndarray, lhs_axes: Any = None, rhs_axes: Any = None):
+    if lhs_axes is None:
+        return np.broadcast_to(lhs, rhs.shape)
+    target = list(lhs.shape)
+    for la, ra in zip(lhs_axes, rhs_axes):
+        target[la] = rhs.shape[ra]
+    return np.broadcast_to(lhs, tuple(target))
+
+
+LIKE = [
+    OpCase("broadcast_like", [(1, 3), (2, 3)], like_ref, grad_inputs=[0], id="shape"),
+    OpCase("broadcast_like", [(2, 1, 1), (2, 3, 4)], like_ref, grad_inputs=[0], id="two-axes"),
+    OpCase(
+        "broadcast_like",
+        [(2, 1, 3), (4, 5, 6)],
+        like_ref,
+        {"lhs_axes": (1,), "rhs_axes": (-1,)},
+        grad_inputs=[0],
+        id="axes",
+    ),
+]
+
+CASES = binary_cases() + EXPAND + REDUCE + LIKE

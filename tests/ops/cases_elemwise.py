@@ -8,6 +8,7 @@ there: the piecewise-constant ops then check that their gradient graph gives zer
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -94,11 +95,37 @@ UNARY = [
     unary("ones_like", np.ones_like),
 ]
 
+
+def py_mod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a mod b with the sign of b, and 0 where b == 0 (MXNet's mod)."""
+    safe = np.where(b == 0, 1, b)
+    return np.where(b == 0, 0, a - np.floor(a / safe) * safe)
+
+
+def mod_inputs(rng: np.random.Generator, dtype: Any) -> Inputs:
+    """|b| in [0.6, 1.4], a/b kept 0.1 away from integers: mod is smooth there."""
+    b = rng.uniform(0.6, 1.4, size=S) * rng.choice([-1.0, 1.0], size=S)
+    q = rng.integers(-3, 3, size=S) + rng.uniform(0.1, 0.9, size=S)
+    return [(q * b).astype(dtype), b.astype(dtype)]
+
+
+def separated_pair(rng: np.random.Generator, dtype: Any) -> Inputs:
+    """lhs - rhs at least 0.05 from 0 (max/min have a kink at lhs == rhs)."""
+    rhs = rng.uniform(-1, 1, size=S)
+    lhs = rhs + rng.choice([-1.0, 1.0], size=S) * rng.uniform(0.05, 0.5, size=S)
+    return [lhs.astype(dtype), rhs.astype(dtype)]
+
+
 BINARY = [
     binary("elemwise_add", np.add),
     binary("elemwise_sub", np.subtract),
     binary("elemwise_mul", np.multiply),
     binary("elemwise_div", np.divide, inputs=away_from(0, 0.5, 1.5, n=2), low=0.5, high=1.5),
+    binary("_power", np.power, low=0.5, high=1.5, dtypes=(np.float16, np.float32, np.float64)),
+    binary("_maximum", np.maximum, inputs=separated_pair),
+    binary("_minimum", np.minimum, inputs=separated_pair),
+    binary("_hypot", np.hypot, inputs=away_from(0, 0.3, 2, n=2), low=0.3, high=2),
+    binary("_mod", py_mod, inputs=mod_inputs, low=0.6, high=1.4),
     OpCase("add_n", [S, S, S], lambda a, b, c, num_args: a + b + c, params={"num_args": 3}, id="3"),
     OpCase("ElementWiseSum", [S, S], lambda a, b, num_args: a + b, params={"num_args": 2}),
 ]
@@ -144,6 +171,26 @@ SCALAR = [
         lambda x, scalar: (x > scalar).astype(x.dtype),
         inputs=away_from(0.25, 0.05, 1),
     ),
+    scalar(
+        "_mod_scalar",
+        -1.5,
+        lambda x, scalar: py_mod(x, np.full_like(x, scalar)),
+        inputs=lambda rng, dt: [
+            (-1.5 * (rng.integers(-3, 3, size=S) + rng.uniform(0.1, 0.9, size=S))).astype(dt)
+        ],
+    ),
+    scalar(
+        "_rmod_scalar",
+        2.5,
+        lambda x, scalar: py_mod(np.full_like(x, scalar), x),
+        # 2.5 / x stays 0.1 away from integers for x in these bands
+        inputs=lambda rng, dt: [
+            (rng.choice([-1.0, 1.0], size=S) * rng.choice([0.9, 1.1, 1.5], size=S)).astype(dt)
+        ],
+        low=0.9,
+        high=1.1,
+    ),
+    scalar("_hypot_scalar", 0.75, lambda x, scalar: np.hypot(x, scalar)),
     scalar(
         "_lesser_scalar",
         0.25,
@@ -238,4 +285,42 @@ INTEGER = [
     int_case("quadratic", 1, lambda x, a, b, c: a * x * x + b * x + c, a=2.0, b=3.0, c=1.0),
 ]
 
-CASES = [*UNARY, *BINARY, *SCALAR, *INIT, *QUADRATIC, *INTEGER]
+INTEGER += [
+    int_case("_mod", 2, py_mod),
+    int_case("_maximum", 2, np.maximum),
+    int_case("_mod_scalar", 1, lambda x, scalar: py_mod(x, np.full_like(x, scalar)), scalar=3.0),
+]
+
+# MXNet's other names for the same ops: each alias is its own registry entry, so each
+# gets the rows of its op (ids keep the op's id)
+ALIASES = {
+    "elemwise_add": ("_add", "_plus", "_Plus", "_grad_add"),
+    "elemwise_sub": ("_sub", "_minus", "_Minus"),
+    "elemwise_mul": ("_mul", "_Mul"),
+    "elemwise_div": ("_div", "_Div"),
+    "_power": ("_Power",),
+    "_maximum": ("_Maximum",),
+    "_minimum": ("_Minimum",),
+    "_hypot": ("_Hypot",),
+    "_mod": ("_Mod",),
+    "_plus_scalar": ("_PlusScalar",),
+    "_minus_scalar": ("_MinusScalar",),
+    "_rminus_scalar": ("_RMinusScalar",),
+    "_mul_scalar": ("_MulScalar",),
+    "_div_scalar": ("_DivScalar",),
+    "_rdiv_scalar": ("_RDivScalar",),
+    "_power_scalar": ("_PowerScalar",),
+    "_rpower_scalar": ("_RPowerScalar",),
+    "_maximum_scalar": ("_MaximumScalar",),
+    "_minimum_scalar": ("_MinimumScalar",),
+    "_mod_scalar": ("_ModScalar",),
+    "_rmod_scalar": ("_RModScalar",),
+    "_hypot_scalar": ("_HypotScalar",),
+}
+ALIAS_CASES = [
+    dataclasses.replace(case, name=alias)
+    for case in [*BINARY, *SCALAR]
+    for alias in ALIASES.get(case.name, ())
+]
+
+CASES = [*UNARY, *BINARY, *SCALAR, *INIT, *QUADRATIC, *INTEGER, *ALIAS_CASES]

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .. import kernel
 from ..attrs import (
     FCompute_cpu,
@@ -20,9 +22,12 @@ from ..attrs import (
     FListInputNames,
     TIsBackward,
 )
-from ..infer import elemwise_shape, elemwise_type
+from ..graph.grad import ElemwiseGradUseIn, ElemwiseGradUseOut
+from ..infer import elemwise_shape, elemwise_type, type_assign
 from ..param import Parameter, field
 from ..registry import NodeAttrs, Op, register_op, skip_in_source_locations
+from ._numpy_fast import numpy_compute
+from ._second_order import second_name, unary_backward_gradient
 
 skip_in_source_locations(__file__)
 
@@ -30,7 +35,24 @@ Kernel = Any  # an nv.kernel.elementwise kernel
 
 
 class ScalarParam(Parameter):
-    scalar = field(float, describe="The scalar operand.")
+    scalar = field(float, default=1.0, describe="Scalar input value")
+    is_int = field(
+        bool,
+        default=True,
+        describe="Indicate whether scalar input is int type (MXNet 1.9: with False, an "
+        "integer array gives a float64 result)",
+    )
+
+
+def scalar_type(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any]) -> bool:
+    """FInferType of the scalar ops: the input's dtype, or float64 for an integer input
+    with a non-integer scalar (is_int=False), as MXNet 1.9's BinaryScalarOp types it."""
+    p = attrs.parsed
+    src = in_types[0]
+    if p is not None and not p.is_int and src is not None and np.dtype(src).kind in "iub":
+        type_assign(out_types, 0, np.dtype(np.float64), f"{attrs.op.name}: output 'output'")  # type: ignore[union-attr]
+        return True
+    return bool(elemwise_type(1, 1)(attrs, in_types, out_types))
 
 
 def same_slot(attrs: NodeAttrs) -> list[tuple[int, int]]:
@@ -72,7 +94,13 @@ def multi_output_compute(fns: list[Kernel], scalar_params: tuple[str, ...] = ())
 
 
 def _elemwise(
-    name: str, n_in: int, n_out: int, compute: Any, input_names: list[str], describe: str
+    name: str,
+    n_in: int,
+    n_out: int,
+    compute: Any,
+    input_names: list[str],
+    describe: str,
+    infer_type: Any = None,
 ) -> Op:
     op = (
         register_op(name)
@@ -80,7 +108,7 @@ def _elemwise(
         .set_num_inputs(n_in)
         .set_num_outputs(n_out)
         .set_attr(FInferShape, elemwise_shape(n_in, n_out))
-        .set_attr(FInferType, elemwise_type(n_in, n_out))
+        .set_attr(FInferType, infer_type or elemwise_type(n_in, n_out))
         .set_attr(FCompute_cpu, compute)
         .set_attr(FCompute_gpu, compute)
     )
@@ -104,17 +132,32 @@ def register_unary(name: str, fn: Kernel, describe: str, grad: Any = None) -> Op
     return op
 
 
-def register_binary(name: str, fn: Kernel, describe: str, grad: Any = None) -> Op:
-    """y = f(lhs, rhs) for two arrays of one shape (MXNET_OPERATOR_REGISTER_BINARY)."""
-    op = _elemwise(name, 2, 1, elemwise_compute(fn), ["lhs", "rhs"], describe)
+def register_binary(
+    name: str, fn: Kernel, describe: str, grad: Any = None, numpy_fn: Any = None
+) -> Op:
+    """y = f(lhs, rhs) for two arrays of one shape (MXNET_OPERATOR_REGISTER_BINARY).
+
+    numpy_fn(lhs, rhs, out=): the same function through NumPy's SIMD loops, used for float
+    arrays on the CPU where libm is slow per element (pow)."""
+    compute = numpy_compute(fn, numpy_fn) if numpy_fn is not None else elemwise_compute(fn)
+    op = _elemwise(name, 2, 1, compute, ["lhs", "rhs"], describe)
     if grad is not None:
         op.set_attr(FGradient, grad)
     return op
 
 
-def register_scalar(name: str, fn: Kernel, describe: str, grad: Any = None) -> Op:
-    """y = f(x, scalar) with the scalar as a parameter (MXNET_OPERATOR_REGISTER_BINARY_SCALAR)."""
-    op = _elemwise(name, 1, 1, elemwise_compute(fn, ("scalar",)), ["data"], describe)
+def register_scalar(
+    name: str, fn: Kernel, describe: str, grad: Any = None, numpy_fn: Any = None
+) -> Op:
+    """y = f(x, scalar) with the scalar as a parameter (MXNET_OPERATOR_REGISTER_BINARY_SCALAR).
+
+    numpy_fn(x, scalar, out=): as in register_binary."""
+    compute = (
+        numpy_compute(fn, numpy_fn, ("scalar",))
+        if numpy_fn is not None
+        else elemwise_compute(fn, ("scalar",))
+    )
+    op = _elemwise(name, 1, 1, compute, ["data"], describe, scalar_type)
     op.set_attr_parser(ScalarParam).add_arguments(ScalarParam.fields())
     if grad is not None:
         op.set_attr(FGradient, grad)
@@ -142,6 +185,44 @@ def register_backward(
     op.set_attr(TIsBackward, True)
     if param is not None:
         op.set_attr_parser(param)
+    return op
+
+
+ZERO = "zero"  # a second derivative that is zero everywhere (piecewise-linear gradients)
+
+
+def register_unary_math(
+    name: str,
+    fn: Kernel,
+    describe: str,
+    grad: Kernel,
+    use: str,
+    grad2: Kernel | str | None = None,
+    param: type[Parameter] | None = None,
+) -> Op:
+    """y = f(x) with its backward op `_backward_<name>` and the backward's own gradient.
+
+    grad(dy, v) is dx, where v is x (use='in') or y (use='out'); grad2(g, dy, v) is
+    g * d(grad)/dv, registered as `_backward__backward_<name>`, which makes the backward
+    op differentiable (see _second_order.py). grad2=ZERO: that derivative is zero;
+    None: the backward op gets no FGradient. A Parameter class (params passed to every
+    kernel after the arrays, in field order) goes to all three ops.
+    """
+    scalars = tuple(param.field_specs()) if param is not None else ()
+    bwd = f"_backward_{name}"
+    rule = ElemwiseGradUseIn(bwd) if use == "in" else ElemwiseGradUseOut(bwd)
+    op = _elemwise(name, 1, 1, elemwise_compute(fn, scalars), ["data"], describe)
+    op.set_attr(FGradient, rule)
+    if param is not None:
+        op.set_attr_parser(param).add_arguments(param.fields())
+    backward = register_backward(bwd, grad, 2, param, scalars)
+    if grad2 is None:
+        return op
+    second = None
+    if grad2 != ZERO:
+        second = second_name(bwd)
+        register_backward(second, grad2, 3, param, scalars)
+    backward.set_attr(FGradient, unary_backward_gradient(second))
     return op
 
 

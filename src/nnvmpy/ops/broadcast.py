@@ -12,10 +12,8 @@ over each input's broadcast axes (`reduce_to`), MXNet's BinaryBroadcastBackwardU
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-from .. import kernel
 from ..attrs import (
     FCompute_cpu,
     FCompute_gpu,
@@ -31,23 +29,35 @@ from ..graph.grad import (
     ElemwiseGradUseIn,
     ElemwiseGradUseNone,
     make_grad_node,
+    make_node,
     make_zero_grad_nodes,
 )
+from ..graph.node import NodeEntry
 from ..infer import elemwise_type, shape_assign, shape_is_known, shape_str
 from ..kernel.elementwise import req_mode
 from ..param import Parameter, field
 from ..param import Shape as ShapeField
 from ..registry import NodeAttrs, register_op
 from ..resource import ResourceRequest
+from ._bilinear import bilinear_backward_gradient
 from ._broadcast_map import Kernel, broadcast_map
 from .elemwise_binary import (
     _add,
     _div,
     _div_grad_lhs,
     _div_grad_rhs,
+    _hypot,
+    _hypot_grad_lhs,
+    _hypot_grad_rhs,
+    _mod,
+    _mod_grad_lhs,
+    _mod_grad_rhs,
     _mul,
     _mul_grad_lhs,
     _mul_grad_rhs,
+    _rmaximum_grad,
+    _rminimum_grad,
+    _rpower_grad,
     _sub,
 )
 from .elemwise_scalar import (
@@ -119,21 +129,6 @@ def infer_broadcast_binary(
 
 
 # -- the binary ops ---------------------------------------------------------------------------
-
-
-@kernel.elementwise
-def _rminimum_grad(dy, lhs, rhs):  # d min(l, r)/dr = 1 where l > r
-    return dy if lhs > rhs else dy * 0
-
-
-@kernel.elementwise
-def _rmaximum_grad(dy, lhs, rhs):  # d max(l, r)/dr = 1 where l < r
-    return dy if lhs < rhs else dy * 0
-
-
-@kernel.elementwise
-def _rpower_grad(dy, lhs, rhs):  # d(l^r)/dr = l^r log(l)
-    return dy * lhs**rhs * math.log(lhs)
 
 
 def _binary_compute(fn: Kernel) -> Any:
@@ -242,6 +237,14 @@ _ARITH: list[tuple[str, tuple[str, ...], Kernel, str, tuple[Kernel, Kernel] | No
     # max/min: dy goes to lhs where lhs >= rhs (<= for min), else to rhs
     ("broadcast_maximum", (), _maximum, "max(lhs, rhs)", (_maximum_grad, _rmaximum_grad)),
     ("broadcast_minimum", (), _minimum, "min(lhs, rhs)", (_minimum_grad, _rminimum_grad)),
+    ("broadcast_hypot", (), _hypot, "sqrt(lhs^2 + rhs^2)", (_hypot_grad_lhs, _hypot_grad_rhs)),
+    (
+        "broadcast_mod",
+        (),
+        _mod,
+        "lhs mod rhs (sign of rhs; 0 where rhs is 0)",
+        (_mod_grad_lhs, _mod_grad_rhs),
+    ),
 ]
 for _name, _aliases, _fn, _what, _grads in _ARITH:
     _bwd = f"_backward_{_name}"
@@ -251,6 +254,24 @@ for _name, _aliases, _fn, _what, _grads in _ARITH:
     register_broadcast_backward(
         _bwd, _grads or (None, None), 1 if _grads is None else 3, _name == "broadcast_sub"
     )
+
+
+# Gradients of the backward ops (autograd.grad(create_graph=True)). add/sub: (dl, dr) are
+# dy summed back to each shape, whose adjoint broadcasts (gl, gr) back: gl + gr, gl - gr.
+# mul is bilinear (ops/_bilinear.py).
+def _sum_back_gradient(forward_op: str) -> Any:
+    def gradient(node: Any, ograds: list[Any]) -> list[Any]:
+        ddy = make_node(forward_op, f"{node.name}_ddy", [ograds[0], ograds[1]])
+        return [NodeEntry(ddy, 0)]
+
+    return gradient
+
+
+register_op("_backward_broadcast_add").set_attr(FGradient, _sum_back_gradient("broadcast_add"))
+register_op("_backward_broadcast_sub").set_attr(FGradient, _sum_back_gradient("broadcast_sub"))
+register_op("_backward_broadcast_mul").set_attr(
+    FGradient, bilinear_backward_gradient("broadcast_mul")
+)
 
 # comparisons: the output is piecewise constant, so both gradients are zero
 for _name, _fn, _what in (
@@ -366,6 +387,18 @@ def _broadcast_to_compute(
 def _broadcast_grad(node: Any, ograds: list[Any]) -> list[Any]:
     # dx = sum of dy over the broadcast axes, back to the input's shape
     return make_grad_node("_broadcast_backward", node, list(ograds), {"keepdims": "true"})
+
+
+def _broadcast_backward_grad(node: Any, ograds: list[Any]) -> list[Any]:
+    """The adjoint of summing back is broadcasting again: the forward op applied to g."""
+    fwd = node.control_deps[0]
+    # broadcast_like takes its target shape from a second input: keep it
+    inputs = [ograds[0], *fwd.inputs[1:]]
+    again = make_node(fwd.op.name, f"{node.name}_ddy", inputs, fwd.attrs.dict)
+    return [NodeEntry(again, 0)]
+
+
+register_op("_broadcast_backward").set_attr(FGradient, _broadcast_backward_grad)
 
 
 for _name, _param, _infer, _doc in (

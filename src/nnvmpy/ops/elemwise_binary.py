@@ -1,8 +1,17 @@
-"""Element-wise arithmetic of two same-shape arrays, and add_n (sum of any number)."""
+"""Element-wise arithmetic of two same-shape arrays, and add_n (sum of any number).
+
+Each op is registered under MXNet's name and its aliases (`elemwise_add` is also `_add`,
+`_plus` and `_Plus`, ...). Kernels of the ops that broadcast.py and elemwise_scalar.py
+share live here or in elemwise_scalar.py; the backward ops of add, sub and mul are
+differentiable again (autograd.grad(create_graph=True)).
+"""
 
 from __future__ import annotations
 
+import math
 from typing import Any
+
+import numpy as np
 
 from .. import kernel
 from ..attrs import (
@@ -14,11 +23,22 @@ from ..attrs import (
     FInplaceOption,
 )
 from ..base import OpReqType
-from ..graph.grad import ElemwiseGradUseIn, ElemwiseGradUseNone
+from ..graph.grad import ElemwiseGradUseIn, ElemwiseGradUseNone, make_node
+from ..graph.node import NodeEntry
 from ..infer import elemwise_shape, elemwise_type
 from ..param import Parameter, field
 from ..registry import NodeAttrs, register_op
+from ._bilinear import bilinear_backward_gradient
 from ._family import register_backward, register_binary, same_slot
+from ._mod import floor_mod
+from .elemwise_scalar import (
+    _maximum,
+    _maximum_grad,
+    _minimum,
+    _minimum_grad,
+    _power,
+    _power_grad,
+)
 from .elemwise_unary import _identity, _negative
 
 elementwise = kernel.elementwise
@@ -64,25 +84,104 @@ def _div_grad_rhs(dy, lhs, rhs):  # d(l/r)/dr = -l/r^2
     return -dy * lhs / (rhs * rhs)
 
 
-register_binary(
-    "elemwise_add", _add, "y = lhs + rhs, element-wise.", ElemwiseGradUseNone("_backward_add")
-)
-register_backward("_backward_add", [_identity, _identity], 1)
+@elementwise
+def _rpower_grad(dy, lhs, rhs):  # d(l^r)/dr = l^r log(l)
+    if lhs > 0:
+        return dy * lhs**rhs * math.log(lhs)
+    return dy * 0 if lhs == 0 and rhs > 0 else dy * math.nan
 
-register_binary(
-    "elemwise_sub", _sub, "y = lhs - rhs, element-wise.", ElemwiseGradUseNone("_backward_sub")
-)
+
+@elementwise
+def _rmaximum_grad(dy, lhs, rhs):  # d max(l, r)/dr = 1 where l < r
+    return dy if lhs < rhs else dy * 0
+
+
+@elementwise
+def _rminimum_grad(dy, lhs, rhs):  # d min(l, r)/dr = 1 where l > r
+    return dy if lhs > rhs else dy * 0
+
+
+@elementwise
+def _hypot(a, b):  # sqrt(a^2 + b^2) as MXNet computes it (no rescaling)
+    return math.sqrt(a * a + b * b)
+
+
+@elementwise
+def _hypot_grad_lhs(dy, lhs, rhs):  # d hypot/dl = l / hypot
+    return dy * lhs / math.sqrt(lhs * lhs + rhs * rhs)
+
+
+@elementwise
+def _hypot_grad_rhs(dy, lhs, rhs):
+    return dy * rhs / math.sqrt(lhs * lhs + rhs * rhs)
+
+
+@elementwise
+def _mod(a, b):  # a mod b with the sign of b (Python's %); 0 where b == 0, as MXNet
+    return floor_mod(a, b)
+
+
+@elementwise
+def _mod_grad_lhs(dy, lhs, rhs):  # d(l mod r)/dl = 1
+    return dy
+
+
+@elementwise
+def _mod_grad_rhs(dy, lhs, rhs):  # d(l mod r)/dr = -floor(l / r)
+    return -dy * np.floor(lhs / rhs) if rhs != 0 else dy * 0
+
+
+# name, aliases, kernel, what it returns, backward kernels (dlhs, drhs) from (dy, lhs, rhs)
+_BINARY: list[tuple[str, tuple[str, ...], Any, str, tuple[Any, Any]]] = [
+    ("elemwise_mul", ("_mul", "_Mul"), _mul, "lhs * rhs", (_mul_grad_lhs, _mul_grad_rhs)),
+    ("elemwise_div", ("_div", "_Div"), _div, "lhs / rhs", (_div_grad_lhs, _div_grad_rhs)),
+    ("_power", ("_Power",), _power, "lhs ^ rhs", (_power_grad, _rpower_grad)),
+    # max/min: dy goes to lhs where lhs >= rhs (<= for min), else to rhs; NaN propagates
+    ("_maximum", ("_Maximum",), _maximum, "max(lhs, rhs)", (_maximum_grad, _rmaximum_grad)),
+    ("_minimum", ("_Minimum",), _minimum, "min(lhs, rhs)", (_minimum_grad, _rminimum_grad)),
+    ("_hypot", ("_Hypot",), _hypot, "sqrt(lhs^2 + rhs^2)", (_hypot_grad_lhs, _hypot_grad_rhs)),
+    (
+        "_mod",
+        ("_Mod",),
+        _mod,
+        "lhs mod rhs (sign of rhs; 0 where rhs is 0)",
+        (_mod_grad_lhs, _mod_grad_rhs),
+    ),
+]
+
+# pow through NumPy's SIMD loop on the CPU: numba calls libm's pow once per element
+_NUMPY = {"_power": np.power}
+for _name, _aliases, _fn, _what, (_gl, _gr) in _BINARY:
+    _bwd = "_backward_" + _name.removeprefix("elemwise_").removeprefix("_")
+    for _op in (_name, *_aliases):
+        _doc = f"y = {_what}, element-wise."
+        register_binary(_op, _fn, _doc, ElemwiseGradUseIn(_bwd), _NUMPY.get(_name))
+    register_backward(_bwd, [_gl, _gr], 3)
+
+for _name, _aliases, _fn, _what in (
+    ("elemwise_add", ("_add", "_plus", "_Plus", "_grad_add"), _add, "lhs + rhs"),
+    ("elemwise_sub", ("_sub", "_minus", "_Minus"), _sub, "lhs - rhs"),
+):
+    _grad = ElemwiseGradUseNone("_backward_" + _name.removeprefix("elemwise_"))
+    for _op in (_name, *_aliases):
+        register_binary(_op, _fn, f"y = {_what}, element-wise.", _grad)
+register_backward("_backward_add", [_identity, _identity], 1)
 register_backward("_backward_sub", [_identity, _negative], 1)
 
-register_binary(
-    "elemwise_mul", _mul, "y = lhs * rhs, element-wise.", ElemwiseGradUseIn("_backward_mul")
-)
-register_backward("_backward_mul", [_mul_grad_lhs, _mul_grad_rhs], 3)
 
-register_binary(
-    "elemwise_div", _div, "y = lhs / rhs, element-wise.", ElemwiseGradUseIn("_backward_div")
-)
-register_backward("_backward_div", [_div_grad_lhs, _div_grad_rhs], 3)
+# Gradients of the backward ops (autograd.grad(create_graph=True)): add and sub pass dy to
+# both sides (negated for sub's rhs), so with (gl, gr) flowing in, d dy = gl + gr (gl - gr).
+def _pass_through_gradient(combine: str) -> Any:
+    def gradient(node: Any, ograds: list[Any]) -> list[Any]:
+        ddy = make_node(combine, f"{node.name}_ddy", [ograds[0], ograds[1]])
+        return [NodeEntry(ddy, 0)]
+
+    return gradient
+
+
+register_op("_backward_add").set_attr(FGradient, _pass_through_gradient("elemwise_add"))
+register_op("_backward_sub").set_attr(FGradient, _pass_through_gradient("elemwise_sub"))
+register_op("_backward_mul").set_attr(FGradient, bilinear_backward_gradient("elemwise_mul"))
 
 
 # -- add_n: y = sum of all inputs ----------------------------------------------------------

@@ -1,8 +1,14 @@
-"""Arithmetic between an array and a Python scalar (the `scalar` parameter)."""
+"""Arithmetic between an array and a Python scalar (the `scalar` parameter).
+
+Every op also answers to MXNet's CamelCase alias (`_plus_scalar` is `_PlusScalar`).
+"""
 
 from __future__ import annotations
 
 import math
+from typing import Any
+
+import numpy as np
 
 from .. import kernel
 from ..graph.grad import (
@@ -12,6 +18,7 @@ from ..graph.grad import (
     make_zero_grad_nodes,
 )
 from ._family import ScalarParam, register_backward, register_scalar
+from ._mod import floor_mod
 
 elementwise = kernel.elementwise
 
@@ -72,8 +79,8 @@ def _rpower_grad(dy, y, s):  # d(s^x) = s^x log(s) = y log(s)
 
 
 @elementwise
-def _maximum(x, s):
-    return x if x >= s else x * 0 + s
+def _maximum(x, s):  # NaN on either side propagates, as MXNet's maximum
+    return x if x >= s or x != x else x * 0 + s
 
 
 @elementwise
@@ -83,12 +90,37 @@ def _maximum_grad(dy, x, s):
 
 @elementwise
 def _minimum(x, s):
-    return x if x <= s else x * 0 + s
+    return x if x <= s or x != x else x * 0 + s
 
 
 @elementwise
 def _minimum_grad(dy, x, s):
     return dy if x <= s else dy * 0
+
+
+@elementwise
+def _mod(x, s):  # x mod s with the sign of s (Python's %); 0 where s == 0, as MXNet
+    return floor_mod(x, s)
+
+
+@elementwise
+def _rmod(x, s):
+    return floor_mod(s, x)
+
+
+@elementwise
+def _rmod_grad(dy, x, s):  # d(s mod x)/dx = -floor(s / x)
+    return -dy * np.floor(s / x) if x != 0 else dy * 0
+
+
+@elementwise
+def _hypot(x, s):
+    return math.sqrt(x * x + s * s)
+
+
+@elementwise
+def _hypot_grad(dy, x, s):  # x / hypot(x, s)
+    return dy * x / math.sqrt(x * x + s * s)
 
 
 @elementwise
@@ -106,35 +138,94 @@ def _lesser(x, s):
     return 1 if x < s else 0
 
 
-register_scalar("_plus_scalar", _plus, "y = x + scalar", ElemwiseGradUseNone("_copy"))
-register_scalar("_minus_scalar", _minus, "y = x - scalar", ElemwiseGradUseNone("_copy"))
-register_scalar("_rminus_scalar", _rminus, "y = scalar - x", ElemwiseGradUseNone("negative"))
-# d(x*s) = s dy and d(x/s) = dy/s: the forward op with the same scalar is the gradient
-register_scalar("_mul_scalar", _mul, "y = x * scalar", ElemwiseGradUseNone("_mul_scalar"))
-register_scalar("_div_scalar", _div, "y = x / scalar", ElemwiseGradUseNone("_div_scalar"))
+# name, CamelCase alias, kernel, what it returns, FGradient
+_OPS: list[tuple[str, str, Any, str, Any]] = [
+    ("_plus_scalar", "_PlusScalar", _plus, "x + scalar", ElemwiseGradUseNone("_copy")),
+    ("_minus_scalar", "_MinusScalar", _minus, "x - scalar", ElemwiseGradUseNone("_copy")),
+    ("_rminus_scalar", "_RMinusScalar", _rminus, "scalar - x", ElemwiseGradUseNone("negative")),
+    # d(x*s) = s dy and d(x/s) = dy/s: the forward op with the same scalar is the gradient
+    ("_mul_scalar", "_MulScalar", _mul, "x * scalar", ElemwiseGradUseNone("_mul_scalar")),
+    ("_div_scalar", "_DivScalar", _div, "x / scalar", ElemwiseGradUseNone("_div_scalar")),
+    (
+        "_rdiv_scalar",
+        "_RDivScalar",
+        _rdiv,
+        "scalar / x",
+        ElemwiseGradUseIn("_backward_rdiv_scalar"),
+    ),
+    (
+        "_power_scalar",
+        "_PowerScalar",
+        _power,
+        "x ^ scalar",
+        ElemwiseGradUseIn("_backward_power_scalar"),
+    ),
+    (
+        "_rpower_scalar",
+        "_RPowerScalar",
+        _rpower,
+        "scalar ^ x",
+        ElemwiseGradUseOut("_backward_rpower_scalar"),
+    ),
+    (
+        "_maximum_scalar",
+        "_MaximumScalar",
+        _maximum,
+        "max(x, scalar)",
+        ElemwiseGradUseIn("_backward_maximum_scalar"),
+    ),
+    (
+        "_minimum_scalar",
+        "_MinimumScalar",
+        _minimum,
+        "min(x, scalar)",
+        ElemwiseGradUseIn("_backward_minimum_scalar"),
+    ),
+    # d(x mod s)/dx = 1 (away from the jumps)
+    (
+        "_mod_scalar",
+        "_ModScalar",
+        _mod,
+        "x mod scalar (sign of scalar; 0 where it is 0)",
+        ElemwiseGradUseNone("_copy"),
+    ),
+    (
+        "_rmod_scalar",
+        "_RModScalar",
+        _rmod,
+        "scalar mod x (sign of x; 0 where x is 0)",
+        ElemwiseGradUseIn("_backward_rmod_scalar"),
+    ),
+    (
+        "_hypot_scalar",
+        "_HypotScalar",
+        _hypot,
+        "sqrt(x^2 + scalar^2)",
+        ElemwiseGradUseIn("_backward_hypot_scalar"),
+    ),
+]
 
-register_scalar("_rdiv_scalar", _rdiv, "y = scalar / x", ElemwiseGradUseIn("_backward_rdiv_scalar"))
-register_backward("_backward_rdiv_scalar", _rdiv_grad, 2, ScalarParam, ("scalar",))
 
-register_scalar(
-    "_power_scalar", _power, "y = x ^ scalar", ElemwiseGradUseIn("_backward_power_scalar")
-)
-register_backward("_backward_power_scalar", _power_grad, 2, ScalarParam, ("scalar",))
+def _np_rpower(x: np.ndarray, s: float, out: np.ndarray) -> np.ndarray:
+    return np.power(s, x, out=out)
 
-register_scalar(
-    "_rpower_scalar", _rpower, "y = scalar ^ x", ElemwiseGradUseOut("_backward_rpower_scalar")
-)
-register_backward("_backward_rpower_scalar", _rpower_grad, 2, ScalarParam, ("scalar",))
 
-register_scalar(
-    "_maximum_scalar", _maximum, "y = max(x, scalar)", ElemwiseGradUseIn("_backward_maximum_scalar")
-)
-register_backward("_backward_maximum_scalar", _maximum_grad, 2, ScalarParam, ("scalar",))
+# pow through NumPy's SIMD loop on the CPU: numba calls libm's pow once per element
+_NUMPY = {"_power_scalar": np.power, "_rpower_scalar": _np_rpower}
+for _name, _alias, _fn, _what, _grad in _OPS:
+    for _op in (_name, _alias):
+        register_scalar(_op, _fn, f"y = {_what}, element-wise.", _grad, _NUMPY.get(_name))
 
-register_scalar(
-    "_minimum_scalar", _minimum, "y = min(x, scalar)", ElemwiseGradUseIn("_backward_minimum_scalar")
-)
-register_backward("_backward_minimum_scalar", _minimum_grad, 2, ScalarParam, ("scalar",))
+for _name, _fn in (
+    ("_backward_rdiv_scalar", _rdiv_grad),
+    ("_backward_power_scalar", _power_grad),
+    ("_backward_rpower_scalar", _rpower_grad),
+    ("_backward_maximum_scalar", _maximum_grad),
+    ("_backward_minimum_scalar", _minimum_grad),
+    ("_backward_rmod_scalar", _rmod_grad),
+    ("_backward_hypot_scalar", _hypot_grad),
+):
+    register_backward(_name, _fn, 2, ScalarParam, ("scalar",))
 
 register_scalar("_equal_scalar", _equal, "y = 1 where x == scalar, else 0", make_zero_grad_nodes)
 register_scalar("_greater_scalar", _greater, "y = 1 where x > scalar, else 0", make_zero_grad_nodes)

@@ -11,13 +11,9 @@ import math
 import numpy as np
 
 from .. import kernel
-from ..graph.grad import (
-    ElemwiseGradUseIn,
-    ElemwiseGradUseNone,
-    ElemwiseGradUseOut,
-    make_zero_grad_nodes,
-)
-from ._family import register_backward, register_unary
+from ..graph.grad import ElemwiseGradUseNone, make_zero_grad_nodes
+from ._family import ZERO, register_unary, register_unary_math
+from ._numpy_fast import threaded
 
 elementwise = kernel.elementwise
 
@@ -45,7 +41,7 @@ def _relu_grad(dy, y):  # dx = dy * (y > 0)
     return dy if y > 0 else dy * 0
 
 
-@elementwise(numpy_impl=_np_sigmoid)
+@elementwise(numpy_impl=threaded(_np_sigmoid))
 def _sigmoid(x):
     return 1.0 / (1.0 + math.exp(-x))
 
@@ -55,7 +51,7 @@ def _sigmoid_grad(dy, y):  # dx = dy * y * (1 - y)
     return dy * y * (1 - y)
 
 
-@elementwise(numpy_impl=np.tanh)
+@elementwise(numpy_impl=threaded(np.tanh))
 def _tanh(x):
     return math.tanh(x)
 
@@ -65,7 +61,7 @@ def _tanh_grad(dy, y):  # dx = dy * (1 - y^2)
     return dy * (1 - y * y)
 
 
-@elementwise(numpy_impl=np.exp)
+@elementwise(numpy_impl=threaded(np.exp))
 def _exp(x):
     return math.exp(x)
 
@@ -75,7 +71,7 @@ def _mul(dy, y):  # exp: dx = dy * y
     return dy * y
 
 
-@elementwise(numpy_impl=np.log)
+@elementwise(numpy_impl=threaded(np.log))
 def _log(x):
     return math.log(x)
 
@@ -145,7 +141,7 @@ def _reciprocal_grad(dy, x):  # d(1/x) = -1/x^2
     return -dy / (x * x)
 
 
-@elementwise(numpy_impl=np.sin)
+@elementwise(numpy_impl=threaded(np.sin))
 def _sin(x):
     return math.sin(x)
 
@@ -155,7 +151,7 @@ def _sin_grad(dy, x):
     return dy * math.cos(x)
 
 
-@elementwise(numpy_impl=np.cos)
+@elementwise(numpy_impl=threaded(np.cos))
 def _cos(x):
     return math.cos(x)
 
@@ -165,7 +161,7 @@ def _cos_grad(dy, x):
     return -dy * math.sin(x)
 
 
-@elementwise(numpy_impl=np.log1p)
+@elementwise(numpy_impl=threaded(np.log1p))
 def _log1p(x):
     return math.log1p(x)
 
@@ -175,7 +171,7 @@ def _log1p_grad(dy, x):  # dx = dy / (1 + x)
     return dy / (1 + x)
 
 
-@elementwise(numpy_impl=np.expm1)
+@elementwise(numpy_impl=threaded(np.expm1))
 def _expm1(x):
     return math.expm1(x)
 
@@ -205,78 +201,120 @@ def _softrelu_grad(dy, y):  # dx = dy * sigmoid(x) = dy * (1 - e^-y)
     return dy * -math.expm1(-y)
 
 
-@elementwise
+# np.floor, not math.floor: numba's math.floor returns an int64 (NaN and huge values
+# would not survive the round trip)
+@elementwise(numpy_impl=threaded(np.floor))
 def _floor(x):
-    return math.floor(x)
+    return np.floor(x)
 
 
-@elementwise
+@elementwise(numpy_impl=threaded(np.ceil))
 def _ceil(x):
-    return math.ceil(x)
+    return np.ceil(x)
 
 
 @elementwise
 def _round(x):  # half away from zero, as MXNet
-    return math.floor(x + 0.5) if x >= 0 else -math.floor(-x + 0.5)
+    return np.floor(x + 0.5) if x >= 0 else -np.floor(-x + 0.5)
 
 
-register_unary(
-    "relu", _relu, "Rectified linear unit: y = max(x, 0).", ElemwiseGradUseOut("_backward_relu")
+# -- second derivatives: grad2(g, dy, v) = g * d(backward)/dv (see _second_order.py) -------
+
+
+@elementwise
+def _sigmoid_grad2(g, dy, y):  # d/dy [dy y (1 - y)] = dy (1 - 2y)
+    return g * dy * (1 - 2 * y)
+
+
+@elementwise
+def _tanh_grad2(g, dy, y):  # d/dy [dy (1 - y^2)] = -2 y dy
+    return -2 * g * dy * y
+
+
+@elementwise
+def _dy_grad2(g, dy, y):  # exp, expm1: d/dy [dy (y + c)] = dy
+    return g * dy
+
+
+@elementwise
+def _log_grad2(g, dy, x):  # d/dx [dy / x] = -dy / x^2
+    return -g * dy / (x * x)
+
+
+@elementwise
+def _sqrt_grad2(g, dy, y):  # d/dy [0.5 dy / y] = -0.5 dy / y^2
+    return -0.5 * g * dy / (y * y)
+
+
+@elementwise
+def _rsqrt_grad2(g, dy, x):  # d/dx [-0.5 dy x^-3/2] = 0.75 dy x^-5/2
+    return 0.75 * g * dy / (x * x * math.sqrt(x))
+
+
+@elementwise
+def _square_grad2(g, dy, x):  # d/dx [2 x dy] = 2 dy
+    return 2 * g * dy
+
+
+@elementwise
+def _reciprocal_grad2(g, dy, x):  # d/dx [-dy / x^2] = 2 dy / x^3
+    return 2 * g * dy / (x * x * x)
+
+
+@elementwise
+def _sin_grad2(g, dy, x):  # d/dx [dy cos x] = -dy sin x
+    return -g * dy * math.sin(x)
+
+
+@elementwise
+def _cos_grad2(g, dy, x):  # d/dx [-dy sin x] = -dy cos x
+    return -g * dy * math.cos(x)
+
+
+@elementwise
+def _log1p_grad2(g, dy, x):  # d/dx [dy / (1 + x)] = -dy / (1 + x)^2
+    return -g * dy / ((1 + x) * (1 + x))
+
+
+@elementwise
+def _softsign_grad2(g, dy, x):  # d/dx [dy / (1 + |x|)^2] = -2 sign(x) dy / (1 + |x|)^3
+    a = 1 + abs(x)
+    s = 1 if x > 0 else (-1 if x < 0 else 0)
+    return -2 * s * g * dy / (a * a * a)
+
+
+@elementwise
+def _softrelu_grad2(g, dy, y):  # d/dy [dy (1 - e^-y)] = dy e^-y
+    return g * dy * math.exp(-y)
+
+
+register_unary_math("relu", _relu, "Rectified linear unit: y = max(x, 0).", _relu_grad, "out", ZERO)
+register_unary_math(
+    "sigmoid", _sigmoid, "y = 1 / (1 + exp(-x))", _sigmoid_grad, "out", _sigmoid_grad2
 )
-register_backward("_backward_relu", _relu_grad, 2)
-
-register_unary(
-    "sigmoid", _sigmoid, "y = 1 / (1 + exp(-x))", ElemwiseGradUseOut("_backward_sigmoid")
+register_unary_math(
+    "tanh", _tanh, "Hyperbolic tangent, element-wise.", _tanh_grad, "out", _tanh_grad2
 )
-register_backward("_backward_sigmoid", _sigmoid_grad, 2)
-
-register_unary(
-    "tanh", _tanh, "Hyperbolic tangent, element-wise.", ElemwiseGradUseOut("_backward_tanh")
-)
-register_backward("_backward_tanh", _tanh_grad, 2)
-
-register_unary("exp", _exp, "y = e^x", ElemwiseGradUseOut("_backward_exp"))
-register_backward("_backward_exp", _mul, 2)
-
-register_unary("log", _log, "Natural logarithm, element-wise.", ElemwiseGradUseIn("_backward_log"))
-register_backward("_backward_log", _div, 2)
-
-register_unary("sqrt", _sqrt, "Square root, element-wise.", ElemwiseGradUseOut("_backward_sqrt"))
-register_backward("_backward_sqrt", _sqrt_grad, 2)
-
-register_unary("rsqrt", _rsqrt, "y = 1 / sqrt(x)", ElemwiseGradUseIn("_backward_rsqrt"))
-register_backward("_backward_rsqrt", _rsqrt_grad, 2)
-
-register_unary("square", _square, "y = x^2", ElemwiseGradUseIn("_backward_square"))
-register_backward("_backward_square", _square_grad, 2)
-
-register_unary("abs", _abs, "Absolute value, element-wise.", ElemwiseGradUseIn("_backward_abs"))
-register_backward("_backward_abs", _abs_grad, 2)
-
+register_unary_math("exp", _exp, "y = e^x", _mul, "out", _dy_grad2)
+register_unary_math("log", _log, "Natural logarithm, element-wise.", _div, "in", _log_grad2)
+register_unary_math("sqrt", _sqrt, "Square root, element-wise.", _sqrt_grad, "out", _sqrt_grad2)
+register_unary_math("rsqrt", _rsqrt, "y = 1 / sqrt(x)", _rsqrt_grad, "in", _rsqrt_grad2)
+register_unary_math("square", _square, "y = x^2", _square_grad, "in", _square_grad2)
+register_unary_math("abs", _abs, "Absolute value, element-wise.", _abs_grad, "in", ZERO)
 register_unary("negative", _negative, "y = -x", ElemwiseGradUseNone("negative"))
-
-register_unary("reciprocal", _reciprocal, "y = 1 / x", ElemwiseGradUseIn("_backward_reciprocal"))
-register_backward("_backward_reciprocal", _reciprocal_grad, 2)
-
-register_unary("sin", _sin, "Sine, element-wise.", ElemwiseGradUseIn("_backward_sin"))
-register_backward("_backward_sin", _sin_grad, 2)
-
-register_unary("cos", _cos, "Cosine, element-wise.", ElemwiseGradUseIn("_backward_cos"))
-register_backward("_backward_cos", _cos_grad, 2)
-
-register_unary("log1p", _log1p, "y = log(1 + x)", ElemwiseGradUseIn("_backward_log1p"))
-register_backward("_backward_log1p", _log1p_grad, 2)
-
-register_unary("expm1", _expm1, "y = e^x - 1", ElemwiseGradUseOut("_backward_expm1"))
-register_backward("_backward_expm1", _expm1_grad, 2)
-
-register_unary("softsign", _softsign, "y = x / (1 + |x|)", ElemwiseGradUseIn("_backward_softsign"))
-register_backward("_backward_softsign", _softsign_grad, 2)
-
-register_unary(
-    "softrelu", _softrelu, "y = log(1 + e^x) (softplus)", ElemwiseGradUseOut("_backward_softrelu")
+register_unary_math(
+    "reciprocal", _reciprocal, "y = 1 / x", _reciprocal_grad, "in", _reciprocal_grad2
 )
-register_backward("_backward_softrelu", _softrelu_grad, 2)
+register_unary_math("sin", _sin, "Sine, element-wise.", _sin_grad, "in", _sin_grad2)
+register_unary_math("cos", _cos, "Cosine, element-wise.", _cos_grad, "in", _cos_grad2)
+register_unary_math("log1p", _log1p, "y = log(1 + x)", _log1p_grad, "in", _log1p_grad2)
+register_unary_math("expm1", _expm1, "y = e^x - 1", _expm1_grad, "out", _dy_grad2)
+register_unary_math(
+    "softsign", _softsign, "y = x / (1 + |x|)", _softsign_grad, "in", _softsign_grad2
+)
+register_unary_math(
+    "softrelu", _softrelu, "y = log(1 + e^x) (softplus)", _softrelu_grad, "out", _softrelu_grad2
+)
 
 # Piecewise-constant functions: the gradient is zero everywhere it exists.
 register_unary("sign", _sign, "y = -1, 0 or 1 by the sign of x.", make_zero_grad_nodes)

@@ -35,6 +35,7 @@ from ..infer import elemwise_type, merge_shapes, shape_assign, shape_is_known, s
 from ..kernel.elementwise import req_mode
 from ..param import Parameter, field
 from ..registry import NodeAttrs, register_op
+from ._bilinear import bilinear_backward_gradient
 
 TILE = 16  # GEMM tile edge: a TILE x TILE thread block computes a TILE x TILE block of C
 
@@ -336,6 +337,7 @@ def _register_product(name: str, describe: str, infer_shape: Any, fwd: Any, bwd:
         .set_attr(TIsBackward, True)
         .set_attr(FCompute_cpu, bwd)
         .set_attr(FCompute_gpu, bwd)
+        .set_attr(FGradient, bilinear_backward_gradient(name))  # gradients of gradients
     )
 
 

@@ -103,6 +103,9 @@ def reduce_shape(shape: Shape, axes: tuple[int, ...], keepdims: bool) -> Shape:
     return kept or (1,)
 
 
+_NO_IDENTITY = frozenset({"max", "max_axis", "min", "min_axis"})
+
+
 def _infer_reduce(
     attrs: NodeAttrs, in_shapes: list[Shape | None], out_shapes: list[Shape | None]
 ) -> bool:
@@ -112,6 +115,11 @@ def _infer_reduce(
     if src is None:
         return False
     axes = reduced_axes(name, src, p.axis, getattr(p, "exclude", False))
+    if name in _NO_IDENTITY and any(src[d] == 0 for d in axes):
+        raise InferError(
+            f"{name}: cannot reduce over a zero-size axis of input 'data' of shape "
+            f"{shape_str(src)} (max and min have no identity value)"
+        )
     shape_assign(out_shapes, 0, reduce_shape(src, axes, p.keepdims), f"{name}: output 'output'")
     out = out_shapes[0]
     assert out is not None
@@ -132,6 +140,7 @@ def _keep_shape(attrs: NodeAttrs, shape: tuple[int, ...]) -> tuple[int, ...]:
 # -- reduce_to: CPU ---------------------------------------------------------------------------
 
 _UFUNCS = {"sum": np.add, "max": np.maximum, "min": np.minimum, "prod": np.multiply}
+_NAN_REDUCERS: dict[str, Any] = {"nansum": np.nansum, "nanprod": np.nanprod}
 
 
 def _reduce_cpu(
@@ -145,6 +154,8 @@ def _reduce_cpu(
         return
     if red == "nrm2":  # sqrt(sum x^2)
         res = np.sqrt(np.add.reduce(np.square(x, dtype=acc), axis=axes, keepdims=True))
+    elif red in _NAN_REDUCERS:  # NaN counts as 0 (nansum) or 1 (nanprod)
+        res = _NAN_REDUCERS[red](x, axis=axes, keepdims=True, dtype=acc)
     elif red == "nrm1":  # sum |x|
         res = np.add.reduce(np.abs(x), axis=axes, keepdims=True, dtype=acc)
     else:
@@ -159,7 +170,7 @@ def _reduce_cpu(
 
 # -- reduce_to: GPU ---------------------------------------------------------------------------
 # Reducer codes; every value is loaded as float64, so one kernel serves every dtype.
-_CODES = {"sum": 0, "max": 1, "min": 2, "prod": 3, "nrm2": 4, "nrm1": 5}
+_CODES = {"sum": 0, "max": 1, "min": 2, "prod": 3, "nrm2": 4, "nrm1": 5, "nansum": 6, "nanprod": 7}
 BLOCK = 256  # threads of the one-block-per-output kernel (32 under the simulator)
 cuda: Any = None  # numba.cuda once bound (a global, for the simulator)
 _start_d: Any = None  # device versions of the four helpers below, made on first GPU use
@@ -169,11 +180,17 @@ _finish_d: Any = None
 
 
 def _start(op):  # the identity of the reducer
-    return -math.inf if op == 1 else (math.inf if op == 2 else (1.0 if op == 3 else 0.0))
+    if op == 1:
+        return -math.inf
+    if op == 2:
+        return math.inf
+    return 1.0 if op == 3 or op == 7 else 0.0
 
 
 def _load(op, v):
     v = v * 1.0
+    if op == 6 or op == 7:  # NaN is the identity of nansum / nanprod
+        return v if v == v else (0.0 if op == 6 else 1.0)
     return v * v if op == 4 else (abs(v) if op == 5 else v)
 
 
@@ -182,7 +199,7 @@ def _combine(op, a, b):
         return max(a, b)
     if op == 2:
         return min(a, b)
-    return a * b if op == 3 else a + b
+    return a * b if op == 3 or op == 7 else a + b
 
 
 def _finish(op, a, scale):
@@ -297,7 +314,8 @@ def reduce_to(
 ) -> None:
     """out (+)= scale * reduce(x) over the axes where `small` (x's rank) is 1.
 
-    `red` is 'sum', 'max', 'min', 'prod', 'nrm2' (sqrt of sum of squares) or 'nrm1'.
+    `red` is 'sum', 'max', 'min', 'prod', 'nrm2' (sqrt of sum of squares), 'nrm1',
+    'nansum' or 'nanprod' (NaN counts as 0 / 1).
     """
     mode = req_mode(f"reduce_{red}", req)
     if mode is None or out.size == 0:
