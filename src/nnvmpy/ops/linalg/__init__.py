@@ -1,0 +1,18 @@
+"""MXNet's linalg operators (`_linalg_*`: nd.linalg / sym.linalg), batched over leading axes.
+
+    gemm.py        gemm, gemm2, syrk                 products (BLAS-3)
+    triangular.py  trmm, trsm                        triangular multiply and solve
+    cholesky.py    potrf, potri, sumlogdiag          Cholesky factor, inverse from it
+    factor.py      gelqf, syevd                      LQ and symmetric eigendecomposition
+    inverse.py     inverse, det, slogdet             through an LU factorization
+    diag.py        extractdiag, makediag, extracttrian, maketrian
+
+CPU: NumPy's BLAS (np.matmul) and its own LAPACK (np.linalg: cholesky, inv, solve, qr,
+eigh, det, slogdet), which work on whole stacks of matrices at once. SciPy would add
+the few missing routines (trtrs, potri) but is not a runtime dependency; each module
+says how it does without them. GPU: numba.cuda kernels (nv.kernel.parallel_for), one
+work item per output element, solved vector or small matrix (_kernels.py and the
+factorization modules); they also pass on numba's CUDA simulator.
+"""
+
+from . import cholesky, diag, factor, gemm, inverse, triangular  # noqa: F401 - registrations
