@@ -124,3 +124,63 @@ def test_progress_into_a_log_is_one_line_per_epoch(capsys: pytest.CaptureFixture
     err = capsys.readouterr().err
     assert err.count("epoch 1/2") == err.count("epoch 2/2") == 1  # no redraws in a log
     assert err.count("[" + "#" * 30 + "] 4/4 loss") == 2  # the finished bar of each epoch
+
+
+# -- model files written by MXNet 1.9.1 into tests/data (tools/make_*_model.py) -------------------
+
+DATA = Path(__file__).resolve().parent / "data"
+#: NAME-symbol.json, NAME-expected.json and NAME-data.npz in tests/data, each from a generator
+#: script under tools/ run with .mxenv (the npz holds inputs, parameters and MXNet's results)
+LOCAL_MODELS = ["unet", "legacy_v1", "transformer_block"]
+
+
+def _load_local(name: str) -> tuple[nv.sym.Symbol, dict, dict[str, np.ndarray]]:
+    symbol = nv.sym.load(str(DATA / f"{name}-symbol.json"))
+    expected = json.loads((DATA / f"{name}-expected.json").read_text())
+    with np.load(DATA / f"{name}-data.npz") as record:
+        return symbol, expected, dict(record)
+
+
+@pytest.mark.parametrize("name", LOCAL_MODELS)
+def test_local_model_lists_and_infers_what_mxnet_does(name: str) -> None:
+    symbol, expected, _ = _load_local(name)
+    assert symbol.list_arguments() == expected["list_arguments"]
+    assert symbol.list_outputs() == expected["list_outputs"]
+    assert symbol.list_auxiliary_states() == expected["list_auxiliary_states"]
+    inputs = {k: tuple(v) for k, v in expected["input_shapes"].items()}
+    arg_shapes, out_shapes, aux_shapes = symbol.infer_shape(**inputs)
+    assert _tuples(arg_shapes) == _tuples(expected["arg_shapes"])
+    assert _tuples(out_shapes) == _tuples(expected["out_shapes"])
+    assert _tuples(aux_shapes) == _tuples(expected["aux_shapes"])
+
+
+def _close(got: np.ndarray, want: np.ndarray, what: str) -> None:
+    # MXNet ran in float32: compare at float32's precision, relative to the array's scale
+    scale = max(float(np.abs(want).max()), 1.0)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * scale, err_msg=what)
+
+
+@pytest.mark.parametrize("name", LOCAL_MODELS)
+def test_local_model_forward_and_backward_match_mxnet(name: str) -> None:
+    """The same parameters and inputs give MXNet's outputs, gradients and moving statistics."""
+    symbol, _, record = _load_local(name)
+    args = {k[4:]: v.astype(np.float64) for k, v in record.items() if k.startswith("arg:")}
+    aux = {k[4:]: v.astype(np.float64) for k, v in record.items() if k.startswith("aux:")}
+    exe = symbol.simple_bind(
+        nv.cpu(), type_dict=dict.fromkeys(args, "float64"), **{k: v.shape for k, v in args.items()}
+    )
+    for k, v in args.items():
+        exe.arg_dict[k][:] = v
+    for k, v in aux.items():
+        exe.aux_dict[k][:] = v
+    for i, y in enumerate(exe.forward(is_train=False)):
+        _close(y.asnumpy(), record[f"infer:{i}"], f"{name} inference output {i}")
+    outputs = exe.forward(is_train=True)
+    for i, y in enumerate(outputs):
+        _close(y.asnumpy(), record[f"train:{i}"], f"{name} training output {i}")
+    heads = [nv.nd.array(record[f"head:{i}"], dtype="float64") for i in range(len(outputs))]
+    exe.backward(heads)
+    for k in args:
+        _close(exe.grad_dict[k].asnumpy(), record[f"grad:{k}"], f"{name} gradient of {k}")
+    for k in aux:
+        _close(exe.aux_dict[k].asnumpy(), record[f"aux_after:{k}"], f"{name} {k} after training")

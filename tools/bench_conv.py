@@ -103,10 +103,11 @@ def breakdown(batch: int, layer: tuple[Any, ...], repeat: int) -> tuple[float, f
     col = np.empty((c * k * k, ho * ho), np.float32)
     w = np.ones((f, c * k * k), np.float32)
     out = np.empty((f, ho * ho), np.float32)
+    planar = _im2col.planar_args(k, k, ho * ho)
 
     def im2col() -> None:
         for n in range(batch):
-            _im2col._im2col(x, col, n, 1, 0, c, k, k, s, s, p, p, 1, 1, ho, ho)
+            _im2col._im2col(x, col, n, 1, 0, c, k, k, s, s, p, p, 1, 1, ho, ho, *planar)
 
     def gemm() -> None:
         for _ in range(batch):

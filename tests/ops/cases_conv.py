@@ -11,6 +11,7 @@ which element is the maximum.
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -20,87 +21,98 @@ from op_db import Inputs, OpCase
 # -- references --------------------------------------------------------------------------------
 
 
-def _two(values: Any, fill: int, nd: int) -> tuple[int, int]:
-    values = tuple(values) if values else (fill,) * nd
-    return (fill, values[0]) if len(values) == 1 else (values[0], values[1])
+def _nd(values: Any, fill: int, nd: int) -> tuple[int, ...]:
+    return tuple(values) if values else (fill,) * nd
 
 
 def conv_reference(
     x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, **p: Any
 ) -> np.ndarray:
-    """Cross-correlation of NC(H)W data with (F, C/g, k...) weights, as MXNet defines it."""
+    """Cross-correlation of NC(D)(H)W data with (F, C/g, k...) weights, as MXNet defines it.
+
+    Any number of spatial axes: one einsum per filter and kernel tap over a strided slice.
+    """
     nd = len(p["kernel"])
-    one_d = x.ndim == 3
-    if one_d:
-        x, w = x[:, :, None, :], w[:, :, None, :]
-    (kh, kw), (sh, sw) = _two(p["kernel"], 1, nd), _two(p.get("stride"), 1, nd)
-    (ph, pw), (dh, dw) = _two(p.get("pad"), 0, nd), _two(p.get("dilate"), 1, nd)
+    kernel, stride = tuple(p["kernel"]), _nd(p.get("stride"), 1, nd)
+    pad, dilate = _nd(p.get("pad"), 0, nd), _nd(p.get("dilate"), 1, nd)
     groups = p.get("num_group", 1)
-    n, c, h, wd = x.shape
+    n, c = x.shape[:2]
     f = w.shape[0]
-    ho = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
-    wo = (wd + 2 * pw - dw * (kw - 1) - 1) // sw + 1
-    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    out_size = [
+        (x.shape[2 + k] + 2 * pad[k] - dilate[k] * (kernel[k] - 1) - 1) // stride[k] + 1
+        for k in range(nd)
+    ]
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(q, q) for q in pad])
     cg, fg = c // groups, f // groups
-    out = np.zeros((n, f, ho, wo))
+    out = np.zeros((n, f, *out_size))
     for k in range(f):
         g = k // fg
-        for i in range(kh):
-            for j in range(kw):
-                tap = xp[
-                    :,
-                    g * cg : (g + 1) * cg,
-                    i * dh : i * dh + sh * (ho - 1) + 1 : sh,
-                    j * dw : j * dw + sw * (wo - 1) + 1 : sw,
-                ]
-                out[:, k] += np.einsum("nchw,c->nhw", tap, w[k, :, i, j])
+        for tap in itertools.product(*(range(kk) for kk in kernel)):
+            window = tuple(
+                slice(t * d, t * d + s * (o - 1) + 1, s)
+                for t, d, s, o in zip(tap, dilate, stride, out_size)
+            )
+            part = xp[(slice(None), slice(g * cg, (g + 1) * cg), *window)]
+            out[:, k] += np.tensordot(part, w[(k, slice(None), *tap)], axes=([1], [0]))
         if b is not None and not p.get("no_bias", False):
             out[:, k] += b[k]
-    return out[:, :, 0, :] if one_d else out
+    return out
 
 
 def _out_size(x: int, k: int, s: int, pad: int, convention: str) -> int:
+    if convention == "same":
+        return math.ceil(x / s)
     span = x + 2 * pad - k
     return (math.ceil(span / s) if convention == "full" else span // s) + 1
 
 
 def pool_reference(x: np.ndarray, **p: Any) -> np.ndarray:
-    """Pooling by explicit windows (valid or full convention, global, all pool types)."""
-    one_d = x.ndim == 3
-    if one_d:
-        x = x[:, :, None, :]
-    n, c, h, w = x.shape
+    """Pooling by explicit windows over 1 to 3 spatial axes (valid, full or same convention,
+    global, every pool type). `v1=True` is Pooling_v1's average: always / kernel size."""
+    nd = x.ndim - 2
+    spatial = x.shape[2:]
     kind = p.get("pool_type", "max")
     if p.get("global_pool", False):
-        (kh, kw), (sh, sw), (ph, pw) = (h, w), (1, 1), (0, 0)
+        kernel, stride, pad = spatial, (1,) * nd, (0,) * nd
     else:
-        nd = len(p["kernel"])
-        (kh, kw), (sh, sw) = _two(p["kernel"], 1, nd), _two(p.get("stride"), 1, nd)
-        (ph, pw) = _two(p.get("pad"), 0, nd)
+        kernel, stride = tuple(p["kernel"]), _nd(p.get("stride"), 1, nd)
+        pad = _nd(p.get("pad"), 0, nd)
     convention = p.get("pooling_convention", "valid")
-    ho, wo = _out_size(h, kh, sh, ph, convention), _out_size(w, kw, sw, pw, convention)
+    out_size = [_out_size(*a, convention) for a in zip(spatial, kernel, stride, pad)]
+    if convention == "same":  # TensorFlow's: the odd padding element goes last
+        pad = tuple(
+            max((o - 1) * s + k - n, 0) // 2
+            for o, s, k, n in zip(out_size, stride, kernel, spatial)
+        )
+        ends = [(o - 1) * s + k - q for o, s, k, q in zip(out_size, stride, kernel, pad)]
+    else:
+        ends = [n + q for n, q in zip(spatial, pad)]
     include_pad = p.get("count_include_pad", True) is not False
-    out = np.zeros((n, c, ho, wo))
-    for y in range(ho):
-        for z in range(wo):
-            top, left = y * sh - ph, z * sw - pw
-            bottom, right = min(top + kh, h + ph), min(left + kw, w + pw)
-            window = x[:, :, max(top, 0) : min(bottom, h), max(left, 0) : min(right, w)]
-            if kind == "max":
-                out[:, :, y, z] = window.max(axis=(2, 3))
-            elif kind == "sum":
-                out[:, :, y, z] = window.sum(axis=(2, 3))
-            elif kind == "lp":
-                q = p["p_value"]
-                out[:, :, y, z] = (window**q).sum(axis=(2, 3)) ** (1.0 / q)
+    out = np.zeros((*x.shape[:2], *out_size))
+    for pos in itertools.product(*(range(o) for o in out_size)):
+        starts = [y * s - q for y, s, q in zip(pos, stride, pad)]
+        stops = [min(a + k, e) for a, k, e in zip(starts, kernel, ends)]
+        window = x[
+            (Ellipsis, *(slice(max(a, 0), min(b, n)) for a, b, n in zip(starts, stops, spatial)))
+        ]
+        axes = tuple(range(2, 2 + nd))
+        index = (Ellipsis, *pos)
+        if kind == "max":
+            out[index] = window.max(axis=axes)
+        elif kind == "sum":
+            out[index] = window.sum(axis=axes)
+        elif kind == "lp":
+            q = p["p_value"]
+            out[index] = (window**q).sum(axis=axes) ** (1.0 / q)
+        else:
+            if p.get("v1", False):
+                size = math.prod(kernel)
+            elif include_pad:
+                size = math.prod(b - a for a, b in zip(starts, stops))
             else:
-                size = (
-                    (bottom - top) * (right - left)
-                    if include_pad
-                    else window.shape[2] * window.shape[3]
-                )
-                out[:, :, y, z] = window.sum(axis=(2, 3)) / size
-    return out[:, :, 0, :] if one_d else out
+                size = math.prod(window.shape[2:])
+            out[index] = window.sum(axis=axes) / size
+    return out
 
 
 def distinct(shape: tuple[int, ...], gap: float = 0.05) -> Any:
@@ -141,6 +153,18 @@ CASES = [
     conv("depthwise-s2", (1, 4, 7, 7), (4, 1, 3, 3), kernel=(3, 3), stride=(2, 2), num_group=4),
     conv("no_bias", (2, 3, 5, 6), (4, 3, 2, 3), kernel=(2, 3), stride=(1, 2), no_bias=True),
     conv("1d", (2, 3, 8), (4, 3, 3), kernel=(3,), pad=(1,)),
+    conv("3d", (2, 3, 4, 5, 5), (4, 3, 2, 3, 3), kernel=(2, 3, 3), stride=(1, 2, 1), pad=(1, 1, 1)),
+    conv(
+        "3d-group-dilate",
+        (1, 4, 5, 4, 4),
+        (4, 2, 2, 2, 2),
+        kernel=(2, 2, 2),
+        dilate=(2, 1, 1),
+        stride=(2, 1, 1),
+        num_group=2,
+        no_bias=True,
+    ),
+    conv("3d-1x1x1", (2, 3, 2, 3, 3), (4, 3, 1, 1, 1), kernel=(1, 1, 1)),
     pool("max-2x2", (2, 3, 6, 6), kernel=(2, 2), stride=(2, 2)),
     pool("max-3x3-pad1", (2, 2, 7, 7), kernel=(3, 3), stride=(2, 2), pad=(1, 1)),
     pool("max-full", (1, 2, 6, 6), kernel=(3, 3), stride=(2, 2), pooling_convention="full"),
@@ -168,4 +192,33 @@ CASES = [
     pool("sum-2x2", (2, 2, 5, 5), kernel=(2, 2), pool_type="sum"),
     pool("lp2", (1, 2, 5, 5), kernel=(2, 2), stride=(2, 2), pool_type="lp", p_value=2),
     pool("max-1d", (2, 3, 9), kernel=(3,), stride=(2,)),
+    pool("max-3d", (2, 2, 4, 5, 5), kernel=(2, 3, 3), stride=(2, 2, 2), pad=(0, 1, 1)),
+    pool("max-3d-global", (2, 3, 3, 4, 5), kernel=(1, 1, 1), global_pool=True),
+    pool(
+        "avg-3d-exclude-pad",
+        (1, 2, 5, 4, 4),
+        kernel=(3, 2, 2),
+        stride=(2, 1, 2),
+        pad=(1, 0, 1),
+        pool_type="avg",
+        count_include_pad=False,
+    ),
+    pool("avg-3d-pad", (1, 2, 4, 4, 3), kernel=(2, 3, 2), pad=(1, 1, 0), pool_type="avg"),
+    pool(
+        "avg-3d-same",
+        (1, 2, 5, 5, 5),
+        kernel=(2, 3, 2),
+        stride=(2, 2, 2),
+        pooling_convention="same",
+        pool_type="avg",
+    ),
+    pool(
+        "sum-3d-full",
+        (1, 2, 5, 5, 4),
+        kernel=(2, 2, 2),
+        stride=(2, 2, 2),
+        pooling_convention="full",
+        pool_type="sum",
+    ),
+    pool("lp1-3d", (1, 2, 3, 4, 4), kernel=(2, 2, 2), stride=(1, 2, 2), pool_type="lp", p_value=1),
 ]

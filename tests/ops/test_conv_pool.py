@@ -162,13 +162,13 @@ def test_kernel_larger_than_padded_input_names_op_kernel_and_shape() -> None:
         ),
         ("Convolution", {"kernel": (3, 3), "num_filter": 2, "dilate": (0, 1)}, r"'dilate'.*>= 1"),
         ("Convolution", {"kernel": (3, 3), "num_filter": 2, "layout": "NHWC"}, r"'layout'.*NCHW"),
-        ("Convolution", {"kernel": (3, 3, 3), "num_filter": 2}, r"'kernel'.*1 or 2 dimensions"),
+        ("Convolution", {"kernel": (3, 3, 3, 3), "num_filter": 2}, r"'kernel'.*1, 2 or 3 dim"),
         ("Convolution", {"kernel": (3, 3), "num_filter": 2, "cudnn_tune": "x"}, r"'cudnn_tune'"),
         ("Pooling", {"pool_type": "avg"}, r"Pooling.*'kernel' is required unless global_pool"),
         ("Pooling", {"kernel": (2, 2), "pool_type": "median"}, r"Pooling.*'pool_type'.*'max'"),
         ("Pooling", {"kernel": (2, 2), "pool_type": "lp"}, r"Pooling.*'p_value'"),
         ("Pooling", {"kernel": (2, 2), "pooling_convention": "ceil"}, r"'pooling_convention'"),
-        ("Pooling", {"kernel": (2, 2), "pad": (1, 1, 1)}, r"Pooling.*'pad'.*2 entries"),
+        ("Pooling", {"kernel": (2, 2), "pad": (1,)}, r"Pooling.*'pad'.*2 entries"),
     ],
 )
 def test_bad_parameters_raise_param_error_naming_op_and_field(

@@ -2,14 +2,19 @@
 
 Which algorithm runs:
 
-    depthwise (num_group == C)          direct numba loops (_im2col._dw_*)
-    1x1, stride 1, no padding           y[n] = W @ x[n], no copy at all (np.matmul)
-    stride 1, not much padding waste    shifted GEMMs over the padded input (_conv_shift.py)
-    everything else                     im2col + GEMM, below
+    depthwise (num_group == C), 1-D/2-D direct numba loops (_im2col._dw_*)
+    1x1(x1), stride 1, no padding       y[n] = W @ x[n], no copy at all (np.matmul)
+    stride 1, 1-D/2-D, little padding   shifted GEMMs over the padded input (_conv_shift.py)
+    everything else (3-D included)      im2col + GEMM, below
+
+Arrays arrive as 5-D (N, C, D, H, W) views, 1-D and 2-D convolutions with D = 1 (the
+2-D-only paths take their 4-D views). Deconvolution runs on the same functions: its
+forward is `backward` with only the data gradient, its backward is `forward` and the
+weight gradient of `backward` (see deconvolution.py).
 
 im2col forward, for each chunk of nb images and each group g:
 
-    col            = im2col(x[chunk, channels of g])            (cg*kh*kw, nb*Ho*Wo)
+    col            = im2col(x[chunk, channels of g])            (cg*kd*kh*kw, nb*Do*Ho*Wo)
     y[chunk, g]    = W_g (Fg, cg*kh*kw) @ col  (+ bias)         scattered back to NCHW
 
 Backward, with dY_g the chunk's output gradients as an (Fg, nb*Ho*Wo) matrix:
@@ -43,8 +48,19 @@ _NULL, _ADD = OpReqType.kNullOp, OpReqType.kAddTo
 
 
 @dataclass(frozen=True)
+class DepthWindow:
+    """The depth axis of a 3-D window: kernel, stride, pad, dilation, output size."""
+
+    kd: int = 1
+    sd: int = 1
+    pd: int = 0
+    dd: int = 1
+    do: int = 1
+
+
+@dataclass(frozen=True)
 class ConvShape:
-    """The sizes of one 2-D convolution (1-D ones arrive as H = 1)."""
+    """The sizes of one convolution: 2-D (1-D ones arrive as H = 1), or 3-D with a depth."""
 
     n: int
     c: int
@@ -54,6 +70,8 @@ class ConvShape:
     groups: int
     win: Window
     workspace_mb: int
+    d: int = 1
+    depth: DepthWindow = DepthWindow()
 
     @property
     def cg(self) -> int:
@@ -64,29 +82,32 @@ class ConvShape:
         return self.f // self.groups
 
     @property
+    def planar(self) -> bool:
+        """No depth: the 2-D-only paths (depthwise loops, shifted GEMMs) apply."""
+        return self.d == 1 and self.depth == DepthWindow()
+
+    @property
     def rows(self) -> int:
-        """Rows of one group's column matrix: cg * kh * kw."""
-        return self.cg * self.win.kh * self.win.kw
+        """Rows of one group's column matrix: cg * kd * kh * kw."""
+        return self.cg * self.depth.kd * self.win.kh * self.win.kw
 
     @property
     def hw(self) -> int:
-        return self.win.ho * self.win.wo
+        """Output positions per image and channel: Do * Ho * Wo."""
+        return self.depth.do * self.win.ho * self.win.wo
 
     @property
     def depthwise(self) -> bool:
-        return self.groups == self.c and self.groups > 1
+        return self.groups == self.c and self.groups > 1 and self.planar
 
     @property
     def pointwise(self) -> bool:
-        """1x1, stride 1, no padding, one group: the input already is the column matrix."""
-        win = self.win
-        return self.groups == 1 and (win.kh, win.kw, win.sh, win.sw, win.ph, win.pw) == (
-            1,
-            1,
-            1,
-            1,
-            0,
-            0,
+        """1x1(x1), stride 1, no padding, one group: the input already is the column matrix."""
+        win, dep = self.win, self.depth
+        return (
+            self.groups == 1
+            and (win.kh, win.kw, win.sh, win.sw, win.ph, win.pw) == (1, 1, 1, 1, 0, 0)
+            and (dep.kd, dep.sd, dep.pd) == (1, 1, 0)
         )
 
     def chunk(self, itemsize: int, per_column: int) -> int:
@@ -97,22 +118,71 @@ class ConvShape:
         return max(1, min(self.n, by_memory, by_width))
 
 
+def planar(a: Any) -> Any:
+    """The 4-D (N, C, H, W) view of a 5-D array whose depth is 1."""
+    return a.reshape(a.shape[0], a.shape[1], a.shape[3], a.shape[4])
+
+
+def _depth_blocks(s: ConvShape) -> Any:
+    """(a, v, u) for every depth tap a and output depth v: u is the input depth read, or
+    None where the tap falls in the padding."""
+    dep = s.depth
+    for a in range(dep.kd):
+        for v in range(dep.do):
+            u = v * dep.sd - dep.pd + a * dep.dd
+            yield a, v, (u if 0 <= u < s.d else None)
+
+
+def to_columns(s: ConvShape, x: Any, col: Any, n0: int, m: int, c0: int) -> None:
+    """col = im2col of images n0..n0+m-1, channels c0..c0+cg-1 of x (N, C, D, H, W)."""
+    win = s.win
+    x4 = x.reshape(s.n, s.c * s.d, s.h, s.w)
+    if s.planar:
+        k._im2col(x4, col, n0, m, c0, s.cg, *win.args(), *k.planar_args(win.kh, win.kw, s.hw))
+        return
+    plane, taps = win.ho * win.wo, win.kh * win.kw
+    for a, v, u in _depth_blocks(s):
+        if u is None:  # the whole (a, v) block reads padding
+            blocks = col.reshape(s.cg, s.depth.kd, taps, m, s.depth.do, plane)
+            blocks[:, a, :, :, v, :] = 0
+            continue
+        place = (s.d, u, a * taps, s.depth.kd * taps, v * plane, s.hw)
+        k._im2col(x4, col, n0, m, c0, s.cg, *win.args(), *place)
+
+
+def from_columns(s: ConvShape, col: Any, dx: Any, n0: int, m: int, c0: int, add: bool) -> None:
+    """dx (=|+=) col2im of the column matrix of images n0..n0+m-1, channels c0..c0+cg-1."""
+    win = s.win
+    dx4 = dx.reshape(s.n, s.c * s.d, s.h, s.w)
+    if s.planar:
+        args = (*win.args(), *k.planar_args(win.kh, win.kw, s.hw), add)
+        k._col2im(col, dx4, n0, m, c0, s.cg, *args)
+        return
+    if not add:  # several (a, v) blocks add into one depth slice: clear the chunk first
+        dx[n0 : n0 + m, c0 : c0 + s.cg] = 0
+    plane, taps = win.ho * win.wo, win.kh * win.kw
+    for a, v, u in _depth_blocks(s):
+        if u is not None:
+            place = (s.d, u, a * taps, s.depth.kd * taps, v * plane, s.hw)
+            k._col2im(col, dx4, n0, m, c0, s.cg, *win.args(), *place, True)
+
+
 def _bias_or_dummy(bias: Any, dtype: Any) -> tuple[Any, bool]:
     # the kernels take an array either way, so one compiled signature serves both cases
     return (bias, True) if bias is not None else (np.zeros(1, dtype), False)
 
 
 def forward(s: ConvShape, x: Any, w: Any, bias: Any, out: Any, req: OpReqType, res: Any) -> None:
-    """out (=|+=) conv(x, w) + bias, x (N, C, H, W) and out (N, F, Ho, Wo) contiguous."""
+    """out (=|+=) conv(x, w) + bias, x (N, C, D, H, W) and out (N, F, Do, Ho, Wo) contiguous."""
     if req == _NULL:
         return
     add = req == _ADD
     beta, has_bias = _bias_or_dummy(bias, x.dtype)
     if s.depthwise:
-        k._dw_forward(x, w, beta, out, has_bias, add, *s.win.args())
+        k._dw_forward(planar(x), planar(w), beta, planar(out), has_bias, add, *s.win.args())
         return
-    if not s.pointwise and _conv_shift.supported(s, x.dtype):
-        _conv_shift.forward(s, x, w, beta, has_bias, out, add, res)
+    if not s.pointwise and s.planar and _conv_shift.supported(s, x.dtype):
+        _conv_shift.forward(s, planar(x), planar(w), beta, has_bias, planar(out), add, res)
         return
     out3 = out.reshape(s.n, s.f, s.hw)
     w2 = w.reshape(s.f, s.rows)
@@ -130,7 +200,7 @@ def forward(s: ConvShape, x: Any, w: Any, bias: Any, out: Any, req: OpReqType, r
         tmp = space[s.rows * cols : (s.rows + s.fg) * cols].reshape(s.fg, cols)
         direct = m == 1 and not add  # one image: the GEMM writes straight into out
         for g in range(s.groups):
-            k._im2col(x, col, n0, m, g * s.cg, s.cg, *s.win.args())
+            to_columns(s, x, col, n0, m, g * s.cg)
             wg = w2[g * s.fg : (g + 1) * s.fg]
             if direct:
                 np.matmul(wg, col, out=out3[n0, g * s.fg : (g + 1) * s.fg])
@@ -150,7 +220,11 @@ def backward(
     reqs: list[OpReqType],
     res: Any,
 ) -> None:
-    """grads = [dx, dw, db or None] written per reqs from dy (N, F, Ho, Wo)."""
+    """grads = [dx, dw, db or None] written per reqs from dy (N, F, Do, Ho, Wo).
+
+    x (and dw) may be None when req[1] is null, dx when req[0] is: only the gradients
+    asked for are computed (Deconvolution's forward is the data gradient alone).
+    """
     dx, dw, db = [*grads, None][:3]
     req_x, req_w = reqs[0], reqs[1]
     req_b = reqs[2] if len(reqs) > 2 else _NULL
@@ -164,9 +238,9 @@ def backward(
     if s.depthwise:
         args = s.win.args()
         if req_x != _NULL:
-            k._dw_backward_data(dy, w, dx, req_x == _ADD, *args)
+            k._dw_backward_data(planar(dy), planar(w), planar(dx), req_x == _ADD, *args)
         if req_w != _NULL:
-            k._dw_backward_weight(dy, x, dw, req_w == _ADD, *args)
+            k._dw_backward_weight(planar(dy), planar(x), planar(dw), req_w == _ADD, *args)
         return
     w2 = w.reshape(s.f, s.rows)
     if s.pointwise and req_x not in (_NULL, _ADD):
@@ -174,8 +248,9 @@ def backward(
         req_x = _NULL
     if req_x == _NULL and req_w == _NULL:
         return
-    if _conv_shift.supported(s, x.dtype):
-        _conv_shift.backward(s, dy, x, w, dx, dw, req_x, req_w, res)
+    if s.planar and _conv_shift.supported(s, dy.dtype):
+        dy4, x4, w4, dx4, dw4 = (None if a is None else planar(a) for a in (dy, x, w, dx, dw))
+        _conv_shift.backward(s, dy4, x4, w4, dx4, dw4, req_x, req_w, res)
         return
     _backward_chunks(s, dy3, x, w2, dx, dw, req_x, req_w, res)
 
@@ -191,12 +266,11 @@ def _backward_chunks(
     req_w: OpReqType,
     res: Any,
 ) -> None:
-    nb = s.chunk(x.itemsize, s.rows + s.fg)
-    space = res.get_space(((s.rows + s.fg) * nb * s.hw + s.fg * s.rows,), x.dtype)
+    nb = s.chunk(dy3.itemsize, s.rows + s.fg)
+    space = res.get_space(((s.rows + s.fg) * nb * s.hw + s.fg * s.rows,), dy3.dtype)
     dw2 = dw.reshape(s.f, s.rows) if req_w != _NULL else None
     tmp_w = space[: s.fg * s.rows].reshape(s.fg, s.rows)
     rest = space[s.fg * s.rows :]
-    win = s.win.args()
     for n0 in range(0, s.n, nb):
         m = min(nb, s.n - n0)
         cols = m * s.hw
@@ -209,7 +283,7 @@ def _backward_chunks(
                 dyt = rest[s.rows * cols : (s.rows + s.fg) * cols].reshape(s.fg, cols)
                 k._gather_rows(dy3, dyt, n0, m, g * s.fg, s.fg)
             if dw2 is not None:
-                k._im2col(x, col, n0, m, g * s.cg, s.cg, *win)
+                to_columns(s, x, col, n0, m, g * s.cg)
                 if n0 == 0 and req_w != _ADD:
                     np.matmul(dyt, col.T, out=dw2[fs])
                 else:
@@ -217,4 +291,4 @@ def _backward_chunks(
                     dw2[fs] += tmp_w
             if req_x != _NULL:
                 np.matmul(w2[fs].T, dyt, out=col)  # dcol reuses the column buffer
-                k._col2im(col, dx, n0, m, g * s.cg, s.cg, *win, req_x == _ADD)
+                from_columns(s, col, dx, n0, m, g * s.cg, req_x == _ADD)

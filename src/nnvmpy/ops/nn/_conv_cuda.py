@@ -1,15 +1,20 @@
-"""GPU Convolution: direct numba.cuda kernels, one thread per element it produces.
+"""Direct convolution kernels, one body for both devices: what the GPU runs for 1/2/3-D.
 
-    forward      y[n, f, y, z]   = sum_{c in grp(f), i, j} x[n, c, hy+i*dh, hz+j*dw] w[f, c', i, j]
-    data grad    dx[n, c, h, w]  = the same sum gathered from every (f, i, j) that read (h, w)
-    weight grad  dw[f, c', i, j] = sum_{n, y, z} dy[n, f, y, z] x[n, c, hy + i*dh, hz + j*dw]
+Arrays are flat views of (N, C, D, H, W) data, (F, C/g, kd, kh, kw) weights and
+(N, F, Do, Ho, Wo) outputs (1-D and 2-D convolutions have D = Do = kd = 1). With
+v = out depth, y = out row, z = out column, and tap (a, i, j):
 
-with hy = y*sh - ph, hz = z*sw - pw (taps in the padding read zero).
-    bias grad    db[f]          = sum_{n, y, z} dy[n, f, y, z]
+    forward      out[n, f, v, y, z] = sum_{c, a, i, j} x[n, c, v*sd-pd+a*dd, ..] w[f, c', a, i, j]
+    data grad    dx[n, c, u, h, w]  = the same sum gathered from every (f, a, i, j) that read it
+    weight grad  dw[f, c', a, i, j] = sum_{n, v, y, z} dy[n, f, v, y, z] x[n, c, v*sd-pd+a*dd, ...]
+    bias grad    db[f]              = sum_{n, v, y, z} dy[n, f, v, y, z]
 
-Each thread owns its output element, so there are no atomics and `req` is honoured per
-element. Every kernel is a grid-stride loop (any launch size covers the work, which the
-CUDA simulator relies on). Correctness first: no shared-memory tiling yet.
+(taps in the padding read zero). Each work item owns the element it produces, so there
+are no atomics and `req` holds per element. Deconvolution's forward is the data-gradient
+body (with an optional bias: `has_bias`), its backward the forward body and the weight
+gradient body with the roles of data and output gradient exchanged. `geometry` is the
+tuple of 21 sizes every body takes (see `geometry`). Correctness first: no shared-memory
+tiling. The CPU runs these bodies only in tests (its fast paths are _conv_cpu.py).
 """
 
 from __future__ import annotations
@@ -17,129 +22,160 @@ from __future__ import annotations
 from typing import Any
 
 from ... import kernel
-from ...kernel.cuda import get_cuda
-
-# numba.cuda, bound on the first launch; the kernels must read it as a module global
-# (the CUDA simulator swaps module globals that refer to numba.cuda for its fake).
-cuda: Any = None
+from ...kernel.launch import ADD, NULL
 
 
-def bind_cuda() -> Any:
-    """numba.cuda, imported on first use (a clear NNVMError when no GPU can run it)."""
-    global cuda
-    if cuda is None:
-        cuda = get_cuda("Convolution")
-    return cuda
+def geometry(s: Any) -> tuple[int, ...]:
+    """The kernels' size arguments from a ConvShape: groups, input, output and window sizes."""
+    w, d = s.win, s.depth
+    return (
+        s.groups, s.c, s.d, s.h, s.w, s.f, d.do, w.ho, w.wo,
+        d.kd, w.kh, w.kw, d.sd, w.sh, w.sw, d.pd, w.ph, w.pw, d.dd, w.dh, w.dw,
+    )  # fmt: skip
 
 
-@kernel.cuda_kernel
-def _conv_forward_cuda(x, w, bias, out, has_bias, add, groups, kh, kw, sh, sw, ph, pw, dh, dw):
-    n_img, n_f, ho, wo = out.shape
-    height, width = x.shape[2], x.shape[3]
-    cg = w.shape[1]
-    fg = n_f // groups
-    for idx in range(cuda.grid(1), n_img * n_f * ho * wo, cuda.gridsize(1)):
-        z = idx % wo
-        y = (idx // wo) % ho
-        f = (idx // (wo * ho)) % n_f
-        n = idx // (wo * ho * n_f)
-        c0 = (f // fg) * cg
-        acc = 0.0
-        for c in range(cg):
+@kernel.device_function
+def store(a, k, v, mode):
+    """a[k] (=|+=) v as the write mode says (NULL: untouched)."""
+    if mode == ADD:
+        a[k] += v
+    elif mode != NULL:
+        a[k] = v
+
+
+@kernel.parallel_for
+def conv_forward(
+    idx, x, w, bias, out, has_bias, mode,
+    groups, n_c, depth, height, width, n_f, do, ho, wo,
+    kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw,
+):  # fmt: skip
+    z = idx % wo
+    r = idx // wo
+    y = r % ho
+    r = r // ho
+    v = r % do
+    r = r // do
+    f = r % n_f
+    n = r // n_f
+    cg = n_c // groups
+    c0 = (f // (n_f // groups)) * cg
+    acc = 0.0
+    for c in range(cg):
+        xvol = (n * n_c + c0 + c) * depth
+        wvol = (f * cg + c) * kd
+        for a in range(kd):
+            u = v * sd - pd + a * dd
+            if u < 0 or u >= depth:
+                continue
             for i in range(kh):
                 h = y * sh - ph + i * dh
-                if h >= 0 and h < height:
-                    for j in range(kw):
-                        col = z * sw - pw + j * dw
-                        if col >= 0 and col < width:
-                            acc += x[n, c0 + c, h, col] * w[f, c, i, j]
-        if has_bias:
-            acc += bias[f]
-        if add:
-            out[n, f, y, z] += acc
-        else:
-            out[n, f, y, z] = acc
-
-
-@kernel.cuda_kernel
-def _conv_backward_data_cuda(dy, w, dx, add, groups, kh, kw, sh, sw, ph, pw, dh, dw):
-    n_img, n_c, height, width = dx.shape
-    n_f, ho, wo = dy.shape[1], dy.shape[2], dy.shape[3]
-    cg = w.shape[1]
-    fg = n_f // groups
-    for idx in range(cuda.grid(1), n_img * n_c * height * width, cuda.gridsize(1)):
-        col = idx % width
-        h = (idx // width) % height
-        c = (idx // (width * height)) % n_c
-        n = idx // (width * height * n_c)
-        g = c // cg
-        cc = c - g * cg
-        acc = 0.0
-        for i in range(kh):
-            ty = h + ph - i * dh
-            if ty < 0 or ty % sh != 0 or ty // sh >= ho:
-                continue
-            y = ty // sh
-            for j in range(kw):
-                tz = col + pw - j * dw
-                if tz < 0 or tz % sw != 0 or tz // sw >= wo:
+                if h < 0 or h >= height:
                     continue
-                z = tz // sw
-                for f in range(g * fg, (g + 1) * fg):
-                    acc += dy[n, f, y, z] * w[f, cc, i, j]
-        if add:
-            dx[n, c, h, col] += acc
-        else:
-            dx[n, c, h, col] = acc
+                xrow = ((xvol + u) * height + h) * width
+                wrow = ((wvol + a) * kh + i) * kw
+                for j in range(kw):
+                    col = z * sw - pw + j * dw
+                    if col >= 0 and col < width:
+                        acc += x[xrow + col] * w[wrow + j]
+    if has_bias:
+        acc += bias[f]
+    store(out, idx, acc, mode)
 
 
-@kernel.cuda_kernel
-def _conv_backward_weight_cuda(dy, x, dwt, add, groups, kh, kw, sh, sw, ph, pw, dh, dw):
-    n_f, cg = dwt.shape[0], dwt.shape[1]
-    n_img, ho, wo = dy.shape[0], dy.shape[2], dy.shape[3]
-    height, width = x.shape[2], x.shape[3]
+@kernel.device_function
+def _tap_hit(pos, pad, tap, dil, stride, size):
+    """The output index whose window puts tap `tap` on input `pos`, or -1."""
+    t = pos + pad - tap * dil
+    if t < 0 or t % stride != 0 or t // stride >= size:
+        return -1
+    return t // stride
+
+
+@kernel.parallel_for
+def conv_data_grad(
+    idx, dy, w, bias, dx, has_bias, mode,
+    groups, n_c, depth, height, width, n_f, do, ho, wo,
+    kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw,
+):  # fmt: skip
+    col = idx % width
+    r = idx // width
+    h = r % height
+    r = r // height
+    u = r % depth
+    r = r // depth
+    c = r % n_c
+    n = r // n_c
+    cg = n_c // groups
     fg = n_f // groups
-    for idx in range(cuda.grid(1), n_f * cg * kh * kw, cuda.gridsize(1)):
-        j = idx % kw
-        i = (idx // kw) % kh
-        cc = (idx // (kw * kh)) % cg
-        f = idx // (kw * kh * cg)
-        c = (f // fg) * cg + cc
-        acc = 0.0
-        for n in range(n_img):
+    g = c // cg
+    cc = c - g * cg
+    acc = 0.0
+    for a in range(kd):
+        v = _tap_hit(u, pd, a, dd, sd, do)
+        if v < 0:
+            continue
+        for i in range(kh):
+            y = _tap_hit(h, ph, i, dh, sh, ho)
+            if y < 0:
+                continue
+            for j in range(kw):
+                z = _tap_hit(col, pw, j, dw, sw, wo)
+                if z < 0:
+                    continue
+                for f in range(g * fg, (g + 1) * fg):
+                    acc += (
+                        dy[(((n * n_f + f) * do + v) * ho + y) * wo + z]
+                        * w[(((f * cg + cc) * kd + a) * kh + i) * kw + j]
+                    )
+    if has_bias:
+        acc += bias[c]
+    store(dx, idx, acc, mode)
+
+
+@kernel.parallel_for
+def conv_weight_grad(
+    idx, dy, x, dwt, n_img, mode,
+    groups, n_c, depth, height, width, n_f, do, ho, wo,
+    kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw,
+):  # fmt: skip
+    cg = n_c // groups
+    j = idx % kw
+    r = idx // kw
+    i = r % kh
+    r = r // kh
+    a = r % kd
+    r = r // kd
+    cc = r % cg
+    f = r // cg
+    c = (f // (n_f // groups)) * cg + cc
+    acc = 0.0
+    for n in range(n_img):
+        for v in range(do):
+            u = v * sd - pd + a * dd
+            if u < 0 or u >= depth:
+                continue
             for y in range(ho):
                 h = y * sh - ph + i * dh
                 if h < 0 or h >= height:
                     continue
+                xrow = (((n * n_c + c) * depth + u) * height + h) * width
+                grow = (((n * n_f + f) * do + v) * ho + y) * wo
                 for z in range(wo):
                     col = z * sw - pw + j * dw
                     if col >= 0 and col < width:
-                        acc += dy[n, f, y, z] * x[n, c, h, col]
-        if add:
-            dwt[f, cc, i, j] += acc
-        else:
-            dwt[f, cc, i, j] = acc
+                        acc += dy[grow + z] * x[xrow + col]
+    store(dwt, idx, acc, mode)
 
 
-@kernel.cuda_kernel
-def _conv_backward_bias_cuda(dy, db, add):
-    n_img, n_f, ho, wo = dy.shape
-    for f in range(cuda.grid(1), n_f, cuda.gridsize(1)):
-        acc = 0.0
-        for n in range(n_img):
-            for y in range(ho):
-                for z in range(wo):
-                    acc += dy[n, f, y, z]
-        if add:
-            db[f] += acc
-        else:
-            db[f] = acc
+@kernel.parallel_for
+def channel_sum(f, dy, db, n_img, n_f, inner, mode):
+    """db[f] (=|+=) sum over images and positions of dy[n, f, :] (a bias gradient)."""
+    acc = 0.0
+    for n in range(n_img):
+        base = (n * n_f + f) * inner
+        for p in range(inner):
+            acc += dy[base + p]
+    store(db, f, acc, mode)
 
 
-__all__ = [
-    "_conv_backward_bias_cuda",
-    "_conv_backward_data_cuda",
-    "_conv_backward_weight_cuda",
-    "_conv_forward_cuda",
-    "bind_cuda",
-]
+__all__ = ["channel_sum", "conv_data_grad", "conv_forward", "conv_weight_grad", "geometry", "store"]

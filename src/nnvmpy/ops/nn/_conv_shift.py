@@ -124,13 +124,16 @@ def forward(
 def backward(
     s: Any, dy: Any, x: Any, w: Any, dx: Any, dw: Any, req_x: Any, req_w: Any, res: Any
 ) -> None:
-    """dx and dw (per req) of a stride-1 convolution from dy (N, F, Ho, Wo)."""
-    nb = _chunk(s, x.itemsize, 3 * s.cg + s.fg)
+    """dx and dw (per req) of a stride-1 convolution from dy (N, F, Ho, Wo).
+
+    x and dw may be None when req_w is null (dx likewise when req_x is).
+    """
+    nb = _chunk(s, dy.itemsize, 3 * s.cg + s.fg)
     lay = _Layout(s, nb)
     ld_y = nb * lay.plane
     n_wt = s.win.kh * s.win.kw * s.f * s.cg
     sizes = [s.cg * lay.ld, s.cg * lay.ld, s.fg * ld_y, n_wt, n_wt]
-    space = res.get_space((sum(sizes),), x.dtype)
+    space = res.get_space((sum(sizes),), dy.dtype)
     parts, start = [], 0
     for size in sizes:
         parts.append(space[start : start + size])

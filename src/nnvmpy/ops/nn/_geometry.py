@@ -1,7 +1,9 @@
-"""Window geometry shared by Convolution and Pooling: output sizes and the 2-D view of 1-D ops.
+"""Window geometry shared by Convolution, Deconvolution and Pooling: output sizes, N-D views.
 
-Every kernel here works on 4-D NCHW arrays. A 1-D op (N, C, W) runs as (N, C, 1, W) with a
-kernel of height 1, so there is one set of kernels; `as_4d` makes that view.
+The 2-D kernels work on 4-D NCHW arrays: a 1-D op (N, C, W) runs as (N, C, 1, W) with a
+kernel of height 1 (`as_4d`). The kernels that also serve 3-D ops work on 5-D NCDHW
+arrays: 1-D and 2-D ops run with a depth of 1 (`as_5d`), their windows padded with
+leading (kernel 1, stride 1, pad 0, dilate 1) dimensions (`to_3d`).
 """
 
 from __future__ import annotations
@@ -72,9 +74,29 @@ class Window:
         )
 
 
+def op_name(attrs: Any, default: str) -> str:
+    """The name of the op whose node `attrs` belong to (`default` for a bare NodeAttrs)."""
+    op = getattr(attrs, "op", None)
+    return default if op is None else str(op.name)
+
+
 def to_2d(values: tuple[int, ...], fill: int) -> tuple[int, int]:
     """A 1-D tuple (w,) becomes (fill, w); a 2-D tuple stays."""
     return (fill, values[0]) if len(values) == 1 else (values[0], values[1])
+
+
+def to_3d(values: tuple[int, ...], fill: int) -> tuple[int, int, int]:
+    """(w,) -> (fill, fill, w); (h, w) -> (fill, h, w); (d, h, w) stays."""
+    padded = (fill,) * (3 - len(values)) + tuple(values)
+    return (padded[0], padded[1], padded[2])
+
+
+def as_5d(x: Any) -> Any:
+    """(N, C, *S) with 1 to 3 spatial axes -> (N, C, D, H, W) view (NumPy or device arrays)."""
+    shape = tuple(x.shape)
+    if len(shape) == 5:
+        return x
+    return x.reshape(*shape[:2], *((1,) * (5 - len(shape))), *shape[2:])
 
 
 def as_4d(x: Any) -> Any:

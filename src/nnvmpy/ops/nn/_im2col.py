@@ -5,8 +5,15 @@ Column layout, for images n0..n0+nb-1 and channels c0..c0+cg-1 of x (N, C, H, W)
     col[(c*kh + i)*kw + j, b*Ho*Wo + y*Wo + z] = x[n0+b, c0+c, y*sh - ph + i*dh, z*sw - pw + j*dw]
 
 (zero where the index falls in the padding), so that W_g (Fg, cg*kh*kw) @ col is the
-convolution of the chunk, laid out (Fg, nb*Ho*Wo). Kernels take offsets instead of
-sliced views so every call has the same (contiguous) signature and compiles once per dtype.
+convolution of the chunk, laid out (Fg, nb*Ho*Wo). A 3-D convolution (x viewed as
+(N, C*D, H, W)) fills its (cg*kd*kh*kw, nb*Do*Ho*Wo) column matrix with one call per
+depth tap a and output depth v: the trailing arguments place that 2-D block, reading
+depth slice u = v*sd - pd + a*dd (channel c's plane (c0+c)*D + u, c_step = D), at rows
+c*row_step + row0 + i*kw + j (row_step = kd*kh*kw, row0 = a*kh*kw) and columns
+b*img_cols + col0 + y*Wo + z (img_cols = Do*Ho*Wo, col0 = v*Ho*Wo); a 2-D convolution
+passes c_step 1, u 0, row0 0, row_step kh*kw, col0 0, img_cols Ho*Wo (`planar_args`).
+Kernels take offsets instead of sliced views so every call has the same (contiguous)
+signature and compiles once per dtype.
 The depthwise kernels run in parallel (no BLAS beside them); each prange iteration
 writes its own output plane or weight.
 
@@ -21,6 +28,11 @@ from numba import prange
 
 from ... import kernel
 from ._uindex import u as _u
+
+
+def planar_args(kh: int, kw: int, hw: int) -> tuple[int, ...]:
+    """The trailing _im2col/_col2im arguments of a 2-D convolution (see above)."""
+    return (1, 0, 0, kh * kw, 0, hw)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -43,7 +55,11 @@ def _valid_range(pad_off, step, size, out):
 
 
 @kernel.cpu_kernel(parallel=False)
-def _im2col(x, col, n0, nb, c0, cg, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo):
+def _im2col(
+    x, col, n0, nb, c0, cg, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo,
+    c_step, u, row0, row_step, col0, img_cols,
+):  # fmt: skip
+    # x is (N, C*D, H, W); image b's channel c reads its depth slice u: plane (c0+c)*D + u
     n_c, height, width = x.shape[1], x.shape[2], x.shape[3]
     hw = ho * wo
     ncols = col.shape[1]
@@ -52,13 +68,13 @@ def _im2col(x, col, n0, nb, c0, cg, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo):
     for t in range(nb * cg):
         b = t // cg
         c = t % cg
-        plane = ((n0 + b) * n_c + c0 + c) * height * width
-        base = b * hw
+        plane = ((n0 + b) * n_c + (c0 + c) * c_step + u) * height * width
+        base = b * img_cols + col0
         for i in range(kh):
             y_lo, y_hi = _valid_range(ph - i * dh, sh, height, ho)
             for j in range(kw):
                 z_lo, z_hi = _valid_range(pw - j * dw, sw, width, wo)
-                row = ((c * kh + i) * kw + j) * ncols + base
+                row = (c * row_step + row0 + i * kw + j) * ncols + base
                 for p in range(y_lo * wo):
                     cf[_u(row + p)] = 0
                 for p in range(y_hi * wo, hw):
@@ -79,26 +95,28 @@ def _im2col(x, col, n0, nb, c0, cg, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo):
 
 
 @kernel.cpu_kernel(parallel=False)
-def _col2im(col, dx, n0, nb, c0, cg, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo, add):
+def _col2im(
+    col, dx, n0, nb, c0, cg, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo,
+    c_step, u, row0, row_step, col0, img_cols, add,
+):  # fmt: skip
     # dx[n, c, h, w] (+)= sum of the col entries that im2col copied from (h, w)
     n_c, height, width = dx.shape[1], dx.shape[2], dx.shape[3]
-    hw = ho * wo
     ncols = col.shape[1]
     df = dx.reshape(-1)
     cf = col.reshape(-1)
     for t in range(nb * cg):
         b = t // cg
         c = t % cg
-        plane = ((n0 + b) * n_c + c0 + c) * height * width
+        plane = ((n0 + b) * n_c + (c0 + c) * c_step + u) * height * width
         if not add:
             for p in range(height * width):
                 df[_u(plane + p)] = 0
-        base = b * hw
+        base = b * img_cols + col0
         for i in range(kh):
             y_lo, y_hi = _valid_range(ph - i * dh, sh, height, ho)
             for j in range(kw):
                 z_lo, z_hi = _valid_range(pw - j * dw, sw, width, wo)
-                row = ((c * kh + i) * kw + j) * ncols + base
+                row = (c * row_step + row0 + i * kw + j) * ncols + base
                 for y in range(y_lo, y_hi):
                     dst = plane + (y * sh - ph + i * dh) * width + j * dw - pw
                     src = row + y * wo
@@ -346,4 +364,5 @@ __all__ = [
     "_scatter",
     "_unpad_grad",
     "_unpad_out",
+    "planar_args",
 ]

@@ -1,11 +1,13 @@
-"""Convolution (1-D and 2-D, NCHW) and _backward_Convolution.
+"""Convolution (1-D, 2-D and 3-D: NCW, NCHW, NCDHW) and _backward_Convolution.
 
     out[n, f] = bias[f] + sum_{c in group(f)} x[n, c] (*) w[f, c]        (cross-correlation)
-    Ho = (H + 2*pad - dilate*(kh - 1) - 1) // stride + 1                     (likewise Wo)
+    Ho = (H + 2*pad - dilate*(kh - 1) - 1) // stride + 1                (likewise Do, Wo)
 
 CPU: im2col + BLAS GEMM with a kTempSpace workspace (_conv_cpu.py); GPU: direct
-numba.cuda kernels (_conv_cuda.py). Both are imported on their first launch, so
-`import nnvmpy` compiles nothing. A 1-D convolution runs as a 2-D one of height 1.
+one-body kernels (_conv_cuda.py). Both are imported on their first launch, so
+`import nnvmpy` compiles nothing. Every convolution runs as a 3-D one on 5-D views
+(1-D and 2-D ones with a depth of 1); `conv_shape` gives its sizes. Convolution_v1
+(legacy_v1.py) and Deconvolution (deconvolution.py) reuse this module's pieces.
 """
 
 from __future__ import annotations
@@ -23,21 +25,27 @@ from ...attrs import (
     FResourceRequest,
     TIsBackward,
 )
-from ...base import InferError, OpReqType, ParamError
+from ...base import InferError, ParamError
 from ...graph.grad import make_grad_node
 from ...infer import shape_assign, shape_is_known, shape_str, type_assign
+from ...kernel.launch import NULL, req_code, run_rows
 from ...param import Parameter, Shape, field
 from ...registry import NodeAttrs, register_op
 from ...resource import ResourceRequest
 from ._geometry import (
     Window,
-    as_4d,
+    as_5d,
     check_float_dtype,
     conv_out_size,
     dilated,
+    op_name,
     run_via_float32,
-    to_2d,
+    to_3d,
 )
+
+#: the data layout of each number of spatial axes, as MXNet names it
+LAYOUTS = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
+SHAPES = {1: "(N, C, W)", 2: "(N, C, H, W)", 3: "(N, C, D, H, W)"}
 
 
 class ConvolutionParam(Parameter):
@@ -96,13 +104,25 @@ class ConvolutionParam(Parameter):
         return check_window_params(p, op, ("stride", "dilate"))
 
 
-def check_window_params(p: Any, op: str, ones: tuple[str, ...]) -> Any:
-    """Shared by Convolution and Pooling: 1-D/2-D kernel, matching stride/dilate/pad lengths."""
+def check_window_params(
+    p: Any,
+    op: str,
+    ones: tuple[str, ...],
+    dims: tuple[int, ...] = (1, 2, 3),
+    longer: tuple[str, ...] = (),
+) -> Any:
+    """Shared by the window ops: kernel of `dims` axes, matching stride/dilate/pad lengths.
+
+    Empty tuples among `ones` (filled with 1s) and 'pad' (0s) take the kernel's length;
+    the parameters in `longer` may be longer than the kernel (Pooling's pad, as MXNet
+    reads only its leading entries), and are cut to its length.
+    """
     nd = len(p.kernel)
-    if nd not in (1, 2):
+    if nd not in dims:
+        accepted = ", ".join(str(d) for d in dims[:-1]) + f" or {dims[-1]}"
+        layouts = ", ".join(LAYOUTS[d] for d in dims)
         raise ParamError(
-            f"{op}: parameter 'kernel' must have 1 or 2 dimensions (NCW or NCHW), got "
-            f"{p.kernel}; 3-D windows are not supported"
+            f"{op}: parameter 'kernel' must have {accepted} dimensions ({layouts}), got {p.kernel}"
         )
     if min(p.kernel) < 1:
         raise ParamError(f"{op}: parameter 'kernel' must be positive, got {p.kernel}")
@@ -112,39 +132,43 @@ def check_window_params(p: Any, op: str, ones: tuple[str, ...]) -> Any:
         low = 1 if name in ones else 0
         if len(value) == 0:
             changes[name] = (low,) * nd
-        elif len(value) != nd:
+            continue
+        if len(value) > nd and name in longer:
+            value = changes[name] = value[:nd]
+        if len(value) != nd:
             raise ParamError(
                 f"{op}: parameter {name!r} must have {nd} entries like kernel {p.kernel}, "
                 f"got {value}"
             )
-        elif min(value) < low:
+        if min(value) < low:
             raise ParamError(f"{op}: parameter {name!r} must be >= {low}, got {value}")
-    expected = "NCW" if nd == 1 else "NCHW"
-    if p.layout not in (None, expected):
+    layout = getattr(p, "layout", None)
+    if layout not in (None, LAYOUTS[nd]):
         raise ParamError(
-            f"{op}: parameter 'layout' is {p.layout!r}, but a {nd}-D {op} supports "
-            f"only layout None or {expected!r}"
+            f"{op}: parameter 'layout' is {layout!r}, but a {nd}-D {op} supports "
+            f"only layout None or {LAYOUTS[nd]!r}"
         )
     return p.replace(**changes) if changes else p
 
 
-def _window(p: ConvolutionParam, data: tuple[int, ...]) -> Window:
-    """The 2-D window of a (1-D or 2-D) convolution on data of this shape."""
-    (kh, kw), (sh, sw) = to_2d(p.kernel, 1), to_2d(p.stride, 1)
-    (ph, pw), (dh, dw) = to_2d(p.pad, 0), to_2d(p.dilate, 1)
-    h, w = (1, data[2]) if len(data) == 3 else (data[2], data[3])
-    return Window(
-        kh,
-        kw,
-        sh,
-        sw,
-        ph,
-        pw,
-        dh,
-        dw,
-        conv_out_size(h, kh, sh, ph, dh),
-        conv_out_size(w, kw, sw, pw, dw),
-    )
+def conv_shape(
+    p: Any, data: tuple[int, ...], n_f: int, out_spatial: tuple[int, ...], pad: Any = None
+) -> Any:
+    """The ConvShape (_conv_cpu.py) of a convolution of `data` into n_f output channels.
+
+    p supplies kernel, stride, dilate, num_group and workspace; `pad` overrides p.pad
+    (Deconvolution's target_shape padding). Imported lazily: it loads the CPU kernels.
+    """
+    from ._conv_cpu import ConvShape, DepthWindow
+
+    (kd, kh, kw), (sd, sh, sw) = to_3d(p.kernel, 1), to_3d(p.stride, 1)
+    (pd, ph, pw), (dd, dh, dw) = to_3d(p.pad if pad is None else pad, 0), to_3d(p.dilate, 1)
+    (d, h, w), (do, ho, wo) = to_3d(data[2:], 1), to_3d(out_spatial, 1)
+    win = Window(kh, kw, sh, sw, ph, pw, dh, dw, ho, wo)
+    return ConvShape(
+        data[0], data[1], h, w, n_f, p.num_group, win, p.workspace, d,
+        DepthWindow(kd, sd, pd, dd, do),
+    )  # fmt: skip
 
 
 def _input_names(attrs: NodeAttrs) -> list[str]:
@@ -159,30 +183,29 @@ def infer_conv_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[An
 
     C comes from the weight when the data's is unknown; N from the output.
     """
-    p = attrs.parsed
+    p, op = attrs.parsed, op_name(attrs, "Convolution")
     nd, f, g = len(p.kernel), p.num_filter, p.num_group
     if not p.no_bias:
-        shape_assign(in_shapes, 2, (f,), "Convolution: input 'bias'")
+        shape_assign(in_shapes, 2, (f,), f"{op}: input 'bias'")
     data, weight = in_shapes[0], in_shapes[1]
     if data is None:
         return False
     if len(data) != nd + 2:
-        layout = "(N, C, W)" if nd == 1 else "(N, C, H, W)"
         raise InferError(
-            f"Convolution: input 'data' must be {nd + 2}-D {layout} for kernel {p.kernel}, "
-            f"got shape {shape_str(data)}"
+            f"{op}: input 'data' must be {nd + 2}-D {SHAPES[nd]} for kernel "
+            f"{p.kernel}, got shape {shape_str(data)}"
         )
     if data[1] is None and weight is not None and len(weight) == nd + 2 and weight[1] is not None:
-        shape_assign(in_shapes, 0, (data[0], weight[1] * g, *data[2:]), "Convolution: input 'data'")
+        shape_assign(in_shapes, 0, (data[0], weight[1] * g, *data[2:]), f"{op}: input 'data'")
         data = in_shapes[0]
     c = data[1]
     if c is not None and c % g:
         raise InferError(
-            f"Convolution: input 'data' has {c} channels (shape {shape_str(data)}), which "
+            f"{op}: input 'data' has {c} channels (shape {shape_str(data)}), which "
             f"num_group={g} does not divide"
         )
     cg = None if c is None else c // g
-    shape_assign(in_shapes, 1, (f, cg, *p.kernel), "Convolution: input 'weight'")
+    shape_assign(in_shapes, 1, (f, cg, *p.kernel), f"{op}: input 'weight'")
     spatial: list[int | None] = []
     for x, k, s, pad, d in zip(data[2:], p.kernel, p.stride, p.pad, p.dilate):
         if x is None:
@@ -190,17 +213,17 @@ def infer_conv_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[An
             continue
         if dilated(k, d) > x + 2 * pad:
             raise InferError(
-                f"Convolution: kernel {p.kernel} (dilate {p.dilate}) is larger than the "
+                f"{op}: kernel {p.kernel} (dilate {p.dilate}) is larger than the "
                 f"padded input: data has shape {shape_str(data)} with pad {p.pad}"
             )
         spatial.append(conv_out_size(x, k, s, pad, d))
-    shape_assign(out_shapes, 0, (data[0], f, *spatial), "Convolution: output 'output'")
+    shape_assign(out_shapes, 0, (data[0], f, *spatial), f"{op}: output 'output'")
     out = out_shapes[0]
     if out is not None:  # as MXNet: N from the output, and a stride-1 spatial size too
         back = [out[0] if data[0] is None else data[0], data[1]]
         for x, o, k, s, pad, d in zip(data[2:], out[2:], p.kernel, p.stride, p.pad, p.dilate):
             back.append(o + dilated(k, d) - 1 - 2 * pad if x is None and o and s == 1 else x)
-        shape_assign(in_shapes, 0, tuple(back), "Convolution: input 'data'")
+        shape_assign(in_shapes, 0, tuple(back), f"{op}: input 'data'")
     return all(shape_is_known(s) for s in [*in_shapes, *out_shapes])
 
 
@@ -237,82 +260,75 @@ def infer_backward_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: lis
 # -- compute ------------------------------------------------------------------------------
 
 
-def _conv_shape(p: ConvolutionParam, x: Any) -> Any:
-    from ._conv_cpu import ConvShape
-
-    n, c, h, w = as_4d(x).shape
-    return ConvShape(n, c, h, w, p.num_filter, p.num_group, _window(p, x.shape), p.workspace)
+def _conv_shape(p: ConvolutionParam, x: Any, out: Any) -> Any:
+    return conv_shape(p, tuple(x.shape), p.num_filter, tuple(out.shape[2:]))
 
 
-def _forward_cpu(
+def forward_cpu(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
+    """FCompute<cpu> of Convolution (and Convolution_v1)."""
     from . import _conv_cpu
 
     def run(ins: list[Any], reqs: list[Any], outs: list[Any]) -> None:
         bias = None if p.no_bias else ins[2]
-        _conv_cpu.forward(s, as_4d(ins[0]), as_4d(ins[1]), bias, as_4d(outs[0]), reqs[0], res)
+        _conv_cpu.forward(s, as_5d(ins[0]), as_5d(ins[1]), bias, as_5d(outs[0]), reqs[0], res)
 
-    p, s, res = attrs.parsed, _conv_shape(attrs.parsed, inputs[0]), ctx.requested[0]
+    p, res = attrs.parsed, ctx.requested[0]
+    s = _conv_shape(p, inputs[0], outputs[0])
     run_via_float32(run, inputs, req, outputs)
 
 
-def _backward_cpu(
+def backward_cpu(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
+    """FCompute<cpu> of _backward_Convolution: (ograd, data, weight) -> gradients."""
     from . import _conv_cpu
 
     def run(ins: list[Any], reqs: list[Any], outs: list[Any]) -> None:
-        dy, x, w = (as_4d(a) for a in ins)
-        grads = [as_4d(outs[0]), as_4d(outs[1]), *outs[2:]]
+        dy, x, w = (as_5d(a) for a in ins)
+        grads = [as_5d(outs[0]), as_5d(outs[1]), *outs[2:]]
         _conv_cpu.backward(s, dy, x, w, grads, list(reqs), res)
 
-    s, res = _conv_shape(attrs.parsed, inputs[1]), ctx.requested[0]
+    s, res = _conv_shape(attrs.parsed, inputs[1], inputs[0]), ctx.requested[0]
     run_via_float32(run, inputs, req, outputs)
 
 
-def _gpu_window(p: ConvolutionParam, data_shape: tuple[int, ...]) -> tuple[int, ...]:
-    return (p.num_group, *_window(p, data_shape).args()[:8])
-
-
-def _forward_gpu(
+def forward_gpu(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
-    from . import _conv_cuda as cu
+    """FCompute<gpu> of Convolution: one work item per output element."""
+    from ._conv_cuda import conv_forward, geometry
 
-    cu.bind_cuda()
-    p = attrs.parsed
-    if req[0] == OpReqType.kNullOp:
+    name = op_name(attrs, "Convolution")
+    p, mode = attrs.parsed, req_code(name, req[0])
+    check_float_dtype(name, "data", inputs[0].dtype, gpu=True)
+    if mode == NULL:
         return
-    check_float_dtype("Convolution", "data", inputs[0].dtype, gpu=True)
-    x, w, out = as_4d(inputs[0]), as_4d(inputs[1]), as_4d(outputs[0])
-    bias = w.reshape(w.size) if p.no_bias else inputs[2]  # a stand-in the kernel never reads
-    add = req[0] == OpReqType.kAddTo
-    cu._conv_forward_cuda.launch(
-        ctx, out.size, x, w, bias, out, not p.no_bias, add, *_gpu_window(p, inputs[0].shape)
-    )
+    x, w, out = inputs[0], inputs[1], outputs[0]
+    bias = w if p.no_bias else inputs[2]  # a stand-in the kernel never reads
+    geo = geometry(_conv_shape(p, x, out))
+    run_rows(ctx, name, conv_forward, out.size, x, w, bias, out, not p.no_bias, mode, *geo)
 
 
-def _backward_gpu(
+def backward_gpu(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
-    from . import _conv_cuda as cu
+    """FCompute<gpu> of _backward_Convolution: data, weight and bias gradients."""
+    from ._conv_cuda import channel_sum, conv_data_grad, conv_weight_grad, geometry
 
-    cu.bind_cuda()
-    p = attrs.parsed
-    check_float_dtype("_backward_Convolution", "data", inputs[1].dtype, gpu=True)
-    dy, x, w = (as_4d(a) for a in inputs)
-    win = _gpu_window(p, inputs[1].shape)
-    dx, dw = as_4d(outputs[0]), as_4d(outputs[1])
-    if req[0] != OpReqType.kNullOp:
-        add = req[0] == OpReqType.kAddTo
-        cu._conv_backward_data_cuda.launch(ctx, dx.size, dy, w, dx, add, *win)
-    if req[1] != OpReqType.kNullOp:
-        add = req[1] == OpReqType.kAddTo
-        cu._conv_backward_weight_cuda.launch(ctx, dw.size, dy, x, dw, add, *win)
-    if len(outputs) > 2 and req[2] != OpReqType.kNullOp:
-        add = req[2] == OpReqType.kAddTo
-        cu._conv_backward_bias_cuda.launch(ctx, p.num_filter, dy, outputs[2], add)
+    name, p = op_name(attrs, "_backward_Convolution"), attrs.parsed
+    check_float_dtype(name, "data", inputs[1].dtype, gpu=True)
+    dy, x, w = inputs
+    s = _conv_shape(p, x, dy)
+    geo, modes = geometry(s), [req_code(name, r) for r in req]
+    if modes[0] != NULL:
+        run_rows(ctx, name, conv_data_grad, x.size, dy, w, w, outputs[0], False, modes[0], *geo)
+    if modes[1] != NULL:
+        run_rows(ctx, name, conv_weight_grad, w.size, dy, x, outputs[1], s.n, modes[1], *geo)
+    if len(outputs) > 2 and modes[2] != NULL:
+        inner = s.hw
+        run_rows(ctx, name, channel_sum, s.f, dy, outputs[2], s.n, s.f, inner, modes[2])
 
 
 def _conv_gradient(node: Any, ograds: list[Any]) -> list[Any]:
@@ -327,7 +343,7 @@ def _temp_space(attrs: NodeAttrs) -> list[ResourceRequest]:
 (
     register_op("Convolution")
     .describe(
-        "Compute *N*-D convolution on *(N+2)*-D input (N = 1 or 2).\n\n"
+        "Compute *N*-D convolution on *(N+2)*-D input (N = 1, 2 or 3).\n\n"
         "For 2-D convolution, the shapes are\n\n"
         "- **data**: *(batch_size, channel, height, width)*\n"
         "- **weight**: *(num_filter, channel/num_group, kernel[0], kernel[1])*\n"
@@ -336,7 +352,7 @@ def _temp_space(attrs: NodeAttrs) -> list[ResourceRequest]:
         "    out_height = (height + 2*pad[0] - dilate[0]*(kernel[0]-1) - 1) // stride[0] + 1\n\n"
         "With num_group > 1 the channels split into num_group groups convolved separately "
         "(num_group == channel is depthwise convolution). 1-D convolution takes "
-        "*(batch_size, channel, width)*."
+        "*(batch_size, channel, width)*, 3-D *(batch_size, channel, depth, height, width)*."
     )
     .set_attr_parser(ConvolutionParam)
     .set_num_inputs(lambda attrs: 2 if attrs.parsed.no_bias else 3)
@@ -345,8 +361,8 @@ def _temp_space(attrs: NodeAttrs) -> list[ResourceRequest]:
     .set_attr(FInferShape, infer_conv_shape)
     .set_attr(FInferType, infer_same_float_type("Convolution", ["data", "weight", "bias"]))
     .set_attr(FResourceRequest, _temp_space)
-    .set_attr(FCompute_cpu, _forward_cpu)
-    .set_attr(FCompute_gpu, _forward_gpu)
+    .set_attr(FCompute_cpu, forward_cpu)
+    .set_attr(FCompute_gpu, forward_gpu)
     .set_attr(FGradient, _conv_gradient)
     .add_argument("data", "NDArray-or-Symbol", "Input data to the ConvolutionOp.")
     .add_argument("weight", "NDArray-or-Symbol", "Weight matrix.")
@@ -367,8 +383,20 @@ def _temp_space(attrs: NodeAttrs) -> list[ResourceRequest]:
         FInferType, infer_same_float_type("_backward_Convolution", ["ograd", "data", "weight"])
     )
     .set_attr(FResourceRequest, _temp_space)
-    .set_attr(FCompute_cpu, _backward_cpu)
-    .set_attr(FCompute_gpu, _backward_gpu)
+    .set_attr(FCompute_cpu, backward_cpu)
+    .set_attr(FCompute_gpu, backward_gpu)
 )
 
-__all__ = ["ConvolutionParam", "check_window_params", "infer_conv_shape"]
+__all__ = [
+    "LAYOUTS",
+    "ConvolutionParam",
+    "backward_cpu",
+    "backward_gpu",
+    "check_window_params",
+    "conv_shape",
+    "forward_cpu",
+    "forward_gpu",
+    "infer_backward_shape",
+    "infer_conv_shape",
+    "infer_same_float_type",
+]

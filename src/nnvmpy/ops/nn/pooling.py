@@ -1,4 +1,4 @@
-"""Pooling (1-D and 2-D, NCHW: max / avg / sum / lp) and _backward_Pooling.
+"""Pooling (1-D, 2-D and 3-D: NCW, NCHW, NCDHW; max / avg / sum / lp) and _backward_Pooling.
 
     valid:  Ho = floor((H + 2*pad - kernel) / stride) + 1
     full:   Ho = ceil((H + 2*pad - kernel) / stride) + 1
@@ -6,15 +6,17 @@
 
 Max pooling has two outputs, as in MXNet 1.9.1's MKL-DNN build (node_row_ptr in saved
 symbol files counts them): the pooled values and a hidden int32 mask holding, per
-output, the flat index h*W + w of the maximum in its input plane; backward routes the
-gradient through it. The mask is always overwritten (req 'add' adds to the values only).
-Kernels: _pool_window.py (one body for both devices: every forward but the CPU's max
-pooling, and the GPU's backward) and _pool_cpu.py (CPU-only max pooling and backward
-kernels, faster there; numba, imported on the first CPU launch).
+output, the flat index (d*H + h)*W + w of the maximum in its input volume; backward
+routes the gradient through it. The mask is always overwritten (req 'add' adds to the values only).
+Kernels: _pool_window.py (one body for both devices: every forward but the CPU's 2-D
+max pooling, the GPU's backward and the CPU's 3-D one) and _pool_cpu.py (CPU-only 2-D
+max pooling and backward kernels, faster there; numba, imported on the first CPU launch).
+Pooling_v1 (legacy_v1.py) runs on the same functions.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any, Self
 
@@ -41,11 +43,13 @@ from ...param import Parameter, Shape, field
 from ...registry import NodeAttrs, register_op
 from ._geometry import (
     as_4d,
+    as_5d,
     check_float_dtype,
+    op_name,
     pool_out_size,
     run_via_float32,
     same_pad,
-    to_2d,
+    to_3d,
 )
 from ._pool_window import pool_backward, pool_forward
 from .convolution import check_window_params
@@ -107,7 +111,12 @@ class PoolingParam(Parameter):
                     f"{op}: parameter 'kernel' is required unless global_pool=True, got ()"
                 )
             return p
-        return check_window_params(p, op, ("stride",))
+        if p.pooling_convention == "same" and any(p.pad):
+            raise ParamError(
+                f"{op}: pooling_convention='same' pads by itself; parameter 'pad' must be "
+                f"zero, got {p.pad}"
+            )
+        return check_window_params(p, op, ("stride",), longer=("pad",))
 
 
 def _num_outputs(attrs: NodeAttrs) -> int:
@@ -118,20 +127,31 @@ def _output_names(attrs: NodeAttrs) -> list[str]:
     return ["output", "mask"] if attrs.parsed.pool_type == "max" else ["output"]
 
 
-def _window(p: PoolingParam, data: tuple[int, ...]) -> tuple[int, ...]:
-    """(kh, kw, sh, sw, ph, pw, eh, ew) on the 4-D view; eh/ew: where the padding ends."""
-    spatial = (1, data[2]) if len(data) == 3 else (data[2], data[3])
+def window(p: Any, data: tuple[int, ...]) -> tuple[int, ...]:
+    """(kd, kh, kw, sd, sh, sw, pd, ph, pw, ed, eh, ew) on the 5-D view of data's shape.
+
+    ed/eh/ew: where the padding ends (the avg divisor counts up to there). Pooling_v1's
+    average always divides by the whole kernel: its parameters say `full_kernel_average`.
+    """
+    spatial = to_3d(tuple(data[2:]), 1)
     if p.global_pool:
-        kh, kw = spatial
-        return (kh, kw, 1, 1, 0, 0, kh, kw)
-    (kh, kw), (sh, sw), (ph, pw) = to_2d(p.kernel, 1), to_2d(p.stride, 1), to_2d(p.pad, 0)
+        return (*spatial, 1, 1, 1, 0, 0, 0, *spatial)
+    kernel, stride = to_3d(p.kernel, 1), to_3d(p.stride, 1)
+    pad: tuple[int, ...] = to_3d(p.pad, 0)
     if p.pooling_convention == "same":
-        ph, pw = same_pad(spatial[0], kh, sh), same_pad(spatial[1], kw, sw)
-        ho = pool_out_size(spatial[0], kh, sh, 0, "same")
-        wo = pool_out_size(spatial[1], kw, sw, 0, "same")
-        # where the padding ends: H + the trailing pad
-        return (kh, kw, sh, sw, ph, pw, (ho - 1) * sh + kh - ph, (wo - 1) * sw + kw - pw)
-    return (kh, kw, sh, sw, ph, pw, spatial[0] + ph, spatial[1] + pw)
+        pad = tuple(same_pad(x, k, s) for x, k, s in zip(spatial, kernel, stride))
+        out = [pool_out_size(x, k, s, 0, "same") for x, k, s in zip(spatial, kernel, stride)]
+        # where the padding ends: the input plus the trailing pad
+        ends = tuple((o - 1) * s + k - q for o, s, k, q in zip(out, stride, kernel, pad))
+    elif getattr(p, "full_kernel_average", False):
+        ends = (_NO_END,) * 3
+    else:
+        ends = tuple(x + q for x, q in zip(spatial, pad))
+    return (*kernel, *stride, *pad, *ends)
+
+
+#: an end of the padding no window reaches
+_NO_END = 1 << 40
 
 
 # -- inference ----------------------------------------------------------------------------
@@ -139,15 +159,15 @@ def _window(p: PoolingParam, data: tuple[int, ...]) -> tuple[int, ...]:
 
 def infer_pool_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
     """data (N, C, *S) -> output (N, C, *S_out) [and the max mask, same shape]."""
-    p = attrs.parsed
+    p, op = attrs.parsed, op_name(attrs, "Pooling")
     data = in_shapes[0]
     if data is None:
         return False
     nd = len(data) - 2 if p.global_pool else len(p.kernel)
-    if len(data) != nd + 2 or nd not in (1, 2):
-        want = f"{nd + 2}-D for kernel {p.kernel}" if not p.global_pool else "3-D or 4-D"
+    if len(data) != nd + 2 or nd not in (1, 2, 3):
+        want = f"{nd + 2}-D for kernel {p.kernel}" if not p.global_pool else "3-D, 4-D or 5-D"
         raise InferError(
-            f"Pooling: input 'data' must be {want} (NCW or NCHW), got shape {shape_str(data)}"
+            f"{op}: input 'data' must be {want} (NCW, NCHW or NCDHW), got shape {shape_str(data)}"
         )
     spatial: list[int | None] = []
     for d, x in enumerate(data[2:]):
@@ -157,16 +177,16 @@ def infer_pool_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[An
         k, s, pad = p.kernel[d], p.stride[d], p.pad[d]
         if p.pooling_convention != "same" and k > x + 2 * pad:
             raise InferError(
-                f"Pooling: kernel {p.kernel} is larger than the padded input: data has "
+                f"{op}: kernel {p.kernel} is larger than the padded input: data has "
                 f"shape {shape_str(data)} with pad {p.pad}"
             )
         spatial.append(pool_out_size(x, k, s, pad, p.pooling_convention))
     out = (data[0], data[1], *spatial)
     for j in range(len(out_shapes)):
-        shape_assign(out_shapes, j, out, f"Pooling: output {_output_names(attrs)[j]!r}")
+        shape_assign(out_shapes, j, out, f"{op}: output {_output_names(attrs)[j]!r}")
     known = out_shapes[0]
     if known is not None and (data[0] is None or data[1] is None):
-        shape_assign(in_shapes, 0, (known[0], known[1], *data[2:]), "Pooling: input 'data'")
+        shape_assign(in_shapes, 0, (known[0], known[1], *data[2:]), f"{op}: input 'data'")
     return all(shape_is_known(s) for s in [*in_shapes, *out_shapes])
 
 
@@ -202,25 +222,42 @@ def infer_backward_type(attrs: NodeAttrs, in_types: list[Any], out_types: list[A
 # -- compute ------------------------------------------------------------------------------
 
 
-def _scalars(p: PoolingParam, data_shape: tuple[int, ...]) -> tuple[Any, ...]:
-    """(mode, *window, include_pad, p): the kernels' trailing arguments."""
+def _scalars(p: Any, data_shape: tuple[int, ...]) -> tuple[Any, ...]:
+    """(mode, *window, include_pad, p): the one-body kernels' trailing arguments."""
     include = p.count_include_pad is not False
-    return (_MODES[p.pool_type], *_window(p, data_shape), include, p.p_value or 1)
+    return (_MODES[p.pool_type], *window(p, data_shape), include, p.p_value or 1)
+
+
+def _planar(scalars: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The 2-D CPU kernels' arguments (mode, kh, kw, sh, sw, ph, pw, eh, ew, include, p)."""
+    mode, win, rest = scalars[0], scalars[1:13], scalars[13:]
+    return (mode, *win[1:3], *win[4:6], *win[7:9], *win[10:12], *rest)
+
+
+def _is_planar(data_shape: tuple[int, ...]) -> bool:
+    return len(data_shape) < 5
 
 
 def _mask_or_dummy(outputs: list[Any], req: list[Any]) -> tuple[Any, bool]:
     if len(outputs) > 1 and req[1] != OpReqType.kNullOp:
-        return as_4d(outputs[1]), True
+        return outputs[1], True
     return _dummy_mask(), False
 
 
 def _dummy_mask() -> Any:
-    return np.zeros((1, 1, 1, 1), _MASK_DTYPE)
+    return np.zeros((1, 1, 1, 1, 1), _MASK_DTYPE)
 
 
-def _forward_cpu(
+def _volume_args(x: Any, out: Any) -> tuple[int, ...]:
+    """depth, height, width, do, ho, wo of the 5-D views."""
+    x5, o5 = as_5d(x), as_5d(out)
+    return (*x5.shape[2:], *o5.shape[2:])
+
+
+def forward_cpu(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
+    """FCompute<cpu> of Pooling (and Pooling_v1)."""
     from . import _pool_cpu
 
     def run(ins: list[Any], reqs: list[Any], outs: list[Any]) -> None:
@@ -228,42 +265,48 @@ def _forward_cpu(
             return
         mask, masked = _mask_or_dummy(outs, reqs)
         # the kernels always produce output 0; with req 'null' they write a scratch copy
-        out = as_4d(outs[0]) if reqs[0] != OpReqType.kNullOp else np.empty_like(as_4d(outs[0]))
+        out = outs[0] if reqs[0] != OpReqType.kNullOp else np.empty_like(outs[0])
         add = reqs[0] == OpReqType.kAddTo
-        if scalars[0] == _MODES["max"]:
-            kh, kw, sh, sw, ph, pw = scalars[1:7]
+        if scalars[0] == _MODES["max"] and _is_planar(ins[0].shape):
+            _, kh, kw, sh, sw, ph, pw = _planar(scalars)[:7]
+            x, out4 = as_4d(ins[0]), as_4d(out)
             if not masked:
-                _pool_cpu._max_pool_values(as_4d(ins[0]), out, kh, kw, sh, sw, ph, pw, add)
+                _pool_cpu._max_pool_values(x, out4, kh, kw, sh, sw, ph, pw, add)
                 return
-            _pool_cpu._max_pool_forward(
-                as_4d(ins[0]), out, mask, kh, kw, sh, sw, ph, pw, add, masked
-            )
-        else:
-            x = as_4d(ins[0])
-            n_img, n_c, height, width = x.shape
-            ho, wo = out.shape[2], out.shape[3]
-            args = (x, out, mask, height, width, ho, wo, ho * wo, *scalars, add, masked)
-            run_rows(ctx, "Pooling", pool_forward, n_img * n_c, *args)  # a plane per item
+            _pool_cpu._max_pool_forward(x, out4, as_4d(mask), kh, kw, sh, sw, ph, pw, add, True)
+            return
+        sizes = _volume_args(ins[0], out)
+        volumes = ins[0].shape[0] * ins[0].shape[1]
+        args = (ins[0], out, mask, *sizes, math.prod(sizes[3:]), *scalars, add, masked)
+        run_rows(ctx, op_name(attrs, "Pooling"), pool_forward, volumes, *args)  # a volume per item
 
     scalars = _scalars(attrs.parsed, inputs[0].shape)
     run_via_float32(run, inputs, req, outputs)
 
 
-def _backward_cpu(
+def backward_cpu(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
+    """FCompute<cpu> of _backward_Pooling: (ograd, data, output[, mask]) -> d data."""
     from . import _pool_cpu
 
     def run(ins: list[Any], reqs: list[Any], outs: list[Any]) -> None:
-        dy, x, y = (as_4d(a) for a in ins[:3])
         use_mask = len(ins) > 3
-        mask = as_4d(ins[3]) if use_mask else _dummy_mask()
+        mask = ins[3] if use_mask else _dummy_mask()
         add = reqs[0] == OpReqType.kAddTo
-        if scalars[0] == _MODES["max"] and not use_mask:
-            kh, kw, sh, sw, ph, pw = scalars[1:7]
-            _pool_cpu._max_pool_backward(dy, x, y, as_4d(outs[0]), kh, kw, sh, sw, ph, pw, add)
+        if not _is_planar(ins[1].shape):  # 3-D: the one-body gather, an input per item
+            args = (*ins[:3], mask, outs[0], *_volume_args(ins[1], ins[0]), *scalars)
+            run_rows(
+                ctx, op_name(attrs, "Pooling"), pool_backward, outs[0].size, *args, add, use_mask
+            )
             return
-        _pool_cpu._pool_backward(dy, x, y, mask, as_4d(outs[0]), *scalars, add, use_mask)
+        dy, x, y = (as_4d(a) for a in ins[:3])
+        planar = _planar(scalars)
+        if scalars[0] == _MODES["max"] and not use_mask:
+            _pool_cpu._max_pool_backward(dy, x, y, as_4d(outs[0]), *planar[1:7], add)
+            return
+        mask4 = as_4d(mask) if use_mask else np.zeros((1, 1, 1, 1), _MASK_DTYPE)
+        _pool_cpu._pool_backward(dy, x, y, mask4, as_4d(outs[0]), *planar, add, use_mask)
 
     if req[0] == OpReqType.kNullOp:
         return
@@ -271,42 +314,40 @@ def _backward_cpu(
     run_via_float32(run, inputs, req, outputs)
 
 
-def _forward_gpu(
+def forward_gpu(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
-    cuda = get_cuda("Pooling")
-    check_float_dtype("Pooling", "data", inputs[0].dtype, gpu=True)
+    """FCompute<gpu> of Pooling: one output per work item."""
+    cuda = get_cuda(op_name(attrs, "Pooling"))
+    check_float_dtype(op_name(attrs, "Pooling"), "data", inputs[0].dtype, gpu=True)
     if req[0] == OpReqType.kNullOp and (len(outputs) < 2 or req[1] == OpReqType.kNullOp):
         return
-    out = as_4d(outputs[0])
+    out = outputs[0]
     if req[0] == OpReqType.kNullOp:
         out = cuda.device_array(out.shape, out.dtype)
     masked = len(outputs) > 1 and req[1] != OpReqType.kNullOp
-    mask = as_4d(outputs[1]) if masked else cuda.device_array((1, 1, 1, 1), _MASK_DTYPE)
+    mask = outputs[1] if masked else cuda.device_array((1,), _MASK_DTYPE)
     add = req[0] == OpReqType.kAddTo
     scalars = _scalars(attrs.parsed, inputs[0].shape)
-    x = as_4d(inputs[0])
-    height, width, ho, wo = x.shape[2], x.shape[3], out.shape[2], out.shape[3]
-    args = (x, out, mask, height, width, ho, wo, 1, *scalars, add, masked)
-    run_rows(ctx, "Pooling", pool_forward, out.size, *args)  # an output per item
+    args = (inputs[0], out, mask, *_volume_args(inputs[0], out), 1, *scalars, add, masked)
+    run_rows(ctx, op_name(attrs, "Pooling"), pool_forward, out.size, *args)
 
 
-def _backward_gpu(
+def backward_gpu(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
-    cuda = get_cuda("Pooling")
-    check_float_dtype("_backward_Pooling", "data", inputs[1].dtype, gpu=True)
+    """FCompute<gpu> of _backward_Pooling: one input element per work item."""
+    cuda = get_cuda(op_name(attrs, "Pooling"))
+    check_float_dtype(op_name(attrs, "Pooling"), "data", inputs[1].dtype, gpu=True)
     if req[0] == OpReqType.kNullOp:
         return
-    dy, x, y = (as_4d(a) for a in inputs[:3])
     use_mask = len(inputs) > 3
-    mask = as_4d(inputs[3]) if use_mask else cuda.device_array((1, 1, 1, 1), _MASK_DTYPE)
-    dx = as_4d(outputs[0])
+    mask = inputs[3] if use_mask else cuda.device_array((1,), _MASK_DTYPE)
     add = req[0] == OpReqType.kAddTo
     scalars = _scalars(attrs.parsed, inputs[1].shape)
-    height, width, ho, wo = dx.shape[2], dx.shape[3], dy.shape[2], dy.shape[3]
-    args = (dy, x, y, mask, dx, height, width, ho, wo, *scalars, add, use_mask)
-    run_rows(ctx, "_backward_Pooling", pool_backward, dx.size, *args)  # an input per item
+    sizes = _volume_args(inputs[1], inputs[0])
+    args = (*inputs[:3], mask, outputs[0], *sizes, *scalars, add, use_mask)
+    run_rows(ctx, op_name(attrs, "Pooling"), pool_backward, outputs[0].size, *args)
 
 
 def _pool_gradient(node: Any, ograds: list[Any]) -> list[Any]:
@@ -340,8 +381,8 @@ def _pool_gradient(node: Any, ograds: list[Any]) -> list[Any]:
     .set_attr(FListOutputNames, _output_names)
     .set_attr(FInferShape, infer_pool_shape)
     .set_attr(FInferType, infer_pool_type)
-    .set_attr(FCompute_cpu, _forward_cpu)
-    .set_attr(FCompute_gpu, _forward_gpu)
+    .set_attr(FCompute_cpu, forward_cpu)
+    .set_attr(FCompute_gpu, forward_gpu)
     .set_attr(FGradient, _pool_gradient)
     .add_argument("data", "NDArray-or-Symbol", "Input data to the pooling operator.")
     .add_arguments(PoolingParam.fields())
@@ -356,8 +397,8 @@ def _pool_gradient(node: Any, ograds: list[Any]) -> list[Any]:
     .set_attr(TIsBackward, True)
     .set_attr(FInferShape, infer_backward_shape)
     .set_attr(FInferType, infer_backward_type)
-    .set_attr(FCompute_cpu, _backward_cpu)
-    .set_attr(FCompute_gpu, _backward_gpu)
+    .set_attr(FCompute_cpu, backward_cpu)
+    .set_attr(FCompute_gpu, backward_gpu)
 )
 
 __all__ = ["PoolingParam", "infer_pool_shape"]
