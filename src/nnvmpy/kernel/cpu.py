@@ -40,7 +40,7 @@ from .elementwise import ElementwiseKernel
 # more than the work (a few µs).
 SERIAL_CUTOFF = 1 << 15
 # Bump when the loop templates change meaning (it is part of the disk-cache key).
-_TEMPLATE_VERSION = "2"
+_TEMPLATE_VERSION = "3"
 
 NATIVE_DTYPES = frozenset(
     np.dtype(t) for t in (np.float32, np.float64, np.int8, np.int32, np.int64, np.uint8)
@@ -214,9 +214,9 @@ def _disk_cache(loop: Any, scalar: Any, tag: str) -> Any:
 # ---------------------------------------------------------------- building variants
 def _jit_scalar(py_func: Any) -> Any:
     try:
-        return numba.njit(nogil=True, cache=True)(py_func)
+        return numba.njit(nogil=True, cache=True, error_model="numpy")(py_func)
     except Exception:  # cannot cache (no source file): compile in memory only
-        return numba.njit(nogil=True)(py_func)
+        return numba.njit(nogil=True, error_model="numpy")(py_func)
 
 
 def build_loop(kernel: ElementwiseKernel, mode: str) -> Any:
@@ -225,7 +225,7 @@ def build_loop(kernel: ElementwiseKernel, mode: str) -> Any:
     from .device import for_device  # device functions it calls: their CPU builds
 
     loop = _TEMPLATES[mode](_jit_scalar(for_device(kernel.py_func, "cpu")))
-    dispatcher = numba.njit(parallel=True, nogil=True)(loop)
+    dispatcher = numba.njit(parallel=True, nogil=True, error_model="numpy")(loop)
     cache = _disk_cache(loop, kernel.py_func, f"cpu-{mode}")
     if cache is not None:
         dispatcher._cache = cache  # type: ignore[attr-defined]  # = enable_caching()

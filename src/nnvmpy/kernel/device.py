@@ -44,7 +44,7 @@ from .elementwise import array_device, is_gpu_array
 #: thread pool costs more than the work (the element-wise kernels' cutoff, kernel/cpu.py)
 SERIAL_CUTOFF = 1 << 15
 # Bump when the loop template changes meaning (part of the disk-cache key).
-_LOOP_VERSION = "4"
+_LOOP_VERSION = "5"
 _SCALARS = (int, float, bool, np.number, np.bool_)
 
 
@@ -97,10 +97,10 @@ def _njit(fn: Callable[..., Any], **options: Any) -> Any:
     cells = [c.cell_contents for c in fn.__closure__ or ()]
     if all(isinstance(v, (int, float, complex, bool, str, bytes, type(None))) for v in cells):
         try:
-            return numba.njit(cache=True, nogil=True, **options)(fn)
+            return numba.njit(cache=True, nogil=True, error_model="numpy", **options)(fn)
         except Exception:  # no source file to cache beside (REPL, exec)
             pass
-    return numba.njit(nogil=True, **options)(fn)
+    return numba.njit(nogil=True, error_model="numpy", **options)(fn)
 
 
 class DeviceFunction:
@@ -216,7 +216,7 @@ class ParallelFor:
             namespace = {"body": body, "prange": numba.prange}
             kind = "prange" if parallel else "range"
             loop = _make_loop(_CPU_LOOP, namespace, arity, self.__name__, range=kind)
-            dispatcher = numba.njit(parallel=parallel, nogil=True)(loop)
+            dispatcher = numba.njit(parallel=parallel, nogil=True, error_model="numpy")(loop)
             tag = f"pfor{_LOOP_VERSION}-{kind}{arity}"
             cache = cpu._disk_cache(loop, self.py_func, tag)
             if cache is not None:

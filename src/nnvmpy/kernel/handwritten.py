@@ -60,7 +60,7 @@ class CPUKernel(_Lazy):
         cpu.configure_threading_layer()
         import numba
 
-        options: dict[str, Any] = {"parallel": self.parallel, "nogil": True}
+        options: dict[str, Any] = {"parallel": self.parallel, "nogil": True, "error_model": "numpy"}
         try:
             return numba.njit(cache=True, **options)(self.py_func)
         except Exception:  # no source file to cache beside (REPL, exec)
