@@ -395,3 +395,12 @@ def test_resource_of_the_wrong_kind_is_a_type_error(scoped_registry) -> None:
     with pytest.raises(nv.NNVMError, match="get_random"):
         y.wait_to_read()
     still_works()
+
+
+def test_an_op_without_inputs_runs_on_the_device_its_ctx_parameter_names() -> None:
+    # MXNet: nd.random_uniform(..., ctx=...) and nd._zeros(..., ctx=...) place their output
+    assert nv.nd.random_uniform(shape=(2,), ctx=nv.cpu(1)).context == nv.cpu(1)
+    assert nv.nd._internal._zeros(shape=(2,), ctx="cpu(2)").context == nv.cpu(2)
+    with pytest.raises(nv.NNVMError, match="ctx: cannot read 'tpu"):
+        nv.nd._internal._zeros(shape=(2,), ctx="tpu(2)")
+    assert nv.nd._internal._zeros(shape=(2,)).context == nv.cpu(0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import operator
+import re
 import threading
 from typing import Any
 
@@ -147,8 +148,10 @@ class Context(metaclass=_ContextMeta):
                 f"Context: unknown device type {device_type!r}; expected one of "
                 f"{list(self.devstr2type)}"
             )
+        if isinstance(device_id, bool) or not hasattr(device_id, "__index__"):
+            raise NNVMError(f"Context: device_id must be an int, got {device_id!r:.40}")
         self.device_type = device_type
-        self.device_id = int(device_id)
+        self.device_id = operator.index(device_id)
 
     @property
     def device_typeid(self) -> int:
@@ -213,6 +216,22 @@ def current_context() -> Context:
     return default if default is not None else cpu()
 
 
+def context_from(value: Any) -> Context | None:
+    """A Context from what an op's `ctx` parameter may hold: a Context, MXNet's string form
+    'cpu(1)' / 'gpu(0)' / 'cpu_pinned(0)', or ''/None (None: the caller's default)."""
+    if value is None or isinstance(value, Context):
+        return value
+    text = str(value).strip()
+    if not text:
+        return None
+    m = re.fullmatch(r"(\w+)\((\d+)\)", text) or re.fullmatch(r"(\w+)", text)
+    if m is None or m.group(1) not in Context.devstr2type:
+        raise NNVMError(
+            f"ctx: cannot read {value!r} as a device; expected e.g. 'cpu(0)' or 'gpu(1)'"
+        )
+    return Context(m.group(1), int(m.group(2)) if m.lastindex == 2 else 0)
+
+
 def kernel_device(ctx: Context) -> str:
     """'gpu' or 'cpu': which FCompute<dev> runs on `ctx` (pinned/shared memory is CPU)."""
     return "gpu" if ctx.device_type == "gpu" else "cpu"
@@ -248,10 +267,25 @@ def num_gpus() -> int:
         return 0
 
 
-def as_dtype(dtype: Any) -> np.dtype:
-    """np.dtype(dtype), with MXNet's string names accepted too."""
+#: The dtypes an NDArray may have: MXNet's type flags 0-11 (its file format has no others).
+SUPPORTED_DTYPES: tuple[np.dtype, ...] = tuple(
+    np.dtype(t)
+    for t in (
+        np.float32, np.float64, np.float16, np.uint8, np.int32, np.int8, np.int64, np.bool_,
+        np.int16, np.uint16, np.uint32, np.uint64,
+    )
+)  # fmt: skip
+_SUPPORTED = frozenset(SUPPORTED_DTYPES)
+
+
+def as_dtype(dtype: Any, what: str = "dtype") -> np.dtype:
+    """np.dtype(dtype), with MXNet's string names accepted too; NNVMError naming `what`
+    for anything that is not one of SUPPORTED_DTYPES (object, str, complex, ...)."""
     try:
         result: np.dtype = np.dtype(dtype)
-    except TypeError as e:
-        raise NNVMError(f"unknown dtype {dtype!r}") from e
+    except (TypeError, ValueError) as e:
+        raise NNVMError(f"{what}: unknown dtype {dtype!r:.60} ({e})") from None
+    if result not in _SUPPORTED:
+        names = ", ".join(d.name for d in SUPPORTED_DTYPES)
+        raise NNVMError(f"{what}: dtype {result} is not supported; expected one of {names}")
     return result

@@ -24,7 +24,7 @@ from .attrs import (
 )
 from .autograd.state import STATE as _AG
 from .autograd.tape import check_writable, record_op
-from .base import Context, InferError, NNVMError, OpReqType, kernel_device
+from .base import Context, InferError, NNVMError, OpReqType, context_from, kernel_device
 from .engine import FnProperty, RunContext
 from .imperative_out import out_ctx, outputs_for
 from .imperative_out import visible_outputs as visible_outputs  # re-exported
@@ -175,7 +175,7 @@ def _plan_for(op: Op, inputs: Sequence[NDArray], kwargs: dict[str, Any], out: An
     try:
         # Keyed by the device, not the Context object: nd.array() makes a new Context
         # each time, and equal Contexts are the same device.
-        ctx = inputs[0]._ctx if inputs else (out_ctx(out) or Context.default_ctx())
+        ctx = inputs[0]._ctx if inputs else _no_input_ctx(kwargs, out)
         where = (ctx.device_type, ctx.device_id)
         key = (op, tuple(sorted(kwargs.items())) if kwargs else (), where, _signature(inputs))
         plan = _plans.get(key)
@@ -196,6 +196,12 @@ def _plan_for(op: Op, inputs: Sequence[NDArray], kwargs: dict[str, Any], out: An
                 _check_same_device(op, inputs, ctx)
                 break
     return plan
+
+
+def _no_input_ctx(kwargs: dict[str, Any], out: Any) -> Context:
+    """The device of an op without inputs: out='s, else its `ctx` parameter (MXNet's
+    nd.random_uniform(ctx=...), nd._zeros(ctx=...)), else the current default."""
+    return out_ctx(out) or context_from(kwargs.get("ctx")) or Context.default_ctx()
 
 
 def _signature(inputs: Sequence[NDArray]) -> tuple[Any, ...]:
@@ -222,7 +228,7 @@ def _check_and_infer(
     for i, x in enumerate(inputs):
         if not isinstance(x, NDArray):
             raise NNVMError(f"{op.name}: input {i} must be an NDArray, got {type(x).__name__}")
-    ctx = inputs[0]._ctx if inputs else (out_ctx(out) or Context.default_ctx())
+    ctx = inputs[0]._ctx if inputs else _no_input_ctx(kwargs, out)
     _check_same_device(op, inputs, ctx)
     shapes, dtypes = infer_outputs(
         attrs, [x.shape for x in inputs], [x.dtype for x in inputs], op.get_num_outputs(attrs)
