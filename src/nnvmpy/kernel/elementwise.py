@@ -194,15 +194,22 @@ def elementwise(
 
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+#: NumPy's SIMD math is used from this many elements on. Its float32 exp/tanh/log may be
+#: 1 ulp from the correctly rounded value (np.exp(float32 1) is 2.718282, libm's expf
+#: 2.7182817, which MXNet returns); below this size the work is latency-bound, so the libm
+#: loop costs nothing and gives MXNet's values. Same as the kernels' serial cutoff.
+NUMPY_MIN_SIZE = 1 << 15
 
 
 def _numpy_ok(out: Any, args: tuple[Any, ...]) -> bool:
-    """One plain float array argument shaped and typed like a NumPy `out`."""
+    """One plain float array argument shaped and typed like a NumPy `out`, large enough."""
     if len(args) != 1:
         return False
     x = args[0]
     return (
-        type(x) is np.ndarray
+        type(out) is np.ndarray
+        and out.size >= NUMPY_MIN_SIZE
+        and type(x) is np.ndarray
         and type(out) is np.ndarray
         and x.dtype == out.dtype
         and out.dtype in _FLOATS
