@@ -30,6 +30,7 @@ ARGS: dict[str, tuple[tuple, dict]] = {
     "tile": ((), {"reps": (1, 2)}),
     "repeat": ((), {"repeats": 2}),
     "swapaxes": ((), {"dim1": 0, "dim2": 2}),
+    "flip": ((), {"axis": 1}),
     "pad": ((), {"mode": "constant", "pad_width": (0, 0, 0, 0, 1, 1)}),
 }
 SKIP = {"broadcast_like", "slice_like", "reshape_like", "pick", "take", "split_v2", "diag",

@@ -10,10 +10,40 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from ..imperative import invoke, parse_attrs, visible_outputs
+from ..attrs import FListInputNames
+from ..autograd.state import STATE as _AG
+from ..cached_op import CachedOp as CachedOp  # nd.CachedOp: a symbol called on NDArrays
+from ..imperative import _plans_positional as _positional
+from ..imperative import invoke, parse_attrs
+from ..imperative_out import visible_outputs
 from ..registry import Op
 from ..signature import OpNamespace, input_names, make_op_function
-from . import _internal
+from . import _internal, contrib, linalg  # MXNet's sub-namespaces of _contrib_ and _linalg_ ops
+from . import arith as _arith  # noqa: F401 - attaches NDArray's operators
+from . import random as random  # nd.random: MXNet's sampling functions
+from .arith import (
+    add,
+    divide,
+    equal,
+    greater,
+    greater_equal,
+    lesser,
+    lesser_equal,
+    logical_and,
+    logical_or,
+    logical_xor,
+    maximum,
+    minimum,
+    modulo,
+    multiply,
+    not_equal,
+    power,
+    subtract,
+    true_divide,
+)
+from .creation import arange, concatenate, eye, linspace, moveaxis, onehot_encode, split_v2
+from .interop import from_dlpack, from_numpy, to_dlpack_for_read, to_dlpack_for_write
+from .io import load, load_frombuffer, save
 from .ndarray import NDArray, array, empty, full, ones, waitall, zeros
 
 _P = inspect.Parameter
@@ -23,15 +53,30 @@ _names_cache: dict[Op, tuple[int, list[str] | None]] = {}
 
 def call_op(op: Op, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """nd.<op>(*inputs, out=None, **params): inputs positional or by FListInputNames name."""
+    if not kwargs and not op.key_var_num_args:  # the hot path: nd.relu(x)
+        if len(args) == 1 and not _AG.recording:  # invoke's plan lookup inlined: a frame less
+            x = args[0]
+            try:
+                ctx = x._ctx
+                plan = _positional.get((op, ctx.device_type, ctx.device_id, x.shape, x.dtype))
+            except AttributeError:
+                plan = None
+            if plan is not None and plan.simple and plan.version == op.version:
+                return plan.run(args, _AG.training)[0]
+        outputs = invoke(op, args, kwargs)
+        if len(outputs) == 1:
+            return outputs[0]
+        vis = visible_outputs(op, parse_attrs(op, kwargs), outputs)
+        return vis[0] if len(vis) == 1 else vis
     inputs = list(args)
     out = None
-    if kwargs:  # the hot path, nd.relu(x), skips all of this
+    if kwargs:
         out = kwargs.pop("out", None)
         kwargs.pop("name", None)  # accepted for symmetry with sym
         hit = _names_cache.get(op)
         if hit is None or hit[0] != op.version:
             hit = _names_cache[op] = (op.version, input_names(op))
-        names = hit[1]
+        names = hit[1] if hit[1] is not None else _inputs_by_params(op, kwargs)
         if names is not None and any(n in kwargs for n in names):
             inputs += [None] * (len(names) - len(inputs))
             for i, n in enumerate(names):
@@ -50,6 +95,22 @@ def call_op(op: Op, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     return vis[0] if len(vis) == 1 else vis
 
 
+def _inputs_by_params(op: Op, kwargs: dict[str, Any]) -> list[str] | None:
+    """Input names of an op whose inputs depend on its params (CTCLoss's data_lengths),
+    from FListInputNames of the params in kwargs; input keywords passed as None dropped."""
+    list_fn = op.get_attr(FListInputNames)
+    if list_fn is None or op.key_var_num_args:
+        return None
+    declared = {a.name for a in op.arguments if a.type_info.startswith("NDArray")}
+    for name in [k for k in declared if k in kwargs and kwargs[k] is None]:
+        del kwargs[name]
+    params = {k: v for k, v in kwargs.items() if k not in declared}
+    try:
+        return list(list_fn(parse_attrs(op, params)))
+    except Exception:  # a bad parameter: the call itself reports it
+        return None
+
+
 def _make(op: Op) -> Any:
     return make_op_function(op, call_op, _EXTRAS, "out : NDArray or list of NDArrays")
 
@@ -61,4 +122,52 @@ __getattr__ = _ops.module_getattr
 __dir__ = _ops.module_dir
 
 
-__all__ = ["NDArray", "_internal", "array", "empty", "full", "ones", "waitall", "zeros"]
+__all__ = [
+    "NDArray",
+    "_internal",
+    "add",
+    "arange",
+    "array",
+    "concatenate",
+    "contrib",
+    "divide",
+    "empty",
+    "equal",
+    "eye",
+    "from_dlpack",
+    "from_numpy",
+    "full",
+    "greater",
+    "greater_equal",
+    "lesser",
+    "lesser_equal",
+    "linalg",
+    "linspace",
+    "load",
+    "load_frombuffer",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "maximum",
+    "minimum",
+    "modulo",
+    "moveaxis",
+    "multiply",
+    "not_equal",
+    "onehot_encode",
+    "ones",
+    "power",
+    "random",
+    "save",
+    "split_v2",
+    "subtract",
+    "to_dlpack_for_read",
+    "to_dlpack_for_write",
+    "true_divide",
+    "waitall",
+    "zeros",
+]
+
+from ..fluent import install_ndarray  # noqa: E402 - needs call_op, defined above
+
+install_ndarray()

@@ -49,8 +49,6 @@ from ..registry import NodeAttrs, Op, register_op, skip_in_source_locations
 from ..resource import OpContext
 from .legacy import OpState, PropInfo, call_user, register_prop_ops
 
-skip_in_source_locations(__file__)
-
 _REQ_STR = {
     OpReqType.kNullOp: "null",
     OpReqType.kWriteTo: "write",
@@ -319,5 +317,7 @@ def _register_custom_op() -> Op:
 
 
 _register_custom_op()
+# after it: Custom's own source is this file; re-registrations from @register name the user's
+skip_in_source_locations(__file__)
 
 __all__ = ["CustomOp", "CustomOpProp", "get_all_registered_operators", "register"]

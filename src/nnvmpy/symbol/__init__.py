@@ -11,18 +11,35 @@ from typing import Any
 
 from ..registry import Op
 from ..signature import OpNamespace, make_op_function
-from . import _internal
-from .symbol import Group, Symbol, Variable, load, load_json, var
+from . import _internal, contrib, linalg  # MXNet's sub-namespaces of _contrib_ and _linalg_ ops
+from . import random as random  # sym.random: MXNet's sampling functions
+from .compose import Group, Variable, var
+from .functions import (
+    arange,
+    eye,
+    full,
+    hypot,
+    linspace,
+    maximum,
+    minimum,
+    ones,
+    pow,
+    power,
+    zeros,
+)
+from .symbol import Symbol, load, load_json
 
 _P = inspect.Parameter
 EXTRAS = [_P("name", _P.KEYWORD_ONLY, default=None), _P("attr", _P.KEYWORD_ONLY, default=None)]
 
 
 def call_op(op: Op, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Symbol:
-    from .symbol import compose
+    """What every generated `nv.sym.<op>` does: compose a node (see compose.py)."""
+    from .compose import compose
 
     name = kwargs.pop("name", None)
     attr = kwargs.pop("attr", None)
+    kwargs.pop("out", None)  # MXNet's generated functions accept and ignore out=
     return compose(op, args, kwargs, name, attr)
 
 
@@ -37,4 +54,27 @@ __getattr__ = _ops.module_getattr
 __dir__ = _ops.module_dir
 
 
-__all__ = ["Group", "Symbol", "Variable", "_internal", "load", "load_json", "var"]
+__all__ = [
+    "Group",
+    "Symbol",
+    "Variable",
+    "_internal",
+    "arange",
+    "contrib",
+    "eye",
+    "full",
+    "hypot",
+    "linalg",
+    "linspace",
+    "load",
+    "load_json",
+    "maximum",
+    "minimum",
+    "ones",
+    "pow",
+    "power",
+    "random",
+    "var",
+    "zeros",
+]
+from .. import _symbol_fluent  # noqa: E402,F401 - attaches Symbol's fluent methods

@@ -71,6 +71,7 @@ def _node_params(
         raise ParamError(f"{op.name}: attr must be a dict, got {type(attr).__name__}")
     params: dict[str, str] = {}
     skipped = set(op_input_names(op) or ())
+    skipped |= {a.name for a in op.arguments if a.type_info.startswith("NDArray")}
     for key, value in {**kwargs, **AttrScope.current.get(attr)}.items():
         if key not in symbol_kwargs and not (value is None and key in skipped):
             params[stored_key(key, op.name)] = _attr_str(value)

@@ -1,0 +1,126 @@
+"""The AxisMap kernels (ops/_axis_map.py) against their definitions.
+
+gather is checked against NumPy fancy indexing built from the per-axis formulas; the
+adjoint by the dot-product identity <gather(x), y> = <x, adjoint(y)>, which holds only
+if the adjoint adds every dy element exactly where gather read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from nnvmpy.base import OpReqType
+from nnvmpy.ops._axis_map import (
+    AFFINE,
+    EDGE,
+    REFLECT,
+    REPEAT,
+    TILE,
+    AxisMap,
+    adjoint,
+    axis_map,
+    contiguous_strides,
+    gather,
+)
+
+W, A = OpReqType.kWriteTo, OpReqType.kAddTo
+
+
+def source_index(kind: int, i: np.ndarray, n: int, a: int, b: int) -> np.ndarray:
+    """The per-axis formulas of the module docstring, in NumPy."""
+    if kind == TILE:
+        return i % n
+    if kind == REPEAT:
+        return i // a
+    if kind == EDGE:
+        return np.clip(i - b, 0, n - 1)
+    if kind == REFLECT:
+        j = np.abs(i - b)
+        return np.where(j >= n, 2 * (n - 1) - j, j)
+    return a * i + b
+
+
+def gather_reference(x: np.ndarray, amap: AxisMap) -> np.ndarray:
+    grids = np.meshgrid(*[np.arange(m) for m in amap.oshape], indexing="ij")
+    flat_src = np.full(amap.oshape, amap.base)
+    inside = np.ones(amap.oshape, bool)
+    for k, g in enumerate(grids):
+        j = source_index(amap.kinds[k], g, amap.n[k], amap.a[k], amap.b[k])
+        inside &= (j >= 0) & (j < amap.n[k])
+        flat_src = flat_src + j * amap.stride[k]
+    src = x.reshape(-1)[np.where(inside, flat_src, 0)]
+    return np.where(inside, src, amap.fill)
+
+
+@st.composite
+def maps(draw: st.DrawFn) -> tuple[tuple[int, ...], AxisMap]:
+    """An input shape and an AxisMap over it: one random kind per axis."""
+    shape = tuple(draw(st.lists(st.integers(1, 4), min_size=1, max_size=3)))
+    axes, oshape = [], []
+    for n, s in zip(shape, contiguous_strides(shape)):
+        kind = draw(st.sampled_from(["identity", "flip", "pad", TILE, REPEAT, EDGE, REFLECT]))
+        if kind == TILE:
+            m, row = n * draw(st.integers(1, 3)), (TILE, n, 0, 0, s)
+        elif kind == REPEAT:
+            r = draw(st.integers(1, 3))
+            m, row = n * r, (REPEAT, n, r, 0, s)
+        elif kind in (EDGE, REFLECT, "pad"):
+            limit = n - 1 if kind == REFLECT else 3
+            before, after = draw(st.integers(0, limit)), draw(st.integers(0, limit))
+            code = AFFINE if kind == "pad" else kind
+            m = n + before + after
+            row = (AFFINE, n, 1, -before, s) if code == AFFINE else (code, n, 0, before, s)
+        else:
+            m, row = n, (AFFINE, n, -1, n - 1, s) if kind == "flip" else (AFFINE, n, 1, 0, s)
+        axes.append(row)
+        oshape.append(m)
+    return shape, axis_map(oshape, axes)
+
+
+@given(maps(), st.floats(-3, 3))
+def test_gather_matches_the_formulas(case: tuple, fill: float) -> None:
+    shape, amap = case
+    amap = replace(amap, fill=fill)
+    x = np.random.default_rng(0).standard_normal(shape)
+    out = np.full(amap.oshape, np.nan)
+    gather("test", None, out, W, x, amap)
+    np.testing.assert_array_equal(out, gather_reference(x, amap))
+
+
+@given(maps())
+def test_adjoint_is_the_transpose_of_gather(case: tuple) -> None:
+    shape, amap = case
+    rng = np.random.default_rng(1)
+    x, dy = rng.standard_normal(shape), rng.standard_normal(amap.oshape)
+    y = np.empty(amap.oshape)
+    gather("test", None, y, W, x, amap)
+    dx = np.full(shape, np.nan)
+    adjoint("test", None, dx, W, dy, amap)
+    np.testing.assert_allclose(np.vdot(y, dy), np.vdot(x, dx), rtol=1e-12)
+
+
+@given(maps())
+def test_add_requests_accumulate(case: tuple) -> None:
+    shape, amap = case
+    rng = np.random.default_rng(2)
+    x, dy = rng.standard_normal(shape), rng.standard_normal(amap.oshape)
+    y0, dx0 = rng.standard_normal(amap.oshape), rng.standard_normal(shape)
+    y, dx = y0.copy(), dx0.copy()
+    gather("test", None, y, A, x, amap)
+    adjoint("test", None, dx, A, dy, amap)
+    np.testing.assert_allclose(y - y0, gather_reference(x, amap), atol=1e-12)
+    written = np.empty(shape)
+    adjoint("test", None, written, W, dy, amap)
+    np.testing.assert_allclose(dx - dx0, written, atol=1e-12)
+
+
+def test_float16_on_cpu_goes_through_float32() -> None:
+    amap = axis_map((6,), [(REPEAT, 3, 2, 0, 1)])
+    dy = np.arange(6, dtype=np.float16)
+    dx = np.zeros(3, np.float16)
+    adjoint("test", None, dx, W, dy, amap)
+    np.testing.assert_array_equal(dx, np.array([1, 5, 9], np.float16))
