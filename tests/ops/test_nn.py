@@ -389,7 +389,7 @@ def test_bad_parameters_name_the_op_the_argument_and_the_valid_values() -> None:
     with pytest.raises(nv.ParamError, match=r"Activation.*missing.*'act_type'"):
         nv.sym.Activation(nv.sym.Variable("x"))
     with pytest.raises(nv.ParamError, match=r"LeakyReLU.*'act_type'.*'elu'.*'prelu'"):
-        nv.nd.LeakyReLU(x, act_type="prelu")
+        nv.nd.LeakyReLU(x, act_type="swish")
     for p in (-0.1, 1.5):
         with pytest.raises(nv.ParamError, match=r"Dropout.*'p'.*\[0.0, 1.0\]"):
             nv.nd.Dropout(x, p=p)
