@@ -148,6 +148,8 @@ class Context(metaclass=_ContextMeta):
                 f"Context: unknown device type {device_type!r}; expected one of "
                 f"{list(self.devstr2type)}"
             )
+        if isinstance(device_id, str) and device_id.strip().isdigit():  # Context('cpu', '2')
+            device_id = int(device_id)
         if isinstance(device_id, bool) or not hasattr(device_id, "__index__"):
             raise NNVMError(f"Context: device_id must be an int, got {device_id!r:.40}")
         self.device_type = device_type

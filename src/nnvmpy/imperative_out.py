@@ -50,7 +50,7 @@ def outputs_for(
     if len(shapes) == 1 and not isinstance(out, list | tuple):  # nd.op(..., out=x): fast
         o = out
         octx = getattr(o, "_ctx", None)
-        if o.shape == shapes[0] and o.dtype == dtypes[0] and (octx is ctx or octx == ctx):
+        if (octx is ctx or octx == ctx) and o.shape == shapes[0] and o.dtype == dtypes[0]:
             chunk, alias = o._chunk, -1
             for i, x in enumerate(inputs):
                 if x._chunk is chunk:
@@ -71,6 +71,8 @@ def outputs_for(
     staged = []
     inplace = set(op.get_attr(FInplaceOption, _no_inplace)(attrs))
     for j, (o, s, d) in enumerate(zip(outs, shapes, dtypes)):
+        if not isinstance(o, nd.NDArray):
+            raise NNVMError(f"{op.name}: out[{j}] must be an NDArray, got {type(o).__name__}")
         if o.shape != s or o.dtype != d:
             raise NNVMError(
                 f"{op.name}: out[{j}] has shape {o.shape} and dtype {o.dtype}, "

@@ -195,10 +195,12 @@ class Op:
         return dict(self._attrs)
 
     def get_num_inputs(self, attrs: NodeAttrs) -> int:
-        return self.num_inputs(attrs) if callable(self.num_inputs) else self.num_inputs
+        n = self.num_inputs
+        return _sane_count(self, "inputs", n(attrs), attrs) if callable(n) else n
 
     def get_num_outputs(self, attrs: NodeAttrs) -> int:
-        return self.num_outputs(attrs) if callable(self.num_outputs) else self.num_outputs
+        n = self.num_outputs
+        return _sane_count(self, "outputs", n(attrs), attrs) if callable(n) else n
 
     def parse_attrs(self, kwargs: Mapping[str, Any] | None = None, name: str = "") -> NodeAttrs:
         """NodeAttrs for a node of this op: strings kept in .dict, parser output in .parsed."""
@@ -351,6 +353,19 @@ def _caller_location() -> str:
     if path.startswith(_THIS_DIR):
         path = os.path.join("nnvmpy", os.path.relpath(path, _THIS_DIR))
     return f"{path}:{frame.f_lineno}"
+
+
+MAX_COUNT = 1 << 17  # inputs or outputs of one node: more is a hostile parameter, not a model
+
+
+def _sane_count(op: Op, what: str, n: Any, attrs: NodeAttrs) -> int:
+    """A count computed from parameters (num_args=2**40 must not build 2**40 names)."""
+    if isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_COUNT:
+        return n
+    raise NNVMError(
+        f"{op.name}: its parameters {dict(attrs.dict)!r:.120} give {n!r:.40} {what}; "
+        f"expected an int in [0, {MAX_COUNT}]"
+    )
 
 
 def _check_count(op: Op, what: str, n: int | CountFn) -> int | CountFn:

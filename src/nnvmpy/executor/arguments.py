@@ -125,6 +125,10 @@ def simple_bind(
             f"simple_bind: the given shapes {dict(shapes)} do not determine every "
             f"input's shape; still unknown: {unknown} (arguments: {arg_names})"
         )
+    if type_dict is not None and not isinstance(type_dict, Mapping):
+        raise NNVMError(
+            f"simple_bind: type_dict must map argument names to dtypes, got {type_dict!r:.60}"
+        )
     arg_types, aux_types = _types_with_default(symbol, dict(type_dict or {}))
     reqs = grad_reqs(grad_req, arg_names)
     shared = set(shared_arg_names or ())

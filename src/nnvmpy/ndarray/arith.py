@@ -18,6 +18,7 @@ import numpy as np
 from ..base import NNVMError
 from ..imperative import invoke
 from ..registry import Op
+from .errors import NDArrayTypeError
 from .ndarray import NDArray
 
 NUMERIC_TYPES = (int, float, np.generic)
@@ -117,7 +118,9 @@ def apply(fn: str, lhs: Any, rhs: Any, out: NDArray | None = None) -> Any:
         if isinstance(rhs, NUMERIC_TYPES):
             return row.python(lhs, rhs)
     bad = rhs if isinstance(lhs, (NDArray, *NUMERIC_TYPES)) else lhs
-    raise TypeError(f"nd.{fn}: operands must be NDArrays or numbers, got {type(bad).__name__}")
+    raise NDArrayTypeError(
+        f"nd.{fn}: operands must be NDArrays or numbers, got {type(bad).__name__}"
+    )
 
 
 def _inplace(fn: str, lhs: NDArray, rhs: Any) -> NDArray:
@@ -132,7 +135,7 @@ def _inplace(fn: str, lhs: NDArray, rhs: Any) -> NDArray:
         _call("_copy", [result], lhs)
         return lhs
     if not isinstance(rhs, (NDArray, *NUMERIC_TYPES)):
-        raise TypeError(
+        raise NDArrayTypeError(
             f"nd.{fn} in place: the operand must be an NDArray or a number, got "
             f"{type(rhs).__name__}"
         )

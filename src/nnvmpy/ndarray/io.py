@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import os
 import struct
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -40,7 +41,8 @@ from ..base import Context, NNVMError, cpu, cpu_pinned, gpu, num_gpus
 from .ndarray import NDArray, array
 
 LIST_MAGIC = 0x112
-V0_MAX_NDIM = 32  # a V0 record's first word is its ndim; anything larger is corrupt
+MAX_NDIM = 32  # NumPy's and MXNet's limit; a record claiming more is corrupt
+V0_MAX_NDIM = MAX_NDIM  # a V0 record's first word is its ndim; anything larger is corrupt
 V1_MAGIC = 0xF993FAC8
 V2_MAGIC = 0xF993FAC9
 V3_MAGIC = 0xF993FACA
@@ -134,11 +136,19 @@ def dumps(data: Any) -> bytes:
     return b"".join(parts)
 
 
+def _path(fname: Any, what: str) -> str:
+    """A file name; an int would be taken by open() as a file descriptor."""
+    if not isinstance(fname, str | os.PathLike):
+        raise NNVMError(f"{what}: fname must be a path (str), got {type(fname).__name__}")
+    return os.fspath(fname)
+
+
 def save(fname: str | os.PathLike[str], data: Any) -> None:
     """Save an NDArray, a list of NDArrays or a dict of str to NDArray to `fname`.
 
     Load it with nd.load (or MXNet's mx.nd.load); a single array loads as a list of one.
     """
+    fname = _path(fname, "nd.save")
     payload = dumps(data)
     try:
         with open(fname, "wb") as f:
@@ -212,9 +222,13 @@ def _read_array(r: _Reader, what: str, np_shape: bool | None) -> NDArray:
     dtype = DTYPE_FLAGS.get(flag)
     if dtype is None:
         raise r.fail(what, f"dtype flag {flag} is not one of {sorted(DTYPE_FLAGS)}")
+    if math.prod(d for d in shape if d) * dtype.itemsize > sys.maxsize:  # NumPy's limit
+        raise r.fail(what, f"shape {shape} of {dtype} is larger than any array can be")
     nbytes = math.prod(shape) * dtype.itemsize
     raw = r.take(nbytes, f"{what} data ({shape} of {dtype})")
     values = np.frombuffer(raw, dtype=dtype).reshape(shape)
+    if dtype == np.bool_:  # any byte but 0 or 1 would be a bool NumPy does not expect
+        values = values.view(np.uint8) != 0
     return array(values, _load_context(dev_type, dev_id), dtype=dtype)
 
 
@@ -222,8 +236,8 @@ def _read_shape(r: _Reader, what: str, fmt: str, allow_0d: bool) -> tuple[int, .
     (ndim,) = r.unpack("i", f"{what} ndim")
     if ndim == -1 or (ndim == 0 and not allow_0d):
         raise r.fail(what, "holds an array of unknown shape (a none array)")
-    if not 0 <= ndim <= 64:
-        raise r.fail(what, f"ndim {ndim} is not in [0, 64]")
+    if not 0 <= ndim <= MAX_NDIM:
+        raise r.fail(what, f"ndim {ndim} is not in [0, {MAX_NDIM}]")
     return _read_dims(r, what, ndim, fmt)
 
 
@@ -263,6 +277,7 @@ def loads(buf: bytes, source: str = "nd.load_frombuffer") -> list[NDArray] | dic
 
 def load(fname: str | os.PathLike[str]) -> list[NDArray] | dict[str, NDArray]:
     """Arrays saved by nd.save (or MXNet): a list, or a dict of name to array."""
+    fname = _path(fname, "nd.load")
     try:
         with open(fname, "rb") as f:
             buf = f.read()
@@ -282,12 +297,22 @@ def from_raw_bytes(buf: bytes, source: str) -> NDArray:
     return _read_array(r, "array", None)
 
 
-def from_state(state: dict[str, Any]) -> NDArray:
-    """Unpickle: the array in state['handle']."""
+def state_bytes(state: Any, source: str) -> bytes:
+    """The record in a pickled state {'handle': bytes}; refuses anything else (bytes(10**12)
+    would allocate a terabyte)."""
     handle = state.get("handle") if isinstance(state, dict) else None
     if handle is None:
-        raise NNVMError("NDArray unpickling: the state holds no array ('handle' is None)")
-    return from_raw_bytes(bytes(handle), "NDArray unpickling")
+        raise NNVMError(f"{source}: the state holds no array ('handle' is None)")
+    if not isinstance(handle, bytes | bytearray | memoryview):
+        raise NNVMError(
+            f"{source}: state['handle'] should be the array's bytes, got {type(handle).__name__}"
+        )
+    return bytes(handle)
+
+
+def from_state(state: dict[str, Any]) -> NDArray:
+    """Unpickle: the array in state['handle']."""
+    return from_raw_bytes(state_bytes(state, "NDArray unpickling"), "NDArray unpickling")
 
 
 __all__ = ["dumps", "load", "load_frombuffer", "loads", "save"]

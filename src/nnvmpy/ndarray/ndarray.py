@@ -15,6 +15,9 @@ interop.py) and are attached to the class there.
 from __future__ import annotations
 
 import math
+import numbers
+import operator
+import sys
 import warnings
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -29,7 +32,7 @@ from ..imperative import invoke
 from ..kernel import storage
 from ..registry import Op
 from . import views
-from .errors import NDArrayValueError
+from .errors import NDArrayTypeError, NDArrayValueError
 from .views import same_memory
 
 DEFAULT_DTYPE = np.dtype(np.float32)
@@ -59,7 +62,10 @@ class Chunk:
                 return
             except IndexError:  # another thread took the last one
                 pass
-        self.handle = storage.alloc(nbytes, ctx)
+        try:
+            self.handle = storage.alloc(nbytes, ctx)
+        except (MemoryError, ValueError) as e:  # NumPy: too big for memory, or for an index
+            raise NNVMError(f"cannot allocate {nbytes} bytes on {ctx}: {e}") from None
         self.var = engine.get_engine().new_var()
 
     # __del__ rather than weakref.finalize: a finalizer object per array cost ~2 µs of
@@ -322,7 +328,7 @@ class NDArray:
         if isinstance(other, Context):
             other = empty(self.shape, other, self.dtype)
         elif not isinstance(other, NDArray):
-            raise TypeError(
+            raise NDArrayTypeError(
                 f"copyto: the target must be an NDArray or a Context, got {type(other).__name__}"
             )
         if same_memory(self, other):
@@ -427,12 +433,10 @@ class NDArray:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Become the array encoded in state['handle'] (MXNet's raw bytes)."""
-        from .io import from_raw_bytes
+        from .io import from_raw_bytes, state_bytes
 
-        handle = state.get("handle") if isinstance(state, dict) else None
-        if handle is None:
-            raise NNVMError("NDArray.__setstate__: the state holds no array ('handle' is None)")
-        loaded = from_raw_bytes(bytes(handle), "NDArray.__setstate__")
+        where = "NDArray.__setstate__"
+        loaded = from_raw_bytes(state_bytes(state, where), where)
         for name in _COPIED_SLOTS:
             setattr(self, name, getattr(loaded, name))
         self._entry = None
@@ -544,41 +548,94 @@ def push_copy(src: NDArray, dst: NDArray) -> None:
 
 
 def as_shape(shape: Any, what: str = "shape") -> tuple[int, ...]:
-    """An int or a sequence of non-negative ints as a shape tuple; NNVMError otherwise."""
-    if isinstance(shape, int | np.integer):
+    """An int or a sequence of non-negative ints as a shape tuple; NNVMError otherwise.
+
+    Floats (even 2.0), bools and strings are refused, as MXNet's C API refuses them."""
+    if isinstance(shape, int | np.integer) and not isinstance(shape, bool | np.bool_):
         shape = (shape,)
-    try:
-        out = tuple(int(d) for d in shape)
-    except (TypeError, ValueError):
-        raise NNVMError(f"{what} must be an int or a tuple of ints, got {shape!r}") from None
+    expected = "an int or a tuple of non-negative ints"
+    if isinstance(shape, str | bytes | NDArray) or not hasattr(shape, "__iter__"):
+        raise NNVMError(f"{what} must be {expected}, got {shape!r:.80}")
+    out = []
+    for i, d in enumerate(shape):
+        if isinstance(d, bool | np.bool_) or not hasattr(d, "__index__"):
+            raise NNVMError(f"{what} must be {expected}; dim {i} is {d!r:.40} in {shape!r:.80}")
+        out.append(operator.index(d))
     if any(d < 0 for d in out):
-        raise NNVMError(f"{what} cannot have negative dimensions, got {out}")
-    return out
+        raise NNVMError(f"{what} cannot have negative dimensions, got {tuple(out)}")
+    return tuple(out)
+
+
+MAX_NDIM = 32  # NumPy's (and MXNet's) limit on the number of axes
+
+
+def _nbytes(shape: tuple[int, ...], dt: np.dtype, what: str) -> int:
+    """The size of a new array; NNVMError before any allocation when it cannot exist."""
+    if len(shape) > MAX_NDIM:
+        raise NNVMError(f"{what}: {len(shape)} dimensions; at most {MAX_NDIM} are supported")
+    nbytes = math.prod(shape) * dt.itemsize
+    if nbytes > sys.maxsize:
+        raise NNVMError(f"{what}: shape {shape} of {dt} needs {nbytes} bytes, more than any memory")
+    return nbytes
 
 
 def empty(shape: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
     """An uninitialised array (its storage comes from the pool)."""
     shape = as_shape(shape, "empty: shape")
-    dt = DEFAULT_DTYPE if dtype is None else as_dtype(dtype)
+    dt = DEFAULT_DTYPE if dtype is None else as_dtype(dtype, "empty")
+    if ctx is not None and not isinstance(ctx, Context):
+        raise NNVMError(f"empty: ctx must be a Context such as mx.cpu(), got {ctx!r:.60}")
     ctx = ctx or Context.default_ctx()
-    nbytes = math.prod(shape) * dt.itemsize
-    return NDArray(Chunk(nbytes, ctx), shape, dt)
+    return NDArray(Chunk(_nbytes(shape, dt, "empty"), ctx), shape, dt)
+
+
+_NUMERIC_KINDS = "biuf"  # bool, signed and unsigned ints, floats
+
+
+def _numeric_source(source: Any) -> Any:
+    """`source` as a NumPy array, or NNVMError saying why it holds no numbers."""
+    if source is None:
+        raise NNVMError("array: source is None; expected an array-like of numbers")
+    if isinstance(source, np.ndarray):
+        probe = source
+    else:
+        try:
+            probe = np.asarray(source)
+        except (TypeError, ValueError, OverflowError) as e:  # NumPy's words for ragged lists
+            raise NNVMError(
+                f"array: source must be a (nested) sequence of numbers with a regular shape, "
+                f"got {type(source).__name__}: {e}"
+            ) from None
+    kind = probe.dtype.kind
+    if kind in _NUMERIC_KINDS:
+        return probe
+    if kind == "O" and all(isinstance(v, numbers.Real) for v in probe.flat):
+        return source  # Python ints beyond int64: the conversion to `dtype` decides
+    what = {"U": "strings", "S": "bytes", "c": "complex numbers", "O": "non-numbers"}.get(
+        kind, f"{probe.dtype} values"
+    )
+    example = next((v for v in probe.flat if not isinstance(v, numbers.Real)), None)
+    shown = f" such as {example!r:.40}" if example is not None and kind == "O" else ""
+    raise NNVMError(
+        f"array: source holds {what}{shown}; expected numbers (a NumPy array, a nested "
+        "list of numbers or an NDArray)"
+    )
 
 
 def array(source: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
     """An NDArray holding a copy of `source` (float32 unless `dtype` says otherwise, as MXNet;
     an NDArray source keeps its dtype). A NumPy 0-d array or a Python number gives shape ()."""
     if isinstance(source, NDArray):
-        dt = source.dtype if dtype is None else as_dtype(dtype)
+        dt = source.dtype if dtype is None else as_dtype(dtype, "array")
         source = source.asnumpy()
     else:
-        dt = DEFAULT_DTYPE if dtype is None else as_dtype(dtype)
+        dt = DEFAULT_DTYPE if dtype is None else as_dtype(dtype, "array")
+        source = _numeric_source(source)
     try:
         src = np.asarray(source, dtype=dt, order="C")  # ascontiguousarray makes 0-d 1-d
-    except (TypeError, ValueError) as e:
+    except (TypeError, ValueError, OverflowError) as e:
         raise NNVMError(
-            f"array: source must be array-like (a NumPy array, a nested list of numbers, an "
-            f"NDArray), got {type(source).__name__}: {e}"
+            f"array: cannot convert the source ({type(source).__name__}) to {dt}: {e}"
         ) from None
     arr = empty(src.shape, ctx, dt)
     if src.size == 0:

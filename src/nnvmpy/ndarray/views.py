@@ -9,6 +9,7 @@ non-inplace forms run ops and return new arrays. NDArray's methods call these.
 from __future__ import annotations
 
 import math
+import operator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -17,7 +18,7 @@ from ..autograd.state import STATE as _AG
 from ..base import InferError
 from ..imperative import invoke
 from ..registry import Op
-from .errors import NDArrayValueError
+from .errors import NDArrayTypeError, NDArrayValueError
 
 if TYPE_CHECKING:
     from .ndarray import NDArray
@@ -114,6 +115,21 @@ def squeezed_shape(what: str, shape: tuple[int, ...], axis: Any) -> tuple[int, .
     return out or (1,)
 
 
+def int_dims(what: str, shape: Any) -> tuple[int, ...]:
+    """The dims of a shape argument as ints; floats, bools and strings are refused."""
+    if isinstance(shape, int | np.integer) and not isinstance(shape, bool | np.bool_):
+        shape = (shape,)
+    if isinstance(shape, str | bytes) or not hasattr(shape, "__iter__"):
+        raise NDArrayValueError(f"{what}: the shape must be a tuple of ints, got {shape!r:.80}")
+    dims = tuple(shape)
+    for d in dims:
+        if isinstance(d, bool | np.bool_) or not hasattr(d, "__index__"):
+            raise NDArrayValueError(
+                f"{what}: the shape must be a tuple of ints, got {d!r:.40} in {dims!r:.80}"
+            )
+    return tuple(operator.index(d) for d in dims)
+
+
 # -- the NDArray methods ------------------------------------------------------------------------
 
 
@@ -121,7 +137,7 @@ def reshape(x: NDArray, shape: tuple[Any, ...], kwargs: dict[str, Any]) -> NDArr
     """NDArray.reshape(*shape, shape=, reverse=): a view (the Reshape op when recording)."""
     unknown = set(kwargs) - {"shape", "reverse"}
     if unknown:
-        raise TypeError(
+        raise NDArrayTypeError(
             f"reshape: unknown keyword arguments {sorted(unknown)}; accepted are "
             "'shape' and 'reverse'"
         )
@@ -130,9 +146,9 @@ def reshape(x: NDArray, shape: tuple[Any, ...], kwargs: dict[str, Any]) -> NDArr
     if not shape:
         given = kwargs.get("shape")
         if given is None:
-            raise TypeError("reshape: a shape is required, e.g. x.reshape((2, -1))")
-        shape = (given,) if isinstance(given, int) else tuple(given)
-    new = resolve_reshape(x.shape, tuple(int(d) for d in shape), bool(kwargs.get("reverse")))
+            raise NDArrayTypeError("reshape: a shape is required, e.g. x.reshape((2, -1))")
+        shape = given
+    new = resolve_reshape(x.shape, int_dims("reshape", shape), bool(kwargs.get("reverse")))
     if _AG.recording:
         return _op("Reshape", x, shape=new)
     return view_of(x, x._data.reshape(new), new)
@@ -162,7 +178,7 @@ def squeeze(x: NDArray, axis: Any, inplace: bool) -> NDArray:
 
 def broadcast_to(x: NDArray, shape: Any) -> NDArray:
     """A copy of x broadcast to `shape`; missing leading axes are added (MXNet's rule)."""
-    shape = tuple(int(d) for d in shape)
+    shape = int_dims("broadcast_to", shape)
     cur = x.shape
     padded = (1,) * (len(shape) - len(cur)) + cur
     if len(shape) < len(cur) or any(c not in (1, s) for c, s in zip(padded, shape)):

@@ -44,7 +44,10 @@ def _fill_compute(value: Any) -> Any:
         attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
     ) -> None:
         v = attrs.parsed.value if value is None else value
-        _fill.launch(ctx, outputs[0], req[0], v)
+        out = outputs[0]
+        if out.dtype == np.bool_:  # no bool kernels: fill its bytes as uint8 0 / 1
+            out, v = out.view(np.uint8), float(bool(v))
+        _fill.launch(ctx, out, req[0], v)
 
     return compute
 
@@ -231,7 +234,13 @@ def range_bounds(p: Any) -> tuple[float, float, int]:
     start, stop = (0.0, p.start) if p.stop is None else (p.start, p.stop)
     if p.step == 0:
         raise InferError("_arange: parameter 'step' must not be 0")
-    n = math.ceil((stop - start) / p.step)
+    span = (stop - start) / p.step
+    if not math.isfinite(span):
+        raise InferError(
+            f"_arange: start={start}, stop={stop}, step={p.step} do not give a finite "
+            "number of values; expected finite numbers"
+        )
+    n = math.ceil(span)
     return start, p.step, max(n, 0)
 
 

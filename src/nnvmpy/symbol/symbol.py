@@ -9,6 +9,7 @@ original alone.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -177,7 +178,16 @@ class Symbol(SymbolArithmetic):
         return {"handle": self.tojson()}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self._heads = load_json(state["handle"])._heads if state.get("handle") else []
+        """Become the symbol in state['handle'] (its JSON): unpickling runs no code."""
+        if not isinstance(state, dict):
+            raise NNVMError(f"Symbol.__setstate__: expected a dict, got {type(state).__name__}")
+        handle = state.get("handle")
+        if handle is not None and not isinstance(handle, str):
+            raise NNVMError(
+                f"Symbol.__setstate__: state['handle'] should be the symbol's JSON string, "
+                f"got {type(handle).__name__}"
+            )
+        self._heads = load_json(handle)._heads if handle else []
 
     # -- composition by call ----------------------------------------------------------------
 
@@ -339,9 +349,32 @@ def load_json(json_str: str) -> Symbol:
 
 
 def load(fname: str) -> Symbol:
-    """A symbol from a JSON file written by `save` (or by MXNet)."""
-    with open(fname) as f:
-        return load_json(f.read())
+    """A symbol from a JSON file written by `save` (or by MXNet).
+
+    Any problem with the file (missing, unreadable, not UTF-8, malformed) raises
+    NNVMError naming it.
+    """
+    if not isinstance(fname, str | os.PathLike):
+        raise NNVMError(f"sym.load: fname must be a path, got {type(fname).__name__}")
+    path = os.fspath(fname)
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise NNVMError(f"sym.load: cannot read {path!r}: {e}") from None
+    try:
+        return load_json(text)
+    except NNVMError as e:
+        raise _with_source(e, f"sym.load({path!r})") from e
+
+
+def _with_source(e: NNVMError, source: str) -> NNVMError:
+    """The same kind of error, its message prefixed with the file it came from."""
+    msg = f"{source}: {e}"
+    try:
+        return type(e)(msg)
+    except Exception:  # a subclass with another constructor signature
+        return NNVMError(msg)
 
 
 def __getattr__(name: str) -> Any:
