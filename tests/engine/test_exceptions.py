@@ -131,3 +131,21 @@ def test_delete_variable_runs_even_when_the_var_holds_a_failure(engine: Engine) 
     with pytest.raises(EngineError, match="bad"):
         engine.wait_for_all()
     assert freed == [True]
+
+
+def test_a_failure_reported_by_one_engine_does_not_skip_pushes_of_the_next() -> None:
+    """A shared variable (a device's scratch space) keeps the failure of an op that ran on
+    the threaded engine after it was reported; a naive engine switched to later must still
+    run the pushes that use it (it once skipped them, silently leaving outputs unwritten)."""
+    from nnvmpy.engine import engine_type
+
+    with engine_type("ThreadedEngine") as threaded:
+        shared = threaded.new_var()
+        threaded.push_sync(_boom, CTX, [], [shared], name="failed_before")
+        with pytest.raises(EngineError, match="failed_before"):
+            threaded.wait_for_all()
+        with engine_type("NaiveEngine") as naive:
+            ran: list[str] = []
+            naive.push_sync(lambda rc: ran.append("later"), CTX, [], [shared], name="later")
+            naive.wait_for_all()
+            assert ran == ["later"]

@@ -34,6 +34,9 @@ class _Done:
         self.lock.release()
 
 
+_AFTER_EVERY_REPORT = 1 << 62  # a push number later than every report
+
+
 class NaiveEngine(Engine):
     """Runs each function when it is pushed; ``priority`` has nothing to reorder."""
 
@@ -78,13 +81,14 @@ class NaiveEngine(Engine):
         super().push_sync(fn, ctx, const_vars, mutate_vars, priority, name, prop)
 
     def _push(self, opr: Opr, ctx: Context, priority: int) -> None:
-        # Everything reported so far was reported before this push: number reports and
-        # pushes alike (0), so reported failures never count here.
+        # Everything reported so far was reported before this push, so reported failures
+        # never count here, also those another engine reported (at its own numbers): this
+        # push's number is later than any of them.
         cell = None
         if opr.skippable:
             for v in opr.all_vars:
                 if v.exc is not None:  # rarely: then look for a failure that counts
-                    cell = pending_error(opr.all_vars, 0)
+                    cell = pending_error(opr.all_vars, _AFTER_EVERY_REPORT)
                     break
         if cell is None:
             exc = self._run(opr, RunContext(ctx))
