@@ -134,28 +134,28 @@ def test_unknown_device_type_raises_naming_it() -> None:
 
 
 def test_default_ctx_is_cpu0_outside_any_with_block() -> None:
-    assert Context.default_ctx() == cpu(0)
+    assert Context.default_ctx == cpu(0)
 
 
 def test_with_gpu_sets_the_default_ctx_and_restores_it() -> None:
     with gpu(1) as ctx:
         assert ctx == gpu(1)
-        assert Context.default_ctx() == gpu(1)
-    assert Context.default_ctx() == cpu(0)
+        assert Context.default_ctx == gpu(1)
+    assert Context.default_ctx == cpu(0)
 
 
 def test_nested_with_blocks_restore_the_outer_default() -> None:
     with gpu(1):
         with cpu(3):
-            assert Context.default_ctx() == cpu(3)
-        assert Context.default_ctx() == gpu(1)
-    assert Context.default_ctx() == cpu(0)
+            assert Context.default_ctx == cpu(3)
+        assert Context.default_ctx == gpu(1)
+    assert Context.default_ctx == cpu(0)
 
 
 def test_with_block_restores_the_default_ctx_after_an_exception() -> None:
     with pytest.raises(RuntimeError), gpu(2):
         raise RuntimeError("inside")
-    assert Context.default_ctx() == cpu(0)
+    assert Context.default_ctx == cpu(0)
 
 
 def test_default_ctx_is_per_thread() -> None:
@@ -166,19 +166,19 @@ def test_default_ctx_is_per_thread() -> None:
         with gpu(7):
             entered.set()
             release.wait(10)
-            seen["inside"] = Context.default_ctx()
-        seen["after"] = Context.default_ctx()
+            seen["inside"] = Context.default_ctx
+        seen["after"] = Context.default_ctx
 
     thread = threading.Thread(target=other_thread)
     with gpu(1):
         thread.start()
         assert entered.wait(10)
-        seen["main"] = Context.default_ctx()  # the other thread is inside `with gpu(7)`
+        seen["main"] = Context.default_ctx  # the other thread is inside `with gpu(7)`
         release.set()
         thread.join(10)
-        assert Context.default_ctx() == gpu(1)  # its exit did not pop our gpu(1)
+        assert Context.default_ctx == gpu(1)  # its exit did not pop our gpu(1)
     assert seen == {"main": gpu(1), "inside": gpu(7), "after": cpu(0)}
-    assert Context.default_ctx() == cpu(0)
+    assert Context.default_ctx == cpu(0)
 
 
 def test_num_gpus_is_a_non_negative_int() -> None:

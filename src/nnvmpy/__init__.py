@@ -15,6 +15,7 @@ from .attrs import fcompute, fstateful_compute
 from .base import (
     Context,
     EngineError,
+    IndexOutOfRange,
     InferError,
     MXNetError,
     NNVMError,
@@ -82,6 +83,7 @@ __all__ = [
     "ElemwiseGradUseNone",
     "ElemwiseGradUseOut",
     "EngineError",
+    "IndexOutOfRange",
     "InferError",
     "MXNetError",
     "NNVMError",

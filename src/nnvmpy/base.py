@@ -36,6 +36,11 @@ class InferError(NNVMError):
     """Shape or type inference found two values that disagree."""
 
 
+class IndexOutOfRange(NNVMError, IndexError):
+    """An index outside its axis where an op raises for it (take/pick mode 'raise',
+    gather_nd, scatter_nd): an IndexError too, as MXNet's."""
+
+
 class EngineError(NNVMError):
     """A function pushed to the engine raised; carries the original exception as __cause__."""
 
@@ -114,11 +119,7 @@ class _ContextMeta(type):
 
     @property
     def default_ctx(cls) -> Context:
-        """The innermost `with ctx:` device, else this thread's default (cpu(0) unless set).
-
-        Also callable, `Context.default_ctx()`, as nnvmpy's code spells it (a Context
-        called returns itself).
-        """
+        """The innermost `with ctx:` device, else this thread's default (cpu(0) unless set)."""
         return current_context()
 
     @default_ctx.setter
@@ -174,10 +175,6 @@ class Context(metaclass=_ContextMeta):
         return f"{self.device_type}({self.device_id})"
 
     __str__ = __repr__
-
-    def __call__(self) -> Context:
-        """The context itself: keeps `Context.default_ctx()` meaning `Context.default_ctx`."""
-        return self
 
     def __enter__(self) -> Context:
         _ctx_stack().append(self)

@@ -24,7 +24,15 @@ from .attrs import (
 )
 from .autograd.state import STATE as _AG
 from .autograd.tape import check_writable, record_op
-from .base import Context, InferError, NNVMError, OpReqType, context_from, kernel_device
+from .base import (
+    Context,
+    InferError,
+    NNVMError,
+    OpReqType,
+    context_from,
+    current_context,
+    kernel_device,
+)
 from .engine import FnProperty, RunContext
 from .imperative_out import out_ctx, outputs_for
 from .imperative_out import visible_outputs as visible_outputs  # re-exported
@@ -201,7 +209,7 @@ def _plan_for(op: Op, inputs: Sequence[NDArray], kwargs: dict[str, Any], out: An
 def _no_input_ctx(kwargs: dict[str, Any], out: Any) -> Context:
     """The device of an op without inputs: out='s, else its `ctx` parameter (MXNet's
     nd.random_uniform(ctx=...), nd._zeros(ctx=...)), else the current default."""
-    return out_ctx(out) or context_from(kwargs.get("ctx")) or Context.default_ctx()
+    return out_ctx(out) or context_from(kwargs.get("ctx")) or current_context()
 
 
 def _signature(inputs: Sequence[NDArray]) -> tuple[Any, ...]:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from . import engine
-from .base import Context
+from .base import Context, current_context
 from .kernel.philox import seed_key
 
 
@@ -115,7 +115,7 @@ class OpContext:
     @property
     def ctx(self) -> Context:
         """The device this kernel runs on."""
-        return self.run_ctx.ctx if self.run_ctx is not None else Context.default_ctx()
+        return self.run_ctx.ctx if self.run_ctx is not None else current_context()
 
 
 # -- the shared resources, one per (device, kind) -----------------------------------------

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..base import Context, NNVMError, OpReqType
+from ..base import Context, NNVMError, OpReqType, current_context
 from ..infer import shape_is_known, shape_str
 from ..ndarray.ndarray import NDArray, zeros
 from ..ndarray.views import flat_window
@@ -109,7 +109,7 @@ def simple_bind(
     from ..symbol.infer import infer_shape_raw
     from .executor import Executor
 
-    ctx = ctx or Context.default_ctx()
+    ctx = ctx or current_context()
     arg_names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()
     # as MXNet: keywords that are not shapes of this symbol's inputs are ignored
     inputs = set(arg_names + aux_names)

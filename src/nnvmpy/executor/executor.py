@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .. import config, engine
-from ..base import Context, NNVMError, OpReqType
+from ..base import Context, NNVMError, OpReqType, current_context
 from ..graph import Graph, apply_passes
 from ..graph.attrs import (
     DTYPE,
@@ -64,7 +64,7 @@ class Executor:
             raise NNVMError(f"bind: shared_exec must be an Executor, got {shared_exec!r:.60}")
         check_group2ctx(group2ctx)
         self._symbol = symbol
-        self._ctx = ctx or Context.default_ctx()
+        self._ctx = ctx or current_context()
         self._group2ctx = group2ctx
         self._arg_names = symbol.list_arguments()
         self._aux_names = symbol.list_auxiliary_states()

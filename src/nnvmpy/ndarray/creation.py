@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base import Context, NNVMError, as_dtype
+from ..base import Context, NNVMError, as_dtype, current_context
 from ..imperative import invoke
 from ..registry import Op
 from .errors import NDArrayValueError
@@ -26,7 +26,7 @@ def _init(op: str, ctx: Context | None, dtype: Any, out: NDArray | None, **param
     dt = DEFAULT_DTYPE if dtype is None else as_dtype(dtype)
     if ctx is not None and not isinstance(ctx, Context):
         raise NNVMError(f"{op.lstrip('_')}: ctx must be a Context such as mx.cpu(), got {ctx!r}")
-    target = ctx or (out.context if out is not None else Context.default_ctx())
+    target = ctx or (out.context if out is not None else current_context())
     with target:
         return invoke(Op.get(op), [], {**params, "dtype": str(dt)}, out=out)[0]
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import engine, kernel
 from ..autograd.state import STATE as _AG
-from ..base import Context, NNVMError, as_dtype
+from ..base import Context, NNVMError, as_dtype, current_context
 from ..imperative import invoke
 from ..kernel import storage
 from ..registry import Op
@@ -585,7 +585,7 @@ def empty(shape: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
     dt = DEFAULT_DTYPE if dtype is None else as_dtype(dtype, "empty")
     if ctx is not None and not isinstance(ctx, Context):
         raise NNVMError(f"empty: ctx must be a Context such as mx.cpu(), got {ctx!r:.60}")
-    ctx = ctx or Context.default_ctx()
+    ctx = ctx or current_context()
     return NDArray(Chunk(_nbytes(shape, dt, "empty"), ctx), shape, dt)
 
 

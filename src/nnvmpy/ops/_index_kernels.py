@@ -29,16 +29,11 @@ from typing import Any
 import numpy as np
 
 from .. import kernel
-from ..base import NNVMError
 from ..kernel.device import DeviceFunction, for_device
 from ..kernel.launch import ADD, NULL, flat, is_gpu
 from ..kernel.launch import uindex as uidx
 
 _HALF = np.dtype(np.float16)
-
-
-class IndexOutOfRange(NNVMError, IndexError):
-    """An index outside its axis where the op's mode is 'raise' (an IndexError too)."""
 
 
 # --- index arithmetic ------------------------------------------------------------------------

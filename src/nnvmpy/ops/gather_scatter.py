@@ -36,7 +36,7 @@ from ..attrs import (
     FListInputNames,
     TIsBackward,
 )
-from ..base import InferError, NNVMError
+from ..base import IndexOutOfRange, InferError
 from ..graph.grad import make_grad_node, make_node, make_zero_grad_nodes
 from ..graph.node import Node, NodeEntry
 from ..infer import shape_assign, shape_is_known, shape_str, type_assign
@@ -49,10 +49,6 @@ from .elemwise_unary import _identity
 from .matrix import bind_cuda, flat, is_cpu, shape_of
 
 cuda: Any = None  # numba.cuda, bound before a launch (see matrix.bind_cuda)
-
-
-class IndexOutOfRange(NNVMError, IndexError):
-    """An index outside its axis in gather_nd / scatter_nd (an IndexError, as MXNet's)."""
 
 
 class ScatterNDParam(Parameter):

@@ -28,7 +28,7 @@ from ..attrs import (
     FListInputNames,
     TIsBackward,
 )
-from ..base import InferError
+from ..base import IndexOutOfRange, InferError
 from ..graph.grad import make_grad_node
 from ..graph.node import Node, NodeEntry
 from ..infer import shape_assign, shape_is_known, shape_str, type_assign
@@ -36,7 +36,6 @@ from ..kernel.launch import ADD, NULL, WRITE, flat, is_gpu, normalize_axis, req_
 from ..param import Parameter, field
 from ..registry import NodeAttrs, register_op
 from ._index_kernels import (
-    IndexOutOfRange,
     gather_rows,
     half_as_float32,
     has_bad_index,
