@@ -56,6 +56,13 @@ ELIMINATE_COMMON_EXPR = Knob(
     "0: they run as written. MXNet's MXNET_ELIMINATE_COMMON_EXPR is read too.",
     mxnet_name="MXNET_ELIMINATE_COMMON_EXPR",
 )
+POISON_MEMORY = Knob(
+    "NNVMPY_POISON_MEMORY",
+    "0",
+    "1: every block the storage pool hands out, and every scratch space, is first filled "
+    "with 0xFF bytes (NaN for floats), so a kernel that reads memory it never wrote shows "
+    "up as NaNs instead of passing on fresh zeroed pages (a debugging aid; slower).",
+)
 
 ALL_KNOBS = [
     ENGINE_TYPE,
@@ -63,4 +70,5 @@ ALL_KNOBS = [
     GPU_WORKER_NTHREADS,
     NUMBA_THREADING_LAYER,
     ELIMINATE_COMMON_EXPR,
+    POISON_MEMORY,
 ]

@@ -15,6 +15,7 @@ import numpy as np
 
 from . import engine
 from .base import Context, current_context
+from .kernel import storage
 from .kernel.philox import seed_key
 
 
@@ -56,6 +57,8 @@ class Resource:
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
         if self._space is None or self._space.nbytes < nbytes:
             self._space = _alloc_bytes(self.ctx, max(nbytes, 1))
+        if storage.poisoning:  # NNVMPY_POISON_MEMORY: scratch content is undefined
+            storage.poison(self._space)
         flat = self._space[:nbytes].view(dtype)
         return flat.reshape(shape)
 

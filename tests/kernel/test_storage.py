@@ -190,3 +190,17 @@ def test_copy_between_cpu_arrays():
 def test_copy_rejects_mismatches(src, dst, match):
     with pytest.raises(NNVMError, match=match):
         storage.copy(src, dst)
+
+
+def test_poisoning_fills_new_and_reused_blocks_with_nan(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """NNVMPY_POISON_MEMORY: a kernel reading memory it never wrote sees NaN, not zeros."""
+    monkeypatch.setattr(storage, "poisoning", True)
+    first = storage.alloc(4096, ctx)
+    assert np.isnan(first.as_array((1024,), np.float32)).all()
+    first.as_array((1024,), np.float32)[:] = 1.0
+    storage.free(first)
+    again = storage.alloc(4096, ctx)  # the same block back from the pool, poisoned again
+    assert np.isnan(again.as_array((512,), np.float64)).all()
+    assert (again.as_array((1024,), np.int32) == -1).all()

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import config
 from ..base import Context, NNVMError, as_dtype
 from .elementwise import array_device
 
@@ -182,7 +183,22 @@ def alloc(nbytes: int, ctx: Context) -> Handle:
             raise
         with pool.lock:
             pool.allocations += 1
+    if poisoning:
+        poison(block)
     return Handle(ctx, nbytes, size, block, pool)
+
+
+poisoning = config.POISON_MEMORY.get() == "1"  # NNVMPY_POISON_MEMORY; tests may flip it
+
+
+def poison(block: Any) -> None:
+    """Fill a block with 0xFF bytes: NaN in every float dtype, -1 in signed ints."""
+    if hasattr(block, "copy_to_host"):  # a device array
+        from .cuda import get_cuda
+
+        get_cuda("storage.poison").to_device(np.full(block.size, 0xFF, np.uint8), to=block)
+    else:
+        block.fill(0xFF)
 
 
 _rounded: dict[int, int] = {}  # round_size of recent request sizes (imperative code repeats them)
