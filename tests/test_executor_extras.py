@@ -229,3 +229,27 @@ def test_backward_ignores_head_gradients_nothing_reads_and_runs_nothing_without_
     frozen.forward(a=np.ones((2, 3)))
     frozen.backward()  # nothing wants a gradient: a no-op, as in MXNet
     assert frozen.grad_dict == {}
+
+
+def test_a_backward_that_reads_no_forward_value_may_run_without_forward() -> None:
+    """repeat's gradient only sums out_grad: MXNet runs backward() on a fresh executor."""
+    x = np.arange(12.0).reshape(3, 4)
+    exe = nv.sym.repeat(nv.sym.Variable("data"), repeats=2, axis=0).bind(
+        nv.cpu(), args=[nv.nd.array(x)], args_grad=[nv.nd.empty((3, 4))]
+    )
+    for scale in (1.0, 2.0):  # and again, still without a forward
+        g = scale * np.arange(24.0).reshape(6, 4)
+        exe.backward(nv.nd.array(g))
+        np.testing.assert_array_equal(exe.grad_arrays[0].asnumpy(), g[0::2] + g[1::2])
+
+
+def test_a_backward_that_reads_forward_values_still_needs_a_forward() -> None:
+    x = nv.nd.array(np.zeros((2, 2)))
+    exe = nv.sym.sigmoid(nv.sym.Variable("data")).bind(
+        nv.cpu(), args=[x], args_grad=[nv.nd.empty((2, 2))]
+    )
+    with pytest.raises(nv.NNVMError, match=r"forward\(is_train=True\) first"):
+        exe.backward(nv.nd.ones((2, 2)))
+    exe.forward(is_train=True)
+    exe.backward(nv.nd.ones((2, 2)))
+    np.testing.assert_allclose(exe.grad_arrays[0].asnumpy(), np.full((2, 2), 0.25))

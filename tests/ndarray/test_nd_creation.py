@@ -186,3 +186,15 @@ def test_creation_on_gpu() -> None:
     np.testing.assert_allclose(nd.linspace(0, 1, 5, ctx=g).asnumpy(), np.linspace(0, 1, 5))
     with pytest.raises(nv.NNVMError, match="CPU"):
         nd.ones(3, ctx=g).to_dlpack_for_read()
+
+
+def test_tostype_default_is_a_copy_and_sparse_types_are_named_errors() -> None:
+    x = nd.array([[1.0, 2.0], [3.0, 4.0]])
+    y = x.tostype("default")
+    assert y.stype == "default"
+    np.testing.assert_array_equal(y.asnumpy(), x.asnumpy())
+    y[:] = 0  # a copy: x keeps its values
+    np.testing.assert_array_equal(x.asnumpy(), [[1.0, 2.0], [3.0, 4.0]])
+    for stype in ("csr", "row_sparse", "dense"):
+        with pytest.raises(nv.NNVMError, match=f"tostype.*'{stype}'.*'default'"):
+            x.tostype(stype)

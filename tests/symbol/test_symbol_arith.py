@@ -146,3 +146,34 @@ def test_symbols_compose_with_creation_functions() -> None:
     a = sym.var("a")
     out = sym.broadcast_add(a, sym.ones((1, 4), dtype="float64"))
     np.testing.assert_allclose(_run(out, a=A), A + 1)
+
+
+def test_init_ops_leave_minus_one_dims_to_the_graph() -> None:
+    """sym.ones(shape=(-1, -1)) takes its shape from what it is combined with, forwards
+    (from the other operand) and backwards through transpose, as MXNet infers it."""
+    known = nv.sym.ones(shape=(2, 3))
+    for unknown in [nv.sym.ones(shape=(-1, -1)), nv.sym.ones(shape=(3, -1))]:
+        exe = (known + nv.sym.transpose(unknown)).bind(nv.cpu(), args={})
+        np.testing.assert_array_equal(exe.forward()[0].asnumpy(), np.full((2, 3), 2.0))
+    with pytest.raises(nv.InferError, match="_ones"):
+        nv.nd._internal._ones(shape=(-1, 2))  # imperatively nothing can fill it in
+
+
+@pytest.mark.parametrize("parts", [(3, 7), (2,), 4, (1, 11)])
+def test_split_v2_matches_numpy_split(parts: Any) -> None:
+    data = np.arange(24.0).reshape(2, 12)
+    s = nv.sym.split_v2(nv.sym.Variable("data"), parts, axis=1)
+    exe = s.simple_bind(nv.cpu(), data=data.shape)
+    exe.arg_dict["data"][:] = data
+    want = np.split(data, parts, axis=1)
+    got = exe.forward()
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g.asnumpy(), w)
+
+
+def test_split_v2_bad_sections_are_named_errors() -> None:
+    with pytest.raises(nv.InferError, match="12 cannot be split into 5"):
+        nv.sym.split_v2(nv.sym.Variable("d"), 5, axis=1).infer_shape(d=(2, 12))
+    with pytest.raises(nv.NNVMError, match="indices_or_sections must be"):
+        nv.sym.split_v2(nv.sym.Variable("d"), "3")

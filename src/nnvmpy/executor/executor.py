@@ -36,6 +36,7 @@ from .monitor import Monitor
 from .node_run import (
     NodeRun,
     default_req,
+    forward_entries_read_by_backward,
     make_node_run,
     push_add,
     reader_counts,
@@ -130,7 +131,10 @@ class Executor:
         # instead of 876), and a second backward() without a forward() is refused.
         accumulating = any(r == OpReqType.kAddTo for r in self._grad_req.values())
         self._retained = retained_entries(idx, heads) if accumulating else set()
-        self._backward_ready = False
+        # A backward that reads no forward value may run before any forward (MXNet's
+        # test_repeat does): the same then holds for every later backward.
+        self._backward_alone = not forward_entries_read_by_backward(idx, heads)
+        self._backward_ready = self._backward_alone
         graph = apply_passes(graph, ["PlanMemory"], keep_entry_ids=sorted(self._retained))
         self._graph = graph
         self._head_grad_used = [idx.exist(v) for v in head_vars]
@@ -316,7 +320,7 @@ class Executor:
                 "reuse forward values once it has read them, so each backward needs a fresh "
                 "forward (bind with grad_req='add' to call backward repeatedly)"
             )
-        self._backward_ready = bool(self._retained)
+        self._backward_ready = bool(self._retained) or self._backward_alone
         self._push(self._bwd_runs, self._bwd_copies, bool(is_train))
 
     def _push(self, runs: list[NodeRun], copies: list[Any], is_train: bool) -> None:

@@ -119,6 +119,12 @@ def make_node_run(
 
 def retained_entries(idx: Any, heads: list[NodeEntry]) -> set[int]:
     """Outputs of forward op nodes that a backward node reads (graph outputs aside)."""
+    return forward_entries_read_by_backward(idx, heads) - set(idx.output_eids)
+
+
+def forward_entries_read_by_backward(idx: Any, heads: list[NodeEntry]) -> set[int]:
+    """Outputs of forward op nodes (graph outputs included) that a backward node reads:
+    when there are none, backward needs no forward before it (repeat's, tile's, ...)."""
     fwd = {id(n) for n in post_order(heads)}
     retained: set[int] = set()
     for nid, node in enumerate(idx.nodes):
@@ -128,7 +134,7 @@ def retained_entries(idx: Any, heads: list[NodeEntry]) -> set[int]:
             src = idx.nodes[idx.entry_node(e)[0]]
             if id(src) in fwd and not src.is_variable():
                 retained.add(e)
-    return retained - set(idx.output_eids)
+    return retained
 
 
 def default_req(unread: bool, inplace_index: int) -> OpReqType:

@@ -356,6 +356,16 @@ class NDArray:
         """A new array with the same values, on the same device."""
         return self.copyto(self._ctx)
 
+    def tostype(self, stype: str) -> NDArray:
+        """A copy in storage type `stype` (MXNet's cast_storage). nnvmpy stores arrays
+        densely only: 'default' gives a copy; 'csr' and 'row_sparse' are named errors."""
+        if stype != "default":
+            raise NNVMError(
+                f"tostype: storage type {stype!r} is not supported; nnvmpy arrays are dense "
+                "(expected 'default')"
+            )
+        return self.copy()
+
     def as_in_context(self, context: Context) -> NDArray:
         """This array if it is on `context` already, else a copy there."""
         return self if context == self._ctx else self.copyto(context)

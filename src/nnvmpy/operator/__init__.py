@@ -12,16 +12,20 @@ which front-end made an op. See docs/adding_ops.md for when to use which.
 
 from __future__ import annotations
 
-from .custom import CustomOp, CustomOpProp, get_all_registered_operators, register
+from .custom import CustomOp, CustomOpProp, register, registered_op_types
+from .introspect import OperatorArguments, get_all_registered_operators, get_operator_arguments
 from .legacy import Operator, OperatorProperty, assign, register_op_property
 
 __all__ = [
     "CustomOp",
     "CustomOpProp",
     "Operator",
+    "OperatorArguments",
     "OperatorProperty",
     "assign",
     "get_all_registered_operators",
+    "get_operator_arguments",
     "register",
     "register_op_property",
+    "registered_op_types",
 ]

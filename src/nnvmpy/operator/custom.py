@@ -144,7 +144,8 @@ def register(reg_name: str) -> Callable[[type[CustomOpProp]], type[CustomOpProp]
     return do_register
 
 
-def get_all_registered_operators() -> list[str]:
+def registered_op_types() -> list[str]:
+    """The op_type names registered with @register (the ops `Custom` can run)."""
     return sorted(_PROPS)
 
 
@@ -320,4 +321,4 @@ _register_custom_op()
 # after it: Custom's own source is this file; re-registrations from @register name the user's
 skip_in_source_locations(__file__)
 
-__all__ = ["CustomOp", "CustomOpProp", "get_all_registered_operators", "register"]
+__all__ = ["CustomOp", "CustomOpProp", "register", "registered_op_types"]

@@ -89,10 +89,13 @@ class FullParam(InitParam):
 
 
 def _init_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
+    """The shape parameter, where -1 (as 0) is a dimension left to the graph to infer
+    (MXNet: `sym.ones(shape=(-1, -1)) + x` takes x's shape)."""
+    given = attrs.parsed.shape
     return shape_assign(
         out_shapes,
         0,
-        partial_shape(attrs.parsed.shape),
+        partial_shape(tuple(0 if d == -1 else d for d in given) if given else given),
         f"{attrs.op.name if attrs.op else '?'}: output",
     )
 

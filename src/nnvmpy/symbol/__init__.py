@@ -25,6 +25,7 @@ from .functions import (
     ones,
     pow,
     power,
+    split_v2,
     zeros,
 )
 from .symbol import Symbol, load, load_json
@@ -74,6 +75,7 @@ __all__ = [
     "pow",
     "power",
     "random",
+    "split_v2",
     "var",
     "zeros",
 ]

@@ -140,6 +140,38 @@ def eye(N: int, M: int = 0, k: int = 0, dtype: Any = None, **kwargs: Any) -> Any
     return _init_op("_eye", N=N, M=M, k=k, dtype=_float32(dtype), **kwargs)
 
 
+def split_v2(
+    ary: Symbol,
+    indices_or_sections: Any,
+    axis: int = 0,
+    squeeze_axis: bool = False,
+    name: str | None = None,
+    attr: Any = None,
+) -> Any:
+    """Split along `axis` as numpy.split (op _split_v2): an int N gives N equal parts (the
+    axis must divide; checked when shapes are inferred), a tuple of indices the parts
+    between them."""
+    from ..base import NNVMError
+    from ..registry import Op
+    from .compose import compose
+
+    if not isinstance(ary, Symbol):
+        raise NNVMError(f"split_v2: ary must be a Symbol, got {type(ary).__name__}")
+    params: dict[str, Any] = {"axis": axis, "squeeze_axis": squeeze_axis}
+    if isinstance(indices_or_sections, int | np.integer) and not isinstance(
+        indices_or_sections, bool
+    ):
+        params.update(indices=(), sections=int(indices_or_sections))
+    elif isinstance(indices_or_sections, tuple | list):
+        params.update(indices=(0, *(int(i) for i in indices_or_sections)), sections=0)
+    else:
+        raise NNVMError(
+            "split_v2: indices_or_sections must be an int or a tuple of ints, got "
+            f"{type(indices_or_sections).__name__}"
+        )
+    return compose(Op.get("_split_v2"), [ary], params, name, attr)
+
+
 def _init_op(op_name: str, name: str | None = None, attr: Any = None, **params: Any) -> Any:
     from ..registry import Op
     from .compose import compose
@@ -160,5 +192,6 @@ __all__ = [
     "ones",
     "pow",
     "power",
+    "split_v2",
     "zeros",
 ]
