@@ -163,10 +163,32 @@ def test_softmax_output_preserve_shape_and_label_inference() -> None:
     assert alias.infer_shape(data=(4, 10))[0] == [(4, 10), (4,)]
 
 
+@pytest.mark.parametrize(("shape", "extra"), [((3, 4), {}), ((3, 4, 2), {"preserve_shape": True}),
+                                             ((2, 3, 4), {"multi_output": True})])  # fmt: skip
+def test_softmax_output_label_of_data_shape_is_a_target_distribution(
+    dev: nv.Context, shape: tuple[int, ...], extra: dict[str, Any]
+) -> None:
+    """MXNet: a label shaped like data holds probabilities; d data = (p - label) * grad_scale
+    with no normalization."""
+    rng = np.random.default_rng(3)
+    axis = 1 if extra.get("multi_output") else -1
+    x, target = rng.normal(size=shape), softmax(rng.normal(size=shape), axis=axis)
+    sym = nv.sym.SoftmaxOutput(nv.sym.Variable("data"), nv.sym.Variable("label"),
+                               grad_scale=0.5, normalization="batch", **extra)  # fmt: skip
+    assert sym.infer_shape(data=shape, label=shape)[0] == [shape, shape]
+    exe = bind_loss(sym, dev, data=x, label=target)
+    out = exe.forward(is_train=True)[0].asnumpy()
+    exe.backward()
+    p = softmax(x.reshape(shape[0], -1), axis=-1).reshape(shape) if not extra else softmax(x, axis)
+    test_utils.assert_almost_equal(out, p, rtol=1e-10, atol=1e-12)
+    want = 0.5 * (p - target)
+    test_utils.assert_almost_equal(exe.grad_dict["data"].asnumpy(), want, rtol=1e-10, atol=1e-12)
+
+
 def test_softmax_output_wrong_label_shape_is_a_named_error() -> None:
     sym = nv.sym.SoftmaxOutput(nv.sym.Variable("data"), name="softmax")
-    with pytest.raises(nv.InferError, match=r"SoftmaxOutput.*'label'.*\(3, 4\).*needs.*\(3,\)"):
-        sym.infer_shape(data=(3, 4), softmax_label=(3, 4))
+    with pytest.raises(nv.InferError, match=r"SoftmaxOutput.*'label'.*\(3, 5\).*needs.*\(3,\)"):
+        sym.infer_shape(data=(3, 4), softmax_label=(3, 5))
     with pytest.raises(nv.InferError, match=r"SoftmaxOutput.*'label'"):
         nv.nd.SoftmaxOutput(nv.nd.zeros((3, 4)), nv.nd.zeros((5,)))
     # the registry and the engine are fine afterwards

@@ -129,12 +129,13 @@ def _rows(p: Any, shape: tuple[int, ...]) -> tuple[int, int, int]:
 
 
 def _label_shapes(p: Any, data: tuple[int, ...]) -> list[tuple[int, ...]]:
-    """The label shapes this data accepts; the first is what inference assigns."""
+    """The label shapes this data accepts; the first is what inference assigns. The last,
+    data's own shape, is a label of probabilities (a target distribution per row)."""
     if p.multi_output:
-        return [(data[0], *data[2:]), (data[0], math.prod(data[2:]))]
+        return [(data[0], *data[2:]), (data[0], math.prod(data[2:])), tuple(data)]
     if p.preserve_shape:
-        return [tuple(data[:-1])]
-    return [(data[0],)]
+        return [tuple(data[:-1]), tuple(data)]
+    return [(data[0],), tuple(data)]
 
 
 def _softmax_output_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
@@ -211,6 +212,18 @@ def _softmax_output_grad_row(
             dx[j] = v
 
 
+# a label of probabilities (label.shape == data.shape): d data = (p - label) * scale (* dy)
+@kernel.parallel_for
+def _softmax_output_prob_grad(j, dx, out, label, dy, scale, use_dy, mode):
+    v = (out[j] - label[j]) * scale
+    if use_dy:
+        v *= dy[j]
+    if mode == 2:
+        dx[j] += v
+    else:
+        dx[j] = v
+
+
 def _norm(p: Any, label: Any, ctx: Any) -> float:
     """The divisor of the gradient for p.normalization (see the module docstring)."""
     if p.normalization == "batch":
@@ -240,6 +253,10 @@ def _softmax_output_backward(
     _fill.launch(ctx, outputs[1], req[1], 0.0)
     mode = req_code("_backward_SoftmaxOutput", req[0])
     if mode == NULL:
+        return
+    if tuple(label.shape) == tuple(out.shape):  # probabilities: MXNet normalizes nothing
+        args = (outputs[0], out, label, dy, p.grad_scale, p.out_grad, mode)
+        run_rows(ctx, "_backward_SoftmaxOutput", _softmax_output_prob_grad, out.size, *args)
         return
     outer, n, inner = _rows(p, out.shape)
     rows = outer * inner if n else 0
