@@ -147,6 +147,24 @@ def test_softmax_output_multi_output_and_smoothing(dev: nv.Context) -> None:
     test_utils.assert_almost_equal(exe.grad_dict["data"].asnumpy(), want, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize(("normalization", "divisor"), [("null", 4), ("batch", 2 * 4)])
+def test_softmax_output_multi_output_divides_by_the_spatial_size(
+    normalization: str, divisor: int
+) -> None:
+    """MXNet: with multi_output, 'null' and 'batch' also divide by prod(d...) (here 4)."""
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(2, 3, 4))
+    label = np.array([[0, 2, 1, 1], [1, 1, 0, 2]], dtype=np.float64)
+    sym = nv.sym.SoftmaxOutput(nv.sym.Variable("data"), nv.sym.Variable("label"),
+                               multi_output=True, normalization=normalization)  # fmt: skip
+    exe = bind_loss(sym, nv.cpu(), data=x, label=label)
+    exe.forward(is_train=True)
+    exe.backward()
+    one_hot = np.moveaxis(np.eye(3)[label.astype(int)], -1, 1)
+    want = (softmax(x, axis=1) - one_hot) / divisor
+    test_utils.assert_almost_equal(exe.grad_dict["data"].asnumpy(), want, rtol=1e-10, atol=1e-12)
+
+
 def test_softmax_output_preserve_shape_and_label_inference() -> None:
     sym = nv.sym.SoftmaxOutput(nv.sym.Variable("data"), preserve_shape=True, name="softmax")
     assert sym.list_arguments() == ["data", "softmax_label"]

@@ -8,7 +8,10 @@ against `label`, not of its own output, so it needs no head gradient:
 target is one-hot (1 - smooth_alpha on the label, smooth_alpha / (C - 1) elsewhere), rows
 whose label is ignore_label get zero when use_ignore, and norm is 1 ('null'), the batch
 size ('batch': the number of label rows, as MXNet's label.size(0)) or the number of
-labels that are not ignore_label ('valid', at least 1). The label gets a zero gradient.
+labels that are not ignore_label ('valid', at least 1); with multi_output, 'null' and
+'batch' also divide by the spatial size prod(d...), as MXNet. A label of data's own shape
+holds target probabilities: (softmax(data) - label) * grad_scale, unnormalized. The label
+gets a zero gradient.
 Layouts:
 
 - default: data (N, ...) is a (N, K) matrix, K = data.size / N; label (N,)
@@ -263,6 +266,8 @@ def _softmax_output_backward(
     on = 1.0 - p.smooth_alpha
     off = p.smooth_alpha / (n - 1) if n > 1 else 0.0
     scale = p.grad_scale / _norm(p, label, ctx)
+    if p.multi_output and p.normalization != "valid":
+        scale /= max(inner, 1)
     args = (outputs[0], out, label, dy, n, inner, scale, on, off)
     flags = (p.use_ignore, p.ignore_label, p.out_grad, mode)
     run_rows(ctx, "_backward_SoftmaxOutput", _softmax_output_grad_row, rows, *args, *flags)
