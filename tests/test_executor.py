@@ -525,7 +525,10 @@ def test_wrong_shapes_given_to_forward_and_backward() -> None:
         exe.forward(x=np.ones((3, 2)))
     exe.forward(is_train=True, x=np.ones((2, 3)))
     with pytest.raises(nv.NNVMError, match="expected 1 out_grads"):
-        exe.backward([np.ones((2, 3))] * 2)
+        exe.backward([])
+    exe.backward([np.ones((2, 3)), np.full((9,), 7.0)])  # as MXNet: extras are ignored
+    np.testing.assert_array_equal(exe.grad_dict["x"].asnumpy(), np.full((2, 3), 2.0))
+    exe.forward(is_train=True, x=np.ones((2, 3)))
     with pytest.raises(nv.NNVMError, match=r"has shape \(3, 3\), expected \(2, 3\)"):
         exe.backward([np.ones((3, 3))])
     exe.backward()

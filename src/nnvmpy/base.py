@@ -42,7 +42,39 @@ class IndexOutOfRange(NNVMError, IndexError):
 
 
 class EngineError(NNVMError):
-    """A function pushed to the engine raised; carries the original exception as __cause__."""
+    """A function pushed to the engine raised; carries the original exception as __cause__.
+
+    When that exception is also one of Python's standard kinds (IndexOutOfRange is an
+    IndexError), the EngineError raised at the wait is one too (`engine_error_for`), so
+    `except IndexError` catches `nd.gather_nd(...).asnumpy()` as it does in MXNet.
+    """
+
+
+# most specific first; KeyError is left out (its str() quotes the message)
+_STANDARD_KINDS = (
+    IndexError,
+    ZeroDivisionError,
+    OverflowError,
+    FloatingPointError,
+    ArithmeticError,
+    ValueError,
+    TypeError,
+    MemoryError,
+)
+_engine_error_kinds: dict[type, type[EngineError]] = {}
+
+
+def engine_error_for(cause: BaseException) -> type[EngineError]:
+    """EngineError, or a subclass of it and of the standard kind `cause` belongs to."""
+    kind = next((k for k in _STANDARD_KINDS if isinstance(cause, k)), None)
+    if kind is None:
+        return EngineError
+    cls = _engine_error_kinds.get(kind)
+    if cls is None:
+        cls = _engine_error_kinds[kind] = type(
+            f"Engine{kind.__name__}", (EngineError, kind), {"__module__": __name__}
+        )
+    return cls
 
 
 class NotImplementedForSymbol(NNVMError):

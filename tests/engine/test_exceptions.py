@@ -149,3 +149,33 @@ def test_a_failure_reported_by_one_engine_does_not_skip_pushes_of_the_next() -> 
             naive.push_sync(lambda rc: ran.append("later"), CTX, [], [shared], name="later")
             naive.wait_for_all()
             assert ran == ["later"]
+
+
+@pytest.mark.parametrize("kind", [IndexError, ValueError, ZeroDivisionError, TypeError])
+def test_a_standard_failure_is_raised_as_an_engine_error_of_its_kind(
+    engine: Engine, kind: type[Exception]
+) -> None:
+    """MXNet's gather_nd out of bounds is an IndexError at the wait: ours is an EngineError
+    that is an IndexError too, message and cause kept."""
+    v = engine.new_var()
+
+    def fail(rc: RunContext) -> None:
+        raise kind("bad index 3")
+
+    engine.push_sync(fail, CTX, [], [v], name="typed_failure")
+    with pytest.raises(kind, match="typed_failure.*bad index 3") as info:
+        engine.wait_for_var(v)
+    assert isinstance(info.value, EngineError)
+    assert isinstance(info.value.__cause__, kind)
+
+
+def test_an_unusual_failure_is_a_plain_engine_error(engine: Engine) -> None:
+    v = engine.new_var()
+
+    def fail(rc: RunContext) -> None:
+        raise KeyError("k")
+
+    engine.push_sync(fail, CTX, [], [v], name="key_failure")
+    with pytest.raises(EngineError, match="key_failure") as info:
+        engine.wait_for_var(v)
+    assert type(info.value) is EngineError

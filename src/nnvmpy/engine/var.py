@@ -46,7 +46,7 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..base import EngineError, NNVMError
+from ..base import NNVMError, engine_error_for
 
 if TYPE_CHECKING:
     from .base import Opr
@@ -109,7 +109,7 @@ class ExcCell:
         if self.reported_at is None:
             self.reported_at = at
         exc = self.exc
-        raise EngineError(
+        raise engine_error_for(exc)(
             f"engine function failed in '{self.name}': {type(exc).__name__}: {exc}"
         ) from exc
 
