@@ -175,3 +175,18 @@ def test_parse_shape_attr(text: str, shape: Any) -> None:
 def test_parse_shape_attr_rejects_garbage() -> None:
     with pytest.raises(NNVMError, match="invalid shape"):
         parse_shape_attr("(a, b)")
+
+
+def test_a_partial_shape_travels_back_through_an_elementwise_op() -> None:
+    """Convolution knows its weight is (64, ?, 7, 7) before the channels are known; the
+    weight behind a cast must learn that too (MXNet's test_symbol_infer_shape): the sweeps
+    go on while values become more specific, not only while entries become fully known."""
+    import nnvmpy as nv
+
+    weight = nv.sym.Variable("weight")
+    data = nv.sym.Variable("data", shape=(1, 0, 0, 0))
+    conv = nv.sym.Convolution(data=nv.sym.cast(data, dtype="float16"),
+                              weight=nv.sym.cast(weight, dtype="float16"),
+                              kernel=(7, 7), num_filter=64, no_bias=True)  # fmt: skip
+    args, _, _ = conv.infer_shape_partial()
+    assert dict(zip(conv.list_arguments(), args)) == {"data": (1, 0, 0, 0), "weight": (64, 0, 7, 7)}

@@ -54,12 +54,17 @@ def run_fixpoint(graph: Graph, spec: InferSpec) -> Graph:
     sweep = _Sweep(idx, spec, values)
     num_unknown = sweep.count_unknown()
     forward = True
+    # Sweep forward and backward while anything is learnt. Progress is any value becoming
+    # more specific, not only an entry becoming fully known: a partial shape (64, ?, 7, 7)
+    # a Convolution gives its weight must still reach the weight through a cast before it.
+    # merge() only ever refines a value, so this ends.
     while num_unknown > 0:
+        before = list(values)
         order = range(idx.num_nodes) if forward else range(idx.num_nodes - 1, -1, -1)
         for nid in order:
             sweep.step(nid)
-        last, num_unknown = num_unknown, sweep.count_unknown()
-        if num_unknown >= last:
+        num_unknown = sweep.count_unknown()
+        if values == before and not forward:  # a full round trip learnt nothing
             break
         forward = not forward
     graph.attrs[spec.result] = values
