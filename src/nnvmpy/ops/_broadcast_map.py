@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import kernel
 from ..base import NNVMError
+from ..kernel.device import for_device
 from ..kernel.elementwise import req_mode
 
 Kernel = Any  # an nv.kernel.elementwise kernel
@@ -241,7 +242,7 @@ def _cpu_map3(f: Any) -> Any:
 
 _CPU_LOOPS = {1: _cpu_map1, 2: _cpu_map2, 3: _cpu_map3}
 SERIAL_CUTOFF = 1 << 15  # below this many outputs the serial loop runs (no thread pool)
-_VERSION = "3"  # part of the disk-cache key: bump when the loop templates change meaning
+_VERSION = "4"  # part of the disk-cache key: bump when the loop templates change meaning
 
 
 def _build_cpu(fn: Kernel, arity: int, parallel: bool) -> Any:
@@ -252,10 +253,7 @@ def _build_cpu(fn: Kernel, arity: int, parallel: bool) -> Any:
 
     cpu.configure_threading_layer()
     prange = numba.prange
-    try:
-        scalar = numba.njit(nogil=True, cache=True)(fn.py_func)
-    except Exception:  # no source file to cache beside
-        scalar = numba.njit(nogil=True)(fn.py_func)
+    scalar = cpu._jit_scalar(for_device(fn.py_func, "cpu"))  # its device functions bound
     loop = _CPU_LOOPS[arity](scalar)
     dispatcher = numba.njit(parallel=parallel, nogil=True)(loop)
     tag = f"cpu-bcast{arity}-{'par' if parallel else 'ser'}-v{_VERSION}-c{CHUNK}"
@@ -394,7 +392,9 @@ def _gpu_map(fn: Kernel, ctx: Any, out: Any, add: bool, arrays: tuple[Any, ...])
     arrays = tuple(as_device_array(fn.name, f"arg {i}", a) for i, a in enumerate(arrays))
     shape, strides = _plan(tuple(out.shape), [tuple(a.shape) for a in arrays])
     meta = device_meta(ctx, fn.name, tuple(int(v) for s in (shape, *strides) for v in s))
-    device_fn = fn.variant(("gpu", "device_fn"), lambda: cuda.jit(device=True)(fn.py_func))
+    device_fn = fn.variant(
+        ("gpu", "device_fn"), lambda: cuda.jit(device=True)(for_device(fn.py_func, "gpu"))
+    )
     key = ("gpu-bcast", str(len(arrays)))
     loop = fn._variants.get(key) or fn.variant(
         key, lambda: kernel.cuda_kernel(_GPU_LOOPS[len(arrays)](device_fn))
