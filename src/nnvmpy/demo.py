@@ -39,8 +39,8 @@ def tutorial_steps(op_name: str = "quadratic", report: Report = print) -> dict[s
     results["nd"] = y
 
     report(f"\n== 2. symbolic: nv.sym.{op_name}() adds its missing input")
-    nv.symbol.symbol.NameManager.reset()
-    quad = sym_op(a=1, b=2, c=3)
+    with nv.name.NameManager():  # names counted afresh: quadratic0, whatever ran before
+        quad = sym_op(a=1, b=2, c=3)
     report(f"arguments: {quad.list_arguments()}   outputs: {quad.list_outputs()}")
     results["arguments"] = quad.list_arguments()
 
