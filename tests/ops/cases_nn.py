@@ -197,6 +197,21 @@ for _params, _id in (
         )
     )
 
+# SyncBatchNorm on one device is BatchNorm over axis 1 (test_nn.py: its training outputs).
+CASES.append(
+    row(
+        "_contrib_SyncBatchNorm",
+        [(2, 3, 4, 5), (3,), (3,), (3,), (3,)],
+        batch_norm_inference_ref,
+        params={"fix_gamma": False, "eps": 1e-5, "ndev": 1, "key": "bn0"},
+        inputs=batch_norm_inputs,
+        low=0.1,
+        high=1.0,
+        grad=False,
+        id="infer",
+    )
+)
+
 # Dropout at inference is the identity (training is random: test_nn.py tests it).
 CASES.append(row("Dropout", [(4, 5)], lambda x, **_: x, params={"p": 0.5}, grad=False, id="infer"))
 # p = 0 keeps everything even in training, so its gradient can be checked

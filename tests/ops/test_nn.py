@@ -330,14 +330,47 @@ def test_batch_norm_output_mean_var(dev: nv.Context) -> None:
         *(arr(v[k], dev) for k in ("data", "gamma", "beta", "moving_mean", "moving_var")),
         output_mean_var=True,
     )
-    assert len(outs) == 3  # at inference mean/var are the moving statistics used
+    # at inference mean/var are the moving statistics used; "var" is, as MXNet's, the
+    # inverse standard deviation 1 / sqrt(var + eps) (eps 1e-3 by default)
+    assert len(outs) == 3
     np.testing.assert_allclose(outs[1].asnumpy(), v["moving_mean"])
-    np.testing.assert_allclose(outs[2].asnumpy(), v["moving_var"])
+    np.testing.assert_allclose(outs[2].asnumpy(), 1 / np.sqrt(v["moving_var"] + 1e-3))
     _, exe = bind_bn(v, dev, output_mean_var=True)
     _, mean, var = exe.forward(is_train=True)
     _, want_mean, want_var = bn_train_ref(v["data"], v["gamma"], v["beta"])
     test_utils.assert_almost_equal(mean.asnumpy(), want_mean, 1e-10, 1e-12)
-    test_utils.assert_almost_equal(var.asnumpy(), want_var, 1e-10, 1e-12)
+    test_utils.assert_almost_equal(var.asnumpy(), 1 / np.sqrt(want_var + 1e-3), 1e-10, 1e-12)
+
+
+def test_sync_batch_norm_outputs_the_batch_variance_and_trains_as_batch_norm(
+    dev: nv.Context,
+) -> None:
+    """contrib.SyncBatchNorm on one device: BatchNorm's output and gradients, but its "var"
+    output is the variance (MXNet's), not BatchNorm's 1 / sqrt(var + eps)."""
+    v = bn_case(3)
+    outs = {}
+    for op, make in (("BatchNorm", nv.sym.BatchNorm),
+                     ("_contrib_SyncBatchNorm", nv.sym.contrib.SyncBatchNorm)):  # fmt: skip
+        sym = make(nv.sym.Variable("data"), name="bn",
+                                             output_mean_var=True, fix_gamma=False)  # fmt: skip
+        exe = sym.bind(
+            dev,
+            {"data": arr(v["data"], dev), "bn_gamma": arr(v["gamma"], dev),
+             "bn_beta": arr(v["beta"], dev)},
+            args_grad={"data": nv.nd.zeros(v["data"].shape, dev, dtype=v["data"].dtype)},
+            aux_states={"bn_moving_mean": arr(v["moving_mean"], dev),
+                        "bn_moving_var": arr(v["moving_var"], dev)},
+        )  # fmt: skip
+        out, mean, var = exe.forward(is_train=True)
+        exe.backward([np.ones_like(v["data"]), np.zeros(2), np.zeros(2)])
+        outs[op] = (out.asnumpy(), mean.asnumpy(), var.asnumpy(), exe.grad_dict["data"].asnumpy())
+    _, want_mean, want_var = bn_train_ref(v["data"], v["gamma"], v["beta"])
+    bn, sync = outs["BatchNorm"], outs["_contrib_SyncBatchNorm"]
+    test_utils.assert_almost_equal(sync[0], bn[0], 1e-10, 1e-12)
+    test_utils.assert_almost_equal(sync[1], want_mean, 1e-10, 1e-12)
+    test_utils.assert_almost_equal(sync[2], want_var, 1e-10, 1e-12)
+    test_utils.assert_almost_equal(bn[2], 1 / np.sqrt(want_var + 1e-3), 1e-10, 1e-12)
+    test_utils.assert_almost_equal(sync[3], bn[3], 1e-10, 1e-12)
 
 
 def test_batch_norm_shape_inference_is_mutual_and_errors_are_named() -> None:

@@ -25,5 +25,6 @@ from . import (  # noqa: F401 - imported for their registrations
     softmax,
     softmax_activation,
     spatial_transformer,
+    sync_batch_norm,
     upsampling,
 )

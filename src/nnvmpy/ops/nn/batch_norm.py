@@ -9,7 +9,9 @@ axis but `axis` (var biased, as MXNet), and the moving statistics are updated in
     moving_var  = momentum * moving_var  + (1 - momentum) * var
 
 Inference uses moving_mean/moving_var. The outputs mean and var (hidden unless
-output_mean_var) hold the statistics used, which the backward reads:
+output_mean_var) hold the statistics used, the second as MXNet's inverse standard
+deviation 1 / sqrt(var + eps) (what MXNet's BatchNorm outputs as "var"); the backward
+reads them:
 
     xhat = (x - mean) / sqrt(var + eps),  M = elements per channel
     dbeta = sum(dy),  dgamma = sum(dy * xhat)  (0 with fix_gamma)
@@ -128,7 +130,7 @@ def _set_init(attrs: NodeAttrs, var: Any, index: int) -> None:
 @cpu_parallel
 def _bn_forward_cpu(
     out, mean, var, x, gamma, beta, mm, mv, outer, C, inner,
-    eps, momentum, fix_gamma, train, m_out, m_mean, m_var,
+    eps, momentum, fix_gamma, train, m_out, m_mean, m_var, invstd_out,
 ):  # fmt: skip
     size = outer * inner
     for c in prange(C):
@@ -154,10 +156,11 @@ def _bn_forward_cpu(
             mean[c] += mu
         elif m_mean == 1:
             mean[c] = mu
+        stat = 1.0 / math.sqrt(v + eps) if invstd_out else v
         if m_var == 2:
-            var[c] += v
+            var[c] += stat
         elif m_var == 1:
-            var[c] = v
+            var[c] = stat
         if m_out != 0:
             # y = x * scale + shift in x's dtype (a float32 loop vectorises twice as wide)
             coef = np.empty(2, x.dtype)
@@ -178,12 +181,13 @@ def _bn_forward_cpu(
 @cpu_parallel
 def _bn_backward_cpu(
     dx, dgamma, dbeta, dy, x, gamma, mean, var, outer, C, inner,
-    eps, fix_gamma, batch, m_dx, m_dgamma, m_dbeta,
+    eps, fix_gamma, batch, m_dx, m_dgamma, m_dbeta, var_is_invstd,
 ):  # fmt: skip
     size = outer * inner
     for c in prange(C):
         mu = float(mean[c])
-        invstd = 1.0 / math.sqrt(var[c] + eps)
+        # the forward's output: 1 / sqrt(var + eps), or var itself (BatchNorm_v1)
+        invstd = float(var[c]) if var_is_invstd else 1.0 / math.sqrt(var[c] + eps)
         sdy = 0.0
         sdyx = 0.0  # sum(dy * (x - mean))
         for o in range(outer):
@@ -222,7 +226,7 @@ def _bn_backward_cpu(
 @gpu_kernel
 def _bn_forward_cuda(
     out, mean, var, x, gamma, beta, mm, mv, outer, C, inner,
-    eps, momentum, fix_gamma, train, m_out, m_mean, m_var,
+    eps, momentum, fix_gamma, train, m_out, m_mean, m_var, invstd_out,
 ):  # fmt: skip
     c = cuda.blockIdx.x
     tid = cuda.threadIdx.x
@@ -264,10 +268,11 @@ def _bn_forward_cuda(
             mean[c] += mu
         elif m_mean == 1:
             mean[c] = mu
+        stat = 1.0 / math.sqrt(v + eps) if invstd_out else v
         if m_var == 2:
-            var[c] += v
+            var[c] += stat
         elif m_var == 1:
-            var[c] = v
+            var[c] = stat
     if m_out != 0:
         scale = (1.0 if fix_gamma else gamma[c]) / math.sqrt(v + eps)
         shift_out = beta[c] - mu * scale
@@ -284,7 +289,7 @@ def _bn_forward_cuda(
 @gpu_kernel
 def _bn_backward_cuda(
     dx, dgamma, dbeta, dy, x, gamma, mean, var, outer, C, inner,
-    eps, fix_gamma, batch, m_dx, m_dgamma, m_dbeta,
+    eps, fix_gamma, batch, m_dx, m_dgamma, m_dbeta, var_is_invstd,
 ):  # fmt: skip
     c = cuda.blockIdx.x
     tid = cuda.threadIdx.x
@@ -293,7 +298,7 @@ def _bn_backward_cuda(
     s_dy = cuda.shared.array(_BLOCK, np.float64)
     s_dyx = cuda.shared.array(_BLOCK, np.float64)
     mu = mean[c]
-    invstd = 1.0 / math.sqrt(var[c] + eps)
+    invstd = var[c] if var_is_invstd else 1.0 / math.sqrt(var[c] + eps)
     s = 0.0
     sx = 0.0
     for k in range(tid, size, nt):
@@ -365,20 +370,31 @@ def _launch(
 
 
 def _batch_norm_forward(
-    attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
+    attrs: NodeAttrs,
+    ctx: Any,
+    inputs: list[Any],
+    req: list[Any],
+    outputs: list[Any],
+    invstd_out: bool = True,
 ) -> None:
+    """FCompute of BatchNorm; `invstd_out` False for BatchNorm_v1, whose "var" is var."""
     p, x = attrs.parsed, inputs[0]
     if x.size == 0:
         return
     modes = [req_code("BatchNorm", r) for r in req]
     outer, C, inner = split_axis(x.shape, normalize_axis("BatchNorm", p.axis, x.shape))
     train = bool(ctx.is_train and not p.use_global_stats)
-    scalars = (outer, C, inner, p.eps, p.momentum, p.fix_gamma, train, *modes)
+    scalars = (outer, C, inner, p.eps, p.momentum, p.fix_gamma, train, *modes, invstd_out)
     _launch(ctx, "BatchNorm", _bn_forward_cpu, _bn_forward_cuda, [*outputs, *inputs], scalars)
 
 
 def _batch_norm_backward(
-    attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
+    attrs: NodeAttrs,
+    ctx: Any,
+    inputs: list[Any],
+    req: list[Any],
+    outputs: list[Any],
+    var_is_invstd: bool = True,
 ) -> None:
     # inputs: (dy, data, gamma, mean, var) with mean/var the forward's outputs 1 and 2
     p, x = attrs.parsed, inputs[1]
@@ -387,7 +403,7 @@ def _batch_norm_backward(
         return
     outer, C, inner = split_axis(x.shape, normalize_axis("BatchNorm", p.axis, x.shape))
     batch = bool(ctx.is_train and not p.use_global_stats)
-    scalars = (outer, C, inner, p.eps, p.fix_gamma, batch, *modes)
+    scalars = (outer, C, inner, p.eps, p.fix_gamma, batch, *modes, var_is_invstd)
     _launch(
         ctx,
         "_backward_BatchNorm",
@@ -398,10 +414,15 @@ def _batch_norm_backward(
     )
 
 
-def _batch_norm_grad(node: Any, ograds: list[Any]) -> list[Any]:
-    """d data, d gamma, d beta from one backward node; zeros for the moving statistics."""
+def batch_norm_grad(backward_op: str) -> Any:
+    """FGradient: d data, d gamma, d beta from one `backward_op` node; zeros for the moving
+    statistics."""
+    return lambda node, ograds: _batch_norm_grad(backward_op, node, ograds)
+
+
+def _batch_norm_grad(backward_op: str, node: Any, ograds: list[Any]) -> list[Any]:
     heads = [ograds[0], node.inputs[0], node.inputs[1], NodeEntry(node, 1), NodeEntry(node, 2)]
-    grads = make_grad_node("_backward_BatchNorm", node, heads)
+    grads = make_grad_node(backward_op, node, heads)
     zeros = [
         NodeEntry(make_node("zeros_like", f"{node.name}_{INPUTS[i]}_zero_grad", [node.inputs[i]]))
         for i in (3, 4)
@@ -433,7 +454,7 @@ def _batch_norm_grad(node: Any, ograds: list[Any]) -> list[Any]:
     .set_attr(FSetInputVarAttrOnCompose, _set_init)
     .set_attr(FCompute_cpu, _batch_norm_forward)
     .set_attr(FCompute_gpu, _batch_norm_forward)
-    .set_attr(FGradient, _batch_norm_grad)
+    .set_attr(FGradient, batch_norm_grad("_backward_BatchNorm"))
     .add_argument("data", "NDArray-or-Symbol", "Input data to batch normalization.")
     .add_argument("gamma", "NDArray-or-Symbol", "gamma array")
     .add_argument("beta", "NDArray-or-Symbol", "beta array")

@@ -255,7 +255,13 @@ def _bn_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> 
 def _bn_forward(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
-    batch_norm._batch_norm_forward(_as_batch_norm(attrs), ctx, inputs, req, outputs)
+    batch_norm._batch_norm_forward(_as_batch_norm(attrs), ctx, inputs, req, outputs, False)
+
+
+def _bn_backward(
+    attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
+) -> None:
+    batch_norm._batch_norm_backward(_as_batch_norm(attrs), ctx, inputs, req, outputs, False)
 
 
 (
@@ -277,13 +283,24 @@ def _bn_forward(
     .set_attr(FSetInputVarAttrOnCompose, batch_norm._set_init)
     .set_attr(FCompute_cpu, _bn_forward)
     .set_attr(FCompute_gpu, _bn_forward)
-    .set_attr(FGradient, batch_norm._batch_norm_grad)
+    .set_attr(FGradient, batch_norm.batch_norm_grad("_backward_BatchNorm_v1"))
     .add_argument("data", "NDArray-or-Symbol", "Input data to batch normalization")
     .add_argument("gamma", "NDArray-or-Symbol", "gamma array")
     .add_argument("beta", "NDArray-or-Symbol", "beta array")
     .add_argument("moving_mean", "NDArray-or-Symbol", "running mean of input")
     .add_argument("moving_var", "NDArray-or-Symbol", "running variance of input")
     .add_arguments(BatchNormV1Param.fields())
+)
+
+(
+    register_op("_backward_BatchNorm_v1")
+    .describe("Backward of BatchNorm_v1: inputs (dy, data, gamma, mean, var).")
+    .set_attr_parser(BatchNormV1Param)
+    .set_num_inputs(5)
+    .set_num_outputs(3)
+    .set_attr(TIsBackward, True)
+    .set_attr(FCompute_cpu, _bn_backward)
+    .set_attr(FCompute_gpu, _bn_backward)
 )
 
 __all__ = ["BatchNormV1Param", "ConvolutionV1Param", "PoolingV1Param"]
