@@ -15,10 +15,12 @@ from __future__ import annotations
 from .custom import CustomOp, CustomOpProp, register, registered_op_types
 from .introspect import OperatorArguments, get_all_registered_operators, get_operator_arguments
 from .legacy import Operator, OperatorProperty, assign, register_op_property
+from .numpy_op import NumpyOp
 
 __all__ = [
     "CustomOp",
     "CustomOpProp",
+    "NumpyOp",
     "Operator",
     "OperatorArguments",
     "OperatorProperty",
