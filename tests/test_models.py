@@ -131,7 +131,7 @@ def test_progress_into_a_log_is_one_line_per_epoch(capsys: pytest.CaptureFixture
 DATA = Path(__file__).resolve().parent / "data"
 #: NAME-symbol.json, NAME-expected.json and NAME-data.npz in tests/data, each from a generator
 #: script under tools/ run with .mxenv (the npz holds inputs, parameters and MXNet's results)
-LOCAL_MODELS = ["unet", "legacy_v1", "transformer_block"]
+LOCAL_MODELS = ["unet", "legacy_v1", "transformer_block", "lstm_lm"]
 
 
 def _load_local(name: str) -> tuple[nv.sym.Symbol, dict, dict[str, np.ndarray]]:

@@ -62,6 +62,7 @@ _LAZY = {
     "autograd": ".autograd",
     "optimizer": ".optimizer",
     "lr_scheduler": ".lr_scheduler",
+    "rnn": ".rnn",
 }
 
 

@@ -21,6 +21,7 @@ from . import (  # noqa: F401 - imported for their registrations
     loss,
     lrn,
     pooling,
+    rnn,
     roi_pooling,
     softmax,
     softmax_activation,

@@ -1,0 +1,229 @@
+"""The fused RNN's CPU math: one layer and direction at a time, time in GEMMs.
+
+Per layer and direction the input projection of all T steps is ONE GEMM
+(T*N, in) @ W_x^T; the loop over steps then does the recurrent GEMM h @ W_h^T and the
+gate arithmetic in place on NumPy rows. Backward keeps the pre-activation gradients of
+all steps and turns them into dW_x, dW_h, db and d(input) with one GEMM each.
+
+Gate formulas (cuDNN's, which MXNet follows), x-side a = W_x x + b_x, h-side W_h h + b_h:
+    rnn:  h' = act(a + W_h h + b_h)
+    lstm: i, f, g, o = sig, sig, tanh, sig of (a + W_h h + b_h);  c' = f c + i g;
+          h' = o tanh(c')  (times W_r^T with a projection)
+    gru:  r, z = sig of (a + W_h h + b_h)[r, z];  n = tanh(a_n + r (W_hn h + b_hn));
+          h' = (1 - z) n + z h
+With sequence lengths, step t of sequence b runs only when t < len_b: its state is carried
+unchanged and its output is 0 otherwise (the reverse direction thus starts at len_b - 1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._rnn_layout import RnnLayout
+
+
+@dataclass
+class Clip:
+    low: float | None
+    high: float | None
+    nan: bool
+
+    def apply(self, c: np.ndarray) -> None:
+        if self.low is None and self.high is None:
+            return
+        if self.nan:  # NaN stops here: cuDNN's fmax/fmin clipping sends it to the minimum
+            fill = self.low if self.low is not None else self.high
+            np.copyto(c, np.asarray(fill, c.dtype), where=np.isnan(c))
+        np.clip(c, self.low, self.high, out=c)
+
+
+def _sigmoid(a: np.ndarray) -> None:
+    with np.errstate(over="ignore"):
+        np.negative(a, out=a)
+        np.exp(a, out=a)
+        a += 1
+        np.reciprocal(a, out=a)
+
+
+def _order(steps: int, reverse: bool) -> range:
+    return range(steps - 1, -1, -1) if reverse else range(steps)
+
+
+def forward_direction(
+    lay: RnnLayout,
+    x: np.ndarray,
+    w: dict[str, Any],
+    h0: np.ndarray,
+    c0: np.ndarray | None,
+    active: np.ndarray | None,
+    reverse: bool,
+    res: dict[str, Any],
+    clip: Clip,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """One direction of one layer: (y (T, N, out), h_T, c_T); fills res['gates'/'extra']."""
+    steps, batch = x.shape[:2]
+    hid, mode = lay.hidden, lay.mode
+    gh = lay.gates * hid
+    gates, extra = res["gates"], res["extra"]
+    xw = gates  # the steps overwrite their pre-activations with the activated gates
+    np.matmul(x.reshape(steps * batch, -1), w["wx"].T, out=gates.reshape(steps * batch, gh))
+    if mode == "gru":  # b_hn stays inside r * (W_hn h + b_hn)
+        xw += w["bx"]
+        xw[:, :, : 2 * hid] += w["bh"][: 2 * hid]
+    else:
+        xw += w["bx"] + w["bh"]
+    y = np.empty((steps, batch, lay.out_size), x.dtype)
+    h, c = h0, c0  # type: Any, Any
+    for t in _order(steps, reverse):
+        g = xw[t]
+        if mode == "gru":
+            hh = h @ w["wh"].T
+            g[:, : 2 * hid] += hh[:, : 2 * hid]
+            _sigmoid(g[:, : 2 * hid])
+            hn = hh[:, 2 * hid :]
+            hn += w["bh"][2 * hid :]
+            r, z, n = g[:, :hid], g[:, hid : 2 * hid], g[:, 2 * hid :]
+            n += r * hn
+            np.tanh(n, out=n)
+            new_h = n + z * (h - n)
+            extra[t] = hn
+            new_c = None
+        else:
+            g += h @ w["wh"].T
+            if mode == "lstm":
+                _sigmoid(g[:, : 2 * hid])
+                np.tanh(g[:, 2 * hid : 3 * hid], out=g[:, 2 * hid : 3 * hid])
+                _sigmoid(g[:, 3 * hid :])
+                i, f, gg, o = (g[:, k * hid : (k + 1) * hid] for k in range(4))
+                new_c = f * c + i * gg
+                clip.apply(new_c)
+                extra[t, :, :hid] = new_c
+                hr = o * np.tanh(new_c)
+                if lay.proj:
+                    extra[t, :, hid:] = hr
+                    new_h = hr @ w["wr"].T
+                else:
+                    new_h = hr
+            else:
+                new_c = None
+                if mode == "rnn_tanh":
+                    np.tanh(g, out=g)
+                else:
+                    np.maximum(g, 0, out=g)
+                new_h = g
+        if active is not None:
+            m = active[t][:, None]
+            y[t] = new_h * m
+            h = np.where(m, new_h, h)
+            if new_c is not None:
+                c = np.where(m, new_c, c)
+        else:
+            y[t] = new_h
+            h, c = y[t], new_c
+    return y, np.array(h, copy=True), None if c is None else np.array(c, copy=True)
+
+
+def _previous(seq: np.ndarray, first: np.ndarray, active: Any, reverse: bool) -> np.ndarray:
+    """prev[t]: the state step t started from (carried over inactive steps)."""
+    prev = np.empty_like(seq)
+    state = first
+    for t in _order(seq.shape[0], reverse):
+        prev[t] = state
+        state = seq[t] if active is None else np.where(active[t][:, None], seq[t], state)
+    return prev
+
+
+def backward_direction(
+    lay: RnnLayout,
+    x: np.ndarray,
+    w: dict[str, Any],
+    h0: np.ndarray,
+    c0: np.ndarray | None,
+    y: np.ndarray,
+    res: dict[str, Any],
+    dy: np.ndarray,
+    dh_last: np.ndarray,
+    dc_last: np.ndarray | None,
+    active: np.ndarray | None,
+    reverse: bool,
+    gw: dict[str, Any],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """(dx, dh0, dc0) of one direction; adds the weight gradients into gw's views."""
+    steps, batch = x.shape[:2]
+    hid, mode = lay.hidden, lay.mode
+    gh = lay.gates * hid
+    gates, extra = res["gates"], res["extra"]
+    hp = _previous(y, h0, active, reverse) if active is not None else None
+    if hp is None:
+        hp = np.empty_like(y)
+        if reverse:
+            hp[-1], hp[:-1] = h0, y[1:]
+        else:
+            hp[0], hp[1:] = h0, y[:-1]
+    cp = None
+    if mode == "lstm":
+        cells = np.ascontiguousarray(extra[:, :, :hid])
+        cp = _previous(cells, c0, active, reverse)  # type: ignore[arg-type]
+    dg = np.empty((steps, batch, gh), x.dtype)
+    dgh = np.empty_like(dg) if mode == "gru" else dg
+    dproj = np.empty_like(y) if lay.proj else None
+    dh = np.array(dh_last, copy=True)
+    dc = None if dc_last is None else np.array(dc_last, copy=True)
+    for t in reversed(_order(steps, reverse)):
+        m = None if active is None else active[t][:, None]
+        dcand = dy[t] + dh
+        if m is not None:
+            dcand *= m
+        g = gates[t]
+        if mode == "lstm":
+            if dproj is not None:
+                dproj[t] = dcand
+                dcand = dcand @ w["wr"]
+            i, f, gg, o = (g[:, k * hid : (k + 1) * hid] for k in range(4))
+            tc = np.tanh(extra[t, :, :hid])
+            dcc = dc * m if m is not None else dc
+            dcc = dcc + dcand * o * (1 - tc * tc)
+            d = dg[t]
+            d[:, :hid] = dcc * gg * i * (1 - i)
+            d[:, hid : 2 * hid] = dcc * cp[t] * f * (1 - f)  # type: ignore[index]
+            d[:, 2 * hid : 3 * hid] = dcc * i * (1 - gg * gg)
+            d[:, 3 * hid :] = dcand * tc * o * (1 - o)
+            new_dc = dcc * f
+            if m is not None:
+                new_dc += dc * (1 - m)
+            dc = new_dc
+            new_dh = d @ w["wh"]
+        elif mode == "gru":
+            r, z, n = g[:, :hid], g[:, hid : 2 * hid], g[:, 2 * hid :]
+            dnp = dcand * (1 - z) * (1 - n * n)
+            d, e = dg[t], dgh[t]
+            d[:, :hid] = dnp * extra[t] * r * (1 - r)
+            d[:, hid : 2 * hid] = dcand * (hp[t] - n) * z * (1 - z)
+            d[:, 2 * hid :] = dnp
+            e[:, : 2 * hid] = d[:, : 2 * hid]
+            e[:, 2 * hid :] = dnp * r
+            new_dh = dcand * z + e @ w["wh"]
+        else:
+            d = dg[t]
+            if mode == "rnn_tanh":
+                np.multiply(dcand, 1 - g * g, out=d)
+            else:
+                np.multiply(dcand, g > 0, out=d)
+            new_dh = d @ w["wh"]
+        if m is not None:
+            new_dh += dh * (1 - m)
+        dh = new_dh
+    flat_g = dg.reshape(steps * batch, gh)
+    flat_gh = dgh.reshape(steps * batch, gh)
+    gw["wx"] += flat_g.T @ x.reshape(steps * batch, -1)
+    gw["wh"] += flat_gh.T @ hp.reshape(steps * batch, -1)
+    gw["bx"] += flat_g.sum(axis=0)
+    gw["bh"] += flat_gh.sum(axis=0)
+    if dproj is not None:
+        hr = extra[:, :, hid:].reshape(steps * batch, hid)
+        gw["wr"] += dproj.reshape(steps * batch, -1).T @ hr
+    dx = (flat_g @ w["wx"]).reshape(steps, batch, -1)
+    return dx, dh, dc
