@@ -42,6 +42,7 @@ from .arith import (
     true_divide,
 )
 from .creation import arange, concatenate, eye, linspace, moveaxis, onehot_encode, split_v2
+from .histogram import histogram
 from .interop import from_dlpack, from_numpy, to_dlpack_for_read, to_dlpack_for_write
 from .io import load, load_frombuffer, save
 from .ndarray import NDArray, array, empty, full, ones, waitall, zeros
@@ -139,6 +140,7 @@ __all__ = [
     "full",
     "greater",
     "greater_equal",
+    "histogram",
     "lesser",
     "lesser_equal",
     "linalg",

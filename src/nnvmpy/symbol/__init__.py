@@ -28,6 +28,7 @@ from .functions import (
     split_v2,
     zeros,
 )
+from .histogram import histogram
 from .symbol import Symbol, load, load_json
 
 _P = inspect.Parameter
@@ -64,6 +65,7 @@ __all__ = [
     "contrib",
     "eye",
     "full",
+    "histogram",
     "hypot",
     "linalg",
     "linspace",
