@@ -407,3 +407,20 @@ def test_initializers_fill_gpu_arrays() -> None:
     gamma = nv.nd.zeros((3,), ctx=nv.gpu(0))
     init.Xavier()(InitDesc("bn_gamma"), gamma)
     assert (gamma.asnumpy() == 1).all()
+
+
+def test_fused_rnn_is_found_by_name_before_nnvmpy_rnn_is_imported() -> None:
+    """A loaded symbol's '__init__' may name 'fusedrnn' in a process that never imported
+    nv.rnn; nv.init.FusedRNN is MXNet's spelling."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, nnvmpy as nv\n"
+        "assert 'nnvmpy.rnn' not in sys.modules\n"
+        'i = nv.init.create(\'["fusedrnn", {"init": null, "num_hidden": 4, '
+        '"num_layers": 1, "mode": "lstm"}]\')\n'
+        "assert isinstance(i, nv.init.FusedRNN)\n"
+        "assert nv.initializer.FusedRNN is nv.init.FusedRNN\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

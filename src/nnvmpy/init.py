@@ -4,3 +4,4 @@ from __future__ import annotations
 
 from .initializer import *  # noqa: F403 - the whole public surface, under MXNet's other name
 from .initializer import __all__ as __all__
+from .initializer import __getattr__ as __getattr__  # FusedRNN, imported on first use

@@ -8,6 +8,7 @@ otherwise the name's ending picks a hook (`_PATTERNS`, MXNet's order).
 from __future__ import annotations
 
 import difflib
+import importlib
 import json
 import logging
 import math
@@ -45,6 +46,8 @@ class InitDesc(str):
 # -- registry ----------------------------------------------------------------------------------
 
 _REGISTRY: dict[str, type[Initializer]] = {}
+# initializers registered by a module imported on first use: name -> that module
+_LAZY = {"fusedrnn": "..rnn.fused_init"}
 
 
 def register(klass: T) -> T:
@@ -104,6 +107,9 @@ def create(*args: Any, **kwargs: Any) -> Initializer:
         return _from_json(spec)
     name = spec.lower()
     klass = _REGISTRY.get(name)
+    if klass is None and name in _LAZY:  # defined beside what it initialises (nv.rnn)
+        importlib.import_module(_LAZY[name], __package__)
+        klass = _REGISTRY.get(name)
     if klass is None:
         close = difflib.get_close_matches(name, _REGISTRY, n=3)
         hint = f"; did you mean {close}?" if close else ""
