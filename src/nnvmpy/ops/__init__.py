@@ -41,6 +41,7 @@ from . import (  # noqa: F401 - imported for their registrations
     ravel,
     reduce,
     replicate,
+    sequence,
     shape,
     shape_info,
     slice_like,
