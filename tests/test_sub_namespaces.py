@@ -54,3 +54,17 @@ def test_ops_registered_later_appear_and_changes_are_seen() -> None:
 def test_internal_still_serves_the_prefixed_ops_by_full_name() -> None:
     got = nd._internal._contrib_isfinite(nd.array([np.inf, 0.0]))
     np.testing.assert_array_equal(got.asnumpy(), [0, 1])
+
+
+def test_mx_contrib_ndarray_and_symbol_are_the_contrib_namespaces() -> None:
+    """MXNet's mx.contrib.ndarray / mx.contrib.symbol (also as imported modules)."""
+    import importlib
+
+    import nnvmpy as nv
+
+    assert nv.contrib.ndarray is nv.nd.contrib
+    assert nv.contrib.nd is nv.nd.contrib
+    assert nv.contrib.symbol is nv.sym.contrib
+    assert importlib.import_module("nnvmpy.contrib.ndarray") is nv.nd.contrib
+    x = nv.nd.array([1.0, float("inf"), float("nan")])
+    assert nv.contrib.ndarray.isfinite(x).asnumpy().tolist() == [1.0, 0.0, 0.0]

@@ -63,6 +63,7 @@ _LAZY = {
     "optimizer": ".optimizer",
     "lr_scheduler": ".lr_scheduler",
     "rnn": ".rnn",
+    "contrib": ".contrib",
 }
 
 

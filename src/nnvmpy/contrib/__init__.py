@@ -1,0 +1,18 @@
+"""nv.contrib: MXNet's `mx.contrib` front door. `nv.contrib.ndarray` (alias `nd`) is
+nv.nd.contrib and `nv.contrib.symbol` (alias `sym`) is nv.sym.contrib: the ops registered
+as `_contrib_<name>`, under `<name>`. Also importable as modules
+(`import nnvmpy.contrib.ndarray`), as MXNet's are."""
+
+from __future__ import annotations
+
+import sys
+
+from ..ndarray import contrib as ndarray
+from ..symbol import contrib as symbol
+
+nd = ndarray
+sym = symbol
+sys.modules[f"{__name__}.ndarray"] = ndarray
+sys.modules[f"{__name__}.symbol"] = symbol
+
+__all__ = ["nd", "ndarray", "sym", "symbol"]
