@@ -15,13 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-KNOWN_ISSUES: dict[str, str] = {
-    "*:sym:bool": (
-        "math: _copy (elemwise_unary.py register_unary('_copy', _identity)) has no bool "
-        "kernel, so `x[:] = values` on a bool array (exe.arg_dict[...] after simple_bind) "
-        "fails at wait time: EngineError in '_copy': _identity: out has dtype bool"
-    ),
-}
+KNOWN_ISSUES: dict[str, str] = {}
 
 
 def skip_reason(op_name: str, path: str, dtypes: Iterable[str]) -> str | None:

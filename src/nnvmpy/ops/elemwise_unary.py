@@ -7,11 +7,14 @@ Backward ops take (dy, x) when the gradient needs the input (ElemwiseGradUseIn) 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from .. import kernel
+from ..attrs import FCompute_cpu, FCompute_gpu
 from ..graph.grad import ElemwiseGradUseNone, make_zero_grad_nodes
+from ..registry import NodeAttrs, Op
 from ._family import ZERO, register_unary, register_unary_math
 from ._numpy_fast import threaded
 
@@ -324,3 +327,20 @@ register_unary("round", _round, "Round half away from zero.", make_zero_grad_nod
 
 register_unary("_copy", _identity, "y = x (a copy).", ElemwiseGradUseNone("_copy"))
 register_unary("identity", _identity, "y = x (a copy).", ElemwiseGradUseNone("_copy"))
+
+
+def _copy_compute(
+    attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
+) -> None:
+    """A copy of any dtype the element-wise kernels take, and of bool (its bytes as uint8):
+    a bool array is copied whenever one is assigned (`x[:] = y`, executor arguments)."""
+    x, out = inputs[0], outputs[0]
+    if out.dtype == np.bool_ and x.dtype == np.bool_:
+        x, out = x.view(np.uint8), out.view(np.uint8)
+    _identity.launch(ctx, out, req[0], x)
+
+
+for _name in ("_copy", "identity"):
+    Op.get(_name).set_attr(FCompute_cpu, _copy_compute, plevel=11).set_attr(
+        FCompute_gpu, _copy_compute, plevel=11
+    )

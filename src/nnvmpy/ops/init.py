@@ -135,10 +135,23 @@ def _cast_type(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any]) -> b
     return in_types[0] is not None
 
 
+@kernel.elementwise
+def _nonzero(x):  # a bool's byte: 1 where x != 0 (NaN too, as NumPy's astype(bool))
+    return 0 if x == 0 else 1
+
+
 def _cast_compute(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
-    _identity.launch(ctx, outputs[0], req[0], inputs[0])
+    """out = x in out's dtype. Kernels have no bool: a bool is its byte as uint8 (0 / 1),
+    written by _nonzero and read as 0 / 1."""
+    x, out = inputs[0], outputs[0]
+    if x.dtype == np.bool_:
+        x = x.view(np.uint8)
+    if out.dtype == np.bool_:
+        _nonzero.launch(ctx, out.view(np.uint8), req[0], x)
+    else:
+        _identity.launch(ctx, out, req[0], x)
 
 
 def _backward_cast_type(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any]) -> bool:
