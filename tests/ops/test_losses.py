@@ -118,3 +118,12 @@ def test_ctc_loss_with_data_and_label_lengths_matches_brute_force() -> None:
         ctc_brute_force(acts[:3, 1:], labels[1:, :1], 0)[0],
     ]
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_regression_outputs_refuse_0d_data_and_labels_by_name() -> None:
+    """A fuzz finding: a 0-d label once reached label[0] (IndexError)."""
+    one = nv.nd.array(np.ones(()))
+    with pytest.raises(nv.InferError, match=r"LogisticRegressionOutput.*'label'"):
+        nv.nd.LogisticRegressionOutput(nv.nd.ones((2,)), one)
+    with pytest.raises(nv.InferError, match=r"LinearRegressionOutput.*'data' has shape \(\)"):
+        nv.nd.LinearRegressionOutput(one, nv.nd.ones((2,)))

@@ -73,6 +73,10 @@ def _infer_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) 
     data, label = in_shapes[0], in_shapes[1]
     if not shape_is_known(data):
         return False
+    if len(data) == 0:  # a batch has rows: a 0-d data or label has none
+        raise InferError(f"{name}: input 'data' has shape (); expected at least one axis (N, ...)")
+    if label is not None and len(label) == 0:
+        _bad_label(name, label, data)
     if label is None:
         in_shapes[1] = (data[0],) if len(data) == 2 and data[1] == 1 else data
         return True
