@@ -404,3 +404,10 @@ def test_an_op_without_inputs_runs_on_the_device_its_ctx_parameter_names() -> No
     with pytest.raises(nv.NNVMError, match="ctx: cannot read 'tpu"):
         nv.nd._internal._zeros(shape=(2,), ctx="tpu(2)")
     assert nv.nd._internal._zeros(shape=(2,)).context == nv.cpu(0)
+
+
+def test_a_hostile_input_count_is_refused_before_input_names_are_built() -> None:
+    """A fuzz finding: num_weights=2**40 made nd.multi_sgd_update build 2**40 input names
+    (FListInputNames) before anything checked the count; now the count is refused."""
+    with pytest.raises(nv.NNVMError, match="multi_sgd_update"):
+        nv.nd.multi_sgd_update(nv.nd.ones((2,)), num_weights=2**40, lrs=(0.1,), wds=(0.0,))

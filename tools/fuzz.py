@@ -9,14 +9,17 @@ executor bound before still work. Run:
     .venv/bin/python tools/fuzz.py --minutes 10
     .venv/bin/python tools/fuzz.py --minutes 2 --op Convolution --seed 3
 
-It prints progress, then every finding grouped by (target, exception type) with a repro
-line for the first few; the exit status is 1 if there was one.
+It prints each new kind of finding when found and progress every 30 s, then every finding
+grouped by (target, exception type) with a repro line for the first few; the exit status
+is 1 if there was one. A round that runs longer than --hang-seconds prints every thread's
+stack (a call that never returns is a finding too).
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import faulthandler
 import random
 import sys
 import tempfile
@@ -38,6 +41,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=None, help="random seed (default: time)")
     ap.add_argument("--op", default=None, help="fuzz only this registered op")
     ap.add_argument("--show", type=int, default=3, help="repro lines printed per group")
+    ap.add_argument(
+        "--hang-seconds",
+        type=float,
+        default=60.0,
+        help="a round running this long prints every thread's stack (and the run goes on)",
+    )
     args = ap.parse_args(argv)
     seed = args.seed if args.seed is not None else int(time.time())
     chooser = Chooser(random.Random(seed))
@@ -57,14 +66,18 @@ def main(argv: list[str] | None = None) -> int:
         scratch = Path(tmp)
         while time.monotonic() < deadline:
             kind = "op" if op is not None else chooser.choice(["symbol", "params", "op", "op"])
+            faulthandler.dump_traceback_later(args.hang_seconds, exit=False)
             if kind == "symbol":
                 found = check_corrupted_symbol(chooser, health, scratch)
             elif kind == "params":
                 found = check_corrupted_params(chooser, health, scratch)
             else:
                 found = check_op_call(chooser, health, op)
+            faulthandler.cancel_dump_traceback_later()
             counts[kind] += 1
             for f in found:
+                if f.key not in groups:  # shown at once: a later hang must not lose it
+                    print(f"  new: {str(f)[:700]}", flush=True)
                 groups[f.key].append(f)
             if time.monotonic() - last_print > 30:
                 last_print = time.monotonic()

@@ -107,7 +107,9 @@ def _inputs_by_params(op: Op, kwargs: dict[str, Any]) -> list[str] | None:
         del kwargs[name]
     params = {k: v for k, v in kwargs.items() if k not in declared}
     try:
-        return list(list_fn(parse_attrs(op, params)))
+        attrs = parse_attrs(op, params)
+        op.get_num_inputs(attrs)  # a hostile count (num_weights=2**40) is refused first
+        return list(list_fn(attrs))
     except Exception:  # a bad parameter: the call itself reports it
         return None
 
