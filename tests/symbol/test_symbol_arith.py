@@ -177,3 +177,12 @@ def test_split_v2_bad_sections_are_named_errors() -> None:
         nv.sym.split_v2(nv.sym.Variable("d"), 5, axis=1).infer_shape(d=(2, 12))
     with pytest.raises(nv.NNVMError, match="indices_or_sections must be"):
         nv.sym.split_v2(nv.sym.Variable("d"), "3")
+
+
+def test_init_ops_refuse_dims_below_minus_one_by_name() -> None:
+    """A fuzz finding: shape=(-3, -4) has a positive size and reached NumPy's ValueError."""
+    for shape in [(-3, -4), (-2, 3)]:
+        with pytest.raises(nv.InferError, match=r"_zeros: shape .* negative dimension"):
+            nv.nd._internal._zeros(shape=shape)
+        with pytest.raises(nv.InferError, match=r"negative dimension"):
+            nv.sym.zeros(shape=shape).infer_shape()

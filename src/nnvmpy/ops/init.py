@@ -92,6 +92,11 @@ def _init_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -
     """The shape parameter, where -1 (as 0) is a dimension left to the graph to infer
     (MXNet: `sym.ones(shape=(-1, -1)) + x` takes x's shape)."""
     given = attrs.parsed.shape
+    if given and any(d < -1 for d in given):
+        raise InferError(
+            f"{attrs.op.name if attrs.op else '?'}: shape {tuple(given)} has a negative "
+            "dimension; expected sizes >= 0, or -1 / 0 for one the graph infers"
+        )
     return shape_assign(
         out_shapes,
         0,
