@@ -411,3 +411,51 @@ def test_a_hostile_input_count_is_refused_before_input_names_are_built() -> None
     (FListInputNames) before anything checked the count; now the count is refused."""
     with pytest.raises(nv.NNVMError, match="multi_sgd_update"):
         nv.nd.multi_sgd_update(nv.nd.ones((2,)), num_weights=2**40, lrs=(0.1,), wds=(0.0,))
+
+
+_SPECIALIZED_CALLS = [
+    ("relu", [np.array([1.0, -2.0, 3.0, -4.0], np.float32)], {}, lambda x: np.maximum(x, 0)),
+    ("relu", [np.linspace(-1, 1, 24).reshape(2, 3, 4)], {}, lambda x: np.maximum(x, 0)),
+    ("sqrt", [np.arange(6, dtype=np.float64).reshape(2, 3)], {}, np.sqrt),
+    ("elemwise_add", [np.arange(5, dtype=np.int32), np.arange(5, dtype=np.int32) * 7], {}, np.add),
+    (
+        "elemwise_mul",
+        [np.arange(6, dtype=np.float32).reshape(3, 2), np.full((3, 2), -1.5, np.float32)],
+        {},
+        np.multiply,
+    ),
+    ("_plus_scalar", [np.arange(4, dtype=np.float32)], {"scalar": 2.5}, lambda x: x + 2.5),
+    ("_rminus_scalar", [np.arange(6.0).reshape(2, 3)], {"scalar": 1}, lambda x: 1 - x),
+]
+
+
+@pytest.mark.parametrize(("name", "arrays", "params", "reference"), _SPECIALIZED_CALLS)
+def test_repeated_element_wise_calls_run_the_specialised_loop(
+    name, arrays, params, reference, each_engine
+) -> None:
+    """A call plan of an element-wise op calls the compiled loop for its one signature
+    directly; the repeats give NumPy's values on every engine (the first call builds it)."""
+    from nnvmpy.imperative import CallPlan
+
+    op = registry.Op.get(name)
+    inputs = [nv.nd.array(a, dtype=a.dtype) for a in arrays]
+    plan = CallPlan(op, inputs, dict(params))
+    assert plan.fast is not None
+    fn = getattr(nv.nd._internal, name, None) or getattr(nv.nd, name)
+    for _ in range(3):
+        got = fn(*inputs, **params)
+        np.testing.assert_allclose(got.asnumpy(), reference(*arrays), rtol=1e-6)
+        assert got.dtype == arrays[0].dtype
+
+
+def test_signatures_off_the_plain_path_are_not_specialised() -> None:
+    """float16 goes through float32 copies and large float arrays of an op with a NumPy
+    implementation through NumPy: their plans keep the checked launch, with right values."""
+    from nnvmpy.imperative import CallPlan
+
+    half = nv.nd.array(np.array([1.0, -2.0, 3.0], np.float16), dtype=np.float16)
+    assert CallPlan(registry.Op.get("relu"), [half], {}).fast is None
+    np.testing.assert_array_equal(nv.nd.relu(half).asnumpy(), [1.0, 0.0, 3.0])
+    big = np.linspace(-3, 3, 1 << 16).astype(np.float32)
+    assert CallPlan(registry.Op.get("tanh"), [nv.nd.array(big)], {}).fast is None
+    np.testing.assert_allclose(nv.nd.tanh(nv.nd.array(big)).asnumpy(), np.tanh(big), rtol=1e-6)

@@ -266,6 +266,7 @@ class CallPlan:
         "compute",
         "ctx",
         "dtypes",
+        "fast",
         "mutated_inputs",
         "name",
         "nbytes",
@@ -322,6 +323,21 @@ class CallPlan:
             if cpu
             else [None, None]
         )
+        # An FCompute may offer `specialize(attrs, device, in_sigs, out_sigs, req)`: itself
+        # for this one signature with its per-call checks done now (element-wise kernels:
+        # the compiled loop, called directly). Only for the hot path below.
+        specialize = getattr(compute, "specialize", None)
+        self.fast = (
+            specialize(
+                self.attrs,
+                "cpu",
+                [(x.shape, x.dtype) for x in inputs],
+                list(zip(self.shapes, self.dtypes)),
+                self.req,
+            )
+            if specialize is not None and cpu and self.simple
+            else None
+        )
 
     def run(self, inputs: Sequence[NDArray], is_train: bool) -> list[NDArray]:
         """Allocate fresh outputs and push the op (kWriteTo); returns the outputs."""
@@ -341,9 +357,14 @@ class CallPlan:
             in_data.append(x._data)
             const.append(x._chunk.var)
         out_data = [out._data]
-        compute, attrs, req = self.compute, self.attrs, self.req
+        fast, compute, attrs, req = self.fast, self.compute, self.attrs, self.req
         op_ctx = self.op_ctx[is_train]
-        if op_ctx is None:  # a GPU: the engine's RunContext carries the stream
+        if fast is not None:
+
+            def run(run_ctx: Any) -> None:
+                fast(in_data, out_data)
+
+        elif op_ctx is None:  # a GPU: the engine's RunContext carries the stream
 
             def run(run_ctx: Any) -> None:
                 compute(attrs, OpContext(is_train, run_ctx, []), in_data, req, out_data)

@@ -22,6 +22,7 @@ helper that the scalar function calls from *another* file is not noticed.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import threading
 import types as pytypes
@@ -34,7 +35,7 @@ from numba.extending import overload
 
 from .. import config
 from ..base import Context, NNVMError
-from .elementwise import ElementwiseKernel
+from .elementwise import _FLOATS, NUMPY_MIN_SIZE, ElementwiseKernel
 
 # Below this many elements the loop runs serially: starting the thread pool costs
 # more than the work (a few µs).
@@ -303,6 +304,43 @@ def launch(
                 loop(*flat)
             return
     _launch_checked(kernel, out, mode, args)
+
+
+def plain_launcher(
+    kernel: ElementwiseKernel,
+    mode: str | None,
+    out_sig: tuple[tuple[int, ...], np.dtype],
+    in_sigs: list[tuple[tuple[int, ...], np.dtype]],
+    scalars: tuple[Any, ...],
+) -> Any:
+    """ElementwiseKernel.cpu_launcher: launch()'s fast path with its checks done here."""
+    shape, dtype = out_sig
+    if (
+        mode not in _VARIANT_KEYS
+        or dtype not in NATIVE_DTYPES
+        or not math.prod(shape)
+        or any(s != shape or d not in NATIVE_DTYPES for s, d in in_sigs)
+        or any(type(v) is not float and type(v) is not int for v in scalars)
+    ):
+        return None
+    if (  # launch() hands these to NumPy's vectorised math (see NUMPY_MIN_SIZE)
+        kernel.numpy_impl is not None
+        and len(in_sigs) == 1
+        and not scalars
+        and in_sigs[0][1] == dtype
+        and dtype in _FLOATS
+        and math.prod(shape) >= NUMPY_MIN_SIZE
+    ):
+        return None
+    key = _VARIANT_KEYS[mode]
+    loop = kernel.variant(key, lambda: build_loop(kernel, mode))
+    if len(shape) != 1:
+        return lambda ins, outs: loop(outs[0].reshape(-1), *[a.reshape(-1) for a in ins], *scalars)
+    if not scalars and len(in_sigs) == 1:
+        return lambda ins, outs: loop(outs[0], ins[0])
+    if not scalars and len(in_sigs) == 2:
+        return lambda ins, outs: loop(outs[0], ins[0], ins[1])
+    return lambda ins, outs: loop(outs[0], *ins, *scalars)
 
 
 def _launch_checked(kernel: ElementwiseKernel, out: Any, mode: str, args: tuple[Any, ...]) -> None:

@@ -160,6 +160,24 @@ class ElementwiseKernel:
         launch = _launchers.get(device_type) or _launcher(device_type)
         launch(self, dev, ctx, out, mode, args)
 
+    def cpu_launcher(
+        self,
+        req: Any,
+        out_sig: tuple[tuple[int, ...], np.dtype],
+        in_sigs: list[tuple[tuple[int, ...], np.dtype]],
+        scalars: tuple[Any, ...] = (),
+    ) -> Callable[[list[Any], list[Any]], None] | None:
+        """launch() for one CPU signature checked once: a call `(inputs, outputs)`.
+
+        An imperative call plan runs one signature millions of times on a few elements,
+        where launch()'s per-call checks cost more than the loop. The returned function
+        takes C-contiguous arrays of exactly these shapes and dtypes (`scalars` follow the
+        inputs); None when the signature is off launch()'s plain path (use launch).
+        """
+        from .cpu import plain_launcher
+
+        return plain_launcher(self, _REQ_MODES.get(req), out_sig, in_sigs, scalars)
+
     def variant(self, key: tuple[str, ...], build: Callable[[], Any]) -> Any:
         """The loop for `key` = (device, mode, ...), built once by `build` (thread-safe)."""
         loop = self._variants.get(key)

@@ -74,9 +74,20 @@ def elemwise_compute(fn: Kernel, scalar_params: tuple[str, ...] = ()) -> Any:
     ) -> None:
         fn.launch(ctx, outputs[0], req[0], *inputs)  # the common case, without a list per call
 
+    def specialize(
+        attrs: NodeAttrs, device: str, in_sigs: list[Any], out_sigs: list[Any], req: list[Any]
+    ) -> Any:
+        """compute for one fixed CPU signature (see FCompute specialisation in imperative)."""
+        cpu_launcher = getattr(fn, "cpu_launcher", None)
+        if device != "cpu" or cpu_launcher is None or len(out_sigs) != 1:
+            return None
+        params = tuple(getattr(attrs.parsed, p) for p in scalar_params)
+        return cpu_launcher(req[0], out_sigs[0], in_sigs, params)
+
     if not scalar_params:
         compute = compute_no_params
     compute.__name__ = f"compute_{getattr(fn, '__name__', 'kernel')}"
+    compute.specialize = specialize  # type: ignore[attr-defined]
     return compute
 
 
