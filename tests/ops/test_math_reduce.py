@@ -194,6 +194,40 @@ def test_mod_gradients() -> None:
     np.testing.assert_array_equal(b.grad.asnumpy(), -np.floor(a.asnumpy() / b.asnumpy()))
 
 
+_INT_MODS = {
+    "_mod": lambda a, b: a % b,
+    "broadcast_mod": lambda a, b: nv.sym.broadcast_mod(a, b),
+    "_mod_scalar": lambda a, b: a % 3,
+    "_rmod_scalar": lambda a, b: 11 % a,
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_INT_MODS))
+def test_integer_mod_has_zero_gradients_float_mod_does_not(kind: str, ctx: nv.Context) -> None:
+    """MXNet 1.9.1 gives int32 mod no gradient (head gradients 1 and 2 come back as 0 on
+    both sides, measured there); float mod keeps d/dl = 1, d/dr = -floor(l / r)."""
+    lhs, rhs = np.array([[5.0, 7.0]]), np.array([[3.0, 2.0]])
+    for dtype in ("int32", "float32"):
+        a, b = nv.sym.Variable("a"), nv.sym.Variable("b")
+        y = _INT_MODS[kind](nv.sym.cast(a, dtype=dtype), nv.sym.cast(b, dtype=dtype))
+        names = y.list_arguments()
+        values = {"a": lhs, "b": rhs}
+        grads = {n: nd.full((1, 2), 9.0, ctx=ctx) for n in names}
+        exe = y.bind(ctx, {n: nd.array(values[n], ctx=ctx) for n in names}, args_grad=grads)
+        exe.forward(is_train=True)
+        exe.backward([nd.array([[1.0, 2.0]], ctx=ctx)])
+        head = np.array([[1.0, 2.0]])
+        want = {
+            "_mod": {"a": head, "b": -head * np.floor(lhs / rhs)},
+            "broadcast_mod": {"a": head, "b": -head * np.floor(lhs / rhs)},
+            "_mod_scalar": {"a": head},
+            "_rmod_scalar": {"a": -head * np.floor(11 / lhs)},
+        }[kind]
+        for n in names:
+            expected = want[n] if dtype == "float32" else np.zeros_like(want[n])
+            np.testing.assert_array_equal(grads[n].asnumpy(), expected, err_msg=f"{dtype} {n}")
+
+
 def test_hypot_is_the_plain_formula_as_mxnet(ctx: nv.Context) -> None:
     got = nd._internal._hypot(nd.array([3.0, 1e30], ctx=ctx), nd.array([4.0, 1e30], ctx=ctx))
     np.testing.assert_allclose(got.asnumpy(), [5.0, np.inf])  # no rescaling: overflows

@@ -11,9 +11,14 @@ is only good to the rounding of a (fmod would be exact there).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .. import kernel
+from ..attrs import FCompute_cpu, FCompute_gpu
+from ..base import OpReqType
+from ..registry import NodeAttrs, Op
 
 
 @kernel.device_function
@@ -25,3 +30,36 @@ def floor_mod(a, b):
     r = x - np.floor(x / y) * y
     r = r + y if r != 0 and (r < 0) != (y < 0) else r
     return r - y if abs(r) >= abs(y) else r
+
+
+def integer_gradients_are_zero(name: str) -> None:
+    """Backward op `name` of a mod writes zeros for integer dtypes, as MXNet's does.
+
+    MXNet 1.9.1 gives integer `mod` (elemwise, broadcast and scalar, lhs and rhs) no
+    gradient: a head gradient of 1 or 2 through int32 % int32 comes back as 0 (measured).
+    The float kernels stay as they are; this wraps the op's FCompute on both devices.
+    """
+    from ._index_kernels import zero
+
+    op = Op.get(name)
+    for key in (FCompute_cpu, FCompute_gpu):
+        float_compute = op.get_attr(key)
+        if float_compute is None:
+            continue
+
+        def compute(
+            attrs: NodeAttrs,
+            ctx: Any,
+            inputs: list[Any],
+            req: list[Any],
+            outputs: list[Any],
+            float_compute: Any = float_compute,
+        ) -> None:
+            if np.dtype(outputs[0].dtype).kind not in "iub":
+                float_compute(attrs, ctx, inputs, req, outputs)
+                return
+            for out, r in zip(outputs, req):
+                if OpReqType.parse(r) in (OpReqType.kWriteTo, OpReqType.kWriteInplace):
+                    zero(ctx, out)
+
+        op.set_attr(key, compute, plevel=11)

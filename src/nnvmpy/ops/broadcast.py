@@ -41,6 +41,7 @@ from ..registry import NodeAttrs, register_op
 from ..resource import ResourceRequest
 from ._bilinear import bilinear_backward_gradient
 from ._broadcast_map import Kernel, broadcast_map
+from ._mod import integer_gradients_are_zero
 from .elemwise_binary import (
     _add,
     _div,
@@ -254,6 +255,7 @@ for _name, _aliases, _fn, _what, _grads in _ARITH:
     register_broadcast_backward(
         _bwd, _grads or (None, None), 1 if _grads is None else 3, _name == "broadcast_sub"
     )
+integer_gradients_are_zero("_backward_broadcast_mod")
 
 
 # Gradients of the backward ops (autograd.grad(create_graph=True)). add/sub: (dl, dr) are

@@ -30,7 +30,7 @@ from ..param import Parameter, field
 from ..registry import NodeAttrs, register_op
 from ._bilinear import bilinear_backward_gradient
 from ._family import register_backward, register_binary, same_slot
-from ._mod import floor_mod
+from ._mod import floor_mod, integer_gradients_are_zero
 from .elemwise_scalar import (
     _maximum,
     _maximum_grad,
@@ -157,6 +157,7 @@ for _name, _aliases, _fn, _what, (_gl, _gr) in _BINARY:
         _doc = f"y = {_what}, element-wise."
         register_binary(_op, _fn, _doc, ElemwiseGradUseIn(_bwd), _NUMPY.get(_name))
     register_backward(_bwd, [_gl, _gr], 3)
+integer_gradients_are_zero("_backward_mod")
 
 for _name, _aliases, _fn, _what in (
     ("elemwise_add", ("_add", "_plus", "_Plus", "_grad_add"), _add, "lhs + rhs"),

@@ -18,7 +18,7 @@ from ..graph.grad import (
     make_zero_grad_nodes,
 )
 from ._family import ScalarParam, register_backward, register_scalar
-from ._mod import floor_mod
+from ._mod import floor_mod, integer_gradients_are_zero
 
 elementwise = kernel.elementwise
 
@@ -104,6 +104,11 @@ def _mod(x, s):  # x mod s with the sign of s (Python's %); 0 where s == 0, as M
 
 
 @elementwise
+def _mod_grad(dy, x, s):  # d(x mod s)/dx = 1 (away from the jumps)
+    return dy
+
+
+@elementwise
 def _rmod(x, s):
     return floor_mod(s, x)
 
@@ -181,13 +186,12 @@ _OPS: list[tuple[str, str, Any, str, Any]] = [
         "min(x, scalar)",
         ElemwiseGradUseIn("_backward_minimum_scalar"),
     ),
-    # d(x mod s)/dx = 1 (away from the jumps)
     (
         "_mod_scalar",
         "_ModScalar",
         _mod,
         "x mod scalar (sign of scalar; 0 where it is 0)",
-        ElemwiseGradUseNone("_copy"),
+        ElemwiseGradUseIn("_backward_mod_scalar"),
     ),
     (
         "_rmod_scalar",
@@ -222,10 +226,13 @@ for _name, _fn in (
     ("_backward_rpower_scalar", _rpower_grad),
     ("_backward_maximum_scalar", _maximum_grad),
     ("_backward_minimum_scalar", _minimum_grad),
+    ("_backward_mod_scalar", _mod_grad),
     ("_backward_rmod_scalar", _rmod_grad),
     ("_backward_hypot_scalar", _hypot_grad),
 ):
     register_backward(_name, _fn, 2, ScalarParam, ("scalar",))
+integer_gradients_are_zero("_backward_mod_scalar")
+integer_gradients_are_zero("_backward_rmod_scalar")
 
 register_scalar("_equal_scalar", _equal, "y = 1 where x == scalar, else 0", make_zero_grad_nodes)
 register_scalar("_greater_scalar", _greater, "y = 1 where x > scalar, else 0", make_zero_grad_nodes)
