@@ -18,7 +18,7 @@ from ..imperative import invoke, parse_attrs
 from ..imperative_out import visible_outputs
 from ..registry import Op
 from ..signature import OpNamespace, input_names, make_op_function
-from . import _internal, contrib, linalg  # MXNet's sub-namespaces of _contrib_ and _linalg_ ops
+from . import _internal, contrib, image, linalg  # MXNet's _contrib_, _image_, _linalg_ ops
 from . import arith as _arith  # noqa: F401 - attaches NDArray's operators
 from . import random as random  # nd.random: MXNet's sampling functions
 from .arith import (
@@ -143,6 +143,7 @@ __all__ = [
     "greater",
     "greater_equal",
     "histogram",
+    "image",
     "lesser",
     "lesser_equal",
     "linalg",

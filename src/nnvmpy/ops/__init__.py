@@ -23,6 +23,7 @@ from . import (  # noqa: F401 - imported for their registrations
     gather_scatter,
     histogram,
     im2col_ops,
+    image,
     indexing,
     init,
     khatri_rao,

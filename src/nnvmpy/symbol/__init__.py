@@ -11,7 +11,7 @@ from typing import Any
 
 from ..registry import Op
 from ..signature import OpNamespace, make_op_function
-from . import _internal, contrib, linalg  # MXNet's sub-namespaces of _contrib_ and _linalg_ ops
+from . import _internal, contrib, image, linalg  # MXNet's _contrib_, _image_, _linalg_ ops
 from . import random as random  # sym.random: MXNet's sampling functions
 from .compose import Group, Variable, var
 from .functions import (
@@ -67,6 +67,7 @@ __all__ = [
     "full",
     "histogram",
     "hypot",
+    "image",
     "linalg",
     "linspace",
     "load",

@@ -1,0 +1,21 @@
+"""nv.nd.image: the ops registered as `_image_<name>`, as `<name>` (MXNet's nd.image).
+
+Generated on access like nv.nd, so ops registered later appear too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..signature import sub_namespace
+
+
+def _make(op: Any) -> Any:
+    from . import _make as make_nd_function
+
+    return make_nd_function(op)
+
+
+_ops = sub_namespace("_image_", _make, "nnvmpy.nd.image", globals())
+__getattr__ = _ops.module_getattr
+__dir__ = _ops.module_dir
