@@ -4,6 +4,7 @@
     .venv/bin/python tools/bench_nets.py --quick               # fewer repeats, no batch-32 training
     .venv/bin/python tools/bench_nets.py --only mlp            # cases whose name contains "mlp"
     .venv/bin/python tools/bench_nets.py --mxnet .mxenv        # also run MXNet from that venv
+    .venv/bin/python tools/bench_nets.py --torch .torchenv     # and PyTorch's CPU build
 
 Cases, all on MXNet 1.9.1's own symbol files (../shared/models):
 
@@ -20,7 +21,12 @@ written with NumPy only (im2col + matmul convolutions, and their col2im backward
 runs the same step, training included. Its outputs are compared with nnvmpy's on the same
 weights (`|dlogp|`: the largest difference of log-probabilities; for training over the
 first two steps, so the backward and the update are checked too). With `--mxnet PATH`,
-the same symbol files run in `PATH/bin/python` (MXNet's own timing, same recipe). The "issue"
+the same symbol files run in `PATH/bin/python` (MXNet's own timing, same recipe); with
+`--torch PATH`, a small interpreter turns the same JSON into torch.nn.functional calls on
+the same weights (conv2d, batch_norm, pools with MXNet's 'full' convention as ceil_mode,
+cross-entropy as SoftmaxOutput's gradient, torch.optim.SGD with the same momentum and
+weight decay) and its first step's log-probabilities are checked against the NumPy
+reference, so both sides run the same network. The "issue"
 column holds the MXNet numbers the issue's author measured on this machine.
 
 Memory: the intermediate storage planned for ResNet-18 at batch 32 (`exe.storage_bytes`),
@@ -39,6 +45,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -471,6 +478,109 @@ def run_mxnet(venv: Path, cfg: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+# -- PyTorch, in its own interpreter: the same symbol JSON as torch functional calls --------
+
+TORCH_SCRIPT = r"""
+import json, math, os, statistics, sys, time
+import numpy as np
+import torch
+import torch.nn.functional as F
+cfg = json.loads(sys.argv[1])
+torch.set_num_threads(os.cpu_count())
+graph = json.load(open(cfg["path"]))
+nodes, head = graph["nodes"], graph["heads"][0][0]
+weights = dict(np.load(cfg["weights"]))
+train = cfg["train"]
+def tup(text):
+    return tuple(int(v) for v in text.strip("()[] ").split(",") if v.strip())
+aux = ("_moving_mean", "_moving_var")
+params = {n: torch.tensor(v, requires_grad=train and not n.endswith(aux))
+          for n, v in weights.items()}
+buffers = {n: t for n, t in params.items() if n.endswith(aux)}
+trainable = [t for n, t in params.items() if not n.endswith(aux)]
+def run(x, label):
+    outs = []
+    for node in nodes:
+        op, a = node["op"], node.get("attrs", {})
+        if op == "null":
+            outs.append(x if node["name"] == "data" else label if node["name"] == "softmax_label"
+                        else params[node["name"]])
+            continue
+        ins = [outs[i] for i, _, _ in node["inputs"]]
+        if op == "Convolution":
+            y = F.conv2d(ins[0], ins[1], ins[2] if len(ins) > 2 else None,
+                         stride=tup(a.get("stride", "(1,1)")), padding=tup(a.get("pad", "(0,0)")))
+        elif op == "BatchNorm":
+            gamma = torch.ones_like(ins[1]) if a.get("fix_gamma", "True") == "True" else ins[1]
+            y = F.batch_norm(ins[0], ins[3], ins[4], gamma, ins[2], training=train,
+                             momentum=1 - float(a.get("momentum", 0.9)),
+                             eps=float(a.get("eps", 1e-3)))
+        elif op == "Activation":
+            y = torch.relu(ins[0]) if a["act_type"] == "relu" else torch.tanh(ins[0])
+        elif op == "Pooling":
+            if a.get("global_pool", "False") == "True":
+                y = ins[0].mean(dim=(2, 3), keepdim=True)
+            else:
+                k, s = tup(a["kernel"]), tup(a.get("stride", "(1,1)"))
+                p, ceil = tup(a.get("pad", "(0,0)")), a.get("pooling_convention") == "full"
+                pool = F.max_pool2d if a.get("pool_type", "max") == "max" else F.avg_pool2d
+                y = pool(ins[0], k, s, p, ceil_mode=ceil)
+        elif op == "FullyConnected":
+            y = F.linear(ins[0].flatten(1), ins[1], ins[2] if len(ins) > 2 else None)
+        elif op == "Flatten":
+            y = ins[0].flatten(1)
+        elif op == "elemwise_add":
+            y = ins[0] + ins[1]
+        elif op == "SoftmaxOutput":
+            y = ins[0]  # logits: the loss below is SoftmaxOutput's gradient
+        else:
+            raise SystemExit(f"bench_nets torch: no translation for {op}")
+        outs.append(y)
+    return outs[head]
+rng = np.random.default_rng(1)
+shape = tuple(cfg["shape"])
+x = torch.tensor(rng.normal(size=shape).astype(np.float32))
+y = torch.tensor(rng.integers(0, cfg["classes"], size=shape[0]).astype(np.int64))
+opt = torch.optim.SGD(trainable, lr=cfg["lr"], momentum=cfg["momentum"],
+                      weight_decay=cfg["wd"]) if train else None
+def step():
+    if train:
+        opt.zero_grad(set_to_none=True)
+        logits = run(x, y)
+        F.cross_entropy(logits, y).backward()  # mean: SoftmaxOutput's grad / batch
+        opt.step()
+    else:
+        with torch.no_grad():
+            logits = run(x, y)
+    return logits
+first = torch.log_softmax(step().detach(), dim=1).numpy()
+for _ in range(max(cfg["warmup"] - 1, 0)):
+    step()
+ts = []
+for _ in range(cfg["repeats"]):
+    t = time.perf_counter(); step(); ts.append(time.perf_counter() - t)
+np.save(cfg["weights"] + ".logp.npy", first)
+print("RESULT " + json.dumps({"ms": 1000 * statistics.median(ts),
+                              "threads": torch.get_num_threads()}))
+"""
+
+
+def run_torch(venv: Path, cfg: dict[str, Any]) -> dict[str, Any] | None:
+    """TORCH_SCRIPT in the venv's python; its first step's log-probabilities come back too."""
+    python = venv / "bin" / "python" if (venv / "bin" / "python").exists() else venv
+    proc = subprocess.run(
+        [str(python), "-c", TORCH_SCRIPT, json.dumps(cfg)],
+        capture_output=True, text=True, timeout=1800, check=False,
+    )  # fmt: skip
+    for line in proc.stdout.splitlines():
+        if line.startswith("RESULT "):
+            result = json.loads(line[len("RESULT ") :])
+            result["logp"] = np.load(cfg["weights"] + ".logp.npy")
+            return result
+    print(f"  PyTorch failed ({python}): {proc.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
+    return None
+
+
 # -- the report -------------------------------------------------------------------------------
 
 
@@ -510,15 +620,33 @@ def bench_case(case: Case, models: Path, args: argparse.Namespace) -> dict[str, 
     }  # fmt: skip
     # nnvmpy and MXNet take turns, round by round, and each keeps its best round: a burst
     # of load from other tenants of the machine then hits both sides alike.
-    nn_times, mx_times = [], []
+    nn_times, mx_times, torch_times = [], [], []
+    if args.torch:  # the same weights, through a file; its first step is checked below
+        fd, weights_file = tempfile.mkstemp(suffix=".npz")
+        os.close(fd)
+        np.savez(weights_file, **weights)
+        torch_cfg = {**cfg, "weights": weights_file}
     for r in range(args.rounds):
         nn_times.append(median_ms(nn_step, max(warmup - 1, 0) if r == 0 else 1, repeats))
         if args.mxnet:
             res = run_mxnet(Path(args.mxnet), cfg)
             if res:
                 mx_times.append(res["ms"])
+        if args.torch:
+            res = run_torch(Path(args.torch), torch_cfg)
+            if res:
+                torch_times.append(res["ms"])
+                # PyTorch's first step against the NumPy reference's: the same network?
+                ref = NumpyNet(path, case, weights).step()()
+                row["torch_dlogp"] = float(
+                    np.abs(res["logp"] - np.log(np.maximum(ref, 1e-30))).max()
+                )
+    if args.torch:
+        for leftover in (weights_file, weights_file + ".logp.npy"):
+            Path(leftover).unlink(missing_ok=True)
     row["nnvmpy"] = min(nn_times)
     row["mxnet"] = min(mx_times) if mx_times else None
+    row["torch"] = min(torch_times) if torch_times else None
     return row
 
 
@@ -530,8 +658,8 @@ def fmt_ms(value: float | None) -> str:
 
 def print_times(rows: list[dict[str, Any]]) -> None:
     head = (
-        f"{'case':<17} {'nnvmpy ms':>10} {'NumPy ms':>9} {'MXNet ms':>9} {'issue ms':>9} "
-        f"{'nnvmpy/MXNet':>13} {'target':>7} {'|dlogp|':>8}"
+        f"{'case':<17} {'nnvmpy ms':>10} {'NumPy ms':>9} {'MXNet ms':>9} {'torch ms':>9} "
+        f"{'issue ms':>9} {'nnvmpy/MXNet':>13} {'target':>7} {'nnvmpy/torch':>13} {'|dlogp|':>8}"
     )
     print(head)
     print("-" * len(head))
@@ -541,13 +669,21 @@ def print_times(rows: list[dict[str, Any]]) -> None:
         ratio = row["nnvmpy"] / base
         mark = "ok" if ratio <= case.target else "MISS"
         src = "" if row.get("mxnet") else "*"
+        vs_torch = f"{row['nnvmpy'] / row['torch']:>12.2f}x" if row.get("torch") else f"{'-':>13}"
         print(
             f"{case.name:<17} {fmt_ms(row['nnvmpy']):>10} {fmt_ms(row.get('numpy')):>9} "
-            f"{fmt_ms(row.get('mxnet')):>9} {fmt_ms(case.issue_ms):>9} "
-            f"{ratio:>7.2f}x{src:1} {mark:>4} {case.target:>6.1f}x {row['dlogp']:>8.1e}"
+            f"{fmt_ms(row.get('mxnet')):>9} {fmt_ms(row.get('torch')):>9} "
+            f"{fmt_ms(case.issue_ms):>9} {ratio:>7.2f}x{src:1} {mark:>4} {case.target:>6.1f}x "
+            f"{vs_torch} {row['dlogp']:>8.1e}"
         )
     if any(not row.get("mxnet") for row in rows):
         print("(* ratio against the issue's MXNet number: no MXNet time in this run)")
+    torch_checks = [row["torch_dlogp"] for row in rows if "torch_dlogp" in row]
+    if torch_checks:
+        print(
+            f"PyTorch runs the same networks: its first step's |dlogp| against the NumPy "
+            f"reference is at most {max(torch_checks):.1e}"
+        )
 
 
 def print_memory(models: Path, args: argparse.Namespace) -> None:
@@ -584,6 +720,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer repeats, no batch-32 training")
     parser.add_argument("--only", help="run only the cases whose name contains this")
     parser.add_argument("--mxnet", help="a venv with mxnet==1.9.1 (e.g. .mxenv)")
+    parser.add_argument("--torch", help="a venv with torch==2.13.0+cpu (e.g. .torchenv)")
     parser.add_argument("--no-numpy", action="store_true", help="skip the NumPy reference timing")
     parser.add_argument(
         "--rounds",
