@@ -493,7 +493,7 @@ weights = dict(np.load(cfg["weights"]))
 train = cfg["train"]
 def tup(text):
     return tuple(int(v) for v in text.strip("()[] ").split(",") if v.strip())
-aux = ("_moving_mean", "_moving_var")
+aux = ("_moving_mean", "_moving_var", "_running_mean", "_running_var")
 params = {n: torch.tensor(v, requires_grad=train and not n.endswith(aux))
           for n, v in weights.items()}
 buffers = {n: t for n, t in params.items() if n.endswith(aux)}
