@@ -64,6 +64,11 @@ _LAZY = {
     "lr_scheduler": ".lr_scheduler",
     "rnn": ".rnn",
     "contrib": ".contrib",
+    "io": ".io",
+    "metric": ".metric",
+    "mod": ".module",
+    "module": ".module",
+    "model": ".model",
 }
 
 

@@ -1,0 +1,63 @@
+"""nv.model: MXNet's checkpoint files — prefix-symbol.json and prefix-%04d.params.
+
+The .params file is nd.save's format with MXNet's key prefixes ("arg:name", "aux:name"),
+so checkpoints move between nnvmpy and MXNet 1.x in both directions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import NNVMError
+
+
+def save_checkpoint(
+    prefix: str,
+    epoch: int,
+    symbol: Any,
+    arg_params: dict[str, Any],
+    aux_params: dict[str, Any],
+    remove_amp_cast: bool = True,
+) -> None:
+    """Write `prefix-symbol.json` (when a symbol is given) and `prefix-%04d.params`."""
+    from . import nd
+
+    if symbol is not None:
+        symbol.save(f"{prefix}-symbol.json")
+    data = {f"arg:{k}": v for k, v in arg_params.items()}
+    data.update({f"aux:{k}": v for k, v in aux_params.items()})
+    nd.save(f"{prefix}-{int(epoch):04d}.params", data)
+
+
+def load_params(prefix: str, epoch: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(arg_params, aux_params) from `prefix-%04d.params`."""
+    from . import nd
+
+    fname = f"{prefix}-{int(epoch):04d}.params"
+    loaded = nd.load(fname)
+    if not isinstance(loaded, dict):
+        raise NNVMError(f"load_params: {fname} holds a list, not named 'arg:'/'aux:' arrays")
+    arg, aux = {}, {}
+    for key, value in loaded.items():
+        kind, _, name = key.partition(":")
+        if kind == "arg" and name:
+            arg[name] = value
+        elif kind == "aux" and name:
+            aux[name] = value
+        else:
+            raise NNVMError(
+                f"load_params: {fname}: key {key!r} is not 'arg:<name>' or 'aux:<name>'"
+            )
+    return arg, aux
+
+
+def load_checkpoint(prefix: str, epoch: int) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """(symbol, arg_params, aux_params) from save_checkpoint's files."""
+    from . import sym
+
+    symbol = sym.load(f"{prefix}-symbol.json")
+    arg, aux = load_params(prefix, epoch)
+    return symbol, arg, aux
+
+
+__all__ = ["load_checkpoint", "load_params", "save_checkpoint"]

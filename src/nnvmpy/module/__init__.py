@@ -1,0 +1,6 @@
+"""nv.mod / nv.module: MXNet 1.x's Module API on nnvmpy's executor (see module.py)."""
+
+from .base_module import BaseModule, BatchEndParam
+from .module import Module
+
+__all__ = ["BaseModule", "BatchEndParam", "Module"]

@@ -1,0 +1,210 @@
+"""BaseModule: the loops MXNet's Module API builds on forward/backward/update.
+
+fit() trains over a DataIter for epochs (metric, callbacks, evaluation), score() evaluates,
+predict()/iter_predict() run inference; subclasses provide bind, init_params, forward, ...
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..base import NNVMError
+
+
+class BatchEndParam(NamedTuple):
+    """What batch_end_callback receives (MXNet's model.BatchEndParam)."""
+
+    epoch: int
+    nbatch: int
+    eval_metric: Any
+    locals: dict[str, Any] | None
+
+
+def _as_list(obj: Any) -> list[Any]:
+    if obj is None:
+        return []
+    return list(obj) if isinstance(obj, list | tuple) else [obj]
+
+
+class BaseModule:
+    """State flags and the training / evaluation loops."""
+
+    def __init__(self, logger: Any = None) -> None:
+        self.logger = logger or logging
+        self.binded = False
+        self.for_training = False
+        self.inputs_need_grad = False
+        self.params_initialized = False
+        self.optimizer_initialized = False
+        self._params_dirty = False
+
+    # subclasses: bind, init_params, init_optimizer, forward, backward, update,
+    # get_outputs, get_params, set_params, update_metric, data_names, ...
+
+    def forward_backward(self, data_batch: Any) -> None:
+        self.forward(data_batch, is_train=True)  # type: ignore[attr-defined]
+        self.backward()  # type: ignore[attr-defined]
+
+    def score(
+        self,
+        eval_data: Any,
+        eval_metric: Any,
+        num_batch: int | None = None,
+        batch_end_callback: Any = None,
+        score_end_callback: Any = None,
+        reset: bool = True,
+        epoch: int = 0,
+        sparse_row_id_fn: Any = None,
+    ) -> list[tuple[str, float]]:
+        """Run the metric over eval_data (forward only); returns its name-value pairs."""
+        from .. import metric as metric_mod
+
+        if not (self.binded and self.params_initialized):
+            raise NNVMError("Module.score: bind() and init_params() first")
+        if reset:
+            eval_data.reset()
+        eval_metric = metric_mod.create(eval_metric)
+        eval_metric.reset()
+        nbatch = 0
+        for nbatch, batch in enumerate(eval_data):
+            if num_batch is not None and nbatch == num_batch:
+                break
+            self.forward(batch, is_train=False)  # type: ignore[attr-defined]
+            self.update_metric(eval_metric, batch.label)  # type: ignore[attr-defined]
+            for cb in _as_list(batch_end_callback):
+                cb(BatchEndParam(epoch, nbatch, eval_metric, locals()))
+        for cb in _as_list(score_end_callback):
+            cb(BatchEndParam(epoch, nbatch, eval_metric, locals()))
+        return eval_metric.get_name_value()
+
+    def iter_predict(
+        self, eval_data: Any, num_batch: int | None = None, reset: bool = True
+    ) -> Iterator[tuple[list[Any], int, Any]]:
+        """(outputs without the padded rows, batch index, batch) per batch."""
+        if not (self.binded and self.params_initialized):
+            raise NNVMError("Module.iter_predict: bind() and init_params() first")
+        if reset:
+            eval_data.reset()
+        for nbatch, batch in enumerate(eval_data):
+            if num_batch is not None and nbatch == num_batch:
+                break
+            self.forward(batch, is_train=False)  # type: ignore[attr-defined]
+            pad = batch.pad or 0
+            outs = [o[0 : o.shape[0] - pad] for o in self.get_outputs()]  # type: ignore[attr-defined]
+            yield outs, nbatch, batch
+
+    def predict(
+        self,
+        eval_data: Any,
+        num_batch: int | None = None,
+        merge_batches: bool = True,
+        reset: bool = True,
+        always_output_list: bool = False,
+        sparse_row_id_fn: Any = None,
+    ) -> Any:
+        """Outputs over eval_data, concatenated along the batch axis when merge_batches."""
+        from .. import nd
+
+        if not isinstance(eval_data, list | tuple) and not hasattr(eval_data, "reset"):
+            from ..io import NDArrayIter
+
+            eval_data = NDArrayIter(eval_data, batch_size=self.data_shapes[0].shape[0])  # type: ignore[attr-defined]
+        outputs = [[o.copy() for o in outs] for outs, _, _ in self.iter_predict(
+            eval_data, num_batch, reset
+        )]  # fmt: skip
+        if not merge_batches:
+            return outputs
+        if not outputs:
+            return []
+        merged = [
+            nd.array(np.concatenate([b[i].asnumpy() for b in outputs]))
+            for i in range(len(outputs[0]))
+        ]
+        return merged[0] if len(merged) == 1 and not always_output_list else merged
+
+    def fit(
+        self,
+        train_data: Any,
+        eval_data: Any = None,
+        eval_metric: Any = "acc",
+        epoch_end_callback: Any = None,
+        batch_end_callback: Any = None,
+        kvstore: Any = "local",
+        optimizer: Any = "sgd",
+        optimizer_params: Any = (("learning_rate", 0.01),),
+        eval_end_callback: Any = None,
+        eval_batch_end_callback: Any = None,
+        initializer: Any = None,
+        arg_params: Any = None,
+        aux_params: Any = None,
+        allow_missing: bool = False,
+        force_rebind: bool = False,
+        force_init: bool = False,
+        begin_epoch: int = 0,
+        num_epoch: int | None = None,
+        validation_metric: Any = None,
+        monitor: Any = None,
+        sparse_row_id_fn: Any = None,
+    ) -> None:
+        """Train for epochs begin_epoch .. num_epoch - 1 (MXNet's Module.fit)."""
+        from .. import initializer as init_mod
+        from .. import metric as metric_mod
+
+        if num_epoch is None:
+            raise NNVMError("Module.fit: num_epoch is required")
+        self.bind(  # type: ignore[attr-defined]
+            data_shapes=train_data.provide_data,
+            label_shapes=train_data.provide_label,
+            for_training=True,
+            force_rebind=force_rebind,
+        )
+        if monitor is not None:
+            self.install_monitor(monitor)  # type: ignore[attr-defined]
+        self.init_params(  # type: ignore[attr-defined]
+            initializer=initializer or init_mod.Uniform(0.01),
+            arg_params=arg_params,
+            aux_params=aux_params,
+            allow_missing=allow_missing,
+            force_init=force_init,
+        )
+        self.init_optimizer(  # type: ignore[attr-defined]
+            kvstore=kvstore, optimizer=optimizer, optimizer_params=optimizer_params
+        )
+        validation_metric = validation_metric or eval_metric
+        eval_metric = metric_mod.create(eval_metric)
+        for epoch in range(begin_epoch, num_epoch):
+            tic = time.time()
+            eval_metric.reset()
+            nbatch = 0
+            for nbatch, batch in enumerate(train_data):
+                if monitor is not None:
+                    monitor.tic()
+                self.forward_backward(batch)
+                self.update()  # type: ignore[attr-defined]
+                self.update_metric(eval_metric, batch.label)  # type: ignore[attr-defined]
+                if monitor is not None:
+                    monitor.toc_print()
+                for cb in _as_list(batch_end_callback):
+                    cb(BatchEndParam(epoch, nbatch, eval_metric, locals()))
+            for name, value in eval_metric.get_name_value():
+                self.logger.info("Epoch[%d] Train-%s=%f", epoch, name, value)
+            self.logger.info("Epoch[%d] Time cost=%.3f", epoch, time.time() - tic)
+            arg, aux = self.get_params()  # type: ignore[attr-defined]
+            for cb in _as_list(epoch_end_callback):
+                cb(epoch, self.symbol, arg, aux)  # type: ignore[attr-defined]
+            if eval_data is not None:
+                res = self.score(
+                    eval_data,
+                    validation_metric,
+                    score_end_callback=eval_end_callback,
+                    batch_end_callback=eval_batch_end_callback,
+                    epoch=epoch,
+                )
+                for name, value in res:
+                    self.logger.info("Epoch[%d] Validation-%s=%f", epoch, name, value)
+            train_data.reset()
