@@ -31,6 +31,14 @@ __all__ = [
     "multinomial",
     "negative_binomial",
     "normal",
+    "pdf_dirichlet",
+    "pdf_exponential",
+    "pdf_gamma",
+    "pdf_generalized_negative_binomial",
+    "pdf_negative_binomial",
+    "pdf_normal",
+    "pdf_poisson",
+    "pdf_uniform",
     "poisson",
     "randint",
     "randn",
@@ -257,3 +265,35 @@ def shuffle(data: NDArray, **kwargs: Any) -> Any:
     if not isinstance(data, NDArray):
         raise ParamError(f"nd.random.shuffle: 'data' must be an NDArray, got {type(data).__name__}")
     return _internal._shuffle(data, **kwargs)
+
+
+# -- densities: the _random_pdf_* ops ------------------------------------------------------------
+
+
+def pdf_function(namespace: Any, dist: str, params: str) -> Callable[..., Any]:
+    """nd.random.pdf_<dist> (or sym's, from its `_internal` namespace): the density op
+    _random_pdf_<dist> called as (sample, <params>, is_log=False)."""
+    op = f"_random_pdf_{dist}"
+
+    def pdf(sample: Any, *args: Any, is_log: bool = False, **kwargs: Any) -> Any:
+        return getattr(namespace, op)(sample, *args, is_log=is_log, **kwargs)
+
+    pdf.__name__ = pdf.__qualname__ = f"pdf_{dist}"
+    pdf.__doc__ = (
+        f"Densities of `sample` under the {dist} distributions with parameters ({params}) "
+        f"(the op {op}; is_log=True: log-densities). The parameter arrays share one shape "
+        "S and the sample's shape starts with S."
+    )
+    return pdf
+
+
+pdf_uniform = pdf_function(_internal, "uniform", "low, high")
+pdf_normal = pdf_function(_internal, "normal", "mu, sigma")
+pdf_gamma = pdf_function(_internal, "gamma", "alpha, beta")
+pdf_exponential = pdf_function(_internal, "exponential", "lam")
+pdf_poisson = pdf_function(_internal, "poisson", "lam")
+pdf_negative_binomial = pdf_function(_internal, "negative_binomial", "k, p")
+pdf_generalized_negative_binomial = pdf_function(
+    _internal, "generalized_negative_binomial", "mu, alpha"
+)
+pdf_dirichlet = pdf_function(_internal, "dirichlet", "alpha")

@@ -7,6 +7,7 @@ from . import (  # noqa: F401 - imported for their registrations
     argmax,
     broadcast,
     broadcast_like,
+    cast_storage,
     clip,
     compare,
     concat,

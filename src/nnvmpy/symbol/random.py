@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..base import ParamError
-from ..ndarray.random import check_params, is_number, op_kwargs
+from ..ndarray.random import check_params, is_number, op_kwargs, pdf_function
 from . import _internal
 from .symbol import Symbol
 
@@ -24,6 +24,14 @@ __all__ = [
     "multinomial",
     "negative_binomial",
     "normal",
+    "pdf_dirichlet",
+    "pdf_exponential",
+    "pdf_gamma",
+    "pdf_generalized_negative_binomial",
+    "pdf_negative_binomial",
+    "pdf_normal",
+    "pdf_poisson",
+    "pdf_uniform",
     "poisson",
     "randint",
     "randn",
@@ -157,3 +165,16 @@ def shuffle(data: Symbol, **kwargs: Any) -> Symbol:
     if not isinstance(data, Symbol):
         raise ParamError(f"sym.random.shuffle: 'data' must be a Symbol, got {type(data).__name__}")
     return _internal._shuffle(data, **kwargs)
+
+
+# the densities (_random_pdf_*), as nd.random's
+pdf_uniform = pdf_function(_internal, "uniform", "low, high")
+pdf_normal = pdf_function(_internal, "normal", "mu, sigma")
+pdf_gamma = pdf_function(_internal, "gamma", "alpha, beta")
+pdf_exponential = pdf_function(_internal, "exponential", "lam")
+pdf_poisson = pdf_function(_internal, "poisson", "lam")
+pdf_negative_binomial = pdf_function(_internal, "negative_binomial", "k, p")
+pdf_generalized_negative_binomial = pdf_function(
+    _internal, "generalized_negative_binomial", "mu, alpha"
+)
+pdf_dirichlet = pdf_function(_internal, "dirichlet", "alpha")

@@ -4,7 +4,8 @@ sample_op.py       _random_<dist> (scalar parameters), _random_<dist>_like, _ran
 multisample_op.py  _sample_<dist> (per-row parameter arrays)
 multinomial.py     _sample_multinomial (+ its get_prob gradient)
 shuffle.py         _shuffle
+pdf.py             _random_pdf_<dist> (densities of samples; kernels in pdf_kernels.py)
 samplers.py        the distributions as device functions, and their loops
 """
 
-from . import multinomial, multisample_op, sample_op, shuffle  # noqa: F401 - registrations
+from . import multinomial, multisample_op, pdf, sample_op, shuffle  # noqa: F401 - registrations
