@@ -41,8 +41,8 @@ def test_fit_learns_a_separable_problem_and_score_and_predict_agree() -> None:
     ((name, acc),) = mod.score(nv.io.NDArrayIter(x, y, batch_size=20), "acc")
     assert name == "accuracy"
     assert acc > 0.95
-    # predict over another batch size (the module rebinds), padded rows dropped
-    prob = mod.predict(nv.io.NDArrayIter(x, y, batch_size=30))
+    # predict over another batch size without labels (the module rebinds), pads dropped
+    prob = mod.predict(nv.io.NDArrayIter(x, batch_size=30))  # no labels: rebinds them too
     assert prob.shape == (200, 2)
     np.testing.assert_allclose(prob.asnumpy().sum(axis=1), 1.0, rtol=1e-5)
     assert np.mean(prob.asnumpy().argmax(axis=1) == y) == pytest.approx(acc)

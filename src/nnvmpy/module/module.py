@@ -314,10 +314,12 @@ class Module(BaseModule):
             feeds += list(zip(self._label_names, batch.label))
         if any(tuple(v.shape) != tuple(self._exec.arg_dict[n].shape) for n, v in feeds):
             # another batch size (the last batch, predict): rebind, as MXNet's reshape
+            labels = [DataDesc(n, tuple(v.shape)) for n, v in feeds if n in self._label_names]
+            if not labels:  # no labels in the batch (predict): the batch size changes only
+                rows = int(data[0].shape[0])
+                labels = [DataDesc(d.name, (rows, *d.shape[1:])) for d in self._label_shapes]
             self.reshape(
-                [DataDesc(n, tuple(v.shape)) for n, v in feeds if n in self._data_names],
-                [DataDesc(n, tuple(v.shape)) for n, v in feeds if n in self._label_names]
-                or self._label_shapes,
+                [DataDesc(n, tuple(v.shape)) for n, v in feeds if n in self._data_names], labels
             )
         for name, value in feeds:
             self._exec.arg_dict[name][:] = value
