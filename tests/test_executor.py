@@ -68,7 +68,11 @@ def test_bind_with_lists_matches_hand_derived_gradients() -> None:
     assert exe.output_dict["quad_output"] is exe.outputs[0]
 
 
-def test_second_backward_without_forward_is_refused_unless_accumulating() -> None:
+def test_second_backward_without_forward_is_refused_unless_accumulating(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # unfused: a fused backward recomputes what it reads from the arguments, needs no forward
+    monkeypatch.setenv("NNVMPY_FUSION", "0")
     y = affine_quadratic()
     v = values(3, "x", "w", "b")
     grads = {n: nd.zeros(SHAPE, dtype=F64) for n in "xwb"}
@@ -201,7 +205,8 @@ def test_copy_params_from() -> None:
     exe.copy_params_from({"v": np.ones(SHAPE)}, allow_extra_params=True)
 
 
-def test_debug_str_lists_nodes_storage_and_total() -> None:
+def test_debug_str_lists_nodes_storage_and_total(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NNVMPY_FUSION", "0")  # fused, this chain needs no planned storage
     x = sym.var("x")
     y = sym.sigmoid(sym.quadratic(sym.relu(x, name="r"), a=1, name="q"), name="s")
     exe = y.simple_bind(nv.cpu(), x=(16, 16))

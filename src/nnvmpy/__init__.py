@@ -28,6 +28,7 @@ from .base import (
     gpu,
     num_gpus,
 )
+from .fusion.trace import fuse
 from .graph import ElemwiseGradUseIn, ElemwiseGradUseNone, ElemwiseGradUseOut
 from .infer import elemwise_shape, elemwise_type, shape_assign, type_assign
 from .param import Parameter, Shape, field
@@ -117,6 +118,7 @@ __all__ = [
     "fcompute",
     "field",
     "fstateful_compute",
+    "fuse",
     "gpu",
     "graph",
     "is_np_array",

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from .base import Shape
+    from .kernel.elementwise import ScalarBody
     from .registry import NodeAttrs
     from .resource import OpContext, ResourceRequest
 
@@ -120,6 +121,10 @@ class SetInputVarAttrOnComposeFn(Protocol):
     def __call__(self, attrs: NodeAttrs, var: Any, index: int, /) -> None: ...
 
 
+class ScalarFunctionFn(Protocol):
+    def __call__(self, attrs: NodeAttrs, /) -> ScalarBody | None: ...
+
+
 # --- The key table -----------------------------------------------------------------------
 
 _lock = threading.Lock()
@@ -213,6 +218,16 @@ FSetInputVarAttrOnCompose: AttrKey[SetInputVarAttrOnComposeFn] = _key(
     "(attrs, var_node, index) -> None: adjust attributes of a variable created for an "
     "input during composition (e.g. mark BatchNorm's gamma). Read by symbol composition. "
     "Absent: nothing.",
+)
+
+FScalarFunction: AttrKey[ScalarFunctionFn] = _key(
+    "FScalarFunction",
+    "attrs -> ScalarBody(kernels, params) or None: the op is element-wise and output k is "
+    "kernels[k](*inputs[i], *params) at every i, for ops whose FCompute launches "
+    "nv.kernel.elementwise kernels on same-shape inputs (set it with "
+    "nv.kernel.scalar_function). Read by passes.fuse_pointwise, which composes the members "
+    "of a fused group into one generated kernel. Absent or None (for these attrs): the node "
+    "is not fused.",
 )
 
 _DEVICE_KEY = re.compile(r"^(FCompute|FStatefulCompute)<(\w+)>$")
@@ -315,6 +330,7 @@ __all__ = [
     "FMutateInputs",
     "FNumVisibleOutputs",
     "FResourceRequest",
+    "FScalarFunction",
     "FSetInputVarAttrOnCompose",
     "FStatefulCompute_cpu",
     "FStatefulCompute_gpu",
@@ -327,6 +343,7 @@ __all__ = [
     "MutateInputsFn",
     "NumVisibleOutputsFn",
     "ResourceRequestFn",
+    "ScalarFunctionFn",
     "SetInputVarAttrOnComposeFn",
     "StatefulComputeFn",
     "TIsBackward",

@@ -56,6 +56,20 @@ ELIMINATE_COMMON_EXPR = Knob(
     "0: they run as written. MXNet's MXNET_ELIMINATE_COMMON_EXPR is read too.",
     mxnet_name="MXNET_ELIMINATE_COMMON_EXPR",
 )
+FUSION = Knob(
+    "NNVMPY_FUSION",
+    "1",
+    "1: bound graphs run each group of connected element-wise nodes (forward and backward) "
+    "as one generated kernel (the FusePointwise pass, docs/fusion.md), 0: one kernel per "
+    "node. MXNet's MXNET_USE_FUSION is read too.",
+    mxnet_name="MXNET_USE_FUSION",
+)
+FUSION_CACHE_DIR = Knob(
+    "NNVMPY_FUSION_CACHE_DIR",
+    "~/.cache/nnvmpy/fusion",
+    "Where generated fused kernels are written (with numba's compiled code beside them), "
+    "so a later process loads them instead of compiling; empty: compile in memory only.",
+)
 POISON_MEMORY = Knob(
     "NNVMPY_POISON_MEMORY",
     "0",
@@ -70,5 +84,7 @@ ALL_KNOBS = [
     GPU_WORKER_NTHREADS,
     NUMBA_THREADING_LAYER,
     ELIMINATE_COMMON_EXPR,
+    FUSION,
+    FUSION_CACHE_DIR,
     POISON_MEMORY,
 ]

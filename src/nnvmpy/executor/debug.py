@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 
 
 def executor_debug_str(exe: Executor) -> str:
-    """Every node with its inputs and outputs (shape, dtype, storage id, in-place source),
-    then MXNet's total line `Total <n> MB allocated` with the exact bytes after it."""
+    """Every node with its inputs and outputs (shape, dtype, storage id, in-place source)
+    and, for a fused node, the nodes it runs; then MXNet's total line
+    `Total <n> MB allocated` with the exact bytes after it."""
     g = exe._graph
     idx = g.indexed
     sid, inplace = g.attrs[STORAGE_ID], g.attrs[STORAGE_INPLACE_INDEX]
@@ -48,7 +49,11 @@ def executor_debug_str(exe: Executor) -> str:
                 f"\tout[{i}] shape={shape_str(g.attrs[SHAPE][e])} "
                 f"dtype={g.attrs[DTYPE][e]} storage={storage(e)}{how}"
             )
-        if node.attrs.dict:
+        spec = node.attrs.parsed if node.name in getattr(exe, "_fused_groups", {}) else None
+        if spec is not None:  # a fused group: one generated kernel runs these nodes
+            lines.append(f"Fused:{len(spec.members)} nodes")
+            lines += [f"\tOp:{m.attrs.op.name}, Name={m.name}" for m in spec.members]
+        elif node.attrs.dict:
             lines.append("Attrs:")
             lines += [f"\t{k}={v}" for k, v in node.attrs.dict.items()]
     total = exe.storage_bytes

@@ -3,10 +3,12 @@
 Binding merges duplicate computations (EliminateCommonExpr, unless
 NNVMPY_ELIMINATE_COMMON_EXPR=0), builds one graph holding the forward outputs and, when
 any argument wants a gradient, the backward graph (Gradient pass); infers shapes and
-types; plans memory (PlanMemory); and prepares one engine push per node. `forward` and
-`backward` then only push those prepared functions, so a training step costs no graph
-work at all. An executor bound with `shared_exec` takes its blocks from that executor's
-memory where they fit (MXNet's bucketing): the two must not run at the same time.
+types; fuses element-wise groups, forward and backward apart (FusePointwise, unless
+NNVMPY_FUSION=0); plans memory (PlanMemory); and prepares one engine push per node.
+`forward` and `backward` then only push those prepared functions, so a training step
+costs no graph work at all. An executor bound with `shared_exec` takes its blocks from
+that executor's memory where they fit (MXNet's bucketing): the two must not run at the
+same time.
 """
 
 from __future__ import annotations
@@ -115,6 +117,9 @@ class Executor:
         graph = Graph(heads + grad_entries)
         shapes, dtypes = self._input_hints(heads, head_vars)
         graph = apply_passes(graph, ["InferShape", "InferType"], shapes=shapes, dtypes=dtypes)
+        self._fused_groups: dict[str, list[str]] = {}
+        if config.FUSION.get() != "0":
+            graph, heads, grad_entries = self._fuse(graph, heads, shapes, dtypes)
         idx = graph.indexed
         for eid, shape in enumerate(graph.attrs[SHAPE]):
             if not shape_is_known(shape):
@@ -140,6 +145,20 @@ class Executor:
         self._head_grad_used = [idx.exist(v) for v in head_vars]
         pool = SharedChunks(shared_exec._memory(), self._ctx) if shared_exec else None
         self._allocate(graph, heads, grad_entries, head_vars, pool)
+
+    def _fuse(
+        self, graph: Graph, heads: list[NodeEntry], shapes: Any, dtypes: Any
+    ) -> tuple[Graph, list[NodeEntry], list[NodeEntry]]:
+        """FusePointwise on the typed forward+backward graph (never mixing the two)."""
+        n = len(heads)
+        device = "gpu" if self._ctx.device_type == "gpu" else "cpu"
+        fused = apply_passes(graph, ["FusePointwise"], fuse_phase_outputs=n, fuse_device=device)
+        self._fused_groups = fused.attrs["fused_groups"]
+        if self._fused_groups:
+            graph = apply_passes(
+                Graph(fused.outputs), ["InferShape", "InferType"], shapes=shapes, dtypes=dtypes
+            )
+        return graph, list(graph.outputs[:n]), list(graph.outputs[n:])
 
     def _input_hints(
         self, heads: list[NodeEntry], head_vars: list[Node]
@@ -381,7 +400,8 @@ class Executor:
         return self._naive_bytes
 
     def get_optimized_symbol(self) -> Symbol:
-        """The forward graph this executor runs (after EliminateCommonExpr)."""
+        """The forward graph this executor runs, after EliminateCommonExpr (as MXNet's CPU
+        executor; the fused graph is in debug_str, or Symbol.optimize_for('fuse'))."""
         return Symbol(self._heads)
 
     def copy_params_from(

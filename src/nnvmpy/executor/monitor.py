@@ -46,13 +46,49 @@ class Monitor:
         return names
 
     def before(self, run: NodeRun) -> None:
+        if _fused_spec(run) is not None:
+            return  # after() shows the members, inputs and outputs, in order
         if self.monitor_all:
             for name, i in self._names_of(run)[0]:
                 self.callback(name, run.inputs[i])
 
     def after(self, run: NodeRun) -> None:
+        spec = _fused_spec(run)
+        if spec is not None:
+            self._after_fused(run, spec)
+            return
         for name, arr in zip(self._names_of(run)[1], run.outputs):
             self.callback(name, arr)
+
+    def _after_fused(self, run: NodeRun, spec: Any) -> None:
+        """A fused node: each member as if it had run alone (values recomputed, as copies)."""
+        from ..fusion.compute import member_values
+        from ..graph.node import Node
+        from ..ndarray.ndarray import array
+
+        ctx = run.outputs[0].context
+        ins = [a.asnumpy() for a in run.inputs]
+        values = member_values(run.node.name, spec, ins)
+        for m, member in enumerate(spec.members):
+            node = Node(member.attrs)
+            if self.monitor_all:
+                fn = member.attrs.op.get_attr(FListInputNames)
+                listed = list(fn(member.attrs)) if fn is not None else []
+                for i, (src, k) in enumerate(member.args):
+                    label = listed[i] if i < len(listed) else f"input{i}"
+                    value = ins[k] if src < 0 else values[src][k]
+                    if src < 0 and run.node.inputs[k].node.is_variable():
+                        self.callback(run.node.inputs[k].node.name, run.inputs[k])
+                    self.callback(f"{member.name}_{label}", array(value, ctx, value.dtype))
+            for out_name, value in zip(output_names(node), values[m]):
+                self.callback(f"{member.name}_{out_name}", array(value, ctx, value.dtype))
+
+
+def _fused_spec(run: NodeRun) -> Any:
+    from ..fusion.spec import FusedSpec
+
+    parsed = run.node.attrs.parsed
+    return parsed if isinstance(parsed, FusedSpec) else None
 
 
 __all__ = ["Monitor"]

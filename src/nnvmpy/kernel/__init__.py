@@ -14,7 +14,7 @@ if not hasattr(_np, "row_stack"):
 
 from . import storage
 from .device import DeviceFunction, ParallelFor, device_function, parallel_for
-from .elementwise import ElementwiseKernel, elementwise
+from .elementwise import ElementwiseKernel, ScalarBody, elementwise, scalar_function
 from .handwritten import CPUKernel, CUDAKernel, cpu_kernel, cuda_kernel
 from .launch import uindex
 
@@ -24,11 +24,13 @@ __all__ = [
     "DeviceFunction",
     "ElementwiseKernel",
     "ParallelFor",
+    "ScalarBody",
     "cpu_kernel",
     "cuda_kernel",
     "device_function",
     "elementwise",
     "parallel_for",
+    "scalar_function",
     "storage",
     "uindex",
 ]

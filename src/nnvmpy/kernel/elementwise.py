@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable, Hashable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -209,6 +209,43 @@ def elementwise(
     if py_func is None:
         return lambda fn: ElementwiseKernel(fn, numpy_impl)
     return ElementwiseKernel(py_func, numpy_impl)
+
+
+class ScalarBody(NamedTuple):
+    """What an element-wise node computes: outputs[k][i] = kernels[k](*inputs[i], *params).
+
+    The value of an op's FScalarFunction for one node; graph passes (fusion) compose the
+    kernels' scalar functions instead of launching one kernel per node.
+    """
+
+    kernels: tuple[ElementwiseKernel, ...]
+    params: tuple[Any, ...] = ()
+
+
+def scalar_function(
+    *kernels: ElementwiseKernel, params: tuple[str, ...] = ()
+) -> Callable[[Any], ScalarBody]:
+    """FScalarFunction of an op whose FCompute launches `kernels` (one per output) on its
+    inputs followed by the parsed parameters named in `params`, in that order:
+
+        op.set_attr("FScalarFunction", nv.kernel.scalar_function(_cube))
+    """
+    for k in kernels:
+        if not isinstance(k, ElementwiseKernel):
+            raise NNVMError(
+                f"scalar_function: expected nv.kernel.elementwise kernels, got {k!r:.60}"
+            )
+    if not kernels:
+        raise NNVMError("scalar_function: expected at least one kernel (one per output)")
+    body = ScalarBody(tuple(kernels))
+
+    def fscalar(attrs: Any) -> ScalarBody:
+        if not params:
+            return body
+        return ScalarBody(body.kernels, tuple(getattr(attrs.parsed, p) for p in params))
+
+    fscalar.__name__ = f"scalar_{'_'.join(k.name for k in kernels)}"
+    return fscalar
 
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))

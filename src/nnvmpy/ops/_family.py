@@ -20,6 +20,7 @@ from ..attrs import (
     FInferType,
     FInplaceOption,
     FListInputNames,
+    FScalarFunction,
     TIsBackward,
 )
 from ..graph.grad import ElemwiseGradUseIn, ElemwiseGradUseOut
@@ -91,6 +92,14 @@ def elemwise_compute(fn: Kernel, scalar_params: tuple[str, ...] = ()) -> Any:
     return compute
 
 
+def set_scalar_function(op: Op, fns: list[Kernel], params: tuple[str, ...] = ()) -> Op:
+    """Declare op's scalar body (FScalarFunction, read by fusion) when every fn is an
+    nv.kernel.elementwise kernel run on the inputs followed by the named params."""
+    if fns and all(isinstance(fn, kernel.ElementwiseKernel) for fn in fns):
+        op.set_attr(FScalarFunction, kernel.scalar_function(*fns, params=params))
+    return op
+
+
 def multi_output_compute(fns: list[Kernel], scalar_params: tuple[str, ...] = ()) -> Any:
     """FCompute running one kernel per output over the same inputs (binary backward ops)."""
 
@@ -138,6 +147,7 @@ def _elemwise(
 def register_unary(name: str, fn: Kernel, describe: str, grad: Any = None) -> Op:
     """y = f(x), element-wise (MXNET_OPERATOR_REGISTER_UNARY)."""
     op = _elemwise(name, 1, 1, elemwise_compute(fn), ["data"], describe)
+    set_scalar_function(op, [fn])
     if grad is not None:
         op.set_attr(FGradient, grad)
     return op
@@ -152,6 +162,7 @@ def register_binary(
     arrays on the CPU where libm is slow per element (pow)."""
     compute = numpy_compute(fn, numpy_fn) if numpy_fn is not None else elemwise_compute(fn)
     op = _elemwise(name, 2, 1, compute, ["lhs", "rhs"], describe)
+    set_scalar_function(op, [fn])
     if grad is not None:
         op.set_attr(FGradient, grad)
     return op
@@ -170,6 +181,7 @@ def register_scalar(
     )
     op = _elemwise(name, 1, 1, compute, ["data"], describe, scalar_type)
     op.set_attr_parser(ScalarParam).add_arguments(ScalarParam.fields())
+    set_scalar_function(op, [fn], ("scalar",))
     if grad is not None:
         op.set_attr(FGradient, grad)
     return op
@@ -196,6 +208,7 @@ def register_backward(
     op.set_attr(TIsBackward, True)
     if param is not None:
         op.set_attr_parser(param)
+    set_scalar_function(op, kernels, scalar_params)
     return op
 
 
@@ -223,6 +236,7 @@ def register_unary_math(
     bwd = f"_backward_{name}"
     rule = ElemwiseGradUseIn(bwd) if use == "in" else ElemwiseGradUseOut(bwd)
     op = _elemwise(name, 1, 1, elemwise_compute(fn, scalars), ["data"], describe)
+    set_scalar_function(op, [fn], scalars)
     op.set_attr(FGradient, rule)
     if param is not None:
         op.set_attr_parser(param).add_arguments(param.fields())

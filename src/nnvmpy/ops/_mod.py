@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .. import kernel
-from ..attrs import FCompute_cpu, FCompute_gpu
+from ..attrs import FCompute_cpu, FCompute_gpu, FScalarFunction
 from ..base import OpReqType
 from ..registry import NodeAttrs, Op
 
@@ -37,7 +37,8 @@ def integer_gradients_are_zero(name: str) -> None:
 
     MXNet 1.9.1 gives integer `mod` (elemwise, broadcast and scalar, lhs and rhs) no
     gradient: a head gradient of 1 or 2 through int32 % int32 comes back as 0 (measured).
-    The float kernels stay as they are; this wraps the op's FCompute on both devices.
+    The float kernels stay as they are; this wraps the op's FCompute on both devices and
+    keeps the op out of fusion (a scalar body cannot see the dtype).
     """
     from ._index_kernels import zero
 
@@ -63,3 +64,5 @@ def integer_gradients_are_zero(name: str) -> None:
                     zero(ctx, out)
 
         op.set_attr(key, compute, plevel=11)
+    if op.get_attr(FScalarFunction) is not None:
+        op.set_attr(FScalarFunction, lambda attrs: None, plevel=11)

@@ -209,6 +209,35 @@ def _add_n_compute(
         _identity.launch(ctx, out, OpReqType.kAddTo, x)
 
 
+# add_n's scalar body, for fusion (gradient sums join their fused backward group)
+@elementwise
+def _sum3(a, b, c):
+    return a + b + c
+
+
+@elementwise
+def _sum4(a, b, c, d):
+    return a + b + c + d
+
+
+@elementwise
+def _sum5(a, b, c, d, e):
+    return a + b + c + d + e
+
+
+@elementwise
+def _sum6(a, b, c, d, e, f):
+    return a + b + c + d + e + f
+
+
+_SUMS = {1: _identity, 2: _add, 3: _sum3, 4: _sum4, 5: _sum5, 6: _sum6}
+
+
+def _add_n_scalar(attrs: NodeAttrs) -> kernel.ScalarBody | None:
+    fn = _SUMS.get(attrs.parsed.num_args)
+    return kernel.ScalarBody((fn,)) if fn is not None else None
+
+
 def _add_n_grad(node: Any, ograds: list[Any]) -> list[Any]:
     # every input gets the output gradient unchanged
     return [ograds[0] for _ in node.inputs]
@@ -232,6 +261,7 @@ for _name in ("add_n", "ElementWiseSum"):
         .set_attr(FCompute_cpu, _add_n_compute)
         .set_attr(FCompute_gpu, _add_n_compute)
         .set_attr(FGradient, _add_n_grad)
+        .set_attr("FScalarFunction", _add_n_scalar)
         .add_argument("args", "NDArray-or-Symbol[]", "Positional input arrays")
         .add_arguments(AddNParam.fields())
     )

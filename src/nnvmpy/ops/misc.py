@@ -24,6 +24,7 @@ from ..attrs import (
 from ..graph.grad import make_node, make_zero_grad_nodes
 from ..graph.node import Node, NodeEntry
 from ..infer import elemwise_shape, elemwise_type
+from ..kernel import scalar_function
 from ..registry import NodeAttrs, register_op
 from .elemwise_unary import _identity
 
@@ -58,6 +59,7 @@ for _name in ("BlockGrad", "stop_gradient"):
         .set_attr(FCompute_cpu, _copy_first)
         .set_attr(FCompute_gpu, _copy_first)
         .set_attr(FGradient, make_zero_grad_nodes)
+        .set_attr("FScalarFunction", scalar_function(_identity))  # fuses as a copy
         .add_argument("data", "NDArray-or-Symbol", "The input array.")
     )
 

@@ -96,3 +96,11 @@ def quadratic_backward(
 # --- the tutorial's quadratic_op.cu: the same ops, found again by name, gain GPU kernels ---
 register_op("quadratic").set_attr(FCompute_gpu, quadratic_forward)
 register_op("_backward_quadratic").set_attr(FCompute_gpu, quadratic_backward)
+
+# --- fusion: the scalar body FCompute launches, so `a*x*x + b*x + c` chains fuse with it ---
+register_op("quadratic").set_attr(
+    "FScalarFunction", kernel.scalar_function(_quadratic, params=("a", "b", "c"))
+)
+register_op("_backward_quadratic").set_attr(
+    "FScalarFunction", kernel.scalar_function(_quadratic_grad, params=("a", "b"))
+)

@@ -305,6 +305,15 @@ class Symbol(SymbolArithmetic):
 
         return Executor(self, ctx, args, args_grad, grad_req, aux_states, group2ctx, shared_exec)
 
+    def optimize_for(
+        self, backend: str, args: Any = None, aux: Any = None, ctx: Any = None, **kwargs: Any
+    ) -> Symbol:
+        """This symbol rewritten by a graph backend: 'fuse' runs FusePointwise (one
+        generated kernel per element-wise group; docs/fusion.md)."""
+        from ..fusion.api import optimize_for
+
+        return optimize_for(self, backend, args, aux, ctx, **kwargs)
+
     def eval(self, ctx: Any = None, **kwargs: Any) -> list[Any]:
         """Bind to the given NDArrays (by argument name) and run forward once."""
         exe = self.bind(ctx if ctx is not None else current_context(), kwargs)

@@ -17,11 +17,13 @@ from ...attrs import (
     FInferShape,
     FInferType,
     FInplaceOption,
+    FScalarFunction,
     TIsBackward,
 )
 from ...graph.grad import make_grad_node
 from ...graph.node import NodeEntry
 from ...infer import elemwise_shape, elemwise_type
+from ...kernel import ScalarBody
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
 from ..elemwise_unary import (
@@ -70,6 +72,15 @@ def _activation_backward(
     _ACTIVATIONS[attrs.parsed.act_type][1].launch(ctx, outputs[0], req[0], inputs[0], inputs[1])
 
 
+def _scalar_forward(attrs: NodeAttrs) -> ScalarBody:
+    """The kernel FCompute launches, for fusion."""
+    return ScalarBody((_ACTIVATIONS[attrs.parsed.act_type][0],))
+
+
+def _scalar_backward(attrs: NodeAttrs) -> ScalarBody:
+    return ScalarBody((_ACTIVATIONS[attrs.parsed.act_type][1],))
+
+
 def _activation_grad(node: Any, ograds: list[Any]) -> list[Any]:
     """dx = f'(.) dy from the output y, or from the input x for softsign."""
     used = node.inputs[0] if node.attrs.parsed.act_type == "softsign" else NodeEntry(node, 0)
@@ -102,6 +113,7 @@ def _register_elemwise(name: str, param: type[Parameter], n_in: int, forward: An
         "- softrelu: y = log(1 + exp(x))\n- softsign: y = x / (1 + |x|)"
     )
     .set_attr(FGradient, _activation_grad)
+    .set_attr(FScalarFunction, _scalar_forward)
     .add_argument("data", "NDArray-or-Symbol", "The input array.")
     .add_arguments(ActivationParam.fields())
 )
@@ -109,4 +121,5 @@ def _register_elemwise(name: str, param: type[Parameter], n_in: int, forward: An
     _register_elemwise("_backward_Activation", ActivationParam, 2, _activation_backward)
     .describe("Backward of Activation: inputs (dy, y), or (dy, x) for softsign.")
     .set_attr(TIsBackward, True)
+    .set_attr(FScalarFunction, _scalar_backward)
 )

@@ -36,6 +36,7 @@ from ...attrs import (
     FListInputNames,
     FListOutputNames,
     FResourceRequest,
+    FScalarFunction,
     TIsBackward,
 )
 from ...base import InferError
@@ -315,6 +316,19 @@ def _same_slot(attrs: NodeAttrs) -> list[tuple[int, int]]:
     return [(0, 0)]
 
 
+def _scalar_forward(attrs: NodeAttrs) -> kernel.ScalarBody | None:
+    """The fixed modes' scalar body, for fusion (prelu broadcasts gamma, rrelu draws)."""
+    p = attrs.parsed
+    return kernel.ScalarBody((_FIXED[p.act_type][0],), (p.slope,)) if p.act_type in _FIXED else None
+
+
+def _scalar_backward(attrs: NodeAttrs) -> kernel.ScalarBody | None:
+    p = attrs.parsed
+    if p.act_type in _FIXED:
+        return kernel.ScalarBody((_FIXED[p.act_type][1],), (p.slope,))
+    return kernel.ScalarBody((_rrelu_grad,)) if p.act_type == "rrelu" else None
+
+
 (
     register_op("LeakyReLU")
     .describe(
@@ -342,6 +356,7 @@ def _same_slot(attrs: NodeAttrs) -> list[tuple[int, int]]:
     )
     .set_attr(FCompute_cpu, _forward)
     .set_attr(FCompute_gpu, _forward)
+    .set_attr(FScalarFunction, _scalar_forward)
     .set_attr(FGradient, _gradient)
     .add_argument("data", "NDArray-or-Symbol", "Input data to activation function.")
     .add_argument("gamma", "NDArray-or-Symbol", "Input data to activation function.")
@@ -359,6 +374,7 @@ def _same_slot(attrs: NodeAttrs) -> list[tuple[int, int]]:
     .set_attr(FInplaceOption, _same_slot)  # prelu: dgamma is summed before dx is written
     .set_attr(FCompute_cpu, _backward)
     .set_attr(FCompute_gpu, _backward)
+    .set_attr(FScalarFunction, _scalar_backward)
 )
 
 __all__ = ["LeakyReLUParam", "gamma_layout"]

@@ -1,0 +1,278 @@
+"""One generated kernel per fused group: the members' scalar functions in one loop.
+
+For a group `t0 = exp(x); t1 = t0 * y; out = t1 + 1` the CPU source reads
+
+    def fused(n, o0, a0, a1, p0):
+        if n < SERIAL_CUTOFF:
+            for i in range(n):
+                x0 = a0[i]; x1 = a1[i]            # every input is read first, so any
+                t0 = k0(x0)                       # output may share an input's memory
+                t1 = k1(t0, x1)
+                t2 = k2(t1, p0)
+                o0[i] = t2                        # or o0[i] += cast(t2) for req add
+        else:
+            for i in prange(n): ...               # the same body
+
+where k<m> is member m's scalar function (its CPU build, which numba inlines).
+Floating-point intermediates stay in registers at the precision the scalar functions
+compute in (float32 arithmetic stays float32; a float64 parameter promotes, as it does in
+the unfused kernel) and are rounded once, when stored: rounding each to float32 in the
+loop made it 3x slower (the conversions stop LLVM's vectoriser), and the fused value is
+the more accurate one (unfused float32 results differ in the last bits at most). Integer
+intermediates are converted (c_<dtype>) as the unfused array would hold them.
+Parameters are arguments, so one kernel serves every parameter value. The GPU source is
+the same body in a grid-stride numba.cuda loop.
+
+Caching. The source is written to NNVMPY_FUSION_CACHE_DIR under a name hashed from the
+source and the code of every member function, and compiled with numba's cache=True, so a
+second process finds the compiled machine code on disk and compiles nothing. Within a
+process each kernel is built once (a dict keyed the same way).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import threading
+import types as pytypes
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import config
+from ..base import NNVMError
+from .spec import FusedSpec
+
+# Bump when the generated code changes meaning (part of the cache key).
+_CODEGEN_VERSION = "2"
+_HALF = np.dtype(np.float16)
+_built: dict[str, Any] = {}
+_lock = threading.RLock()
+
+
+def _arg_text(src: int, idx: int) -> str:
+    return f"x{idx}" if src < 0 else f"t{src}_{idx}"
+
+
+def body_lines(
+    spec: FusedSpec,
+    member_types: list[list[Any]],
+    out_types: list[Any],
+    modes: tuple[str | None, ...],
+    device: str,
+) -> list[str]:
+    """The statements computing element i (inputs read first, outputs stored last)."""
+    lines = [f"x{j} = a{j}[i]" for j in range(spec.num_inputs)]
+    pk = 0
+    for m, member in enumerate(spec.members):
+        params = [f"p{pk + q}" for q in range(len(member.body.params))]
+        pk += len(params)
+        args = ", ".join([_arg_text(s, i) for s, i in member.args] + params)
+        for k in range(member.num_outputs):
+            call = f"k{m}_{k}({args})"
+            if np.dtype(member_types[m][k]).kind in "iub":
+                # an integer array holds the truncated value: later members see that
+                lines.append(f"t{m}_{k} = c_{_type_name(member_types[m][k], device)}({call})")
+            else:  # floats stay in registers at the precision computed (rounded once)
+                lines.append(f"t{m}_{k} = {call}")
+    for o, ((src, idx), mode) in enumerate(zip(spec.outputs, modes)):
+        if mode == "write":
+            lines.append(f"o{o}[i] = t{src}_{idx}")
+        elif mode == "add" and device == "gpu" and np.dtype(out_types[o]) == _HALF:
+            lines.append(f"o{o}[i] += t{src}_{idx}")  # float16 adds in its own precision
+        elif mode == "add":  # as MXNet's KERNEL_ASSIGN: convert, then add
+            lines.append(f"o{o}[i] += co{o}(t{src}_{idx})")
+    return lines
+
+
+def _type_name(dtype: Any, device: str) -> str:
+    d = np.dtype(dtype)
+    if d == _HALF and device == "cpu":
+        return "float32"  # numba's CPU target has no float16 arithmetic
+    return d.name
+
+
+_CPU = """
+def fused(n{params}):
+    if n < {cutoff}:
+        for i in range(n):
+{body}
+    else:
+        for i in prange(n):
+{body}
+"""
+_GPU = """
+def fused(n{params}):
+    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+{body}
+"""
+
+
+def kernel_source(
+    spec: FusedSpec,
+    member_types: list[list[Any]],
+    out_types: list[Any],
+    modes: tuple[str | None, ...],
+    device: str,
+) -> str:
+    from ..kernel.cpu import SERIAL_CUTOFF
+
+    n_params = len(spec.scalar_params())
+    names = (
+        [f"o{o}" for o in range(len(spec.outputs))]
+        + [f"a{j}" for j in range(spec.num_inputs)]
+        + [f"p{q}" for q in range(n_params)]
+    )
+    params = "".join(f", {n}" for n in names)
+    lines = body_lines(spec, member_types, out_types, modes, device)
+    casts = sorted({_type_name(t, device) for ts in member_types for t in ts if t is not None})
+    header = [f"# nnvmpy fused kernel ({device}): {spec.structure()}"]
+    header += [f"# modes {modes}; output dtypes {[str(t) for t in out_types]}"]
+    header += [f"c_{c} = np.{c}" for c in casts]
+    header += [
+        f"co{o} = np.{_type_name(t, device)}"
+        for o, (t, mode) in enumerate(zip(out_types, modes))
+        if mode == "add" and not (device == "gpu" and np.dtype(t) == _HALF)
+    ]
+    if device == "cpu":
+        body = "\n".join(" " * 12 + line for line in lines)
+        loop = _CPU.format(params=params, cutoff=SERIAL_CUTOFF, body=body)
+    else:
+        body = "\n".join(" " * 8 + line for line in lines)
+        loop = _GPU.format(params=params, body=body)
+    return "import numpy as np\n" + "\n".join(header) + "\n" + loop
+
+
+def _member_digest(fn: Any) -> str:
+    from ..kernel.cpu import _code_key
+
+    cells = [c.cell_contents for c in fn.__closure__ or ()]
+    return repr((_code_key(fn.__code__), [repr(c) for c in cells], fn.__defaults__))
+
+
+def cache_key(spec: FusedSpec, source: str) -> str:
+    import numba
+
+    digests = [_member_digest(k.py_func) for m in spec.members for k in m.body.kernels]
+    text = repr((_CODEGEN_VERSION, numba.__version__, source, digests))
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def cache_dir() -> Path | None:
+    """Where generated sources (and numba's cache beside them) live; None: memory only."""
+    value = config.FUSION_CACHE_DIR.get()
+    if value == "":
+        return None
+    path = Path(os.path.expanduser(value))
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return path
+
+
+def _cachable(spec: FusedSpec) -> bool:
+    """Numba can reload a cached kernel only if every member function lives in a module
+    it can import again (not exec'd code, not a REPL)."""
+    import sys
+
+    for member in spec.members:
+        for k in member.body.kernels:
+            module = sys.modules.get(getattr(k.py_func, "__module__", "") or "")
+            path = getattr(module, "__file__", None)
+            if path is None or os.path.abspath(path) != os.path.abspath(
+                k.py_func.__code__.co_filename
+            ):
+                return False
+    return True
+
+
+def _build_scalar(kern: Any, device: str) -> Any:
+    """A member kernel's scalar function compiled for `device` (numba, lazily per type)."""
+    from ..kernel.device import for_device
+
+    if device == "cpu":
+        from ..kernel.cpu import _jit_scalar
+
+        return _jit_scalar(for_device(kern.py_func, "cpu"))
+    from ..kernel.cuda import get_cuda
+
+    return get_cuda(kern.name).jit(device=True)(for_device(kern.py_func, "gpu"))
+
+
+def _member_functions(spec: FusedSpec, device: str) -> dict[str, Any]:
+    """k<m>_<k>: each member kernel's scalar function built for `device`."""
+
+    found: dict[str, Any] = {}
+    for m, member in enumerate(spec.members):
+        for k, kern in enumerate(member.body.kernels):
+            found[f"k{m}_{k}"] = kern.variant(
+                (device, "scalar" if device == "cpu" else "device_fn"),
+                functools.partial(_build_scalar, kern, device),
+            )
+    return found
+
+
+def build(
+    spec: FusedSpec,
+    member_types: list[list[Any]],
+    out_types: list[Any],
+    modes: tuple[str | None, ...],
+    device: str,
+) -> Any:
+    """The compiled kernel (a numba dispatcher) for this spec, dtypes, modes and device."""
+    source = kernel_source(spec, member_types, out_types, modes, device)
+    key = f"{device}-{cache_key(spec, source)}"
+    fn = _built.get(key)
+    if fn is not None:
+        return fn
+    with _lock:
+        fn = _built.get(key)
+        if fn is None:
+            fn = _built[key] = _compile(spec, source, key, device)
+    return fn
+
+
+def _compile(spec: FusedSpec, source: str, key: str, device: str) -> Any:
+    import numba
+
+    namespace: dict[str, Any] = {"__name__": __name__}
+    namespace.update(_member_functions(spec, device))
+    directory = cache_dir() if device == "cpu" and _cachable(spec) else None
+    filename = f"<nnvmpy fused {key}>"
+    if directory is not None:
+        path = directory / f"fused_{key.replace('-', '_')}.py"
+        try:
+            if not path.exists() or path.read_text() != source:
+                tmp = path.with_suffix(f".{os.getpid()}.tmp")
+                tmp.write_text(source)
+                os.replace(tmp, path)
+            filename = str(path)
+        except OSError:
+            directory = None
+    if device == "cpu":
+        from ..kernel.cpu import configure_threading_layer
+
+        configure_threading_layer()
+        namespace["prange"] = numba.prange
+    else:
+        from ..kernel.cuda import get_cuda
+
+        namespace["cuda"] = get_cuda("fused")
+    exec(compile(source, filename, "exec"), namespace)
+    fn: pytypes.FunctionType = namespace["fused"]
+    if device == "gpu":
+        return namespace["cuda"].jit(fn)
+    options: dict[str, Any] = {"parallel": True, "nogil": True, "error_model": "numpy"}
+    if directory is not None:
+        try:
+            return numba.njit(cache=True, **options)(fn)
+        except Exception as e:  # no usable cache location: compile in memory
+            if not isinstance(e, (OSError, RuntimeError)):
+                raise NNVMError(f"fused kernel: cannot compile: {e}") from e
+    return numba.njit(**options)(fn)
+
+
+__all__ = ["build", "cache_dir", "cache_key", "kernel_source"]

@@ -1,0 +1,168 @@
+"""FCompute<cpu|gpu> of a fused node: one generated kernel launch for the whole group.
+
+The kernel is chosen by (device, input dtypes, output dtypes, write requests) and built
+once (fusion/codegen.py). float16 on the CPU goes through float32 copies, as single
+element-wise kernels do. Arrays the generated loop cannot take (a dtype numba has no
+arithmetic for, such as bool, or non-contiguous views) run the members one by one
+through their own kernels instead, so a fused node computes whatever its members would.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..base import NNVMError
+from ..kernel.elementwise import launch_context, req_mode
+from ..registry import NodeAttrs
+from . import codegen
+from .spec import FusedSpec
+
+_HALF = np.dtype(np.float16)
+
+
+def _cpu_dtypes() -> frozenset[np.dtype[Any]]:
+    from ..kernel.cpu import NATIVE_DTYPES
+
+    return NATIVE_DTYPES | {_HALF}
+
+
+def fused_compute(
+    attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
+) -> None:
+    """Run the fused group: outputs[k] (+)= the k-th exposed member output."""
+    spec: FusedSpec = attrs.parsed
+    modes = tuple(req_mode(attrs.name, r) for r in req)
+    if all(m is None for m in modes):
+        return
+    run_ctx = getattr(ctx, "run_ctx", None)
+    dev = run_ctx.ctx if run_ctx is not None else launch_context(attrs.name, ctx, outputs[0])
+    if dev.device_type == "gpu":
+        _run_gpu(attrs, spec, ctx, inputs, modes, outputs)
+    else:
+        _run_cpu(attrs, spec, inputs, modes, outputs)
+
+
+def _launcher(
+    spec: FusedSpec,
+    device: str,
+    in_types: tuple[np.dtype[Any], ...],
+    out_types: tuple[np.dtype[Any], ...],
+    modes: tuple[str | None, ...],
+) -> Any:
+    key = (device, in_types, out_types, modes)
+    fn = spec.launchers.get(key)
+    if fn is None:
+        types = spec.member_types(list(in_types))
+        if device == "cpu" and any(t is None or t not in _cpu_dtypes() for ts in types for t in ts):
+            fn = False  # run the members one by one
+        else:
+            fn = codegen.build(spec, types, list(out_types), modes, device)
+        spec.launchers[key] = fn
+    return fn
+
+
+def _plain(a: Any, shape: tuple[int, ...], dtypes: frozenset[np.dtype[Any]]) -> bool:
+    return (
+        isinstance(a, np.ndarray)
+        and a.shape == shape
+        and a.dtype in dtypes
+        and a.flags.c_contiguous
+    )
+
+
+def _run_cpu(
+    attrs: NodeAttrs,
+    spec: FusedSpec,
+    inputs: list[Any],
+    modes: tuple[str | None, ...],
+    outputs: list[Any],
+) -> None:
+    shape = outputs[0].shape
+    dtypes = _cpu_dtypes()
+    if not all(_plain(a, shape, dtypes) for a in [*inputs, *outputs]) or not all(
+        o.flags.writeable for o in outputs
+    ):
+        return run_members(attrs, spec, inputs, modes, outputs)
+    fn = _launcher(
+        spec, "cpu", tuple(a.dtype for a in inputs), tuple(o.dtype for o in outputs), modes
+    )
+    if fn is False:
+        return run_members(attrs, spec, inputs, modes, outputs)
+    n = outputs[0].size
+    if n == 0:
+        return None
+    ins = [a.reshape(-1) for a in inputs]
+    outs = [o.reshape(-1) for o in outputs]
+    halves = [k for k, o in enumerate(outs) if o.dtype == _HALF]
+    if halves or any(a.dtype == _HALF for a in ins):
+        ins = [a.astype(np.float32) if a.dtype == _HALF else a for a in ins]
+        for k in halves:
+            outs[k] = outs[k].astype(np.float32)  # a copy: add mode starts from the values
+    fn(n, *outs, *ins, *spec.scalar_params())
+    for k in halves:
+        np.copyto(outputs[k].reshape(-1), outs[k], casting="unsafe")
+    return None
+
+
+def _run_gpu(
+    attrs: NodeAttrs,
+    spec: FusedSpec,
+    ctx: Any,
+    inputs: list[Any],
+    modes: tuple[str | None, ...],
+    outputs: list[Any],
+) -> None:
+    from ..kernel import cuda as gpu
+
+    gpu.get_cuda(attrs.name)
+    shape = tuple(outputs[0].shape)
+    outs = [gpu._check(attrs.name, f"output {k}", o, shape) for k, o in enumerate(outputs)]
+    ins = [gpu._check(attrs.name, f"input {j}", a, shape) for j, a in enumerate(inputs)]
+    n = int(np.prod(shape))
+    if n == 0:
+        return
+    fn = _launcher(spec, "gpu", tuple(a.dtype for a in ins), tuple(o.dtype for o in outs), modes)
+    blocks, threads, stream, device = gpu.launch_config(attrs.name, ctx, n)
+    with device:
+        fn[blocks, threads, stream](n, *outs, *ins, *spec.scalar_params())
+
+
+def member_values(name: str, spec: FusedSpec, inputs: list[np.ndarray]) -> list[list[Any]]:
+    """Every member's outputs, computed member by member through the members' own kernels
+    on NumPy arrays (the unfused values: for the monitor and odd arrays)."""
+    shape = np.shape(inputs[0])
+    types = spec.member_types([np.asarray(a).dtype for a in inputs])
+    values: list[list[Any]] = []
+    for m, member in enumerate(spec.members):
+        args = [inputs[i] if s < 0 else values[s][i] for s, i in member.args]
+        outs = []
+        for k, kern in enumerate(member.body.kernels):
+            dtype = types[m][k]
+            if dtype is None:
+                raise NNVMError(f"{name} (_FusedOp): cannot type member {member.name}")
+            out = np.empty(shape, dtype)
+            kern.launch(None, out, "write", *args, *member.body.params)
+            outs.append(out)
+        values.append(outs)
+    return values
+
+
+def run_members(
+    attrs: NodeAttrs,
+    spec: FusedSpec,
+    inputs: list[Any],
+    modes: tuple[str | None, ...],
+    outputs: list[Any],
+) -> None:
+    """The group member by member (CPU arrays the generated loop cannot take)."""
+    values = member_values(attrs.name, spec, [np.ascontiguousarray(a) for a in inputs])
+    for (src, idx), mode, out in zip(spec.outputs, modes, outputs):
+        if mode == "write":
+            np.copyto(out, values[src][idx], casting="unsafe")
+        elif mode == "add":
+            out += values[src][idx].astype(out.dtype)
+
+
+__all__ = ["fused_compute", "member_values", "run_members"]

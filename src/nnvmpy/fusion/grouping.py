@@ -1,0 +1,158 @@
+"""Which nodes fuse: maximal connected groups of element-wise nodes that keep the graph a DAG.
+
+A node is fusable when its op declares a scalar body for its attributes (FScalarFunction),
+it is pure (no FMutateInputs, FCreateOpState or resource requests), and — where the
+graph already carries shapes and dtypes — every entry it reads and writes has one shape
+and a dtype the generated kernels compute in. Groups grow along data edges in
+topological order: a node joins the group of an input, and two groups merge through a
+node, unless that would put a path from the group out through another node and back
+(the fused node would then depend on itself). Nodes of different phases (forward and
+backward, which the executor runs at different times) never share a group.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..attrs import FCreateOpState, FMutateInputs, FResourceRequest, FScalarFunction
+from ..graph.attrs import DTYPE, SHAPE
+from ..graph.graph import Graph
+from ..graph.node import Node
+
+#: dtypes the generated kernels compute in (float16 through float32 on the CPU)
+FUSABLE_DTYPES = frozenset(
+    np.dtype(t) for t in (np.float16, np.float32, np.float64, np.int8, np.int32, np.int64, np.uint8)
+)
+#: more members make one kernel slow to compile for little gain
+MAX_MEMBERS = 64
+
+
+def scalar_body(node: Node) -> Any:
+    """The node's ScalarBody if it may be fused, else None."""
+    op = node.op
+    if op is None:
+        return None
+    fscalar = op.get_attr(FScalarFunction)
+    if fscalar is None or op.get_attr(FMutateInputs) is not None:
+        return None
+    if op.get_attr(FCreateOpState) is not None:
+        return None
+    fres = op.get_attr(FResourceRequest)
+    if fres is not None and list(fres(node.attrs)):
+        return None
+    body = fscalar(node.attrs)
+    if body is None or len(body.kernels) != node.num_outputs():
+        return None
+    if len(node.inputs) != node.num_inputs() or not node.inputs:
+        return None
+    return body
+
+
+class _Clusters:
+    """Union-find over node ids with, per cluster, the clusters it reads from."""
+
+    def __init__(self, n: int) -> None:
+        self.parent = list(range(n))
+        self.deps: list[set[int]] = [set() for _ in range(n)]
+        self.members: list[list[int]] = [[i] for i in range(n)]
+
+    def find(self, i: int) -> int:
+        root = i
+        while self.parent[root] != root:
+            root = self.parent[root]
+        while self.parent[i] != root:
+            self.parent[i], i = root, self.parent[i]
+        return root
+
+    def reaches(self, starts: set[int], target: int) -> bool:
+        """A path of dependencies from one of `starts` to `target`."""
+        stack = [self.find(s) for s in starts]
+        seen: set[int] = set()
+        while stack:
+            c = stack.pop()
+            if c == target:
+                return True
+            if c in seen:
+                continue
+            seen.add(c)
+            stack.extend(d for d in (self.find(x) for x in self.deps[c]) if d not in seen)
+        return False
+
+    def can_merge(self, a: int, b: int) -> bool:
+        da = {self.find(x) for x in self.deps[a]} - {b, a}
+        db = {self.find(x) for x in self.deps[b]} - {a, b}
+        return not self.reaches(da, b) and not self.reaches(db, a)
+
+    def merge(self, a: int, b: int) -> int:
+        self.parent[b] = a
+        self.deps[a] = {self.find(x) for x in self.deps[a] | self.deps[b]} - {a}
+        self.members[a] += self.members[b]
+        return a
+
+
+def find_groups(
+    graph: Graph, phases: list[int] | None = None, cpu: bool = False
+) -> list[list[int]]:
+    """Node ids of each fused group (two members or more), members in topological order.
+
+    phases: one int per node id; nodes of different phases never share a group.
+    cpu: the graph runs on the CPU, where a member whose kernel has a NumPy SIMD
+    implementation (exp, tanh, log, ...) stays apart on large float arrays: Numba's
+    per-element libm call inside a fused loop is slower than NumPy's vector loop.
+    """
+    idx = graph.indexed
+    shapes = graph.attrs.get(SHAPE)
+    dtypes = graph.attrs.get(DTYPE)
+    n = idx.num_nodes
+    bodies: list[Any] = [None] * n
+    for nid, node in enumerate(idx.nodes):
+        body = scalar_body(node)
+        if body is None or not _entries_ok(idx, nid, shapes, dtypes):
+            continue
+        if cpu and _numpy_is_faster(idx, nid, body, shapes, dtypes):
+            continue
+        bodies[nid] = body
+    cl = _Clusters(n)
+    for nid in range(n):
+        row = idx[nid]
+        producers = [e.node_id for e in row.inputs] + list(row.control_deps)
+        cl.deps[nid] = {cl.find(p) for p in producers}
+        if bodies[nid] is None:
+            continue
+        for p in dict.fromkeys(e.node_id for e in row.inputs):
+            if bodies[p] is None or (phases is not None and phases[p] != phases[nid]):
+                continue
+            a, b = cl.find(nid), cl.find(p)
+            if a == b or len(cl.members[a]) + len(cl.members[b]) > MAX_MEMBERS:
+                continue
+            if cl.can_merge(b, a):
+                cl.merge(b, a)
+    groups = [sorted(cl.members[c]) for c in range(n) if cl.find(c) == c]
+    return [g for g in groups if len(g) > 1]
+
+
+def _numpy_is_faster(idx: Any, nid: int, body: Any, shapes: Any, dtypes: Any) -> bool:
+    from ..kernel.elementwise import _FLOATS, NUMPY_MIN_SIZE
+
+    if not any(k.numpy_impl is not None for k in body.kernels):
+        return False
+    eid = idx.output_eids_of(nid)[0]
+    if shapes is None or dtypes is None or shapes[eid] is None or dtypes[eid] is None:
+        return True  # unknown: assume a large float array
+    return bool(np.dtype(dtypes[eid]) in _FLOATS and np.prod(shapes[eid]) >= NUMPY_MIN_SIZE)
+
+
+def _entries_ok(idx: Any, nid: int, shapes: Any, dtypes: Any) -> bool:
+    eids = [*idx[nid].input_eids, *idx.output_eids_of(nid)]
+    if shapes is not None and (len({shapes[e] for e in eids}) != 1 or shapes[eids[0]] is None):
+        return False
+    if dtypes is not None:
+        for e in eids:
+            if dtypes[e] is None or np.dtype(dtypes[e]) not in FUSABLE_DTYPES:
+                return False
+    return True
+
+
+__all__ = ["FUSABLE_DTYPES", "MAX_MEMBERS", "find_groups", "scalar_body"]

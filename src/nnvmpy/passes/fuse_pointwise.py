@@ -1,0 +1,190 @@
+"""FusePointwise: each group of connected element-wise nodes becomes one `_FusedOp` node.
+
+The pass reads only the registry: a node is fusable when its op declares FScalarFunction
+(its scalar body) and is pure (fusion/grouping.py says which groups form). Each group
+becomes one node whose FusedSpec lists the members and where their arguments come from;
+a member output read outside the group (by another node, as a graph output, or kept for
+backward) is an output of the fused node, every other intermediate value lives only in
+registers of the generated kernel (fusion/codegen.py).
+
+Optional inputs: `shape` and `dtype` (after InferShape/InferType) restrict groups to one
+shape and to dtypes the kernels compute in; `fuse_phase_outputs` = k says the first k
+graph outputs are the forward part, whose nodes never fuse with the rest (the executor
+runs them at different times, and a value only backward groups read is recomputed there
+from the graph's variables instead of kept, fusion/recompute.py); `fuse_device` = "cpu"
+keeps large float ops that NumPy's SIMD loops compute faster (exp, tanh, ...) out of CPU
+groups. Provides `fused_groups`:
+the member names of each fused node, by fused node name. The pass builds a new graph and
+never edits the given nodes.
+
+>>> import nnvmpy as nv
+>>> from nnvmpy.graph import Graph, apply_passes
+>>> x = nv.sym.var("x")
+>>> g = apply_passes(Graph((nv.sym.exp(x) * 2 + 1)._heads), ["FusePointwise"])
+>>> [n.op.name for n in g.indexed.nodes if n.op is not None]
+['_FusedOp']
+"""
+
+from __future__ import annotations
+
+from ..attrs import FCreateOpState, FMutateInputs, FResourceRequest, FScalarFunction
+from ..graph.attrs import (
+    DTYPE,
+    DTYPE_NUM_UNKNOWN_NODES,
+    SHAPE,
+    SHAPE_NUM_UNKNOWN_NODES,
+)
+from ..graph.graph import Graph
+from ..graph.node import Node, NodeEntry, post_order
+from ..graph.pass_registry import register_pass
+from ..registry import NodeAttrs
+
+#: graph input: the leading outputs that form the forward phase
+FUSE_PHASE_OUTPUTS = "fuse_phase_outputs"
+#: graph input: "cpu" or "gpu", the device the graph runs on (absent: any)
+FUSE_DEVICE = "fuse_device"
+#: provided: {fused node name: [member node names]}
+FUSED_GROUPS = "fused_groups"
+# per-entry attributes that do not survive a change of structure
+_STALE = (SHAPE, DTYPE, SHAPE_NUM_UNKNOWN_NODES, DTYPE_NUM_UNKNOWN_NODES)
+
+
+@register_pass(
+    "FusePointwise",
+    provides=(FUSED_GROUPS,),
+    op_attrs=(FScalarFunction, FMutateInputs, FCreateOpState, FResourceRequest),
+)
+def fuse_pointwise(graph: Graph) -> Graph:
+    """A graph computing the same outputs with element-wise groups fused."""
+    from ..fusion.grouping import find_groups
+
+    idx = graph.indexed
+    phases = _phases(graph)
+    groups = find_groups(graph, phases, cpu=graph.attrs.get(FUSE_DEVICE) == "cpu")
+    attrs = {k: v for k, v in graph.attrs.items() if k not in _STALE}
+    if not groups:
+        attrs[FUSED_GROUPS] = {}
+        return Graph(graph.outputs, attrs)
+    group_of = {nid: g for g, members in enumerate(groups) for nid in members}
+    readers = _outside_readers(graph, group_of)
+    fused: list[Node] = []
+    entry_map: dict[tuple[int, int], NodeEntry] = {}  # (nid, index) of a member output
+    externals: list[list[tuple[int, int]]] = []
+    for members in groups:
+        node, exposed, ext = _fused_node(graph, members, readers)
+        fused.append(node)
+        externals.append(ext)
+        for k, key in enumerate(exposed):
+            entry_map[key] = NodeEntry(node, k)
+    new_of: dict[int, Node] = {}
+
+    def mapped(nid: int, index: int, version: int = 0) -> NodeEntry:
+        if nid in group_of:
+            return entry_map[(nid, index)]
+        return NodeEntry(new_of[nid], index, version)
+
+    for nid, node in enumerate(idx.nodes):
+        if nid in group_of:
+            continue
+        row = idx[nid]
+        inputs = [mapped(e.node_id, e.index, e.version) for e in row.inputs]
+        deps = [_dep(d, group_of, fused, new_of) for d in row.control_deps]
+        same = all(a.node is b.node for a, b in zip(inputs, node.inputs)) and all(
+            a is b for a, b in zip(deps, node.control_deps)
+        )
+        new_of[nid] = node if same else _renode(node, inputs, deps)
+    for node, ext in zip(fused, externals):
+        node.inputs = [mapped(nid, index) for nid, index in ext]
+    outputs = [mapped(idx.node_id(e.node), e.index, e.version) for e in graph.outputs]
+    if phases is not None:  # values read only by backward groups: recompute, not keep
+        from ..fusion.recompute import recompute_in_backward
+
+        forward = {id(new_of[nid]) for nid in new_of if phases[nid] == 0}
+        forward |= {id(fused[g]) for g, members in enumerate(groups) if phases[members[0]] == 0}
+        outputs = recompute_in_backward(outputs, forward)
+    attrs[FUSED_GROUPS] = {node.name: node.attrs.parsed.member_names() for node in fused}
+    return Graph(outputs, attrs)
+
+
+def _phases(graph: Graph) -> list[int] | None:
+    k = graph.attrs.get(FUSE_PHASE_OUTPUTS)
+    if k is None:
+        return None
+    idx = graph.indexed
+    forward = {id(n) for n in post_order(graph.outputs[: int(k)])}
+    return [0 if id(node) in forward else 1 for node in idx.nodes]
+
+
+def _outside_readers(graph: Graph, group_of: dict[int, int]) -> set[tuple[int, int]]:
+    """(nid, index) of every entry read outside its node's group, or a graph output."""
+    idx = graph.indexed
+    read: set[tuple[int, int]] = set()
+    for nid in range(idx.num_nodes):
+        mine = group_of.get(nid)
+        for e in idx[nid].inputs:
+            if e.node_id in group_of and group_of[e.node_id] != mine:
+                read.add((e.node_id, e.index))
+    for e in idx.outputs:
+        read.add((e.node_id, e.index))
+    return read
+
+
+def _fused_node(
+    graph: Graph, members: list[int], readers: set[tuple[int, int]]
+) -> tuple[Node, list[tuple[int, int]], list[tuple[int, int]]]:
+    """The fused node (inputs filled in later), its exposed (nid, index) and its inputs."""
+    from ..fusion.fused_op import fused_op
+    from ..fusion.grouping import scalar_body
+    from ..fusion.spec import FusedSpec, Member
+
+    idx = graph.indexed
+    position = {nid: m for m, nid in enumerate(members)}
+    ext: dict[tuple[int, int], int] = {}
+    spec_members = []
+    for nid in members:
+        node = idx.nodes[nid]
+        args = []
+        for e in idx[nid].inputs:
+            if e.node_id in position:
+                args.append((position[e.node_id], e.index))
+            else:
+                args.append((-1, ext.setdefault((e.node_id, e.index), len(ext))))
+        spec_members.append(Member(node.name, node.attrs, tuple(args), scalar_body(node)))
+    exposed = [
+        (nid, k)
+        for nid in members
+        for k in range(idx.nodes[nid].num_outputs())
+        if (nid, k) in readers
+    ]
+    spec = FusedSpec(tuple(spec_members), len(ext), tuple((position[nid], k) for nid, k in exposed))
+    # named after its last member, whose output usually is the group's result: a fused
+    # symbol keeps that output's name (`<last>_output`)
+    attrs = NodeAttrs(fused_op(), idx.nodes[members[-1]].name, None, spec)
+    attrs.dict = {"members": ",".join(spec.member_names())}
+    return Node(attrs), exposed, list(ext)
+
+
+def _dep(nid: int, group_of: dict[int, int], fused: list[Node], new_of: dict[int, Node]) -> Node:
+    return fused[group_of[nid]] if nid in group_of else new_of[nid]
+
+
+def _renode(node: Node, inputs: list[NodeEntry], deps: list[Node]) -> Node:
+    attrs = NodeAttrs(node.op, node.name, None, node.attrs.parsed)
+    attrs.dict = dict(node.attrs.dict)
+    new = Node(attrs, inputs, deps)
+    new.info = dict(node.info)
+    return new
+
+
+def fused_groups(graph: Graph) -> dict[str, list[str]]:
+    """{fused node name: member names} of a graph (whether or not the pass recorded it)."""
+    from ..fusion.spec import FusedSpec
+
+    return {
+        n.name: n.attrs.parsed.member_names()
+        for n in graph.indexed.nodes
+        if isinstance(n.attrs.parsed, FusedSpec)
+    }
+
+
+__all__ = ["FUSED_GROUPS", "FUSE_DEVICE", "FUSE_PHASE_OUTPUTS", "fuse_pointwise", "fused_groups"]
