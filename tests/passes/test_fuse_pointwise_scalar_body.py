@@ -25,7 +25,19 @@ from nnvmpy.resource import OpContext
 sys.path.insert(0, str(Path(__file__).parents[1] / "ops"))
 from op_db import OP_DB
 
-FUSABLE = sorted(n for n in Op.list_op_names() if Op.get(n).get_attr(FScalarFunction) is not None)
+# ops that always decline (their FScalarFunction returns None: the integer mod backward
+# ops, whose zero-for-integers rule lives in FCompute) are not fusable
+_NEVER = {
+    "_backward_mod",
+    "_backward_broadcast_mod",
+    "_backward_mod_scalar",
+    "_backward_rmod_scalar",
+}
+FUSABLE = sorted(
+    n
+    for n in Op.list_op_names()
+    if Op.get(n).get_attr(FScalarFunction) is not None and n not in _NEVER
+)
 CASES = {c.name: c for c in OP_DB}
 # params for ops whose row (or whose forward op's row) does not name them
 EXTRA = {
