@@ -51,3 +51,45 @@ def test_bad_input_is_named() -> None:
     with pytest.raises(NNVMError, match=r"Accuracy: 2 label arrays but 1 prediction"):
         acc.update([np.zeros(2), np.zeros(2)], [np.zeros((2, 2))])
     assert math.isnan(acc.get()[1])
+
+
+def _f1_by_formula(label: np.ndarray, pred_class: np.ndarray) -> float:
+    tp = np.sum((pred_class == 1) & (label == 1))
+    precision = tp / max(np.sum(pred_class == 1), 1)
+    recall = tp / max(np.sum(label == 1), 1)
+    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+
+
+def test_f1_macro_averages_batches_and_micro_pools_them() -> None:
+    rng = np.random.default_rng(0)
+    batches = [(rng.integers(0, 2, 8), rng.random((8, 2))) for _ in range(3)]
+    macro, micro = nv.metric.create("f1"), nv.metric.F1(average="micro")
+    for label, prob in batches:
+        macro.update([nv.nd.array(label)], [nv.nd.array(prob)])
+        micro.update([label], [prob])
+    per_batch = [_f1_by_formula(lb, p.argmax(1)) for lb, p in batches]
+    assert macro.get() == ("f1", pytest.approx(np.mean(per_batch)))
+    all_label = np.concatenate([lb for lb, _ in batches])
+    all_pred = np.concatenate([p.argmax(1) for _, p in batches])
+    assert micro.get()[1] == pytest.approx(_f1_by_formula(all_label, all_pred))
+    micro.reset()
+    assert math.isnan(micro.get()[1])
+    with pytest.raises(NNVMError, match=r"F1: labels must be 0 or 1"):
+        macro.update([np.array([0, 2])], [np.zeros((2, 2))])
+    with pytest.raises(ParamError, match=r"F1: average must be"):
+        nv.metric.F1(average="weighted")
+
+
+def test_loss_custom_metric_and_name_values() -> None:
+    out = np.array([[0.5, 1.5], [2.0, 4.0]])
+    loss = nv.metric.create("loss")
+    loss.update(None, [nv.nd.array(out)])
+    assert loss.get_name_value() == [("loss", pytest.approx(out.mean()))]
+
+    def summed_abs(label: np.ndarray, pred: np.ndarray) -> tuple[float, int]:
+        return float(np.abs(label - pred).sum()), label.size
+
+    custom = nv.metric.create(summed_abs)
+    label, pred = np.array([1.0, 2.0, 4.0]), np.array([0.0, 2.0, 2.0])
+    custom.update([label], [pred])
+    assert custom.get() == ("custom(summed_abs)", pytest.approx(np.abs(label - pred).mean()))

@@ -132,6 +132,50 @@ class TopKAccuracy(EvalMetric):
             self.num_inst += lb.size
 
 
+class F1(EvalMetric):
+    """Binary F1 of argmax predictions against 0/1 labels (positive class 1).
+
+    average='macro' averages each update's F1; 'micro' pools the counts of all updates.
+    """
+
+    def __init__(self, name: str = "f1", average: str = "macro", **kwargs: Any) -> None:
+        if average not in ("macro", "micro"):
+            raise ParamError(f"F1: average must be 'macro' or 'micro', got {average!r}")
+        self.average = average
+        self._tp = self._fp = self._fn = 0
+        super().__init__(name, **kwargs)
+
+    def reset(self) -> None:
+        super().reset()
+        self._tp = self._fp = self._fn = 0
+
+    def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
+        check_label_shapes(labels, preds, "F1")
+        for label, pred in zip(labels, preds):
+            p, lb = _numpy(pred), _numpy(label).astype(numpy.int64).ravel()
+            p = p.argmax(axis=1) if p.ndim > 1 else p.astype(numpy.int64)
+            if not numpy.isin(lb, (0, 1)).all():
+                raise NNVMError(f"F1: labels must be 0 or 1, got {numpy.unique(lb)}")
+            if p.size != lb.size:
+                raise NNVMError(f"F1: {lb.size} labels but {p.size} predictions")
+            tp = int(((p == 1) & (lb == 1)).sum())
+            fp = int(((p == 1) & (lb == 0)).sum())
+            fn = int(((p == 0) & (lb == 1)).sum())
+            if self.average == "macro":
+                self.sum_metric += _f1(tp, fp, fn)
+                self.num_inst += 1
+            else:
+                self._tp, self._fp, self._fn = self._tp + tp, self._fp + fp, self._fn + fn
+                self.num_inst += lb.size
+                self.sum_metric = _f1(self._tp, self._fp, self._fn) * self.num_inst
+
+
+def _f1(tp: int, fp: int, fn: int) -> float:
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+
+
 class _Regression(EvalMetric):
     def _value(self, lb: numpy.ndarray, p: numpy.ndarray) -> float:
         raise NotImplementedError
@@ -272,6 +316,7 @@ _METRICS: dict[str, type[EvalMetric]] = {
     "accuracy": Accuracy,
     "top_k_accuracy": TopKAccuracy,
     "top_k_acc": TopKAccuracy,
+    "f1": F1,
     "mae": MAE,
     "mse": MSE,
     "rmse": RMSE,
@@ -301,6 +346,7 @@ def create(metric: Any, *args: Any, **kwargs: Any) -> EvalMetric:
 
 
 __all__ = [
+    "F1",
     "MAE",
     "MSE",
     "RMSE",

@@ -130,7 +130,7 @@ class DataIter:
 
 
 def _as_named_arrays(data: Any, default_name: str) -> list[tuple[str, np.ndarray]]:
-    """MXNet's _init_data: an array, a list of arrays or a dict -> [(name, numpy array)]."""
+    """An array, a list of arrays or a dict -> [(name, numpy array)] sorted by name."""
     if data is None:
         return []
     if isinstance(data, dict):
@@ -146,7 +146,7 @@ def _as_named_arrays(data: Any, default_name: str) -> list[tuple[str, np.ndarray
     for name, value in items:
         arr = value.asnumpy() if hasattr(value, "asnumpy") else np.asarray(value)
         out.append((name, arr))
-    return out
+    return sorted(out, key=lambda item: item[0])  # MXNet orders inputs by name
 
 
 class NDArrayIter(DataIter):
