@@ -163,7 +163,7 @@ def test_a_standard_failure_is_raised_as_an_engine_error_of_its_kind(
         raise kind("bad index 3")
 
     engine.push_sync(fail, CTX, [], [v], name="typed_failure")
-    with pytest.raises(kind, match="typed_failure.*bad index 3") as info:
+    with pytest.raises(kind, match=r"typed_failure.*bad index 3") as info:
         engine.wait_for_var(v)
     assert isinstance(info.value, EngineError)
     assert isinstance(info.value.__cause__, kind)
