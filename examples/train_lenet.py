@@ -5,6 +5,7 @@ angles 18 degrees apart, see nnvmpy.training.stroke_dataset); > 95 % held-out ac
 in a few epochs, with a progress bar on stderr.
 
     python examples/train_lenet.py [--epochs N] [--train SAMPLES] [--batch-size B]
+    nnvmpy launch -n 2 -- python examples/train_lenet.py --kvstore dist_sync   # 2 workers
 """
 
 from nnvmpy import training

@@ -5,6 +5,7 @@ space, see nnvmpy.training.cluster_dataset), so this runs offline; it reaches > 
 held-out accuracy in a few epochs, with a progress bar on stderr.
 
     python examples/train_mlp.py [--epochs N] [--train SAMPLES] [--batch-size B]
+    nnvmpy launch -n 2 -- python examples/train_mlp.py --kvstore dist_sync   # 2 workers
 """
 
 from nnvmpy import training

@@ -6,9 +6,10 @@ engine and Numba kernels consume those attributes. See README.md for a tour.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import attribute, attrs, context, engine, graph, kernel, name, ops, util
+from . import config as _config
 from . import ndarray as nd
 from .attribute import AttrScope
 from .attrs import fcompute, fstateful_compute
@@ -70,7 +71,40 @@ _LAZY = {
     "mod": ".module",
     "module": ".module",
     "model": ".model",
+    "viz": ".viz",
+    "visualization": ".viz",
+    "profiler": ".profiler",
+    "kv": ".kvstore",
+    "kvstore": ".kvstore",
 }
+
+
+if TYPE_CHECKING:  # the lazy modules as type checkers and IDEs should see them
+    from . import autograd as autograd
+    from . import contrib as contrib
+    from . import executor as executor
+    from . import init as init
+    from . import initializer as initializer
+    from . import kvstore as kv  # noqa: F401 - nv.kv
+    from . import kvstore as kvstore
+    from . import lr_scheduler as lr_scheduler
+    from . import operator as operator
+    from . import optimizer as optimizer
+    from . import profiler as profiler
+    from . import random as random
+    from . import rnn as rnn
+    from . import runtime as runtime
+    from . import simple_op as simple_op
+    from . import symbol as sym  # noqa: F401 - nv.sym
+    from . import symbol as symbol
+    from . import test_utils as test_utils
+    from . import viz as visualization  # noqa: F401 - MXNet's long name of nv.viz
+    from . import viz as viz
+
+if _config.PROFILER_AUTOSTART.get() == "1":  # profile the whole run, dump at exit
+    from . import profiler as _profiler
+
+    _profiler.autostart()
 
 
 def __getattr__(name: str) -> Any:

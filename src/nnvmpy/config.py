@@ -77,6 +77,13 @@ POISON_MEMORY = Knob(
     "with 0xFF bytes (NaN for floats), so a kernel that reads memory it never wrote shows "
     "up as NaNs instead of passing on fresh zeroed pages (a debugging aid; slower).",
 )
+PROFILER_AUTOSTART = Knob(
+    "NNVMPY_PROFILER_AUTOSTART",
+    "0",
+    "1: `import nnvmpy` starts nv.profiler with profile_all and aggregate_stats, and the "
+    "trace is dumped to profile.json at exit (MXNet's MXNET_PROFILER_AUTOSTART, also read).",
+    mxnet_name="MXNET_PROFILER_AUTOSTART",
+)
 
 ALL_KNOBS = [
     ENGINE_TYPE,
@@ -87,4 +94,5 @@ ALL_KNOBS = [
     FUSION,
     FUSION_CACHE_DIR,
     POISON_MEMORY,
+    PROFILER_AUTOSTART,
 ]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,8 +135,16 @@ class Trainer:
         seed: int | None = 0,
         initializer: init.Initializer | str | None = None,
         optimizer: Optimizer | str | None = None,
+        kvstore: Any = None,
     ):
         self.ctx = ctx or cpu()
+        # kvstore ('local', 'device', 'dist_sync' or an nv.kv store): the weights live in
+        # the store, which sums the gradients (over workers too) and runs the optimizer
+        if isinstance(kvstore, str):
+            from . import kvstore as kvs
+
+            kvstore = kvs.create(kvstore)
+        self.kvstore = kvstore
         self.batch_size = data_shape[0]
         self.exe = net.simple_bind(
             self.ctx,
@@ -157,7 +165,9 @@ class Trainer:
         self.lr, self.momentum, self.wd = lr, momentum, wd
         # MXNet Module's defaults: gradients summed over the batch are averaged by
         # rescale_grad, and named non-weights (biases, beta) get no weight decay
-        kwargs: dict[str, Any] = {"rescale_grad": 1.0 / self.batch_size, "sym": net,
+        # (dist_sync: the gradient is summed over every worker's batch, MXNet Module's rule)
+        workers = kvstore.num_workers if kvstore is not None and "_sync" in kvstore.type else 1
+        kwargs: dict[str, Any] = {"rescale_grad": 1.0 / (self.batch_size * workers), "sym": net,
                   "param_idx2name": dict(enumerate(self.params))}  # fmt: skip
         if optimizer is None:
             optimizer = opt.SGD(learning_rate=lr, momentum=momentum, wd=wd, **kwargs)
@@ -165,12 +175,26 @@ class Trainer:
             optimizer = opt.create(optimizer, learning_rate=lr, wd=wd, **kwargs)
         self.optimizer = optimizer
         self.updater = opt.get_updater(optimizer)
+        if kvstore is not None:
+            weights = [self.exe.arg_dict[n] for n in self.params]
+            keys = list(range(len(self.params)))
+            kvstore.init(keys, weights)  # dist: rank 0's initial weights everywhere
+            kvstore.pull(keys, out=weights)
+            kvstore.set_optimizer(optimizer)
 
     def step(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """One forward/backward/update; returns the softmax output of the batch."""
         exe = self.exe
         out = exe.forward(is_train=True, data=x, softmax_label=y)[0]
         exe.backward()
+        if self.kvstore is not None:
+            # MXNet's _update_params_on_kvstore: key i with priority -i. Backward makes the
+            # later layers' gradients ready first, so their allreduces start first; among
+            # pending ones the earlier layers go first (the next forward needs them first)
+            for i, name in enumerate(self.params):
+                self.kvstore.push(i, exe.grad_dict[name], priority=-i)
+                self.kvstore.pull(i, out=exe.arg_dict[name], priority=-i)
+            return out.asnumpy()
         self.updater(
             list(range(len(self.params))),
             [exe.grad_dict[n] for n in self.params],
@@ -196,6 +220,7 @@ class Trainer:
         progress: bool = True,
         seed: int = 0,
     ) -> History:
+        x, y = shard(x, y, self.kvstore)
         rng = np.random.default_rng(seed)
         losses: list[float] = []
         started, steps = time.perf_counter(), 0
@@ -212,6 +237,19 @@ class Trainer:
                 sys.stderr.write("\n")
         seconds = time.perf_counter() - started
         return History(losses, self.accuracy(x, y), self.accuracy(x_test, y_test), seconds, steps)
+
+
+def shard(x: np.ndarray, y: np.ndarray, kvstore: Any) -> tuple[np.ndarray, np.ndarray]:
+    """This worker's equal share of the data under a distributed KVStore (else all of it).
+
+    Equal sizes keep every worker at the same number of steps (a worker with an extra
+    step would wait for the others' push forever).
+    """
+    if kvstore is None or kvstore.num_workers == 1:
+        return x, y
+    n, rank = kvstore.num_workers, kvstore.rank
+    per = len(x) // n
+    return x[rank * per : (rank + 1) * per], y[rank * per : (rank + 1) * per]
 
 
 def _progress(epoch: int, epochs: int, done: int, total: int, loss: float) -> None:
@@ -233,17 +271,22 @@ def train_mlp(
     batch_size: int = 64,
     progress: bool = True,
     hidden: tuple[int, ...] = (512, 512),
+    kvstore: Any = None,
 ) -> History:
     x, y = cluster_dataset(n_train + 2000, seed=1)
-    trainer = Trainer(mlp_symbol(hidden), (batch_size, x.shape[1]), lr=0.02)
+    trainer = Trainer(mlp_symbol(hidden), (batch_size, x.shape[1]), lr=0.02, kvstore=kvstore)
     return trainer.fit(x[:n_train], y[:n_train], x[n_train:], y[n_train:], epochs, progress)
 
 
 def train_lenet(
-    n_train: int = 4000, epochs: int = 3, batch_size: int = 64, progress: bool = True
+    n_train: int = 4000,
+    epochs: int = 3,
+    batch_size: int = 64,
+    progress: bool = True,
+    kvstore: Any = None,
 ) -> History:
     x, y = stroke_dataset(n_train + 1000, seed=2)
-    trainer = Trainer(lenet_symbol(), (batch_size, *x.shape[1:]), lr=0.05)
+    trainer = Trainer(lenet_symbol(), (batch_size, *x.shape[1:]), lr=0.05, kvstore=kvstore)
     return trainer.fit(x[:n_train], y[:n_train], x[n_train:], y[n_train:], epochs, progress)
 
 
@@ -251,13 +294,40 @@ def main(net: str, argv: list[str] | None = None) -> History:
     """Command line of examples/train_<net>.py: parse options, train, print a summary."""
     import argparse
 
-    train, defaults = {"mlp": (train_mlp, (8000, 4)), "lenet": (train_lenet, (4000, 3))}[net]
+    runs: dict[str, tuple[Callable[..., History], tuple[int, int]]] = {
+        "mlp": (train_mlp, (8000, 4)),
+        "lenet": (train_lenet, (4000, 3)),
+    }
+    train, defaults = runs[net]
     parser = argparse.ArgumentParser(description=f"Train the {net} on synthetic data.")
     parser.add_argument("--epochs", type=int, default=defaults[1])
     parser.add_argument("--train", type=int, default=defaults[0], help="training samples")
-    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--batch-size", type=int, default=64, help="per worker")
+    parser.add_argument(
+        "--kvstore",
+        default=None,
+        choices=["local", "device", "dist_sync", "dist_device_sync"],
+        help="update through a KVStore; dist_*: run under `nnvmpy launch -n N -- ...`, "
+        "each worker on its shard of the data",
+    )
     args = parser.parse_args(argv)
-    hist = train(n_train=args.train, epochs=args.epochs, batch_size=args.batch_size)
+    progress = True
+    if args.kvstore is not None:
+        from . import kvstore as kvs
+
+        kv = kvs.create(args.kvstore)
+        progress = kv.rank == 0
+    else:
+        kv = None
+    hist = train(
+        n_train=args.train,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        progress=progress,
+        kvstore=kv,
+    )
+    if kv is not None and kv.rank != 0:
+        return hist
     print(
         f"loss {hist.losses[0]:.3f} -> {hist.losses[-1]:.3f} in {hist.steps} steps "
         f"({1000 * hist.seconds / max(hist.steps, 1):.1f} ms/step)"

@@ -24,7 +24,7 @@ from . import autograd, nd
 from . import initializer as init
 from . import optimizer as opt
 from .base import Context, cpu
-from .training import History, _progress, batches, cluster_dataset, mlp_symbol
+from .training import History, _progress, batches, cluster_dataset, mlp_symbol, shard
 
 
 class ImperativeTrainer:
@@ -41,8 +41,15 @@ class ImperativeTrainer:
         wd: float = 1e-4,
         seed: int | None = 0,
         initializer: init.Initializer | str | None = None,
+        kvstore: Any = None,
     ) -> None:
         self.ctx = ctx or cpu()
+        if isinstance(kvstore, str):  # see training.Trainer: the store sums and updates
+            from . import kvstore as kvs
+
+            kvstore = kvs.create(kvstore)
+        self.kvstore = kvstore
+        workers = kvstore.num_workers if kvstore is not None and "_sync" in kvstore.type else 1
         self.batch_size = data_shape[0]
         self.widths = [*hidden, classes]
         # the symbol only names the parameters and gives their shapes, in the executor's
@@ -65,11 +72,16 @@ class ImperativeTrainer:
             learning_rate=lr,
             momentum=momentum,
             wd=wd,
-            rescale_grad=1.0 / self.batch_size,
+            rescale_grad=1.0 / (self.batch_size * workers),
             sym=net,
             param_idx2name=dict(enumerate(self.names)),
         )
         self.updater = opt.get_updater(self.optimizer)
+        if kvstore is not None:
+            weights = [self.params[n] for n in self.names]
+            kvstore.init(list(range(len(weights))), weights)  # dist: rank 0's weights
+            kvstore.pull(list(range(len(weights))), out=weights)
+            kvstore.set_optimizer(self.optimizer)
 
     def forward(self, x: Any, label: Any) -> Any:
         h = x
@@ -88,7 +100,12 @@ class ImperativeTrainer:
             out = self.forward(data, label)
         out.backward()
         weights = [self.params[n] for n in self.names]
-        self.updater(list(range(len(weights))), [w.grad for w in weights], weights)
+        if self.kvstore is not None:  # priority -i, as training.Trainer (MXNet's rule)
+            for i, w in enumerate(weights):
+                self.kvstore.push(i, w.grad, priority=-i)
+                self.kvstore.pull(i, out=w, priority=-i)
+        else:
+            self.updater(list(range(len(weights))), [w.grad for w in weights], weights)
         result: np.ndarray = out.asnumpy()
         return result
 
@@ -110,6 +127,7 @@ class ImperativeTrainer:
         progress: bool = True,
         seed: int = 0,
     ) -> History:
+        x, y = shard(x, y, self.kvstore)
         rng = np.random.default_rng(seed)
         losses: list[float] = []
         started, steps = time.perf_counter(), 0
@@ -136,10 +154,13 @@ def train_mlp_imperative(
     batch_size: int = 64,
     progress: bool = True,
     hidden: tuple[int, ...] = (512, 512),
+    kvstore: Any = None,
 ) -> History:
     """training.train_mlp's run (same data, seed, lr), written imperatively."""
     x, y = cluster_dataset(n_train + 2000, seed=1)
-    trainer = ImperativeTrainer(hidden, data_shape=(batch_size, x.shape[1]), lr=0.02)
+    trainer = ImperativeTrainer(
+        hidden, data_shape=(batch_size, x.shape[1]), lr=0.02, kvstore=kvstore
+    )
     return trainer.fit(x[:n_train], y[:n_train], x[n_train:], y[n_train:], epochs, progress)
 
 

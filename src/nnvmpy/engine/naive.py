@@ -11,6 +11,7 @@ import threading
 from collections.abc import Sequence
 
 from ..base import Context, NNVMError
+from ..profiler.recorder import RECORDER
 from .base import Engine, FnProperty, Opr, RunContext, SyncFn, Var, check_var
 from .var import ExcCell, pending_error
 
@@ -69,7 +70,10 @@ class NaiveEngine(Engine):
                     if rctx is None or rctx.ctx is not ctx:
                         rctx = self._rctx = RunContext(ctx)
                     try:
-                        fn(rctx)
+                        if RECORDER.on:  # the profiler's one test per push
+                            RECORDER.run_sync(fn, rctx, name)
+                        else:
+                            fn(rctx)
                     except BaseException as e:
                         cell = ExcCell(e, Opr(fn, (), (), name, False).label)
                         self._add_error(cell)
@@ -114,13 +118,16 @@ class NaiveEngine(Engine):
         """Run the function to completion; the failure it reports, if any."""
         if not opr.is_async:
             try:
-                opr.fn(rctx)
+                if RECORDER.on:  # the profiler's one test per push
+                    RECORDER.run_sync(opr.fn, rctx, opr.label)
+                else:
+                    opr.fn(rctx)
             except BaseException as e:
                 return e
             return None
         done = _Done()
         try:
-            opr.fn(rctx, done)
+            opr.fn(rctx, RECORDER.wrap_done(done, opr.label, rctx.ctx) if RECORDER.on else done)
         except BaseException as e:
             if not done.called:
                 return e

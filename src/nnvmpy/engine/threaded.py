@@ -36,6 +36,7 @@ from collections import deque
 
 from .. import config
 from ..base import Context, NNVMError
+from ..profiler.recorder import RECORDER
 from .base import Engine, FnProperty, Opr, RunContext, Var, check_var
 from .inline import InlinePushMixin
 from .tls import _tls
@@ -341,10 +342,11 @@ class ThreadedEngine(InlinePushMixin, Engine):
                     break
         rctx = RunContext(blk.ctx)
         stack.append(blk)
+        recording = RECORDER.on  # the profiler's one test per push
         if opr.is_async:
             done = _OnComplete(self, blk)
             try:
-                opr.fn(rctx, done)
+                opr.fn(rctx, RECORDER.wrap_done(done, opr.label, blk.ctx) if recording else done)
             except BaseException as e:
                 if done.claim():
                     self._complete(blk, ExcCell(e, opr.label), True)
@@ -354,7 +356,10 @@ class ThreadedEngine(InlinePushMixin, Engine):
                 stack.pop()
             return None
         try:
-            opr.fn(rctx)
+            if recording:
+                RECORDER.run_sync(opr.fn, rctx, opr.label)
+            else:
+                opr.fn(rctx)
         except BaseException as e:
             stack.pop()
             return self._complete(blk, ExcCell(e, opr.label), True, pool)

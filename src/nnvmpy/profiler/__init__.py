@@ -1,0 +1,192 @@
+"""nv.profiler: MXNet 1.9.1's profiler API over the dependency engine.
+
+While the profiler runs (`set_state('run')`), every engine operation is timed on the
+thread that runs it, under the name it was pushed with: the op's name for nd calls
+(imperative), "node (op)" for a bound graph's nodes (symbolic; shown by op name, with the
+node in the event's args). `dump()` writes a Chrome trace (trace.py: a row per engine
+worker, the storage pool's bytes in use as a counter), `dumps()` the aggregate table or
+JSON (stats.py). Domain / Task / Frame / Event / Counter / Marker (objects.py) add your own
+spans, counters and instants. With profiling off, the engine pays one flag test per push.
+NNVMPY_PROFILER_AUTOSTART=1 profiles the whole run and dumps at exit (config.py).
+
+Differences from MXNet: there is no C API to profile (profile_api is accepted and records
+nothing); continuous_dump and dump_period are accepted but the file is written only by
+dump() (each dump rewrites a complete file of everything since the last finished dump);
+profile_process='server' (a kvstore server) has nothing to profile.
+"""
+
+from __future__ import annotations
+
+import atexit
+import warnings
+
+from ..base import ParamError
+from ..param import Parameter, field
+from . import stats, trace
+from .objects import Counter, Domain, Event, Frame, Marker, Task
+from .recorder import RECORDER
+
+__all__ = [
+    "Counter",
+    "Domain",
+    "Event",
+    "Frame",
+    "Marker",
+    "ProfilerConfig",
+    "Task",
+    "dump",
+    "dump_profile",
+    "dumps",
+    "get_config",
+    "pause",
+    "profiler_set_config",
+    "profiler_set_state",
+    "resume",
+    "set_config",
+    "set_state",
+]
+
+
+class ProfilerConfig(Parameter):
+    """MXNet's ProfileConfigParam: what set_config accepts, with MXNet's defaults."""
+
+    profile_all = field(bool, default=False, describe="Profile all. Default is False.")
+    profile_symbolic = field(bool, default=True, describe="Profile symbolic operators.")
+    profile_imperative = field(bool, default=True, describe="Profile imperative operators.")
+    profile_memory = field(bool, default=True, describe="Profile memory.")
+    profile_api = field(bool, default=True, describe="Profile the C API (nothing to profile).")
+    filename = field(str, default="profile.json", describe="File name to write profiling info.")
+    continuous_dump = field(bool, default=True, describe="Accepted; dump() writes the file.")
+    dump_period = field(float, default=1.0, describe="Accepted; dump() writes the file.")
+    aggregate_stats = field(bool, default=False, describe="Maintain aggregate stats (dumps).")
+    profile_process = field(
+        str, default="worker", enum=["server", "worker"], describe="Which process to profile."
+    )
+
+
+_config = ProfilerConfig()
+
+
+def _check_process(fn: str, profile_process: str) -> None:
+    if profile_process not in ("worker", "server"):
+        raise ParamError(
+            f"profiler.{fn}: profile_process expects 'worker' or 'server', got {profile_process!r}"
+        )
+
+
+def set_config(**kwargs: object) -> None:
+    """Configure the profiler (keyword arguments only); fields not given take their
+    defaults, as in MXNet. Unknown keys or bad values raise ParamError."""
+    global _config
+    _config = ProfilerConfig.parse(kwargs, "profiler.set_config")
+    c = _config
+    RECORDER.ops_enabled = c.profile_all or c.profile_symbolic or c.profile_imperative
+    RECORDER.symbolic = c.profile_all or c.profile_symbolic
+    RECORDER.imperative = c.profile_all or c.profile_imperative
+    RECORDER.memory_enabled = c.profile_all or c.profile_memory
+    RECORDER.update()
+
+
+def get_config() -> ProfilerConfig:
+    """The configuration set_config made (not in MXNet's API)."""
+    return _config
+
+
+def set_state(state: str = "stop", profile_process: str = "worker") -> None:
+    """'run' starts recording, 'stop' stops it (records are kept for dump/dumps)."""
+    _check_process("set_state", profile_process)
+    if state not in ("run", "stop"):
+        raise ParamError(f"profiler.set_state: state expects 'run' or 'stop', got {state!r}")
+    RECORDER.running = state == "run"
+    RECORDER.paused = False  # a new state ends a pause (MXNet's tests rely on it)
+    RECORDER.update()
+
+
+def pause(profile_process: str = "worker") -> None:
+    """Stop recording until resume(); the state stays 'run'."""
+    _check_process("pause", profile_process)
+    RECORDER.paused = True
+    RECORDER.update()
+
+
+def resume(profile_process: str = "worker") -> None:
+    """Record again after pause()."""
+    _check_process("resume", profile_process)
+    RECORDER.paused = False
+    RECORDER.update()
+
+
+def dump(finished: bool = True, profile_process: str = "worker") -> None:
+    """Write the Chrome trace of everything recorded since the last finished dump to the
+    configured filename. finished=True ends that trace: the next dump starts a new one."""
+    _check_process("dump", profile_process)
+    trace.write(RECORDER, _config.filename)
+    if finished:
+        RECORDER.trace_from = RECORDER.marks()
+
+
+def dumps(
+    reset: bool = False, format: str = "table", sort_by: str = "total", ascending: bool = False
+) -> str:
+    """The aggregate statistics ('' unless set_config(aggregate_stats=True)): per
+    category, each name's count and total/min/max/avg time, rows sorted by `sort_by`
+    ('total', 'avg', 'min', 'max', 'count'); format 'table' or 'json'. reset=True starts
+    the statistics afresh after this call."""
+    stats.check_args(reset, format, sort_by, ascending)
+    text = ""
+    if _config.aggregate_stats:
+        render = stats.as_table if format == "table" else stats.as_json
+        text = render(RECORDER, sort_by, ascending)
+    if reset:
+        RECORDER.stats_from = RECORDER.marks()
+    return text
+
+
+def profiler_set_config(mode: str = "symbolic", filename: str = "profile.json") -> None:
+    """Deprecated MXNet spelling: set_config(profile_<mode>=True, filename=filename)."""
+    warnings.warn(
+        "profiler.profiler_set_config() is deprecated. Please use profiler.set_config() instead",
+        stacklevel=2,
+    )
+    if mode not in ("symbolic", "all"):
+        raise ParamError(
+            f"profiler.profiler_set_config: mode expects 'symbolic' or 'all', got {mode!r}"
+        )
+    set_config(**{f"profile_{mode}": True, "filename": filename})
+
+
+def profiler_set_state(state: str = "stop") -> None:
+    """Deprecated MXNet spelling of set_state."""
+    warnings.warn(
+        "profiler.profiler_set_state() is deprecated. Please use profiler.set_state() instead",
+        stacklevel=2,
+    )
+    set_state(state)
+
+
+def dump_profile() -> None:
+    """Deprecated MXNet spelling of dump(True)."""
+    warnings.warn(
+        "profiler.dump_profile() is deprecated. Please use profiler.dump() instead", stacklevel=2
+    )
+    dump(True)
+
+
+def autostart() -> None:
+    """NNVMPY_PROFILER_AUTOSTART=1: profile everything from now on, dump the trace (and
+    print nothing) at exit, as MXNET_PROFILER_AUTOSTART does."""
+    set_config(profile_all=True, aggregate_stats=True)
+    set_state("run")
+    atexit.register(_dump_at_exit)
+
+
+def _dump_at_exit() -> None:
+    if RECORDER.running:
+        from ..engine import get_engine
+
+        try:
+            get_engine().wait_for_all()  # what is still queued belongs to the run
+        except Exception:  # a failed op: its error was the user's to see, dump anyway
+            pass
+        set_state("stop")
+        dump(True)
