@@ -196,5 +196,5 @@ def test_tostype_default_is_a_copy_and_sparse_types_are_named_errors() -> None:
     y[:] = 0  # a copy: x keeps its values
     np.testing.assert_array_equal(x.asnumpy(), [[1.0, 2.0], [3.0, 4.0]])
     for stype in ("csr", "row_sparse", "dense"):
-        with pytest.raises(nv.NNVMError, match=f"tostype.*'{stype}'.*'default'"):
+        with pytest.raises(nv.ParamError, match=f"tostype.*'{stype}'.*'default'"):
             x.tostype(stype)

@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import engine, kernel
 from ..autograd.state import STATE as _AG
-from ..base import Context, NNVMError, as_dtype, current_context
+from ..base import Context, NNVMError, ParamError, as_dtype, current_context
 from ..imperative import invoke
 from ..kernel import storage
 from ..registry import Op
@@ -359,8 +359,8 @@ class NDArray:
     def tostype(self, stype: str) -> NDArray:
         """A copy in storage type `stype` (MXNet's cast_storage). nnvmpy stores arrays
         densely only: 'default' gives a copy; 'csr' and 'row_sparse' are named errors."""
-        if stype != "default":
-            raise NNVMError(
+        if stype != "default":  # a ParamError, as the cast_storage op's
+            raise ParamError(
                 f"tostype: storage type {stype!r} is not supported; nnvmpy arrays are dense "
                 "(expected 'default')"
             )

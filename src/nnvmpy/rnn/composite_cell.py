@@ -141,6 +141,7 @@ class BidirectionalCell(_Container):
                     else o
                     for o in (l_out, r_out)
                 )
+        outputs: Any
         if merge_outputs:
             rev = symbol.reverse(r_out, axis=axis)
             outputs = symbol.Concat(l_out, rev, dim=2, name=f"{self._output_prefix}out")

@@ -41,6 +41,8 @@ def _normalize_sequence(
         if merge is False:
             if len(inputs.list_outputs()) != 1:
                 raise NNVMError("rnn: unroll needs a single-output symbol as inputs")
+            if length is None:
+                raise NNVMError("rnn: unroll of one symbol needs length= (the time steps)")
             inputs = list(symbol.split(inputs, axis=in_axis, num_outputs=length, squeeze_axis=1))
     else:
         if length is not None and len(inputs) != length:
