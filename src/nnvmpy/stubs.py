@@ -274,9 +274,11 @@ def render(target: StubTarget) -> str:
 def load_all_ops() -> None:
     """Import every part of nnvmpy that registers ops (nv.operator's Custom, rnn, ...)."""
     import nnvmpy
+    from nnvmpy.fusion.fused_op import fused_op
 
     for name in nnvmpy._LAZY:
         getattr(nnvmpy, name)
+    fused_op()  # _FusedOp is registered by the first bind that fuses: document it always
 
 
 def write_stubs(only: list[StubTarget] | None = None) -> list[Path]:
