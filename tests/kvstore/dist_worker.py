@@ -52,6 +52,23 @@ def sums() -> None:
                 for d in range(2)
             )
             np.testing.assert_allclose(o.asnumpy(), want, rtol=1e-5, atol=1e-5)
+    # pushpull without out: the sum over devices and workers lands in every value (in
+    # place in the first), and the store holds it too; a second out list gets copies
+    v0, v1 = (nv.nd.array(data(r, (7, 3), 90 + d), ctx=nv.cpu(d)) for d in range(2))
+    kv.init(50, nv.nd.zeros((7, 3)))
+    kv.pushpull(50, [v0, v1])
+    want5 = sum(data(w, (7, 3), 90 + d) for w in range(n) for d in range(2))
+    o5 = [nv.nd.empty((7, 3)), nv.nd.empty((7, 3), ctx=nv.cpu(1))]
+    kv.pull(50, out=o5)
+    for got in (v0, v1, *o5):
+        np.testing.assert_allclose(got.asnumpy(), want5, rtol=1e-5, atol=1e-5)
+    g5 = nv.nd.array(data(r, (7, 3), 95))
+    kv.pushpull(50, g5, out=o5)
+    np.testing.assert_array_equal(g5.asnumpy(), data(r, (7, 3), 95))  # the gradient is kept
+    for got in o5:
+        np.testing.assert_allclose(
+            got.asnumpy(), sum(data(w, (7, 3), 95) for w in range(n)), rtol=1e-5, atol=1e-5
+        )
     # the optimizer runs on every worker on the summed gradient
     w0 = data(0, (4, 4), 1)
     kv.init(100, nv.nd.array(w0))
@@ -121,6 +138,19 @@ def mismatch() -> None:
         sys.exit(3)
 
 
+def keys() -> None:
+    """The workers push different keys of one shape at the same point: a named error."""
+    kv = nv.kv.create("dist_sync")
+    kv.init([1, 2], [nv.nd.zeros((3,)), nv.nd.zeros((3,))])
+    out = nv.nd.empty((3,))
+    try:
+        kv.pushpull(1 + kv.rank, nv.nd.ones((3,)), out=out)
+        out.asnumpy()
+    except NNVMError as exc:
+        print(f"rank {kv.rank} named error: {exc}", flush=True)
+        sys.exit(3)
+
+
 MLP_BATCH, MLP_STEPS, MLP_DIM = 16, 3, 20  # per worker
 
 
@@ -144,8 +174,42 @@ def mlp() -> None:
     np.savez(os.environ["KV_TEST_OUT"] + f".{kv.rank}.npz", **weights)
 
 
+MODULE_OPT = {"learning_rate": 0.1, "momentum": 0.9, "wd": 1e-3}
+
+
+def module_for(batch: int, seed: int, kvstore: object) -> nv.mod.Module:
+    """An MLP Module with Xavier weights drawn after nv.random.seed(seed), SGD + momentum."""
+    from nnvmpy.training import mlp_symbol
+
+    mod = nv.mod.Module(mlp_symbol((32,)))
+    mod.bind(data_shapes=[("data", (batch, MLP_DIM))], label_shapes=[("softmax_label", (batch,))])
+    nv.random.seed(seed)
+    mod.init_params(nv.init.Xavier())
+    mod.init_optimizer(kvstore=kvstore, optimizer="sgd", optimizer_params=MODULE_OPT)
+    return mod
+
+
+def module() -> None:
+    """Module.fit's step on every worker's half of each batch through kvstore='dist_sync'.
+    Each rank draws different initial weights: the store must start everyone from rank 0's."""
+    rank = nv.kv.create("dist_sync").rank
+    mod = module_for(MLP_BATCH, seed=rank, kvstore="dist_sync")
+    assert mod._kvstore.type == "dist_sync"
+    assert mod._update_on_kvstore
+    x, y = mlp_data()
+    for step in range(MLP_STEPS):
+        lo = (2 * step + rank) * MLP_BATCH
+        batch = nv.io.DataBatch([nv.nd.array(x[lo : lo + MLP_BATCH])],
+                                [nv.nd.array(y[lo : lo + MLP_BATCH])])  # fmt: skip
+        mod.forward(batch, is_train=True)
+        mod.backward()
+        mod.update()
+    weights = {n: v.asnumpy() for n, v in mod.get_params()[0].items()}
+    np.savez(os.environ["KV_TEST_OUT"] + f".{rank}.npz", **weights)
+
+
 if __name__ == "__main__":
-    {"sums": sums, "killed": killed, "raised": raised, "mismatch": mismatch, "mlp": mlp}[
-        sys.argv[1]
-    ]()
+    scenarios = {"sums": sums, "killed": killed, "raised": raised, "mismatch": mismatch}
+    scenarios.update(mlp=mlp, module=module, keys=keys)
+    scenarios[sys.argv[1]]()
     print(f"rank {nv.kv.create('dist_sync').rank} ok", flush=True)

@@ -67,6 +67,38 @@ def test_two_worker_mlp_training_equals_one_process_on_the_whole_batch(tmp_path:
             np.testing.assert_allclose(r[name], want, rtol=1e-4, atol=1e-5, err_msg=name)
 
 
+@pytest.mark.timeout(240)
+def test_two_worker_module_training_equals_one_process_on_the_whole_batch(tmp_path: Path) -> None:
+    """Module.init_optimizer(kvstore='dist_sync'): the store broadcasts rank 0's initial
+    weights, sums both workers' gradients and runs SGD with rescale 1/(2 x batch)."""
+    sys.path.insert(0, str(Path(WORKER).parent))
+    try:
+        import dist_worker as w
+    finally:
+        sys.path.pop(0)
+    import nnvmpy as nv
+
+    out = str(tmp_path / "m")
+    rc, log, _ = _run("module", kv_timeout=200, wall=230, KV_TEST_OUT=out)
+    assert rc == 0, log
+    x, y = w.mlp_data()
+    one = w.module_for(2 * w.MLP_BATCH, seed=0, kvstore=None)  # rank 0's initial weights
+    start = {n: v.asnumpy() for n, v in one.get_params()[0].items()}
+    for step in range(w.MLP_STEPS):
+        lo = 2 * step * w.MLP_BATCH
+        batch = nv.io.DataBatch([nv.nd.array(x[lo : lo + 2 * w.MLP_BATCH])],
+                                [nv.nd.array(y[lo : lo + 2 * w.MLP_BATCH])])  # fmt: skip
+        one.forward(batch, is_train=True)
+        one.backward()
+        one.update()
+    ranks = [np.load(f"{out}.{r}.npz") for r in (0, 1)]
+    for name, want in one.get_params()[0].items():
+        want = want.asnumpy()
+        assert not np.allclose(want, start[name]), name  # the weights did move
+        for r in ranks:
+            np.testing.assert_allclose(r[name], want, rtol=1e-4, atol=1e-5, err_msg=name)
+
+
 @pytest.mark.timeout(120)
 def test_a_worker_that_raises_gives_the_other_a_named_error_in_bounded_time() -> None:
     rc, out, seconds = _run("raised", kv_timeout=5, wall=110)
@@ -103,9 +135,47 @@ def test_mismatched_shapes_across_workers_raise_on_both() -> None:
     assert "init of key 3" in out, out
 
 
+@pytest.mark.timeout(120)
+def test_different_keys_of_one_shape_across_workers_raise_on_both() -> None:
+    rc, out, _ = _run("keys", kv_timeout=60, wall=110)
+    assert rc != 0, out
+    for rank in (0, 1):
+        assert f"rank {rank} named error" in out, out
+    assert "workers disagree on collective" in out, out
+    assert "push of key 1" in out, out
+    assert "push of key 2" in out, out
+
+
 def test_launch_command_line() -> None:
     argv = launch.command_line(3, ["python", "x.py"])
     assert argv[1:] == ["-disable-auto-cleanup", "-n", "3", "python", "x.py"]
     assert launch.command_line(4, ["a"], launcher="srun")[:2] == ["srun", "--ntasks=4"]
     with pytest.raises(Exception, match="no command"):
         launch.command_line(2, [])
+
+
+def test_launch_shares_the_cores_among_the_workers_of_one_machine(tmp_path: Path) -> None:
+    assert launch.worker_threads(2, cores=2) == 1
+    assert launch.worker_threads(4, cores=16) == 4
+    assert launch.worker_threads(3, cores=2) == 1  # never 0
+    hosts = tmp_path / "hosts"
+    hosts.write_text("# two machines\nnode1:8\n\nnode2:8\n")
+    assert launch.worker_threads(4, str(hosts), cores=8) == 4  # 2 workers a machine
+
+
+@pytest.mark.timeout(120)
+def test_launch_sets_thread_counts_unless_the_environment_has_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for var in launch.THREAD_VARS:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "7")  # the user's choice wins
+    # one write(2) a worker (atomic on a pipe), so the two workers' lines cannot interleave
+    code = (
+        "import os; os.write(1, ('threads ' + ' '.join(os.environ[v] for v in "
+        f"{launch.THREAD_VARS!r}) + '\\n').encode())"
+    )
+    done = launch.run(2, [sys.executable, "-c", code], capture_output=True, text=True, timeout=100)
+    assert done.returncode == 0, done.stderr
+    want = str(launch.worker_threads(2))
+    assert done.stdout.splitlines() == [f"threads 7 {want} {want} {want}"] * 2, done.stdout

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from .. import engine
 from ..base import Context, cpu
 from .base import KVStore
@@ -57,45 +55,99 @@ class DistSyncStore(KVStore):
     # -- push: local sum, then allreduce -------------------------------------------------------
 
     def push(self, key: Any, value: Any, priority: int = 0) -> None:
+        """Sum each key's values here, then over the workers; update or replace the stored value.
+
+        The allreduce writes the sum into a buffer that needs no copy afterwards where
+        possible: without an updater, in the stored value itself (the pull then reads the
+        sum); with one, in the local sum when that is already a temporary of ours (several
+        values, or one from another device or dtype), else in the key's receive buffer,
+        which the updater then reads. The caller's gradient is never written.
+        """
         kv = grouped(pairs(key, value, "push"))
         self._check_known(kv, "push")
+        updates: list[tuple[Key, Any]] = []
         for k, vs in kv:
             stored = self._store[k]
             self._check_shapes(k, stored, vs, "push")
-            m = self._merge(vs, stored)
-            host = m if m.context.device_type == "cpu" else m.as_in_context(cpu())
-            self._allreduce(k, host, priority)
-        for k, _ in kv:
-            stored, recv = self._store[k], self._recv[k]
-            if recv.context != stored.context:
-                recv = recv.as_in_context(stored.context)
+            merged = self._merge(vs, stored)
+            owned = merged is not vs[0]  # the sum, or a copy: nobody else holds it
+            if merged.context.device_type != "cpu":
+                merged, owned = merged.as_in_context(cpu()), True
+            if self._updater is None and stored.context.device_type == "cpu":
+                self._allreduce(k, merged, stored, priority)
+                continue
+            target = merged if owned else self._recv_buffer(k, merged)
+            self._allreduce(k, merged, target, priority)
+            updates.append((k, target))
+        for k, summed in updates:
+            stored = self._store[k]
+            if summed.context != stored.context:
+                summed = summed.as_in_context(stored.context)
             if self._updater is not None:
-                self._updater(k, recv, stored)
+                self._updater(k, summed, stored)
             else:
-                recv.copyto(stored)
+                summed.copyto(stored)
 
-    def _allreduce(self, key: Key, merged: Any, priority: int) -> None:
-        """An engine operation: once `merged` is written, copy it into the key's receive
-        buffer and hand that to the communication thread, which sums it over the workers
-        in place (fusing small ones) and completes the operation."""
+    def pushpull(self, key: Any, value: Any, out: Any = None, priority: int = 0) -> None:
+        """push then pull; without `out` the result is written back into `value`.
+
+        Without an updater the sum goes straight into the first out array (in place when
+        that is the pushed value itself), and the stored value is copied from it after:
+        the caller's `out` is ready as soon as the allreduce is, one copy sooner than a
+        push followed by a pull. Otherwise (an updater, several values for one key listed
+        twice, another device or dtype) it is push, then pull."""
+        if self._updater is not None:
+            super().pushpull(key, value, out, priority)
+            return
+        kv = pairs(key, value, "pushpull")
+        outs = kv if out is None else pairs(key, out, "pushpull")
+        if len(grouped(kv)) != len(kv):
+            super().pushpull(key, value, out, priority)
+            return
+        self._check_known(kv, "pushpull")
+        for (k, vs), (_, os_) in zip(kv, outs, strict=True):
+            stored = self._store[k]
+            self._check_shapes(k, stored, vs, "pushpull")
+            self._check_shapes(k, stored, os_, "pushpull")
+            dst = os_[0]
+            on_host = stored.context.device_type == "cpu" and dst.context.device_type == "cpu"
+            if not on_host or dst.dtype != stored.dtype:
+                super().pushpull(k, vs, os_, priority)
+                continue
+            self._allreduce(k, self._merge(vs, stored), dst, priority)  # the sum is on the host
+            dst.copyto(stored)
+            for o in os_[1:]:
+                dst.copyto(o)
+
+    def _recv_buffer(self, key: Key, like: Any) -> Any:
         from .. import ndarray as nd
 
         recv = self._recv.get(key)
         if recv is None:
-            recv = self._recv[key] = nd.empty(merged.shape, ctx=cpu(), dtype=merged.dtype)
-        src, dst = merged._data, recv._data
+            recv = self._recv[key] = nd.empty(like.shape, ctx=cpu(), dtype=like.dtype)
+        return recv
+
+    def _allreduce(self, key: Key, src: Any, dst: Any, priority: int) -> None:
+        """An engine operation: once `src` is written, hand it to the communication thread,
+        which writes the sum of every worker's `src` into `dst` (in place when they are one
+        array; small ones fused into one call) and then completes the operation.
+
+        The hand-off itself is short (no copy: MPI reads `src` and writes `dst`), so the
+        engine may run it in the pushing thread when `src` is ready at push time."""
         comm, job = self._comm, self._comm.reserve()  # program order: the same on every worker
         what = f"push of key {key!r}"
+        buf = dst._data
+        send = None if src is dst else src._data
 
         def run(_rc: Any, on_complete: Any) -> None:
-            np.copyto(dst, src)
-            comm.submit(job, "allreduce", dst, on_complete, priority=priority, what=what)
+            comm.submit(job, "allreduce", buf, on_complete, priority, what, send=send)
 
         engine.get_engine().push_async(
             run,
             cpu(),
-            [merged._chunk.var],
-            [recv._chunk.var],
+            [] if send is None else [src._chunk.var],
+            [dst._chunk.var],
             priority=priority,
             name="kvstore_allreduce",
+            prop=engine.FnProperty.INLINE,
         )

@@ -6,11 +6,17 @@ else the one on PATH): on one machine the workers talk over loopback; with a hos
 `--launcher srun` uses Slurm's own launcher. `-disable-auto-cleanup` keeps the other
 workers alive when one dies, so they stop with kvstore's named error (after
 NNVMPY_KVSTORE_TIMEOUT seconds, `--timeout`) instead of being killed without a word.
+
+Threads: every worker would otherwise start one OpenMP / Numba / OpenBLAS thread per core
+of the machine, so N workers on one machine run N times as many busy threads as cores
+(and OpenMP's spinning waits make that far worse than N times slower). Unless the
+environment already says otherwise, each worker gets cores // workers-per-machine of each.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import shutil
 import signal
@@ -21,6 +27,7 @@ from pathlib import Path
 from ..base import NNVMError
 
 DEFAULT_TIMEOUT = 120.0
+THREAD_VARS = ("OMP_NUM_THREADS", "NUMBA_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 _SIGNALS = (signal.SIGABRT, signal.SIGKILL, signal.SIGSEGV, signal.SIGTERM)
 
 
@@ -60,6 +67,21 @@ def command_line(
     return [*args, *cmd]
 
 
+def _hosts(hostfile: str) -> int:
+    """How many machines an MPICH hostfile names (`host[:slots]` lines, # comments)."""
+    with open(hostfile) as f:
+        lines = [line.split("#", 1)[0].strip() for line in f]
+    return max(1, sum(1 for line in lines if line))
+
+
+def worker_threads(n: int, hostfile: str | None = None, cores: int | None = None) -> int:
+    """Compute threads for each of `n` workers: this machine's cores shared by the workers
+    that run on one machine (all of them, or an even share of the hostfile's machines;
+    the other machines are assumed to have as many cores as this one)."""
+    per_machine = n if hostfile is None else math.ceil(n / _hosts(hostfile))
+    return max(1, (cores or os.cpu_count() or 1) // max(1, per_machine))
+
+
 def run(
     n: int,
     cmd: list[str],
@@ -68,12 +90,17 @@ def run(
     timeout: float | None = None,
     **popen: object,
 ) -> subprocess.CompletedProcess:
-    """Run `cmd` on `n` workers and wait; NNVMPY_KVSTORE_TIMEOUT defaults to `timeout`."""
+    """Run `cmd` on `n` workers and wait; NNVMPY_KVSTORE_TIMEOUT defaults to `timeout`, the
+    thread counts (THREAD_VARS) to `worker_threads`."""
     env = dict(os.environ)
     env.setdefault("NNVMPY_KVSTORE_TIMEOUT", str(timeout or DEFAULT_TIMEOUT))
     if timeout is not None:
         env["NNVMPY_KVSTORE_TIMEOUT"] = str(timeout)
     argv = command_line(n, cmd, hostfile, launcher)
+    if launcher == "mpiexec":  # under srun, Slurm's --cpus-per-task says how many cores
+        threads = str(worker_threads(n, hostfile))
+        for var in THREAD_VARS:
+            env.setdefault(var, threads)
     return subprocess.run(argv, env=env, **popen)  # type: ignore[call-overload]
 
 

@@ -14,8 +14,8 @@ allgather the ids of the jobs they have ready, and all run the jobs ready everyw
 the same order: higher priority first (MXNet's Module: -index, earlier layers first),
 small allreduces of one dtype fused into one buffer up to `bucket_bytes` (bucket.py),
 larger ones in place.
-The round also compares dtype and shape of each job across workers: a mismatch raises
-KVStoreCommError on every worker instead of summing garbage.
+The round also compares key, dtype and shape of each job across workers: a mismatch
+raises KVStoreCommError on every worker instead of summing garbage.
 
 Why MPI_THREAD_SERIALIZED (not FUNNELED): the calls come from this thread, not from the
 thread that imported mpi4py, a failing thread's `abort` sends its last words itself, and
@@ -32,13 +32,14 @@ others (nnvmpy launch names the dead rank).
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import sys
 import threading
 import time
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -52,6 +53,13 @@ KINDS = ("allreduce", "bcast", "barrier")
 _ABORT_TAG = 31337
 _MAX_OFFER = 64  # jobs one worker offers per negotiation round
 _ABORT_GRACE = 0.5  # seconds between telling the peers and MPI_Abort
+_SPIN = 5e-5  # seconds a wait tests without sleeping (see Comm._wait)
+_YIELD = 1e-3  # then yields the core between tests until this
+_NAP_MIN, _NAP_MAX = 2e-5, 2e-4  # then naps, doubling up to _NAP_MAX
+_RETRY = 5e-4  # a round that found no common job waits at most this for a new one
+# gives the core to another runnable thread (time.sleep(0) instead sleeps the kernel's timer
+# slack, 50 us or more, which every peer waiting on this worker pays too)
+_yield_core: Callable[[], None] = getattr(os, "sched_yield", lambda: time.sleep(0))
 _INSTALL_HINT = (
     "distributed KVStores need mpi4py and an MPI library: pip install 'nnvmpy[dist]' "
     "(mpi4py and the mpich wheel), then start the workers with `nnvmpy launch -n N -- ...`"
@@ -91,17 +99,27 @@ class _Job:
     done: Done
     what: str
     root: int = 0
+    row: tuple[int, ...] = (0, 0, 0, 0, 0)
+    send: np.ndarray | None = None  # allreduce: sum these into `array` instead of in place
     finished: bool = False
-    row: np.ndarray = field(default_factory=lambda: np.zeros(5, np.int64))
 
 
-def _describe(kind: str, array: np.ndarray | None, root: int) -> np.ndarray:
-    """[kind, dtype, nbytes, shape crc, root]: what every worker must agree on for one job."""
+def _describe(kind: str, array: np.ndarray | None, root: int, what: str) -> tuple[int, ...]:
+    """(kind, dtype, nbytes, crc of shape and label, root): what every worker must agree on
+    for one job. The label ("push of key 3") is in it, so workers pushing different keys
+    of one shape at the same point of the program fail too, instead of summing them."""
     if array is None:
-        return np.array([KINDS.index(kind), 0, 0, 0, root], np.int64)
-    shape_crc = zlib.crc32(repr(array.shape).encode())
-    dtype_code = zlib.crc32(array.dtype.str.encode())
-    return np.array([KINDS.index(kind), dtype_code, array.nbytes, shape_crc, root], np.int64)
+        return (KINDS.index(kind), 0, 0, zlib.crc32(what.encode()), root)
+    dtype, shape = array.dtype.str, array.shape
+    return _describe_array(KINDS.index(kind), dtype, shape, array.nbytes, root, what)
+
+
+@functools.lru_cache(maxsize=4096)
+def _describe_array(
+    kind: int, dtype: str, shape: tuple[int, ...], nbytes: int, root: int, what: str
+) -> tuple[int, ...]:
+    shape_crc = zlib.crc32(f"{shape!r} {what}".encode())
+    return (kind, zlib.crc32(dtype.encode()), nbytes, shape_crc, root)
 
 
 class Comm:
@@ -125,6 +143,9 @@ class Comm:
         self._error: BaseException | None = None
         self._stop = False
         self._peer_failed = False
+        # one negotiation round's buffers: this worker's offer, everyone's (see _round)
+        self._offer = np.full((_MAX_OFFER, 6), -1, np.int64)
+        self._gathered = np.empty((self.size, _MAX_OFFER, 6), np.int64)
         self._thread = threading.Thread(target=self._run, name="nnvmpy-comm", daemon=True)
         self._thread.start()
         atexit.register(self.close)
@@ -146,8 +167,14 @@ class Comm:
         priority: int = 0,
         what: str = "",
         root: int = 0,
+        send: np.ndarray | None = None,
     ) -> None:
-        """Hand a ready job to the thread; `done` is called from it once the job has run."""
+        """Hand a ready job to the thread; `done` is called from it once the job has run.
+
+        An allreduce sums `array` in place, or, with `send` (same shape and dtype), writes
+        the sum of the workers' `send` into `array` (MPI reads the one and writes the
+        other: no copy of ours between them).
+        """
         if kind not in KINDS:
             raise NNVMError(f"kvstore comm: unknown job kind {kind!r}; expected one of {KINDS}")
         if array is not None and not (
@@ -157,9 +184,20 @@ class Comm:
                 f"kvstore comm: {what or kind} needs a writeable C-contiguous numpy array, "
                 f"got {type(array).__name__}"
             )
-        job = _Job(
-            job_id, kind, array, priority, done, what, root, row=_describe(kind, array, root)
-        )
+        if send is not None and (
+            kind != "allreduce"
+            or not isinstance(send, np.ndarray)
+            or not send.flags.c_contiguous
+            or array is None
+            or send.shape != array.shape
+            or send.dtype != array.dtype
+        ):
+            raise NNVMError(
+                f"kvstore comm: {what or kind}: `send` must be a C-contiguous numpy array of "
+                f"the receive array's shape and dtype, for an allreduce"
+            )
+        row = _describe(kind, array, root, what)
+        job = _Job(job_id, kind, array, priority, done, what, root, row, send)
         with self._cond:
             if self._error is None and not self._stop:
                 self._ready[job_id] = job
@@ -259,17 +297,31 @@ class Comm:
             job.done(exc)
 
     def _round(self, ready: dict[int, _Job]) -> None:
-        """Agree with the other workers on the jobs ready everywhere, then run them."""
+        """Agree with the other workers on the jobs ready everywhere, then run them.
+
+        One small allgather a round, whatever the number of jobs in it: each worker's
+        offer is a table of [id, kind, dtype, nbytes, shape crc, root] rows, so the same
+        collective that finds the common jobs also checks that every worker describes
+        them alike.
+        """
         ids = sorted(ready)[:_MAX_OFFER]  # the lowest ids: the oldest job is always offered
-        rows = np.stack([np.concatenate(([i], ready[i].row)) for i in ids]).astype(np.int64)
-        tables = self._allgather_rows(rows)
+        offer, n = self._offer, len(ids)
+        offer[:, 0] = -1
+        for k, i in enumerate(ids):
+            offer[k, 0] = i
+            offer[k, 1:] = ready[i].row
+        gathered = self._gathered
+        self._wait(self._call(self._world.Iallgather, offer, gathered), patient=True)
         common = set(ids)
-        for table in tables:
-            common &= set(table[:, 0].tolist())
+        for r in range(self.size):
+            if r != self.rank:
+                common.intersection_update(gathered[r, :, 0].tolist())
         if not common:
-            time.sleep(0.0005)  # peers are behind; ask again when more is ready
+            with self._cond:  # peers are behind: ask again when more is ready here, or soon
+                if len(self._ready) == len(ready) and not self._stop:
+                    self._cond.wait(_RETRY)
             return
-        self._check_agree(common, tables, ready)
+        self._check_agree(common, gathered, offer[:n])
         jobs = [ready[i] for i in sorted(common)]
         with self._cond:
             for job in jobs:
@@ -283,41 +335,43 @@ class Comm:
                     job.done(exc)
             raise
 
-    def _allgather_rows(self, rows: np.ndarray) -> list[np.ndarray]:
-        """Every worker's offered rows, in one fixed-size allgather (padding: id -1)."""
-        offer = np.full((_MAX_OFFER, rows.shape[1]), -1, np.int64)
-        offer[: len(rows)] = rows
-        gathered = np.empty((self.size, *offer.shape), np.int64)
-        self._wait(self._call(self._world.Iallgather, offer, gathered))
-        return [table[table[:, 0] >= 0] for table in gathered]
+    def _check_agree(self, common: set[int], gathered: np.ndarray, mine: np.ndarray) -> None:
+        """Every worker's rows of the common jobs must equal this worker's."""
+        want = [row for row in mine.tolist() if row[0] in common]  # sorted by id everywhere
+        for rank in range(self.size):
+            if rank == self.rank:
+                continue
+            theirs = [row for row in gathered[rank].tolist() if row[0] in common]
+            if theirs == want:
+                continue
+            bad = next(w[0] for w, t in zip(want, theirs, strict=False) if w != t)
+            job = self._ready_job(bad)
+            shape = None if job.array is None else job.array.shape
+            dtype = None if job.array is None else job.array.dtype
+            raise KVStoreCommError(
+                f"kvstore: workers disagree on collective #{bad} ({job.what or job.kind}): rank "
+                f"{self.rank} has {job.kind} of {dtype} {shape}, rank "
+                f"{rank} has a different key, kind, dtype, shape or root (every worker must "
+                f"push and pull the same keys with the same shapes, in the same order)"
+            )
 
-    def _check_agree(
-        self, common: set[int], tables: list[np.ndarray], ready: dict[int, _Job]
-    ) -> None:
-        for rank, table in enumerate(tables):
-            for row in table:
-                job_id = int(row[0])
-                if job_id in common and not np.array_equal(row[1:], ready[job_id].row):
-                    mine = ready[job_id]
-                    shape = None if mine.array is None else mine.array.shape
-                    dtype = None if mine.array is None else mine.array.dtype
-                    label = mine.what or mine.kind
-                    raise KVStoreCommError(
-                        f"kvstore: workers disagree on collective #{job_id} ({label}): rank "
-                        f"{self.rank} has {mine.kind} of {dtype} {shape}, rank "
-                        f"{rank} has a different kind, dtype, shape or root (every worker must "
-                        f"push and pull the same keys with the same shapes, in the same order)"
-                    )
+    def _ready_job(self, job_id: int) -> _Job:
+        with self._cond:
+            return self._ready[job_id]
 
     def _execute(self, jobs: list[_Job]) -> None:
         reduces = [j for j in jobs if j.kind == "allreduce"]
         others = [j for j in jobs if j.kind != "allreduce"]
         for bucket in plan_buckets(reduces, self.bucket_bytes):
             if len(bucket) == 1:
-                buf = bucket[0].array.reshape(-1)  # 0-d arrays too: a 1-d view
-                self._wait(self._call(self._world.Iallreduce, self._mpi.IN_PLACE, buf))
+                job = bucket[0]
+                buf = job.array.reshape(-1)  # 0-d arrays too: a 1-d view
+                send = self._mpi.IN_PLACE if job.send is None else job.send.reshape(-1)
+                self._wait(self._call(self._world.Iallreduce, send, buf))
             else:
-                flat = np.concatenate([j.array.ravel() for j in bucket])
+                flat = np.concatenate(
+                    [(j.array if j.send is None else j.send).ravel() for j in bucket]
+                )
                 self._wait(self._call(self._world.Iallreduce, self._mpi.IN_PLACE, flat))
                 start = 0
                 for j in bucket:
@@ -331,9 +385,9 @@ class Comm:
         for job in others:
             if job.kind == "bcast":
                 buf = job.array.reshape(-1)  # type: ignore[union-attr]
-                self._wait(self._call(self._world.Ibcast, buf, root=job.root))
+                self._wait(self._call(self._world.Ibcast, buf, root=job.root), patient=True)
             else:
-                self._wait(self._call(self._world.Ibarrier))
+                self._wait(self._call(self._world.Ibarrier), patient=True)
             job.finished = True
             job.done(None)
 
@@ -343,29 +397,49 @@ class Comm:
         with self._mpi_lock:
             return fn(*args, **kwargs)
 
-    def _wait(self, request: Any) -> None:
-        """Poll `request` until done; a peer's abort message or the deadline raises."""
-        deadline = time.monotonic() + self.timeout
-        spins = 0
-        spin_until = time.monotonic() + 2e-4  # then back off to 1 ms naps: compute needs cores
-        nap = 2e-5
+    def _wait(self, request: Any, patient: bool = False) -> None:
+        """Poll `request` until done; a peer's abort message or the deadline raises.
+
+        MPICH advances a non-blocking collective only inside MPI calls on each process,
+        so every moment this thread sleeps is added to the collective's latency on the
+        other workers too, and a large allreduce, which moves its data in many steps, pays
+        it at every step. Hence: test in a tight loop for `_SPIN` seconds (a peer that is
+        already there answers within microseconds), then yield the core between tests.
+        Only a `patient` wait (negotiation, barrier, broadcast: a peer may still be
+        computing for a long time) goes on to nap after `_YIELD`, at most `_NAP_MAX`
+        (the peer pays at most that on arrival, and this thread costs little CPU). The
+        data collectives of a round never nap: every worker has agreed to run them now.
+        """
+        test, lock = request.Test, self._mpi_lock
+        with lock:
+            if test():
+                return
+        now = time.monotonic
+        started = now()
+        deadline = started + self.timeout
+        spin_until = started + _SPIN
+        yield_until = started + _YIELD if patient else deadline
+        nap, spins = _NAP_MIN, 0
         while True:
-            with self._mpi_lock:
-                if request.Test():
+            with lock:
+                if test():
                     return
             spins += 1
-            if spins % 64 == 0:
+            t = now()
+            if t < spin_until:
+                continue
+            if spins % 64 == 0 or t >= yield_until:  # every 64th test, or before a nap
                 self._poll_abort()
-                if time.monotonic() > deadline:
+                if t > deadline:
                     raise KVStoreCommError(
                         f"kvstore: rank {self.rank} waited {self.timeout:g} s for the other "
                         f"workers (NNVMPY_KVSTORE_TIMEOUT): a worker hung, died or stopped pushing"
                     )
-            if time.monotonic() < spin_until:
-                time.sleep(0)
+            if t < yield_until:
+                _yield_core()
             else:
                 time.sleep(nap)
-                nap = min(nap * 2, 1e-3)
+                nap = min(nap * 2, _NAP_MAX)
 
     def _poll_abort(self) -> None:
         with self._mpi_lock:

@@ -4,7 +4,9 @@ MXNet 1.x's intermediate training API. bind() simple_binds the symbol for the da
 label shapes; init_params() fills the parameters (an Initializer, or given arrays);
 init_optimizer() makes an Updater from nv.optimizer; forward/backward/update run one step
 on a DataBatch. One context: a list of several contexts is refused with a named error
-(MXNet splits the batch across them; nnvmpy's data parallelism is the KVStore's).
+(MXNet splits the batch across them; nnvmpy's data parallelism is the KVStore's: with
+init_optimizer(kvstore='dist_sync') each `nnvmpy launch` worker trains on its own batches
+and the store sums the gradients of all of them, see kvstore_util.py).
 """
 
 from __future__ import annotations
@@ -78,6 +80,9 @@ class Module(BaseModule):
         self._label_shapes: list[DataDesc] = []
         self._updater: Any = None
         self._optimizer: Any = None
+        self._kvstore: Any = None  # the KVStore of init_optimizer, if it made or got one
+        self._update_on_kvstore = False  # whether that store runs the optimizer
+        self._preload_opt_states: str | None = None  # Module.load(load_optimizer_states=True)
         self.inputs_need_grad = False
         self._grad_req: Any = "write"
 
@@ -271,29 +276,64 @@ class Module(BaseModule):
         optimizer_params: Any = (("learning_rate", 0.01),),
         force_init: bool = False,
     ) -> None:
-        """An nv.optimizer Updater over the parameters (rescale_grad 1/batch by default)."""
+        """The optimizer, and the KVStore that sums gradients across devices and workers.
+
+        `kvstore`: a type name ('local', 'device': with one context no store is needed;
+        'dist_sync', 'dist_device_sync': one worker of `nnvmpy launch`), an nv.kv store,
+        or None. As in MXNet, the store runs the optimizer (update_on_kvstore) unless
+        MXNET_UPDATE_ON_KVSTORE=0; each parameter is a key named after it, initialised
+        with rank 0's value. rescale_grad defaults to 1 / (batch size x workers) under a
+        dist_*sync store: the gradients of every worker's batch are summed.
+        """
         self._require("init_optimizer", bound=True, params=True)
         if self.optimizer_initialized and not force_init:
             self.logger.warning("Module.init_optimizer: already initialized, ignoring")
             return
-        if kvstore not in (None, "local", "device") and not hasattr(kvstore, "push"):
-            raise ParamError(
-                f"Module.init_optimizer: kvstore {kvstore!r}: only single-process updates "
-                "('local', 'device' or None) are provided by Module"
-            )
-        from .. import optimizer as opt
+        import warnings
 
-        params = dict(optimizer_params)
+        from .. import optimizer as opt
+        from . import kvstore_util
+
+        if self._params_dirty:
+            self._snapshot_params()
+        assert self._arg_params is not None
+        kv, update_on_kvstore = kvstore_util.create_kvstore(kvstore, 1, self._arg_params)
         batch = self._data_shapes[0].shape[0] if self._data_shapes else 1
+        if kv is not None and "dist" in kv.type and "_sync" in kv.type:
+            batch *= kv.num_workers
+        rescale_grad = 1.0 / batch
         idx2name = dict(enumerate(self._param_names))
         if isinstance(optimizer, str):
-            params.setdefault("rescale_grad", 1.0 / batch)
+            params = dict(optimizer_params)
+            params.setdefault("rescale_grad", rescale_grad)
             optimizer = opt.create(optimizer, sym=self._symbol, param_idx2name=idx2name, **params)
-        elif not isinstance(optimizer, opt.Optimizer):
+        elif isinstance(optimizer, opt.Optimizer):
+            if optimizer.rescale_grad != rescale_grad:
+                warnings.warn(
+                    "Module.init_optimizer: the optimizer's rescale_grad is "
+                    f"{optimizer.rescale_grad}, not 1/(batch size x workers) = {rescale_grad}; "
+                    "is this intended?",
+                    stacklevel=2,
+                )
+            if not optimizer.idx2name:
+                optimizer.idx2name = idx2name.copy()
+        else:
             raise ParamError(f"Module.init_optimizer: optimizer {optimizer!r} is not an Optimizer")
         self._optimizer = optimizer
-        self._updater = opt.get_updater(optimizer)
+        self._kvstore, self._update_on_kvstore = kv, update_on_kvstore
+        self._updater = None
+        if kv is not None:
+            if update_on_kvstore:
+                kv.set_optimizer(optimizer)
+            kvstore_util.initialize_kvstore(
+                kv, self._exec.arg_dict, self._arg_params, self._param_names
+            )
+        if not update_on_kvstore:
+            self._updater = opt.get_updater(optimizer)
         self.optimizer_initialized = True
+        if self._preload_opt_states is not None:
+            self.load_optimizer_states(self._preload_opt_states)
+            self._preload_opt_states = None
 
     # -- computation --------------------------------------------------------------------------
 
@@ -348,16 +388,24 @@ class Module(BaseModule):
         self._exec.backward(out_grads)
 
     def update(self) -> None:
-        """Apply the optimizer to every parameter with a gradient."""
+        """Apply the optimizer to every parameter with a gradient (through the KVStore, if
+        init_optimizer set one up: summed over devices and workers first)."""
         self._require("update", bound=True, params=True)
         if not self.optimizer_initialized:
             raise NNVMError("Module.update: call init_optimizer() first")
-        grads = self._exec.grad_dict
-        for i, n in enumerate(self._param_names):
-            g = grads.get(n)
-            if g is not None and n not in self._fixed_param_names:
-                self._updater(i, g, self._exec.arg_dict[n])
+        from . import kvstore_util
+
+        fixed = set(self._fixed_param_names)
+        grads = {n: g for n, g in self._exec.grad_dict.items() if n not in fixed}
         self._params_dirty = True
+        if self._update_on_kvstore:
+            kvstore_util.update_params_on_kvstore(
+                self._exec.arg_dict, grads, self._kvstore, self._param_names
+            )
+        else:
+            kvstore_util.update_params(
+                self._exec.arg_dict, grads, self._updater, self._kvstore, self._param_names
+            )
 
     def get_outputs(self, merge_multi_context: bool = True) -> list[Any]:
         self._require("get_outputs", bound=True, params=True)
@@ -381,6 +429,8 @@ class Module(BaseModule):
 
     def borrow_optimizer(self, shared_module: Module) -> None:
         self._optimizer, self._updater = shared_module._optimizer, shared_module._updater
+        self._kvstore = shared_module._kvstore
+        self._update_on_kvstore = shared_module._update_on_kvstore
         self.optimizer_initialized = shared_module.optimizer_initialized
 
     # -- checkpoints --------------------------------------------------------------------------
@@ -395,14 +445,22 @@ class Module(BaseModule):
             self.save_optimizer_states(f"{prefix}-{epoch:04d}.states")
 
     def save_optimizer_states(self, fname: str) -> None:
+        """The optimizer's states (the KVStore's, when it runs the optimizer) to `fname`."""
         if not self.optimizer_initialized:
             raise NNVMError("Module.save_optimizer_states: call init_optimizer() first")
+        if self._update_on_kvstore:
+            self._kvstore.save_optimizer_states(fname)
+            return
         with open(fname, "wb") as f:
             f.write(self._updater.get_states())
 
     def load_optimizer_states(self, fname: str) -> None:
+        """States written by save_optimizer_states."""
         if not self.optimizer_initialized:
             raise NNVMError("Module.load_optimizer_states: call init_optimizer() first")
+        if self._update_on_kvstore:
+            self._kvstore.load_optimizer_states(fname)
+            return
         with open(fname, "rb") as f:
             self._updater.set_states(f.read())
 
