@@ -11,16 +11,18 @@ from nnvmpy import profiler
 from nnvmpy.profiler.recorder import RECORDER
 
 
-def _reset() -> None:
+def _reset(trace_file: Path) -> None:
     profiler.set_state("stop")
     profiler.resume()
-    profiler.set_config()
+    # defaults, but a periodic dump (continuous_dump is on by default) goes to tmp_path
+    profiler.set_config(filename=str(trace_file))
     RECORDER.clear()
 
 
 @pytest.fixture(autouse=True)
 def fresh_profiler(tmp_path: Path) -> Iterator[Path]:
     """Yields the trace file name each test should configure."""
-    _reset()
-    yield tmp_path / "profile.json"
-    _reset()
+    trace_file = tmp_path / "profile.json"
+    _reset(trace_file)
+    yield trace_file
+    _reset(trace_file)

@@ -58,7 +58,9 @@ def test_set_state_and_pause_switch_recording(fresh_profiler: Path) -> None:
     assert not RECORDER.on
     profiler.resume()
     assert RECORDER.on
-    profiler.set_config(profile_symbolic=False, profile_imperative=False)
+    profiler.set_config(
+        profile_symbolic=False, profile_imperative=False, filename=str(fresh_profiler)
+    )
     assert not RECORDER.on  # no operator profiling asked for
     profiler.set_state("stop")
     assert not RECORDER.on
@@ -255,14 +257,15 @@ def test_deprecated_spellings_warn_and_work(fresh_profiler: Path) -> None:
 
 def test_symbolic_and_imperative_operations_can_be_profiled_apart(fresh_profiler: Path) -> None:
     ctx = nv.cpu()
-    profiler.set_config(profile_symbolic=False, profile_imperative=True)
+    trace = str(fresh_profiler)
+    profiler.set_config(profile_symbolic=False, profile_imperative=True, filename=trace)
     profiler.set_state("run")
     RECORDER.record_op("relu", ctx, 0, 1)  # what an nd call pushes
     RECORDER.record_op("fc1 (FullyConnected)", ctx, 0, 1)  # what a bound graph pushes
-    profiler.set_config(profile_symbolic=True, profile_imperative=False)
+    profiler.set_config(profile_symbolic=True, profile_imperative=False, filename=trace)
     RECORDER.record_op("relu", ctx, 0, 1)
     RECORDER.record_op("fc1 (FullyConnected)", ctx, 0, 1)
     assert [op.name for op in RECORDER.ops] == ["relu", "fc1 (FullyConnected)"]
-    profiler.set_config(profile_all=True, aggregate_stats=True)
+    profiler.set_config(profile_all=True, aggregate_stats=True, filename=trace)
     rows = json.loads(profiler.dumps(format="json"))["Time"]["operator"]
     assert set(rows) == {"relu", "FullyConnected"}  # a node's operation counts by op

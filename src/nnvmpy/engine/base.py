@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..base import Context, NNVMError
+from ..profiler.recorder import RECORDER
 from .var import ExcCell, Var, dedup_vars
 
 __all__ = [
@@ -109,7 +110,8 @@ class Opr:
         else:
             self.const_vars, self.mutate_vars = dedup_vars(const_vars, mutate_vars)
             self.all_vars = self.const_vars + self.mutate_vars
-        self.name = name
+        # while profiling, a push from a custom op's callback is named '<op_type>::<name>'
+        self.name = RECORDER.scoped(name, fn) if RECORDER.on else name
         self.is_async = is_async
         self.prop = prop
         self.skippable = prop not in _NEVER_SKIPPED

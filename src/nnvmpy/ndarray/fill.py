@@ -1,4 +1,5 @@
-"""full, zeros, ones: new arrays (or out=) filled with one value through the _full op.
+"""full, zeros, ones: new arrays (or out=) filled with one value through the _full op
+(_zeros and _ones for zeros and ones, the ops MXNet pushes, so profiles name them alike).
 
 As in MXNet's legacy shape semantics, shape () and zero-size dims are unknown shapes
 here unless mx.util.np_shape() is on (nd.empty and nd.array make them any time).
@@ -18,8 +19,9 @@ if TYPE_CHECKING:
     from .ndarray import NDArray
 
 
-def full_into(out: NDArray, value: Any) -> NDArray:
-    """out[...] = value through the _full op (asynchronous; recorded like any op)."""
+def full_into(out: NDArray, value: Any, op_name: str = "_full") -> NDArray:
+    """out[...] = value through the _full op (asynchronous; recorded like any op);
+    op_name '_zeros' / '_ones' for a value of 0 / 1."""
     try:
         v = float(value)
     except (TypeError, ValueError):
@@ -27,11 +29,12 @@ def full_into(out: NDArray, value: Any) -> NDArray:
     if out.size == 0:  # nothing to fill (and a 0 dim reads as unknown in an op's shape)
         return out
     if not out.shape:  # () reads as an unknown shape in the op: fill its one element as (1,)
-        full_into(reshaped(out, (1,)), v)
+        full_into(reshaped(out, (1,)), v, op_name)
         return out
-    return invoke(
-        Op.get("_full"), [], {"shape": out.shape, "dtype": str(out.dtype), "value": v}, out=out
-    )[0]
+    params: dict[str, object] = {"shape": out.shape, "dtype": str(out.dtype)}
+    if op_name == "_full":
+        params["value"] = v
+    return invoke(Op.get(op_name), [], params, out=out)[0]
 
 
 def full(
@@ -42,6 +45,12 @@ def full(
     As in MXNet, shape () and zero-size dims are unknown shapes outside
     mx.util.np_shape(), so they raise there.
     """
+    return _filled(shape, val, ctx, dtype, out, "_full")
+
+
+def _filled(
+    shape: Any, val: Any, ctx: Context | None, dtype: Any, out: NDArray | None, op_name: str
+) -> NDArray:
     if out is None:
         dims = as_shape(shape, "full: shape")
         if (not dims or 0 in dims) and not _np_shape():
@@ -51,7 +60,7 @@ def full(
                 "nd.array"
             )
     target = empty(shape, ctx, dtype) if out is None else out
-    return full_into(target, val)
+    return full_into(target, val, op_name)
 
 
 def _np_shape() -> bool:
@@ -70,13 +79,13 @@ def zeros(
 ) -> NDArray:
     """An array of zeros (float32 unless `dtype` says otherwise); out= writes into an array."""
     _check_stype("zeros", stype)
-    return full(shape, 0, ctx, dtype, kwargs.pop("out", None))
+    return _filled(shape, 0, ctx, dtype, kwargs.pop("out", None), "_zeros")
 
 
 def ones(shape: Any, ctx: Context | None = None, dtype: Any = None, **kwargs: Any) -> NDArray:
     """An array of ones (float32 unless `dtype` says otherwise); out= writes into an array."""
     _check_stype("ones", kwargs.pop("stype", None))
-    return full(shape, 1, ctx, dtype, kwargs.pop("out", None))
+    return _filled(shape, 1, ctx, dtype, kwargs.pop("out", None), "_ones")
 
 
 __all__ = ["full", "full_into", "ones", "zeros"]

@@ -27,6 +27,10 @@ Where the Python callbacks run, and why:
 * Running callbacks on the engine worker directly would also work (nested waits), but a
   callback that sleeps or blocks would then hold a worker, serialising independent
   custom ops on a small pool.
+* The profiler sees each callback as MXNet's does (category "Custom Operator"): the call
+  is a span '<op_type>::pure_python' ('_backward_<op_type>::pure_python'), and what it
+  pushes is named '<op_type>::<op>'. The hand-off push itself is not recorded: the node's
+  own operation ('Custom') already spans it.
 
 Do not call `nd.waitall()` inside a callback: it would wait for this very op.
 """
@@ -38,13 +42,14 @@ import os
 import queue
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from .. import engine
 from ..base import Context, NNVMError, OpReqType
 from ..ndarray.ndarray import NDArray
+from ..profiler.recorder import RECORDER, Unrecorded
 from ..registry import NodeAttrs, Op, register_op, skip_in_source_locations
 from ..resource import OpContext
 from .legacy import OpState, PropInfo, call_user, register_prop_ops
@@ -192,9 +197,15 @@ os.register_at_fork(after_in_child=_pool.reset)
 
 
 def run_callback(
-    label: str, what: str, fn: Callable[[], None], written: list[NDArray], ctx: Context
+    label: str,
+    what: str,
+    fn: Callable[[], None],
+    written: list[NDArray],
+    ctx: Context,
+    scope: str,
 ) -> None:
-    """Run fn on a callback thread and wait for it (and its pushes on `written`)."""
+    """Run fn on a callback thread and wait for it (and its pushes on `written`);
+    `scope` names it and its pushes in the profiler (the op_type, '_backward_<op_type>')."""
     eng = engine.get_engine()
     done = eng.new_var(f"{label} {what}")
     failure: list[BaseException] = []
@@ -202,7 +213,8 @@ def run_callback(
     def task(on_complete: Any) -> None:
         try:
             with ctx:  # nd arrays the callback creates default to the op's device
-                fn()
+                with RECORDER.custom_scope(scope):
+                    fn()
                 for arr in written:
                     arr.wait_to_read()
         except BaseException as e:
@@ -213,7 +225,7 @@ def run_callback(
     def start(run_ctx: Any, on_complete: Any) -> None:
         _pool.submit(lambda: task(on_complete))
 
-    eng.push_async(start, ctx, [], [done], name=f"{label} {what}")
+    eng.push_async(start, ctx, [], [done], name=Unrecorded(f"{label} {what}"))
     eng.wait_for_var(done)
     if failure:
         e = failure[0]
@@ -261,7 +273,15 @@ def _parse(attrs: NodeAttrs) -> PropInfo:
         )
     label = f"Custom op_type={op_type!r}"
     prop = call_user(label, f"{prop_cls.__name__}(**{kwargs})", lambda: prop_cls(**kwargs))
-    return PropInfo(prop, label)
+    return _CustomInfo(prop, label, op_type)
+
+
+class _CustomInfo(PropInfo):
+    """A Custom node's PropInfo, with the op_type the profiler names its callbacks by."""
+
+    def __init__(self, prop: Any, label: str, op_type: str) -> None:
+        super().__init__(prop, label)
+        self.op_type = op_type
 
 
 def _create(attrs: NodeAttrs, ctx: Context, in_shapes: list[Any], in_types: list[Any]) -> OpState:
@@ -278,7 +298,8 @@ def _create(attrs: NodeAttrs, ctx: Context, in_shapes: list[Any], in_types: list
 def _forward(
     state: OpState, ctx: OpContext, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
-    info, dev = state.info, ctx.ctx
+    info = cast(_CustomInfo, state.info)
+    dev = ctx.ctx
     in_data, aux = _wrap(inputs[: info.n_args], dev), _wrap(inputs[info.n_args :], dev)
     out_data = _wrap(outputs, dev)
     reqs = [_REQ_STR[OpReqType(r)] for r in req]
@@ -286,13 +307,14 @@ def _forward(
     def call() -> None:
         state.op.forward(ctx.is_train, reqs, in_data, out_data, aux)
 
-    run_callback(info.label, "forward", call, out_data + aux, dev)
+    run_callback(info.label, "forward", call, out_data + aux, dev, info.op_type)
 
 
 def _backward(
     state: OpState, ctx: OpContext, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
-    info, dev = state.info, ctx.ctx
+    info = cast(_CustomInfo, state.info)
+    dev = ctx.ctx
     out_grad, in_data, out_data, aux = (_wrap(x, dev) for x in info.unpack_backward(inputs))
     in_grad = _wrap(outputs, dev)
     reqs = [_REQ_STR[OpReqType(r)] for r in req]
@@ -300,7 +322,7 @@ def _backward(
     def call() -> None:
         state.op.backward(reqs, out_grad, in_data, out_data, in_grad, aux)
 
-    run_callback(info.label, "backward", call, in_grad + aux, dev)
+    run_callback(info.label, "backward", call, in_grad + aux, dev, f"_backward_{info.op_type}")
 
 
 def _register_custom_op() -> Op:

@@ -3,26 +3,34 @@
 While the profiler runs (`set_state('run')`), every engine operation is timed on the
 thread that runs it, under the name it was pushed with: the op's name for nd calls
 (imperative), "node (op)" for a bound graph's nodes (symbolic; shown by op name, with the
-node in the event's args). `dump()` writes a Chrome trace (trace.py: a row per engine
-worker, the storage pool's bytes in use as a counter), `dumps()` the aggregate table or
-JSON (stats.py). Domain / Task / Frame / Event / Counter / Marker (objects.py) add your own
-spans, counters and instants. With profiling off, the engine pays one flag test per push.
-NNVMPY_PROFILER_AUTOSTART=1 profiles the whole run and dumps at exit (config.py).
+node in the event's args). A CustomOp's Python forward/backward is timed as
+'<op_type>::pure_python' and what it pushes as '<op_type>::<op>', in the "Custom Operator"
+category (recorder.py, operator/custom.py). `dump()` writes a Chrome trace (trace.py: a
+row per engine worker, the storage pool's bytes in use as a counter), `dumps()` the
+aggregate table or JSON (stats.py). With continuous_dump (on by default, as in MXNet) a
+thread dumps every dump_period seconds while the profiler runs (dumper.py). Domain / Task
+/ Frame / Event / Counter / Marker (objects.py) add your own spans, counters and instants.
+With profiling off, the engine pays one flag test per push. NNVMPY_PROFILER_AUTOSTART=1
+profiles the whole run and dumps at exit (config.py).
 
 Differences from MXNet: there is no C API to profile (profile_api is accepted and records
-nothing); continuous_dump and dump_period are accepted but the file is written only by
-dump() (each dump rewrites a complete file of everything since the last finished dump);
+nothing); the trace file is complete JSON after every dump, also the periodic ones (MXNet's
+is not until the last); only autostart dumps at exit (MXNet dumps whenever it profiled);
+a Custom node also shows as one 'Custom' operation, which spans its callback;
 profile_process='server' (a kvstore server) has nothing to profile.
 """
 
 from __future__ import annotations
 
 import atexit
+import os
+import threading
 import warnings
 
 from ..base import ParamError
 from ..param import Parameter, field
 from . import stats, trace
+from .dumper import PeriodicDump
 from .objects import Counter, Domain, Event, Frame, Marker, Task
 from .recorder import RECORDER
 
@@ -56,8 +64,12 @@ class ProfilerConfig(Parameter):
     profile_memory = field(bool, default=True, describe="Profile memory.")
     profile_api = field(bool, default=True, describe="Profile the C API (nothing to profile).")
     filename = field(str, default="profile.json", describe="File name to write profiling info.")
-    continuous_dump = field(bool, default=True, describe="Accepted; dump() writes the file.")
-    dump_period = field(float, default=1.0, describe="Accepted; dump() writes the file.")
+    continuous_dump = field(
+        bool, default=True, describe="Dump the trace periodically while profiling runs."
+    )
+    dump_period = field(
+        float, default=1.0, lower_bound=0.001, describe="Seconds between periodic dumps."
+    )
     aggregate_stats = field(bool, default=False, describe="Maintain aggregate stats (dumps).")
     profile_process = field(
         str, default="worker", enum=["server", "worker"], describe="Which process to profile."
@@ -65,6 +77,10 @@ class ProfilerConfig(Parameter):
 
 
 _config = ProfilerConfig()
+_trace_lock = threading.Lock()  # one dump at a time (yours and the periodic thread's)
+_trace_file: trace.TraceFile | None = None  # the trace being written, until a finished dump
+_dumper: PeriodicDump | None = None
+_dumper_lock = threading.Lock()  # set_config / set_state from several threads
 
 
 def _check_process(fn: str, profile_process: str) -> None:
@@ -85,6 +101,7 @@ def set_config(**kwargs: object) -> None:
     RECORDER.imperative = c.profile_all or c.profile_imperative
     RECORDER.memory_enabled = c.profile_all or c.profile_memory
     RECORDER.update()
+    _update_dumper()
 
 
 def get_config() -> ProfilerConfig:
@@ -93,13 +110,37 @@ def get_config() -> ProfilerConfig:
 
 
 def set_state(state: str = "stop", profile_process: str = "worker") -> None:
-    """'run' starts recording, 'stop' stops it (records are kept for dump/dumps)."""
+    """'run' starts recording (and with continuous_dump the periodic dumps), 'stop'
+    stops both (records are kept for dump/dumps)."""
     _check_process("set_state", profile_process)
     if state not in ("run", "stop"):
         raise ParamError(f"profiler.set_state: state expects 'run' or 'stop', got {state!r}")
     RECORDER.running = state == "run"
     RECORDER.paused = False  # a new state ends a pause (MXNet's tests rely on it)
     RECORDER.update()
+    _update_dumper()
+
+
+def _update_dumper() -> None:
+    """Run the periodic dump while the profiler runs with continuous_dump (at the
+    configured period), and stop it otherwise."""
+    global _dumper
+    with _dumper_lock:
+        want = RECORDER.running and _config.continuous_dump
+        period, filename = _config.dump_period, _config.filename
+        same = _dumper is not None and (_dumper.period, _dumper.what) == (period, filename)
+        if _dumper is not None and not (want and same and _dumper.alive):
+            _dumper.stop()
+            _dumper = None
+        if want and _dumper is None:
+            _dumper = PeriodicDump(period, lambda: _dump(False), filename)
+
+
+@atexit.register
+def _stop_dumper_at_exit() -> None:
+    """Let a periodic dump in progress finish, so that exit leaves the file whole."""
+    if _dumper is not None:
+        _dumper.stop()
 
 
 def pause(profile_process: str = "worker") -> None:
@@ -120,9 +161,30 @@ def dump(finished: bool = True, profile_process: str = "worker") -> None:
     """Write the Chrome trace of everything recorded since the last finished dump to the
     configured filename. finished=True ends that trace: the next dump starts a new one."""
     _check_process("dump", profile_process)
-    trace.write(RECORDER, _config.filename)
-    if finished:
-        RECORDER.trace_from = RECORDER.marks()
+    _dump(finished)
+
+
+def _dump(finished: bool) -> None:
+    global _trace_file
+    with _trace_lock:
+        tf = _trace_file
+        # a new trace after a finished dump or clear() (both replace trace_from), or when
+        # the configured file changed
+        if tf is None or tf.start is not RECORDER.trace_from or tf.filename != _config.filename:
+            tf = _trace_file = trace.TraceFile(_config.filename, RECORDER.trace_from)
+        tf.dump(RECORDER)
+        if finished:
+            RECORDER.trace_from = tf.done  # what that trace holds; the next one starts here
+            _trace_file = None
+
+
+def _after_fork_in_child() -> None:
+    """A forked child has no dump thread, and maybe a lock the parent's thread held."""
+    global _dumper, _trace_lock, _dumper_lock
+    _dumper, _trace_lock, _dumper_lock = None, threading.Lock(), threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def dumps(

@@ -5,6 +5,12 @@ nanoseconds when profiling is off); only when it is on do they run the function 
 `run_sync` (or hand it `wrap_done`'s callback), which times it on the thread that runs it.
 Records are plain tuples appended to lists (atomic under the GIL), so recording takes no
 lock; aggregation and the trace are built from them when asked for.
+
+Custom operators (MXNet's "Custom Operator" category): `custom_scope` wraps a CustomOp's
+Python forward/backward on its callback thread. The call itself is a span
+'<op_type>::pure_python' ('_backward_<op_type>::pure_python'), and every operation the
+callback pushes is named '<op_type>::<op>' (a ScopedName, fixed at push time because it
+may run on an engine worker) and counted in that category instead of "operator".
 """
 
 from __future__ import annotations
@@ -12,7 +18,8 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 now_ns = time.perf_counter_ns
@@ -65,6 +72,32 @@ class MemoryRecord(NamedTuple):
 
 
 KINDS = ("ops", "spans", "counters", "markers", "memory")
+OPERATOR = "operator"  # engine operations
+CUSTOM_OPERATOR = "Custom Operator"  # custom-op callbacks and what they push (MXNet's name)
+
+
+class ScopedName(str):
+    """The name of an operation pushed from a custom op's callback: '<scope>::<name>'."""
+
+    scope: str
+    inner: str
+
+    def __new__(cls, scope: str, inner: str) -> ScopedName:
+        self = super().__new__(cls, f"{scope}::{inner}")
+        self.scope, self.inner = scope, inner
+        return self
+
+
+class Unrecorded(str):
+    """A push name the profiler leaves out: a custom op's hand-off to its callback thread,
+    which the callback's own '<scope>::pure_python' span stands for."""
+
+
+class _CustomScope(threading.local):
+    name: str | None = None  # the custom op whose callback this thread runs
+
+
+_custom = _CustomScope()
 
 
 def device_name(ctx: Any) -> str:
@@ -79,6 +112,21 @@ def split_label(name: str) -> tuple[str, str | None]:
     traces and statistics name operations by op, as MXNet's do; other names stay whole."""
     m = _NODE_LABEL.match(name)
     return (m.group(2), m.group(1)) if m else (name, None)
+
+
+def classify(name: str) -> tuple[str, str, str | None]:
+    """(category, name shown, node) of an operation's push name: a custom op's pushes are
+    '<op_type>::<op>' in "Custom Operator", the others their op in "operator"."""
+    if type(name) is ScopedName:
+        op, node = split_label(name.inner)
+        return CUSTOM_OPERATOR, f"{name.scope}::{_op_row(op)}", node
+    op, node = split_label(name)
+    return OPERATOR, _op_row(op), node
+
+
+def _op_row(op: str) -> str:
+    # a pushed delete names its variable (for errors); one row for them all, MXNet's name
+    return "DeleteVariable" if op.startswith("delete_variable(") else op
 
 
 class Recorder:
@@ -124,7 +172,17 @@ class Recorder:
         return tid
 
     # ---- the engine hooks ----
+    def scoped(self, name: str | None, fn: Any) -> str | None:
+        """The name of a push made now: '<op_type>::<name>' inside a custom op's callback
+        (engine/base.py's Opr and run_sync ask, only while recording)."""
+        scope = _custom.name
+        if scope is None or isinstance(name, ScopedName | Unrecorded):
+            return name
+        return ScopedName(scope, name or _label(fn))
+
     def record_op(self, name: str, ctx: Any, start_ns: int, end_ns: int, tid: int = 0) -> None:
+        if type(name) is Unrecorded:
+            return
         if not (self.symbolic and self.imperative):
             symbolic = _NODE_LABEL.match(name) is not None  # a bound graph's node
             if not (self.symbolic if symbolic else self.imperative):
@@ -140,6 +198,7 @@ class Recorder:
 
     def run_sync(self, fn: Callable[[Any], object], rctx: Any, name: str | None) -> None:
         """fn(rctx), timed: what the engine does instead of fn(rctx) while recording."""
+        name = self.scoped(name, fn)  # pushed just now on this thread (the inline paths)
         start = now_ns()
         try:
             fn(rctx)
@@ -159,6 +218,25 @@ class Recorder:
                 done(exc)
 
         return on_complete
+
+    # ---- custom operators ----
+    @contextmanager
+    def custom_scope(self, scope: str) -> Iterator[None]:
+        """Run a custom op's Python callback (operator/custom.py) under `scope` (its
+        op_type, or '_backward_<op_type>'): what it pushes is named '<scope>::<op>', and
+        while recording the call is a '<scope>::pure_python' span."""
+        outer = _custom.name
+        _custom.name = scope
+        start = now_ns()
+        try:
+            yield
+        finally:
+            _custom.name = outer
+            if self.on:
+                span = SpanRecord(
+                    CUSTOM_OPERATOR, f"{scope}::pure_python", self.thread_id(), start, now_ns()
+                )
+                self.spans.append(span)
 
 
 def _label(fn: Any) -> str:

@@ -1,7 +1,9 @@
 """profiler.dumps(): the aggregate statistics, as MXNet 1.9.1's table or JSON.
 
-Time categories: "operator" (engine operations by name), "event", each domain's tasks and
-counters ("<domain>"), frames ("<domain>,frame") and markers ("<domain>,instant_marker").
+Time categories: "operator" (engine operations by name), "Custom Operator" (custom-op
+callbacks, '<op_type>::pure_python', and what they push, '<op_type>::<op>'), "event", each
+domain's tasks and counters ("<domain>"), frames ("<domain>,frame") and markers
+("<domain>,instant_marker").
 Memory: "Device Storage", one row per device ("Memory: cpu/0") from the bytes in use
 sampled after each operation. Times are in ms and memory in kB, as MXNet prints them; a
 counter's row holds its values where MXNet's holds times (as MXNet's does).
@@ -14,7 +16,7 @@ from collections import defaultdict
 from typing import Any
 
 from ..base import ParamError
-from .recorder import Recorder, split_label
+from .recorder import Recorder, classify
 
 SORT_KEYS = {"total": "Total", "avg": "Avg", "min": "Min", "max": "Max", "count": "Count"}
 _RULE = "================="
@@ -56,7 +58,8 @@ def collect(rec: Recorder) -> tuple[dict[str, dict[str, _Stat]], dict[str, dict[
     times: dict[str, dict[str, _Stat]] = defaultdict(lambda: defaultdict(_Stat))
     start = rec.stats_from
     for op in rec.ops[start["ops"] :]:
-        times["operator"][split_label(op.name)[0]].add((op.end_ns - op.start_ns) / 1e6)
+        category, name, _ = classify(op.name)
+        times[category][name].add((op.end_ns - op.start_ns) / 1e6)
     for span in rec.spans[start["spans"] :]:
         times[span.category][span.name].add((span.end_ns - span.start_ns) / 1e6)
     last: dict[tuple[str, str], int] = {}
