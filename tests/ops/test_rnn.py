@@ -226,7 +226,7 @@ def test_device_schedule_forward_and_gradients(device_schedule, mode, bidir):
 
 
 def test_every_device_forward_backward_and_lengths(ctx):
-    """The GPU's schedule (and its host path for lengths) against the reference."""
+    """The GPU's schedule (lengths included) against the reference."""
     rng = np.random.default_rng(11)
     data, params, hx, cx = _inputs(rng, "lstm", 3, 2, 2, 3, 2, True)
     kw = {"mode": "lstm", "state_size": 3, "num_layers": 2, "bidirectional": True}

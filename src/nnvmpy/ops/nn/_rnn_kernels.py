@@ -4,6 +4,12 @@ Each item is one (batch row n, hidden unit j) of one step; `g` holds the step's 
 pre-activations (x-side GEMM + h-side GEMM, biases folded in) as rows of G*H, and the
 forward kernels overwrite them with the activated gates, which backward reads back.
 Formulas: see _rnn_cpu.py. The GEMMs around these run through ops/matrix.gemm.
+
+Sequence lengths live in the kernels, so a step is one launch with or without them:
+row n runs step t only while t < lengths[n] (the op passes the data's seq_len for every
+row when it has no lengths). Past it, forward writes a zero output and leaves the
+carried states (updated in place) alone; backward writes zero gate gradients and moves
+the incoming state gradient into `carry`, which the next (earlier) step adds back.
 """
 
 from __future__ import annotations
@@ -14,9 +20,16 @@ from ...kernel import parallel_for
 
 
 @parallel_for
-def lstm_forward_step(i, g, cp, c_out, h_out, hid, clip, lo, hi, clip_nan):
+def lstm_forward_step(i, g, c, cells, cs, y, h, lengths, t, hid, clip, lo, hi, clip_nan):
+    """c, h: the carried cell and hidden state (in place); y: the step's output.
+
+    cells: the reserve's row of step t, `cs` features per batch row: the new cell
+    (before masking: backward recomputes nothing) and, with a projection (cs = 2*hid),
+    o*tanh(c) after it, which dW_r needs.
+    """
     n = i // hid
-    b = n * 4 * hid + (i - n * hid)
+    j = i - n * hid
+    b = n * 4 * hid + j
     gi = 1.0 / (1.0 + math.exp(-g[b]))
     gf = 1.0 / (1.0 + math.exp(-g[b + hid]))
     gg = math.tanh(g[b + 2 * hid])
@@ -25,17 +38,26 @@ def lstm_forward_step(i, g, cp, c_out, h_out, hid, clip, lo, hi, clip_nan):
     g[b + hid] = gf
     g[b + 2 * hid] = gg
     g[b + 3 * hid] = go
-    c = gf * cp[i] + gi * gg
+    cn = gf * c[i] + gi * gg
     if clip:
-        if clip_nan and c != c:
-            c = lo
-        c = min(max(c, lo), hi)
-    c_out[i] = c
-    h_out[i] = go * math.tanh(c)
+        if clip_nan and cn != cn:
+            cn = lo
+        cn = min(max(cn, lo), hi)
+    hv = go * math.tanh(cn)
+    cells[n * cs + j] = cn
+    if cs > hid:
+        cells[n * cs + hid + j] = hv
+    if t < lengths[n]:
+        c[i] = cn
+        h[i] = hv
+        y[i] = hv
+    else:
+        y[i] = 0.0
 
 
 @parallel_for
-def gru_forward_step(i, g, hh, bhn, hp, h_out, hn_out, hid):
+def gru_forward_step(i, g, hh, bhn, h, y, hn_out, lengths, t, hid):
+    """h: the carried state (read, then updated in place); hh = h W_h^T, b_hn apart."""
     n = i // hid
     j = i - n * hid
     b = n * 3 * hid + j
@@ -47,62 +69,137 @@ def gru_forward_step(i, g, hh, bhn, hp, h_out, hn_out, hid):
     g[b + hid] = z
     g[b + 2 * hid] = cand
     hn_out[i] = hn
-    h_out[i] = cand + z * (hp[i] - cand)
+    v = cand + z * (h[i] - cand)
+    if t < lengths[n]:
+        h[i] = v
+        y[i] = v
+    else:
+        y[i] = 0.0
 
 
 @parallel_for
-def rnn_forward_step(i, g, h_out, relu):
+def rnn_forward_step(i, g, h, y, lengths, t, hid, relu):
     v = max(g[i], 0.0) if relu else math.tanh(g[i])
     g[i] = v
-    h_out[i] = v
+    if t < lengths[i // hid]:
+        h[i] = v
+        y[i] = v
+    else:
+        y[i] = 0.0
 
 
 @parallel_for
-def lstm_backward_step(i, dy, dh, g, c, cp, dc, d, hid):
-    """d: the step's pre-activation gradients; dc: the cell gradient, carried in place."""
+def carry_step(i, y, h, new, lengths, t, width):
+    """The projected step: y = new and the state h = new, or past the length y = 0."""
+    if t < lengths[i // width]:
+        v = new[i]
+        h[i] = v
+        y[i] = v
+    else:
+        y[i] = 0.0
+
+
+@parallel_for
+def lstm_backward_step(i, dy, dh, carry, g, cells, cs, cp, dc, d, lengths, t, hid):
+    """d: the step's pre-activation gradients; dc: the cell gradient, carried in place.
+
+    dy + dh + carry reach h; cells (stride cs) the step's cell, cp the one before it.
+    """
     n = i // hid
-    b = n * 4 * hid + (i - n * hid)
-    dcand = dy[i] + dh[i]
-    gi = g[b]
-    gf = g[b + hid]
-    gg = g[b + 2 * hid]
-    go = g[b + 3 * hid]
-    tc = math.tanh(c[i])
-    dcc = dc[i] + dcand * go * (1.0 - tc * tc)
-    d[b] = dcc * gg * gi * (1.0 - gi)
-    d[b + hid] = dcc * cp[i] * gf * (1.0 - gf)
-    d[b + 2 * hid] = dcc * gi * (1.0 - gg * gg)
-    d[b + 3 * hid] = dcand * tc * go * (1.0 - go)
-    dc[i] = dcc * gf
+    j = i - n * hid
+    b = n * 4 * hid + j
+    if t < lengths[n]:
+        dcand = dy[i] + dh[i] + carry[i]
+        carry[i] = 0.0
+        gi = g[b]
+        gf = g[b + hid]
+        gg = g[b + 2 * hid]
+        go = g[b + 3 * hid]
+        tc = math.tanh(cells[n * cs + j])
+        dcc = dc[i] + dcand * go * (1.0 - tc * tc)
+        d[b] = dcc * gg * gi * (1.0 - gi)
+        d[b + hid] = dcc * cp[i] * gf * (1.0 - gf)
+        d[b + 2 * hid] = dcc * gi * (1.0 - gg * gg)
+        d[b + 3 * hid] = dcand * tc * go * (1.0 - go)
+        dc[i] = dcc * gf
+    else:
+        carry[i] += dh[i]
+        d[b] = 0.0
+        d[b + hid] = 0.0
+        d[b + 2 * hid] = 0.0
+        d[b + 3 * hid] = 0.0
 
 
 @parallel_for
-def gru_backward_step(i, dy, dh, direct, g, hn, hp, d, e, hid):
-    """d: x-side gradients, e: h-side ones; direct (in place): dh_prev's z * dh term."""
+def gru_backward_step(i, dy, dh, direct, g, hn, hp, d, e, lengths, t, hid):
+    """d: x-side gradients, e: h-side ones; direct (in place): dh_prev's z * dh term,
+    or past the length the whole incoming state gradient."""
     n = i // hid
     b = n * 3 * hid + (i - n * hid)
-    dcand = dy[i] + dh[i] + direct[i]
-    r = g[b]
-    z = g[b + hid]
-    cand = g[b + 2 * hid]
-    dnp = dcand * (1.0 - z) * (1.0 - cand * cand)
-    d[b] = dnp * hn[i] * r * (1.0 - r)
-    d[b + hid] = dcand * (hp[i] - cand) * z * (1.0 - z)
-    d[b + 2 * hid] = dnp
-    e[b] = d[b]
-    e[b + hid] = d[b + hid]
-    e[b + 2 * hid] = dnp * r
-    direct[i] = dcand * z
+    if t < lengths[n]:
+        dcand = dy[i] + dh[i] + direct[i]
+        r = g[b]
+        z = g[b + hid]
+        cand = g[b + 2 * hid]
+        dnp = dcand * (1.0 - z) * (1.0 - cand * cand)
+        d[b] = dnp * hn[i] * r * (1.0 - r)
+        d[b + hid] = dcand * (hp[i] - cand) * z * (1.0 - z)
+        d[b + 2 * hid] = dnp
+        e[b] = d[b]
+        e[b + hid] = d[b + hid]
+        e[b + 2 * hid] = dnp * r
+        direct[i] = dcand * z
+    else:
+        direct[i] += dh[i]
+        for k in range(3):
+            d[b + k * hid] = 0.0
+            e[b + k * hid] = 0.0
 
 
 @parallel_for
-def rnn_backward_step(i, dy, dh, g, d, relu):
-    dcand = dy[i] + dh[i]
-    v = g[i]
-    if relu:
-        d[i] = dcand if v > 0 else 0.0 * dcand
+def rnn_backward_step(i, dy, dh, carry, g, d, lengths, t, hid, relu):
+    if t < lengths[i // hid]:
+        dcand = dy[i] + dh[i] + carry[i]
+        carry[i] = 0.0
+        v = g[i]
+        if relu:
+            d[i] = dcand if v > 0 else 0.0 * dcand
+        else:
+            d[i] = dcand * (1.0 - v * v)
     else:
-        d[i] = dcand * (1.0 - v * v)
+        carry[i] += dh[i]
+        d[i] = 0.0
+
+
+@parallel_for
+def step_gradient(i, out, dy, dh, carry, lengths, t, width):
+    """The gradient reaching step t's (projected) output, or past the length 0 (and the
+    incoming state gradient moves into carry)."""
+    if t < lengths[i // width]:
+        out[i] = dy[i] + dh[i] + carry[i]
+        carry[i] = 0.0
+    else:
+        out[i] = 0.0
+        carry[i] += dh[i]
+
+
+@parallel_for
+def previous_states(i, out, seq, first, lengths, steps, batch, width, stride, reverse):
+    """out (T, N, width)[t]: the state step t started from, for every step at once.
+
+    That is seq's entry (features [0, width) of rows of `stride`) at the step before t
+    in the direction's order, t -/+ 1, when that step ran, else `first` (N, width): the
+    reverse direction of a row starts from the initial state at its own last step.
+    """
+    per = batch * width
+    t = i // per
+    r = i - t * per
+    n = r // width
+    p = t + 1 if reverse else t - 1
+    if 0 <= p < steps and p < lengths[n]:
+        out[i] = seq[(p * batch + n) * stride + (r - n * width)]
+    else:
+        out[i] = first[r]
 
 
 @parallel_for
@@ -129,6 +226,20 @@ def from_columns(i, dst, src, width, total, offset, add):
         dst[i] += v
     else:
         dst[i] = v
+
+
+@parallel_for
+def fill(i, out, value):
+    out[i] = value
+
+
+@parallel_for
+def cast(i, out, a, add):
+    """out (+)= a in out's dtype: float16 to and from the float32 the RNN computes in."""
+    if add:
+        out[i] += a[i]
+    else:
+        out[i] = a[i]
 
 
 @parallel_for

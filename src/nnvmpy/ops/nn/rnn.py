@@ -9,9 +9,9 @@ The parameter vector's size follows from data and state_size (FInferShape is mut
 the data's C is solved from a known parameter size). On the CPU the math is _rnn_cpu.py
 (one input GEMM per layer and direction for all steps, then the recurrent steps, in
 NumPy) driven by _rnn_stack.py; on the GPU _rnn_device.py runs the same schedule with
-the device GEMM and the gate kernels of _rnn_kernels.py (projection, sequence lengths
-and float16 go through the host there). Dropout p between layers draws from the op's
-kRandom resource while training.
+the device GEMM and the gate kernels of _rnn_kernels.py, projection, sequence lengths
+and float16 (in float32 device buffers) included, without host copies of the data.
+Dropout p between layers draws from the op's kRandom resource while training.
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ from ...kernel.launch import is_gpu
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
 from ...resource import ResourceRequest
-from . import _rnn_device
+from . import _rnn_device, _rnn_kernels
+from ._layer_util import host_copy
 from ._rnn_cpu import Clip
 from ._rnn_device import run_on_host
 from ._rnn_layout import GATES, RnnLayout
@@ -236,13 +237,17 @@ def _check_lengths(lengths: np.ndarray, steps: int) -> None:
         )
 
 
-def _split_inputs(attrs: NodeAttrs, inputs: list[Any]) -> tuple[Any, Any, Any, Any, Any]:
+def _split_inputs(
+    attrs: NodeAttrs, inputs: list[Any], check: bool = True
+) -> tuple[Any, Any, Any, Any, Any]:
+    """(x, params, hx, cx, lengths); check: the lengths are NumPy, check their range."""
     x, params, hx = inputs[:3]
     cx = inputs[3] if _is_lstm(attrs) else None
     lengths = None
     if attrs.parsed.use_sequence_length:
         lengths = inputs[4 if _is_lstm(attrs) else 3]
-        _check_lengths(np.asarray(lengths), x.shape[0])
+        if check:
+            _check_lengths(np.asarray(lengths), x.shape[0])
     return x, params, hx, cx, lengths
 
 
@@ -300,22 +305,31 @@ def _backward_host(
         _assign(outputs[-1], req[-1], 0)
 
 
-def _on_device(attrs: NodeAttrs, ctx: Any, x: Any) -> bool:
-    """The device schedule (_rnn_device.py) runs it: the GPU, without projection, lengths
-    or float16 (those go through the host)."""
-    p = attrs.parsed
-    plain = p.projection_size is None and not p.use_sequence_length
-    return bool((is_gpu(ctx) or FORCE_DEVICE_PATH) and plain and x.dtype != np.float16)
+def _on_device(ctx: Any, x: Any) -> bool:
+    """The device schedule (_rnn_device.py) runs it: always on the GPU; on the CPU only
+    when a test forces it (and not float16, which numba cannot compute on the CPU)."""
+    if is_gpu(ctx):
+        return True
+    return bool(FORCE_DEVICE_PATH and x.dtype != np.float16)
 
 
 #: tests set this to run the device schedule (the GPU's) on the CPU as well
 FORCE_DEVICE_PATH = False
 
 
+def _device_lengths(ctx: Any, lengths: Any, steps: int) -> None:
+    """The named range error; reads the (N,) lengths back to the host, the one device
+    read of the GPU path (MXNet's GPU RNN copies them to the host as well)."""
+    if lengths is not None:
+        _check_lengths(host_copy(ctx, lengths), steps)
+
+
 def _device_forward(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
-    x, params, hx, cx, _ = _split_inputs(attrs, inputs)
+    x, params, hx, cx, lengths = _split_inputs(attrs, inputs, check=False)
+    steps, batch = int(x.shape[0]), int(x.shape[1])
+    _device_lengths(ctx, lengths, steps)
     lay = layout_of(attrs, int(x.shape[2]))
     dev = _rnn_device.Device(ctx, x)
     draw = None
@@ -323,11 +337,11 @@ def _device_forward(
         rng, p = ctx.requested[0].get_random(), attrs.parsed.p
         draw = lambda shape: (rng.random(shape) >= p) / (1.0 - p)  # noqa: E731
     modes = _rnn_device.modes_of(req)
-    steps, batch = int(x.shape[0]), int(x.shape[1])
     reserve = outputs[-1] if modes[-1] == "write" else dev.empty(lay.reserve_size(steps, batch))
     clip = _clip(attrs)
     clip_args = (clip.low is not None, clip.low or 0.0, clip.high or 0.0, clip.nan)
-    results = _rnn_device.forward(dev, lay, x, params, hx, cx, reserve, draw, clip_args)
+    lens = _rnn_device.sequence_lengths(dev, lengths, steps, batch)
+    results = _rnn_device.forward(dev, lay, x, params, hx, cx, lens, reserve, draw, clip_args)
     for k in range(_visible(attrs)):
         if modes[k] is not None:
             dev.combine(outputs[k], results[k], None, 3 if modes[k] == "add" else 0)
@@ -341,23 +355,38 @@ def _device_backward(
     vis = _visible(attrs)
     n_in = len(_input_names(attrs))
     fwd_inputs, out, reserve = inputs[vis : vis + n_in], inputs[vis + n_in], inputs[vis + n_in + 1]
-    x, params, hx, cx, _ = _split_inputs(attrs, fwd_inputs)
+    x, params, hx, cx, lengths = _split_inputs(attrs, fwd_inputs, check=False)
     lay = layout_of(attrs, int(x.shape[2]))
     dev = _rnn_device.Device(ctx, x)
-    zeros = dev.to_device(np.zeros(tuple(int(s) for s in hx.shape)))
+    steps, batch = int(x.shape[0]), int(x.shape[1])
+    zeros = dev.full(tuple(int(s) for s in hx.shape), 0.0)
     dhy = inputs[1] if vis > 1 else zeros
-    dcy = None if cx is None else (inputs[2] if vis > 2 else zeros)
+    dcy = None
+    if cx is not None:
+        dcy = inputs[2] if vis > 2 else dev.full(tuple(int(s) for s in cx.shape), 0.0)
     modes = _rnn_device.modes_of(req)
+    lens = _rnn_device.sequence_lengths(dev, lengths, steps, batch)
     _rnn_device.backward(
-        dev, lay, x, params, hx, cx, out, reserve, inputs[0], dhy, dcy, outputs, modes
+        dev, lay, x, params, hx, cx, lens, out, reserve, inputs[0], dhy, dcy, outputs, modes
     )
+    if lengths is not None and modes[-1] == "write":  # the lengths get no gradient
+        dev.run(_rnn_kernels.fill, outputs[-1].size, outputs[-1], 0)
+
+
+def _on_device_run(
+    compute: Any, attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
+) -> None:
+    if is_gpu(ctx) and any(a.dtype == np.float16 for a in (*inputs, *outputs)):
+        _rnn_device.in_float32(compute, attrs, ctx, inputs, req, outputs)
+    else:
+        compute(attrs, ctx, inputs, req, outputs)
 
 
 def _forward(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
-    if _on_device(attrs, ctx, inputs[0]):
-        _device_forward(attrs, ctx, inputs, req, outputs)
+    if _on_device(ctx, inputs[0]):
+        _on_device_run(_device_forward, attrs, ctx, inputs, req, outputs)
     else:
         run_on_host(_forward_host, attrs, ctx, inputs, req, outputs)
 
@@ -365,8 +394,8 @@ def _forward(
 def _backward(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
-    if _on_device(attrs, ctx, inputs[_visible(attrs)]):
-        _device_backward(attrs, ctx, inputs, req, outputs)
+    if _on_device(ctx, inputs[_visible(attrs)]):
+        _on_device_run(_device_backward, attrs, ctx, inputs, req, outputs)
     else:
         run_on_host(_backward_host, attrs, ctx, inputs, req, outputs)
 
