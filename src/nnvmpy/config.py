@@ -49,6 +49,14 @@ NUMBA_THREADING_LAYER = Knob(
     "concurrently, so it must be thread-safe: 'threadsafe' (tbb or omp), 'tbb' or 'omp'. "
     "'workqueue' is refused.",
 )
+CPU_512BIT = Knob(
+    "NNVMPY_CPU_512BIT",
+    "1",
+    "1: on CPUs with AVX-512, numba code is vectorised with 512-bit registers (LLVM's "
+    "tuning prefers 256-bit; the compute-bound float32 math of kernel.vmath runs ~1.7x "
+    "faster with 16 lanes), set before numba's first compile; 0: LLVM's choice. A "
+    "NUMBA_CPU_FEATURES set by the user wins.",
+)
 ELIMINATE_COMMON_EXPR = Knob(
     "NNVMPY_ELIMINATE_COMMON_EXPR",
     "1",

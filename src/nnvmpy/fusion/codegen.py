@@ -46,7 +46,7 @@ from ..base import NNVMError
 from .spec import FusedSpec
 
 # Bump when the generated code changes meaning (part of the cache key).
-_CODEGEN_VERSION = "2"
+_CODEGEN_VERSION = "3"
 _HALF = np.dtype(np.float16)
 _built: dict[str, Any] = {}
 _lock = threading.RLock()
@@ -195,8 +195,12 @@ def _build_scalar(kern: Any, device: str) -> Any:
 
     if device == "cpu":
         from ..kernel.cpu import _jit_scalar
+        from ..kernel.vmath import calls_vector_math
 
-        return _jit_scalar(for_device(kern.py_func, "cpu"))
+        # vmath bodies are large: inlined by numba, or LLVM may keep a call per element
+        # and the loop is not vectorised
+        options = {"inline": "always"} if calls_vector_math(kern.py_func) else {}
+        return _jit_scalar(for_device(kern.py_func, "cpu"), **options)
     from ..kernel.cuda import get_cuda
 
     return get_cuda(kern.name).jit(device=True)(for_device(kern.py_func, "gpu"))

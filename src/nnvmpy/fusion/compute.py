@@ -100,10 +100,23 @@ def _run_cpu(
         ins = [a.astype(np.float32) if a.dtype == _HALF else a for a in ins]
         for k in halves:
             outs[k] = outs[k].astype(np.float32)  # a copy: add mode starts from the values
-    fn(n, *outs, *ins, *spec.scalar_params())
+    fn(n, *outs, *ins, *_params_for(spec, [*ins, *outs]))
     for k in halves:
         np.copyto(outputs[k].reshape(-1), outs[k], casting="unsafe")
     return None
+
+
+def _params_for(spec: FusedSpec, arrays: list[np.ndarray]) -> tuple[Any, ...]:
+    """The members' scalar parameters; float ones as float32 when every array is float32.
+
+    MXNet computes `x * 2.5` on float32 as float32(x * DType(2.5)); a Python float would
+    promote the whole chain to float64 inside the loop (twice the vector width, and
+    kernel.vmath's float32 bodies would not apply).
+    """
+    params = spec.scalar_params()
+    if all(a.dtype == np.float32 for a in arrays):
+        return tuple(np.float32(p) if type(p) is float else p for p in params)
+    return params
 
 
 def _run_gpu(

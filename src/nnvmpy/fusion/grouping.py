@@ -136,7 +136,11 @@ def find_groups(
 def _numpy_is_faster(idx: Any, nid: int, body: Any, shapes: Any, dtypes: Any) -> bool:
     from ..kernel.elementwise import _FLOATS, NUMPY_MIN_SIZE
 
-    if not any(k.numpy_impl is not None for k in body.kernels):
+    from ..kernel.vmath import calls_vector_math
+
+    # a body written with kernel.vmath is vectorised in the fused loop: one pass over
+    # memory beats NumPy's SIMD ufunc plus a pass per other member
+    if all(k.numpy_impl is None or calls_vector_math(k.py_func) for k in body.kernels):
         return False
     eid = idx.output_eids_of(nid)[0]
     if shapes is None or dtypes is None or shapes[eid] is None or dtypes[eid] is None:

@@ -119,6 +119,36 @@ def _add_loop(f: Any) -> Any:
 
 _TEMPLATES = {"write": _write_loop, "add": _add_loop}
 
+# The same loops with one named parameter per argument: numba inlines a body into its
+# caller (inline='always') only when the call has no star-args.
+_FIXED_LOOP = """
+def loop(out{params}):
+    n = out.size
+    if n < SERIAL_CUTOFF:
+        for i in range(n):
+            {store}
+    else:
+        for i in prange(n):
+            {store}
+"""
+_STORES = {"write": "out[i] = f({items})", "add": "out[i] += _cast(out, f({items}))"}
+
+
+def _fixed_arity_loop(mode: str, f: Any, arity: int) -> Any:
+    params = "".join(f", a{k}" for k in range(arity))
+    items = ", ".join(f"_at(a{k}, i)" for k in range(arity))
+    source = _FIXED_LOOP.format(params=params, store=_STORES[mode].format(items=items))
+    namespace = {
+        "__name__": __name__,
+        "f": f,
+        "prange": prange,
+        "SERIAL_CUTOFF": SERIAL_CUTOFF,
+        "_at": _at,
+        "_cast": _cast,
+    }
+    exec(compile(source, f"<nnvmpy.kernel.cpu {mode} loop/{arity}>", "exec"), namespace)
+    return namespace["loop"]
+
 
 # ---------------------------------------------------------------- threading layer
 _layer_lock = threading.Lock()
@@ -157,7 +187,25 @@ def configure_threading_layer() -> None:
             # with GNU OpenMP's default (spinning) wait policy the idle teams burn the cores
             # the running one needs: 10M-element relu took 8 ms instead of 2.3 ms on 2 cores.
             os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        _prefer_512_bit_vectors()
         _layer_checked = True
+
+
+def _prefer_512_bit_vectors() -> None:
+    """Drop LLVM's 256-bit preference on AVX-512 CPUs (NNVMPY_CPU_512BIT, config.py).
+
+    LLVM tunes Skylake-and-later servers for 256-bit vectors (early parts lowered their
+    clock for 512-bit code); kernel.vmath's float32 exp/asin/erf are compute-bound and run
+    ~1.7x faster with 16 lanes. numba reads its feature string when its CPU target is
+    first built, so this only takes effect before numba's first compile in the process.
+    """
+    if config.CPU_512BIT.get() != "1" or getattr(numba.config, "CPU_FEATURES", None) is not None:
+        return
+    import llvmlite.binding as llvm
+
+    features = llvm.get_host_cpu_features().flatten()
+    if "+avx512f" in features.split(","):
+        numba.config.CPU_FEATURES = features + ",-prefer-256-bit"  # type: ignore[attr-defined]
 
 
 # ---------------------------------------------------------------- disk cache
@@ -213,19 +261,27 @@ def _disk_cache(loop: Any, scalar: Any, tag: str) -> Any:
 
 
 # ---------------------------------------------------------------- building variants
-def _jit_scalar(py_func: Any) -> Any:
+def _jit_scalar(py_func: Any, **options: Any) -> Any:
     try:
-        return numba.njit(nogil=True, cache=True, error_model="numpy")(py_func)
+        return numba.njit(nogil=True, cache=True, error_model="numpy", **options)(py_func)
     except Exception:  # cannot cache (no source file): compile in memory only
-        return numba.njit(nogil=True, error_model="numpy")(py_func)
+        return numba.njit(nogil=True, error_model="numpy", **options)(py_func)
 
 
 def build_loop(kernel: ElementwiseKernel, mode: str) -> Any:
     """The numba dispatcher for one (kernel, mode) variant; compiles on first call."""
     configure_threading_layer()
     from .device import for_device  # device functions it calls: their CPU builds
+    from .vmath import calls_vector_math
 
-    loop = _TEMPLATES[mode](_jit_scalar(for_device(kernel.py_func, "cpu")))
+    body = for_device(kernel.py_func, "cpu")
+    if calls_vector_math(kernel.py_func):
+        # inlined into the loop at numba's IR level: LLVM's inliner gives up on large
+        # bodies (gamma's), and a call per element is not vectorised
+        scalar = _jit_scalar(body, inline="always")
+        loop = _fixed_arity_loop(mode, scalar, kernel.py_func.__code__.co_argcount)
+    else:
+        loop = _TEMPLATES[mode](_jit_scalar(body))
     dispatcher = numba.njit(parallel=True, nogil=True, error_model="numpy")(loop)
     cache = _disk_cache(loop, kernel.py_func, f"cpu-{mode}")
     if cache is not None:

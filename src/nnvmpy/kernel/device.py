@@ -92,6 +92,10 @@ def for_device(fn: Callable[..., Any], device: str) -> Callable[..., Any]:
 def _njit(fn: Callable[..., Any], **options: Any) -> Any:
     import numba
 
+    from . import cpu
+
+    cpu.configure_threading_layer()  # numba's settings before its first compile
+
     # numba keys a closure's cache entry by pickling its cells: a dispatcher in a cell
     # pickles differently in every process, so such entries would only pile up
     cells = [c.cell_contents for c in fn.__closure__ or ()]

@@ -14,11 +14,19 @@ import numpy as np
 from .. import kernel
 from ..attrs import FCompute_cpu, FCompute_gpu
 from ..graph.grad import ElemwiseGradUseNone, make_zero_grad_nodes
+from ..kernel import vmath
 from ..registry import NodeAttrs, Op
 from ._family import ZERO, register_unary, register_unary_math
 from ._numpy_fast import threaded
 
 elementwise = kernel.elementwise
+v_sigmoid, v_tanh, v_exp, v_log, v_log1p = (
+    vmath.sigmoid,
+    vmath.tanh,
+    vmath.exp,
+    vmath.log,
+    vmath.log1p,
+)
 
 
 def _np_sigmoid(x: np.ndarray, out: np.ndarray) -> np.ndarray:
@@ -46,7 +54,7 @@ def _relu_grad(dy, y):  # dx = dy * (y > 0)
 
 @elementwise(numpy_impl=threaded(_np_sigmoid))
 def _sigmoid(x):
-    return 1.0 / (1.0 + math.exp(-x))
+    return v_sigmoid(x)
 
 
 @elementwise
@@ -56,7 +64,7 @@ def _sigmoid_grad(dy, y):  # dx = dy * y * (1 - y)
 
 @elementwise(numpy_impl=threaded(np.tanh))
 def _tanh(x):
-    return math.tanh(x)
+    return v_tanh(x)
 
 
 @elementwise
@@ -66,7 +74,7 @@ def _tanh_grad(dy, y):  # dx = dy * (1 - y^2)
 
 @elementwise(numpy_impl=threaded(np.exp))
 def _exp(x):
-    return math.exp(x)
+    return v_exp(x)
 
 
 @elementwise
@@ -76,7 +84,7 @@ def _mul(dy, y):  # exp: dx = dy * y
 
 @elementwise(numpy_impl=threaded(np.log))
 def _log(x):
-    return math.log(x)
+    return v_log(x)
 
 
 @elementwise
@@ -166,7 +174,7 @@ def _cos_grad(dy, x):
 
 @elementwise(numpy_impl=threaded(np.log1p))
 def _log1p(x):
-    return math.log1p(x)
+    return v_log1p(x)
 
 
 @elementwise

@@ -3,12 +3,13 @@ functions and their inverses, log2/log10, cbrt/rcbrt, degrees/radians, rounding,
 hard_sigmoid.
 
 Each op is a kernel, its derivative kernel (dy, x) or (dy, y), and the second-derivative
-kernel (g, dy, v) that makes the backward op differentiable (_second_order.py). On the CPU
-the float32/float64 forward uses NumPy's SIMD ufunc where it has one, split across the
-cores for large arrays (`numpy_impl`, _numpy_fast.threaded).
-Outside a function's domain the result is NaN (or ±inf at a pole) on every device, as in C;
-the explicit branches keep the CUDA simulator, which runs the kernels as Python, from
-raising math domain errors there.
+kernel (g, dy, v) that makes the backward op differentiable (_second_order.py). The bodies
+call kernel.vmath, so float32 loops (small arrays, float32 `add` requests, fused chains)
+are vectorised; large float32/float64 arrays use NumPy's SIMD ufunc where it has one, split
+across the cores (`numpy_impl`, _numpy_fast.threaded). Outside a function's domain the
+result is NaN (or ±inf at a pole) on every device, as in C (vmath's references hold the
+explicit branches that keep the CUDA simulator, which runs kernels as Python, from raising
+math domain errors).
 """
 
 from __future__ import annotations
@@ -19,11 +20,21 @@ import numpy as np
 
 from .. import kernel
 from ..graph.grad import ElemwiseGradUseNone, make_zero_grad_nodes
+from ..kernel import vmath
 from ..param import Parameter, field
 from ._family import ZERO, register_unary, register_unary_math
 from ._numpy_fast import threaded
 
 elementwise = kernel.elementwise
+v_asin, v_acos, v_atan = vmath.asin, vmath.acos, vmath.atan
+v_sinh, v_cosh, v_asinh, v_acosh, v_atanh = (
+    vmath.sinh,
+    vmath.cosh,
+    vmath.asinh,
+    vmath.acosh,
+    vmath.atanh,
+)
+v_log2, v_log10, v_cbrt, v_rcbrt = vmath.log2, vmath.log10, vmath.cbrt, vmath.rcbrt
 
 LN2 = math.log(2.0)
 LN10 = math.log(10.0)
@@ -53,7 +64,7 @@ def _tan_grad2(g, dy, y):  # d/dy [dy (1 + y^2)] = 2 y dy
 
 @elementwise(numpy_impl=threaded(np.arcsin))
 def _arcsin(x):
-    return math.asin(x) if -1 <= x <= 1 else NAN
+    return v_asin(x)
 
 
 @elementwise
@@ -69,7 +80,7 @@ def _arcsin_grad2(g, dy, x):  # x (1 - x^2)^-3/2
 
 @elementwise(numpy_impl=threaded(np.arccos))
 def _arccos(x):
-    return math.acos(x) if -1 <= x <= 1 else NAN
+    return v_acos(x)
 
 
 @elementwise
@@ -85,7 +96,7 @@ def _arccos_grad2(g, dy, x):  # -x (1 - x^2)^-3/2
 
 @elementwise(numpy_impl=threaded(np.arctan))
 def _arctan(x):
-    return math.atan(x)
+    return v_atan(x)
 
 
 @elementwise
@@ -114,37 +125,37 @@ def _radians(x):
 
 @elementwise(numpy_impl=threaded(np.sinh))
 def _sinh(x):
-    return math.sinh(x) if abs(x) < 710 else x * INF
+    return v_sinh(x)
 
 
 @elementwise
 def _sinh_grad(dy, x):  # cosh
-    return dy * math.cosh(x) if abs(x) < 710 else dy * INF
+    return dy * v_cosh(x)
 
 
 @elementwise
 def _sinh_grad2(g, dy, x):  # sinh
-    return g * dy * math.sinh(x) if abs(x) < 710 else g * dy * x * INF
+    return g * dy * v_sinh(x)
 
 
 @elementwise(numpy_impl=threaded(np.cosh))
 def _cosh(x):
-    return math.cosh(x) if abs(x) < 710 else abs(x) * INF
+    return v_cosh(x)
 
 
 @elementwise
 def _cosh_grad(dy, x):  # sinh
-    return dy * math.sinh(x) if abs(x) < 710 else dy * x * INF
+    return dy * v_sinh(x)
 
 
 @elementwise
 def _cosh_grad2(g, dy, x):  # cosh
-    return g * dy * math.cosh(x) if abs(x) < 710 else g * dy * INF
+    return g * dy * v_cosh(x)
 
 
 @elementwise(numpy_impl=threaded(np.arcsinh))
 def _arcsinh(x):
-    return math.asinh(x)
+    return v_asinh(x)
 
 
 @elementwise
@@ -160,7 +171,7 @@ def _arcsinh_grad2(g, dy, x):  # -x (x^2 + 1)^-3/2
 
 @elementwise(numpy_impl=threaded(np.arccosh))
 def _arccosh(x):
-    return math.acosh(x) if x >= 1 else NAN
+    return v_acosh(x)
 
 
 @elementwise
@@ -177,9 +188,7 @@ def _arccosh_grad2(g, dy, x):  # -x (x^2 - 1)^-3/2
 
 @elementwise(numpy_impl=threaded(np.arctanh))
 def _arctanh(x):
-    if -1 < x < 1:
-        return math.atanh(x)
-    return x * INF if x == 1 or x == -1 else NAN
+    return v_atanh(x)
 
 
 @elementwise
@@ -198,16 +207,12 @@ def _arctanh_grad2(g, dy, x):  # 2x / (1 - x^2)^2
 
 @elementwise(numpy_impl=threaded(np.log2))
 def _log2(x):
-    if x > 0:
-        return math.log2(x)
-    return -INF if x == 0 else NAN
+    return v_log2(x)
 
 
 @elementwise(numpy_impl=threaded(np.log10))
 def _log10(x):
-    if x > 0:
-        return math.log10(x)
-    return -INF if x == 0 else NAN
+    return v_log10(x)
 
 
 @elementwise
@@ -232,7 +237,7 @@ def _log10_grad2(g, dy, x):
 
 @elementwise(numpy_impl=threaded(np.cbrt))
 def _cbrt(x):
-    return np.cbrt(x)
+    return v_cbrt(x)
 
 
 @elementwise
@@ -245,15 +250,9 @@ def _cbrt_grad2(g, dy, y):  # d/dy [dy / (3 y^2)] = -2 dy / (3 y^3)
     return -2 * g * dy / (3 * y * y * y)
 
 
-def _np_rcbrt(x: np.ndarray, out: np.ndarray) -> np.ndarray:
-    np.cbrt(x, out=out)
-    return np.reciprocal(out, out=out)
-
-
-@elementwise(numpy_impl=threaded(_np_rcbrt))
+@elementwise
 def _rcbrt(x):
-    c = np.cbrt(x)
-    return 1 / c if c != 0 else INF
+    return v_rcbrt(x)
 
 
 @elementwise

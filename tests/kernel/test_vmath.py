@@ -1,0 +1,185 @@
+"""kernel.vmath: vectorised float32 math against float64 references, special values, the
+other types' libm path, and that a float32 loop really is vectorised (no libm calls)."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+from scipy import special
+
+from nnvmpy import kernel
+from nnvmpy.kernel import vmath
+
+F32_EPS = float(np.finfo(np.float32).eps)
+
+
+def _kernel(fn: vmath.VectorFunction) -> kernel.ElementwiseKernel:
+    """An element-wise kernel whose body calls fn (a global of the body, as ops do)."""
+    arity = fn.py_func.__code__.co_argcount
+    names = ", ".join(f"a{k}" for k in range(arity))
+    namespace = {"vf": fn}
+    exec(f"def body({names}):\n    return vf({names})\n", namespace)
+    return kernel.elementwise(namespace["body"])
+
+
+def _log_uniform(rng: np.random.Generator, lo: float, hi: float, n: int) -> np.ndarray:
+    return np.exp(rng.uniform(np.log(lo), np.log(hi), n))
+
+
+def _domain(name: str, rng: np.random.Generator, n: int = 20000) -> np.ndarray:
+    """Random points over the function's float32 range, both signs where it has them."""
+    sym = rng.choice([-1.0, 1.0], n)
+    domains = {
+        "exp": rng.uniform(-104, 89, n),
+        "log": _log_uniform(rng, 1e-44, 3e38, n),
+        "log2": _log_uniform(rng, 1e-44, 3e38, n),
+        "log10": _log_uniform(rng, 1e-44, 3e38, n),
+        "log1p": np.concatenate(
+            [rng.uniform(-0.999, 1, n // 2), _log_uniform(rng, 1, 1e30, n // 2)]
+        ),
+        "sinh": rng.uniform(-89.4, 89.4, n),
+        "cosh": rng.uniform(-89.4, 89.4, n),
+        "tanh": rng.uniform(-12, 12, n),
+        "sigmoid": rng.uniform(-100, 100, n),
+        "asinh": sym * _log_uniform(rng, 1e-30, 3e38, n),
+        "acosh": 1 + _log_uniform(rng, 1e-7, 3e38, n),
+        "atanh": rng.uniform(-1, 1, n),
+        "atan": sym * _log_uniform(rng, 1e-30, 1e30, n),
+        "asin": rng.uniform(-1, 1, n),
+        "acos": rng.uniform(-1, 1, n),
+        "cbrt": sym * _log_uniform(rng, 1e-44, 3e38, n),
+        "rcbrt": sym * _log_uniform(rng, 1e-44, 3e38, n),
+        "erf": rng.uniform(-5, 5, n),
+        "erfinv": rng.uniform(-1, 1, n),
+        "gamma": rng.uniform(-30, 35, n),
+        "gammaln": np.concatenate(
+            [rng.uniform(-30, 10, n // 2), _log_uniform(rng, 10, 1e36, n // 2)]
+        ),
+    }
+    return domains[name].astype(np.float32)
+
+
+# (float64 reference, largest error allowed in float32 ulps)
+REFERENCES = {
+    "exp": (np.exp, 1.5),
+    "log": (np.log, 1.5),
+    "log2": (np.log2, 2),
+    "log10": (np.log10, 2.5),
+    "log1p": (np.log1p, 2.5),
+    "sinh": (np.sinh, 2.5),
+    "cosh": (np.cosh, 2.5),
+    "tanh": (np.tanh, 2),
+    "sigmoid": (special.expit, 2.5),
+    "asinh": (np.arcsinh, 3),
+    "acosh": (np.arccosh, 3),
+    "atanh": (np.arctanh, 3),
+    "atan": (np.arctan, 3),
+    "asin": (np.arcsin, 3),
+    "acos": (np.arccos, 2),
+    "cbrt": (np.cbrt, 4),
+    "rcbrt": (lambda x: 1 / np.cbrt(x), 2),
+    "erf": (special.erf, 3),
+    "erfinv": (special.erfinv, 4),
+    "gamma": (special.gamma, 2),
+    "gammaln": (special.gammaln, 2),
+}
+
+# inputs every function must get right: signed zeros, infinities, NaN, subnormals, extremes
+SPECIAL = np.array(
+    [
+        *(0.0, -0.0, np.inf, -np.inf, np.nan, 1, -1, 0.5, -0.5, 2, -2, -2.5, 1e-45, -1e-45),
+        *(1e-38, 3.4e38, -3.4e38, 88.7, 89.5, -104, 35.1),
+    ],
+    np.float32,
+)
+
+
+def _ulps(got: np.ndarray, exact: np.ndarray) -> np.ndarray:
+    """|got - exact| in units of the last place of exact rounded to float32."""
+    spacing = np.spacing(np.abs(exact.astype(np.float32))).astype(np.float64)
+    return np.abs(got.astype(np.float64) - exact) / spacing
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCES))
+def test_float32_accuracy_over_the_range(name: str) -> None:
+    ref, max_ulps = REFERENCES[name]
+    x = _domain(name, np.random.default_rng(sum(map(ord, name))))
+    out = np.empty_like(x)
+    _kernel(getattr(vmath, name)).launch(None, out, "write", x)
+    with np.errstate(all="ignore"):
+        exact = ref(x.astype(np.float64))
+    finite = np.isfinite(exact.astype(np.float32))
+    err = _ulps(out[finite], exact[finite])
+    if name == "gammaln":  # near the roots at 1 and 2 the bound is absolute
+        err = np.where(np.abs(exact[finite]) < 0.5, np.abs(out[finite] - exact[finite]) / 6e-8, err)
+    worst = int(np.argmax(err))
+    assert err[worst] <= max_ulps, f"{name}({x[finite][worst]!r}) off by {err[worst]:.2f} ulp"
+    np.testing.assert_array_equal(
+        np.isinf(out[~finite]), np.isinf(exact[~finite].astype(np.float32))
+    )
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCES))
+def test_special_values_match_c(name: str) -> None:
+    """NaN in, NaN out; poles, overflow and domain edges as C's float functions."""
+    ref, _ = REFERENCES[name]
+    out = np.empty_like(SPECIAL)
+    _kernel(getattr(vmath, name)).launch(None, out, "write", SPECIAL)
+    with np.errstate(all="ignore"):
+        exact = ref(SPECIAL.astype(np.float64)).astype(np.float32)
+    if name == "gammaln":  # C: lgamma(-inf) = +inf (scipy says -inf)
+        exact[np.isneginf(SPECIAL)] = np.inf
+    if name == "erfinv":  # odd, as erf: erfinv(-0) = -0 (scipy says +0)
+        exact[SPECIAL == 0] = SPECIAL[SPECIAL == 0]
+    np.testing.assert_array_equal(np.isnan(out), np.isnan(exact), err_msg=name)
+    both = ~np.isnan(exact) & (np.isinf(exact) | (exact == 0))
+    np.testing.assert_array_equal(out[both], exact[both], err_msg=name)
+    np.testing.assert_array_equal(np.signbit(out[both]), np.signbit(exact[both]), err_msg=name)
+
+
+def test_hypot_neither_overflows_nor_underflows() -> None:
+    x = np.array([3e38, 1e-40, 3, np.inf, np.nan, -4], np.float32)
+    y = np.array([3e38, 1e-40, 4, np.nan, 1, 0], np.float32)
+    out = np.empty_like(x)
+    _kernel(vmath.hypot).launch(None, out, "write", x, y)
+    exact = np.hypot(x.astype(np.float64), y.astype(np.float64)).astype(np.float32)
+    np.testing.assert_array_equal(out, exact)  # one rounding of a float64 result
+
+
+@pytest.mark.parametrize("name", ["exp", "erf", "gammaln", "asinh"])
+def test_float64_arguments_take_libm(name: str) -> None:
+    """The float32 polynomials are not used for doubles: libm's precision stays."""
+    x = _domain(name, np.random.default_rng(1), 2000).astype(np.float64)
+    out = np.empty_like(x)
+    _kernel(getattr(vmath, name)).launch(None, out, "write", x)
+    ref = {"exp": math.exp, "erf": math.erf, "gammaln": math.lgamma, "asinh": math.asinh}[name]
+    expected = np.array([ref(v) for v in x])
+    np.testing.assert_allclose(out, expected, rtol=1e-13, atol=1e-14)  # C's vs Python's libm
+
+
+def test_python_calls_run_the_reference() -> None:
+    """From Python (and the CUDA simulator) the functions are total: no math domain error."""
+    assert math.isnan(vmath.acosh(0.5))
+    assert math.isnan(vmath.asin(2.0))
+    assert vmath.log(0.0) == -math.inf
+    assert vmath.gamma(-0.0) == -math.inf
+    assert vmath.exp(1000.0) == math.inf
+    assert vmath.sigmoid(-800.0) == 0.0
+    assert vmath.erfinv(0.5) == pytest.approx(special.erfinv(0.5), rel=1e-15)
+
+
+@pytest.mark.parametrize("name", ["exp", "sinh", "erf", "erfinv", "gamma", "tanh", "cbrt"])
+def test_float32_loops_are_vectorised(name: str) -> None:
+    """The kernel loop's LLVM holds vector operations and no libm call."""
+    k = _kernel(getattr(vmath, name))
+    x = np.ones(64, np.float32)
+    k.launch(None, np.empty_like(x), "write", x)
+    loop = k.variant(("cpu", "write"), lambda: None)
+    llvm = loop.inspect_llvm(loop.signatures[0])
+    assert re.search(r"<(4|8|16) x float>", llvm), f"{name}: no float32 vector code"
+    libm = {"expf", "exp", "erff", "erf", "tgammaf", "lgammaf", "sinhf", "tanhf", "cbrtf", "logf"}
+    called = set(re.findall(r"call [^@]*@([\w.]+)\(", llvm))
+    assert not called & libm, f"{name} calls {called & libm}"
