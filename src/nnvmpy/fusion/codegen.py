@@ -6,20 +6,21 @@ For a group `t0 = exp(x); t1 = t0 * y; out = t1 + 1` the CPU source reads
         if n < SERIAL_CUTOFF:
             for i in range(n):
                 x0 = a0[i]; x1 = a1[i]            # every input is read first, so any
-                t0 = k0(x0)                       # output may share an input's memory
-                t1 = k1(t0, x1)
-                t2 = k2(t1, p0)
+                t0 = c_float32(k0(x0))            # output may share an input's memory
+                t1 = c_float32(k1(t0, x1))
+                t2 = c_float32(k2(t1, p0))
                 o0[i] = t2                        # or o0[i] += cast(t2) for req add
         else:
             for i in prange(n): ...               # the same body
 
 where k<m> is member m's scalar function (its CPU build, which numba inlines).
-Floating-point intermediates stay in registers at the precision the scalar functions
-compute in (float32 arithmetic stays float32; a float64 parameter promotes, as it does in
-the unfused kernel) and are rounded once, when stored: rounding each to float32 in the
-loop made it 3x slower (the conversions stop LLVM's vectoriser), and the fused value is
-the more accurate one (unfused float32 results differ in the last bits at most). Integer
-intermediates are converted (c_<dtype>) as the unfused array would hold them.
+Every intermediate is converted (c_<dtype>) as its unfused array would hold it: an
+integer truncated, a float rounded to its dtype. A member that computes in float64 for a
+float32 array (a Python number in its body promotes, e.g. `x / (1 + abs(x))`) would
+otherwise turn the rest of the chain into float64 (half the vector width, and
+kernel.vmath's float32 bodies skipped: a chain with two sigmoids ran 14x slower); the
+conversions are vector instructions and cost little. Float32 groups get float32 scalar
+parameters (fusion/compute.py), as MXNet computes `x * DType(scalar)`.
 Parameters are arguments, so one kernel serves every parameter value. The GPU source is
 the same body in a grid-stride numba.cuda loop.
 
@@ -46,7 +47,7 @@ from ..base import NNVMError
 from .spec import FusedSpec
 
 # Bump when the generated code changes meaning (part of the cache key).
-_CODEGEN_VERSION = "3"
+_CODEGEN_VERSION = "4"
 _HALF = np.dtype(np.float16)
 _built: dict[str, Any] = {}
 _lock = threading.RLock()
@@ -72,11 +73,11 @@ def body_lines(
         args = ", ".join([_arg_text(s, i) for s, i in member.args] + params)
         for k in range(member.num_outputs):
             call = f"k{m}_{k}({args})"
-            if np.dtype(member_types[m][k]).kind in "iub":
-                # an integer array holds the truncated value: later members see that
-                lines.append(f"t{m}_{k} = c_{_type_name(member_types[m][k], device)}({call})")
-            else:  # floats stay in registers at the precision computed (rounded once)
-                lines.append(f"t{m}_{k} = {call}")
+            # each value as its unfused array would hold it: an integer truncated, a float
+            # rounded to its dtype (a member computing in float64 because of a Python float
+            # in its body, e.g. relu's `x * 0`, must not turn the rest of a float32 chain
+            # into float64: half the vector width, and kernel.vmath's float32 bodies skipped)
+            lines.append(f"t{m}_{k} = c_{_type_name(member_types[m][k], device)}({call})")
     for o, ((src, idx), mode) in enumerate(zip(spec.outputs, modes)):
         if mode == "write":
             lines.append(f"o{o}[i] = t{src}_{idx}")

@@ -42,14 +42,16 @@ def _identity(x):
     return x
 
 
+# `x - x`, not `x * 0`: a zero of x's own type (numba makes float32 * 0 a float64, which
+# turned fused float32 chains into float64 ones), NaN for NaN and ±inf as before, and +0
 @elementwise
 def _relu(x):
-    return x if x > 0 else x * 0
+    return x if x > 0 else x - x
 
 
 @elementwise
 def _relu_grad(dy, y):  # dx = dy * (y > 0)
-    return dy if y > 0 else dy * 0
+    return dy if y > 0 else dy - dy
 
 
 @elementwise(numpy_impl=threaded(_np_sigmoid))
