@@ -37,6 +37,20 @@ CPU_WORKER_NTHREADS = Knob(
     "2",
     "Engine worker threads per CPU device (MXNET_CPU_WORKER_NTHREADS).",
 )
+NUM_THREADS = Knob(
+    "NNVMPY_NUM_THREADS",
+    "0",
+    "Most CPU threads the process computes with at once, shared by OpenBLAS, numba's "
+    "parallel kernels and the ufunc pool (nnvmpy.threads); 0: the cores the process may "
+    "run on.",
+)
+THREADS_ADAPT = Knob(
+    "NNVMPY_THREADS_ADAPT",
+    "1",
+    "1: a daemon thread follows the machine's load (other processes' running threads, "
+    "every 0.1 s) and narrows parallel regions and OpenBLAS to the cores left, at least 1, "
+    "so a busy machine does not leave teams waiting for a core; 0: always NNVMPY_NUM_THREADS.",
+)
 GPU_WORKER_NTHREADS = Knob(
     "NNVMPY_GPU_WORKER_NTHREADS",
     "2",
@@ -97,6 +111,8 @@ ALL_KNOBS = [
     ENGINE_TYPE,
     CPU_WORKER_NTHREADS,
     GPU_WORKER_NTHREADS,
+    NUM_THREADS,
+    THREADS_ADAPT,
     NUMBA_THREADING_LAYER,
     ELIMINATE_COMMON_EXPR,
     FUSION,

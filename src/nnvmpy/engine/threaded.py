@@ -35,6 +35,7 @@ import weakref
 from collections import deque
 
 from .. import config
+from .. import threads as _threads
 from ..base import Context, NNVMError
 from ..profiler.recorder import RECORDER
 from .base import Engine, FnProperty, Opr, RunContext, Var, check_var
@@ -196,6 +197,7 @@ class ThreadedEngine(InlinePushMixin, Engine):
                 for i in range(pool.nthreads)
             ]
             pool.threads = threads
+        _threads.start_governor()  # the process's thread budget follows the machine's load
         for t in threads:
             t.start()
 
@@ -305,7 +307,10 @@ class ThreadedEngine(InlinePushMixin, Engine):
         lock = self._lock  # a child after fork gets new threads, which read the new lock
         ready, heap = pool.ready, pool.heap
         blk: OprBlock | None = None
+        width_gen = -1  # nnvmpy.threads: numba's team width is per thread, re-applied on change
         while True:
+            if _threads._generation != width_gen:
+                width_gen = _threads.sync_numba()
             if blk is not None:
                 # The completion popped our next block under the same lock acquisition.
                 blk = execute(blk, stack, pool)

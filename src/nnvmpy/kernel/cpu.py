@@ -34,6 +34,7 @@ from numba import prange, types
 from numba.extending import overload
 
 from .. import config
+from .. import threads as _threads
 from ..base import Context, NNVMError
 from .elementwise import _FLOATS, NUMPY_MIN_SIZE, ElementwiseKernel
 
@@ -357,9 +358,25 @@ def launch(
                 loop = kernel._variants.get(key) or kernel.variant(
                     key, lambda: build_loop(kernel, mode)
                 )
-                loop(*flat)
+                if out.size < SERIAL_CUTOFF:
+                    loop(*flat)
+                else:
+                    with _threads.region():  # a team out of the process's thread budget
+                        loop(*flat)
             return
     _launch_checked(kernel, out, mode, args)
+
+
+def _in_region(loop: Any) -> Any:
+    """loop run inside nnvmpy.threads.region(): its team width comes out of the budget
+    the process's other parallel regions leave (two engine workers launching at once
+    do not each start a full-width team)."""
+
+    def run(*args: Any) -> None:
+        with _threads.region():
+            loop(*args)
+
+    return run
 
 
 def plain_launcher(
@@ -390,6 +407,8 @@ def plain_launcher(
         return None
     key = _VARIANT_KEYS[mode]
     loop = kernel.variant(key, lambda: build_loop(kernel, mode))
+    if math.prod(shape) >= SERIAL_CUTOFF:
+        loop = _in_region(loop)
     if len(shape) != 1:
         return lambda ins, outs: loop(outs[0].reshape(-1), *[a.reshape(-1) for a in ins], *scalars)
     if not scalars and len(in_sigs) == 1:
@@ -431,6 +450,8 @@ def _launch_checked(kernel: ElementwiseKernel, out: Any, mode: str, args: tuple[
         return
     key = ("cpu", mode)
     loop = kernel._variants.get(key) or kernel.variant(key, lambda: build_loop(kernel, mode))
+    if out.size >= SERIAL_CUTOFF:
+        loop = _in_region(loop)
     loop(out.reshape(-1) if type(out) is np.ndarray else out.view(np.ndarray).reshape(-1), *flat)
 
 

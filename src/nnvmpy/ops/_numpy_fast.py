@@ -5,6 +5,8 @@ AVX-512/AVX2 loops, which NumPy 2 has for these on float32 and float64), but Num
 on one thread. `threaded(np.tan)` gives a `numpy_impl` (f(x, out=)) that cuts a large
 array into one contiguous chunk per core and runs the ufunc on each in a small thread
 pool (ufuncs release the GIL), which is how a numba prange kernel would use the cores.
+The number of chunks is the team width nnvmpy.threads.region() grants: the process's
+thread budget, narrowed while the machine is busy or other regions are in flight.
 `numpy_compute(kernel, ufunc)` is an FCompute for ops with several array inputs that
 takes the same path on the CPU and falls back to the kernel for everything else.
 NumPy's floating-point warnings are silenced: MXNet returns NaN / inf without one.
@@ -20,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import threads as _threads
 from ..base import OpReqType
 from ..registry import NodeAttrs
 
@@ -32,7 +35,8 @@ _pool_lock = threading.Lock()
 
 
 def _workers() -> int:
-    return max(1, min(os.cpu_count() or 1, 8))
+    """Pool size: the thread budget (capped at 8); each call uses what region() grants."""
+    return max(1, min(_threads.budget(), 8))
 
 
 def _get_pool() -> ThreadPoolExecutor:
@@ -52,13 +56,23 @@ def run_chunked(fn: Callable[..., Any], out: np.ndarray, arrays: tuple[Any, ...]
 
     Scalars (non-arrays) in `arrays` pass through to every chunk.
     """
-    n, k = out.size, _workers()
+    n = out.size
     contiguous = out.flags.c_contiguous and all(
         a.flags.c_contiguous for a in arrays if isinstance(a, np.ndarray)
     )
-    if n < PARALLEL_CUTOFF or k == 1 or not contiguous:
+    if n < PARALLEL_CUTOFF or not contiguous:
         _quiet_call(fn, list(arrays), out)
         return
+    with _threads.region(_workers()) as k:
+        if k == 1:
+            _quiet_call(fn, list(arrays), out)
+        else:
+            _run_parts(fn, out, arrays, k)
+
+
+def _run_parts(fn: Callable[..., Any], out: np.ndarray, arrays: tuple[Any, ...], k: int) -> None:
+    """fn on k contiguous chunks: k - 1 in the pool, the first on the calling thread."""
+    n = out.size
     o = out.reshape(-1)
     flat = [a.reshape(-1) if isinstance(a, np.ndarray) else a for a in arrays]
     step = -(-n // k)

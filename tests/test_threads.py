@@ -1,0 +1,244 @@
+"""nnvmpy.threads: one thread budget shared by OpenBLAS, numba and the ufunc pool.
+
+Issue 17: with one outside process burning a core of the 2-core machine, an MLP step
+(bench_nets mlp-train) ran at 3-15 steps/s with 2-thread OpenBLAS and numba teams and at
+~220 steps/s with one thread. These tests check the mechanism, not the speed: the knob
+sets the thread counts, the governor narrows the width when other processes keep the
+cores busy and widens it again when they stop, and parallel regions entered at once from
+two engine workers do not both start full-width teams. No wall-clock assertions.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+
+import numba
+import numpy as np
+import pytest
+
+import nnvmpy as nv
+from nnvmpy import threads
+from nnvmpy.base import Context, NNVMError
+from nnvmpy.engine import ThreadedEnginePerDevice
+from nnvmpy.ops import _numpy_fast
+
+
+@pytest.fixture
+def budget_of(monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
+    """set(n): a budget of n threads, the background governor switched off."""
+    before = threads.blas_threads()
+
+    def set_budget(n: int) -> None:
+        monkeypatch.setenv("NNVMPY_NUM_THREADS", str(n))
+        monkeypatch.setenv("NNVMPY_THREADS_ADAPT", "0")  # the live governor leaves it alone
+        threads.reset()
+        threads.set_width(n)
+
+    yield set_budget
+    monkeypatch.undo()
+    threads.reset()
+    if before is not None:
+        threads.set_blas_threads(before)
+
+
+def test_width_for_leaves_at_least_one_thread() -> None:
+    assert threads.width_for(0.0, 2) == 2
+    assert threads.width_for(0.6, 2) == 1  # rounds: most of a core taken
+    assert threads.width_for(1.0, 2) == 1
+    assert threads.width_for(5.0, 2) == 1  # never 0
+    assert threads.width_for(1.0, 8) == 7
+
+
+def test_bad_budget_knob_names_the_knob(monkeypatch: pytest.MonkeyPatch) -> None:
+    for bad in ("-1", "two"):
+        monkeypatch.setenv("NNVMPY_NUM_THREADS", bad)
+        threads.reset()
+        with pytest.raises(NNVMError, match=r"NNVMPY_NUM_THREADS.*positive thread count"):
+            threads.budget()
+    monkeypatch.setenv("NNVMPY_NUM_THREADS", "0")
+    threads.reset()
+    assert threads.budget() == threads.available_cores()
+    monkeypatch.undo()
+    threads.reset()
+
+
+def test_governor_narrows_under_outside_load_and_widens_after(
+    budget_of, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    budget_of(2)
+    machine = {"running": 0}
+    monkeypatch.setattr(threads, "system_running_threads", lambda: machine["running"])
+    monkeypatch.setattr(threads, "own_running_threads", lambda: 1)
+    others = 0.0
+    machine["running"] = 1 + 2  # us + two busy threads of other processes
+    for _ in range(10):
+        others = threads.govern_step(others, adapt=True)
+    assert threads.width() == 1
+    if threads.blas_threads() is not None:
+        assert threads.blas_threads() == 1
+    machine["running"] = 1  # only us
+    for _ in range(10):
+        others = threads.govern_step(others, adapt=True)
+    assert threads.width() == 2
+    if threads.blas_threads() is not None:
+        assert threads.blas_threads() == 2
+    # one 0.1 s sample of another process's busy thread does not flip it (smoothing)
+    machine["running"] = 1 + 1
+    others = threads.govern_step(others, adapt=True)
+    assert threads.width() == 2
+    for _ in range(3):  # it stays busy: 0.3 s later the width is down
+        others = threads.govern_step(others, adapt=True)
+    assert threads.width() == 1
+
+
+def test_governor_off_leaves_the_width(budget_of, monkeypatch: pytest.MonkeyPatch) -> None:
+    budget_of(2)
+    monkeypatch.setattr(threads, "system_running_threads", lambda: 9)
+    monkeypatch.setattr(threads, "own_running_threads", lambda: 1)
+    others = 0.0
+    for _ in range(10):
+        others = threads.govern_step(others)  # NNVMPY_THREADS_ADAPT=0 from the fixture
+    assert others > 7
+    assert threads.width() == 2
+
+
+def test_own_running_threads_counts_this_thread() -> None:
+    if threads.system_running_threads() is None:
+        pytest.skip("no /proc/loadavg")
+    assert threads.own_running_threads() >= 1  # the reading thread is running
+    assert threads.system_running_threads() >= threads.own_running_threads()
+
+
+def test_two_engine_workers_share_the_budget(budget_of) -> None:
+    """Regions entered at once from two workers: the helper threads they start (width - 1
+    each) stay within the budget; numba's width on each worker is the granted one."""
+    budget_of(2)
+    nv.nd.relu(nv.nd.ones((1 << 16,))).wait_to_read()  # numba's pool is started
+    eng = ThreadedEnginePerDevice(cpu_workers=2, gpu_workers=1)
+    inside = threading.Barrier(2, timeout=30)
+    seen: list[tuple[int, int, int]] = []
+    lock = threading.Lock()
+
+    def op(_rctx: object) -> None:
+        with threads.region() as n:
+            with lock:
+                seen.append((n, numba.get_num_threads(), threads.in_regions()))
+            inside.wait()  # both regions in flight at once
+
+    try:
+        for _ in range(2):
+            eng.push_sync(op, Context("cpu"), mutate_vars=[eng.new_var()])
+        eng.wait_for_all()
+    finally:
+        eng.shutdown()
+    widths = sorted(n for n, _, _ in seen)
+    assert widths == [1, 2], seen  # not [2, 2]: one full-width team, the other serial
+    assert sum(w - 1 for w in widths) <= threads.budget() - 1
+    assert all(nb == min(n, numba.config.NUMBA_NUM_THREADS) for n, nb, _ in seen), seen
+    assert threads.in_regions() == 0
+
+
+def test_engine_worker_follows_the_width(budget_of) -> None:
+    """numba.set_num_threads is per thread: a worker re-applies a changed width before
+    its next operation."""
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba has one thread")
+    budget_of(2)
+    nv.nd.relu(nv.nd.ones((1 << 16,))).wait_to_read()  # numba's pool is started
+    eng = ThreadedEnginePerDevice(cpu_workers=1, gpu_workers=1)
+    got: list[int] = []
+    var = eng.new_var()
+
+    def op(_rctx: object) -> None:
+        got.append(numba.get_num_threads())
+
+    try:
+        for w in (1, 2, 1):
+            threads.set_width(w)
+            eng.push_sync(op, Context("cpu"), mutate_vars=[var])
+            eng.wait_for_all()
+    finally:
+        eng.shutdown()
+    assert got == [1, 2, 1]
+
+
+def test_large_kernel_launch_runs_in_a_region(budget_of, monkeypatch: pytest.MonkeyPatch) -> None:
+    budget_of(2)
+    calls: list[int] = []
+    real = threads.region
+
+    def spy(want: int | None = None):
+        calls.append(threads.in_regions())
+        return real(want)
+
+    monkeypatch.setattr(threads, "region", spy)
+    x = nv.nd.array(np.linspace(-1, 1, 1 << 16, dtype=np.float32))
+    y = nv.nd.relu(x).asnumpy()
+    np.testing.assert_array_equal(y, np.maximum(x.asnumpy(), 0))
+    assert calls, "a 65536-element relu did not ask the budget for its team"
+    calls.clear()
+    nv.nd.relu(nv.nd.ones((16,))).wait_to_read()
+    assert not calls  # small launches run serially, outside any region
+
+
+def test_ufunc_pool_uses_the_granted_width(budget_of) -> None:
+    budget_of(2)
+    n = _numpy_fast.PARALLEL_CUTOFF * 2
+    x = np.linspace(0, 1, n)
+    for width, chunks in ((2, 2), (1, 1)):
+        threads.set_width(width)
+        sizes: list[int] = []
+
+        def fn(a: np.ndarray, out: np.ndarray, sizes: list[int] = sizes) -> None:
+            sizes.append(a.size)
+            np.tan(a, out=out)
+
+        out = np.empty_like(x)
+        _numpy_fast.run_chunked(fn, out, (x,))
+        np.testing.assert_allclose(out, np.tan(x))
+        assert len(sizes) == chunks
+        assert sum(sizes) == n
+
+
+def test_knob_sets_openblas_and_numba_threads() -> None:
+    """NNVMPY_NUM_THREADS=1 in a fresh process: OpenBLAS and the engine workers' numba
+    kernels use one thread."""
+    code = (
+        "import numba, nnvmpy as nv\n"
+        "from nnvmpy import threads\n"
+        "x = nv.nd.relu(nv.nd.ones((1 << 16,)))\n"
+        "x.wait_to_read()\n"
+        "seen = []\n"
+        "from nnvmpy.engine import get_engine\n"
+        "from nnvmpy.base import Context\n"
+        "eng = get_engine()\n"
+        "eng.push_sync(lambda r: seen.append(numba.get_num_threads()), Context('cpu'),"
+        " mutate_vars=[eng.new_var()])\n"
+        "eng.wait_for_all()\n"
+        "print(threads.budget(), threads.blas_threads(), seen[0])\n"
+    )
+    env = {**os.environ, "NNVMPY_NUM_THREADS": "1", "NNVMPY_THREADS_ADAPT": "0"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    budget, blas, numba_threads = out.stdout.split()
+    assert budget == "1"
+    assert numba_threads == "1"
+    assert blas in ("1", "None")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+def test_forked_child_starts_with_no_regions_in_flight() -> None:
+    with threads.region():
+        assert threads.in_regions() >= 1
+        pid = os.fork()
+        if pid == 0:  # the child: the parent's region is not its own
+            os._exit(0 if threads.in_regions() == 0 else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert threads.in_regions() == 0
