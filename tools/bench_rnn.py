@@ -2,6 +2,7 @@
 
     .venv/bin/python tools/bench_rnn.py [--layers 2] [--hidden 512] [--seq 35] [--batch 32]
                                         [--steps 5] [--rounds 2] [--mxnet PATH] [--torch PATH]
+                                        [--baseline SRC]
 
 Each side runs in its own process on the same sizes (input size = hidden): nnvmpy and
 MXNet bind `RNN(mode='lstm', state_outputs=True)` and run forward(is_train=True) +
@@ -9,6 +10,11 @@ backward with a ones head gradient; PyTorch runs torch.nn.LSTM forward + backwar
 `--mxnet` / `--torch` name a venv (or its python); defaults ./.mxenv and ./.torchenv.
 The sides take turns (`--rounds`) and each keeps its best step, so a busy machine hurts
 all alike. Targets: nnvmpy / MXNet <= 1.0, nnvmpy / PyTorch <= 1.2.
+`--baseline SRC` adds a side that imports nnvmpy from another source tree (PYTHONPATH=SRC,
+e.g. `git archive HEAD src | tar -x -C /tmp/base` then SRC=/tmp/base/src), for before and
+after numbers from one run.
+The load average is printed beside the numbers: OpenBLAS's threads on a busy 2-core
+machine can make any side several times slower.
 """
 
 from __future__ import annotations
@@ -83,8 +89,10 @@ def _python(path: str | None, default: str, module: str) -> str | None:
     return None
 
 
-def _run(python: str, script: str, args: list[str]) -> float:
+def _run(python: str, script: str, args: list[str], path: str | None = None) -> float:
     env = dict(os.environ, PYTHONWARNINGS="ignore")
+    if path:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [path, env.get("PYTHONPATH")]))
     out = subprocess.run(
         [python, "-c", script, *args], capture_output=True, text=True, env=env, check=False
     )
@@ -103,30 +111,39 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--mxnet", default=None)
     ap.add_argument("--torch", default=None)
+    ap.add_argument("--baseline", default=None, help="another nnvmpy source tree (its src/)")
     a = ap.parse_args()
     sizes = [str(v) for v in (a.layers, a.hidden, a.seq, a.batch, a.steps)]
-    sides = {"nnvmpy": (sys.executable, MX_LIKE, [*sizes, "nnvmpy"])}
+    sides = {"nnvmpy": (sys.executable, MX_LIKE, [*sizes, "nnvmpy"], None)}
+    if a.baseline:
+        sides["baseline"] = (sys.executable, MX_LIKE, [*sizes, "nnvmpy"], a.baseline)
     mx_py = _python(a.mxnet, ".mxenv", "mxnet")
     if mx_py:
-        sides["mxnet"] = (mx_py, MX_LIKE, [*sizes, "mxnet"])
+        sides["mxnet"] = (mx_py, MX_LIKE, [*sizes, "mxnet"], None)
     torch_py = _python(a.torch, ".torchenv", "torch")
     if torch_py:
-        sides["torch"] = (torch_py, TORCH, sizes)
+        sides["torch"] = (torch_py, TORCH, sizes, None)
     best = dict.fromkeys(sides, float("inf"))
+    loads = [os.getloadavg()[0]]
     for _ in range(a.rounds):
-        for name, (py, script, args) in sides.items():
-            best[name] = min(best[name], _run(py, script, args))
+        for name, (py, script, args, path) in sides.items():
+            best[name] = min(best[name], _run(py, script, args, path))
+        loads.append(os.getloadavg()[0])
     print(
         f"LSTM layers={a.layers} hidden={a.hidden} seq={a.seq} batch={a.batch} "
         "forward+backward, best step (ms):"
     )
     for name, ms in best.items():
-        print(f"  {name:7s} {ms:9.2f}")
-    for name, target in (("mxnet", 1.0), ("torch", 1.2)):
-        if name in best:
-            ratio = best["nnvmpy"] / best[name]
-            verdict = "ok" if ratio <= target else "over target"
-            print(f"  nnvmpy / {name}: {ratio:.2f} (target <= {target}: {verdict})")
+        print(f"  {name:8s} {ms:9.2f}")
+    for mine in [m for m in ("nnvmpy", "baseline") if m in best]:
+        for name, target in (("mxnet", 1.0), ("torch", 1.2)):
+            if name in best:
+                ratio = best[mine] / best[name]
+                verdict = "ok" if ratio <= target else "over target"
+                print(f"  {mine} / {name}: {ratio:.2f} (target <= {target}: {verdict})")
+    print(
+        "  load average (1 min) before and after each round: " + " ".join(f"{x:.2f}" for x in loads)
+    )
 
 
 if __name__ == "__main__":

@@ -119,6 +119,32 @@ def test_gradient_with_sequence_length():
                            dtype=np.float64)  # fmt: skip
 
 
+def test_parameter_gradient_write_and_add_agree():
+    # grad_req='write' lets the CPU backward write d(parameters) straight into the bound
+    # gradient array; 'add' goes through a temporary and accumulates: the two must agree
+    rng = np.random.default_rng(6)
+    data, params, hx, cx = _inputs(rng, "lstm", 5, 3, 4, 8, 2, False)
+    names = ["data", "parameters", "state", "state_cell"]
+    s = nv.sym.RNN(*[nv.sym.Variable(n) for n in names], mode="lstm", state_size=8,
+                   num_layers=2, state_outputs=True)  # fmt: skip
+    shapes = {n: a.shape for n, a in zip(names, (data, params, hx, cx))}
+    types = dict.fromkeys(names, np.float64)
+    grads = {}
+    for req in ("write", "add"):
+        exe = s.simple_bind(nv.cpu(), grad_req=req, type_dict=types, **shapes)
+        for n, a in zip(names, (data, params, hx, cx)):
+            exe.arg_dict[n][:] = a
+        exe.grad_dict["parameters"][:] = np.nan if req == "write" else 1.0
+        draw = np.random.default_rng(7)  # the same head gradients for both binds
+        heads = [nv.nd.array(draw.uniform(-1, 1, o.shape), dtype=np.float64) for o in exe.outputs]
+        for _ in range(1 if req == "write" else 2):
+            exe.forward(is_train=True)
+            exe.backward(heads)
+        grads[req] = exe.grad_dict["parameters"].asnumpy()
+    assert np.isfinite(grads["write"]).all()
+    np.testing.assert_allclose(grads["add"], 1.0 + 2 * grads["write"], rtol=1e-12, atol=1e-12)
+
+
 def test_infer_shape_both_ways():
     s = nv.sym.RNN(mode="lstm", state_size=8, num_layers=2, bidirectional=True, name="rnn",
                    state_outputs=True)  # fmt: skip

@@ -80,11 +80,16 @@ def rnn_backward(
     dout: np.ndarray,
     dhy: np.ndarray,
     dcy: np.ndarray | None,
+    dparams: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-    """(dx, dparams, dhx, dcx) from the saved forward (out, reserve) and output gradients."""
+    """(dx, dparams, dhx, dcx) from the saved forward (out, reserve) and output gradients.
+
+    dparams, when given (C-contiguous, params' shape and dtype), receives the parameter
+    gradient in place: every element is written, so it need not be zeroed."""
     steps, batch = x.shape[:2]
     weights = lay.param_views(params)
-    dparams = np.zeros(params.shape, params.dtype)
+    if dparams is None:
+        dparams = np.empty(params.shape, params.dtype)
     grads = lay.param_views(dparams)
     kept = lay.reserve_views(reserve, steps, batch)
     active = _active(lengths, steps)

@@ -297,9 +297,17 @@ def _backward_host(
     lay = layout_of(attrs, x.shape[2])
     dhy = douts[1] if vis > 1 else np.zeros_like(hx)
     dcy = None if cx is None else (douts[2] if vis > 2 else np.zeros_like(cx))
-    grads = rnn_backward(lay, x, params, hx, cx, lengths, out, reserve, douts[0], dhy, dcy)
+    dp = outputs[1]  # the parameter gradient straight into its output (17 MB at H=512)
+    direct = (
+        req_mode(_OP, req[1]) == "write"
+        and dp.flags.c_contiguous
+        and (dp.shape, dp.dtype) == (params.shape, params.dtype)
+    )
+    grads = rnn_backward(
+        lay, x, params, hx, cx, lengths, out, reserve, douts[0], dhy, dcy, dp if direct else None
+    )
     for k, g in enumerate(grads):
-        if g is not None:
+        if g is not None and not (k == 1 and direct):
             _assign(outputs[k], req[k], g)
     if lengths is not None:
         _assign(outputs[-1], req[-1], 0)
