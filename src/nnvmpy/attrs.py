@@ -230,6 +230,52 @@ FScalarFunction: AttrKey[ScalarFunctionFn] = _key(
     "is not fused.",
 )
 
+# --- Inference simplification and epilogues (passes/simplify_inference.py, fuse_epilogue.py) --
+
+FScaleShift: AttrKey[Any] = _key(
+    "FScaleShift",
+    "attrs -> ScaleShift (ops/nn/inference.py) or None: at inference, output 0 is input 0 "
+    "times scale[c] plus shift[c] along one channel axis, scale and shift computed from "
+    "other inputs by a parallel_for loop (BatchNorm with its moving statistics). Read by "
+    "passes.simplify_inference, which folds the node into a producer declaring "
+    "FFoldScaleShift. Absent or None: never folded.",
+)
+FFoldScaleShift: AttrKey[Any] = _key(
+    "FFoldScaleShift",
+    "attrs -> FoldTarget (ops/nn/inference.py) or None: output 0 is linear in input "
+    "`weight`, output channel c being weight[c] (axis 0) applied to the data plus bias[c], "
+    "so a per-channel scale-shift after it folds into new weight and bias inputs "
+    "(Convolution, FullyConnected). Read by passes.simplify_inference. Absent or None: "
+    "not a fold target.",
+)
+FInferenceIdentity: AttrKey[Any] = _key(
+    "FInferenceIdentity",
+    "attrs -> input index or None: at inference (is_train=False) output 0 equals that "
+    "input and the other outputs are only read by backward (Dropout in mode 'training'). "
+    "Read by passes.simplify_inference, which removes the node. Absent or None: kept.",
+)
+TMemoizable: AttrKey[bool] = _key(
+    "TMemoizable",
+    "True: the outputs are a pure function of the input values (not of is_train, random "
+    "draws or state), so the executor gives them memory nothing else writes and skips the "
+    "push while no input was written since the node last ran (engine variable versions). "
+    "Read by the executor. Absent: False, the node runs at every push.",
+    bool,
+)
+FEpilogue: AttrKey[Any] = _key(
+    "FEpilogue",
+    "(attrs, ctx, inputs, req, outputs, epilogue) -> None: FCompute that also applies "
+    "`epilogue` (Epilogue in ops/nn/inference.py: add the node's last input, then relu) to "
+    "output 0 inside the op's own output loop. Read by passes.fuse_epilogue through the "
+    "`_Epilogue` op. Absent: the op takes no epilogue.",
+)
+FEpilogueStep: AttrKey[Any] = _key(
+    "FEpilogueStep",
+    "attrs -> 'relu' | 'add' | None: the node is y = relu(x), or y = x + r of two "
+    "same-shape inputs, so a producer declaring FEpilogue may apply it in its output loop. "
+    "Read by passes.fuse_epilogue. Absent or None: not absorbed.",
+)
+
 _DEVICE_KEY = re.compile(r"^(FCompute|FStatefulCompute)<(\w+)>$")
 
 

@@ -86,6 +86,20 @@ FUSION = Knob(
     "node. MXNet's MXNET_USE_FUSION is read too.",
     mxnet_name="MXNET_USE_FUSION",
 )
+SIMPLIFY_INFERENCE = Knob(
+    "NNVMPY_SIMPLIFY_INFERENCE",
+    "1",
+    "1: executors bound without gradients run the SimplifyInference pass (BatchNorm "
+    "folded into the Convolution/FullyConnected before it, Dropout removed; "
+    "docs/inference.md), 0: they run the graph as written.",
+)
+FUSE_EPILOGUE = Knob(
+    "NNVMPY_FUSE_EPILOGUE",
+    "1",
+    "1: executors bound without gradients run the FuseEpilogue pass (a convolution's "
+    "residual add and relu applied in its output loop; docs/inference.md), 0: separate "
+    "nodes.",
+)
 FUSION_CACHE_DIR = Knob(
     "NNVMPY_FUSION_CACHE_DIR",
     "~/.cache/nnvmpy/fusion",
@@ -116,6 +130,8 @@ ALL_KNOBS = [
     NUMBA_THREADING_LAYER,
     ELIMINATE_COMMON_EXPR,
     FUSION,
+    SIMPLIFY_INFERENCE,
+    FUSE_EPILOGUE,
     FUSION_CACHE_DIR,
     POISON_MEMORY,
     PROFILER_AUTOSTART,

@@ -22,6 +22,9 @@ CHEAP = [c for c in bn.CASES if c.name in ("mlp-train", "lenet-train", "resnet18
 
 def _run(case: Any, monkeypatch: pytest.MonkeyPatch, fusion: str) -> tuple[Any, ...]:
     monkeypatch.setenv("NNVMPY_FUSION", fusion)
+    # FusePointwise alone: at inference FuseEpilogue would take the add+relu pairs first
+    monkeypatch.setenv("NNVMPY_SIMPLIFY_INFERENCE", "0")
+    monkeypatch.setenv("NNVMPY_FUSE_EPILOGUE", "0")
     path = bn.models_dir() / f"{case.model}-symbol.json"
     exe = bn.bind_nnvmpy(path, case)
     step = bn.nnvmpy_step(exe, case, bn.weights_for(path, case))

@@ -56,6 +56,11 @@ def executor_debug_str(exe: Executor) -> str:
         elif node.attrs.dict:
             lines.append("Attrs:")
             lines += [f"\t{k}={v}" for k, v in node.attrs.dict.items()]
+    simplified = getattr(exe, "_simplified", {})
+    if simplified:  # SimplifyInference / FuseEpilogue at bind (executor/inference.py)
+        lines.append("-" * 20)
+        lines.append(f"Simplified for inference: {len(simplified)} nodes")
+        lines += [f"\t{name}: {what}" for name, what in simplified.items()]
     total = exe.storage_bytes
     lines.append(
         f"Total {total >> 20} MB allocated ({total} bytes in "

@@ -3,7 +3,9 @@
 Binding merges duplicate computations (EliminateCommonExpr, unless
 NNVMPY_ELIMINATE_COMMON_EXPR=0), builds one graph holding the forward outputs and, when
 any argument wants a gradient, the backward graph (Gradient pass); infers shapes and
-types; fuses element-wise groups, forward and backward apart (FusePointwise, unless
+types; without gradients, simplifies the graph for inference (SimplifyInference and
+FuseEpilogue, unless NNVMPY_SIMPLIFY_INFERENCE=0 / NNVMPY_FUSE_EPILOGUE=0; docs/inference.md);
+fuses element-wise groups, forward and backward apart (FusePointwise, unless
 NNVMPY_FUSION=0); plans memory (PlanMemory); and prepares one engine push per node.
 `forward` and `backward` then only push those prepared functions, so a training step
 costs no graph work at all. An executor bound with `shared_exec` takes its blocks from
@@ -40,6 +42,7 @@ from .node_run import (
     default_req,
     forward_entries_read_by_backward,
     make_node_run,
+    memo_entries,
     push_add,
     reader_counts,
     retained_entries,
@@ -60,6 +63,8 @@ class Executor:
         aux_states: Any = None,
         group2ctx: Mapping[str, Context] | None = None,
         shared_exec: Executor | None = None,
+        *,
+        _simplify: bool = True,
     ) -> None:
         if not isinstance(symbol, Symbol):
             raise NNVMError(f"bind: expected a Symbol, got {type(symbol).__name__}")
@@ -87,6 +92,8 @@ class Executor:
         for name, arr in zip(self._arg_names, self.arg_arrays):
             check_ctx(arr, self._ctx, f"argument {name!r}")
         self._monitor: Monitor | None = None
+        self._simplify_ok = _simplify
+        self._plain: Executor | None = None  # the unsimplified graph, for is_train=True
         self._build(shared_exec)
 
     # -- building -------------------------------------------------------------------------------
@@ -117,6 +124,10 @@ class Executor:
         graph = Graph(heads + grad_entries)
         shapes, dtypes = self._input_hints(heads, head_vars)
         graph = apply_passes(graph, ["InferShape", "InferType"], shapes=shapes, dtypes=dtypes)
+        self._simplified: dict[str, str] = {}
+        self._train_safe = True
+        if not xs and self._simplify_ok:
+            graph, heads = self._simplify(graph, heads, shapes, dtypes)
         self._fused_groups: dict[str, list[str]] = {}
         if config.FUSION.get() != "0":
             graph, heads, grad_entries = self._fuse(graph, heads, shapes, dtypes)
@@ -140,11 +151,27 @@ class Executor:
         # test_repeat does): the same then holds for every later backward.
         self._backward_alone = not forward_entries_read_by_backward(idx, heads)
         self._backward_ready = self._backward_alone
-        graph = apply_passes(graph, ["PlanMemory"], keep_entry_ids=sorted(self._retained))
+        # a memoizable node's outputs get memory nothing else writes, so that skipping its
+        # push while its inputs are unchanged leaves its last results there (node_run.py)
+        graph = apply_passes(
+            graph,
+            ["PlanMemory"],
+            keep_entry_ids=sorted(self._retained),
+            external_entry_ids=memo_entries(idx),
+        )
         self._graph = graph
         self._head_grad_used = [idx.exist(v) for v in head_vars]
         pool = SharedChunks(shared_exec._memory(), self._ctx) if shared_exec else None
         self._allocate(graph, heads, grad_entries, head_vars, pool)
+
+    def _simplify(
+        self, graph: Graph, heads: list[NodeEntry], shapes: Any, dtypes: Any
+    ) -> tuple[Graph, list[NodeEntry]]:
+        """SimplifyInference, then FuseEpilogue, on a typed graph without backward."""
+        from .inference import simplify
+
+        graph, self._simplified, self._train_safe = simplify(graph, shapes, dtypes)
+        return graph, list(graph.outputs[: len(heads)])
 
     def _fuse(
         self, graph: Graph, heads: list[NodeEntry], shapes: Any, dtypes: Any
@@ -208,6 +235,9 @@ class Executor:
             if arrays[eid] is None and sid[eid] != EXTERNAL_STORAGE_ID:
                 arrays[eid] = NDArray(self._chunks[sid[eid]], _known(shape[eid]), dtype[eid])
         req_of = self._claim_results(graph, heads, grad_entries, arrays)
+        for eid in range(idx.num_node_entries):  # memoized outputs (external, not results)
+            if arrays[eid] is None:
+                arrays[eid] = empty(_known(shape[eid]), self._ctx, dtype[eid])
         self._prepare_runs(graph, heads, grad_entries, arrays, req_of)
         self._arrays = arrays
         self._storage_bytes = int(graph.attrs[STORAGE_ALLOCATED_BYTES])
@@ -307,6 +337,11 @@ class Executor:
                     f"forward: unknown argument {name!r}; arguments are {self._arg_names}"
                 )
             assign(arg_dict[name], value, f"forward: argument {name!r}")
+        if is_train and not self._train_safe:  # the simplified graph assumed is_train=False
+            from .inference import forward_plain
+
+            forward_plain(self)
+            return self.outputs
         self._push(self._fwd_runs, self._fwd_copies, bool(is_train))
         self._backward_ready = True
         return self.outputs

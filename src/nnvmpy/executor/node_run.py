@@ -16,6 +16,7 @@ from ..attrs import (
     FMutateInputs,
     FResourceRequest,
     TIsBackward,
+    TMemoizable,
     fcompute,
     fstateful_compute,
 )
@@ -38,7 +39,9 @@ class NodeRun:
     resources: list[Resource]
     const_vars: list[Any]
     mutate_vars: list[Any]
+    memo: bool = False  # TMemoizable: skip the compute while no input changed
     fns: dict[bool, Any] = field(default_factory=dict)
+    seen: list[Any] = field(default_factory=lambda: [None])  # versions at the last run
 
     @property
     def label(self) -> str:
@@ -57,8 +60,28 @@ class NodeRun:
             def fn(run_ctx: Any) -> None:
                 compute(first, OpContext(is_train, run_ctx, resources), in_data, req, out_data)
 
+            if self.memo:
+                fn = self._memoized(fn)
             self.fns[is_train] = fn
         return fn
+
+    def _memoized(self, fn: Any) -> Any:
+        """fn, skipped while the versions of the input and output variables are those
+        the last run left (the engine bumps a variable's version at each write ending;
+        the reads this push holds mean every earlier write has ended)."""
+        in_vars = [a._chunk.var for a in self.inputs]
+        out_vars = [a._chunk.var for a in self.outputs]
+        bumps = [self.mutate_vars.count(v) for v in out_vars]  # this push's own writes
+        seen = self.seen
+
+        def memo(run_ctx: Any) -> None:
+            ins = [v.version for v in in_vars]
+            outs = [v.version for v in out_vars]
+            if seen[0] != (ins, outs):
+                fn(run_ctx)
+            seen[0] = (ins, [v + b for v, b in zip(outs, bumps)])
+
+        return memo
 
 
 def make_node_run(
@@ -114,7 +137,18 @@ def make_node_run(
     if mutated is not None:
         mutate += [ins[i]._chunk.var for i in mutated(node.attrs)]
     const = [a._chunk.var for a in ins]
-    return NodeRun(node, compute, first, ins, outs, req, resources, const, mutate)
+    memo = bool(op.get_attr(TMemoizable, False))
+    return NodeRun(node, compute, first, ins, outs, req, resources, const, mutate, memo)
+
+
+def memo_entries(idx: Any) -> list[int]:
+    """Output entry ids of the TMemoizable nodes (their memory must be theirs alone)."""
+    return [
+        eid
+        for nid, node in enumerate(idx.nodes)
+        if node.op is not None and node.op.get_attr(TMemoizable, False)
+        for eid in idx.output_eids_of(nid)
+    ]
 
 
 def retained_entries(idx: Any, heads: list[NodeEntry]) -> set[int]:
@@ -167,6 +201,7 @@ __all__ = [
     "NodeRun",
     "default_req",
     "make_node_run",
+    "memo_entries",
     "push_add",
     "reader_counts",
     "retained_entries",

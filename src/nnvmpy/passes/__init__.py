@@ -6,12 +6,14 @@ nnvmpy.graph never imports the passes at module level (they import nnvmpy.graph)
 
 from . import (  # noqa: F401 - imported for their registrations
     eliminate_common_expr,
+    fuse_epilogue,
     fuse_pointwise,
     gradient,
     infer_shape,
     infer_type,
     plan_memory,
     saveload_json,
+    simplify_inference,
 )
 from .saveload_json import graph_from_json, graph_to_json
 

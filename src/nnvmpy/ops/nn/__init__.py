@@ -13,6 +13,7 @@ from . import (  # noqa: F401 - imported for their registrations
     fully_connected,
     grid_generator,
     group_norm,
+    inference,
     instance_norm,
     kl_sparse,
     l2_normalization,

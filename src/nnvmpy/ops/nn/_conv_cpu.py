@@ -172,9 +172,27 @@ def _bias_or_dummy(bias: Any, dtype: Any) -> tuple[Any, bool]:
     return (bias, True) if bias is not None else (np.zeros(1, dtype), False)
 
 
-def forward(s: ConvShape, x: Any, w: Any, bias: Any, out: Any, req: OpReqType, res: Any) -> None:
-    """out (=|+=) conv(x, w) + bias, x (N, C, D, H, W) and out (N, F, Do, Ho, Wo) contiguous."""
+def forward(
+    s: ConvShape,
+    x: Any,
+    w: Any,
+    bias: Any,
+    out: Any,
+    req: OpReqType,
+    res: Any,
+    epilogue: tuple[Any, bool] | None = None,
+) -> None:
+    """out (=|+=) conv(x, w) + bias, x (N, C, D, H, W) and out (N, F, Do, Ho, Wo) contiguous.
+
+    `epilogue` = (residual or None, relu): out = relu?(conv + bias + residual) instead, the
+    bias, residual and relu applied to each chunk of images right after its GEMMs wrote it
+    (while it is still in cache), in one pass with the bias where the GEMM writes `out`
+    directly. Not with req 'add'.
+    """
     if req == _NULL:
+        return
+    if epilogue is not None:
+        _forward_epilogue(s, x, w, bias, out, res, *epilogue)
         return
     add = req == _ADD
     beta, has_bias = _bias_or_dummy(bias, x.dtype)
@@ -191,8 +209,24 @@ def forward(s: ConvShape, x: Any, w: Any, bias: Any, out: Any, req: OpReqType, r
         if has_bias:
             k._add_bias(out3, beta, 0, s.n)
         return
-    nb = s.chunk(x.itemsize, s.rows + s.fg)
-    space = res.get_space(((s.rows + s.fg) * nb * s.hw,), x.dtype)
+    _forward_chunks(s, x, w2, beta, has_bias, out3, add, res, None)
+
+
+def _forward_chunks(
+    s: ConvShape,
+    x: Any,
+    w2: Any,
+    beta: Any,
+    has_bias: bool,
+    out3: Any,
+    add: bool,
+    res: Any,
+    after: Any,
+) -> None:
+    """im2col + GEMM chunk by chunk of images; `after(n0, m, biased)` runs after each
+    chunk is written (biased: the bias is in already)."""
+    nb = s.chunk(out3.itemsize, s.rows + s.fg)
+    space = res.get_space(((s.rows + s.fg) * nb * s.hw,), out3.dtype)
     for n0 in range(0, s.n, nb):
         m = min(nb, s.n - n0)
         cols = m * s.hw
@@ -207,8 +241,37 @@ def forward(s: ConvShape, x: Any, w: Any, bias: Any, out: Any, req: OpReqType, r
             else:
                 np.matmul(wg, col, out=tmp)
                 k._scatter(tmp, out3, beta, n0, m, g * s.fg, s.fg, has_bias, add)
-        if direct and has_bias:
+        if after is not None:
+            after(n0, m, not direct)
+        elif direct and has_bias:
             k._add_bias(out3, beta, n0, 1)
+
+
+def _forward_epilogue(
+    s: ConvShape, x: Any, w: Any, bias: Any, out: Any, res: Any, residual: Any, relu: bool
+) -> None:
+    """out = relu?(conv(x, w) + bias + residual): see `forward`."""
+    from .inference import apply_epilogue
+
+    out3 = out.reshape(s.n, s.f, s.hw)
+    res3 = None if residual is None else residual.reshape(s.n, s.f, s.hw)
+    if s.depthwise or (not s.pointwise and s.planar and _conv_shift.supported(s, x.dtype)):
+        # these kernels write whole images with the bias: one pass over the output after
+        forward(s, x, w, bias, out, OpReqType.kWriteTo, res)
+        apply_epilogue(None, out3, None, res3, relu)
+        return
+    w2 = w.reshape(s.f, s.rows)
+    if s.pointwise:
+        np.matmul(w2, x.reshape(s.n, s.c, s.hw), out=out3)
+        apply_epilogue(None, out3, bias, res3, relu)
+        return
+    beta, has_bias = _bias_or_dummy(bias, x.dtype)
+
+    def after(n0: int, m: int, biased: bool) -> None:
+        rows = (n0 * s.f, (n0 + m) * s.f)
+        apply_epilogue(None, out3, None if biased else bias, res3, relu, rows)
+
+    _forward_chunks(s, x, w2, beta, has_bias, out3, False, res, after)
 
 
 def backward(

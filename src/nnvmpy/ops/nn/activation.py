@@ -13,6 +13,7 @@ from typing import Any
 from ...attrs import (
     FCompute_cpu,
     FCompute_gpu,
+    FEpilogueStep,
     FGradient,
     FInferShape,
     FInferType,
@@ -114,6 +115,8 @@ def _register_elemwise(name: str, param: type[Parameter], n_in: int, forward: An
     )
     .set_attr(FGradient, _activation_grad)
     .set_attr(FScalarFunction, _scalar_forward)
+    # relu can run in a producer's output loop (passes/fuse_epilogue.py)
+    .set_attr(FEpilogueStep, lambda attrs: "relu" if attrs.parsed.act_type == "relu" else None)
     .add_argument("data", "NDArray-or-Symbol", "The input array.")
     .add_arguments(ActivationParam.fields())
 )

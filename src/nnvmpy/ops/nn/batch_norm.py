@@ -41,12 +41,14 @@ from ...attrs import (
     FListOutputNames,
     FMutateInputs,
     FNumVisibleOutputs,
+    FScaleShift,
     FSetInputVarAttrOnCompose,
     TIsBackward,
 )
 from ...graph.grad import make_grad_node, make_node
 from ...graph.node import NodeEntry
 from ...infer import elemwise_type, shape_assign, shape_is_known
+from ...kernel import parallel_for
 from ...kernel.launch import (  # prange, cuda, uidx: placeholders bound when a kernel compiles
     NULL,
     check_cpu_dtypes,
@@ -62,6 +64,7 @@ from ...kernel.launch import (  # prange, cuda, uidx: placeholders bound when a 
 )
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
+from .inference import ScaleShift
 
 INPUTS = ["data", "gamma", "beta", "moving_mean", "moving_var"]
 OUTPUTS = ["output", "mean", "var"]
@@ -414,6 +417,23 @@ def _batch_norm_backward(
     )
 
 
+@parallel_for
+def _bn_scale_shift(c, scale, shift, gamma, beta, mm, mv, eps, fix_gamma):
+    # inference: y = x * scale + shift, scale = gamma / sqrt(var + eps), shift = beta - mean*scale
+    s = (1.0 if fix_gamma else gamma[c]) / math.sqrt(mv[c] + eps)
+    scale[c] = s
+    shift[c] = beta[c] - mm[c] * s
+
+
+def _scale_shift(attrs: NodeAttrs) -> ScaleShift:
+    """FScaleShift: with the moving statistics BatchNorm is a per-channel scale-shift
+    (always with use_global_stats, at is_train=False otherwise)."""
+    p = attrs.parsed
+    return ScaleShift(
+        p.axis, (1, 2, 3, 4), _bn_scale_shift, (p.eps, p.fix_gamma), p.use_global_stats
+    )
+
+
 def batch_norm_grad(backward_op: str) -> Any:
     """FGradient: d data, d gamma, d beta from one `backward_op` node; zeros for the moving
     statistics."""
@@ -455,6 +475,7 @@ def _batch_norm_grad(backward_op: str, node: Any, ograds: list[Any]) -> list[Any
     .set_attr(FCompute_cpu, _batch_norm_forward)
     .set_attr(FCompute_gpu, _batch_norm_forward)
     .set_attr(FGradient, batch_norm_grad("_backward_BatchNorm"))
+    .set_attr(FScaleShift, _scale_shift)
     .add_argument("data", "NDArray-or-Symbol", "Input data to batch normalization.")
     .add_argument("gamma", "NDArray-or-Symbol", "gamma array")
     .add_argument("beta", "NDArray-or-Symbol", "beta array")

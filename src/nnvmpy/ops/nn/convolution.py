@@ -18,6 +18,8 @@ from typing import Any, Self
 from ...attrs import (
     FCompute_cpu,
     FCompute_gpu,
+    FEpilogue,
+    FFoldScaleShift,
     FGradient,
     FInferShape,
     FInferType,
@@ -25,10 +27,10 @@ from ...attrs import (
     FResourceRequest,
     TIsBackward,
 )
-from ...base import InferError, ParamError
+from ...base import InferError, NNVMError, OpReqType, ParamError
 from ...graph.grad import make_grad_node
 from ...infer import shape_assign, shape_is_known, shape_str, type_assign
-from ...kernel.launch import NULL, req_code, run_rows
+from ...kernel.launch import NULL, is_gpu, req_code, run_rows
 from ...param import Parameter, Shape, field
 from ...registry import NodeAttrs, register_op
 from ...resource import ResourceRequest
@@ -42,6 +44,7 @@ from ._geometry import (
     run_via_float32,
     to_3d,
 )
+from .inference import FoldTarget
 
 #: the data layout of each number of spatial axes, as MXNet names it
 LAYOUTS = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
@@ -279,6 +282,44 @@ def forward_cpu(
     run_via_float32(run, inputs, req, outputs)
 
 
+def forward_epilogue(
+    attrs: NodeAttrs,
+    ctx: Any,
+    inputs: list[Any],
+    req: list[Any],
+    outputs: list[Any],
+    epilogue: Any,
+) -> None:
+    """FEpilogue of Convolution: out = relu?(conv(x, w) + bias + residual?).
+
+    CPU: the bias, the residual and relu are applied chunk by chunk of images right after
+    the GEMMs wrote them (_conv_cpu.forward); GPU: one pass after the kernel.
+    """
+    from .inference import apply_epilogue
+
+    n = len(inputs) - int(epilogue.residual)
+    if req[0] == OpReqType.kNullOp:
+        return
+    if req[0] == OpReqType.kAddTo:  # the pass fuses forward nodes, which write their outputs
+        raise NNVMError("Convolution: an epilogue cannot add to its output (req 'add')")
+    if is_gpu(ctx):
+        forward_gpu(attrs, ctx, inputs[:n], req, outputs)
+        residual = inputs[n] if epilogue.residual else None
+        apply_epilogue(ctx, outputs[0], None, residual, epilogue.relu)
+        return
+    from . import _conv_cpu
+
+    def run(ins: list[Any], reqs: list[Any], outs: list[Any]) -> None:
+        bias = None if p.no_bias else ins[2]
+        res5 = as_5d(ins[n]) if epilogue.residual else None
+        x, w, out = as_5d(ins[0]), as_5d(ins[1]), as_5d(outs[0])
+        _conv_cpu.forward(s, x, w, bias, out, reqs[0], ctx.requested[0], (res5, epilogue.relu))
+
+    p = attrs.parsed
+    s = _conv_shape(p, inputs[0], outputs[0])
+    run_via_float32(run, inputs, req, outputs)
+
+
 def backward_cpu(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
@@ -336,6 +377,12 @@ def _conv_gradient(node: Any, ograds: list[Any]) -> list[Any]:
     return make_grad_node("_backward_Convolution", node, [ograds[0], *node.inputs[:2]])
 
 
+def fold_target(attrs: NodeAttrs) -> FoldTarget:
+    """FFoldScaleShift: output channel f is weight[f] (*) x + bias[f], whatever the groups."""
+    bias = None if attrs.parsed.no_bias else 2
+    return FoldTarget(1, bias, 1, {"no_bias": "False"}, 2)
+
+
 def _temp_space(attrs: NodeAttrs) -> list[ResourceRequest]:
     return [ResourceRequest.kTempSpace]
 
@@ -364,6 +411,8 @@ def _temp_space(attrs: NodeAttrs) -> list[ResourceRequest]:
     .set_attr(FCompute_cpu, forward_cpu)
     .set_attr(FCompute_gpu, forward_gpu)
     .set_attr(FGradient, _conv_gradient)
+    .set_attr(FFoldScaleShift, fold_target)
+    .set_attr(FEpilogue, forward_epilogue)
     .add_argument("data", "NDArray-or-Symbol", "Input data to the ConvolutionOp.")
     .add_argument("weight", "NDArray-or-Symbol", "Weight matrix.")
     .add_argument("bias", "NDArray-or-Symbol", "Bias parameter.")

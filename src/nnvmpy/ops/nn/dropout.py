@@ -28,6 +28,7 @@ from ...attrs import (
     FCompute_cpu,
     FCompute_gpu,
     FGradient,
+    FInferenceIdentity,
     FInferShape,
     FInferType,
     FInplaceOption,
@@ -178,6 +179,11 @@ def _dropout_grad(node: Any, ograds: list[Any]) -> list[Any]:
     return make_grad_node("_backward_Dropout", node, [ograds[0], NodeEntry(node, 1)])
 
 
+def _inference_identity(attrs: NodeAttrs) -> int | None:
+    """FInferenceIdentity: at is_train=False the output is the data (mode 'always' drops)."""
+    return 0 if attrs.parsed.mode == "training" else None
+
+
 def _same_slot(attrs: NodeAttrs) -> list[tuple[int, int]]:
     return [(0, 0)]
 
@@ -203,6 +209,7 @@ def _same_slot(attrs: NodeAttrs) -> list[tuple[int, int]]:
     .set_attr(FCompute_cpu, _dropout_forward)
     .set_attr(FCompute_gpu, _dropout_forward)
     .set_attr(FGradient, _dropout_grad)
+    .set_attr(FInferenceIdentity, _inference_identity)
     .add_argument("data", "NDArray-or-Symbol", "Input array to which dropout will be applied.")
     .add_arguments(DropoutParam.fields())
 )

@@ -21,6 +21,7 @@ from ... import kernel
 from ...attrs import (
     FCompute_cpu,
     FCompute_gpu,
+    FFoldScaleShift,
     FGradient,
     FInferShape,
     FInferType,
@@ -36,6 +37,7 @@ from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
 from ..matrix import bind_cuda, flat, gemm, is_cpu, shape_of, view
 from ..shape import fill_one_dim
+from .inference import FoldTarget
 
 cuda: Any = None  # numba.cuda, bound before a launch (see matrix.bind_cuda)
 
@@ -166,6 +168,12 @@ def _sum_rows(ctx: Any, out: Any, req: Any, x: Any) -> None:
     _sum_rows_cuda.launch(ctx, cols, out, flat(x), rows, cols, mode == "add")
 
 
+def _fold_target(attrs: NodeAttrs) -> FoldTarget:
+    """FFoldScaleShift: output unit j is weight[j] . x + bias[j], on the last output axis."""
+    p = attrs.parsed
+    return FoldTarget(1, None if p.no_bias else 2, 1 if p.flatten else -1, {"no_bias": "False"}, 2)
+
+
 def _fc_grad(node: Any, ograds: list[Any]) -> list[Any]:
     # the bias is not needed for any gradient: keep it out of the backward node's inputs
     heads = [ograds[0], node.inputs[0], node.inputs[1]]
@@ -191,6 +199,7 @@ def _fc_grad(node: Any, ograds: list[Any]) -> list[Any]:
     .set_attr(FCompute_cpu, _fc_forward)
     .set_attr(FCompute_gpu, _fc_forward)
     .set_attr(FGradient, _fc_grad)
+    .set_attr(FFoldScaleShift, _fold_target)
     .add_argument("data", "NDArray-or-Symbol", "Input data.")
     .add_argument("weight", "NDArray-or-Symbol", "Weight matrix.")
     .add_argument("bias", "NDArray-or-Symbol", "Bias parameter.")
