@@ -20,6 +20,7 @@ from ._family import ZERO, register_unary, register_unary_math
 from ._numpy_fast import threaded
 
 elementwise = kernel.elementwise
+v_one = vmath.one  # 1 in x's type: numba makes float32 + 1 a float64
 v_sigmoid, v_tanh, v_exp, v_log, v_log1p = (
     vmath.sigmoid,
     vmath.tanh,
@@ -61,7 +62,7 @@ def _sigmoid(x):
 
 @elementwise
 def _sigmoid_grad(dy, y):  # dx = dy * y * (1 - y)
-    return dy * y * (1 - y)
+    return dy * y * (v_one(y) - y)
 
 
 @elementwise(numpy_impl=threaded(np.tanh))
@@ -71,7 +72,7 @@ def _tanh(x):
 
 @elementwise
 def _tanh_grad(dy, y):  # dx = dy * (1 - y^2)
-    return dy * (1 - y * y)
+    return dy * (v_one(y) - y * y)
 
 
 @elementwise(numpy_impl=threaded(np.exp))
@@ -101,7 +102,7 @@ def _sqrt(x):
 
 @elementwise
 def _sqrt_grad(dy, y):  # dx = dy / (2 sqrt(x)) = dy * 0.5 / y
-    return dy * 0.5 / y
+    return dy / (y + y)
 
 
 @elementwise
@@ -121,7 +122,7 @@ def _square(x):
 
 @elementwise
 def _square_grad(dy, x):  # dx = 2 x dy
-    return 2 * x * dy
+    return (x + x) * dy
 
 
 @elementwise
@@ -181,7 +182,7 @@ def _log1p(x):
 
 @elementwise
 def _log1p_grad(dy, x):  # dx = dy / (1 + x)
-    return dy / (1 + x)
+    return dy / (v_one(x) + x)
 
 
 @elementwise(numpy_impl=threaded(np.expm1))
@@ -191,17 +192,17 @@ def _expm1(x):
 
 @elementwise
 def _expm1_grad(dy, y):  # dx = dy * (y + 1)
-    return dy * (y + 1)
+    return dy * (y + v_one(y))
 
 
 @elementwise
 def _softsign(x):
-    return x / (1 + abs(x))
+    return x / (v_one(x) + abs(x))
 
 
 @elementwise
 def _softsign_grad(dy, x):  # dx = dy / (1 + |x|)^2
-    return dy / ((1 + abs(x)) * (1 + abs(x)))
+    return dy / ((v_one(x) + abs(x)) * (v_one(x) + abs(x)))
 
 
 @elementwise

@@ -54,6 +54,7 @@ from .f32 import (
     log2_f32,
     log10_f32,
     log_f32,
+    one_f32,
     rcbrt_f32,
     sigmoid_f32,
     sinh_f32,
@@ -74,6 +75,7 @@ erfinv = erfinv_f32
 exp = exp_f32
 hypot = hypot_f32
 log = log_f32
+one = one_f32
 log1p = log1p_f32
 log2 = log2_f32
 log10 = log10_f32
@@ -104,6 +106,7 @@ __all__ = [
     "log1p",
     "log2",
     "log10",
+    "one",
     "rcbrt",
     "sigmoid",
     "sinh",

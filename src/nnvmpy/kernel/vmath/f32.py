@@ -30,6 +30,19 @@ SQRT_PI_OVER_TWO = F(math.sqrt(math.pi) / 2)
 D_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
+# ---------------------------------------------------------------- typed constants
+def _one_ref(x):
+    return 1
+
+
+@vector_function(_one_ref)
+def one_f32(x):
+    """1 in x's type: `one(x) + abs(x)` stays float32 for a float32 x, where numba makes
+    `1 + abs(x)` a float64 (half the vector width, float64 division). A Python call gets
+    the int 1, which NumPy's promotion rules treat as taking the other operand's type."""
+    return ONE
+
+
 # ---------------------------------------------------------------- exp / log
 def _exp_ref(x):
     if x > 709.78:
