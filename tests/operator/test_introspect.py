@@ -7,6 +7,9 @@ import pytest
 import nnvmpy as nv
 from nnvmpy.registry import register_op
 
+# the ops these tests register are undone afterwards (the op reference test lists them all)
+pytestmark = pytest.mark.usefixtures("scoped_registry")
+
 
 def test_every_registered_op_is_listed_and_new_ones_appear() -> None:
     names = nv.operator.get_all_registered_operators()

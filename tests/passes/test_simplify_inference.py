@@ -82,7 +82,8 @@ def test_batch_norm_after_convolution_folds_into_its_weights(
 def test_fully_connected_and_batch_norm_match_the_numpy_formula(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    net = sym.BatchNorm(sym.FullyConnected(sym.var("x"), num_hidden=5, name="fc"), fix_gamma=False)
+    fc = sym.FullyConnected(sym.var("x"), num_hidden=5, name="fc")
+    net = sym.BatchNorm(fc, fix_gamma=False, name="batchnorm0")  # named: auto names count up
     exe, _ = _both(net, monkeypatch, x=(4, 7))
     a = {n: v.asnumpy() for n, v in {**exe.arg_dict, **exe.aux_dict}.items()}
     y = a["x"] @ a["fc_weight"].T + a["fc_bias"]
