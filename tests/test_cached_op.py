@@ -87,3 +87,14 @@ def test_cached_op_checks_its_arguments_and_keeps_working() -> None:
     flagged = nd.CachedOp(sym.relu(sym.var("x")), flags=[("static_alloc", True)])
     assert flagged.flags == {"static_alloc": "True"}
     np.testing.assert_array_equal(op(nd.array([-1.0, 2.0])).asnumpy(), [0.0, 2.0])
+
+
+def test_cached_op_runs_a_fused_symbol_whose_nodes_have_no_string_form() -> None:
+    x, y = sym.var("x"), sym.var("y")
+    s = sym.sigmoid(x * 2.0 + y) * y
+    X, Y = np.linspace(-2, 2, 12).reshape(3, 4), np.linspace(1, 3, 12).reshape(3, 4)
+    fused = s.optimize_for("fuse", args={"x": nd.array(X), "y": nd.array(Y)})
+    assert "Op:_FusedOp" in fused.debug_str()
+    values = {"x": X, "y": Y}
+    out = nd.CachedOp(fused)(*(nd.array(values[n]) for n in fused.list_inputs())).asnumpy()
+    np.testing.assert_allclose(out, Y / (1 + np.exp(-(2 * X + Y))), rtol=1e-6)

@@ -80,7 +80,7 @@ class CachedOp:
             return args[i] if kind == "arg" else results[i][index]
 
         for node, sources in self._steps:
-            results.append(invoke(node.op, [value(s) for s in sources], node.attrs.dict))
+            results.append(invoke(node.op, [value(s) for s in sources], node.attrs))
         outputs = [value(h) for h in self._heads]
         if out is not None:
             targets = [out] if isinstance(out, NDArray) else list(out)

@@ -120,11 +120,15 @@ def infer_outputs(
 def invoke(
     op: Op,
     inputs: Sequence[NDArray],
-    kwargs: dict[str, Any],
+    kwargs: dict[str, Any] | NodeAttrs,
     out: NDArray | Sequence[NDArray] | None = None,
     is_train: bool | None = None,
 ) -> list[NDArray]:
     """Run `op` on NDArrays asynchronously; returns every output (visible or not).
+
+    `kwargs` are the op's parameters, or a graph node's parsed NodeAttrs (CachedOp-style
+    runners of a bound graph's nodes; ops made only by passes, like `_FusedOp`, have no
+    string form to parse).
 
     `is_train` defaults to this thread's autograd training flag; under autograd.record()
     the call is put on the tape.
@@ -177,7 +181,9 @@ def invoke(
     return outputs
 
 
-def _plan_for(op: Op, inputs: Sequence[NDArray], kwargs: dict[str, Any], out: Any) -> CallPlan:
+def _plan_for(
+    op: Op, inputs: Sequence[NDArray], kwargs: dict[str, Any] | NodeAttrs, out: Any
+) -> CallPlan:
     """The CallPlan of a call like this one made before (same op, params, input shapes,
     dtypes and device), or a new one; building one does every check and inference."""
     try:
@@ -185,7 +191,14 @@ def _plan_for(op: Op, inputs: Sequence[NDArray], kwargs: dict[str, Any], out: An
         # each time, and equal Contexts are the same device.
         ctx = inputs[0]._ctx if inputs else _no_input_ctx(kwargs, out)
         where = (ctx.device_type, ctx.device_id)
-        key = (op, tuple(sorted(kwargs.items())) if kwargs else (), where, _signature(inputs))
+        params = (
+            kwargs  # parsed already (a graph node's): keyed by identity
+            if isinstance(kwargs, NodeAttrs)
+            else tuple(sorted(kwargs.items()))
+            if kwargs
+            else ()
+        )
+        key = (op, params, where, _signature(inputs))
         plan = _plans.get(key)
     except (AttributeError, TypeError):  # not NDArrays, or unhashable params
         plan = key = None
@@ -196,7 +209,7 @@ def _plan_for(op: Op, inputs: Sequence[NDArray], kwargs: dict[str, Any], out: An
                 _plans.clear()
                 _plans_positional.clear()
             _plans[key] = plan
-            if not kwargs and out is None and 1 <= len(inputs) <= 2:
+            if not params and out is None and 1 <= len(inputs) <= 2:
                 _plans_positional[(op, *where, *_signature(inputs))] = plan
     else:
         for x in inputs:
@@ -206,10 +219,11 @@ def _plan_for(op: Op, inputs: Sequence[NDArray], kwargs: dict[str, Any], out: An
     return plan
 
 
-def _no_input_ctx(kwargs: dict[str, Any], out: Any) -> Context:
+def _no_input_ctx(kwargs: dict[str, Any] | NodeAttrs, out: Any) -> Context:
     """The device of an op without inputs: out='s, else its `ctx` parameter (MXNet's
     nd.random_uniform(ctx=...), nd._zeros(ctx=...)), else the current default."""
-    return out_ctx(out) or context_from(kwargs.get("ctx")) or current_context()
+    params = kwargs.dict if isinstance(kwargs, NodeAttrs) else kwargs
+    return out_ctx(out) or context_from(params.get("ctx")) or current_context()
 
 
 def _signature(inputs: Sequence[NDArray]) -> tuple[Any, ...]:
@@ -225,11 +239,11 @@ def _signature(inputs: Sequence[NDArray]) -> tuple[Any, ...]:
 
 
 def _check_and_infer(
-    op: Op, inputs: Sequence[NDArray], kwargs: dict[str, Any], out: Any
+    op: Op, inputs: Sequence[NDArray], kwargs: dict[str, Any] | NodeAttrs, out: Any
 ) -> tuple[NodeAttrs, Context, list[Any], list[Any]]:
     """Parsed params, the device, output shapes and dtypes; errors name the op."""
     NDArray = (_nd or _ndarray_module()).NDArray
-    attrs = parse_attrs(op, kwargs)
+    attrs = kwargs if isinstance(kwargs, NodeAttrs) else parse_attrs(op, kwargs)
     n_in = op.get_num_inputs(attrs)
     if len(inputs) != n_in:
         raise NNVMError(f"{op.name}: expects {n_in} inputs, got {len(inputs)}")
@@ -283,7 +297,11 @@ class CallPlan:
     )
 
     def __init__(
-        self, op: Op, inputs: Sequence[NDArray], kwargs: dict[str, Any], out: Any = None
+        self,
+        op: Op,
+        inputs: Sequence[NDArray],
+        kwargs: dict[str, Any] | NodeAttrs,
+        out: Any = None,
     ) -> None:
         self.op = op
         self.name = op.name

@@ -310,9 +310,65 @@ def test_nv_fuse_traces_once_per_signature_and_computes_the_formula() -> None:
     assert calls == [(4, 5)]
     gelu(nv.nd.array(rand(3), dtype=np.float64))
     assert calls == [(4, 5), (3,)]
-    runner, single = next(iter(gelu._executors.values()))
+    program, single = next(iter(gelu._programs.values()))
     assert single
-    assert "Op:_FusedOp" in runner.exe.debug_str()
+    assert [op.name for op, _, _ in program.steps] == ["_FusedOp"]  # one kernel per call
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_nv_fuse_out_updates_arguments_in_place_as_an_optimizer_step(dtype: Any) -> None:
+    lr, b1, b2, eps = 0.01, 0.9, 0.999, 1e-8
+
+    @nv.fuse
+    def adam(w: Any, g: Any, m: Any, v: Any) -> Any:
+        m2 = m * b1 + g * (1 - b1)
+        v2 = v * b2 + nv.nd.square(g) * (1 - b2)
+        return w - lr * m2 / (nv.nd.sqrt(v2) + eps), m2, v2
+
+    rng = np.random.default_rng(7)
+    W, M, V = (rng.uniform(0.1, 1, (64, 33)) for _ in range(3))
+    arrays = [nv.nd.array(a, dtype=dtype) for a in (W, M, V)]
+    w, m, v = arrays
+    for step in range(3):
+        G = rng.uniform(-1, 1, W.shape)
+        result = adam(w, nv.nd.array(G, dtype=dtype), m, v, out=(w, m, v))
+        assert result[0] is w and result[1] is m and result[2] is v
+        M = b1 * M + (1 - b1) * G
+        V = b2 * V + (1 - b2) * G**2
+        W = W - lr * M / (np.sqrt(V) + eps)
+    tol = {"rtol": 1e-5, "atol": 1e-6} if dtype == np.float32 else {"rtol": 1e-12}
+    for got, want in zip((w, m, v), (W, M, V)):
+        np.testing.assert_allclose(got.asnumpy(), want, **tol)
+    program, _ = next(iter(adam._programs.values()))
+    assert program.direct is not None  # one fused node writing straight into out=
+    with pytest.raises(NNVMError, match=r"nv.fuse\(adam\): out= needs 3 NDArray"):
+        adam(w, w, m, v, out=(w, m))
+
+
+def test_nv_fuse_out_on_a_graph_of_several_nodes_and_under_autograd() -> None:
+    @nv.fuse
+    def mixed(x: Any, y: Any) -> Any:
+        return nv.nd.dot(x, y) * 2 + 1, x * 3
+
+    X, Y = rand(4, 4), rand(4, 4)
+    x, y = nv.nd.array(X, dtype=np.float64), nv.nd.array(Y, dtype=np.float64)
+    mixed(x, y, out=(y, x))  # each result over an argument the other result reads
+    np.testing.assert_allclose(y.asnumpy(), 2 * X @ Y + 1, rtol=1e-12)
+    np.testing.assert_allclose(x.asnumpy(), 3 * X, rtol=1e-12)
+    program, _ = next(iter(mixed._programs.values()))
+    assert program.direct is None and len(program.steps) >= 2
+
+    @nv.fuse
+    def softsign(x: Any) -> Any:
+        return x / (1 + nv.nd.abs(x))
+
+    x = nv.nd.array(X, dtype=np.float64)
+    x.attach_grad()
+    with nv.autograd.record():  # recorded op by op: differentiable
+        z = softsign(x)
+    z.backward()
+    np.testing.assert_allclose(z.asnumpy(), X / (1 + np.abs(X)), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.asnumpy(), 1 / (1 + np.abs(X)) ** 2, rtol=1e-12)
 
 
 def test_nv_fuse_returns_tuples_and_refuses_what_it_cannot_trace() -> None:
