@@ -18,9 +18,10 @@ reads them:
     training:  dx = gamma / sqrt(var + eps) * (dy - dbeta / M - xhat * dgamma / M)
     global:    dx = gamma / sqrt(var + eps) * dy
 
-Both directions are one kernel with one work item per channel: a prange iteration on the
-CPU (one pass with shifted sums for mean and var, one to normalise), a thread block on
-the GPU (a shared-memory reduction, then the block normalises its channel).
+Both directions are one kernel with one work item per channel: a parallel_for item on the
+CPU (one pass with shifted sums for mean and var, one to normalise, each a vectorised
+row loop per image), a thread block on the GPU (a shared-memory reduction, then the
+block normalises its channel).
 """
 
 from __future__ import annotations
@@ -49,21 +50,22 @@ from ...graph.grad import make_grad_node, make_node
 from ...graph.node import NodeEntry
 from ...infer import elemwise_type, shape_assign, shape_is_known
 from ...kernel import parallel_for
-from ...kernel.launch import (  # prange, cuda, uidx: placeholders bound when a kernel compiles
+from ...kernel.launch import (  # cuda: a placeholder bound when a kernel compiles
+    ADD,
     NULL,
     check_cpu_dtypes,
-    cpu_parallel,
     cuda,
     gpu_kernel,
     is_gpu,
     normalize_axis,
-    prange,
     req_code,
     split_axis,
-    uidx,
+    uindex,
 )
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
+from ._layer_util import row_function, store
+from ._norm_rows import _typed, row_dy_sums, row_scale_shift
 from .inference import ScaleShift
 
 INPUTS = ["data", "gamma", "beta", "moving_mean", "moving_var"]
@@ -130,100 +132,93 @@ def _set_init(attrs: NodeAttrs, var: Any, index: int) -> None:
 # --- kernels -------------------------------------------------------------------------------
 
 
-@cpu_parallel
-def _bn_forward_cpu(
-    out, mean, var, x, gamma, beta, mm, mv, outer, C, inner,
+# The CPU bodies are `kernel.parallel_for` items, one per channel, whose loops over each
+# contiguous row of `inner` elements are RowFunctions: compiled with reassociation, so the
+# sums vectorise (LLVM keeps a plain float sum in order, one element per add latency).
+
+
+@row_function
+def _row_shifted_sums(x, base, n, shift):
+    """(sum(x - shift), sum((x - shift)^2)) over x[base : base + n]."""
+    s = 0.0
+    ss = 0.0
+    for k in range(n):
+        d = x[uindex(base + k)] - shift
+        s += d
+        ss += d * d
+    return s, ss
+
+
+@row_function
+def _row_bn_dx(dx, dy, x, base, n, mu, k, a, b, mode):
+    """dx (+)= k * (dy - a - (x - mu) * b) over a row."""
+    if mode == ADD:
+        for i in range(n):
+            j = uindex(base + i)
+            dx[j] += k * (dy[j] - a - (x[j] - mu) * b)
+    else:
+        for i in range(n):
+            j = uindex(base + i)
+            dx[j] = k * (dy[j] - a - (x[j] - mu) * b)
+
+
+@parallel_for
+def _bn_forward_channel(
+    c, out, mean, var, x, gamma, beta, mm, mv, sc, outer, C, inner,
     eps, momentum, fix_gamma, train, m_out, m_mean, m_var, invstd_out,
 ):  # fmt: skip
     size = outer * inner
-    for c in prange(C):
-        if train:  # sums shifted by the channel's first value: one pass, and stable
-            shift = float(x[c * inner])
-            s = 0.0
-            ss = 0.0
-            for o in range(outer):
-                base = (o * C + c) * inner
-                for i in range(inner):
-                    d = x[uidx(base + i)] - shift
-                    s += d
-                    ss += d * d
-            dmean = s / size
-            mu = shift + dmean
-            v = max(ss / size - dmean * dmean, 0.0)
-            mm[c] = momentum * mm[c] + (1.0 - momentum) * mu
-            mv[c] = momentum * mv[c] + (1.0 - momentum) * v
-        else:
-            mu = float(mm[c])
-            v = float(mv[c])
-        if m_mean == 2:
-            mean[c] += mu
-        elif m_mean == 1:
-            mean[c] = mu
-        stat = 1.0 / math.sqrt(v + eps) if invstd_out else v
-        if m_var == 2:
-            var[c] += stat
-        elif m_var == 1:
-            var[c] = stat
-        if m_out != 0:
-            # y = x * scale + shift in x's dtype (a float32 loop vectorises twice as wide)
-            coef = np.empty(2, x.dtype)
-            coef[0] = (1.0 if fix_gamma else gamma[c]) / math.sqrt(v + eps)
-            coef[1] = beta[c] - mu * coef[0]
-            scale = coef[0]
-            shift_out = coef[1]
-            for o in range(outer):
-                base = (o * C + c) * inner
-                if m_out == 2:
-                    for i in range(inner):
-                        out[uidx(base + i)] += x[uidx(base + i)] * scale + shift_out
-                else:
-                    for i in range(inner):
-                        out[uidx(base + i)] = x[uidx(base + i)] * scale + shift_out
+    if train:  # sums shifted by the channel's first value: one pass, and stable
+        shift = float(x[c * inner])
+        s = 0.0
+        ss = 0.0
+        for o in range(outer):
+            ds, dss = _row_shifted_sums(x, (o * C + c) * inner, inner, shift)
+            s += ds
+            ss += dss
+        dmean = s / size
+        mu = shift + dmean
+        v = max(ss / size - dmean * dmean, 0.0)
+        mm[c] = momentum * mm[c] + (1.0 - momentum) * mu
+        mv[c] = momentum * mv[c] + (1.0 - momentum) * v
+    else:
+        mu = float(mm[c])
+        v = float(mv[c])
+    store(mean, c, m_mean, mu)
+    store(var, c, m_var, 1.0 / math.sqrt(v + eps) if invstd_out else v)
+    if m_out != NULL:
+        # y = x * scale + shift in x's dtype (a float32 row vectorises twice as wide)
+        scale = (1.0 if fix_gamma else gamma[c]) / math.sqrt(v + eps)
+        a = _typed(sc, 2 * c, scale)
+        b = _typed(sc, 2 * c + 1, beta[c] - mu * scale)
+        for o in range(outer):
+            row_scale_shift(out, x, (o * C + c) * inner, inner, 1, a, b, m_out)
 
 
-@cpu_parallel
-def _bn_backward_cpu(
-    dx, dgamma, dbeta, dy, x, gamma, mean, var, outer, C, inner,
+@parallel_for
+def _bn_backward_channel(
+    c, dx, dgamma, dbeta, dy, x, gamma, mean, var, sc, outer, C, inner,
     eps, fix_gamma, batch, m_dx, m_dgamma, m_dbeta, var_is_invstd,
 ):  # fmt: skip
     size = outer * inner
-    for c in prange(C):
-        mu = float(mean[c])
-        # the forward's output: 1 / sqrt(var + eps), or var itself (BatchNorm_v1)
-        invstd = float(var[c]) if var_is_invstd else 1.0 / math.sqrt(var[c] + eps)
-        sdy = 0.0
-        sdyx = 0.0  # sum(dy * (x - mean))
+    mu = float(mean[c])
+    # the forward's output: 1 / sqrt(var + eps), or var itself (BatchNorm_v1)
+    invstd = float(var[c]) if var_is_invstd else 1.0 / math.sqrt(var[c] + eps)
+    sdy = 0.0
+    sdyx = 0.0  # sum(dy * (x - mean))
+    for o in range(outer):
+        ds, dsx = row_dy_sums(dy, x, gamma, (o * C + c) * inner, inner, 1, mu, False)
+        sdy += ds
+        sdyx += dsx
+    store(dgamma, c, m_dgamma, 0.0 if fix_gamma else sdyx * invstd)
+    store(dbeta, c, m_dbeta, sdy)
+    if m_dx != NULL:
+        k = _typed(sc, 4 * c, (1.0 if fix_gamma else gamma[c]) * invstd)
+        a = _typed(sc, 4 * c + 1, sdy / size if batch else 0.0)
+        b = _typed(sc, 4 * c + 2, sdyx * invstd * invstd / size if batch else 0.0)
+        mu_t = _typed(sc, 4 * c + 3, mu)
         for o in range(outer):
-            base = (o * C + c) * inner
-            for i in range(inner):
-                d = dy[uidx(base + i)]
-                sdy += d
-                sdyx += d * (x[uidx(base + i)] - mu)
-        dg = 0.0 if fix_gamma else sdyx * invstd
-        if m_dgamma == 2:
-            dgamma[c] += dg
-        elif m_dgamma == 1:
-            dgamma[c] = dg
-        if m_dbeta == 2:
-            dbeta[c] += sdy
-        elif m_dbeta == 1:
-            dbeta[c] = sdy
-        if m_dx != 0:
-            k = (1.0 if fix_gamma else gamma[c]) * invstd
-            a = sdy / size if batch else 0.0
-            b = sdyx * invstd * invstd / size if batch else 0.0
-            for o in range(outer):
-                base = (o * C + c) * inner
-                if m_dx == 2:
-                    for i in range(inner):
-                        dx[uidx(base + i)] += k * (
-                            dy[uidx(base + i)] - a - (x[uidx(base + i)] - mu) * b
-                        )
-                else:
-                    for i in range(inner):
-                        dx[uidx(base + i)] = k * (
-                            dy[uidx(base + i)] - a - (x[uidx(base + i)] - mu) * b
-                        )
+            _row_bn_dx(dx, dy, x, (o * C + c) * inner, inner, mu_t, k, a, b, m_dx)
 
 
 @gpu_kernel
@@ -354,7 +349,8 @@ def _launch(
     flat = [a.reshape(a.size) if len(a.shape) != 1 else a for a in arrays]
     if not is_gpu(ctx):
         check_cpu_dtypes(name, arrays)
-        cpu_k.run(data.size, *flat, *scalars)
+        sc = np.empty(4 * C, np.float64 if data.dtype == np.float64 else np.float32)
+        cpu_k.launch(ctx, C, *flat, sc, *scalars, work=data.size)
         return
     from numba import config
 
@@ -388,7 +384,7 @@ def _batch_norm_forward(
     outer, C, inner = split_axis(x.shape, normalize_axis("BatchNorm", p.axis, x.shape))
     train = bool(ctx.is_train and not p.use_global_stats)
     scalars = (outer, C, inner, p.eps, p.momentum, p.fix_gamma, train, *modes, invstd_out)
-    _launch(ctx, "BatchNorm", _bn_forward_cpu, _bn_forward_cuda, [*outputs, *inputs], scalars)
+    _launch(ctx, "BatchNorm", _bn_forward_channel, _bn_forward_cuda, [*outputs, *inputs], scalars)
 
 
 def _batch_norm_backward(
@@ -410,7 +406,7 @@ def _batch_norm_backward(
     _launch(
         ctx,
         "_backward_BatchNorm",
-        _bn_backward_cpu,
+        _bn_backward_channel,
         _bn_backward_cuda,
         [*outputs, *inputs],
         scalars,
