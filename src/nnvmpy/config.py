@@ -56,6 +56,12 @@ GPU_WORKER_NTHREADS = Knob(
     "2",
     "Engine worker threads per GPU device (MXNET_GPU_WORKER_NTHREADS).",
 )
+GPU_STREAMS = Knob(
+    "NNVMPY_GPU_STREAMS",
+    "1",
+    "1: each GPU engine worker launches on its own CUDA stream and a GPU function completes "
+    "when that stream has run it (engine/streams.py); 0: the device's default stream.",
+)
 NUMBA_THREADING_LAYER = Knob(
     "NNVMPY_NUMBA_THREADING_LAYER",
     "threadsafe",
@@ -125,6 +131,7 @@ ALL_KNOBS = [
     ENGINE_TYPE,
     CPU_WORKER_NTHREADS,
     GPU_WORKER_NTHREADS,
+    GPU_STREAMS,
     NUM_THREADS,
     THREADS_ADAPT,
     NUMBA_THREADING_LAYER,

@@ -40,6 +40,7 @@ from ..base import Context, NNVMError
 from ..profiler.recorder import RECORDER
 from .base import Engine, FnProperty, Opr, RunContext, Var, check_var
 from .inline import InlinePushMixin
+from .streams import worker_stream
 from .tls import _tls
 from .var import ExcCell, OprBlock, pending_error
 
@@ -345,7 +346,9 @@ class ThreadedEngine(InlinePushMixin, Engine):
                     if cell is not None:
                         return self._complete(blk, cell, False, pool)  # skipped: propagate
                     break
-        rctx = RunContext(blk.ctx)
+        ctx = blk.ctx
+        stream = worker_stream(ctx) if ctx.device_type == "gpu" else None
+        rctx = RunContext(ctx, stream)
         stack.append(blk)
         recording = RECORDER.on  # the profiler's one test per push
         if opr.is_async:
@@ -365,6 +368,8 @@ class ThreadedEngine(InlinePushMixin, Engine):
                 RECORDER.run_sync(opr.fn, rctx, opr.label)
             else:
                 opr.fn(rctx)
+            if stream is not None:  # complete once the device ran it (see streams.py)
+                stream.synchronize()
         except BaseException as e:
             stack.pop()
             return self._complete(blk, ExcCell(e, opr.label), True, pool)
