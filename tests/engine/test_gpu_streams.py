@@ -12,7 +12,7 @@ import nnvmpy as nv
 from nnvmpy.base import gpu
 from nnvmpy.engine import RunContext, ThreadedEnginePerDevice, streams
 
-pytestmark = [pytest.mark.gpu, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.timeout(120)]
 
 
 class RecordingStream:
@@ -25,6 +25,7 @@ class RecordingStream:
         self.log.append(f"sync {self.name}")
 
 
+@pytest.mark.gpu
 def test_each_gpu_worker_has_one_stream_of_its_own() -> None:
     eng = ThreadedEnginePerDevice(cpu_workers=1, gpu_workers=2)
     seen: dict[str, set[int]] = {}
@@ -50,6 +51,7 @@ def test_each_gpu_worker_has_one_stream_of_its_own() -> None:
     assert len(set().union(*seen.values())) == 2  # one stream per worker, not shared
 
 
+@pytest.mark.gpu
 def test_a_gpu_function_completes_after_its_stream_ran_it(monkeypatch: Any) -> None:
     log: list[str] = []
     made: list[RecordingStream] = []
@@ -91,6 +93,7 @@ def test_a_gpu_function_completes_after_its_stream_ran_it(monkeypatch: Any) -> N
         eng.shutdown()
 
 
+@pytest.mark.gpu
 def test_ops_launch_on_the_worker_stream_and_streams_can_be_turned_off(monkeypatch: Any) -> None:
     from nnvmpy.kernel import cuda as kcuda
 
@@ -114,3 +117,21 @@ def test_ops_launch_on_the_worker_stream_and_streams_can_be_turned_off(monkeypat
             assert all(s is not None and s != 0 for s in used)
         else:
             assert all(s == 0 for s in used)  # the default stream
+
+
+def test_host_functions_under_a_gpu_context_run_where_cuda_cannot(monkeypatch: Any) -> None:
+    def no_cuda(device_id: int) -> Any:
+        raise nv.NNVMError("engine: GPU kernels need numba-cuda")
+
+    monkeypatch.setattr(streams, "_new_stream", no_cuda)
+    monkeypatch.setattr(streams, "_tls", threading.local())  # forget streams made before
+    eng = ThreadedEnginePerDevice(cpu_workers=1, gpu_workers=1)
+    got: list[Any] = []
+    try:
+        v = eng.new_var("v")
+        for _ in range(2):
+            eng.push_sync(lambda rc: got.append(rc.stream), gpu(0), [], [v], name="host")
+        eng.wait_for_var(v)
+    finally:
+        eng.shutdown()
+    assert got == [None, None]  # the default stream, and the worker survived
