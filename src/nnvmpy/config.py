@@ -106,6 +106,42 @@ FUSE_EPILOGUE = Knob(
     "residual add and relu applied in its output loop; docs/inference.md), 0: separate "
     "nodes.",
 )
+EXEC_BULK_EXEC_INFERENCE = Knob(
+    "NNVMPY_EXEC_BULK_EXEC_INFERENCE",
+    "1",
+    "1: an executor without backward nodes pushes its whole forward graph to the engine "
+    "as one operation (Custom/legacy ops apart; executor/bulk.py), 0: one push per node. "
+    "MXNet's MXNET_EXEC_BULK_EXEC_INFERENCE is read too.",
+    mxnet_name="MXNET_EXEC_BULK_EXEC_INFERENCE",
+)
+EXEC_BULK_EXEC_TRAIN = Knob(
+    "NNVMPY_EXEC_BULK_EXEC_TRAIN",
+    "1",
+    "1: an executor with backward nodes pushes runs of consecutive forward (backward) "
+    "nodes as one operation each, at most ..._MAX_NODE_TRAIN_FWD (_BWD) nodes, 0: one push "
+    "per node. MXNet's MXNET_EXEC_BULK_EXEC_TRAIN is read too.",
+    mxnet_name="MXNET_EXEC_BULK_EXEC_TRAIN",
+)
+EXEC_BULK_EXEC_MAX_NODE_TRAIN_FWD = Knob(
+    "NNVMPY_EXEC_BULK_EXEC_MAX_NODE_TRAIN_FWD",
+    "15",
+    "Most forward nodes per bulk segment of a training executor (MXNet's "
+    "MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_FWD, also read); 0 or 1: no forward bulking.",
+    mxnet_name="MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_FWD",
+)
+EXEC_BULK_EXEC_MAX_NODE_TRAIN_BWD = Knob(
+    "NNVMPY_EXEC_BULK_EXEC_MAX_NODE_TRAIN_BWD",
+    "15",
+    "Most backward nodes per bulk segment of a training executor (MXNet's "
+    "MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_BWD, also read); 0 or 1: no backward bulking.",
+    mxnet_name="MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_BWD",
+)
+FUSION_CACHE_DIR = Knob(
+    "NNVMPY_FUSION_CACHE_DIR",
+    "~/.cache/nnvmpy/fusion",
+    "Where generated fused kernels are written (with numba's compiled code beside them), "
+    "so a later process loads them instead of compiling; empty: compile in memory only.",
+)
 FUSION_CACHE_DIR = Knob(
     "NNVMPY_FUSION_CACHE_DIR",
     "~/.cache/nnvmpy/fusion",
@@ -139,6 +175,10 @@ ALL_KNOBS = [
     FUSION,
     SIMPLIFY_INFERENCE,
     FUSE_EPILOGUE,
+    EXEC_BULK_EXEC_INFERENCE,
+    EXEC_BULK_EXEC_TRAIN,
+    EXEC_BULK_EXEC_MAX_NODE_TRAIN_FWD,
+    EXEC_BULK_EXEC_MAX_NODE_TRAIN_BWD,
     FUSION_CACHE_DIR,
     POISON_MEMORY,
     PROFILER_AUTOSTART,

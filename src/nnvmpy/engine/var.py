@@ -90,6 +90,18 @@ class OprBlock:
         self.drain: list[Any] | None = None  # waiters for children == 0
 
 
+_FAILED_STEP = "_nnvmpy_failed_step"
+
+
+def set_failed_step(exc: BaseException, name: str) -> None:
+    """Make the failure of a function that runs several steps name the step that raised
+    (the executor's bulk segments: the failing node, not the segment)."""
+    try:
+        setattr(exc, _FAILED_STEP, name)
+    except (AttributeError, TypeError):  # an exception type without a __dict__
+        pass
+
+
 class ExcCell:
     """A stored failure, shared by every variable it reached (see the module's rule 4)."""
 
@@ -97,7 +109,8 @@ class ExcCell:
 
     def __init__(self, exc: BaseException, name: str) -> None:
         self.exc = exc
-        self.name = name
+        # a function running several named steps (an executor segment) names the failed one
+        self.name = getattr(exc, _FAILED_STEP, None) or name
         self.reported_at: int | None = None  # push number of the report, None: unreported
 
     def counts_for(self, seq: int) -> bool:

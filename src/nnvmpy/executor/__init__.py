@@ -3,6 +3,7 @@
 executor.py      Executor: bind-time planning, forward/backward, views, debug_str
 arguments.py     what bind is given / what simple_bind allocates (shared_exec, shared_buffer)
 node_run.py      one prepared engine push per node
+bulk.py          runs of nodes pushed as one engine operation (NNVMPY_EXEC_BULK_EXEC_*)
 shared_memory.py blocks borrowed from a shared executor
 reshape.py       Executor.reshape
 monitor.py       set_monitor_callback

@@ -61,6 +61,16 @@ def executor_debug_str(exe: Executor) -> str:
         lines.append("-" * 20)
         lines.append(f"Simplified for inference: {len(simplified)} nodes")
         lines += [f"\t{name}: {what}" for name, what in simplified.items()]
+    bulk = getattr(exe, "_bulk", None)
+    if bulk is not None:  # segments pushed as one engine operation each (executor/bulk.py)
+        lines.append("-" * 20)
+        for phase, steps, runs in (
+            ("forward", bulk.fwd, bulk.fwd_runs),
+            ("backward", bulk.bwd, bulk.bwd_runs),
+        ):
+            if runs:
+                lines.append(f"Bulk {phase}: {len(runs)} nodes in {len(steps)} engine push(es)")
+                lines += [f"\t{s.label}" for s in steps if hasattr(s, "runs")]
     total = exe.storage_bytes
     lines.append(
         f"Total {total >> 20} MB allocated ({total} bytes in "

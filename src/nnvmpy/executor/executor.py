@@ -6,11 +6,12 @@ any argument wants a gradient, the backward graph (Gradient pass); infers shapes
 types; without gradients, simplifies the graph for inference (SimplifyInference and
 FuseEpilogue, unless NNVMPY_SIMPLIFY_INFERENCE=0 / NNVMPY_FUSE_EPILOGUE=0; docs/inference.md);
 fuses element-wise groups, forward and backward apart (FusePointwise, unless
-NNVMPY_FUSION=0); plans memory (PlanMemory); and prepares one engine push per node.
-`forward` and `backward` then only push those prepared functions, so a training step
-costs no graph work at all. An executor bound with `shared_exec` takes its blocks from
-that executor's memory where they fit (MXNet's bucketing): the two must not run at the
-same time.
+NNVMPY_FUSION=0); plans memory (PlanMemory); and prepares one engine push per node, then
+groups consecutive nodes into segments pushed as one operation each (bulk.py, unless
+NNVMPY_EXEC_BULK_EXEC_INFERENCE / _TRAIN=0). `forward` and `backward` then only push those
+prepared functions, so a training step costs no graph work at all. An executor bound with
+`shared_exec` takes its blocks from that executor's memory where they fit (MXNet's
+bucketing): the two must not run at the same time.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from ..infer import shape_is_known, shape_str
 from ..ndarray.ndarray import Chunk, NDArray, empty, push_copy, zeros
 from ..symbol.symbol import Symbol
 from .arguments import assign, bound_arrays, check_ctx, check_group2ctx, grad_reqs
+from .bulk import BulkPlan
 from .monitor import Monitor
 from .node_run import (
     NodeRun,
@@ -239,6 +241,7 @@ class Executor:
             if arrays[eid] is None:
                 arrays[eid] = empty(_known(shape[eid]), self._ctx, dtype[eid])
         self._prepare_runs(graph, heads, grad_entries, arrays, req_of)
+        self._plan_bulk(pool)
         self._arrays = arrays
         self._storage_bytes = int(graph.attrs[STORAGE_ALLOCATED_BYTES])
         self._naive_bytes = int(graph.attrs[STORAGE_NAIVE_BYTES])
@@ -321,8 +324,18 @@ class Executor:
             run = make_node_run(node, self._ctx, ins, outs, reqs, states)
             (self._fwd_runs if id(node) in fwd_ids else self._bwd_runs).append(run)
 
+    def _plan_bulk(self, pool: SharedChunks | None) -> None:
+        """Segments of nodes pushed as one operation each (bulk.py, NNVMPY_EXEC_BULK_*)."""
+        borrowed = pool.used if pool is not None else set()
+        own = [c.var for c in self._chunks if id(c) not in borrowed]
+        exposed = [*self.outputs, *self.arg_arrays, *self.aux_arrays, *self.head_grad_arrays]
+        exposed += [g for g in self.grad_arrays if g is not None]
+        exposed += [a for src, dst, _ in self._fwd_copies + self._bwd_copies for a in (src, dst)]
+        self._bulk = BulkPlan(self._ctx, self._fwd_runs, self._bwd_runs, own, exposed)
+
     def _memory(self) -> tuple[list[NDArray], list[Chunk]]:
         """What an executor bound with shared_exec=self may reuse: outputs, planned blocks."""
+        self._bulk.lend()  # its pushes must order against ours on every shared block
         return self.outputs, self._chunks
 
     # -- running ----------------------------------------------------------------------------------
@@ -383,11 +396,17 @@ class Executor:
         eng = engine.get_engine()
         ctx = self._ctx
         monitor = self._monitor
-        for run in runs:
-            if monitor is not None:
+        if monitor is None:
+            for step in self._bulk.steps(runs):
+                eng.push_sync(
+                    step.fn(is_train), ctx, step.const_vars, step.mutate_vars, name=step.label
+                )
+        else:  # the monitor sees each node as it is pushed: no bulking
+            for run in runs:
                 monitor.before(run)
-            eng.push_sync(run.fn(is_train), ctx, run.const_vars, run.mutate_vars, name=run.label)
-            if monitor is not None:
+                eng.push_sync(
+                    run.fn(is_train), ctx, run.const_vars, run.mutate_vars, name=run.label
+                )
                 monitor.after(run)
         for src, dst, req in copies:
             if req == OpReqType.kAddTo:
