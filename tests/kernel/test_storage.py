@@ -204,3 +204,25 @@ def test_poisoning_fills_new_and_reused_blocks_with_nan(
     again = storage.alloc(4096, ctx)  # the same block back from the pool, poisoned again
     assert np.isnan(again.as_array((512,), np.float64)).all()
     assert (again.as_array((1024,), np.int32) == -1).all()
+
+
+def test_large_cpu_blocks_start_at_staggered_page_offsets() -> None:
+    # 4K aliasing: arrays whose element i shares its address modulo 4 KiB slow down loops
+    # that store out[i] while loading x[i + k]; large blocks rotate their page offset
+    cpu = Context("cpu", 0)
+    storage.release_all(cpu)  # fresh blocks, not ones pooled by earlier tests
+    handles = [storage.alloc(1 << 20, cpu) for _ in range(8)]
+    try:
+        offsets = [h.as_array((1 << 18,), np.float32).ctypes.data % 4096 for h in handles]
+        assert len(set(offsets)) == 8
+        assert all(o % storage.ALIGNMENT == 0 for o in offsets)
+        for h in handles:  # the whole block is usable memory
+            a = h.as_array((1 << 18,), np.float32)
+            a[:] = 1.0
+            assert a.sum() == 1 << 18
+    finally:
+        for h in handles:
+            storage.free(h)
+    small = storage.alloc(4096, cpu)
+    assert small.as_array((1024,), np.float32).ctypes.data % storage.ALIGNMENT == 0
+    storage.free(small)
