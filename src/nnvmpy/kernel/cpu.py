@@ -6,10 +6,21 @@ How a variant is made (once per kernel and mode, on the first launch):
     loop   = _write_loop(scalar) or _add_loop(scalar)     # closures, no exec
     numba.njit(parallel=True, nogil=True)(loop) + _KernelCache  (= cache=True, see below)
 
-One loop serves every arity: `_gather(args, i)` is a numba overload that turns the
-star-args tuple into (args[0][i] or args[0], args[1][i] or args[1], ...), so arrays
+One loop serves every arity: `_gather(out, args, i)` is a numba overload that turns
+the star-args tuple into (args[0][i] or args[0], args[1][i] or args[1], ...), so arrays
 are indexed and scalars broadcast, and `f(*...)` calls the scalar function. The
 dispatcher then specialises on the dtype signature.
+
+Scalar parameters. A Python float arrives as float64; when out is float32 the loop
+hands it to the scalar function as float32 (`_at`), as MXNet computes `x op
+DType(scalar)` and as fusion passes parameters to float32 groups: numba would otherwise
+promote `x * s` to float64 (half the vector width, float64 division, and kernel.vmath's
+float32 bodies skipped), and `x % 0.1` would differ from MXNet's and NumPy's
+`x % float32(0.1)`. The conversion is compiled into the loop, so a launch costs the
+same as before (an np.float32 made in Python would cost ~30 ns per call in numba's
+dispatcher, which types Python floats faster than NumPy scalars).
+float16 arrays compute in float32 copies with the scalar rounded to float16 first
+(MXNet's half_t(scalar)); integer outputs get the scalar as it is.
 
 Disk caching. numba's own cache=True keys a closure by pickling its cells; a captured
 dispatcher pickles with a random uuid, so the key differs in every process and the
@@ -42,7 +53,7 @@ from .elementwise import _FLOATS, NUMPY_MIN_SIZE, ElementwiseKernel
 # more than the work (a few µs).
 SERIAL_CUTOFF = 1 << 15
 # Bump when the loop templates change meaning (it is part of the disk-cache key).
-_TEMPLATE_VERSION = "3"
+_TEMPLATE_VERSION = "4"
 
 NATIVE_DTYPES = frozenset(
     np.dtype(t) for t in (np.float32, np.float64, np.int8, np.int32, np.int64, np.uint8)
@@ -54,14 +65,17 @@ THREADSAFE_LAYERS = ("threadsafe", "tbb", "omp")
 
 
 # ---------------------------------------------------------------- the loop templates
-def _at(a: Any, i: int) -> Any:
-    """a[i] for an array, a for a scalar (the Python body documents the overload)."""
-    return a[i] if isinstance(a, np.ndarray) else a
+def _at(out: Any, a: Any, i: int) -> Any:
+    """a[i] for an array, a for a scalar, a float scalar in float32 for a float32 out
+    (the Python body documents the overload)."""
+    if isinstance(a, np.ndarray):
+        return a[i]
+    return np.float32(a) if out.dtype == np.float32 and isinstance(a, float) else a
 
 
-def _gather(args: tuple[Any, ...], i: int) -> tuple[Any, ...]:
-    """The scalar arguments of element i: (_at(args[0], i), _at(args[1], i), ...)."""
-    return tuple(_at(a, i) for a in args)
+def _gather(out: Any, args: tuple[Any, ...], i: int) -> tuple[Any, ...]:
+    """The scalar arguments of element i: (_at(out, args[0], i), _at(out, args[1], i), ...)."""
+    return tuple(_at(out, a, i) for a in args)
 
 
 def _cast(out: Any, v: Any) -> Any:
@@ -70,18 +84,20 @@ def _cast(out: Any, v: Any) -> Any:
 
 
 @overload(_at)
-def _at_impl(a, i):  # numba: same names, no hints
+def _at_impl(out, a, i):  # numba: same names, no hints
     if isinstance(a, types.Array):
-        return lambda a, i: a[i]
-    return lambda a, i: a
+        return lambda out, a, i: a[i]
+    if out.dtype == types.float32 and isinstance(a, types.Float) and a != types.float32:
+        return lambda out, a, i: np.float32(a)  # loop-invariant: LLVM hoists it
+    return lambda out, a, i: a
 
 
 @overload(_gather)
-def _gather_impl(args, i):
+def _gather_impl(out, args, i):
     if len(args) == 0:
-        return lambda args, i: ()
+        return lambda out, args, i: ()
     # Recursion on the tuple's type: each shorter tuple is its own specialisation.
-    return lambda args, i: (_at(args[0], i),) + _gather(args[1:], i)  # noqa: RUF005
+    return lambda out, args, i: (_at(out, args[0], i),) + _gather(out, args[1:], i)  # noqa: RUF005
 
 
 @overload(_cast)
@@ -95,10 +111,10 @@ def _write_loop(f: Any) -> Any:
         n = out.size
         if n < SERIAL_CUTOFF:
             for i in range(n):
-                out[i] = f(*_gather(args, i))
+                out[i] = f(*_gather(out, args, i))
         else:
             for i in prange(n):
-                out[i] = f(*_gather(args, i))
+                out[i] = f(*_gather(out, args, i))
 
     return loop
 
@@ -110,10 +126,10 @@ def _add_loop(f: Any) -> Any:
         n = out.size
         if n < SERIAL_CUTOFF:
             for i in range(n):
-                out[i] += _cast(out, f(*_gather(args, i)))
+                out[i] += _cast(out, f(*_gather(out, args, i)))
         else:
             for i in prange(n):
-                out[i] += _cast(out, f(*_gather(args, i)))
+                out[i] += _cast(out, f(*_gather(out, args, i)))
 
     return loop
 
@@ -137,7 +153,7 @@ _STORES = {"write": "out[i] = f({items})", "add": "out[i] += _cast(out, f({items
 
 def _fixed_arity_loop(mode: str, f: Any, arity: int) -> Any:
     params = "".join(f", a{k}" for k in range(arity))
-    items = ", ".join(f"_at(a{k}, i)" for k in range(arity))
+    items = ", ".join(f"_at(out, a{k}, i)" for k in range(arity))
     source = _FIXED_LOOP.format(params=params, store=_STORES[mode].format(items=items))
     namespace = {
         "__name__": __name__,
@@ -455,6 +471,17 @@ def _launch_checked(kernel: ElementwiseKernel, out: Any, mode: str, args: tuple[
     loop(out.reshape(-1) if type(out) is np.ndarray else out.view(np.ndarray).reshape(-1), *flat)
 
 
+def _half_to_float32(a: Any, half_out: bool) -> Any:
+    """A float16 array as a float32 copy; for a float16 out, a float scalar rounded to
+    float16 (MXNet computes `x op half_t(scalar)`: float16 1.7 % 0.1 is 6.1e-4 there and
+    2.0e-4 with float32(0.1))."""
+    if isinstance(a, np.ndarray):
+        return a.astype(np.float32) if a.dtype == _HALF else a
+    if half_out and isinstance(a, (float, np.floating)):
+        return float(np.float16(a))
+    return a
+
+
 def _launch_half(
     kernel: ElementwiseKernel, out: np.ndarray, mode: str, args: tuple[Any, ...]
 ) -> None:
@@ -466,9 +493,7 @@ def _launch_half(
             and not (a.shape == out.shape and a.flags.c_contiguous)
         ):
             raise _bad_array(kernel.name, f"arg {i}", a, out.shape)
-    up = tuple(
-        a.astype(np.float32) if isinstance(a, np.ndarray) and a.dtype == _HALF else a for a in args
-    )
+    up = tuple(_half_to_float32(a, out.dtype == _HALF) for a in args)
     if out.dtype != _HALF:
         return launch(kernel, Context("cpu"), None, out, mode, up)
     tmp = out.astype(np.float32) if mode == "add" else np.empty(out.shape, np.float32)

@@ -26,6 +26,7 @@ from ..base import OpReqType
 from ..graph.grad import ElemwiseGradUseIn, ElemwiseGradUseNone, make_node
 from ..graph.node import NodeEntry
 from ..infer import elemwise_shape, elemwise_type
+from ..kernel import vmath
 from ..param import Parameter, field
 from ..registry import NodeAttrs, register_op
 from ._bilinear import bilinear_backward_gradient
@@ -42,6 +43,7 @@ from .elemwise_scalar import (
 from .elemwise_unary import _identity, _negative
 
 elementwise = kernel.elementwise
+v_hypot = vmath.hypot  # float32 operands: float64 inside, vectorised (kernel/vmath)
 
 
 @elementwise
@@ -102,18 +104,18 @@ def _rminimum_grad(dy, lhs, rhs):  # d min(l, r)/dr = 1 where l > r
 
 
 @elementwise
-def _hypot(a, b):  # sqrt(a^2 + b^2) as MXNet computes it (no rescaling)
-    return math.sqrt(a * a + b * b)
+def _hypot(a, b):  # sqrt(a^2 + b^2) without overflow: MXNet's hypotf(1e20f, 1e20f) is 1.4e20
+    return v_hypot(a, b)
 
 
 @elementwise
 def _hypot_grad_lhs(dy, lhs, rhs):  # d hypot/dl = l / hypot
-    return dy * lhs / math.sqrt(lhs * lhs + rhs * rhs)
+    return dy * lhs / v_hypot(lhs, rhs)
 
 
 @elementwise
 def _hypot_grad_rhs(dy, lhs, rhs):
-    return dy * rhs / math.sqrt(lhs * lhs + rhs * rhs)
+    return dy * rhs / v_hypot(lhs, rhs)
 
 
 @elementwise

@@ -1,6 +1,9 @@
 """Arithmetic between an array and a Python scalar (the `scalar` parameter).
 
-Every op also answers to MXNet's CamelCase alias (`_plus_scalar` is `_PlusScalar`).
+Every op also answers to MXNet's CamelCase alias (`_plus_scalar` is `_PlusScalar`). As
+in MXNet (`x op DType(scalar)`), a float32 array meets the scalar as float32 on the CPU
+(kernel/cpu.py converts it inside the loop), so `_mod_scalar(x, 0.1)` is NumPy's
+`x % np.float32(0.1)` and the loop runs at float32 vector width.
 """
 
 from __future__ import annotations
@@ -17,10 +20,12 @@ from ..graph.grad import (
     ElemwiseGradUseOut,
     make_zero_grad_nodes,
 )
+from ..kernel import vmath
 from ._family import ScalarParam, register_backward, register_scalar
 from ._mod import floor_mod, integer_gradients_are_zero
 
 elementwise = kernel.elementwise
+v_hypot = vmath.hypot
 
 
 @elementwise
@@ -119,13 +124,13 @@ def _rmod_grad(dy, x, s):  # d(s mod x)/dx = -floor(s / x)
 
 
 @elementwise
-def _hypot(x, s):
-    return math.sqrt(x * x + s * s)
+def _hypot(x, s):  # as _hypot in elemwise_binary.py: no overflow in x^2 + s^2
+    return v_hypot(x, s)
 
 
 @elementwise
 def _hypot_grad(dy, x, s):  # x / hypot(x, s)
-    return dy * x / math.sqrt(x * x + s * s)
+    return dy * x / v_hypot(x, s)
 
 
 @elementwise

@@ -1,0 +1,152 @@
+"""mod, hypot and power on float32 compute in float32 and give MXNet 1.9.1's values.
+
+The MXNet values below were measured with .mxenv (MXNet 1.9.1) on the same inputs;
+MXNet computes `x op DType(scalar)`, mod with fmod in double (mshadow_op::mod) and hypot
+with C's hypot. CPU only: the GPU launcher still passes the scalar as float64.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import nnvmpy as nv
+from nnvmpy.ops import elemwise_scalar
+
+nd = nv.nd
+F = np.float32
+NAN, INF = np.nan, np.inf
+
+# lhs, rhs and MXNet 1.9.1's lhs % rhs (elemwise _mod and broadcast_mod agree),
+# _mod_scalar(lhs, scalar=0.7) and _rmod_scalar(lhs, scalar=0.7), as float32
+MOD_TABLE = [
+    (5.0, 3.0, 2.0, 0.10000008344650269, 0.699999988079071),
+    (-5.0, 3.0, 1.0, 0.5999999046325684, -4.300000190734863),
+    (5.0, -3.0, -1.0, 0.10000008344650269, 0.699999988079071),
+    (-5.0, -3.0, -2.0, 0.5999999046325684, -4.300000190734863),
+    (0.0, 3.0, 0.0, 0.0, 0.0),
+    (-0.0, 3.0, -0.0, -0.0, 0.0),
+    (2.0, 1.0, 0.0, 0.6000000238418579, 0.699999988079071),
+    (-2.0, 1.0, 0.0, 0.09999996423721313, -1.2999999523162842),
+    (2.0, -1.0, 0.0, 0.6000000238418579, 0.699999988079071),
+    (-2.0, -1.0, -0.0, 0.09999996423721313, -1.2999999523162842),
+    (
+        3.000000645916e-39,
+        0.699999988079071,
+        3.000000645916e-39,
+        3.000000645916e-39,
+        1.2767286360401981e-39,
+    ),
+    (-1.000000013351432e-10, 1.0, 1.0, 0.699999988079071, -6.693104404043027e-11),
+    (INF, 3.0, NAN, NAN, 0.699999988079071),
+    (-INF, 3.0, NAN, NAN, -INF),
+    (NAN, 3.0, NAN, NAN, NAN),
+    (5.0, INF, 5.0, 0.10000008344650269, 0.699999988079071),
+    (-5.0, INF, INF, 0.5999999046325684, -4.300000190734863),
+    (5.0, NAN, NAN, 0.10000008344650269, 0.699999988079071),
+    (7.5, 0.0, 0.0, 0.5000001192092896, 0.699999988079071),
+]
+MOD_LHS, MOD_RHS, MXNET_MOD, MXNET_MOD_07, MXNET_RMOD_07 = (F(c) for c in zip(*MOD_TABLE))
+# rmod entries 10 and 11 (0.7 % 3e-39, 0.7 % -1e-10) have quotients above 2**24, where
+# floor_mod is not exact (ops/_mod.py: it gives 0.0 and -6.693101628e-11); they are left out
+RMOD_EXACT = np.array([k not in (10, 11) for k in range(len(MOD_LHS))])
+
+
+def _same_bits(got: np.ndarray, want: np.ndarray) -> None:
+    """Equal values with equal zero signs; NaN matches NaN."""
+    got, want = np.asarray(got, F), np.asarray(want, F)
+    same = (got.view(np.int32) == want.view(np.int32)) | (np.isnan(got) & np.isnan(want))
+    assert same.all(), f"at {np.nonzero(~same)[0]}: got {got[~same]}, want {want[~same]}"
+
+
+def _tiled(a: np.ndarray, n: int) -> nv.NDArray:
+    return nd.array(np.resize(a, n))
+
+
+@pytest.mark.parametrize("n", [len(MOD_LHS), 1 << 16])  # serial and parallel loops
+def test_mod_edge_values_are_mxnets(n: int) -> None:
+    k = len(MOD_LHS)
+    lhs, rhs = _tiled(MOD_LHS, n), _tiled(MOD_RHS, n)
+    _same_bits(nd._internal._mod(lhs, rhs).asnumpy()[:k], MXNET_MOD)
+    _same_bits(nd.broadcast_mod(lhs, rhs).asnumpy()[:k], MXNET_MOD)
+    _same_bits(nd._internal._mod_scalar(lhs, scalar=0.7).asnumpy()[:k], MXNET_MOD_07)
+    got = nd._internal._rmod_scalar(lhs, scalar=0.7).asnumpy()[:k]
+    _same_bits(got[RMOD_EXACT], MXNET_RMOD_07[RMOD_EXACT])
+
+
+def test_mod_by_a_zero_scalar_is_zero_as_mxnet() -> None:
+    # MXNet 1.9.1: _mod_scalar(x, scalar=0) is 0 for every x, inf and nan included
+    got = nd._internal._mod_scalar(nd.array(MOD_LHS), scalar=0.0).asnumpy()
+    _same_bits(got, np.zeros_like(MOD_LHS))
+    # ... and _rmod_scalar(x, scalar=0) is 0 % x: 0 except 0 % nan
+    got = nd._internal._rmod_scalar(nd.array(MOD_LHS), scalar=0.0).asnumpy()
+    np.testing.assert_array_equal(got, np.where(np.isnan(MOD_LHS), NAN, 0))
+
+
+@pytest.mark.parametrize("n", [1000, 1 << 16])
+@pytest.mark.parametrize("s", [0.1, -0.7, 3.0])
+def test_mod_scalar_is_numpy_in_float32(n: int, s: float) -> None:
+    x = np.random.default_rng(5).uniform(-100, 100, n).astype(F)
+    want = np.mod(x, F(s))
+    got = nd._internal._mod_scalar(nd.array(x), scalar=s).asnumpy()
+    np.testing.assert_array_equal(got, want)  # NumPy's zeros take b's sign; none occur here
+    rgot = nd._internal._rmod_scalar(nd.array(x), scalar=s).asnumpy()
+    np.testing.assert_array_equal(rgot, np.mod(F(s), x))
+    if F(s) != s:  # computing with the float64 scalar gives other values: the test can fail
+        assert (np.mod(x.astype(np.float64), s).astype(F) != want).any()
+
+
+def test_mod_of_arrays_is_numpy_below_2_to_the_24() -> None:
+    rng = np.random.default_rng(6)
+    a = (rng.uniform(-1, 1, 50_000) * 10.0 ** rng.integers(-3, 7, 50_000)).astype(F)
+    b = (rng.choice([-1, 1], 50_000) * rng.uniform(0.5, 4, 50_000)).astype(F)
+    assert np.abs(a / b).max() < 2**24
+    got = nd._internal._mod(nd.array(a), nd.array(b)).asnumpy()
+    want = np.mod(a, b)
+    np.testing.assert_array_equal(got, want)  # == ignores the zero sign, checked above
+    got = nd.broadcast_mod(nd.array(a.reshape(100, 500)), nd.array(b[:500])).asnumpy()
+    np.testing.assert_array_equal(got, np.mod(a.reshape(100, 500), b[:500]))
+
+
+def test_float16_mod_scalar_rounds_the_scalar_to_float16_as_mxnet() -> None:
+    # MXNet 1.9.1: _mod_scalar(float16 [1.7, -1.7, 1000], scalar=0.1)
+    x = nd.array(np.float16([1.7, -1.7, 1000]), dtype=np.float16)
+    got = nd._internal._mod_scalar(x, scalar=0.1).asnumpy()
+    np.testing.assert_array_equal(
+        got, np.float16([0.0006103515625, 0.099365234375, 0.044189453125])
+    )
+
+
+def test_integer_mod_scalar_is_unchanged() -> None:
+    x = np.arange(-7, 8, dtype=np.int32)
+    got = nd._internal._mod_scalar(nd.array(x, dtype=np.int32), scalar=3).asnumpy()
+    np.testing.assert_array_equal(got, np.mod(x, 3))
+    got = nd._internal._mod_scalar(nd.array(x, dtype=np.int32), scalar=0).asnumpy()
+    np.testing.assert_array_equal(got, np.zeros_like(x))  # MXNet 1.9.1: [0, 0, 0]
+
+
+def test_hypot_scalar_is_float32_hypot_as_mxnet() -> None:
+    # MXNet 1.9.1: _hypot_scalar([1.1, 3.3, 100.7], scalar=0.1)
+    x = nd.array(F([1.1, 3.3, 100.7]))
+    got = nd._internal._hypot_scalar(x, scalar=0.1).asnumpy()
+    np.testing.assert_array_equal(
+        got, F([1.1045361757278442, 3.3015148639678955, 100.7000503540039])
+    )
+    # x * x + s * s in float32 rounds differently: the comparison above can fail
+    assert np.sqrt(F(1.1) * F(1.1) + F(0.1) * F(0.1)) != F(1.1045361757278442)
+    r = np.random.default_rng(7).uniform(-1e25, 1e25, 1 << 16).astype(F)
+    got = nd._internal._hypot_scalar(nd.array(r), scalar=3e24).asnumpy()
+    np.testing.assert_array_max_ulp(got, np.hypot(r, F(3e24)), maxulp=1)
+    assert np.isfinite(got).all()  # r * r overflows float32
+
+
+def test_power_scalar_takes_a_float32_exponent() -> None:
+    # MXNet 1.9.1: _power_scalar([2, 0.5, -2, 0, 0], scalar=0.3)
+    x = F([2.0, 0.5, -2, 0, 0])
+    got = nd._internal._power_scalar(nd.array(x), scalar=0.3).asnumpy()
+    np.testing.assert_array_equal(got, F([1.2311444282531738, 0.812252402305603, NAN, 0, 0]))
+    # the kernel body (fusion, the GPU) as well: x ** float32(s) within NumPy's accuracy
+    r = np.random.default_rng(8).uniform(0.1, 10, 1000).astype(F)
+    out = np.empty_like(r)
+    elemwise_scalar._power.launch(None, out, "write", r, 2.7)
+    np.testing.assert_array_max_ulp(out, np.power(r, F(2.7)), maxulp=2)
