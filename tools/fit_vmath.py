@@ -1,24 +1,40 @@
-"""Fit the polynomial coefficients of kernel/vmath.py that are not textbook series.
+"""Fit the polynomial coefficients of kernel/vmath that are not textbook series.
 
     .venv/bin/python tools/fit_vmath.py
 
-erfc(x) = exp(-x^2) * erfcx(x): on [0.875, 3.95] erfcx is smooth in s = 1/x, so vmath's
-erf evaluates a degree-10 polynomial in u = (2s - (1/lo + 1/hi)) / (1/lo - 1/hi) in [-1, 1]
-(a Chebyshev least-squares fit on 20,001 points, converted to the power basis). This prints
-the coefficients (highest power first, for Horner) and the fit's largest relative error.
-Needs scipy (the test extra).
+Chebyshev least-squares fits (on Chebyshev nodes, converted to the power basis of the
+variable the body evaluates, highest power first for Horner); each prints its largest
+relative error in float64 and evaluated in float32 as the body does. Needs scipy (the
+test extra).
+
+- erfc(x) = exp(-x^2) * erfcx(x): on [0.875, 3.95] erfcx is smooth in s = 1/x, so erf
+  evaluates a degree-10 polynomial in u = (2s - (1/lo + 1/hi)) / (1/lo - 1/hi) in [-1, 1].
+- erf(x) / x on [0, 0.875] as a degree-5 polynomial in z = x^2 (f32.py's erf below 0.875,
+  replacing an 11-term Taylor series).
+- lgamma(2 + t) = t (t + 1) S(t) on t in [-1, 1/2] (gamma.py): S is smooth there (the
+  nearest singularity, t = -2, is 1 away), degree 11 in v = t + 1/4.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from numpy.polynomial import chebyshev
-from scipy.special import erfcx
+from scipy.special import erf as special_erf
+from scipy.special import erfcx, gammaln
 
 LO, HI, DEGREE = 0.875, 3.95, 10
+S_LO, S_HI, S_DEGREE, S_SHIFT = -1.0, 0.5, 11, 0.25
 
 
-def main() -> None:
+def _horner32(coeffs: np.ndarray, v: np.ndarray) -> np.ndarray:
+    c32 = coeffs.astype(np.float32)
+    p = np.full(v.shape, c32[0], np.float32)
+    for c in c32[1:]:
+        p = (p * v + c).astype(np.float32)
+    return p
+
+
+def fit_erfcx() -> None:
     x = np.linspace(LO, HI, 20001)
     s_lo, s_hi = 1 / HI, 1 / LO
     u = (2 / x - (s_lo + s_hi)) / (s_hi - s_lo)
@@ -28,6 +44,50 @@ def main() -> None:
     print("ERFCX_U = (" + ", ".join(repr(float(c)) for c in power[::-1]) + ")")
     err = np.max(np.abs(chebyshev.chebval(u, cheb) / erfcx(x) - 1))
     print(f"# largest relative error of the fit: {err:.2e}")
+
+
+def fit_erf_small() -> None:
+    from numpy.polynomial import polynomial
+
+    hi, degree = 0.875, 5
+    k = np.arange(4000)
+    u = np.cos(np.pi * (k + 0.5) / k.size)
+    z = (u + 1) / 2 * hi * hi  # u = 2 z / hi^2 - 1
+    x = np.sqrt(z)
+    g = special_erf(x) / x
+    cheb = chebyshev.chebfit(u, g, degree)
+    power = np.zeros(1)
+    for i, c in enumerate(chebyshev.cheb2poly(cheb)):  # substitute u = 2 z / hi^2 - 1
+        power = polynomial.polyadd(power, c * polynomial.polypow([-1.0, 2 / hi**2], i))
+    coeffs = power[::-1]
+    print("ERF_Z = (" + ", ".join(repr(float(c)) for c in coeffs) + ")")
+    err = np.max(np.abs(chebyshev.chebval(u, cheb) / g - 1))
+    print(f"# largest relative error of the fit: {err:.2e}")
+
+
+def fit_lgamma_s() -> None:
+    k = np.arange(4000)
+    u = np.cos(np.pi * (k + 0.5) / k.size)  # Chebyshev nodes: never the roots t = -1, 0
+    half = (S_HI - S_LO) / 2
+    t = S_LO + (u + 1) * half
+    s = gammaln(2 + t) / (t * (t + 1))
+    cheb = chebyshev.chebfit(u, s, S_DEGREE)
+    # power basis in v = t + S_SHIFT = half * u (the interval's centre is -S_SHIFT)
+    power = chebyshev.cheb2poly(cheb) / half ** np.arange(S_DEGREE + 1)
+    coeffs = power[::-1]
+    print("LGAMMA_S = (" + ", ".join(repr(float(c)) for c in coeffs) + ")")
+    err = np.max(np.abs(chebyshev.chebval(u, cheb) / s - 1))
+    t32 = t.astype(np.float32)
+    t64 = t32.astype(np.float64)
+    exact = gammaln(2 + t64) / (t64 * (t64 + 1))
+    err32 = np.max(np.abs(_horner32(coeffs, t32 + np.float32(S_SHIFT)) / exact - 1))
+    print(f"# largest relative error of the fit: {err:.2e}, in float32: {err32:.2e}")
+
+
+def main() -> None:
+    fit_erfcx()
+    fit_erf_small()
+    fit_lgamma_s()
 
 
 if __name__ == "__main__":

@@ -24,14 +24,16 @@ CUDA simulator, which runs kernels as Python, behaves like the hardware.
 Accuracy (float32; tests/kernel/test_vmath.py measures each function against a float64
 reference over its whole range and checks NaN, infinities, signed zeros and subnormals as
 C's float functions give them): exp and log within 1.5 ulp, most others within 2-3 ulp,
-cbrt and erfinv within 4; gamma and gammaln are computed in float64 (0.5 ulp; near
-gammaln's roots at 1 and 2 the error is absolute, below 1e-7). NumPy's own SIMD float32
-functions allow 4 ulp. Two numba intrinsics keep the code branch-free: `pick` (one select
+cbrt and erfinv within 4; gamma and gammaln within 3.5 (float32 with float64 only for
+gamma's Stirling exponent and reflection, see gamma.py; gammaln below 0 within 3.5 ulp of
+its reflection's terms, which cancel next to its negative roots). NumPy's own SIMD
+float32 functions allow 4 ulp. Two numba intrinsics keep the code branch-free: `pick` (one select
 instruction; numba lowers `a if c else b` to branches) and `madd` (llvm.fmuladd: an FMA
 where the CPU has one). The bodies follow the classic scheme of Cephes' single-
 precision library (range reduction, then a short polynomial); the coefficients are
-Cephes' where noted, Taylor series where the range is small, and our own fit for erfc
-(tools/fit_vmath.py).
+Cephes' where noted, Taylor series where the range is small, and our own fits for erf,
+erfc and lgamma (tools/fit_vmath.py). tools/bench_vmath.py times each body per element
+on one thread against NumPy's ufunc.
 """
 
 from __future__ import annotations

@@ -138,9 +138,12 @@ class VectorFunction(DeviceFunction):
     arithmetic, other f32 bodies and the bit casts.
     """
 
-    def __init__(self, reference: Callable[..., Any], f32_body: Callable[..., Any]) -> None:
+    def __init__(
+        self, reference: Callable[..., Any], f32_body: Callable[..., Any], inline: bool = False
+    ) -> None:
         super().__init__(reference)
         self.f32_body = f32_body
+        self.inline = inline
 
     def _build(self, device: str) -> Any:
         if device == "gpu":
@@ -152,7 +155,8 @@ class VectorFunction(DeviceFunction):
         # into the loop and vectorises them. Inlining them at numba's IR level instead
         # re-typed every body in every caller: a fused sigmoid+tanh group took 3.2 s to
         # compile instead of 1.2 s.
-        f32 = _njit(_with_casts(for_device(self.f32_body, "cpu")))
+        options = {"inline": "always"} if self.inline else {}
+        f32 = _njit(_with_casts(for_device(self.f32_body, "cpu")), **options)
         generic = _njit(for_device(self.py_func, "cpu"))  # libm: nothing to vectorise
         arity = self.py_func.__code__.co_argcount
         names = ", ".join(f"a{k}" for k in range(arity))
@@ -210,14 +214,30 @@ def _all_names(code: Any) -> set[str]:
 class _Helper(DeviceFunction):
     """A numba function that only f32 bodies call (CPU only), bit casts allowed."""
 
+    inline = False
+
     def _build(self, device: str) -> Any:
         if device != "cpu":
             raise NotImplementedError(f"vmath helper {self.__name__} is CPU-only")
-        return _njit(_with_casts(for_device(self.py_func, "cpu")))
+        options = {"inline": "always"} if self.inline else {}
+        return _njit(_with_casts(for_device(self.py_func, "cpu")), **options)
 
 
-def _helper(fn: Callable[..., Any]) -> _Helper:
-    return _Helper(fn)
+def _helper(fn: Callable[..., Any] | None = None, *, inline: bool = False) -> Any:
+    """Decorator for a helper of f32 bodies: `@_helper` or `@_helper(inline=True)`.
+
+    inline=True inlines it at numba's IR level. LLVM inlines small helpers by itself and
+    then vectorises the caller's loop; a large one (gamma's pieces) stays a call, and a
+    loop with a call in it runs one element at a time (gammaln: 35 ns per element
+    instead of ~1). IR-level inlining costs compile time in every caller, so only the
+    large bodies ask for it."""
+
+    def wrap(f: Callable[..., Any]) -> _Helper:
+        helper = _Helper(f)
+        helper.inline = inline
+        return helper
+
+    return wrap if fn is None else wrap(fn)
 
 
 def calls_vector_math(fn: Callable[..., Any]) -> bool:
@@ -229,12 +249,13 @@ def calls_vector_math(fn: Callable[..., Any]) -> bool:
 
 
 def vector_function(
-    reference: Callable[..., Any],
+    reference: Callable[..., Any], *, inline: bool = False
 ) -> Callable[[Callable[..., Any]], VectorFunction]:
-    """Decorator for an f32 body: `@vector_function(reference)`."""
+    """Decorator for an f32 body: `@vector_function(reference)`; inline=True for a body
+    too large for LLVM to inline into the kernel loop by itself (see _helper)."""
 
     def wrap(f32_body: Callable[..., Any]) -> VectorFunction:
-        fn = VectorFunction(reference, f32_body)
+        fn = VectorFunction(reference, f32_body, inline)
         fn.__name__ = f32_body.__name__.removesuffix("_f32")
         return fn
 

@@ -74,6 +74,24 @@ def exp_f32(x):
 
 
 @_helper
+def _exp_core(x):
+    """e^x for -87 <= x <= 88 (or NaN): exp_f32 less its clamps, special cases and
+    two-step scaling, for bodies whose argument is known to stay in range (~13 vector
+    operations against exp_f32's ~30; sinh 0.64 -> 0.49 ns per element, cosh 0.52 ->
+    0.34, erf 0.78 -> 0.62 in cache)."""
+    k = np.floor(madd(x, LOG2E, HALF))
+    r = madd(k, -LN2_LO, madd(k, -LN2_HI, x))
+    p = F(1.9875691500e-4)
+    p = madd(p, r, F(1.3981999507e-3))
+    p = madd(p, r, F(8.3334519073e-3))
+    p = madd(p, r, F(4.1665795894e-2))
+    p = madd(p, r, F(1.6666665459e-1))
+    p = madd(p, r, F(5.0000001201e-1))
+    y = madd(p * r, r, r) + ONE
+    return y * bits_f32((np.int32(k) + 127) << 23)
+
+
+@_helper
 def _odd(x, y):
     """y (computed from |x|, so >= 0) with x's sign; f(±0) = ±0 for odd f."""
     y = pick(x < ZERO, -y, y)
@@ -116,6 +134,19 @@ def _log_special(x, y):
     y = pick(x == ZERO, -F_INF, y)
     y = pick(x == F_INF, F_INF, y)
     return pick(x != x, x, y)
+
+
+@_helper
+def _log_core(x):
+    """log x for normal finite x > 0: log_f32 less its subnormal scaling and special
+    cases, for bodies whose argument is known to be in range."""
+    bits = f32_bits(x)
+    e = F(((bits >> 23) & 0xFF) - 126)
+    m = bits_f32((bits & 0x7FFFFF) | 0x3F000000)  # [0.5, 1)
+    low = m < SQRT_HALF
+    e = pick(low, e - ONE, e)
+    m = pick(low, m + m - ONE, m - ONE)
+    return m + (_log1pm(m) + e * LN2_LO) + e * LN2_HI
 
 
 def _log_ref(x):
@@ -191,8 +222,9 @@ def _cosh_ref(x):
 def _half_exp(a):
     """(e^a / 2, e^-a / 2) for a >= 0 with one exp: beyond 88, e^a overflows float32 while
     e^a / 2 (up to cosh's limit, 89.4) does not, so there e^(a/2) is squared instead."""
+    a = pick(a > F(90.0), F(90.0), a)  # overflows all the same; keeps inf finite
     big = a > F(88.0)
-    e = exp_f32(pick(big, HALF * a, a))
+    e = _exp_core(pick(big, HALF * a, a))
     return pick(big, (HALF * e) * e, HALF * e), HALF / e
 
 
@@ -413,12 +445,22 @@ def _hypot_ref(x, y):
     return math.hypot(x, y)
 
 
+HYPOT_BIG, HYPOT_SMALL = F(2.0**60), F(2.0**-60)  # squares of these stay normal floats
+HYPOT_DOWN, HYPOT_UP = F(2.0**-100), F(2.0**100)  # scaled operands lie in 2^[-49, 40]
+
+
 @vector_function(_hypot_ref)
 def hypot_f32(x, y):
-    """sqrt(x^2 + y^2) in float64: no overflow or underflow in between, one rounding."""
-    a, b = np.float64(x), np.float64(y)
-    r = F(np.sqrt(a * a + b * b))
-    return pick((abs(x) == F_INF) | (abs(y) == F_INF), F_INF, r)
+    """sqrt(x^2 + y^2) in float32, < 1.5 ulp: operands beyond 2^+-60 are first scaled by
+    an exact power of two, so the squares neither overflow nor underflow (float32 sqrt
+    and multiplies, 16 lanes; a float64 sqrt costs ~4x as much per element)."""
+    a, b = abs(x), abs(y)
+    m = pick(a > b, a, b)
+    s = pick(m > HYPOT_BIG, HYPOT_DOWN, pick(m < HYPOT_SMALL, HYPOT_UP, F(1.0)))
+    inv = pick(m > HYPOT_BIG, HYPOT_UP, pick(m < HYPOT_SMALL, HYPOT_DOWN, F(1.0)))
+    p, q = a * s, b * s
+    r = np.sqrt(madd(p, p, q * q)) * inv
+    return pick((a == F_INF) | (b == F_INF), F_INF, r)
 
 
 # ---------------------------------------------------------------- erf and its inverse
@@ -445,25 +487,33 @@ ERFCX_U = tuple(
     )
 )
 (_E10, _E9, _E8, _E7, _E6, _E5, _E4, _E3, _E2, _E1, _E0) = ERFCX_U
+# erf(x) / x on [0, 0.875] as a polynomial in z = x^2, highest power first (fit_vmath.py)
+ERF_Z = tuple(
+    F(c)
+    for c in (
+        -0.0006218503338270993,
+        0.005035122163314637,
+        -0.026793452586471023,
+        0.1128251045290693,
+        -0.37612555839143885,
+        1.128379158338835,
+    )
+)
+(_R5, _R4, _R3, _R2, _R1, _R0) = ERF_Z
 
 
 @vector_function(_erf_ref)
 def erf_f32(x):
-    """Taylor series below 0.875; 1 - e^(-x^2) erfcx(x) up to 3.95, where erf = 1 in
-    float32."""
+    """A polynomial in x^2 below 0.875; 1 - e^(-x^2) erfcx(x) up to 3.95, where erf = 1
+    in float32. Both are computed (branch-free), 0.54 ns per element in cache."""
     a = abs(x)
     z = a * a
-    p = F(-1 / (3628800 * 21))  # sum (-1)^n x^(2n+1) / (n! (2n+1)), n <= 10
-    p = madd(p, z, F(1 / (362880 * 19)))
-    p = madd(p, z, -F(1 / (40320 * 17)))
-    p = madd(p, z, F(1 / (5040 * 15)))
-    p = madd(p, z, -F(1 / (720 * 13)))
-    p = madd(p, z, F(1 / (120 * 11)))
-    p = madd(p, z, -F(1 / (24 * 9)))
-    p = madd(p, z, F(1 / (6 * 7)))
-    p = madd(p, z, -F(1 / (2 * 5)))
-    p = madd(p, z, F(1 / 3))
-    small = TWO_OVER_SQRT_PI * (a - a * z * p)
+    q = _R5  # erf(a) = a (R0 + z Q(z)) below 0.875 (a fit: 6 terms, not Taylor's 11)
+    q = madd(q, z, _R4)
+    q = madd(q, z, _R3)
+    q = madd(q, z, _R2)
+    q = madd(q, z, _R1)
+    small = madd(a * z, q, a * _R0)
     u = (ONE / pick(a > HALF, a, ONE) - HALF * ERFCX_U0) * (TWO * ERFCX_U1)
     g = _E10
     g = madd(g, u, _E9)
@@ -476,7 +526,7 @@ def erf_f32(x):
     g = madd(g, u, _E2)
     g = madd(g, u, _E1)
     g = madd(g, u, _E0)
-    large = ONE - exp_f32(-z) * g
+    large = ONE - _exp_core(-pick(a < F(3.95), z, ONE)) * g
     y = pick(a < F(0.875), small, large)
     y = pick(a >= F(3.95), ONE, y)
     y = _odd(x, y)
@@ -537,7 +587,7 @@ def erfinv_f32(y):
     """Giles' single-precision polynomials ("Approximating the erfinv function", GPU
     Computing Gems, 2011) in w = -log(1 - y^2)."""
     a = abs(y)
-    w = -log_f32((ONE - a) * (ONE + a))
+    w = -_log_core(pick(a < ONE, (ONE - a) * (ONE + a), ONE))  # >= 1.2e-7: normal
     c = w - F(2.5)
     p = F(2.81022636e-08)
     p = madd(p, c, F(3.43273939e-07))

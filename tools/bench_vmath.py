@@ -1,0 +1,107 @@
+"""Single-thread ns/element of kernel.vmath's float32 bodies against NumPy/SciPy's ufuncs.
+
+    .venv/bin/python tools/bench_vmath.py [--n N] [--reps R] [--only NAME,NAME]
+
+For each function: a serial numba loop over n float32 elements calling the vmath body
+(the loop an element-wise kernel runs on each core; a small --n such as 100000 stays
+in cache and measures compute alone), and the NumPy/SciPy ufunc on the same
+array, both timed with time.thread_time() (CPU time of this thread: robust to other
+processes on a shared machine, unlike wall-clock ratios), best of R. For scale: issue
+11's target (0.8x np.copyto's 2.88 ms at 10M on the quiet 2-core machine: <= 3.6 ms)
+leaves ~0.72 ns per element and core, memory traffic included; a plain numba loop
+(out = 2x) costs ~0.33 ns per element at 10M on one thread, so ~0.4 ns remain for the
+arithmetic. No assertions: a report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numba
+import numpy as np
+from scipy import special
+
+from nnvmpy.kernel import vmath
+
+
+def _inputs(n: int) -> dict[str, tuple[np.ndarray, Callable[..., Any]]]:
+    """name -> (float32 input as tools/bench_math.py uses, NumPy/SciPy counterpart)."""
+    rng = np.random.default_rng(0)
+
+    def u(lo: float, hi: float) -> np.ndarray:
+        return rng.uniform(lo, hi, n).astype(np.float32)
+
+    x01, xpos, xsym = u(0.1, 0.9), u(0.5, 4.0), u(-2.0, 2.0)
+    return {
+        "asin": (x01, np.arcsin),
+        "acos": (x01, np.arccos),
+        "atan": (xsym, np.arctan),
+        "sinh": (xsym, np.sinh),
+        "cosh": (xsym, np.cosh),
+        "asinh": (xsym, np.arcsinh),
+        "acosh": (xpos + 1, np.arccosh),
+        "atanh": (x01, np.arctanh),
+        "rcbrt": (xpos, lambda a, out: np.reciprocal(np.cbrt(a, out=out), out=out)),
+        "cbrt": (xsym, np.cbrt),
+        "erf": (xsym, special.erf),
+        "erfinv": (x01, special.erfinv),
+        "gamma": (xpos, special.gamma),
+        "gammaln": (xpos, special.gammaln),
+        "exp": (xsym, np.exp),
+        "log": (xpos, np.log),
+        "log1p": (xpos, np.log1p),
+    }
+
+
+def _serial_loop(fn: vmath.VectorFunction) -> Any:
+    """A plain (serial) numba loop out[i] = fn(x[i])."""
+    namespace: dict[str, Any] = {"f": fn.compiled("cpu")}
+    exec("def loop(out, x):\n    for i in range(x.size):\n        out[i] = f(x[i])\n", namespace)
+    return numba.njit(nogil=True, error_model="numpy")(namespace["loop"])
+
+
+def _best(fn: Callable[[], Any], reps: int, inner: int = 1) -> float:
+    """Best of reps of (thread time of `inner` calls) / inner."""
+    fn()
+    best = float("inf")
+    for _ in range(reps):
+        t = time.thread_time()
+        for _ in range(inner):
+            fn()
+        best = min(best, (time.thread_time() - t) / inner)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=10_000_000)
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--only", default="", help="comma-separated vmath names")
+    args = parser.parse_args()
+    only = set(filter(None, args.only.split(",")))
+    n = args.n
+    inner = max(1, 20_000_000 // n)  # small n (in cache: compute only): repeat the call
+    src = np.ones(n, np.float32)
+    dst = np.empty_like(src)
+    t_copy = _best(lambda: np.copyto(dst, src), args.reps, inner)
+    print(f"n = {n:,} float32, best of {args.reps}, thread_time; load {os.getloadavg()}")
+    print(f"np.copyto {t_copy / n * 1e9:.3f} ns/element on one thread")
+    print(f"{'function':10s}{'vmath ns':>10s}{'NumPy ns':>10s}  faster")
+    for name, (x, ref) in _inputs(n).items():
+        if only and name not in only:
+            continue
+        loop = _serial_loop(getattr(vmath, name))
+        out = np.empty_like(x)
+        t_v = _best(lambda loop=loop, x=x, out=out: loop(out, x), args.reps, inner)
+        with np.errstate(all="ignore"):
+            t_n = _best(lambda ref=ref, x=x, out=out: ref(x, out=out), args.reps, inner)
+        which = "vmath" if t_v < t_n else "NumPy"
+        print(f"{name:10s}{t_v / n * 1e9:10.3f}{t_n / n * 1e9:10.3f}  {which}")
+
+
+if __name__ == "__main__":
+    main()
