@@ -124,6 +124,64 @@ def _col2im(
                         df[_u(dst + z * sw)] += cf[_u(src + z)]
 
 
+# No padding (LeNet's 5x5, every 'valid' convolution): every window lies inside the
+# image, so the copies need no clipped ranges nor zero fills. These loops run 2-2.5x
+# faster than the general ones above on small maps (an 8-wide row: the range arithmetic
+# and the empty fill loops cost more than the copy), measured on LeNet's conv2. Layout as
+# _im2col's 2-D case: row (c*kh + i)*kw + j, column b*Ho*Wo + y*Wo + z.
+
+
+@kernel.cpu_kernel(parallel=False)
+def _im2col_valid(x, col, n0, nb, c0, cg, kh, kw, sh, sw, dh, dw, ho, wo):
+    # col[(c*kh + i)*kw + j, b*Ho*Wo + y*Wo + z] = x[n0+b, c0+c, y*sh + i*dh, z*sw + j*dw]
+    n_c, height, width = x.shape[1], x.shape[2], x.shape[3]
+    ncols, hw = col.shape[1], ho * wo
+    xf = x.reshape(-1)
+    cf = col.reshape(-1)
+    for b in range(nb):
+        for c in range(cg):
+            plane = ((n0 + b) * n_c + c0 + c) * height * width
+            for i in range(kh):
+                for j in range(kw):
+                    row = ((c * kh + i) * kw + j) * ncols + b * hw
+                    for y in range(ho):
+                        src = plane + (y * sh + i * dh) * width + j * dw
+                        dst = row + y * wo
+                        if sw == 1:
+                            for z in range(wo):
+                                cf[_u(dst + z)] = xf[_u(src + z)]
+                        else:
+                            for z in range(wo):
+                                cf[_u(dst + z)] = xf[_u(src + z * sw)]
+
+
+@kernel.cpu_kernel(parallel=False)
+def _col2im_valid(col, dx, n0, nb, c0, cg, kh, kw, sh, sw, dh, dw, ho, wo, add):
+    # dx[n0+b, c0+c] (=|+=) the sum of the col entries _im2col_valid copied from it
+    n_c, height, width = dx.shape[1], dx.shape[2], dx.shape[3]
+    ncols, hw = col.shape[1], ho * wo
+    df = dx.reshape(-1)
+    cf = col.reshape(-1)
+    for b in range(nb):
+        for c in range(cg):
+            plane = ((n0 + b) * n_c + c0 + c) * height * width
+            if not add:
+                for p in range(height * width):
+                    df[_u(plane + p)] = 0
+            for i in range(kh):
+                for j in range(kw):
+                    row = ((c * kh + i) * kw + j) * ncols + b * hw
+                    for y in range(ho):
+                        dst = plane + (y * sh + i * dh) * width + j * dw
+                        src = row + y * wo
+                        if sw == 1:
+                            for z in range(wo):
+                                df[_u(dst + z)] += cf[_u(src + z)]
+                        else:
+                            for z in range(wo):
+                                df[_u(dst + z * sw)] += cf[_u(src + z)]
+
+
 @kernel.cpu_kernel(parallel=False)
 def _scatter(tmp, out, bias, n0, nb, f0, fg, has_bias, add):
     # out[n0+b, f0+f, :] (+)= tmp[f, b*HW:(b+1)*HW] + bias[f0+f]   (out viewed as (N, F, HW))
@@ -354,11 +412,13 @@ def _dw_backward_weight(dy, x, dwt, add, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo)
 __all__ = [
     "_add_bias",
     "_col2im",
+    "_col2im_valid",
     "_dw_backward_data",
     "_dw_backward_weight",
     "_dw_forward",
     "_gather_rows",
     "_im2col",
+    "_im2col_valid",
     "_pad_grad",
     "_pad_images",
     "_scatter",

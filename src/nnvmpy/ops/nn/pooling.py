@@ -254,6 +254,25 @@ def _volume_args(x: Any, out: Any) -> tuple[int, ...]:
     return (*x5.shape[2:], *o5.shape[2:])
 
 
+def _windows_inside(
+    shape: tuple[int, ...],
+    out: tuple[int, ...],
+    kh: int,
+    kw: int,
+    sh: int,
+    sw: int,
+    ph: int,
+    pw: int,
+) -> bool:
+    """No padding and no window clipped at the end (2-D views): _max_pool_inside applies."""
+    return (
+        ph == 0
+        and pw == 0
+        and (out[2] - 1) * sh + kh <= shape[2]
+        and (out[3] - 1) * sw + kw <= shape[3]
+    )
+
+
 def forward_cpu(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
@@ -270,6 +289,12 @@ def forward_cpu(
         if scalars[0] == _MODES["max"] and _is_planar(ins[0].shape):
             _, kh, kw, sh, sw, ph, pw = _planar(scalars)[:7]
             x, out4 = as_4d(ins[0]), as_4d(out)
+            if not masked and _windows_inside(x.shape, out4.shape, kh, kw, sh, sw, ph, pw):
+                if (kh, kw) == (2, 2):
+                    _pool_cpu._max_pool_2x2(x, out4, sh, sw, add)
+                else:
+                    _pool_cpu._max_pool_inside(x, out4, kh, kw, sh, sw, add)
+                return
             if not masked:
                 _pool_cpu._max_pool_values(x, out4, kh, kw, sh, sw, ph, pw, add)
                 return
@@ -303,6 +328,10 @@ def backward_cpu(
         dy, x, y = (as_4d(a) for a in ins[:3])
         planar = _planar(scalars)
         if scalars[0] == _MODES["max"] and not use_mask:
+            kh, kw, sh, sw = planar[1:5]
+            if (kh, kw) == (2, 2) and _windows_inside(x.shape, dy.shape, *planar[1:7]):
+                _pool_cpu._max_pool_backward_2x2(dy, x, y, as_4d(outs[0]), sh, sw, add)
+                return
             _pool_cpu._max_pool_backward(dy, x, y, as_4d(outs[0]), *planar[1:7], add)
             return
         mask4 = as_4d(mask) if use_mask else np.zeros((1, 1, 1, 1), _MASK_DTYPE)
