@@ -142,11 +142,18 @@ FUSION_CACHE_DIR = Knob(
     "Where generated fused kernels are written (with numba's compiled code beside them), "
     "so a later process loads them instead of compiling; empty: compile in memory only.",
 )
-FUSION_CACHE_DIR = Knob(
-    "NNVMPY_FUSION_CACHE_DIR",
-    "~/.cache/nnvmpy/fusion",
-    "Where generated fused kernels are written (with numba's compiled code beside them), "
-    "so a later process loads them instead of compiling; empty: compile in memory only.",
+CONV_ALGO = Knob(
+    "NNVMPY_CONV_ALGO",
+    "auto",
+    "CPU algorithm of 3x3 stride-1 convolutions: 'auto' (time the GEMM paths and Winograd "
+    "once per layer shape, remember the fastest; docs/convolution.md), 'gemm', 'winograd' "
+    "(F(2x2,3x3)), 'winograd2' or 'winograd4' (F(4x4,3x3)).",
+)
+CONV_ALGO_CACHE = Knob(
+    "NNVMPY_CONV_ALGO_CACHE",
+    "~/.cache/nnvmpy/conv_algo.json",
+    "JSON file where measured convolution algorithm choices are kept for later processes; "
+    "empty: measure in every process.",
 )
 POISON_MEMORY = Knob(
     "NNVMPY_POISON_MEMORY",
@@ -180,6 +187,8 @@ ALL_KNOBS = [
     EXEC_BULK_EXEC_MAX_NODE_TRAIN_FWD,
     EXEC_BULK_EXEC_MAX_NODE_TRAIN_BWD,
     FUSION_CACHE_DIR,
+    CONV_ALGO,
+    CONV_ALGO_CACHE,
     POISON_MEMORY,
     PROFILER_AUTOSTART,
 ]

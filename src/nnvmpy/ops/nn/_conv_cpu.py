@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from ...base import OpReqType
-from . import _conv_shift
+from . import _conv_algo, _conv_shift, _conv_winograd
 from . import _im2col as k
 from ._geometry import Window
 
@@ -210,16 +210,23 @@ def forward(
     req: OpReqType,
     res: Any,
     epilogue: tuple[Any, bool] | None = None,
+    gemm_only: bool = False,
 ) -> None:
     """out (=|+=) conv(x, w) + bias, x (N, C, D, H, W) and out (N, F, Do, Ho, Wo) contiguous.
 
     `epilogue` = (residual or None, relu): out = relu?(conv + bias + residual) instead, the
     bias, residual and relu applied to each chunk of images right after its GEMMs wrote it
     (while it is still in cache), in one pass with the bias where the GEMM writes `out`
-    directly. Not with req 'add'.
+    directly. Not with req 'add'. gemm_only: never Winograd (_conv_algo times this path).
     """
     if req == _NULL:
         return
+    # -- Winograd hook (issue 17): 3x3 stride-1 layers where _conv_algo picks it --------
+    tile = 0 if gemm_only else _conv_algo.forward_tile(s, x, w, bias, res)
+    if tile:
+        _conv_winograd.forward(s, x, w, bias, out, req == _ADD, res, epilogue, tile)
+        return
+    # -- end of the Winograd hook -------------------------------------------------------
     if epilogue is not None:
         _forward_epilogue(s, x, w, bias, out, res, *epilogue)
         return
@@ -323,6 +330,7 @@ def backward(
     grads: list[Any],
     reqs: list[OpReqType],
     res: Any,
+    gemm_only: bool = False,
 ) -> None:
     """grads = [dx, dw, db or None] written per reqs from dy (N, F, Do, Ho, Wo).
 
@@ -346,6 +354,18 @@ def backward(
         if req_w != _NULL:
             k._dw_backward_weight(planar(dy), planar(x), planar(dw), req_w == _ADD, *args)
         return
+    # -- Winograd hook (issue 17): the data gradient as a 3x3 conv of dy ... ----------
+    if req_x != _NULL and not gemm_only:
+        tile = _conv_algo.backward_data_tile(s, dy, w, res)
+        if tile:
+            _conv_winograd.backward_data(s, dy, w, dx, req_x == _ADD, res, tile)
+            req_x = _NULL
+    if req_w != _NULL and not gemm_only:  # ... and the filter gradient, F(3x3, m x m)
+        tile = _conv_algo.backward_weight_tile(s, dy, x, w, res)
+        if tile:
+            _conv_winograd.backward_weight(s, dy, x, dw, req_w == _ADD, res, tile)
+            req_w = _NULL
+    # -- end of the Winograd hook -------------------------------------------------------
     w2 = w.reshape(s.f, s.rows)
     if s.pointwise and req_x not in (_NULL, _ADD):
         np.matmul(w2.T, dy3, out=dx.reshape(s.n, s.c, s.hw))

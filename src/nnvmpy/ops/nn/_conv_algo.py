@@ -1,0 +1,285 @@
+"""Per-layer convolution algorithm choice, measured once per shape and cached on disk.
+
+Why. Which CPU algorithm is fastest for a 3x3 stride-1 convolution depends on the layer:
+Winograd does 2.25x (F(2x2)) or 4x (F(4x4)) fewer multiplies but pays for its input and
+output transforms, which cost most on layers with few channels, while the GEMM paths
+(_conv_shift's shifted GEMMs, im2col) keep BLAS at its peak. As cuDNN's find and MXNet's
+`cudnn_tune` do, the first call with a new (direction, shape, dtype, threads) times the
+candidates once on the layer's own data and remembers the fastest: in memory, and in a
+JSON file (NNVMPY_CONV_ALGO_CACHE) that later processes read instead of measuring.
+
+NNVMPY_CONV_ALGO forces a choice: 'gemm' (never Winograd), 'winograd' (F(2x2,3x3)),
+'winograd2', 'winograd4' (F(4x4,3x3)), or 'auto' (default: measure). A forced Winograd
+applies only where Winograd can run (see `eligible`); elsewhere the GEMM paths run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ... import config, threads
+from ...base import NNVMError
+
+#: the names a choice can take, and the Winograd output tile each means (0: GEMM paths)
+TILE_OF = {"gemm": 0, "winograd": 2, "winograd2": 2, "winograd4": 4}
+_CHOICES = ("auto", *TILE_OF)
+
+_lock = threading.Lock()
+_memory: dict[str, str] = {}
+_loaded_from: str | None = None
+
+
+def eligible(s: Any, dtype: Any) -> bool:
+    """A 2-D 3x3 stride-1 undilated convolution with padding <= 2, float32/64, not
+    depthwise (its direct loops are cheaper than any GEMM): Winograd can run."""
+    from ._conv_winograd import supported
+
+    win = s.win
+    return (
+        s.planar
+        and not s.depthwise
+        and np.dtype(dtype) in (np.dtype(np.float32), np.dtype(np.float64))
+        and supported((win.kh, win.kw), (win.sh, win.sw), (win.dh, win.dw), (win.ph, win.pw))
+    )
+
+
+def forced() -> str:
+    """NNVMPY_CONV_ALGO, checked."""
+    value = config.CONV_ALGO.get().strip().lower() or "auto"
+    if value not in _CHOICES:
+        raise NNVMError(
+            f"Convolution: NNVMPY_CONV_ALGO must be one of {', '.join(_CHOICES)}, got {value!r}"
+        )
+    return value
+
+
+def cache_path() -> str:
+    """The JSON file of measured choices ('' : memory only)."""
+    path = config.CONV_ALGO_CACHE.get().strip()
+    return os.path.expanduser(path) if path else ""
+
+
+def key(kind: str, s: Any, dtype: Any) -> str:
+    """The cache key: direction, sizes, padding, groups, dtype and thread budget."""
+    win = s.win
+    sizes = (s.n, s.c, s.h, s.w, s.f, s.groups, win.ph, win.pw)
+    return f"{kind}|{'x'.join(map(str, sizes))}|{np.dtype(dtype).name}|t{threads.budget()}"
+
+
+def _load(path: str) -> None:
+    global _loaded_from
+    if _loaded_from == path:
+        return
+    _loaded_from = path
+    if not path:
+        return
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return  # no file yet, or a damaged one: measure again
+    if isinstance(data, dict):
+        for k, v in data.items():
+            algo = v.get("algo") if isinstance(v, dict) else v
+            if isinstance(algo, str) and algo in TILE_OF:
+                _memory.setdefault(k, algo)
+
+
+def _save(path: str, k: str, choice: str, times: dict[str, float]) -> None:
+    """Merge one entry, {"algo": choice, "ms": the times measured}, into the JSON file
+    (atomic replace; other processes' entries kept)."""
+    if not path:
+        return
+    try:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        try:
+            with open(path) as f:
+                data = json.load(f)
+            if not isinstance(data, dict):
+                data = {}
+        except (OSError, ValueError):
+            data = {}
+        data[k] = {"algo": choice, "ms": {n: round(t * 1e3, 3) for n, t in times.items()}}
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, indent=0, sort_keys=True)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only cache directory costs a measurement per process, nothing else
+
+
+#: timed runs per candidate after a warm-up run (the best counts: load only slows runs)
+REPEATS = 3
+
+
+def _time(fn: Callable[[], None]) -> float:
+    fn()  # compiles (first time) and warms the caches
+    best = float("inf")
+    for _ in range(REPEATS):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def choose(kind: str, s: Any, dtype: Any, candidates: dict[str, Callable[[], None]]) -> str:
+    """The algorithm for this layer: forced, remembered, or measured now over `candidates`
+    (name -> a run of the layer into scratch output) and remembered."""
+    value = forced()
+    if value != "auto":
+        return value
+    k = key(kind, s, dtype)
+    path = cache_path()
+    with _lock:
+        _load(path)
+        found = _memory.get(k)
+    if found is not None and found in candidates:
+        return found
+    times = {name: _time(fn) for name, fn in candidates.items()}
+    best = min(times, key=lambda name: times[name])
+    with _lock:
+        _memory[k] = best
+        _save(path, k, best, times)
+    return best
+
+
+def forget() -> None:
+    """Drop the choices in memory (the file is read again on the next choice)."""
+    global _loaded_from
+    with _lock:
+        _memory.clear()
+        _loaded_from = None
+
+
+# -- the two decisions _conv_cpu asks for ---------------------------------------------------
+
+
+def _budget(s: Any) -> int:
+    from ._conv_cpu import MAX_WORKSPACE_BYTES
+
+    return min(s.workspace_mb << 20, MAX_WORKSPACE_BYTES)
+
+
+#: below this many direct-convolution FLOPs 'auto' keeps the GEMM paths without measuring:
+#: Winograd's transforms cost most there, a timing would be noise, and small layers (unit
+#: tests' among them) then run the same code on every machine. ResNet-18's smallest 3x3
+#: layer at batch 1 does 115 MFLOP.
+MIN_AUTO_FLOPS = 20_000_000
+
+
+def _small(s: Any) -> bool:
+    return 2 * s.n * s.f * s.cg * 9 * s.win.ho * s.win.wo < MIN_AUTO_FLOPS
+
+
+def forward_tile(s: Any, x: Any, w: Any, bias: Any, res: Any) -> int:
+    """The Winograd output tile for this forward convolution, 0 for the GEMM paths."""
+    if not eligible(s, x.dtype):
+        return 0
+    value = forced()
+    if value != "auto":
+        return TILE_OF[value]
+    if _small(s):
+        return 0
+    from . import _conv_cpu, _conv_winograd
+
+    scratch = np.empty((s.n, s.f, 1, s.win.ho, s.win.wo), x.dtype)
+    write = _conv_cpu.OpReqType.kWriteTo
+    x4, w4, o4 = _conv_cpu.planar(x), _conv_cpu.planar(w), _conv_cpu.planar(scratch)
+    pad = (s.win.ph, s.win.pw)
+
+    def wino(m: int) -> Callable[[], None]:
+        return lambda: _conv_winograd.conv3x3(
+            x4, w4, bias, o4, pad, s.groups, False, res, _budget(s), m
+        )
+
+    candidates = {
+        "gemm": lambda: _conv_cpu.forward(s, x, w, bias, scratch, write, res, gemm_only=True),
+        "winograd2": wino(2),
+        "winograd4": wino(4),
+    }
+    return TILE_OF[choose("forward", s, x.dtype, candidates)]
+
+
+def backward_data_tile(s: Any, dy: Any, w: Any, res: Any) -> int:
+    """The Winograd tile for this convolution's data gradient, 0 for the GEMM paths."""
+    if not eligible(s, dy.dtype):
+        return 0
+    value = forced()
+    if value != "auto":
+        return TILE_OF[value]
+    if _small(s):
+        return 0
+    from . import _conv_cpu, _conv_winograd
+
+    scratch = np.empty((s.n, s.c, 1, s.h, s.w), dy.dtype)
+    write, null = _conv_cpu.OpReqType.kWriteTo, _conv_cpu.OpReqType.kNullOp
+    dy4, w4, o4 = _conv_cpu.planar(dy), _conv_cpu.planar(w), _conv_cpu.planar(scratch)
+    pad = (2 - s.win.ph, 2 - s.win.pw)
+
+    def wino(m: int) -> Callable[[], None]:
+        return lambda: _conv_winograd.conv3x3(
+            dy4, w4, None, o4, pad, s.groups, False, res, _budget(s), m, transpose_w=True
+        )
+
+    def gemm() -> None:
+        _conv_cpu.backward(s, dy, None, w, [scratch, None], [write, null], res, gemm_only=True)
+
+    # Not F(4x4) in training by default: with it on every layer's data gradient too, a
+    # ResNet-18 step's |dlogp| against the float64 reference reached 1.2e-3 (the bar is
+    # 1e-3; F(2x2) 6.9e-4, GEMM 8.4e-4). NNVMPY_CONV_ALGO=winograd4 still forces it.
+    candidates = {"gemm": gemm, "winograd2": wino(2)}
+    return TILE_OF[choose("backward_data", s, dy.dtype, candidates)]
+
+
+def backward_weight_tile(s: Any, dy: Any, x: Any, w: Any, res: Any) -> int:
+    """The Winograd tile for this convolution's filter gradient, 0 for the GEMM paths."""
+    if not eligible(s, dy.dtype):
+        return 0
+    value = forced()
+    if value != "auto":
+        return TILE_OF[value]
+    if _small(s):
+        return 0
+    from . import _conv_cpu, _conv_winograd
+
+    scratch = np.empty((s.f, s.cg, 1, 3, 3), dy.dtype)
+    write, null = _conv_cpu.OpReqType.kWriteTo, _conv_cpu.OpReqType.kNullOp
+    dy4, x4, o4 = _conv_cpu.planar(dy), _conv_cpu.planar(x), _conv_cpu.planar(scratch)
+    pad = (s.win.ph, s.win.pw)
+
+    def wino(m: int) -> Callable[[], None]:
+        return lambda: _conv_winograd.weight_grad3x3(
+            x4, dy4, o4, pad, s.groups, False, res, _budget(s), m
+        )
+
+    def gemm() -> None:
+        _conv_cpu.backward(s, dy, x, w, [None, scratch], [null, write], res, gemm_only=True)
+
+    # no F(4x4) unless forced: its filter gradient's float32 error is ~1e-5 of the largest
+    # entry, 10-30x F(2x2)'s. ResNet-18's second training step against the float64
+    # reference (bench_nets' |dlogp|, issue 17 asks <= 1e-3): GEMM paths 8.4e-4, F(2x2)
+    # everywhere 6.9e-4, F(4x4) everywhere 1.2e-3, 'auto' 9.0e-4.
+    candidates = {"gemm": gemm, "winograd2": wino(2)}
+    return TILE_OF[choose("backward_weight", s, dy.dtype, candidates)]
+
+
+__all__ = [
+    "TILE_OF",
+    "backward_data_tile",
+    "backward_weight_tile",
+    "cache_path",
+    "choose",
+    "eligible",
+    "forced",
+    "forget",
+    "forward_tile",
+    "key",
+]

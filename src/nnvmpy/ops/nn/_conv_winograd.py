@@ -1,0 +1,652 @@
+"""Winograd convolution on the CPU: 3x3, stride 1, dilation 1, padding <= 2, any groups.
+
+Why. ResNet-18 spends ~85% of its FLOPs in 3x3 stride-1 convolutions, and a direct or
+im2col convolution on OpenBLAS cannot beat oneDNN's at equal FLOPs. Winograd's minimal
+filtering F(m x m, 3 x 3) computes an m x m output tile from an a x a input tile
+(a = m + 2) with a*a multiplies per (input, output) channel pair instead of 9*m*m:
+2.25x fewer for F(2x2, 3x3), 4x fewer for F(4x4, 3x3) (Lavin & Gray, 2015).
+
+How. With d an a x a input tile and g a 3 x 3 filter,
+
+    Y = A^T [ (G g G^T) * (B^T d B) ] A          (* element-wise)
+
+so for every one of the a*a transform-domain positions xi the sum over input channels is
+a GEMM over tiles t (Fg x cg times cg x T):
+
+    V[xi, c, t] = (B^T d_{c,t} B)[xi]            input transform   (numba, per chunk)
+    U[xi, f, c] = (G g_{f,c} G^T)[xi]            weight transform  (cached across calls)
+    M[xi]       = U[xi] @ V[xi]                  a*a GEMMs per group (np.matmul, batched)
+    y[f, tile t] = A^T M[:, f, t] A              output transform, with bias, residual,
+                                                 relu and req 'add' applied as it writes
+
+Tiles run over (image, tile row, tile column) of a chunk of images, so the GEMMs are as
+wide as the chunk; the chunk keeps V and M within the op's workspace (as _conv_cpu does).
+Padding is handled in the input transform (rows and columns outside the image read 0),
+and output tiles that overhang Ho x Wo are cropped in the output transform.
+
+Accuracy. F(2x2) only adds and subtracts in B and A, float32 error stays near the direct
+convolution's (~2e-7 of the largest output). F(4x4)'s transforms scale by up to 8 and
+1/24: ~3e-6 forward and data gradient, ~1e-5 filter gradient (ResNet-18 layers; the tests
+in tests/ops/test_conv_winograd.py bound them).
+
+The transforms are serial numba loops (images innermost, so even 7x7 maps give long
+vector loops), split by channel ranges over Python threads (`_split`): they run between
+OpenBLAS calls, where numba's OpenMP workers would fight OpenBLAS's threads for the cores
+(see _im2col.py). Backward data is the forward of dy with the flipped, transposed filter
+and padding 2 - p (`backward_data`); the filter gradient is F(3x3, m x m) with the same
+matrices (`weight_grad3x3`).
+
+This module imports numba: _conv_cpu imports it on first use only.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+
+from ... import kernel
+from ...base import NNVMError
+from ._uindex import u as _u
+
+#: output tile sizes this module implements: F(2x2, 3x3) and F(4x4, 3x3)
+TILES = (2, 4)
+#: a chunk takes whole images until its GEMMs have about this many tile columns
+TARGET_TILES = 1024
+
+# -- transform matrices (Lavin & Gray; the F(4x4) points 0, +-1, +-2) --------------------------
+
+_BT = {
+    2: [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]],
+    4: [
+        [4, 0, -5, 0, 1, 0],
+        [0, -4, -4, 1, 1, 0],
+        [0, 4, -4, -1, 1, 0],
+        [0, -2, -1, 2, 1, 0],
+        [0, 2, -1, -2, 1, 0],
+        [0, 4, 0, -5, 0, 1],
+    ],
+}
+_G = {
+    2: [[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]],
+    4: [
+        [1 / 4, 0, 0],
+        [-1 / 6, -1 / 6, -1 / 6],
+        [-1 / 6, 1 / 6, -1 / 6],
+        [1 / 24, 1 / 12, 1 / 6],
+        [1 / 24, -1 / 12, 1 / 6],
+        [0, 0, 1],
+    ],
+}
+_AT = {
+    2: [[1, 1, 1, 0], [0, 1, -1, -1]],
+    4: [
+        [1, 1, 1, 1, 1, 0],
+        [0, 1, -1, 2, -2, 0],
+        [0, 1, 1, 4, 4, 0],
+        [0, 1, -1, 8, -8, 1],
+    ],
+}
+
+
+def matrices(m: int, dtype: Any) -> tuple[Any, Any, Any]:
+    """(B^T, G, A^T) of F(m x m, 3 x 3); G in float64 (the weight transform is cached)."""
+    if m not in TILES:
+        raise NNVMError(f"Convolution: Winograd output tile must be one of {TILES}, got {m}")
+    return (
+        np.array(_BT[m], dtype=dtype),
+        np.array(_G[m], dtype=np.float64),
+        np.array(_AT[m], dtype=dtype),
+    )
+
+
+def supported(
+    kernel_hw: tuple[int, int], stride: tuple[int, int], dilate: tuple[int, int], pad: Any
+) -> bool:
+    """3x3 kernel, stride 1, dilation 1, padding 0..2 on each axis (2-D only)."""
+    return (
+        tuple(kernel_hw) == (3, 3)
+        and tuple(stride) == (1, 1)
+        and tuple(dilate) == (1, 1)
+        and all(0 <= p <= 2 for p in pad)
+    )
+
+
+# -- kernels ----------------------------------------------------------------------------------
+
+
+# Layouts inside a block of nb images and `rows` tile rows (tile t = (ty*tw + tx)*nb + b,
+# images innermost: every loop below then runs over tw*nb or more contiguous values, long
+# enough for 16-lane vectors even on 7x7 maps, with no junk columns in the GEMMs):
+#   xp[c, y, p, k, b]   padded input, column m*k + p of image b (m column phases, k < tw+1)
+#   v[xi, c, t]  mm[xi, f, t]   transform-domain input and output, xi = k1*a + k2
+
+
+@kernel.cpu_kernel(parallel=False)
+def _pad_chunk(x, xp, n0, y0, pw, m, c0, c1):
+    # xp[c, y, p, k, b] = x[n0+b, c, y0 + y, m*k + p - pw], 0 outside the image, c in [c0, c1)
+    n_c, height, width = x.shape[1], x.shape[2], x.shape[3]
+    hp, tw1, nb = xp.shape[1], xp.shape[3], xp.shape[4]
+    xf = x.reshape(-1)
+    pf = xp.reshape(-1)
+    for t in range(c0 * hp, c1 * hp):
+        c = t // hp
+        y = t % hp
+        yy = y + y0
+        row = t * m * tw1 * nb
+        if yy < 0 or yy >= height:
+            for z in range(m * tw1 * nb):
+                pf[_u(row + z)] = 0
+            continue
+        for p in range(m):
+            lo = min(tw1, max(0, -((p - pw) // m)))
+            hi = min(tw1, max(lo, -((p - pw - width) // m)))
+            dst = row + p * tw1 * nb
+            for z in range(lo * nb):
+                pf[_u(dst + z)] = 0
+            for z in range(hi * nb, tw1 * nb):
+                pf[_u(dst + z)] = 0
+            for b in range(nb):
+                src = ((n0 + b) * n_c + c) * height * width + yy * width + p - pw
+                for k in range(lo, hi):
+                    pf[_u(dst + k * nb + b)] = xf[_u(src + m * k)]
+
+
+@kernel.cpu_kernel(parallel=False)
+def _input_transform(xp, v, bt, th, tw, m, c0, c1):
+    # v[xi, c, (ty*tw + tx)*nb + b] = (B^T d B)[xi], d the kt x kt tile of xp at rows m*ty..,
+    # columns m*tx.. of image b: rows first (B^T d on whole padded rows), then columns.
+    # bt (a, kt): B^T for input tiles (kt = a), A (kt = m) for dy tiles (weight gradient).
+    n_c, hp, tw1, nb = xp.shape[0], xp.shape[1], xp.shape[3], xp.shape[4]
+    a, kt = bt.shape[0], bt.shape[1]  # kt: tile width (a for x, m for dy)
+    ntiles = th * tw * nb
+    length = m * tw1 * nb
+    span = tw * nb
+    pf = xp.reshape(-1)
+    vf = v.reshape(-1)
+    s = np.empty(a * length, xp.dtype)  # s[k1, p, k, b] = (B^T d)[k1] on the tile row
+    plane_v = n_c * ntiles
+    for t in range(c0 * th, c1 * th):  # channels c0..c1-1
+        c = t // th
+        ty = t % th
+        for k1 in range(a):
+            so = k1 * length
+            first = True
+            for i in range(kt):
+                coef = bt[k1, i]
+                if coef == 0:
+                    continue
+                src = (c * hp + m * ty + i) * length
+                if first:
+                    for z in range(length):
+                        s[_u(so + z)] = coef * pf[_u(src + z)]
+                    first = False
+                else:
+                    for z in range(length):
+                        s[_u(so + z)] += coef * pf[_u(src + z)]
+        dst0 = c * ntiles + ty * span
+        for k1 in range(a):
+            for k2 in range(a):
+                dst = (k1 * a + k2) * plane_v + dst0
+                first = True
+                for j in range(kt):
+                    coef = bt[k2, j]
+                    if coef == 0:
+                        continue
+                    src = k1 * length + ((j % m) * tw1 + j // m) * nb
+                    if first:
+                        for z in range(span):
+                            vf[_u(dst + z)] = coef * s[_u(src + z)]
+                        first = False
+                    else:
+                        for z in range(span):
+                            vf[_u(dst + z)] += coef * s[_u(src + z)]
+
+
+@kernel.cpu_kernel(parallel=False)
+def _output_transform(
+    mm, out, at, bias, has_bias, res, has_res, relu, add, n0, nb, ty0, th, tw, m, f0, f1,
+):  # fmt: skip
+    # out[n0+b, f, m*(ty0 + ty) + i, m*tx + j] (+)= (A^T M A)[i, j] (+ bias, residual,
+    # relu), mm (a*a, F, th*tw*nb), out and res (N, F, Ho, Wo); overhangs dropped.
+    n_f, ho, wo = out.shape[1], out.shape[2], out.shape[3]
+    a = at.shape[1]
+    span = tw * nb
+    ntiles = th * span
+    length = m * span
+    mf = mm.reshape(-1)
+    of = out.reshape(-1)
+    rf = res.reshape(-1)
+    plane_m = n_f * ntiles
+    q = np.empty(a * length, out.dtype)  # q[k1, j, tx, b] = (M A)[k1, j] of tile (tx, b)
+    r = np.empty(length, out.dtype)  # r[j, tx, b] = (A^T M A)[i, j]
+    for t in range(f0 * th, f1 * th):  # output channels f0..f1-1
+        f = t // th
+        ty = t % th
+        beta = bias[f] if has_bias else bias[0] - bias[0]
+        src0 = f * ntiles + ty * span
+        for k1 in range(a):
+            for j in range(m):
+                d = k1 * length + j * span
+                first = True
+                for k2 in range(a):
+                    coef = at[j, k2]
+                    if coef == 0:
+                        continue
+                    src = (k1 * a + k2) * plane_m + src0
+                    if first:
+                        for z in range(span):
+                            q[_u(d + z)] = coef * mf[_u(src + z)]
+                        first = False
+                    else:
+                        for z in range(span):
+                            q[_u(d + z)] += coef * mf[_u(src + z)]
+        for i in range(m):
+            y = m * (ty0 + ty) + i
+            if y >= ho:
+                break
+            for z in range(length):
+                r[_u(z)] = beta
+            for k1 in range(a):
+                coef = at[i, k1]
+                if coef != 0:
+                    so = k1 * length
+                    for z in range(length):
+                        r[_u(z)] += coef * q[_u(so + z)]
+            for b in range(nb):
+                dst = ((n0 + b) * n_f + f) * ho * wo + y * wo
+                for j in range(m):
+                    rs = j * span + b
+                    for tx in range(-(-(wo - j) // m)):
+                        z = m * tx + j
+                        val = r[_u(rs + tx * nb)]
+                        if has_res:
+                            val += rf[_u(dst + z)]
+                        if relu and not val > 0:
+                            val = val - val  # 0, and NaN stays NaN
+                        if add:
+                            of[_u(dst + z)] += val
+                        else:
+                            of[_u(dst + z)] = val
+
+
+@kernel.cpu_kernel(parallel=False)
+def _weight_transform(w, u, g, flip):
+    # u[xi, f, c] = (G w[f, c] G^T)[xi], w (F, cg, 3, 3); flip: w[f, c, 2-i, 2-j] instead
+    n_f, cg = w.shape[0], w.shape[1]
+    a = g.shape[0]
+    tmp = np.empty((a, 3))
+    for f in range(n_f):
+        for c in range(cg):
+            for k in range(a):
+                for j in range(3):
+                    s = 0.0
+                    for i in range(3):
+                        wi = 2 - i if flip else i
+                        wj = 2 - j if flip else j
+                        s += g[k, i] * w[f, c, wi, wj]
+                    tmp[k, j] = s
+            for k1 in range(a):
+                for k2 in range(a):
+                    s = 0.0
+                    for j in range(3):
+                        s += tmp[k1, j] * g[k2, j]
+                    u[k1 * a + k2, f, c] = s
+
+
+@kernel.cpu_kernel(parallel=False)
+def _weight_grad_back(acc, dw, g, add):
+    # dw[f, c] (+)= G^T acc[:, f, c] G: the 3x3 filter gradient from the transform domain,
+    # acc (a*a, F, cg), dw (F, cg, 3, 3), g = G (a, 3) in float64
+    a = g.shape[0]
+    n_f, cg = dw.shape[0], dw.shape[1]
+    tmp = np.empty((3, a))
+    for f in range(n_f):
+        for c in range(cg):
+            for p in range(3):
+                for k2 in range(a):
+                    s = 0.0
+                    for k1 in range(a):
+                        s += g[k1, p] * acc[k1 * a + k2, f, c]
+                    tmp[p, k2] = s
+            for p in range(3):
+                for q in range(3):
+                    s = 0.0
+                    for k2 in range(a):
+                        s += tmp[p, k2] * g[k2, q]
+                    if add:
+                        dw[f, c, p, q] += s
+                    else:
+                        dw[f, c, p, q] = s
+
+
+# -- weight transform cache -------------------------------------------------------------------
+
+
+class _Entry:
+    __slots__ = ("snapshot", "u")
+
+    def __init__(self, snapshot: Any, u: Any) -> None:
+        self.snapshot = snapshot
+        self.u = u
+
+
+_cache: dict[tuple[Any, ...], _Entry] = {}
+_cache_lock = threading.Lock()
+#: most transformed weights kept (ResNet-18 has 16 3x3 stride-1 layers, x2 for backward)
+CACHE_ENTRIES = 64
+#: transforms made since import (tests check that a changed weight is re-transformed)
+stats = {"transforms": 0, "hits": 0}
+
+
+@kernel.cpu_kernel(parallel=False)
+def _equal(a, b):
+    # a == b element by element (integer views: bitwise), stopping at the first difference
+    # (a plain loop: numba does not compile all() over a generator)
+    for i in range(a.size):  # noqa: SIM110
+        if a[i] != b[i]:
+            return False
+    return True
+
+
+def _same_bits(a: Any, b: Any) -> bool:
+    """Bitwise equality (a NaN weight equals itself; -0.0 differs from 0.0): one pass, no
+    temporaries. Still memory-bound: ~1.5 ms for ResNet's 9 MB 512x512x3x3 weights."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    as_int = np.dtype(f"u{a.dtype.itemsize}")
+    flat_a = a.reshape(-1).view(as_int)
+    flat_b = np.ascontiguousarray(b).reshape(-1).view(as_int)
+    return bool(_equal(flat_a, flat_b))
+
+
+def transformed_weights(w: Any, groups: int, m: int, transpose: bool = False) -> Any:
+    """U (a*a, F', cg') of w (F, cg, 3, 3), cached across calls.
+
+    transpose=True gives the backward-data filter: w' (C, Fg, 3, 3) with
+    w'[g*cg + c, f] = w[g*Fg + f, c] flipped in both axes (a 3x3 conv of dy with w' is
+    the data gradient). The cache is keyed on the weight buffer (its address, shape,
+    dtype, strides) and checked against a bitwise snapshot of the weights it was made
+    from, so a weight changed in place (an optimizer step, a new BatchNorm fold) is
+    re-transformed. The check reads the weights once; the transform itself reads them
+    and writes (a/3)^2 times as much, with ~80 multiplies per 3x3 filter.
+    """
+    key = (
+        w.__array_interface__["data"][0],
+        w.shape,
+        w.strides,
+        w.dtype.str,
+        groups,
+        m,
+        transpose,
+    )
+    with _cache_lock:
+        entry = _cache.get(key)
+    if entry is not None and _same_bits(entry.snapshot, w):
+        stats["hits"] += 1
+        return entry.u
+    f, cg = int(w.shape[0]), int(w.shape[1])
+    fg = f // groups
+    wc = np.ascontiguousarray(w)
+    if transpose:
+        src = wc.reshape(groups, fg, cg, 3, 3).transpose(0, 2, 1, 3, 4)
+        src = np.ascontiguousarray(src).reshape(groups * cg, fg, 3, 3)
+    else:
+        src = wc
+    _, g, _ = matrices(m, w.dtype)
+    a = m + 2
+    u = np.empty((a * a, src.shape[0], src.shape[1]), w.dtype)
+    _weight_transform(src, u, g, transpose)
+    stats["transforms"] += 1
+    with _cache_lock:
+        if len(_cache) >= CACHE_ENTRIES:
+            _cache.pop(next(iter(_cache)))
+        _cache[key] = _Entry(wc.copy(), u)
+    return u
+
+
+def clear_cache() -> None:
+    """Forget every transformed weight."""
+    with _cache_lock:
+        _cache.clear()
+
+
+# -- the convolution --------------------------------------------------------------------------
+
+#: below this many values touched a transform runs on the calling thread alone
+PARALLEL_CUTOFF = 1 << 17
+
+
+def _split(n: int, work: int, fn: Any, *args: Any) -> None:
+    """fn(*args, lo, hi) over channel ranges covering [0, n): one range per thread that
+    nnvmpy.threads.region grants, the first on the calling thread, the others in the ufunc
+    pool's threads (the kernels release the GIL). Python threads rather than a numba
+    parallel region: these run between OpenBLAS calls, and numba's OpenMP workers would
+    spin into the next GEMM (_im2col.py)."""
+    if work < PARALLEL_CUTOFF or n < 2:
+        fn(*args, 0, n)
+        return
+    from ... import threads
+    from .._numpy_fast import _get_pool, _workers
+
+    with threads.region(_workers()) as k:
+        k = min(k, n)
+        if k <= 1:
+            fn(*args, 0, n)
+            return
+        step = -(-n // k)
+        pool = _get_pool()
+        futures = [pool.submit(fn, *(*args, lo, min(n, lo + step))) for lo in range(step, n, step)]
+        fn(*args, 0, step)
+        for fut in futures:
+            fut.result()
+
+
+def _block(
+    n: int, th: int, tw: int, a: int, c: int, f: int, itemsize: int, budget: int, per_row: int
+) -> tuple[int, int]:
+    """(images, tile rows) per block: about TARGET_TILES tiles (GEMM width; V and M stay
+    near the cache), scratch within `budget` bytes (per_row: values per tile row)."""
+    rows = max(1, min(th, budget // max(1, per_row * itemsize), TARGET_TILES // max(1, tw)))
+    if rows < th:
+        return 1, rows
+    by_memory = budget // max(1, per_row * th * itemsize)
+    by_width = TARGET_TILES // max(1, th * tw)
+    return max(1, min(n, by_memory, by_width)), th
+
+
+def _blocks(n: int, nb: int, th: int, nty: int) -> Any:
+    """(n0, images, ty0, tile rows) of every block."""
+    for n0 in range(0, n, nb):
+        for ty0 in range(0, th, nty):
+            yield n0, min(nb, n - n0), ty0, min(nty, th - ty0)
+
+
+def conv3x3(
+    x: Any,
+    w: Any,
+    bias: Any,
+    out: Any,
+    pad: tuple[int, int],
+    groups: int,
+    add: bool,
+    res: Any,
+    budget: int,
+    m: int = 2,
+    residual: Any = None,
+    relu: bool = False,
+    transpose_w: bool = False,
+) -> None:
+    """out (N, F, Ho, Wo) (=|+=) relu?(conv3x3(x, w) + bias + residual), x (N, C, H, W).
+
+    Stride 1, dilation 1, padding `pad` (each 0..2). w is (F, C/groups, 3, 3), or with
+    transpose_w the forward filter (C', F/groups, 3, 3) of which this computes the data
+    gradient (see `transformed_weights`). Scratch memory comes from `res` (kTempSpace),
+    about `budget` bytes: the batch is cut into chunks of images.
+    """
+    n, c, height, width = (int(d) for d in x.shape)
+    f, ho, wo = int(out.shape[1]), int(out.shape[2]), int(out.shape[3])
+    ph, pw = pad
+    if ho != height + 2 * ph - 2 or wo != width + 2 * pw - 2:
+        raise NNVMError(
+            f"Convolution (Winograd): output {out.shape} does not match a 3x3 stride-1 "
+            f"convolution of input {x.shape} with padding {pad}"
+        )
+    cg, fg = c // groups, f // groups
+    a = m + 2
+    th, tw = -(-ho // m), -(-wo // m)
+    bt, _, at = matrices(m, x.dtype)
+    u = transformed_weights(w, groups, m, transpose_w)
+    # a block: images n0..n0+mb-1 whole, or tile rows ty0..ty0+nty-1 of one image
+    per_row = a * a * (c + f) * tw + c * m * (m * (tw + 1))
+    nb, nty = _block(n, th, tw, a, c, f, x.itemsize, budget, per_row)
+    hp = m * nty + 2
+    wp = m * (tw + 1)  # m phases of tw + 1 columns (>= m*tw + 2)
+    space = res.get_space(((a * a * (c + f) * nty * tw + c * hp * wp) * nb,), x.dtype)
+    has_bias, has_res = bias is not None, residual is not None
+    beta = bias if has_bias else np.zeros(1, x.dtype)
+    resid = residual if has_res else out
+    xc = np.ascontiguousarray(x)
+    for n0, mb, ty0, rows in _blocks(n, nb, th, nty):
+        cols = mb * rows * tw
+        v = space[: a * a * c * cols].reshape(a * a, c, cols)
+        mm = space[a * a * c * cols : a * a * (c + f) * cols].reshape(a * a, f, cols)
+        hb = m * rows + 2
+        xp = space[a * a * (c + f) * cols : a * a * (c + f) * cols + c * hb * mb * wp]
+        xp = xp.reshape(c, hb, m, tw + 1, mb)
+        _split(c, c * hb * mb * wp, _pad_chunk, xc, xp, n0, m * ty0 - ph, pw, m)
+        _split(c, c * a * a * cols, _input_transform, xp, v, bt, rows, tw, m)
+        # one 2-D matmul per (position, group): NumPy's batched matmul runs large stacks
+        # far below BLAS speed (12 vs 85 GFLOP/s for 16 x 512^3, measured here)
+        for xi in range(a * a):
+            for g in range(groups):
+                fs, cs = slice(g * fg, (g + 1) * fg), slice(g * cg, (g + 1) * cg)
+                np.matmul(u[xi, fs], v[xi, cs], out=mm[xi, fs])
+        args = (mm, out, at, beta, has_bias, resid, has_res, relu, add, n0, mb, ty0, rows, tw, m)
+        _split(f, f * a * a * cols, _output_transform, *args)
+
+
+def weight_grad3x3(
+    x: Any,
+    dy: Any,
+    dw: Any,
+    pad: tuple[int, int],
+    groups: int,
+    add: bool,
+    res: Any,
+    budget: int,
+    m: int = 2,
+) -> None:
+    """dw (F, C/groups, 3, 3) (=|+=) the filter gradient of a 3x3 stride-1 convolution.
+
+    dw[f, c] = sum over images and output tiles of x's a x a tile correlated with dy's
+    m x m tile: Winograd F(3x3, m x m), which by the transposition principle reuses the
+    forward matrices, dW = G^T [(A dy A^T) * (B^T d B)] G. So per block the input
+    transform of x is the forward's, dy takes the same kernel with A (a x m) in place of
+    B^T, the a*a GEMMs Dy[xi] @ V[xi]^T sum over tiles, and one back-transform per filter
+    ends it (in float64).
+    """
+    n, c, height, width = (int(d) for d in x.shape)
+    f, ho, wo = int(dy.shape[1]), int(dy.shape[2]), int(dy.shape[3])
+    ph, pw = pad
+    if ho != height + 2 * ph - 2 or wo != width + 2 * pw - 2:
+        raise NNVMError(
+            f"Convolution (Winograd): output gradient {dy.shape} does not match a 3x3 "
+            f"stride-1 convolution of input {x.shape} with padding {pad}"
+        )
+    cg, fg = c // groups, f // groups
+    a = m + 2
+    th, tw = -(-ho // m), -(-wo // m)
+    bt, g64, at = matrices(m, x.dtype)
+    a_dy = np.ascontiguousarray(at.T)  # A (a, m): the dy tile transform
+    wp = m * (tw + 1)
+    per_row = a * a * (c + f) * tw + (c + f) * m * wp
+    nb, nty = _block(n, th, tw, a, c, f, x.itemsize, budget, per_row)
+    hp = m * nty + 2
+    space = res.get_space(((a * a * (c + f) * nty * tw + (c + f) * hp * wp) * nb,), x.dtype)
+    acc = np.empty((a * a, f, cg), x.dtype)
+    tmp = np.empty((fg, cg), x.dtype)
+    xc, dyc = np.ascontiguousarray(x), np.ascontiguousarray(dy)
+    first = True
+    for n0, mb, ty0, rows in _blocks(n, nb, th, nty):
+        cols = mb * rows * tw
+        hb = m * rows + 2
+        parts, start = [], 0
+        for size in (a * a * c * cols, a * a * f * cols, c * hb * mb * wp, f * hb * mb * wp):
+            parts.append(space[start : start + size])
+            start += size
+        v = parts[0].reshape(a * a, c, cols)
+        dyt = parts[1].reshape(a * a, f, cols)
+        xp = parts[2].reshape(c, hb, m, tw + 1, mb)
+        dyp = parts[3].reshape(f, hb, m, tw + 1, mb)
+        _split(c, c * hb * mb * wp, _pad_chunk, xc, xp, n0, m * ty0 - ph, pw, m)
+        _split(c, c * a * a * cols, _input_transform, xp, v, bt, rows, tw, m)
+        _split(f, f * hb * mb * wp, _pad_chunk, dyc, dyp, n0, m * ty0, 0, m)
+        _split(f, f * a * a * cols, _input_transform, dyp, dyt, a_dy, rows, tw, m)
+        for xi in range(a * a):
+            for gi in range(groups):
+                fs, cs = slice(gi * fg, (gi + 1) * fg), slice(gi * cg, (gi + 1) * cg)
+                if first:
+                    np.matmul(dyt[xi, fs], v[xi, cs].T, out=acc[xi, fs])
+                else:
+                    np.matmul(dyt[xi, fs], v[xi, cs].T, out=tmp)
+                    acc[xi, fs] += tmp
+        first = False
+    _weight_grad_back(acc, dw, g64, add)
+
+
+# -- entry points for _conv_cpu (ConvShape and 5-D arrays) -----------------------------------
+
+
+def _budget(s: Any) -> int:
+    from ._conv_cpu import MAX_WORKSPACE_BYTES
+
+    return min(s.workspace_mb << 20, MAX_WORKSPACE_BYTES)
+
+
+def forward(
+    s: Any, x: Any, w: Any, bias: Any, out: Any, add: bool, res: Any, epilogue: Any, m: int
+) -> None:
+    """_conv_cpu.forward's Winograd branch: out (=|+=) [relu?](conv + bias [+ residual])."""
+    from ._conv_cpu import planar
+
+    residual, relu = epilogue if epilogue is not None else (None, False)
+    conv3x3(
+        planar(x), planar(w), bias, planar(out), (s.win.ph, s.win.pw), s.groups, add, res,
+        _budget(s), m, None if residual is None else planar(residual), relu,
+    )  # fmt: skip
+
+
+def backward_weight(s: Any, dy: Any, x: Any, dw: Any, add: bool, res: Any, m: int) -> None:
+    """dw (=|+=) the filter gradient (see `weight_grad3x3`)."""
+    from ._conv_cpu import planar
+
+    pad = (s.win.ph, s.win.pw)
+    weight_grad3x3(planar(x), planar(dy), planar(dw), pad, s.groups, add, res, _budget(s), m)
+
+
+def backward_data(s: Any, dy: Any, w: Any, dx: Any, add: bool, res: Any, m: int) -> None:
+    """dx (=|+=) the data gradient: dy convolved with the flipped, transposed filter,
+    padding 2 - p (a 3x3 stride-1 convolution again)."""
+    from ._conv_cpu import planar
+
+    pad = (2 - s.win.ph, 2 - s.win.pw)
+    conv3x3(
+        planar(dy), planar(w), None, planar(dx), pad, s.groups, add, res, _budget(s), m,
+        transpose_w=True,
+    )  # fmt: skip
+
+
+__all__ = [
+    "TILES",
+    "backward_data",
+    "backward_weight",
+    "clear_cache",
+    "conv3x3",
+    "forward",
+    "matrices",
+    "supported",
+    "transformed_weights",
+    "weight_grad3x3",
+]

@@ -1,0 +1,364 @@
+"""Winograd 3x3 convolution (ops/nn/_conv_winograd.py) and the per-layer algorithm choice
+(ops/nn/_conv_algo.py), against a float64 NumPy direct convolution written here."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+
+import nnvmpy as nv
+from nnvmpy.base import NNVMError, OpReqType
+from nnvmpy.ops.nn import _conv_algo, _conv_cpu, _conv_winograd
+from nnvmpy.ops.nn._geometry import Window
+
+WRITE, ADD, NULL = OpReqType.kWriteTo, OpReqType.kAddTo, OpReqType.kNullOp
+
+
+class _Space:
+    """A kTempSpace stand-in: one growing scratch buffer, like resource.Resource."""
+
+    def __init__(self) -> None:
+        self.buf = np.empty(0, np.uint8)
+
+    def get_space(self, shape: tuple[int, ...], dtype: Any = np.float32) -> Any:
+        nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+        if self.buf.size < nbytes:
+            self.buf = np.full(nbytes, 0xFF, np.uint8)  # NaN-filled: unread garbage shows
+        return self.buf[:nbytes].view(dtype).reshape(shape)
+
+
+def direct(x: Any, w: Any, pad: tuple[int, int], groups: int) -> Any:
+    """float64 y[n, f, i, j] = sum_{c, p, q} xpad[n, g*cg + c, i + p, j + q] w[f, c, p, q]."""
+    x, w = x.astype(np.float64), w.astype(np.float64)
+    n, c, h, wd = x.shape
+    f = w.shape[0]
+    cg, fg = c // groups, f // groups
+    xp = np.pad(x, ((0, 0), (0, 0), (pad[0], pad[0]), (pad[1], pad[1])))
+    ho, wo = h + 2 * pad[0] - 2, wd + 2 * pad[1] - 2
+    y = np.zeros((n, f, ho, wo))
+    for g in range(groups):
+        for p in range(3):
+            for q in range(3):
+                patch = xp[:, g * cg : (g + 1) * cg, p : p + ho, q : q + wo]
+                y[:, g * fg : (g + 1) * fg] += np.einsum(
+                    "fc,nchw->nfhw", w[g * fg : (g + 1) * fg, :, p, q], patch
+                )
+    return y
+
+
+def direct_grad_x(dy: Any, w: Any, xshape: tuple[int, ...], pad: tuple[int, int], groups: int):
+    """float64 dx of `direct` by scattering dy through every tap (no convolution reused)."""
+    dy, w = dy.astype(np.float64), w.astype(np.float64)
+    n, c, h, wd = xshape
+    f = w.shape[0]
+    cg, fg = c // groups, f // groups
+    ho, wo = dy.shape[2], dy.shape[3]
+    dxp = np.zeros((n, c, h + 2 * pad[0], wd + 2 * pad[1]))
+    for g in range(groups):
+        for p in range(3):
+            for q in range(3):
+                dxp[:, g * cg : (g + 1) * cg, p : p + ho, q : q + wo] += np.einsum(
+                    "fc,nfhw->nchw", w[g * fg : (g + 1) * fg, :, p, q], dy[:, g * fg : (g + 1) * fg]
+                )
+    return dxp[:, :, pad[0] : pad[0] + h, pad[1] : pad[1] + wd]
+
+
+def rel_err(got: Any, want: Any) -> float:
+    return float(np.abs(got - want).max() / max(np.abs(want).max(), 1e-30))
+
+
+# float32 tolerance relative to the largest output: F(4x4) scales its transforms by up to
+# 8 and 1/24, measured ~3e-6 on these shapes; F(2x2) stays ~2e-7
+TOL = {2: 2e-5, 4: 5e-5}
+
+# (n, c, h, w, f, pad, groups): odd sizes, pads 0..2, groups, C and F multiples of nothing
+SHAPES = [
+    (1, 3, 7, 9, 5, (1, 1), 1),
+    (2, 8, 5, 6, 4, (0, 2), 2),
+    (3, 17, 14, 13, 11, (1, 1), 1),
+    (2, 6, 3, 3, 6, (2, 2), 3),
+    (1, 5, 4, 11, 7, (2, 0), 1),
+    (4, 12, 9, 8, 9, (1, 2), 3),
+    (2, 1, 3, 4, 1, (0, 0), 1),
+]
+
+
+@pytest.fixture(autouse=True)
+def _isolated_choices(tmp_path: Any, monkeypatch: Any) -> Any:
+    monkeypatch.setenv("NNVMPY_CONV_ALGO_CACHE", str(tmp_path / "conv_algo.json"))
+    _conv_algo.forget()
+    _conv_winograd.clear_cache()
+    yield
+    _conv_algo.forget()
+
+
+def _shape(n: int, c: int, h: int, w: int, f: int, pad: Any, groups: int) -> Any:
+    ho, wo = h + 2 * pad[0] - 2, w + 2 * pad[1] - 2
+    return _conv_cpu.ConvShape(n, c, h, w, f, groups, Window(3, 3, 1, 1, *pad, 1, 1, ho, wo), 1)
+
+
+def _data(shape: Any, seed: int = 0, dtype: Any = np.float32) -> tuple[Any, Any, Any]:
+    n, c, h, w, f, _, groups = shape
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, c, h, w)).astype(dtype)
+    wt = rng.standard_normal((f, c // groups, 3, 3)).astype(dtype)
+    b = rng.standard_normal(f).astype(dtype)
+    return x, wt, b
+
+
+@pytest.mark.parametrize("m", [2, 4])
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_winograd_matches_direct_convolution(shape: Any, m: int) -> None:
+    x, w, _ = _data(shape)
+    pad, groups = shape[5], shape[6]
+    want = direct(x, w, pad, groups)
+    out = np.full(want.shape, np.nan, np.float32)
+    _conv_winograd.conv3x3(x, w, None, out, pad, groups, False, _Space(), 1 << 20, m)
+    assert rel_err(out, want) < TOL[m]
+
+
+@pytest.mark.parametrize("m", [2, 4])
+def test_small_workspace_chunks_the_batch(m: int) -> None:
+    shape = (5, 6, 9, 7, 4, (1, 1), 1)
+    x, w, _ = _data(shape)
+    want = direct(x, w, (1, 1), 1)
+    out = np.empty(want.shape, np.float32)
+    _conv_winograd.conv3x3(x, w, None, out, (1, 1), 1, False, _Space(), 1, m)  # 1 image/chunk
+    assert rel_err(out, want) < TOL[m]
+
+
+def test_float64_is_near_exact() -> None:
+    shape = (2, 9, 10, 7, 5, (1, 1), 1)
+    x, w, _ = _data(shape, dtype=np.float64)
+    want = direct(x, w, (1, 1), 1)
+    for m in (2, 4):
+        out = np.empty(want.shape)
+        _conv_winograd.conv3x3(x, w, None, out, (1, 1), 1, False, _Space(), 1 << 20, m)
+        assert rel_err(out, want) < 1e-12
+
+
+@pytest.mark.parametrize("algo", ["winograd2", "winograd4", "gemm"])
+@pytest.mark.parametrize("shape", SHAPES[:4], ids=str)
+def test_forced_algorithm_through_conv_cpu_bias_and_req_add(
+    shape: Any, algo: str, monkeypatch: Any
+) -> None:
+    monkeypatch.setenv("NNVMPY_CONV_ALGO", algo)
+    x, w, b = _data(shape)
+    n, f, pad, groups = shape[0], shape[4], shape[5], shape[6]
+    s = _shape(*shape)
+    want = direct(x, w, pad, groups) + b[None, :, None, None]
+    out = np.full((n, f, 1, *want.shape[2:]), np.nan, np.float32)
+    _conv_cpu.forward(s, x[:, :, None], w[:, :, None], b, out, WRITE, _Space())
+    assert rel_err(out[:, :, 0], want) < 5e-5
+    before = np.random.default_rng(1).standard_normal(out.shape).astype(np.float32)
+    out[...] = before
+    _conv_cpu.forward(s, x[:, :, None], w[:, :, None], b, out, ADD, _Space())
+    assert rel_err(out[:, :, 0], want + before[:, :, 0]) < 5e-5
+
+
+@pytest.mark.parametrize("algo", ["winograd2", "winograd4", "gemm"])
+@pytest.mark.parametrize("residual", [True, False])
+def test_epilogue_residual_and_relu(algo: str, residual: bool, monkeypatch: Any) -> None:
+    monkeypatch.setenv("NNVMPY_CONV_ALGO", algo)
+    shape = (3, 10, 9, 9, 10, (1, 1), 1)
+    x, w, b = _data(shape)
+    s = _shape(*shape)
+    r = np.random.default_rng(2).standard_normal((3, 10, 1, 9, 9)).astype(np.float32)
+    want = direct(x, w, (1, 1), 1) + b[None, :, None, None]
+    if residual:
+        want += r[:, :, 0]
+    want = np.maximum(want, 0)
+    assert (want == 0).mean() > 0.2  # relu really cuts
+    out = np.full((3, 10, 1, 9, 9), np.nan, np.float32)
+    epi = (r if residual else None, True)
+    _conv_cpu.forward(s, x[:, :, None], w[:, :, None], b, out, WRITE, _Space(), epi)
+    assert rel_err(out[:, :, 0], want) < 5e-5
+
+
+@pytest.mark.parametrize("algo", ["winograd2", "winograd4", "gemm"])
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_backward_data(shape: Any, algo: str, monkeypatch: Any) -> None:
+    monkeypatch.setenv("NNVMPY_CONV_ALGO", algo)
+    x, w, _ = _data(shape)
+    n, c, h, wd, f, pad, groups = shape
+    s = _shape(*shape)
+    dy = np.random.default_rng(3).standard_normal((n, f, 1, s.win.ho, s.win.wo))
+    dy = dy.astype(np.float32)
+    want = direct_grad_x(dy[:, :, 0], w, x.shape, pad, groups)
+    dx = np.full((n, c, 1, h, wd), np.nan, np.float32)
+    dw = np.empty((f, c // groups, 1, 3, 3), np.float32)
+    reqs = [WRITE, WRITE]
+    _conv_cpu.backward(s, dy, x[:, :, None], w[:, :, None], [dx, dw], reqs, _Space())
+    assert rel_err(dx[:, :, 0], want) < 5e-5
+    # the weight gradient (still the GEMM paths) beside it
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad[0],) * 2, (pad[1],) * 2))
+    cg, fg = c // groups, f // groups
+    want_dw = np.zeros((f, cg, 3, 3))
+    for g in range(groups):
+        for p in range(3):
+            for q in range(3):
+                patch = xp[:, g * cg : (g + 1) * cg, p : p + s.win.ho, q : q + s.win.wo]
+                want_dw[g * fg : (g + 1) * fg, :, p, q] = np.einsum(
+                    "nfhw,nchw->fc", dy[:, g * fg : (g + 1) * fg, 0].astype(np.float64), patch
+                )
+    assert rel_err(dw[:, :, 0], want_dw) < 5e-5
+    base = np.random.default_rng(4).standard_normal(dx.shape).astype(np.float32)
+    dx[...] = base
+    _conv_cpu.backward(s, dy, None, w[:, :, None], [dx, None], [ADD, NULL], _Space())
+    assert rel_err(dx[:, :, 0], want + base[:, :, 0]) < 5e-5
+
+
+@pytest.mark.parametrize("m", [2, 4])
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_weight_gradient_matches_direct(shape: Any, m: int) -> None:
+    x = _data(shape)[0]
+    n, c, h, wd, f, pad, groups = shape
+    ho, wo = h + 2 * pad[0] - 2, wd + 2 * pad[1] - 2
+    dy = np.random.default_rng(8).standard_normal((n, f, ho, wo)).astype(np.float32)
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad[0],) * 2, (pad[1],) * 2))
+    cg, fg = c // groups, f // groups
+    want = np.zeros((f, cg, 3, 3))
+    for g in range(groups):
+        for p in range(3):
+            for q in range(3):
+                want[g * fg : (g + 1) * fg, :, p, q] = np.einsum(
+                    "nfhw,nchw->fc",
+                    dy[:, g * fg : (g + 1) * fg].astype(np.float64),
+                    xp[:, g * cg : (g + 1) * cg, p : p + ho, q : q + wo],
+                )
+    dw = np.full(want.shape, np.nan, np.float32)
+    _conv_winograd.weight_grad3x3(x, dy, dw, pad, groups, False, _Space(), 1 << 20, m)
+    assert rel_err(dw, want) < TOL[m]
+    start = np.random.default_rng(9).standard_normal(want.shape).astype(np.float32)
+    dw[...] = start
+    _conv_winograd.weight_grad3x3(x, dy, dw, pad, groups, True, _Space(), 1, m)  # small blocks
+    assert rel_err(dw, want + start) < TOL[m]
+
+
+def test_changed_weight_is_transformed_again(monkeypatch: Any) -> None:
+    monkeypatch.setenv("NNVMPY_CONV_ALGO", "winograd")
+    shape = (2, 4, 6, 6, 3, (1, 1), 1)
+    x, w, _ = _data(shape)
+    s = _shape(*shape)
+    out = np.empty((2, 3, 1, 6, 6), np.float32)
+    w5 = w[:, :, None]
+    _conv_cpu.forward(s, x[:, :, None], w5, None, out, WRITE, _Space())
+    made = _conv_winograd.stats["transforms"]
+    _conv_cpu.forward(s, x[:, :, None], w5, None, out, WRITE, _Space())
+    assert _conv_winograd.stats["transforms"] == made  # same weights: cached
+    w5[1, 2, 0, 0, 1] += 0.5  # in place, same buffer: one element
+    _conv_cpu.forward(s, x[:, :, None], w5, None, out, WRITE, _Space())
+    assert _conv_winograd.stats["transforms"] == made + 1
+    assert rel_err(out[:, :, 0], direct(x, w, (1, 1), 1)) < 2e-5
+
+
+def test_auto_measures_once_and_keeps_the_choice_on_disk(tmp_path: Any, monkeypatch: Any) -> None:
+    path = tmp_path / "conv_algo.json"
+    monkeypatch.setenv("NNVMPY_CONV_ALGO", "auto")
+    monkeypatch.setattr(_conv_algo, "MIN_AUTO_FLOPS", 0)
+    shape = (2, 16, 8, 8, 16, (1, 1), 1)
+    x, w, b = _data(shape)
+    s = _shape(*shape)
+    out = np.empty((2, 16, 1, 8, 8), np.float32)
+    _conv_cpu.forward(s, x[:, :, None], w[:, :, None], b, out, WRITE, _Space())
+    assert rel_err(out[:, :, 0], direct(x, w, (1, 1), 1) + b[:, None, None]) < 5e-5
+    saved = json.loads(path.read_text())
+    k = _conv_algo.key("forward", s, np.float32)
+    assert saved[k]["algo"] in ("gemm", "winograd2", "winograd4")
+    assert set(saved[k]["ms"]) == {"gemm", "winograd2", "winograd4"}
+    # a later process reads the file and does not measure: plant a choice and check it is used
+    saved[k] = {"algo": "winograd4"}
+    path.write_text(json.dumps(saved))
+    _conv_algo.forget()
+    calls: list[str] = []
+    monkeypatch.setattr(_conv_algo, "_time", lambda fn: calls.append("t") or 0.0)
+    assert _conv_algo.forward_tile(s, x[:, :, None], w[:, :, None], b, _Space()) == 4
+    assert calls == []
+    # no file: measured, once
+    path.unlink()
+    _conv_algo.forget()
+    _conv_algo.forward_tile(s, x[:, :, None], w[:, :, None], b, _Space())
+    assert len(calls) == 3
+    _conv_algo.forward_tile(s, x[:, :, None], w[:, :, None], b, _Space())
+    assert len(calls) == 3
+
+
+def test_auto_keeps_small_layers_on_gemm_without_measuring(monkeypatch: Any) -> None:
+    monkeypatch.setenv("NNVMPY_CONV_ALGO", "auto")
+    monkeypatch.setattr(_conv_algo, "_time", lambda fn: pytest.fail("measured"))
+    shape = (2, 16, 8, 8, 16, (1, 1), 1)  # 0.6 MFLOP
+    x, w, b = _data(shape)
+    s = _shape(*shape)
+    assert _conv_algo.forward_tile(s, x[:, :, None], w[:, :, None], b, _Space()) == 0
+    dy = np.zeros((2, 16, 1, 8, 8), np.float32)
+    assert _conv_algo.backward_data_tile(s, dy, w[:, :, None], _Space()) == 0
+    assert _conv_algo.backward_weight_tile(s, dy, x[:, :, None], w[:, :, None], _Space()) == 0
+
+
+def test_bad_algorithm_name_is_refused(monkeypatch: Any) -> None:
+    monkeypatch.setenv("NNVMPY_CONV_ALGO", "fft")
+    s = _shape(1, 2, 4, 4, 2, (1, 1), 1)
+    x = np.zeros((1, 2, 1, 4, 4), np.float32)
+    w = np.zeros((2, 2, 1, 3, 3), np.float32)
+    with pytest.raises(NNVMError, match="NNVMPY_CONV_ALGO"):
+        _conv_cpu.forward(s, x, w, None, np.empty_like(x), WRITE, _Space())
+
+
+def test_not_eligible_layers_keep_the_gemm_paths(monkeypatch: Any) -> None:
+    monkeypatch.setenv("NNVMPY_CONV_ALGO", "winograd")
+    strided = _conv_cpu.ConvShape(1, 4, 8, 8, 4, 1, Window(3, 3, 2, 2, 1, 1, 1, 1, 4, 4), 1)
+    five = _conv_cpu.ConvShape(1, 4, 8, 8, 4, 1, Window(5, 5, 1, 1, 2, 2, 1, 1, 8, 8), 1)
+    depthwise = _shape(1, 4, 8, 8, 4, (1, 1), 4)
+    for s in (strided, five, depthwise):
+        assert not _conv_algo.eligible(s, np.float32)
+    assert not _conv_algo.eligible(_shape(1, 4, 8, 8, 4, (3, 3), 1), np.float32)
+
+
+def test_through_nd_convolution_with_autograd(monkeypatch: Any) -> None:
+    monkeypatch.setenv("NNVMPY_CONV_ALGO", "winograd4")
+    shape = (2, 6, 7, 7, 8, (1, 1), 2)
+    x, w, b = _data(shape)
+    xs, ws, bs = (nv.nd.array(a) for a in (x, w, b))
+    xs.attach_grad()
+    ws.attach_grad()
+    with nv.autograd.record():
+        y = nv.nd.Convolution(xs, ws, bs, kernel=(3, 3), pad=(1, 1), num_filter=8, num_group=2)
+    dy = np.random.default_rng(5).standard_normal(y.shape).astype(np.float32)
+    y.backward(nv.nd.array(dy))
+    assert rel_err(y.asnumpy(), direct(x, w, (1, 1), 2) + b[:, None, None]) < 5e-5
+    assert rel_err(xs.grad.asnumpy(), direct_grad_x(dy, w, x.shape, (1, 1), 2)) < 5e-5
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    want_dw = np.zeros(w.shape)
+    for g in range(2):
+        for p in range(3):
+            for q in range(3):
+                want_dw[g * 4 : (g + 1) * 4, :, p, q] = np.einsum(
+                    "nfhw,nchw->fc",
+                    dy[:, g * 4 : (g + 1) * 4],
+                    xp[:, g * 3 : (g + 1) * 3, p : p + 7, q : q + 7],
+                )
+    assert rel_err(ws.grad.asnumpy(), want_dw) < 5e-5
+
+
+@pytest.mark.parametrize("m", [2, 4])
+def test_transforms_split_across_threads(m: int, monkeypatch: Any) -> None:
+    import contextlib
+
+    from nnvmpy import threads
+
+    @contextlib.contextmanager
+    def three(want: int = 0) -> Any:
+        yield 3  # as if the machine were idle with 3 cores: 3 channel ranges
+
+    monkeypatch.setattr(_conv_winograd, "PARALLEL_CUTOFF", 0)
+    monkeypatch.setattr(threads, "region", three)
+    shape = (3, 7, 10, 9, 5, (1, 1), 1)
+    x, w, b = _data(shape)
+    r = np.random.default_rng(6).standard_normal((3, 5, 10, 9)).astype(np.float32)
+    want = np.maximum(direct(x, w, (1, 1), 1) + b[:, None, None] + r, 0)
+    out = np.full(want.shape, np.nan, np.float32)
+    _conv_winograd.conv3x3(x, w, b, out, (1, 1), 1, False, _Space(), 1 << 20, m, r, True)
+    assert rel_err(out, want) < TOL[m]
