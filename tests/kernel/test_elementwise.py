@@ -390,6 +390,47 @@ def test_disk_cache_hits_in_a_new_process_and_is_invalidated_by_an_edit(tmp_path
     assert run() == (0, [100.0, 103.0, 106.0, 109.0])  # edited: no stale code
 
 
+_CALLER_MODULE = """
+import nnvmpy.kernel as K
+from cached_helper import bump
+
+@K.elementwise
+def cached_kernel(x, k):
+    return bump(k * x)
+"""
+_HELPER_MODULE = """
+import nnvmpy.kernel as K
+
+OFFSET = {offset}
+
+@K.device_function
+def bump(v):
+    return v + OFFSET
+"""
+
+
+def test_disk_cache_is_invalidated_by_an_edit_to_a_function_it_calls(tmp_path):
+    (tmp_path / "cached_module.py").write_text(_CALLER_MODULE)
+    helper = tmp_path / "cached_helper.py"
+
+    def run() -> tuple[int, list[float]]:
+        out = subprocess.run(
+            [sys.executable, "-c", _CACHED_RUN, str(tmp_path)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert out.returncode == 0, out.stderr
+        hits, *values = out.stdout.split()
+        return int(hits), [float(v) for v in values]
+
+    helper.write_text(_HELPER_MODULE.format(offset="1.0"))
+    assert run() == (0, [1.0, 4.0, 7.0, 10.0])
+    assert run() == (1, [1.0, 4.0, 7.0, 10.0])
+    helper.write_text(_HELPER_MODULE.format(offset="50.0"))  # only the callee's file
+    assert run() == (0, [50.0, 53.0, 56.0, 59.0])
+
+
 def test_kernels_without_a_source_file_compile_in_memory():
     namespace: dict = {}
     exec("def twice(x):\n    return 2 * x\n", namespace)  # no file: no disk cache

@@ -147,10 +147,10 @@ def kernel_source(
 
 
 def _member_digest(fn: Any) -> str:
-    from ..kernel.cpu import _code_key
+    from ..kernel.cpu import _code_key, callee_key
 
     cells = [c.cell_contents for c in fn.__closure__ or ()]
-    return repr((_code_key(fn.__code__), [repr(c) for c in cells], fn.__defaults__))
+    return repr((_code_key(fn.__code__), [repr(c) for c in cells], fn.__defaults__, callee_key(fn)))
 
 
 def cache_key(spec: FusedSpec, source: str) -> str:

@@ -237,12 +237,62 @@ _PLAIN = (int, float, complex, bool, str, bytes, type(None))
 
 
 def _function_digest(fn: Any) -> str | None:
-    """A stable hash of fn's code, closure and defaults; None if they are not plain data."""
+    """A stable hash of fn's code, closure and defaults, and of what it calls; None if
+    its closure or defaults are not plain data."""
     cells = [c.cell_contents for c in fn.__closure__ or ()]
     extra = [*cells, *(fn.__defaults__ or ())]
     if not all(isinstance(v, _PLAIN) for v in extra):
         return None  # e.g. a captured dispatcher: no stable key, so no disk cache
-    return hashlib.sha256(repr((_code_key(fn.__code__), extra)).encode()).hexdigest()
+    key = (_code_key(fn.__code__), extra, callee_key(fn))
+    return hashlib.sha256(repr(key).encode()).hexdigest()
+
+
+def _names(code: pytypes.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, pytypes.CodeType):
+            names |= _names(c)
+    return names
+
+
+def _functions_of(obj: Any) -> list[pytypes.FunctionType]:
+    """The Python functions behind a global: itself, a DeviceFunction's or dispatcher's
+    py_func, a vmath VectorFunction's float32 body."""
+    found = [obj] if isinstance(obj, pytypes.FunctionType) else []
+    for attr in ("py_func", "f32_body"):
+        f = getattr(obj, attr, None)
+        if isinstance(f, pytypes.FunctionType):
+            found.append(f)
+    return found
+
+
+def callee_key(fn: Any, seen: set[int] | None = None) -> list[Any]:
+    """The code of every function fn reaches through its globals (module attributes
+    included: `vmath.exp`), transitively, and the plain constants it reads there.
+
+    numba bakes callees and global constants into a compiled loop, but its disk cache
+    checks only the file of the function it compiled: without this key an edited vmath
+    body or device function in another file left stale machine code in the cache.
+    """
+    seen = set() if seen is None else seen
+    names = _names(fn.__code__)
+    fn_globals = getattr(fn, "__globals__", {})
+    key: list[Any] = []
+    for name in sorted(names):
+        value = fn_globals.get(name)
+        if isinstance(value, pytypes.ModuleType):
+            targets = [getattr(value, n, None) for n in sorted(names)]
+        else:
+            targets = [value]
+        for target in targets:
+            if target is not None and isinstance(target, (*_PLAIN, np.generic)):
+                key.append((name, repr(target)))
+            for f in _functions_of(target):
+                if id(f) not in seen:
+                    seen.add(id(f))
+                    key.append((f.__module__, f.__qualname__, _code_key(f.__code__)))
+                    key.extend(callee_key(f, seen))
+    return key
 
 
 def _disk_cache(loop: Any, scalar: Any, tag: str) -> Any:
@@ -279,10 +329,10 @@ def _disk_cache(loop: Any, scalar: Any, tag: str) -> Any:
 
 # ---------------------------------------------------------------- building variants
 def _jit_scalar(py_func: Any, **options: Any) -> Any:
-    try:
-        return numba.njit(nogil=True, cache=True, error_model="numpy", **options)(py_func)
-    except Exception:  # cannot cache (no source file): compile in memory only
-        return numba.njit(nogil=True, error_model="numpy", **options)(py_func)
+    # Not cached on disk by itself: numba would key it by its own file only, and keep it
+    # when a function it calls (in another file) changed. The loop around it is cached
+    # with callee_key, and a loop loaded from the cache needs no compiled scalar.
+    return numba.njit(nogil=True, error_model="numpy", **options)(py_func)
 
 
 def build_loop(kernel: ElementwiseKernel, mode: str) -> Any:
