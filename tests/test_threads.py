@@ -204,9 +204,10 @@ def test_ufunc_pool_uses_the_granted_width(budget_of) -> None:
         assert sum(sizes) == n
 
 
-def test_knob_sets_openblas_and_numba_threads() -> None:
+@pytest.mark.parametrize("engine", ["ThreadedEnginePerDevice", "NaiveEngine"])
+def test_knob_sets_openblas_and_numba_threads(engine: str) -> None:
     """NNVMPY_NUM_THREADS=1 in a fresh process: OpenBLAS and the engine workers' numba
-    kernels use one thread."""
+    kernels use one thread (NaiveEngine: its functions run on the pushing thread)."""
     code = (
         "import numba, nnvmpy as nv\n"
         "from nnvmpy import threads\n"
@@ -221,7 +222,12 @@ def test_knob_sets_openblas_and_numba_threads() -> None:
         "eng.wait_for_all()\n"
         "print(threads.budget(), threads.blas_threads(), seen[0])\n"
     )
-    env = {**os.environ, "NNVMPY_NUM_THREADS": "1", "NNVMPY_THREADS_ADAPT": "0"}
+    env = {
+        **os.environ,
+        "NNVMPY_NUM_THREADS": "1",
+        "NNVMPY_THREADS_ADAPT": "0",
+        "NNVMPY_ENGINE_TYPE": engine,
+    }
     out = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
     )

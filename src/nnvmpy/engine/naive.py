@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
+from .. import threads as _threads
 from ..base import Context, NNVMError
 from ..profiler.recorder import RECORDER
 from .base import Engine, FnProperty, Opr, RunContext, SyncFn, Var, check_var
@@ -44,6 +45,9 @@ class NaiveEngine(Engine):
     def __init__(self) -> None:
         self._errors: list[ExcCell] = []
         self._rctx: RunContext | None = None  # the last one made: pushes repeat a device
+        # functions run on the pushing thread, but OpenBLAS's threads follow the process's
+        # budget as under the threaded engines (NNVMPY_NUM_THREADS, load-following)
+        _threads.start_governor()
 
     def push_sync(
         self,
