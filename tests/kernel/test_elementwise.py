@@ -369,25 +369,27 @@ _CACHED_RUN = textwrap.dedent("""
 """)
 
 
+def _run_cached(tmp_path: os.PathLike[str]) -> tuple[int, list[float]]:
+    """(disk-cache hits, values) of _CACHED_RUN in a new process over tmp_path's modules."""
+    out = subprocess.run(
+        [sys.executable, "-c", _CACHED_RUN, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    hits, *values = out.stdout.split()
+    return int(hits), [float(v) for v in values]
+
+
 def test_disk_cache_hits_in_a_new_process_and_is_invalidated_by_an_edit(tmp_path):
     module = tmp_path / "cached_module.py"
 
-    def run() -> tuple[int, list[float]]:
-        out = subprocess.run(
-            [sys.executable, "-c", _CACHED_RUN, str(tmp_path)],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert out.returncode == 0, out.stderr
-        hits, *values = out.stdout.split()
-        return int(hits), [float(v) for v in values]
-
     module.write_text(_CACHED_MODULE.format(formula="k * x"))
-    assert run() == (0, [0.0, 3.0, 6.0, 9.0])  # compiled and saved
-    assert run() == (1, [0.0, 3.0, 6.0, 9.0])  # loaded from the disk cache
+    assert _run_cached(tmp_path) == (0, [0.0, 3.0, 6.0, 9.0])  # compiled and saved
+    assert _run_cached(tmp_path) == (1, [0.0, 3.0, 6.0, 9.0])  # loaded from the disk cache
     module.write_text(_CACHED_MODULE.format(formula="k * x + 100.0"))
-    assert run() == (0, [100.0, 103.0, 106.0, 109.0])  # edited: no stale code
+    assert _run_cached(tmp_path) == (0, [100.0, 103.0, 106.0, 109.0])  # edited: no stale code
 
 
 _CALLER_MODULE = """
@@ -413,22 +415,11 @@ def test_disk_cache_is_invalidated_by_an_edit_to_a_function_it_calls(tmp_path):
     (tmp_path / "cached_module.py").write_text(_CALLER_MODULE)
     helper = tmp_path / "cached_helper.py"
 
-    def run() -> tuple[int, list[float]]:
-        out = subprocess.run(
-            [sys.executable, "-c", _CACHED_RUN, str(tmp_path)],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert out.returncode == 0, out.stderr
-        hits, *values = out.stdout.split()
-        return int(hits), [float(v) for v in values]
-
     helper.write_text(_HELPER_MODULE.format(offset="1.0"))
-    assert run() == (0, [1.0, 4.0, 7.0, 10.0])
-    assert run() == (1, [1.0, 4.0, 7.0, 10.0])
+    assert _run_cached(tmp_path) == (0, [1.0, 4.0, 7.0, 10.0])
+    assert _run_cached(tmp_path) == (1, [1.0, 4.0, 7.0, 10.0])
     helper.write_text(_HELPER_MODULE.format(offset="50.0"))  # only the callee's file
-    assert run() == (0, [50.0, 53.0, 56.0, 59.0])
+    assert _run_cached(tmp_path) == (0, [50.0, 53.0, 56.0, 59.0])
 
 
 def test_kernels_without_a_source_file_compile_in_memory():

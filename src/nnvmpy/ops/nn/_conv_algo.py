@@ -179,15 +179,22 @@ def _small(s: Any) -> bool:
     return 2 * s.n * s.f * s.cg * 9 * s.win.ho * s.win.wo < MIN_AUTO_FLOPS
 
 
-def forward_tile(s: Any, x: Any, w: Any, bias: Any, res: Any) -> int:
-    """The Winograd output tile for this forward convolution, 0 for the GEMM paths."""
-    if not eligible(s, x.dtype):
+def _preset(s: Any, dtype: Any) -> int | None:
+    """The tile decided without measuring (0 when Winograd cannot run, the forced one,
+    0 for a small layer), or None: measure."""
+    if not eligible(s, dtype):
         return 0
     value = forced()
     if value != "auto":
         return TILE_OF[value]
-    if _small(s):
-        return 0
+    return 0 if _small(s) else None
+
+
+def forward_tile(s: Any, x: Any, w: Any, bias: Any, res: Any) -> int:
+    """The Winograd output tile for this forward convolution, 0 for the GEMM paths."""
+    tile = _preset(s, x.dtype)
+    if tile is not None:
+        return tile
     from . import _conv_cpu, _conv_winograd
 
     scratch = np.empty((s.n, s.f, 1, s.win.ho, s.win.wo), x.dtype)
@@ -210,13 +217,9 @@ def forward_tile(s: Any, x: Any, w: Any, bias: Any, res: Any) -> int:
 
 def backward_data_tile(s: Any, dy: Any, w: Any, res: Any) -> int:
     """The Winograd tile for this convolution's data gradient, 0 for the GEMM paths."""
-    if not eligible(s, dy.dtype):
-        return 0
-    value = forced()
-    if value != "auto":
-        return TILE_OF[value]
-    if _small(s):
-        return 0
+    tile = _preset(s, dy.dtype)
+    if tile is not None:
+        return tile
     from . import _conv_cpu, _conv_winograd
 
     scratch = np.empty((s.n, s.c, 1, s.h, s.w), dy.dtype)
@@ -241,13 +244,9 @@ def backward_data_tile(s: Any, dy: Any, w: Any, res: Any) -> int:
 
 def backward_weight_tile(s: Any, dy: Any, x: Any, w: Any, res: Any) -> int:
     """The Winograd tile for this convolution's filter gradient, 0 for the GEMM paths."""
-    if not eligible(s, dy.dtype):
-        return 0
-    value = forced()
-    if value != "auto":
-        return TILE_OF[value]
-    if _small(s):
-        return 0
+    tile = _preset(s, dy.dtype)
+    if tile is not None:
+        return tile
     from . import _conv_cpu, _conv_winograd
 
     scratch = np.empty((s.f, s.cg, 1, 3, 3), dy.dtype)
