@@ -15,9 +15,9 @@ Backward, with g the element's gamma, dyg = dy * g and sums over the row:
 
 dgamma/dbeta are sums across rows, which parallel rows cannot write into one array: the
 backward runs over chunks of rows, each summing into its own row of a partials array
-(chunk c: partial[c * ncol + col]; per-row gamma: one chunk per row) in the same pass
-over a row that takes its sums, and a second loop adds the partials column by column
-(`_sum_columns`). Per-row scalars are stored into a small scratch array of the data's
+(chunk c: partial[c * ncol + col]; per-row gamma: one chunk per row; float64 for every
+dtype) in the same pass over a row that takes its sums, and a second loop adds the
+partials column by column (`_sum_columns`). Per-row scalars are stored into a small scratch array of the data's
 float type and read back (`_typed`), so a float32 row is computed in float32. Every loop is a
 `kernel.parallel_for` body, so the CPU (prange) and the GPU (a thread per item) run the
 same code. The statistics are written as mean and std, or mean and var (`stat_var`,
@@ -298,10 +298,16 @@ def norm_backward(
         ncol = n
     rpc = -(-rows // chunks)
     chunks = -(-rows // rpc)
-    acc = _acc_dtype(x)
+    # the partial sums are float64 whatever x is: a chunk adds up to rows / chunks
+    # products into each, and float32 there put dgamma of a (4096, 512) float32 layer
+    # 2e-4 from the exact sum (MXNet's test_layer_norm asks 1e-4); per-row scalars keep
+    # x's float type (sc, viewed from the same scratch)
+    acc = np.dtype(_acc_dtype(x))
     width = chunks * ncol if part else 0
-    space = ctx.requested[0].get_space((2 * width + 4 * chunks,), acc)
-    pg, pb, sc = space[:width], space[width : 2 * width], space[2 * width :]
+    sc_words = -(-4 * chunks * acc.itemsize // 8)
+    space = ctx.requested[0].get_space((2 * width + sc_words,), np.float64)
+    pg, pb = space[:width], space[width : 2 * width]
+    sc = space[2 * width :].view(acc)[: 4 * chunks]
     dx = grads[0].reshape(-1)
     mean, std = mean.reshape(-1), std.reshape(-1)
     dmean, dstd = (mean, std) if dstats is None else (a.reshape(-1) for a in dstats)
