@@ -100,21 +100,21 @@ def _run_cpu(
         ins = [a.astype(np.float32) if a.dtype == _HALF else a for a in ins]
         for k in halves:
             outs[k] = outs[k].astype(np.float32)  # a copy: add mode starts from the values
-    fn(n, *outs, *ins, *_params_for(spec, [*ins, *outs]))
+    fn(n, *outs, *ins, *_params_for(spec, ins, outs))
     for k in halves:
         np.copyto(outputs[k].reshape(-1), outs[k], casting="unsafe")
     return None
 
 
-def _params_for(spec: FusedSpec, arrays: list[np.ndarray]) -> tuple[Any, ...]:
+def _params_for(spec: FusedSpec, ins: list[np.ndarray], outs: list[np.ndarray]) -> tuple[Any, ...]:
     """The members' scalar parameters; float ones as float32 when every array is float32.
 
     MXNet computes `x * 2.5` on float32 as float32(x * DType(2.5)); a Python float would
     promote the whole chain to float64 inside the loop (twice the vector width, and
     kernel.vmath's float32 bodies would not apply).
     """
-    params = spec.scalar_params()
-    if all(a.dtype == np.float32 for a in arrays):
+    params = spec.scalar_params([a.dtype for a in ins])
+    if all(a.dtype == np.float32 for a in (*ins, *outs)):
         return tuple(np.float32(p) if type(p) is float else p for p in params)
     return params
 
@@ -139,16 +139,20 @@ def _run_gpu(
     fn = _launcher(spec, "gpu", tuple(a.dtype for a in ins), tuple(o.dtype for o in outs), modes)
     blocks, threads, stream, device = gpu.launch_config(attrs.name, ctx, n)
     with device:
-        fn[blocks, threads, stream](n, *outs, *ins, *spec.scalar_params())
+        fn[blocks, threads, stream](n, *outs, *ins, *spec.scalar_params([a.dtype for a in ins]))
 
 
 def member_values(name: str, spec: FusedSpec, inputs: list[np.ndarray]) -> list[list[Any]]:
     """Every member's outputs, computed member by member through the members' own kernels
     on NumPy arrays (the unfused values: for the monitor and odd arrays)."""
     shape = np.shape(inputs[0])
-    types = spec.member_types([np.asarray(a).dtype for a in inputs])
+    in_types = [np.asarray(a).dtype for a in inputs]
+    types = spec.member_types(in_types)
+    params = spec.scalar_params(in_types)
     values: list[list[Any]] = []
     for m, member in enumerate(spec.members):
+        mine = params[: len(member.body.params)]
+        params = params[len(member.body.params) :]
         args = [inputs[i] if s < 0 else values[s][i] for s, i in member.args]
         outs = []
         for k, kern in enumerate(member.body.kernels):
@@ -156,7 +160,7 @@ def member_values(name: str, spec: FusedSpec, inputs: list[np.ndarray]) -> list[
             if dtype is None:
                 raise NNVMError(f"{name} (_FusedOp): cannot type member {member.name}")
             out = np.empty(shape, dtype)
-            kern.launch(None, out, "write", *args, *member.body.params)
+            kern.launch(None, out, "write", *args, *mine)
             outs.append(out)
         values.append(outs)
     return values

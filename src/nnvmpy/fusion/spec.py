@@ -54,9 +54,27 @@ class FusedSpec:
     def member_names(self) -> list[str]:
         return [m.name for m in self.members]
 
-    def scalar_params(self) -> list[Any]:
-        """Every member's parameter values, in member order (the kernel's scalar args)."""
-        return [p for m in self.members for p in m.body.params]
+    def scalar_params(self, in_types: list[Any] | None = None) -> list[Any]:
+        """Every member's parameter values, in member order (the kernel's scalar args).
+
+        With the fused inputs' dtypes, a member whose parameters convert per dtype
+        (ScalarParam.dtype_scalar: MXNet's DType(scalar) for integer arrays) gets them
+        as its unfused kernel would, for its own output dtype."""
+        if in_types is None or not any(self._converts(m) for m in self.members):
+            return [p for m in self.members for p in m.body.params]
+        types = self.member_types(in_types)
+        params: list[Any] = []
+        for m, out_types in zip(self.members, types):
+            convert = self._converts(m)
+            if convert is None or out_types[0] is None:
+                params += m.body.params
+            else:
+                params += [convert(p, out_types[0]) for p in m.body.params]
+        return params
+
+    @staticmethod
+    def _converts(member: Any) -> Any:
+        return getattr(member.attrs.parsed, "dtype_scalar", None) if member.body.params else None
 
     # -- types ------------------------------------------------------------------------------
     def member_types(self, in_types: list[Any]) -> list[list[Any]]:

@@ -25,24 +25,15 @@ from ..attrs import (
 )
 from ..graph.grad import ElemwiseGradUseIn, ElemwiseGradUseOut
 from ..infer import elemwise_shape, elemwise_type, type_assign
-from ..param import Parameter, field
+from ..param import Parameter
 from ..registry import NodeAttrs, Op, register_op, skip_in_source_locations
 from ._numpy_fast import numpy_compute
+from ._scalar_param import ScalarParam, scalar_values
 from ._second_order import second_name, unary_backward_gradient
 
 skip_in_source_locations(__file__)
 
 Kernel = Any  # an nv.kernel.elementwise kernel
-
-
-class ScalarParam(Parameter):
-    scalar = field(float, default=1.0, describe="Scalar input value")
-    is_int = field(
-        bool,
-        default=True,
-        describe="Indicate whether scalar input is int type (MXNet 1.9: with False, an "
-        "integer array gives a float64 result)",
-    )
 
 
 def scalar_type(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any]) -> bool:
@@ -67,7 +58,7 @@ def elemwise_compute(fn: Kernel, scalar_params: tuple[str, ...] = ()) -> Any:
     def compute(
         attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
     ) -> None:
-        params = [getattr(attrs.parsed, p) for p in scalar_params]
+        params = scalar_values(attrs, scalar_params, outputs[0].dtype)
         fn.launch(ctx, outputs[0], req[0], *inputs, *params)
 
     def compute_no_params(
@@ -82,7 +73,7 @@ def elemwise_compute(fn: Kernel, scalar_params: tuple[str, ...] = ()) -> Any:
         cpu_launcher = getattr(fn, "cpu_launcher", None)
         if device != "cpu" or cpu_launcher is None or len(out_sigs) != 1:
             return None
-        params = tuple(getattr(attrs.parsed, p) for p in scalar_params)
+        params = tuple(scalar_values(attrs, scalar_params, out_sigs[0][1]))
         return cpu_launcher(req[0], out_sigs[0], in_sigs, params)
 
     if not scalar_params:
@@ -106,7 +97,7 @@ def multi_output_compute(fns: list[Kernel], scalar_params: tuple[str, ...] = ())
     def compute(
         attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
     ) -> None:
-        params = [getattr(attrs.parsed, p) for p in scalar_params]
+        params = scalar_values(attrs, scalar_params, outputs[0].dtype)
         for fn, out, r in zip(fns, outputs, req):
             fn.launch(ctx, out, r, *inputs, *params)
 

@@ -25,6 +25,7 @@ import numpy as np
 from .. import threads as _threads
 from ..base import OpReqType
 from ..registry import NodeAttrs
+from ._scalar_param import scalar_values
 
 #: below this many elements one call on the calling thread is faster than a hand-off
 PARALLEL_CUTOFF = 1 << 19
@@ -121,7 +122,7 @@ def numpy_compute(
         attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
     ) -> None:
         out = outputs[0]
-        values = [getattr(attrs.parsed, p) for p in params]
+        values = scalar_values(attrs, params, out.dtype)
         r = OpReqType.parse(req[0])
         if r == OpReqType.kNullOp:
             return
