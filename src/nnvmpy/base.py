@@ -163,7 +163,8 @@ class Context(metaclass=_ContextMeta):
     """A device: type and id. Equal contexts hash alike.
 
     'cpu_pinned' and 'cpu_shared' are MXNet's page-locked and shared-memory CPU contexts;
-    here both hold ordinary CPU memory and run CPU kernels (see `kernel_device`).
+    both run CPU kernels (see `kernel_device`); cpu_pinned memory is page-locked where CUDA
+    is available (kernel/storage.py), cpu_shared memory is ordinary.
     """
 
     devtype2str = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
@@ -279,7 +280,8 @@ def gpu(device_id: int = 0) -> Context:
 
 
 def cpu_pinned(device_id: int = 0) -> Context:
-    """MXNet's page-locked host memory for fast GPU copies; ordinary CPU memory here."""
+    """MXNet's page-locked host memory for asynchronous GPU copies (ordinary memory where
+    CUDA is not available)."""
     return Context("cpu_pinned", device_id)
 
 

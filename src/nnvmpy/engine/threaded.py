@@ -40,7 +40,7 @@ from ..base import Context, NNVMError
 from ..profiler.recorder import RECORDER
 from .base import Engine, FnProperty, Opr, RunContext, Var, check_var
 from .inline import InlinePushMixin
-from .streams import worker_stream
+from .streams import completer, worker_stream
 from .tls import _tls
 from .var import ExcCell, OprBlock, pending_error
 
@@ -368,13 +368,39 @@ class ThreadedEngine(InlinePushMixin, Engine):
                 RECORDER.run_sync(opr.fn, rctx, opr.label)
             else:
                 opr.fn(rctx)
-            if stream is not None:  # complete once the device ran it (see streams.py)
-                stream.synchronize()
         except BaseException as e:
             stack.pop()
             return self._complete(blk, ExcCell(e, opr.label), True, pool)
         stack.pop()
+        if stream is not None:  # complete once the device ran it (see streams.py)
+            return self._complete_after(blk, stream, pool)
         return self._complete(blk, None, False, pool)
+
+    def _complete_after(self, blk: OprBlock, stream: object, pool: _Pool | None) -> OprBlock | None:
+        """Complete a GPU function once an event recorded on its stream now has passed:
+        on the device's completion thread, while this worker goes on with other work, or
+        here when the event passes before other work is ready (see streams.py)."""
+        label = blk.opr.label if blk.opr is not None else "?"
+        events = completer(blk.ctx.device_id)
+        try:
+            event = events.record(stream)
+        except BaseException:  # no event to be had: wait on the stream here, as MXNet 1.x
+            try:
+                stream.synchronize()  # type: ignore[attr-defined]
+            except BaseException as e:
+                return self._complete(blk, ExcCell(e, label), True, pool)
+            return self._complete(blk, None, False, pool)
+        if pool is not None and events.passed_soon(event, pool.has_work):
+            return self._complete(blk, None, False, pool)
+
+        def done(exc: BaseException | None) -> None:
+            if exc is None:
+                self._complete(blk, None, False)
+            else:
+                self._complete(blk, ExcCell(exc, label), True)
+
+        events.submit(event, done)
+        return None
 
     def _complete(
         self, blk: OprBlock, cell: ExcCell | None, fresh: bool, pool: _Pool | None = None

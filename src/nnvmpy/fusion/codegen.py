@@ -106,9 +106,28 @@ def fused(n{params}):
 """
 _GPU = """
 def fused(n{params}):
-    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+{prologue}    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
 {body}
 """
+_LOW_FLOATS = frozenset((_HALF, np.dtype(np.float32)))
+
+
+def _float32_params(
+    spec: FusedSpec, member_types: list[list[Any]], out_types: list[Any], device: str
+) -> list[int]:
+    """The GPU parameters the loop converts to float32 (once, before the loop).
+
+    The CPU passes float parameters as float32 when every array is float32 (float16 ones
+    are float32 copies there): compute.py's _params_for, MXNet's `x * DType(scalar)`. The
+    GPU kernel gets the Python floats and converts them in the compiled loop, so a float32
+    group's `x * 0.1` has the CPU's bits instead of a float64 product rounded once.
+    """
+    if device != "gpu":
+        return []
+    types = [t for ts in member_types for t in ts] + list(out_types)
+    if any(t is None or np.dtype(t) not in _LOW_FLOATS for t in types):
+        return []
+    return [q for q, p in enumerate(spec.scalar_params()) if isinstance(p, (float, np.floating))]
 
 
 def kernel_source(
@@ -121,10 +140,11 @@ def kernel_source(
     from ..kernel.cpu import SERIAL_CUTOFF
 
     n_params = len(spec.scalar_params())
+    as_float32 = _float32_params(spec, member_types, out_types, device)
     names = (
         [f"o{o}" for o in range(len(spec.outputs))]
         + [f"a{j}" for j in range(spec.num_inputs)]
-        + [f"p{q}" for q in range(n_params)]
+        + [f"r{q}" if q in as_float32 else f"p{q}" for q in range(n_params)]
     )
     params = "".join(f", {n}" for n in names)
     lines = body_lines(spec, member_types, out_types, modes, device)
@@ -142,7 +162,8 @@ def kernel_source(
         loop = _CPU.format(params=params, cutoff=SERIAL_CUTOFF, body=body)
     else:
         body = "\n".join(" " * 8 + line for line in lines)
-        loop = _GPU.format(params=params, body=body)
+        prologue = "".join(f"    p{q} = np.float32(r{q})\n" for q in as_float32)
+        loop = _GPU.format(params=params, prologue=prologue, body=body)
     return "import numpy as np\n" + "\n".join(header) + "\n" + loop
 
 

@@ -29,6 +29,7 @@ GPU_DTYPES = frozenset(
     np.dtype(t) for t in (np.float16, np.float32, np.float64, np.int8, np.int32, np.int64, np.uint8)
 )
 _HALF = np.dtype(np.float16)
+_LOW_FLOATS = frozenset((_HALF, np.dtype(np.float32)))  # outputs whose float scalars are float32
 _SCALARS = (int, float, np.integer, np.floating)
 THREADS_PER_BLOCK = 256
 BLOCKS_PER_SM = 32  # grid-stride loops: enough blocks to fill the GPU, no more
@@ -116,26 +117,39 @@ def launch_config(kernel_name: str, ctx: Any, n: int) -> tuple[int, int, Any, An
 # a global of the loop (the simulator swaps a global `cuda` for its per-thread fake).
 _LOOP_TEMPLATE = """
 def loop(out, {params}):
-    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+{prologue}    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
         out[i] {assign} {value}
 """
 
 
 def make_loop(f: Any, mode: str, pattern: str, cast: Any = None) -> Any:
-    """The Python loop for `pattern` ('A' array, 'S' scalar per argument), not yet jitted.
+    """The Python loop for `pattern`, not yet jitted: per argument 'A' an array, 'S' a
+    scalar passed as it is, 'F' a float scalar the loop converts to float32 once, before
+    the grid-stride loop (as the CPU loop does for float32 and float16 outputs: MXNet's
+    `x op DType(scalar)`; a float64 scalar would make numba compute `x * s` in float64 and
+    round once, which differs from the CPU's float32 product in the last bit).
 
     With `cast` (a NumPy scalar type) an add loop converts f(...) to it before adding, as
     MXNet's KERNEL_ASSIGN does: an int32 `out += 2.7` adds 2, not 2.7 then truncates.
     """
     names = [f"a{k}" for k in range(len(pattern))]
-    items = [f"{n}[i]" if kind == "A" else n for n, kind in zip(names, pattern, strict=True)]
+    items = [
+        f"{n}[i]" if kind == "A" else f"s{k}" if kind == "F" else n
+        for k, (n, kind) in enumerate(zip(names, pattern, strict=True))
+    ]
+    prologue = "".join(
+        f"    s{k} = float32(a{k})\n" for k, kind in enumerate(pattern) if kind == "F"
+    )
     value = f"f({', '.join(items)})"
     if mode == "add" and cast is not None:
         value = f"cast({value})"
     source = _LOOP_TEMPLATE.format(
-        params=", ".join(names), assign="+=" if mode == "add" else "=", value=value
+        params=", ".join(names),
+        prologue=prologue,
+        assign="+=" if mode == "add" else "=",
+        value=value,
     )
-    namespace = {"cuda": cuda, "f": f, "cast": cast}
+    namespace = {"cuda": cuda, "f": f, "cast": cast, "float32": np.float32}
     exec(compile(source, f"<nnvmpy.kernel.cuda loop {mode} {pattern}>", "exec"), namespace)
     return namespace["loop"]
 
@@ -196,8 +210,15 @@ def launch(
     out_flat = _check(name, "out", out, shape)
     flat: list[Any] = []
     pattern = ""
+    low_float = out_flat.dtype in _LOW_FLOATS
     for i, a in enumerate(args):
-        if isinstance(a, _SCALARS):
+        if isinstance(a, (float, np.floating)) and low_float:
+            # the scalar in the output's precision (kernel/cpu.py's rule): float32 for a
+            # float32 out, float16 then float32 for a float16 one (MXNet's half_t(scalar);
+            # rounded here, exactly representable in float32, converted in the loop)
+            flat.append(float(np.float16(a)) if out_flat.dtype == _HALF else float(a))
+            pattern += "F"
+        elif isinstance(a, _SCALARS):
             flat.append(a)
             pattern += "S"
         else:

@@ -162,6 +162,10 @@ def _new_block(ctx: Context, size: int) -> Any:
         cuda = get_cuda("storage.alloc")
         with cuda.gpus[ctx.device_id]:
             return cuda.device_array(size, dtype=np.uint8)
+    if ctx.device_type == "cpu_pinned":
+        cuda = _pinning_cuda()
+        if cuda is not None:  # page-locked (and page-aligned): host<->device copies can be
+            return cuda.pinned_array(size, dtype=np.uint8)  # asynchronous (ndarray copies)
     if size < STAGGER_MIN:
         raw = np.empty(size + ALIGNMENT, dtype=np.uint8)
         offset = -raw.ctypes.data % ALIGNMENT
@@ -169,6 +173,23 @@ def _new_block(ctx: Context, size: int) -> Any:
     raw = np.empty(size + PAGE + STAGGER_SPAN, dtype=np.uint8)
     offset = -raw.ctypes.data % PAGE + (next(_stagger) % STAGGER_SLOTS + 1) * STAGGER
     return raw[offset : offset + size]
+
+
+_NO_CUDA: list[bool] = []  # [True] once CUDA was found unusable for pinned memory
+
+
+def _pinning_cuda() -> Any:
+    """numba.cuda for page-locked host memory, or None where CUDA cannot start: cpu_pinned
+    is then ordinary memory, as MXNet falls back to the CPU storage without a GPU."""
+    if _NO_CUDA:
+        return None
+    from .cuda import get_cuda
+
+    try:
+        return get_cuda("storage.alloc")
+    except NNVMError:
+        _NO_CUDA.append(True)
+        return None
 
 
 def alloc(nbytes: int, ctx: Context) -> Handle:

@@ -543,10 +543,16 @@ def push_copy(src: NDArray, dst: NDArray) -> None:
         raise NNVMError(f"copy: shape {src.shape} does not match {dst.shape}")
     s, d = src._data, dst._data
     cast = src.dtype != dst.dtype
+    kinds = (src._ctx.device_type, dst._ctx.device_type)
+    # page-locked host memory <-> GPU: asynchronous on the copying worker's stream; the
+    # engine completes the copy when the stream has run it (engine/streams.py events)
+    pinned = "gpu" in kinds and "cpu_pinned" in kinds
 
-    def copy(_rc: Any) -> None:
-        if cast and src._ctx.device_type == dst._ctx.device_type == "cpu":
+    def copy(rc: Any) -> None:
+        if cast and "gpu" not in kinds:
             np.copyto(d, s, casting="unsafe")
+        elif pinned and rc.stream is not None:
+            storage.copy(s, d, stream=rc.stream)
         else:
             storage.copy(s, d)
 
