@@ -87,7 +87,22 @@ def _bit_casts() -> dict[str, Any]:
 
             return a(a, b, c), codegen
 
+        @intrinsic
+        def fma(typingctx: Any, a: Any, b: Any, c: Any) -> Any:
+            if not isinstance(a, types.Float) or not (a == b == c):
+                return None
+
+            def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+                t = args[0].type
+                fn = builder.module.declare_intrinsic(
+                    "llvm.fma", [t], ir.FunctionType(t, [t, t, t])
+                )
+                return builder.call(fn, args)
+
+            return a(a, b, c), codegen
+
         _casts.update(
+            fma=fma,
             madd=madd,
             pick=pick,
             f32_bits=to_int(32, types.float32),
@@ -119,6 +134,13 @@ def bits_f64(i: Any) -> Any:
 def madd(a: Any, b: Any, c: Any) -> Any:
     """a * b + c, one FMA instruction where the CPU has one (llvm.fmuladd): Horner's rule
     at half the instructions, and one rounding per step."""
+    return a * b + c
+
+
+def fma(a: Any, b: Any, c: Any) -> Any:
+    """a * b + c rounded once (llvm.fma: always fused, where madd only may be): for bodies
+    whose exactness argument needs the single rounding. This Python version is not fused;
+    bodies run it compiled only (Python calls take a VectorFunction's reference)."""
     return a * b + c
 
 
@@ -187,7 +209,7 @@ def _with_casts(fn: Callable[..., Any]) -> Callable[..., Any]:
     import types as pytypes
 
     casts = _bit_casts()
-    names = {"f32_bits", "bits_f32", "f64_bits", "bits_f64", "pick", "madd"} & set(
+    names = {"f32_bits", "bits_f32", "f64_bits", "bits_f64", "pick", "madd", "fma"} & set(
         _all_names(fn.__code__)
     )
     if not names:
