@@ -329,10 +329,12 @@ def test_nv_fuse_out_updates_arguments_in_place_as_an_optimizer_step(dtype: Any)
     W, M, V = (rng.uniform(0.1, 1, (64, 33)) for _ in range(3))
     arrays = [nv.nd.array(a, dtype=dtype) for a in (W, M, V)]
     w, m, v = arrays
-    for step in range(3):
+    for _ in range(3):
         G = rng.uniform(-1, 1, W.shape)
         result = adam(w, nv.nd.array(G, dtype=dtype), m, v, out=(w, m, v))
-        assert result[0] is w and result[1] is m and result[2] is v
+        assert result[0] is w
+        assert result[1] is m
+        assert result[2] is v
         M = b1 * M + (1 - b1) * G
         V = b2 * V + (1 - b2) * G**2
         W = W - lr * M / (np.sqrt(V) + eps)
@@ -356,7 +358,8 @@ def test_nv_fuse_out_on_a_graph_of_several_nodes_and_under_autograd() -> None:
     np.testing.assert_allclose(y.asnumpy(), 2 * X @ Y + 1, rtol=1e-12)
     np.testing.assert_allclose(x.asnumpy(), 3 * X, rtol=1e-12)
     program, _ = next(iter(mixed._programs.values()))
-    assert program.direct is None and len(program.steps) >= 2
+    assert program.direct is None
+    assert len(program.steps) >= 2
 
     @nv.fuse
     def softsign(x: Any) -> Any:

@@ -135,7 +135,6 @@ def find_groups(
 
 def _numpy_is_faster(idx: Any, nid: int, body: Any, shapes: Any, dtypes: Any) -> bool:
     from ..kernel.elementwise import _FLOATS, NUMPY_MIN_SIZE
-
     from ..kernel.vmath import calls_vector_math
 
     # a body written with kernel.vmath is vectorised in the fused loop: one pass over

@@ -17,8 +17,9 @@ dgamma/dbeta are sums across rows, which parallel rows cannot write into one arr
 backward runs over chunks of rows, each summing into its own row of a partials array
 (chunk c: partial[c * ncol + col]; per-row gamma: one chunk per row; float64 for every
 dtype) in the same pass over a row that takes its sums, and a second loop adds the
-partials column by column (`_sum_columns`). Per-row scalars are stored into a small scratch array of the data's
-float type and read back (`_typed`), so a float32 row is computed in float32. Every loop is a
+partials column by column (`_sum_columns`). Per-row scalars are stored into a small
+scratch array of the data's float type and read back (`_typed`), so a float32 row is
+computed in float32. Every loop is a
 `kernel.parallel_for` body, so the CPU (prange) and the GPU (a thread per item) run the
 same code. The statistics are written as mean and std, or mean and var (`stat_var`,
 InstanceNorm's hidden outputs are named like MXNet's).
