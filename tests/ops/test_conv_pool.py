@@ -596,3 +596,48 @@ def test_max_pooling_in_a_graph_matches_windows(params: dict[str, Any]) -> None:
     net = nv.sym.Pooling(nv.sym.Variable("data"), pool_type="max", **params)
     want = pool_reference(x, pool_type="max", **params)
     check_symbolic_forward(net, {"data": x}, [want], rtol=1e-12, atol=0, dtype=np.float64)
+
+
+def _max_pool_grad_reference(x: np.ndarray, dy: np.ndarray, **p: Any) -> np.ndarray:
+    """Each output gradient added at the first (row-major) maximum of its window, windows
+    clipped to the input as MXNet's max pooling reads them."""
+    (kh, kw), (sh, sw), (ph, pw) = p["kernel"], p["stride"], p.get("pad", (0, 0))
+    dx = np.zeros_like(x)
+    for n, c, y, z in np.ndindex(*dy.shape):
+        h0, w0 = max(y * sh - ph, 0), max(z * sw - pw, 0)
+        win = x[n, c, h0 : y * sh - ph + kh, w0 : z * sw - pw + kw]
+        i, j = np.unravel_index(np.argmax(win), win.shape)  # argmax: the first maximum
+        dx[n, c, h0 + i, w0 + j] += dy[n, c, y, z]
+    return dx
+
+
+MAX_3X3 = [
+    {"kernel": (3, 3), "stride": (2, 2), "pad": (1, 1)},  # ResNet's stem pooling
+    {"kernel": (3, 3), "stride": (1, 1), "pad": (2, 2)},  # windows clipped on two sides
+    {"kernel": (3, 3), "stride": (3, 2), "pad": (0, 1)},
+    {"kernel": (3, 3), "stride": (2, 2), "pad": (1, 0), "pooling_convention": "full"},
+]
+
+
+@pytest.mark.parametrize("ties", [False, True])
+@pytest.mark.parametrize("params", MAX_3X3)
+def test_max_pooling_3x3_forward_and_backward_match_windows(
+    params: dict[str, Any], ties: bool
+) -> None:
+    """The 3x3 kernels (padded windows repeat a valid row/column) against explicit windows;
+    with ties (few distinct values) the gradient still goes to the first maximum."""
+    rng = np.random.default_rng(5)
+    shape = (2, 3, 9, 8)
+    x = rng.integers(0, 3, shape).astype(np.float64) if ties else rng.standard_normal(shape)
+    net = nv.sym.Pooling(nv.sym.Variable("data"), pool_type="max", **params)
+    want = pool_reference(x, pool_type="max", **params)
+    check_symbolic_forward(net, {"data": x}, [want], rtol=1e-6, atol=0, dtype=np.float64)
+    dy = rng.standard_normal(want.shape)
+    grad = _max_pool_grad_reference(x, dy, **params)
+    check_symbolic_backward(
+        net, {"data": x}, [dy], {"data": grad}, rtol=1e-6, atol=1e-6, dtype=np.float64
+    )
+    check_symbolic_backward(  # req 'add': onto the random values the gradient starts from
+        net, {"data": x}, [dy], {"data": grad}, rtol=1e-6, atol=1e-6, grad_req="add",
+        dtype=np.float64,
+    )  # fmt: skip

@@ -6,9 +6,9 @@
 - the bias gradient through BLAS (_conv_cpu.bias_grad) against a float64 sum;
 - the chunk size kept in cache (_conv_cpu.ConvShape.chunk);
 - max pooling whose windows all lie inside the image (_pool_cpu._max_pool_inside; 2x2:
-  _max_pool_2x2) and its 2x2 backward (_max_pool_backward_2x2, against first-maximum
-  routing by explicit windows, with ties), and the windows that must not take them
-  (padding, a clipped last window).
+  _max_pool_2x2; 3x3, padded too: _max_pool_3x3) and its 2x2 backward
+  (_max_pool_backward_2x2, against first-maximum routing by explicit windows, with
+  ties), and the windows that must not take them (padding, a clipped last window).
 """
 
 from __future__ import annotations
@@ -143,7 +143,7 @@ def test_max_pooling_inside_path_matches_windows(
     from nnvmpy.ops.nn import _pool_cpu
 
     calls = []
-    for name in ("_max_pool_inside", "_max_pool_2x2"):
+    for name in ("_max_pool_inside", "_max_pool_2x2", "_max_pool_3x3"):
         real = getattr(_pool_cpu, name)
         monkeypatch.setattr(_pool_cpu, name, lambda *a, r=real, n=name: calls.append(n) or r(*a))
     rng = np.random.default_rng(9)
@@ -158,8 +158,9 @@ def test_max_pooling_inside_path_matches_windows(
     op.get_attr("FCompute<cpu>")(attrs, None, [x], reqs, outs)
     expected = want + start if req == "add" else want
     np.testing.assert_allclose(outs[0], expected, rtol=1e-6, atol=1e-6)
-    if params in INSIDE:
-        assert calls == ["_max_pool_2x2" if params["kernel"] == (2, 2) else "_max_pool_inside"]
+    kernels = {(2, 2): "_max_pool_2x2", (3, 3): "_max_pool_3x3"}  # 3x3: padded or not
+    if params in INSIDE or params["kernel"] == (3, 3):
+        assert calls == [kernels.get(params["kernel"], "_max_pool_inside")]
     else:
         assert not calls
 

@@ -273,6 +273,27 @@ def _windows_inside(
     )
 
 
+def _windows_3x3(
+    shape: tuple[int, ...],
+    out: tuple[int, ...],
+    kh: int,
+    kw: int,
+    sh: int,
+    sw: int,
+    ph: int,
+    pw: int,
+) -> bool:
+    """A 3x3 window and none empty (padding < 3, every window starts inside the input):
+    _max_pool_3x3 and _max_pool_backward_3x3 apply."""
+    return (
+        (kh, kw) == (3, 3)
+        and ph < 3
+        and pw < 3
+        and (out[2] - 1) * sh - ph < shape[2]
+        and (out[3] - 1) * sw - pw < shape[3]
+    )
+
+
 def forward_cpu(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
@@ -289,6 +310,9 @@ def forward_cpu(
         if scalars[0] == _MODES["max"] and _is_planar(ins[0].shape):
             _, kh, kw, sh, sw, ph, pw = _planar(scalars)[:7]
             x, out4 = as_4d(ins[0]), as_4d(out)
+            if not masked and _windows_3x3(x.shape, out4.shape, kh, kw, sh, sw, ph, pw):
+                _pool_cpu._max_pool_3x3(x, out4, sh, sw, ph, pw, add)
+                return
             if not masked and _windows_inside(x.shape, out4.shape, kh, kw, sh, sw, ph, pw):
                 if (kh, kw) == (2, 2):
                     _pool_cpu._max_pool_2x2(x, out4, sh, sw, add)
@@ -331,6 +355,9 @@ def backward_cpu(
             kh, kw, sh, sw = planar[1:5]
             if (kh, kw) == (2, 2) and _windows_inside(x.shape, dy.shape, *planar[1:7]):
                 _pool_cpu._max_pool_backward_2x2(dy, x, y, as_4d(outs[0]), sh, sw, add)
+                return
+            if _windows_3x3(x.shape, dy.shape, *planar[1:7]):
+                _pool_cpu._max_pool_backward_3x3(dy, x, y, as_4d(outs[0]), *planar[3:7], add)
                 return
             _pool_cpu._max_pool_backward(dy, x, y, as_4d(outs[0]), *planar[1:7], add)
             return
