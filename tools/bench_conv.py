@@ -12,11 +12,16 @@ often ResNet-18 uses it. Backward computes d data and d weight (no bias: ResNet 
     --breakdown   also time im2col alone and the GEMMs alone per image (where CPU time goes)
     --gpu         time the FCompute<gpu> kernels instead (through nv.nd, waiting on results)
     --columns N.. sweep _conv_cpu.TARGET_COLUMNS (GEMM width a chunk of images aims for)
+    --cpu-time    time with the process's CPU time instead of the wall clock (robust to other
+                  processes on a busy machine; with NNVMPY_NUM_THREADS=1 it is one core's time)
+
+The header names the cblas the GEMMs ran on (NNVMPY_BLAS: mkl or openblas) and the load.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -45,13 +50,16 @@ LAYERS = [
 ]
 
 
+CLOCK: Callable[[], float] = time.perf_counter  # --cpu-time: time.process_time
+
+
 def best_of(fn: Callable[[], Any], repeat: int) -> float:
     fn()  # warm up (compiles, grows the temp space)
     times = []
     for _ in range(repeat):
-        t = time.perf_counter()
+        t = CLOCK()
         fn()
-        times.append(time.perf_counter() - t)
+        times.append(CLOCK() - t)
     return min(times)
 
 
@@ -164,12 +172,26 @@ def main() -> None:
     parser.add_argument("--breakdown", action="store_true")
     parser.add_argument("--gpu", action="store_true")
     parser.add_argument("--columns", type=int, nargs="*", default=[])
+    parser.add_argument("--cpu-time", action="store_true")
     args = parser.parse_args()
+    global CLOCK
+    if args.cpu_time:
+        CLOCK = time.process_time
     if args.gpu:
         main_gpu(args.batch, args.repeat)
         return
     print(f"nnvmpy {nv.__name__}: Convolution FCompute<cpu>, float32, best of {args.repeat}")
-    from nnvmpy.ops.nn import _conv_cpu
+    from nnvmpy import threads
+    from nnvmpy.ops.nn import _blas, _conv_cpu
+
+    # as the engine does at its first CPU pool: OpenBLAS/MKL threads = the thread budget
+    # (NNVMPY_NUM_THREADS), not the library's own default
+    threads.set_blas_threads(threads.width())
+    print(
+        f"GEMMs on {_blas.name()} ({threads.width()} threads), "
+        f"{'process CPU time' if args.cpu_time else 'wall clock'}, "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
 
     for columns in args.columns:
         _conv_cpu.TARGET_COLUMNS = columns

@@ -715,6 +715,14 @@ def print_memory(models: Path, args: argparse.Namespace) -> None:
         )
 
 
+def blas_name() -> str:
+    """The cblas nnvmpy's convolution/FC GEMMs run on here: mkl, openblas or none."""
+    from nnvmpy.ops.nn import _blas
+
+    lib = _blas.active()
+    return "none" if lib is None else f"{lib.name} ({lib.path})"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats, no batch-32 training")
@@ -735,6 +743,7 @@ def main() -> None:
         cases = [c for c in cases if args.only in c.name]
     load = os.getloadavg()[0]
     print(f"bench_nets: {os.cpu_count()} CPUs, load average {load:.1f} at start")
+    print(f"nnvmpy GEMMs on {blas_name()} (NNVMPY_BLAS={os.environ.get('NNVMPY_BLAS', 'auto')})")
     rows = []
     for case in cases:
         print(f"  running {case.name} ...", file=sys.stderr, flush=True)

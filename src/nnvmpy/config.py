@@ -66,7 +66,8 @@ NUMBA_THREADING_LAYER = Knob(
     "NNVMPY_NUMBA_THREADING_LAYER",
     "threadsafe",
     "numba threading layer for parallel=True kernels. Engine threads launch kernels "
-    "concurrently, so it must be thread-safe: 'threadsafe' (tbb or omp), 'tbb' or 'omp'. "
+    "concurrently, so it must be thread-safe: 'threadsafe' (omp where numba has it, else "
+    "tbb: MKL shares omp's libgomp), 'tbb' or 'omp'. "
     "'workqueue' is refused.",
 )
 CPU_512BIT = Knob(
@@ -155,6 +156,14 @@ CONV_ALGO_CACHE = Knob(
     "JSON file where measured convolution algorithm choices are kept for later processes; "
     "empty: measure in every process.",
 )
+BLAS = Knob(
+    "NNVMPY_BLAS",
+    "auto",
+    "cblas library of the convolution and FullyConnected GEMMs: 'auto' (Intel MKL when the "
+    "optional `mkl` wheel is installed, pip install 'nnvmpy[mkl]', else NumPy's OpenBLAS), "
+    "'mkl' or 'openblas'. MKL runs on GNU OpenMP threads (MKL_THREADING_LAYER=SEQUENTIAL: "
+    "one thread per call); both follow NNVMPY_NUM_THREADS and the load governor.",
+)
 POISON_MEMORY = Knob(
     "NNVMPY_POISON_MEMORY",
     "0",
@@ -189,6 +198,7 @@ ALL_KNOBS = [
     FUSION_CACHE_DIR,
     CONV_ALGO,
     CONV_ALGO_CACHE,
+    BLAS,
     POISON_MEMORY,
     PROFILER_AUTOSTART,
 ]

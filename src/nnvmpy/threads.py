@@ -165,10 +165,23 @@ def blas_threads() -> int | None:
 
 
 def set_blas_threads(n: int) -> None:
-    """Set OpenBLAS's (process-wide) thread count; nothing where there is no OpenBLAS."""
+    """Set OpenBLAS's (process-wide) thread count, and that of every other BLAS
+    registered (MKL, ops/nn/_blas.py); nothing where there is none."""
     fns = _blas_functions()
     if fns is not None:
         fns[0](max(1, int(n)))
+    for setter in _blas_setters:
+        setter(max(1, int(n)))
+
+
+_blas_setters: list[Any] = []  # thread-count setters of BLAS libraries loaded besides NumPy's
+
+
+def register_blas_setter(setter: Any) -> None:
+    """Have the budget drive another BLAS's (process-wide) thread count too, starting
+    now with the current width (MKL's own default is its count of physical cores)."""
+    _blas_setters.append(setter)
+    setter(width())
 
 
 # ---------------------------------------------------------------- numba
@@ -356,6 +369,7 @@ __all__ = [
     "in_regions",
     "own_running_threads",
     "region",
+    "register_blas_setter",
     "reset",
     "set_blas_threads",
     "set_width",

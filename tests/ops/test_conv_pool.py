@@ -379,7 +379,7 @@ def test_stride1_paths_match_reference(
 def test_without_cblas_stride1_falls_back_to_im2col(monkeypatch: pytest.MonkeyPatch) -> None:
     from nnvmpy.ops.nn import _blas, _conv_shift
 
-    monkeypatch.setattr(_blas, "_GEMMS", {})
+    monkeypatch.setattr(_blas, "_active", [None])  # as if no cblas had been found
     monkeypatch.setattr(_conv_shift, "MAX_PADDED_RATIO", 100.0)
     rng = np.random.default_rng(8)
     x, w = rng.standard_normal((2, 3, 5, 5)), rng.standard_normal((4, 3, 3, 3))

@@ -362,3 +362,65 @@ def test_transforms_split_across_threads(m: int, monkeypatch: Any) -> None:
     out = np.full(want.shape, np.nan, np.float32)
     _conv_winograd.conv3x3(x, w, b, out, (1, 1), 1, False, _Space(), 1 << 20, m, r, True)
     assert rel_err(out, want) < TOL[m]
+
+
+@pytest.mark.parametrize("transpose", [False, True])
+@pytest.mark.parametrize("m", [2, 4])
+def test_weight_transform_is_g_w_gt_per_filter(m: int, transpose: bool) -> None:
+    """U[xi, f, c] = (G w[f, c] G^T)[xi] (NumPy), the backward filter flipped and with
+    groups' F and C swapped; over several filter ranges (threads) as over one."""
+    _conv_winograd.clear_cache()
+    f, cg, groups = 6, 70, 2  # 70 channels: vector loops with a remainder
+    w = np.random.default_rng(11).standard_normal((f, cg, 3, 3)).astype(np.float32)
+    _, g, _ = _conv_winograd.matrices(m, np.float32)
+    src = w.astype(np.float64)
+    if transpose:  # w'[g*cg + c, f'] = w[g*fg + f', c] flipped
+        src = src.reshape(groups, f // groups, cg, 3, 3).transpose(0, 2, 1, 3, 4)
+        src = src.reshape(groups * cg, f // groups, 3, 3)[:, :, ::-1, ::-1]
+    want = np.einsum("ki,fcij,lj->klfc", g, src, g).reshape((m + 2) ** 2, *src.shape[:2])
+    u = _conv_winograd.transformed_weights(w, groups, m, transpose)
+    assert np.allclose(u, want, rtol=1e-6, atol=1e-6)
+    out = np.empty_like(u)
+    n = src.shape[0]
+    for lo, hi in ((0, 1), (1, n // 2), (n // 2, n)):  # filter ranges, as _split gives them
+        _conv_winograd._weight_transform(
+            np.ascontiguousarray(src, np.float32), out, g, False, lo, hi
+        )
+    assert np.array_equal(out, u) if not transpose else np.allclose(out, u, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("m", [2, 4])
+def test_weight_gradient_back_transform_is_gt_acc_g(m: int) -> None:
+    """dw[f, c] = G^T acc[:, f, c] G (NumPy), written or added, over filter ranges."""
+    a = m + 2
+    f, cg = 5, 37
+    rng = np.random.default_rng(12)
+    acc = rng.standard_normal((a * a, f, cg)).astype(np.float32)
+    _, g, _ = _conv_winograd.matrices(m, np.float32)
+    want = np.einsum("kp,klfc,lq->fcpq", g, acc.reshape(a, a, f, cg).astype(np.float64), g)
+    dw = np.full((f, cg, 3, 3), np.nan, np.float32)
+    for lo, hi in ((0, 2), (2, f)):
+        _conv_winograd._weight_grad_back(acc, dw, g, False, lo, hi)
+    assert np.allclose(dw, want, rtol=1e-5, atol=1e-5)
+    start = rng.standard_normal(dw.shape).astype(np.float32)
+    dw[...] = start
+    _conv_winograd._weight_grad_back(acc, dw, g, True, 0, f)
+    assert np.allclose(dw, want + start, rtol=1e-5, atol=1e-5)
+
+
+def test_changed_weight_is_transformed_into_the_same_buffer() -> None:
+    """An optimizer step changes the weights in place: U is rewritten where it was (no
+    fresh 38 MB array, whose page faults cost more than the transform), and is right."""
+    _conv_winograd.clear_cache()
+    w = np.random.default_rng(13).standard_normal((4, 3, 3, 3)).astype(np.float32)
+    _, g, _ = _conv_winograd.matrices(4, np.float32)
+    u1 = _conv_winograd.transformed_weights(w, 1, 4)
+    made = _conv_winograd.stats["transforms"]
+    w *= 0.5  # in place: same buffer, new values
+    u2 = _conv_winograd.transformed_weights(w, 1, 4)
+    assert u2 is u1
+    assert _conv_winograd.stats["transforms"] == made + 1
+    want = np.einsum("ki,fcij,lj->klfc", g, w.astype(np.float64), g).reshape(36, 4, 3)
+    assert np.allclose(u2, want, rtol=1e-6, atol=1e-6)
+    assert _conv_winograd.transformed_weights(w, 1, 4) is u1  # unchanged: a hit
+    assert _conv_winograd.stats["transforms"] == made + 1

@@ -183,6 +183,15 @@ def check_threading_layer(layer: str) -> str:
     return layer
 
 
+def _has_omp() -> bool:
+    """numba's omp layer can load (its libgomp is present)."""
+    try:
+        from numba.np.ufunc import omppool  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def configure_threading_layer() -> None:
     """Set numba's threading layer from the config knob, before the first compile."""
     global _layer_checked
@@ -199,6 +208,10 @@ def configure_threading_layer() -> None:
             if parallel.threading_layer() == "workqueue":
                 check_threading_layer("workqueue")
         else:
+            if layer == "threadsafe" and _has_omp():
+                # numba's 'threadsafe' tries tbb first; the `mkl` extra installs tbb, and MKL
+                # runs on GNU OpenMP (ops/nn/_blas.py): pin omp, one OpenMP runtime.
+                layer = "omp"
             numba.config.THREADING_LAYER = layer  # type: ignore[attr-defined]
             # Each engine worker that launches a parallel kernel gets its own OpenMP team;
             # with GNU OpenMP's default (spinning) wait policy the idle teams burn the cores

@@ -27,6 +27,7 @@ import numpy as np
 
 from ... import config, threads
 from ...base import NNVMError
+from . import _blas
 
 #: the names a choice can take, and the Winograd output tile each means (0: GEMM paths)
 TILE_OF = {"gemm": 0, "winograd": 2, "winograd2": 2, "winograd4": 4}
@@ -68,10 +69,12 @@ def cache_path() -> str:
 
 
 def key(kind: str, s: Any, dtype: Any) -> str:
-    """The cache key: direction, sizes, padding, groups, dtype and thread budget."""
+    """The cache key: direction, sizes, padding, groups, dtype, thread budget and the
+    BLAS the GEMMs run on (a choice timed with OpenBLAS is wrong for MKL)."""
     win = s.win
     sizes = (s.n, s.c, s.h, s.w, s.f, s.groups, win.ph, win.pw)
-    return f"{kind}|{'x'.join(map(str, sizes))}|{np.dtype(dtype).name}|t{threads.budget()}"
+    blas = _blas.name()
+    return f"{kind}|{'x'.join(map(str, sizes))}|{np.dtype(dtype).name}|t{threads.budget()}|{blas}"
 
 
 def _load(path: str) -> None:

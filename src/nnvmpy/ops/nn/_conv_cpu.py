@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from ...base import OpReqType
-from . import _conv_algo, _conv_shift, _conv_winograd
+from . import _blas, _conv_algo, _conv_shift, _conv_winograd
 from . import _im2col as k
 from ._geometry import Window
 
@@ -241,7 +241,7 @@ def forward(
     out3 = out.reshape(s.n, s.f, s.hw)
     w2 = w.reshape(s.f, s.rows)
     if s.pointwise and not add:
-        np.matmul(w2, x.reshape(s.n, s.c, s.hw), out=out3)
+        _blas.mm(w2, x.reshape(s.n, s.c, s.hw), out3)
         if has_bias:
             k._add_bias(out3, beta, 0, s.n)
         return
@@ -273,9 +273,9 @@ def _forward_chunks(
             to_columns(s, x, col, n0, m, g * s.cg)
             wg = w2[g * s.fg : (g + 1) * s.fg]
             if direct:
-                np.matmul(wg, col, out=out3[n0, g * s.fg : (g + 1) * s.fg])
+                _blas.mm(wg, col, out3[n0, g * s.fg : (g + 1) * s.fg])
             else:
-                np.matmul(wg, col, out=tmp)
+                _blas.mm(wg, col, tmp)
                 k._scatter(tmp, out3, beta, n0, m, g * s.fg, s.fg, has_bias, add)
         if after is not None:
             after(n0, m, not direct)
@@ -298,7 +298,7 @@ def _forward_epilogue(
         return
     w2 = w.reshape(s.f, s.rows)
     if s.pointwise:
-        np.matmul(w2, x.reshape(s.n, s.c, s.hw), out=out3)
+        _blas.mm(w2, x.reshape(s.n, s.c, s.hw), out3)
         apply_epilogue(None, out3, bias, res3, relu)
         return
     beta, has_bias = _bias_or_dummy(bias, x.dtype)
@@ -368,7 +368,7 @@ def backward(
     # -- end of the Winograd hook -------------------------------------------------------
     w2 = w.reshape(s.f, s.rows)
     if s.pointwise and req_x not in (_NULL, _ADD):
-        np.matmul(w2.T, dy3, out=dx.reshape(s.n, s.c, s.hw))
+        _blas.mm(w2.T, dy3, dx.reshape(s.n, s.c, s.hw))
         req_x = _NULL
     if req_x == _NULL and req_w == _NULL:
         return
@@ -422,12 +422,11 @@ def _backward_chunks(
                 first = n0 == 0 and (small or req_w != _ADD)
                 a, b, into = (col, dyt.T, acc[g]) if small else (dyt, col.T, dw2[fs])
                 if first:
-                    np.matmul(a, b, out=into)
+                    _blas.mm(a, b, into)
                 else:
-                    np.matmul(a, b, out=tmp_w.reshape(into.shape))
-                    into += tmp_w.reshape(into.shape)
+                    _blas.mm_add(a, b, into, tmp_w.reshape(into.shape))
             if req_x != _NULL:
-                np.matmul(wt[g] if small else w2[fs].T, dyt, out=col)  # dcol reuses col
+                _blas.mm(wt[g] if small else w2[fs].T, dyt, col)  # dcol reuses col
                 from_columns(s, col, dx, n0, m, g * s.cg, req_x == _ADD)
     if dw2 is not None and small:
         grad = acc.transpose(0, 2, 1).reshape(s.f, s.rows)

@@ -37,6 +37,7 @@ from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
 from ..matrix import bind_cuda, flat, gemm, is_cpu, shape_of, view
 from ..shape import fill_one_dim
+from . import _blas
 from .inference import FoldTarget
 
 cuda: Any = None  # numba.cuda, bound before a launch (see matrix.bind_cuda)
@@ -101,6 +102,22 @@ def _as_matrix(x: Any, flatten: bool) -> Any:
     return view(x, (math.prod(shape[:-1]), shape[-1]))
 
 
+def _gemm(
+    ctx: Any, out: Any, req: Any, a: Any, ta: bool, b: Any, tb: bool, bias: Any = None
+) -> None:
+    """matrix.gemm, or on the CPU under MKL (_blas.routes_matmul) one cblas call on
+    the 2-D views (transposes as strides, req 'add' as beta = 1)."""
+    if is_cpu(out) and out.ndim == a.ndim == b.ndim == 2 and _blas.routes_matmul(out.dtype):
+        mode = req_mode("FullyConnected", req)
+        if mode is None:
+            return
+        _blas.matmul(a.T if ta else a, b.T if tb else b, out, 1.0 if mode == "add" else 0.0)
+        if bias is not None:
+            out += bias
+        return
+    gemm(ctx, out, req, a, ta, b, tb, bias)
+
+
 def _fc_forward(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
@@ -109,7 +126,7 @@ def _fc_forward(
     bias = None if p.no_bias else flat(inputs[2])
     # y = x W^T + b
     out = view(outputs[0], (shape_of(x)[0], p.num_hidden))
-    gemm(ctx, out, req[0], x, False, inputs[1], True, bias)
+    _gemm(ctx, out, req[0], x, False, inputs[1], True, bias)
 
 
 def _fc_backward(
@@ -119,8 +136,8 @@ def _fc_backward(
     dy, x, w = inputs
     x = _as_matrix(x, p.flatten)
     dy = view(dy, (shape_of(x)[0], p.num_hidden))
-    gemm(ctx, view(outputs[0], shape_of(x)), req[0], dy, False, w, False)  # dx = dy W
-    gemm(ctx, outputs[1], req[1], dy, True, x, False)  # dW = dy^T x
+    _gemm(ctx, view(outputs[0], shape_of(x)), req[0], dy, False, w, False)  # dx = dy W
+    _gemm(ctx, outputs[1], req[1], dy, True, x, False)  # dW = dy^T x
     if not p.no_bias:
         _sum_rows(ctx, flat(outputs[2]), req[2], dy)  # db = sum_n dy[n, :]
 
