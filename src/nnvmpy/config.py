@@ -56,6 +56,15 @@ GPU_WORKER_NTHREADS = Knob(
     "2",
     "Engine worker threads per GPU device (MXNET_GPU_WORKER_NTHREADS).",
 )
+GPU_COPY_NTHREADS = Knob(
+    "NNVMPY_GPU_COPY_NTHREADS",
+    "2",
+    "Engine copy threads per GPU device, each with its own CUDA stream: host<->GPU and "
+    "cross-GPU copies (FnProperty.COPY_TO_GPU / COPY_FROM_GPU) run there, so they overlap "
+    "the device's kernels instead of queueing behind them. MXNet's MXNET_GPU_COPY_NTHREADS "
+    "is read too.",
+    mxnet_name="MXNET_GPU_COPY_NTHREADS",
+)
 GPU_STREAMS = Knob(
     "NNVMPY_GPU_STREAMS",
     "1",
@@ -183,6 +192,7 @@ ALL_KNOBS = [
     ENGINE_TYPE,
     CPU_WORKER_NTHREADS,
     GPU_WORKER_NTHREADS,
+    GPU_COPY_NTHREADS,
     GPU_STREAMS,
     NUM_THREADS,
     THREADS_ADAPT,

@@ -74,10 +74,10 @@ def test_pinned_arrays_round_trip_through_the_gpu_asynchronously(spies: Any) -> 
     to_host = [s for src, dst, s in copies if (src, dst) == ("gpu", "cpu")]
     assert to_gpu[0] is not None
     assert to_gpu[0] != 0
-    # the pinned download on a worker stream too; the pageable one synchronous, as before
+    # both downloads on the copy worker's stream, not the legacy default stream (which
+    # would wait for every compute stream); the pageable one is synchronous all the same
     assert len(to_host) == 2
-    assert sum(s is None for s in to_host) == 1
-    assert all(s != 0 for s in to_host if s is not None)
+    assert all(s is not None and s != 0 for s in to_host)
     assert spies["events"], "no copy completed through an event"
 
 
@@ -100,10 +100,11 @@ def test_the_pinned_copy_runs_on_the_copying_workers_stream(
     got = (nv.nd.array(x, ctx=nv.cpu_pinned(0)).copyto(nv.gpu(0)) + 1).asnumpy()
     np.testing.assert_array_equal(got, x + 1)
     (upload,) = [s for src, dst, s in spies["copies"] if (src, dst) == ("cpu", "gpu")]
-    # one GPU worker under the simulator: the copy and the kernel after it share its stream
-    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
-        assert kernel_streams
-        assert all(s is upload for s in kernel_streams)
+    # the upload runs on a copy worker's stream (COPY_TO_GPU, engine/per_device.py), not on
+    # the stream of the compute worker that runs the kernel after it
+    assert upload is not None
+    assert kernel_streams
+    assert all(s is not None and s is not upload for s in kernel_streams)
 
 
 @pytest.mark.gpu

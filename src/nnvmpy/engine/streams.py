@@ -7,26 +7,33 @@ functions of different workers may overlap on the device; to keep the engine's c
 (a variable is free once the function holding it completed), a GPU function completes
 when its worker's stream has run it.
 
-Completion by events (newer MXNet; MXNet 1.x synchronises the stream instead). After a
-GPU function returns, its worker records an event on its stream and hands it to the
-device's completion thread (`completer`), then goes on to launch its next function: the
-CPU side of the next launch overlaps the device's work on the previous one. The
-completion thread waits on the events in the order they were recorded and completes each
-function (releases its variables, runs what that grants) once its event has passed, so a
-reader pushed after a GPU write still runs after the write finished on the device. An
-error raised by the function completes it at once, as before; an error that the event
-wait reports (a failed kernel, on hardware) is the function's error. The wait covers only
-that stream's work up to the event, never the whole device.
+Completion by events (newer MXNet; MXNet 1.x synchronises the stream instead). After a GPU
+function returns, its worker records an event on its stream and hands it to the device's
+completion thread (`completer`), then goes on to launch its next function: the CPU side of
+the next launch overlaps the device's work on the previous one. The completion thread
+waits on the events in the order they were recorded and completes each function (releases
+its variables, runs what that grants) once its event has passed, so a reader pushed after
+a GPU write still runs after the write finished on the device. Copies complete on lanes of
+their own (one completion thread per device and lane: compute, copy_to_gpu,
+copy_from_gpu): in one FIFO a kernel's completion would wait behind a long transfer's
+event and the compute chain would advance only as fast as the copies, which undoes the
+copy workers' overlap (seen on an H200: kernels and pinned uploads took the sum of their
+times instead of the larger). An error raised by the function completes it at once, as
+before; an error that the event wait reports (a failed kernel, on hardware) is the
+function's error. The wait covers only that stream's work up to the event, never the whole
+device.
 
 Kernels find the stream in their RunContext (`run_ctx.stream`; kernel.cuda.launch_config
-launches on it). Work queued on the default stream (copies, allocations) still orders with
-these streams: numba's streams are blocking streams, which the legacy default stream
-synchronises with. NNVMPY_GPU_STREAMS=0 turns streams and events off (the default
-stream, completion at launch).
+launches on it); so do the copies of push_copy, on the copy workers' streams. Work queued
+on the default stream (allocations, asnumpy's download) still orders with these streams:
+numba's streams are blocking streams, which the legacy default stream synchronises with.
+NNVMPY_GPU_STREAMS=0 turns streams and events off (the default stream, completion at
+launch).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -70,11 +77,32 @@ def _new_stream(device_id: int) -> Any:
     return cuda.stream()
 
 
+class _NotReadyFilter(logging.Filter):
+    """numba's driver logs every failed call at ERROR, and an event still running answers
+    cuEventQuery with CUDA_ERROR_NOT_READY: polling (Completer.passed_soon) would log an
+    error per poll. Only that message is dropped."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        msg = record.getMessage()
+        return not ("cuEventQuery" in msg and "NOT_READY" in msg)
+
+
+_filter_installed: list[bool] = []
+
+
+def _quiet_event_queries() -> None:
+    if not _filter_installed:
+        _filter_installed.append(True)
+        for name in ("numba.cuda.cudadrv.driver", "numba_cuda.numba.cuda.cudadrv.driver"):
+            logging.getLogger(name).addFilter(_NotReadyFilter())
+
+
 def _new_event(device_id: int) -> Any:
     """A CUDA event without timing (cheaper to record and wait on)."""
     from ..kernel.cuda import _state, get_cuda
 
     cuda = get_cuda("engine")
+    _quiet_event_queries()
     if _state.get("simulator"):
         return cuda.event()  # the simulator's Event takes no arguments; it never waits
     if len(cuda.gpus) > 1:
@@ -87,11 +115,12 @@ Done = Callable[[BaseException | None], None]
 
 
 class Completer:
-    """One device's completion thread: waits on recorded events in order, then calls each
-    one's `done` (None, or the exception the wait raised). Events are reused."""
+    """One device lane's completion thread: waits on recorded events in order, then calls
+    each one's `done` (None, or the exception the wait raised). Events are reused."""
 
-    def __init__(self, device_id: int) -> None:
+    def __init__(self, device_id: int, lane: str = "compute") -> None:
         self.device_id = device_id
+        self.lane = lane
         self._cond = threading.Condition(threading.Lock())
         self._queue: deque[tuple[Any, Done]] = deque()
         self._free: list[Any] = []  # events whose wait has passed, ready to record again
@@ -117,8 +146,11 @@ class Completer:
         with self._cond:
             self._queue.append((event, done))
             if self._thread is None:
+                lane = "" if self.lane == "compute" else f"-{self.lane}"
                 self._thread = threading.Thread(
-                    target=self._run, daemon=True, name=f"nnvmpy-gpu{self.device_id}-events"
+                    target=self._run,
+                    daemon=True,
+                    name=f"nnvmpy-gpu{self.device_id}{lane}-events",
                 )
                 self._thread.start()
             self._cond.notify()
@@ -168,16 +200,18 @@ class Completer:
                 print(f"nnvmpy: GPU completion failed: {e!r}", file=sys.stderr)
 
 
-_completers: dict[int, Completer] = {}
+_completers: dict[tuple[int, str], Completer] = {}
 _completers_lock = threading.Lock()
 
 
-def completer(device_id: int) -> Completer:
-    """The completion thread of GPU `device_id` (started on its first event)."""
-    found = _completers.get(device_id)
+def completer(device_id: int, lane: str = "compute") -> Completer:
+    """The completion thread of GPU `device_id` for `lane` ('compute', or a copy
+    FnProperty's value), started on its first event."""
+    key = (device_id, lane)
+    found = _completers.get(key)
     if found is None:
         with _completers_lock:
-            found = _completers.setdefault(device_id, Completer(device_id))
+            found = _completers.setdefault(key, Completer(device_id, lane))
     return found
 
 

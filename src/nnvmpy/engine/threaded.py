@@ -44,6 +44,7 @@ from .streams import completer, worker_stream
 from .tls import _tls
 from .var import ExcCell, OprBlock, pending_error
 
+_COPY_PROPS = (FnProperty.COPY_TO_GPU, FnProperty.COPY_FROM_GPU)
 _QUIESCE_TIMEOUT_S = 60.0  # at fork and at exit, how long to wait for pending work
 
 
@@ -381,7 +382,9 @@ class ThreadedEngine(InlinePushMixin, Engine):
         on the device's completion thread, while this worker goes on with other work, or
         here when the event passes before other work is ready (see streams.py)."""
         label = blk.opr.label if blk.opr is not None else "?"
-        events = completer(blk.ctx.device_id)
+        prop = blk.opr.prop if blk.opr is not None else FnProperty.NORMAL
+        lane = prop.value if prop in _COPY_PROPS else "compute"  # see streams.py, lanes
+        events = completer(blk.ctx.device_id, lane)
         try:
             event = events.record(stream)
         except BaseException:  # no event to be had: wait on the stream here, as MXNet 1.x

@@ -28,6 +28,7 @@ import numpy as np
 from .. import engine, kernel
 from ..autograd.state import STATE as _AG
 from ..base import Context, NNVMError, ParamError, as_dtype, current_context
+from ..engine import FnProperty
 from ..imperative import invoke
 from ..kernel import storage
 from ..registry import Op
@@ -538,26 +539,40 @@ def _invoke1(name: str, inputs: list[NDArray], out: Any = None, **kwargs: Any) -
 
 
 def push_copy(src: NDArray, dst: NDArray) -> None:
-    """Asynchronous copy between arrays of one shape, on any devices."""
+    """Asynchronous copy between arrays of one shape, on any devices.
+
+    Routed as MXNet 1.x's CopyFromTo routes it, so that transfers run on a GPU's copy
+    workers (their own threads and CUDA streams, engine/per_device.py) and overlap the
+    kernels on its compute workers: host->GPU is COPY_TO_GPU on the destination GPU,
+    GPU->host is COPY_FROM_GPU on the source GPU, and a copy between two GPUs is
+    COPY_FROM_GPU on the source GPU. Host copies and copies within one GPU stay NORMAL
+    functions of their device. Every GPU copy is queued on the running worker's stream:
+    with page-locked (cpu_pinned) host memory it is asynchronous and the engine completes
+    it once the stream ran it (engine/streams.py events); pageable host memory makes the
+    driver finish the transfer before returning, on that same stream.
+    """
     if src.shape != dst.shape:
         raise NNVMError(f"copy: shape {src.shape} does not match {dst.shape}")
     s, d = src._data, dst._data
     cast = src.dtype != dst.dtype
-    kinds = (src._ctx.device_type, dst._ctx.device_type)
-    # page-locked host memory <-> GPU: asynchronous on the copying worker's stream; the
-    # engine completes the copy when the stream has run it (engine/streams.py events)
-    pinned = "gpu" in kinds and "cpu_pinned" in kinds
+    skind, dkind = src._ctx.device_type, dst._ctx.device_type
+    on_gpu = "gpu" in (skind, dkind)
 
     def copy(rc: Any) -> None:
-        if cast and "gpu" not in kinds:
+        if cast and not on_gpu:
             np.copyto(d, s, casting="unsafe")
-        elif pinned and rc.stream is not None:
-            storage.copy(s, d, stream=rc.stream)
         else:
-            storage.copy(s, d)
+            storage.copy(s, d, stream=rc.stream)  # None: the default stream, synchronous
 
-    ctx = dst._ctx if dst._ctx.device_type == "gpu" else src._ctx
-    engine.get_engine().push_sync(copy, ctx, [src._chunk.var], [dst._chunk.var], name="copyto")
+    if dkind == "gpu" and skind != "gpu":
+        ctx, prop = dst._ctx, FnProperty.COPY_TO_GPU
+    elif skind == "gpu" and (dkind != "gpu" or dst._ctx.device_id != src._ctx.device_id):
+        ctx, prop = src._ctx, FnProperty.COPY_FROM_GPU
+    else:  # host <-> host, or within one GPU
+        ctx, prop = (src._ctx if skind == "gpu" else dst._ctx), FnProperty.NORMAL
+    engine.get_engine().push_sync(
+        copy, ctx, [src._chunk.var], [dst._chunk.var], name="copyto", prop=prop
+    )
 
 
 # -- creation -----------------------------------------------------------------------------
