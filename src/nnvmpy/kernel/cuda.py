@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import math
+import os
 import threading
 from typing import Any
 
@@ -72,8 +73,25 @@ def get_cuda(kernel_name: str) -> Any:
 
             _state["array_types"] = (DeviceNDArray,)
             _state["gpu_count"] = len(module.gpus)
+            _quiet_small_grids()
         cuda = module
         return cuda
+
+
+def _quiet_small_grids() -> None:
+    """Turn off numba-cuda's warning for grids under 128 blocks, unless the user set
+    NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS: a small array gets a small grid on purpose (one
+    block for 100 elements), so it fired on most imperative ops, and under
+    warnings-as-errors it failed them (seen on an H200 in the poles/domains tests)."""
+    if "NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS" in os.environ:
+        return
+    for name in ("numba.cuda.core.config", "numba.core.config"):
+        try:
+            cfg = importlib.import_module(name)
+        except ImportError:
+            continue
+        if hasattr(cfg, "CUDA_LOW_OCCUPANCY_WARNINGS"):
+            cfg.CUDA_LOW_OCCUPANCY_WARNINGS = 0
 
 
 def as_device_array(kernel_name: str, what: str, x: Any) -> Any:

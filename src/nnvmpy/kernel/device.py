@@ -70,6 +70,12 @@ def for_device(fn: Callable[..., Any], device: str) -> Callable[..., Any]:
         from .cuda import cuda
 
         rebound["cuda"] = cuda  # the module: the simulator swaps it in the copy's globals
+    if device == "gpu" and fn_globals.get("np") is np and "np" in names:
+        from . import _gpu_numpy
+        from .cuda import _state
+
+        if not _state.get("simulator", True):  # numba-cuda lacks some ufuncs: _gpu_numpy
+            rebound["np"] = _gpu_numpy.module()
     cells = fn.__closure__
     if cells is not None and any(isinstance(c.cell_contents, DeviceFunction) for c in cells):
         cells = tuple(
