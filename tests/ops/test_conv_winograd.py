@@ -263,7 +263,7 @@ def test_auto_measures_once_and_keeps_the_choice_on_disk(tmp_path: Any, monkeypa
     x, w, b = _data(shape)
     s = _shape(*shape)
     out = np.empty((2, 16, 1, 8, 8), np.float32)
-    _conv_cpu.forward(s, x[:, :, None], w[:, :, None], b, out, WRITE, _Space())
+    _conv_cpu.forward(s, x[:, :, None], w[:, :, None], b, out, WRITE, _Space(), training=False)
     assert rel_err(out[:, :, 0], direct(x, w, (1, 1), 1) + b[:, None, None]) < 5e-5
     saved = json.loads(path.read_text())
     k = _conv_algo.key("forward", s, np.float32)
@@ -275,15 +275,40 @@ def test_auto_measures_once_and_keeps_the_choice_on_disk(tmp_path: Any, monkeypa
     _conv_algo.forget()
     calls: list[str] = []
     monkeypatch.setattr(_conv_algo, "_time", lambda fn: calls.append("t") or 0.0)
-    assert _conv_algo.forward_tile(s, x[:, :, None], w[:, :, None], b, _Space()) == 4
+    assert (
+        _conv_algo.forward_tile(s, x[:, :, None], w[:, :, None], b, _Space(), training=False) == 4
+    )
     assert calls == []
     # no file: measured, once
     path.unlink()
     _conv_algo.forget()
-    _conv_algo.forward_tile(s, x[:, :, None], w[:, :, None], b, _Space())
+    _conv_algo.forward_tile(s, x[:, :, None], w[:, :, None], b, _Space(), training=False)
     assert len(calls) == 3
-    _conv_algo.forward_tile(s, x[:, :, None], w[:, :, None], b, _Space())
+    _conv_algo.forward_tile(s, x[:, :, None], w[:, :, None], b, _Space(), training=False)
     assert len(calls) == 3
+
+
+def test_auto_never_gives_a_training_forward_f4x4(tmp_path: Any, monkeypatch: Any) -> None:
+    """A training step's forward feeds gradients: F(4x4) is not a candidate there, and an
+    inference choice of F(4x4) for the same layer does not carry over."""
+    path = tmp_path / "conv_algo.json"  # the autouse fixture's file
+    monkeypatch.setenv("NNVMPY_CONV_ALGO", "auto")
+    monkeypatch.setattr(_conv_algo, "MIN_AUTO_FLOPS", 0)
+    timed: list[int] = []
+    # every candidate "takes" less time than the one before: the last offered would win
+    monkeypatch.setattr(_conv_algo, "_time", lambda fn: timed.append(1) or -len(timed))
+    shape = (2, 16, 8, 8, 16, (1, 1), 1)
+    x, w, b = _data(shape)
+    s = _shape(*shape)
+    args = (s, x[:, :, None], w[:, :, None], b, _Space())
+    assert _conv_algo.forward_tile(*args, training=False) == 4
+    assert _conv_algo.forward_tile(*args, training=True) == 2
+    saved = json.loads(path.read_text())
+    assert set(saved[_conv_algo.key("forward_train", s, np.float32)]["ms"]) == {
+        "gemm",
+        "winograd2",
+    }
+    assert saved[_conv_algo.key("forward", s, np.float32)]["algo"] == "winograd4"
 
 
 def test_auto_keeps_small_layers_on_gemm_without_measuring(monkeypatch: Any) -> None:

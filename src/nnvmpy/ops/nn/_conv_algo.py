@@ -193,8 +193,13 @@ def _preset(s: Any, dtype: Any) -> int | None:
     return 0 if _small(s) else None
 
 
-def forward_tile(s: Any, x: Any, w: Any, bias: Any, res: Any) -> int:
-    """The Winograd output tile for this forward convolution, 0 for the GEMM paths."""
+def forward_tile(s: Any, x: Any, w: Any, bias: Any, res: Any, training: bool = True) -> int:
+    """The Winograd output tile for this forward convolution, 0 for the GEMM paths.
+
+    training: the forward of a training step (is_train), whose outputs feed gradients:
+    F(4x4) is not a candidate there (timed on a busy machine it won every forward layer
+    of ResNet-18, and a training step's |dlogp| then reached 1.2e-3, over issue 17's
+    1e-3); inference (is_train=False) may take it. The two choices are kept apart."""
     tile = _preset(s, x.dtype)
     if tile is not None:
         return tile
@@ -213,9 +218,11 @@ def forward_tile(s: Any, x: Any, w: Any, bias: Any, res: Any) -> int:
     candidates = {
         "gemm": lambda: _conv_cpu.forward(s, x, w, bias, scratch, write, res, gemm_only=True),
         "winograd2": wino(2),
-        "winograd4": wino(4),
     }
-    return TILE_OF[choose("forward", s, x.dtype, candidates)]
+    if not training:
+        candidates["winograd4"] = wino(4)
+    kind = "forward_train" if training else "forward"
+    return TILE_OF[choose(kind, s, x.dtype, candidates)]
 
 
 def backward_data_tile(s: Any, dy: Any, w: Any, res: Any) -> int:

@@ -211,18 +211,20 @@ def forward(
     res: Any,
     epilogue: tuple[Any, bool] | None = None,
     gemm_only: bool = False,
+    training: bool = True,
 ) -> None:
     """out (=|+=) conv(x, w) + bias, x (N, C, D, H, W) and out (N, F, Do, Ho, Wo) contiguous.
 
     `epilogue` = (residual or None, relu): out = relu?(conv + bias + residual) instead, the
     bias, residual and relu applied to each chunk of images right after its GEMMs wrote it
     (while it is still in cache), in one pass with the bias where the GEMM writes `out`
-    directly. Not with req 'add'. gemm_only: never Winograd (_conv_algo times this path).
+    directly. Not with req 'add'. gemm_only: never Winograd (_conv_algo times this path);
+    training: the output feeds gradients (_conv_algo.forward_tile: no F(4x4) then).
     """
     if req == _NULL:
         return
     # -- Winograd hook (issue 17): 3x3 stride-1 layers where _conv_algo picks it --------
-    tile = 0 if gemm_only else _conv_algo.forward_tile(s, x, w, bias, res)
+    tile = 0 if gemm_only else _conv_algo.forward_tile(s, x, w, bias, res, training)
     if tile:
         _conv_winograd.forward(s, x, w, bias, out, req == _ADD, res, epilogue, tile)
         return

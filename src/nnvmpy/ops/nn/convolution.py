@@ -275,7 +275,8 @@ def forward_cpu(
 
     def run(ins: list[Any], reqs: list[Any], outs: list[Any]) -> None:
         bias = None if p.no_bias else ins[2]
-        _conv_cpu.forward(s, as_5d(ins[0]), as_5d(ins[1]), bias, as_5d(outs[0]), reqs[0], res)
+        x, w, out = as_5d(ins[0]), as_5d(ins[1]), as_5d(outs[0])
+        _conv_cpu.forward(s, x, w, bias, out, reqs[0], res, training=bool(ctx.is_train))
 
     p, res = attrs.parsed, ctx.requested[0]
     s = _conv_shape(p, inputs[0], outputs[0])
@@ -313,7 +314,9 @@ def forward_epilogue(
         bias = None if p.no_bias else ins[2]
         res5 = as_5d(ins[n]) if epilogue.residual else None
         x, w, out = as_5d(ins[0]), as_5d(ins[1]), as_5d(outs[0])
-        _conv_cpu.forward(s, x, w, bias, out, reqs[0], ctx.requested[0], (res5, epilogue.relu))
+        epi = (res5, epilogue.relu)
+        training = bool(ctx.is_train)
+        _conv_cpu.forward(s, x, w, bias, out, reqs[0], ctx.requested[0], epi, training=training)
 
     p = attrs.parsed
     s = _conv_shape(p, inputs[0], outputs[0])
