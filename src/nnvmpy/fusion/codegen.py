@@ -22,7 +22,9 @@ kernel.vmath's float32 bodies skipped: a chain with two sigmoids ran 14x slower)
 conversions are vector instructions and cost little. Float32 groups get float32 scalar
 parameters (fusion/compute.py), as MXNet computes `x * DType(scalar)`.
 Parameters are arguments, so one kernel serves every parameter value. The GPU source is
-the same body in a grid-stride numba.cuda loop.
+the same body in a grid-stride numba.cuda loop. float16 computes in float32 on both
+devices and is rounded once on the store: the CPU loop gets float32 copies, the GPU loop
+loads float16 inputs as float32 (`x0 = np.float32(a0[i])`), see body_lines.
 
 Caching. The source is written to NNVMPY_FUSION_CACHE_DIR under a name hashed from the
 source and the code of every member function, and compiled with numba's cache=True, so a
@@ -63,9 +65,21 @@ def body_lines(
     out_types: list[Any],
     modes: tuple[str | None, ...],
     device: str,
+    in_types: list[Any] | None = None,
 ) -> list[str]:
-    """The statements computing element i (inputs read first, outputs stored last)."""
-    lines = [f"x{j} = a{j}[i]" for j in range(spec.num_inputs)]
+    """The statements computing element i (inputs read first, outputs stored last).
+
+    float16 computes in float32 on both devices, rounded once on the store: the CPU
+    gets float32 copies of float16 arrays (fusion/compute.py), the GPU loads a float16
+    input as float32 (`in_types`), keeps float16 members' values in float32 (_type_name)
+    and adds to a float16 output in float32 before the store rounds the sum. Computing
+    in float16 rounded every intermediate (x * y + x: two roundings to 11 bits).
+    """
+    halves = {j for j, t in enumerate(in_types or ()) if t is not None and np.dtype(t) == _HALF}
+    lines = [
+        f"x{j} = np.float32(a{j}[i])" if device == "gpu" and j in halves else f"x{j} = a{j}[i]"
+        for j in range(spec.num_inputs)
+    ]
     pk = 0
     for m, member in enumerate(spec.members):
         params = [f"p{pk + q}" for q in range(len(member.body.params))]
@@ -77,21 +91,21 @@ def body_lines(
             # rounded to its dtype (a member computing in float64 because of a Python float
             # in its body, e.g. relu's `x * 0`, must not turn the rest of a float32 chain
             # into float64: half the vector width, and kernel.vmath's float32 bodies skipped)
-            lines.append(f"t{m}_{k} = c_{_type_name(member_types[m][k], device)}({call})")
+            lines.append(f"t{m}_{k} = c_{_type_name(member_types[m][k])}({call})")
     for o, ((src, idx), mode) in enumerate(zip(spec.outputs, modes)):
         if mode == "write":
             lines.append(f"o{o}[i] = t{src}_{idx}")
         elif mode == "add" and device == "gpu" and np.dtype(out_types[o]) == _HALF:
-            lines.append(f"o{o}[i] += t{src}_{idx}")  # float16 adds in its own precision
+            lines.append(f"o{o}[i] = np.float32(o{o}[i]) + co{o}(t{src}_{idx})")
         elif mode == "add":  # as MXNet's KERNEL_ASSIGN: convert, then add
             lines.append(f"o{o}[i] += co{o}(t{src}_{idx})")
     return lines
 
 
-def _type_name(dtype: Any, device: str) -> str:
+def _type_name(dtype: Any) -> str:
     d = np.dtype(dtype)
-    if d == _HALF and device == "cpu":
-        return "float32"  # numba's CPU target has no float16 arithmetic
+    if d == _HALF:
+        return "float32"  # float16 values are kept in float32 (body_lines); the store rounds
     return d.name
 
 
@@ -136,6 +150,7 @@ def kernel_source(
     out_types: list[Any],
     modes: tuple[str | None, ...],
     device: str,
+    in_types: list[Any] | None = None,
 ) -> str:
     from ..kernel.cpu import SERIAL_CUTOFF
 
@@ -147,15 +162,15 @@ def kernel_source(
         + [f"r{q}" if q in as_float32 else f"p{q}" for q in range(n_params)]
     )
     params = "".join(f", {n}" for n in names)
-    lines = body_lines(spec, member_types, out_types, modes, device)
-    casts = sorted({_type_name(t, device) for ts in member_types for t in ts if t is not None})
+    lines = body_lines(spec, member_types, out_types, modes, device, in_types)
+    casts = sorted({_type_name(t) for ts in member_types for t in ts if t is not None})
     header = [f"# nnvmpy fused kernel ({device}): {spec.structure()}"]
     header += [f"# modes {modes}; output dtypes {[str(t) for t in out_types]}"]
     header += [f"c_{c} = np.{c}" for c in casts]
     header += [
-        f"co{o} = np.{_type_name(t, device)}"
+        f"co{o} = np.{_type_name(t)}"
         for o, (t, mode) in enumerate(zip(out_types, modes))
-        if mode == "add" and not (device == "gpu" and np.dtype(t) == _HALF)
+        if mode == "add"
     ]
     if device == "cpu":
         body = "\n".join(" " * 12 + line for line in lines)
@@ -247,9 +262,11 @@ def build(
     out_types: list[Any],
     modes: tuple[str | None, ...],
     device: str,
+    in_types: list[Any] | None = None,
 ) -> Any:
-    """The compiled kernel (a numba dispatcher) for this spec, dtypes, modes and device."""
-    source = kernel_source(spec, member_types, out_types, modes, device)
+    """The compiled kernel (a numba dispatcher) for this spec, dtypes, modes and device
+    (`in_types`, the inputs' dtypes: the GPU loads float16 ones as float32)."""
+    source = kernel_source(spec, member_types, out_types, modes, device, in_types)
     key = f"{device}-{cache_key(spec, source)}"
     fn = _built.get(key)
     if fn is not None:

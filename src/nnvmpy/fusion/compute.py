@@ -58,7 +58,7 @@ def _launcher(
         if device == "cpu" and any(t is None or t not in _cpu_dtypes() for ts in types for t in ts):
             fn = False  # run the members one by one
         else:
-            fn = codegen.build(spec, types, list(out_types), modes, device)
+            fn = codegen.build(spec, types, list(out_types), modes, device, list(in_types))
         spec.launchers[key] = fn
     return fn
 

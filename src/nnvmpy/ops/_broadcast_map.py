@@ -11,6 +11,8 @@ CPU: a numba loop over (row, chunk) work items of the collapsed shape, parallel 
 outputs; the inner loops are specialised on which arrays are constant so they vectorise.
 GPU: a grid-stride numba.cuda loop with per-dim index arithmetic (shapes and strides in a
 small cached device array). Arrays of out's size take the kernel layer's flat path.
+float16 computes in float32 and is rounded once on the store on both devices (the CPU
+through float32 copies, the GPU loop widening float16 loads), as kernel/cuda.py does.
 
 Neither numba nor numba.cuda is imported until the first launch.
 """
@@ -295,7 +297,16 @@ def _cpu_map(fn: Kernel, out: np.ndarray, add: bool, arrays: tuple[Any, ...]) ->
 cuda: Any = None  # numba.cuda, bound on the first GPU launch (a global, for the simulator)
 
 
-def _gpu_map1(f: Any) -> Any:
+# float16 computes as on the CPU (its float32 copies, see _cpu_map): `load` widens a
+# float16 argument to float32 (the identity for other dtypes) and, for a float16 out,
+# `store` rounds the float32 value once (an add sums in float32 first). Computing in
+# float16 rounded every intermediate (x * y + x: two roundings to 11 bits). The load and
+# store functions are device functions (see _device_helpers), inlined by NVVM.
+
+
+def _gpu_map1(f: Any, load: tuple[Any, ...], store: Any) -> Any:
+    (la,) = load
+
     def loop(out, a, meta, add):
         nd = meta.size // 2
         for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
@@ -304,16 +315,15 @@ def _gpu_map1(f: Any) -> Any:
                 q = rem // meta[d]
                 ao += (rem - q * meta[d]) * meta[nd + d]
                 rem = q
-            v = f(a[ao])
-            if add:
-                out[i] += v
-            else:
-                out[i] = v
+            v = f(la(a[ao]))
+            store(out, i, v, add)
 
     return loop
 
 
-def _gpu_map2(f: Any) -> Any:
+def _gpu_map2(f: Any, load: tuple[Any, ...], store: Any) -> Any:
+    la, lb = load
+
     def loop(out, a, b, meta, add):
         nd = meta.size // 3
         for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
@@ -324,16 +334,15 @@ def _gpu_map2(f: Any) -> Any:
                 ao += k * meta[nd + d]
                 bo += k * meta[2 * nd + d]
                 rem = q
-            v = f(a[ao], b[bo])
-            if add:
-                out[i] += v
-            else:
-                out[i] = v
+            v = f(la(a[ao]), lb(b[bo]))
+            store(out, i, v, add)
 
     return loop
 
 
-def _gpu_map3(f: Any) -> Any:
+def _gpu_map3(f: Any, load: tuple[Any, ...], store: Any) -> Any:
+    la, lb, lc = load
+
     def loop(out, a, b, c, meta, add):
         nd = meta.size // 4
         for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
@@ -345,17 +354,48 @@ def _gpu_map3(f: Any) -> Any:
                 bo += k * meta[2 * nd + d]
                 co += k * meta[3 * nd + d]
                 rem = q
-            v = f(a[ao], b[bo], c[co])
-            if add:
-                out[i] += v
-            else:
-                out[i] = v
+            v = f(la(a[ao]), lb(b[bo]), lc(c[co]))
+            store(out, i, v, add)
 
     return loop
 
 
 _GPU_LOOPS = {1: _gpu_map1, 2: _gpu_map2, 3: _gpu_map3}
 _gpu_meta: dict[Any, Any] = {}
+
+
+_helpers: dict[str, Any] = {}
+
+
+def _keep(v):  # an argument as it is
+    return v
+
+
+def _widen(v):  # a float16 argument, computed on in float32
+    return np.float32(v)
+
+
+def _store(out, i, v, add):  # out in its own dtype: as the CPU loop stores
+    if add:
+        out[i] += v
+    else:
+        out[i] = v
+
+
+def _store_half(out, i, v, add):  # float16 out: a float32 value (sum), rounded once
+    if add:
+        out[i] = np.float32(np.float32(out[i]) + v)
+    else:
+        out[i] = np.float32(v)
+
+
+def _device_helpers(pattern: str, half: bool) -> tuple[tuple[Any, ...], Any]:
+    """(load per argument, store): pattern 'H' (float16) widens, 'A' keeps; `half`
+    (a float16 out) rounds once on the store."""
+    if not _helpers:
+        jit = cuda.jit(device=True)
+        _helpers.update(A=jit(_keep), H=jit(_widen), store=jit(_store), half=jit(_store_half))
+    return tuple(_helpers[k] for k in pattern), _helpers["half" if half else "store"]
 
 
 def bind_cuda(name: str) -> Any:
@@ -395,9 +435,14 @@ def _gpu_map(fn: Kernel, ctx: Any, out: Any, add: bool, arrays: tuple[Any, ...])
     device_fn = fn.variant(
         ("gpu", "device_fn"), lambda: cuda.jit(device=True)(for_device(fn.py_func, "gpu"))
     )
-    key = ("gpu-bcast", str(len(arrays)))
+    pattern = "".join("H" if a.dtype == _HALF else "A" for a in arrays)
+    half = out.dtype == _HALF
+    key = ("gpu-bcast", str(len(arrays)), pattern, "half" if half else "")
     loop = fn._variants.get(key) or fn.variant(
-        key, lambda: kernel.cuda_kernel(_GPU_LOOPS[len(arrays)](device_fn))
+        key,
+        lambda: kernel.cuda_kernel(
+            _GPU_LOOPS[len(arrays)](device_fn, *_device_helpers(pattern, half))
+        ),
     )
     blocks, threads, stream, device = launch_config(fn.name, ctx, out.size)
     with device:

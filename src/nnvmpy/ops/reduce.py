@@ -169,7 +169,8 @@ def _reduce_cpu(
 
 
 # -- reduce_to: GPU ---------------------------------------------------------------------------
-# Reducer codes; every value is loaded as float64, so one kernel serves every dtype.
+# Reducer codes; every value is loaded as float64, so one kernel serves every dtype (and
+# float16 accumulates in float64: MXNet accumulates it in float32, the CPU path here too).
 _CODES = {"sum": 0, "max": 1, "min": 2, "prod": 3, "nrm2": 4, "nrm1": 5, "nansum": 6, "nanprod": 7}
 BLOCK = 256  # threads of the one-block-per-output kernel (32 under the simulator)
 cuda: Any = None  # numba.cuda once bound (a global, for the simulator)
@@ -188,7 +189,10 @@ def _start(op):  # the identity of the reducer
 
 
 def _load(op, v):
-    v = v * 1.0
+    # float64, explicitly: numba types `v * 1.0` as float64, but the simulator runs NumPy,
+    # where a Python float is weak and a float16 (float32) v stays float16 (float32), so
+    # a float16 sum there accumulated in float16 (2048 + 1 == 2048)
+    v = np.float64(v)
     if op == 6 or op == 7:  # NaN is the identity of nansum / nanprod
         return v if v == v else (0.0 if op == 6 else 1.0)
     return v * v if op == 4 else (abs(v) if op == 5 else v)
