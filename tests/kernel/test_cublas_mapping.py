@@ -198,3 +198,19 @@ def test_gpu_lib_reports_why_it_is_unavailable(monkeypatch: pytest.MonkeyPatch) 
         assert isinstance(reason, str)
         assert reason
         assert not gpu_lib.available()
+
+
+def test_stream_ptr_reads_the_stream_handle() -> None:
+    """RunContext.stream is a numba Stream: its handle is the cudaStream_t cuBLAS and CuPy
+    are given; None (and 0) are the legacy default stream."""
+    from nnvmpy.kernel import gpu_lib
+
+    class Stream:
+        handle = 0x7F00_1234
+
+        def __int__(self) -> int:  # numba's returns an enum member for default streams
+            raise AssertionError("stream_ptr must read .handle")
+
+    assert gpu_lib.stream_ptr(Stream()) == 0x7F00_1234
+    assert gpu_lib.stream_ptr(None) == 0
+    assert gpu_lib.stream_ptr(0) == 0

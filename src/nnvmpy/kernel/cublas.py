@@ -32,8 +32,6 @@ _F16, _F32, _F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float
 DTYPES = frozenset((_F16, _F32, _F64))
 
 _tls = threading.local()
-_handles: list[tuple[str, int, list[Any]]] = []  # (thread name, device, [handle, stream])
-_handles_lock = threading.Lock()
 _ones: dict[tuple[int, np.dtype], list[Any]] = {}  # (device, dtype) -> ones vectors made
 _ones_lock = threading.Lock()
 _lib: dict[str, Any] = {}  # "cublas": the binding; "types": dtype -> (data, compute, scalar)
@@ -84,18 +82,16 @@ def handle(device_id: int, stream_ptr: int) -> int:
 
         with cupy.cuda.Device(device_id):
             entry = handles[device_id] = [cublas.create(), None]
-        with _handles_lock:
-            _handles.append((threading.current_thread().name, device_id, entry))
     if entry[1] != stream_ptr:
         cublas.setStream(entry[0], stream_ptr)
         entry[1] = stream_ptr
     return int(entry[0])
 
 
-def handles() -> list[tuple[str, int, int, int | None]]:
-    """(thread name, device, handle, stream it is bound to) of every handle made so far."""
-    with _handles_lock:
-        return [(name, dev, int(e[0]), e[1]) for name, dev, e in _handles]
+def bound_stream(device_id: int) -> int | None:
+    """The stream this thread's handle on the device is bound to (None: no handle yet)."""
+    entry = getattr(_tls, "handles", {}).get(device_id)
+    return None if entry is None else entry[1]
 
 
 def ones(device_id: int, dtype: np.dtype, n: int) -> Any:
@@ -183,4 +179,4 @@ def _call(
         )  # fmt: skip
 
 
-__all__ = ["DTYPES", "gemm", "handle", "handles", "ones", "supports"]
+__all__ = ["DTYPES", "bound_stream", "gemm", "handle", "ones", "supports"]

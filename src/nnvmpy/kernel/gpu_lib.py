@@ -102,8 +102,13 @@ def as_numba(x: Any) -> Any:
 
 
 def stream_ptr(stream: Any) -> int:
-    """The CUDA stream handle of a numba stream (0, the legacy default stream, for None)."""
-    return int(stream) if stream else 0
+    """The CUDA stream handle of a numba stream (0, the legacy default stream, for None).
+
+    Read from `.handle`: numba's Stream.__int__ returns an enum member for a default
+    stream, which int() accepts only with a DeprecationWarning."""
+    if not stream:
+        return 0
+    return int(getattr(stream, "handle", stream))
 
 
 def cupy_stream(stream: Any) -> Any:
@@ -112,9 +117,9 @@ def cupy_stream(stream: Any) -> Any:
     device's default stream) gives CuPy's null stream."""
     import cupy
 
-    if not stream:
-        return cupy.cuda.Stream.null
     ptr = stream_ptr(stream)
+    if ptr == 0:
+        return cupy.cuda.Stream.null
     found = _streams.get(ptr)
     if found is None or found[0] is not stream:
         # Stream.from_external keeps `stream` alive (CuPy 14; ExternalStream is deprecated)
@@ -147,7 +152,8 @@ def device_block(nbytes: int, device_id: int) -> Any:
         "data": (int(mem.ptr), False),
         "version": 3,
     }
-    return cuda.from_cuda_array_interface(desc, owner=mem, sync=False)
+    with cuda.gpus[device_id]:  # numba ties the view to the current context: this device's
+        return cuda.from_cuda_array_interface(desc, owner=mem, sync=False)
 
 
 def free_pooled_memory(device_id: int | None = None) -> None:
