@@ -32,6 +32,7 @@ import os
 import subprocess
 import sys
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -388,18 +389,28 @@ def main(argv: list[str] | None = None) -> None:
     say(f"bench_gpu: load average {os.getloadavg()}, CuPy layer: "
         f"{gpu_lib.unavailable_reason() or 'in use'}")  # fmt: skip
     started = time.perf_counter()
-    if "elementwise" in only:
-        bench_elementwise(1000 if args.smoke else 100_000_000, args)
-    if "gemm" in only:
-        bench_gemm(32 if args.smoke else 4096, args)
-    if "resnet" in only:
-        bench_resnet(1 if args.smoke else 64, 16 if args.smoke else 224, args)
-    if "dispatch" in only:
-        bench_dispatch(20 if args.smoke else 2000)
+    sections: dict[str, Callable[[], None]] = {
+        "elementwise": lambda: bench_elementwise(1000 if args.smoke else 100_000_000, args),
+        "gemm": lambda: bench_gemm(32 if args.smoke else 4096, args),
+        "resnet": lambda: bench_resnet(1 if args.smoke else 64, 16 if args.smoke else 224, args),
+        "dispatch": lambda: bench_dispatch(20 if args.smoke else 2000),
+    }
+    failed = []
+    for name, run in sections.items():
+        if name not in only:
+            continue
+        try:  # one failing section must not cost the others' device time
+            run()
+        except Exception:
+            traceback.print_exc()
+            say(f"  {name}: FAILED (traceback above)")
+            failed.append(name)
     say(f"bench_gpu: done in {time.perf_counter() - started:.0f} s, load average "
         f"{os.getloadavg()}")  # fmt: skip
     if args.json:
         Path(args.json).write_text(json.dumps(RESULTS, indent=1, default=float))
+    if failed:
+        sys.exit(f"bench_gpu: failed sections: {', '.join(failed)}")
 
 
 if __name__ == "__main__":
