@@ -71,13 +71,6 @@ def _check() -> str | None:
     return None
 
 
-def reset() -> None:
-    """Forget the cached availability check (tests that fake a module call this)."""
-    with _lock:
-        _checked.clear()
-        _streams.clear()
-
-
 # -- views -------------------------------------------------------------------------------------
 
 
@@ -168,15 +161,6 @@ def free_pooled_memory(device_id: int | None = None) -> None:
         pool.free_all_blocks()
 
 
-def pool_bytes(device_id: int = 0) -> tuple[int, int]:
-    """(bytes in use, bytes held) of CuPy's default pool on the device."""
-    import cupy
-
-    pool = cupy.get_default_memory_pool()
-    with cupy.cuda.Device(device_id):
-        return int(pool.used_bytes()), int(pool.total_bytes())
-
-
 __all__ = [
     "OutOfMemory",
     "as_cupy",
@@ -185,8 +169,6 @@ __all__ = [
     "cupy_stream",
     "device_block",
     "free_pooled_memory",
-    "pool_bytes",
-    "reset",
     "stream_ptr",
     "unavailable_reason",
 ]
