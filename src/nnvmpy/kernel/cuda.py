@@ -140,39 +140,54 @@ def loop(out, {params}):
 """
 
 
-def make_loop(f: Any, mode: str, pattern: str, cast: Any = None) -> Any:
-    """The Python loop for `pattern`, not yet jitted: per argument 'A' an array, 'S' a
-    scalar passed as it is, 'F' a float scalar the loop converts to float32 once, before
-    the grid-stride loop (as the CPU loop does for float32 and float16 outputs: MXNet's
-    `x op DType(scalar)`; a float64 scalar would make numba compute `x * s` in float64 and
-    round once, which differs from the CPU's float32 product in the last bit).
+# what the loop passes f for each argument kind of a pattern (see make_loop)
+_ITEMS = {"A": "{n}[i]", "H": "float32({n}[i])", "F": "s{k}", "S": "{n}"}
+
+
+def make_loop(f: Any, mode: str, pattern: str, cast: Any = None, half_out: bool = False) -> Any:
+    """The Python loop for `pattern`, not yet jitted: per argument 'A' an array, 'H' a
+    float16 array loaded as float32, 'S' a scalar passed as it is, 'F' a float scalar the
+    loop converts to float32 once, before the grid-stride loop (as the CPU loop does for
+    float32 and float16 outputs: MXNet's `x op DType(scalar)`; a float64 scalar would make
+    numba compute `x * s` in float64 and round once, which differs from the CPU's float32
+    product in the last bit).
 
     With `cast` (a NumPy scalar type) an add loop converts f(...) to it before adding, as
     MXNet's KERNEL_ASSIGN does: an int32 `out += 2.7` adds 2, not 2.7 then truncates.
+
+    float16 computes as the CPU does (kernel/cpu.py's float32 copies): 'H' arguments are
+    widened on load, f runs on float32, and a float16 out (`half_out`) receives f's value
+    rounded to float32 and then once to float16 on the store; an add loop adds in float32
+    (float32(out[i]) + float32(f(...))) and rounds the sum once. Computing in float16
+    rounded every intermediate result instead (x*y + x: two roundings to 11 bits).
     """
     names = [f"a{k}" for k in range(len(pattern))]
     items = [
-        f"{n}[i]" if kind == "A" else f"s{k}" if kind == "F" else n
+        _ITEMS[kind].format(n=n, k=k)
         for k, (n, kind) in enumerate(zip(names, pattern, strict=True))
     ]
     prologue = "".join(
         f"    s{k} = float32(a{k})\n" for k, kind in enumerate(pattern) if kind == "F"
     )
     value = f"f({', '.join(items)})"
-    if mode == "add" and cast is not None:
+    assign = "+=" if mode == "add" else "="
+    if half_out:
+        value = f"float32(out[i]) + float32({value})" if mode == "add" else f"float32({value})"
+        assign = "="
+    elif mode == "add" and cast is not None:
         value = f"cast({value})"
     source = _LOOP_TEMPLATE.format(
-        params=", ".join(names),
-        prologue=prologue,
-        assign="+=" if mode == "add" else "=",
-        value=value,
+        params=", ".join(names), prologue=prologue, assign=assign, value=value
     )
     namespace = {"cuda": cuda, "f": f, "cast": cast, "float32": np.float32}
-    exec(compile(source, f"<nnvmpy.kernel.cuda loop {mode} {pattern}>", "exec"), namespace)
+    tag = f"{mode}{' half' if half_out else ''} {pattern}"
+    exec(compile(source, f"<nnvmpy.kernel.cuda loop {tag}>", "exec"), namespace)
     return namespace["loop"]
 
 
-def build_loop(kernel: ElementwiseKernel, mode: str, pattern: str, cast: Any = None) -> Any:
+def build_loop(
+    kernel: ElementwiseKernel, mode: str, pattern: str, cast: Any = None, half_out: bool = False
+) -> Any:
     """The numba.cuda dispatcher for one variant; compiles per dtype signature on launch."""
     get_cuda(kernel.name)
     from .device import for_device  # device functions it calls: their GPU builds
@@ -180,7 +195,7 @@ def build_loop(kernel: ElementwiseKernel, mode: str, pattern: str, cast: Any = N
     device_fn = kernel.variant(
         ("gpu", "device_fn"), lambda: cuda.jit(device=True)(for_device(kernel.py_func, "gpu"))
     )
-    return cuda.jit(make_loop(device_fn, mode, pattern, cast))
+    return cuda.jit(make_loop(device_fn, mode, pattern, cast, half_out))
 
 
 # ---------------------------------------------------------------- launch
@@ -240,18 +255,22 @@ def launch(
             flat.append(a)
             pattern += "S"
         else:
-            flat.append(_check(name, f"arg {i}", a, shape))
-            pattern += "A"
+            arg = _check(name, f"arg {i}", a, shape)
+            flat.append(arg)
+            pattern += "H" if arg.dtype == _HALF else "A"  # float16 computes in float32
     n = out_flat.size
     if n == 0:
         return
     key: tuple[str, ...] = ("gpu", mode, pattern)
     cast = None
-    if mode == "add" and out_flat.dtype != _HALF:  # float16 adds in its own precision
+    half_out = out_flat.dtype == _HALF
+    if half_out:  # float32 values, rounded once on the store (make_loop)
+        key += ("half",)
+    elif mode == "add":
         cast = out_flat.dtype.type
         key += (out_flat.dtype.str,)
     loop = kernel._variants.get(key) or kernel.variant(
-        key, lambda: build_loop(kernel, mode, pattern, cast)
+        key, lambda: build_loop(kernel, mode, pattern, cast, half_out)
     )
     blocks, threads, stream, device = launch_config(name, ctx if ctx is not None else dev, n)
     with device:

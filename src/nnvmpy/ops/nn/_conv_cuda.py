@@ -1,4 +1,5 @@
-"""Direct convolution kernels, one body for both devices: what the GPU runs for 1/2/3-D.
+"""Direct convolution kernels, one body for both devices: the GPU's Deconvolution, and its
+Convolution where im2col + GEMM does not pay (depthwise, tiny; _im2col_cuda.use_gemm).
 
 Arrays are flat views of (N, C, D, H, W) data, (F, C/g, kd, kh, kw) weights and
 (N, F, Do, Ho, Wo) outputs (1-D and 2-D convolutions have D = Do = kd = 1). With
@@ -43,18 +44,23 @@ def store(a, k, v, mode):
         a[k] = v
 
 
+@kernel.device_function
+def unravel(idx, d1, d2, d3):
+    """(rest, i1, i2, i3): idx = ((rest*d1 + i1)*d2 + i2)*d3 + i3, the last index fastest."""
+    i3 = idx % d3
+    r = idx // d3
+    i2 = r % d2
+    r = r // d2
+    return r // d1, r % d1, i2, i3
+
+
 @kernel.parallel_for
 def conv_forward(
     idx, x, w, bias, out, has_bias, mode,
     groups, n_c, depth, height, width, n_f, do, ho, wo,
     kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw,
 ):  # fmt: skip
-    z = idx % wo
-    r = idx // wo
-    y = r % ho
-    r = r // ho
-    v = r % do
-    r = r // do
+    r, v, y, z = unravel(idx, do, ho, wo)
     f = r % n_f
     n = r // n_f
     cg = n_c // groups
@@ -97,12 +103,7 @@ def conv_data_grad(
     groups, n_c, depth, height, width, n_f, do, ho, wo,
     kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw,
 ):  # fmt: skip
-    col = idx % width
-    r = idx // width
-    h = r % height
-    r = r // height
-    u = r % depth
-    r = r // depth
+    r, u, h, col = unravel(idx, depth, height, width)
     c = r % n_c
     n = r // n_c
     cg = n_c // groups
@@ -139,12 +140,7 @@ def conv_weight_grad(
     kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw,
 ):  # fmt: skip
     cg = n_c // groups
-    j = idx % kw
-    r = idx // kw
-    i = r % kh
-    r = r // kh
-    a = r % kd
-    r = r // kd
+    r, a, i, j = unravel(idx, kd, kh, kw)
     cc = r % cg
     f = r // cg
     c = (f // (n_f // groups)) * cg + cc
@@ -178,4 +174,12 @@ def channel_sum(f, dy, db, n_img, n_f, inner, mode):
     store(db, f, acc, mode)
 
 
-__all__ = ["channel_sum", "conv_data_grad", "conv_forward", "conv_weight_grad", "geometry", "store"]
+__all__ = [
+    "channel_sum",
+    "conv_data_grad",
+    "conv_forward",
+    "conv_weight_grad",
+    "geometry",
+    "store",
+    "unravel",
+]

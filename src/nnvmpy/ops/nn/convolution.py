@@ -3,9 +3,10 @@
     out[n, f] = bias[f] + sum_{c in group(f)} x[n, c] (*) w[f, c]        (cross-correlation)
     Ho = (H + 2*pad - dilate*(kh - 1) - 1) // stride + 1                (likewise Do, Wo)
 
-CPU: im2col + BLAS GEMM with a kTempSpace workspace (_conv_cpu.py); GPU: direct
-one-body kernels (_conv_cuda.py). Both are imported on their first launch, so
-`import nnvmpy` compiles nothing. Every convolution runs as a 3-D one on 5-D views
+CPU: im2col + BLAS GEMM with a kTempSpace workspace (_conv_cpu.py); GPU: im2col +
+matrix.gemm in the same workspace (_im2col_cuda.py), or the direct one-body kernels
+(_conv_cuda.py) for depthwise and tiny convolutions. All are imported on their first
+launch, so `import nnvmpy` compiles nothing. Every convolution runs as a 3-D one on 5-D views
 (1-D and 2-D ones with a depth of 1); `conv_shape` gives its sizes. Convolution_v1
 (legacy_v1.py) and Deconvolution (deconvolution.py) reuse this module's pieces.
 """
@@ -341,7 +342,9 @@ def backward_cpu(
 def forward_gpu(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
-    """FCompute<gpu> of Convolution: one work item per output element."""
+    """FCompute<gpu> of Convolution: im2col + GEMM, or the direct kernel for depthwise and
+    tiny convolutions (the rule: _im2col_cuda.use_gemm)."""
+    from . import _im2col_cuda
     from ._conv_cuda import conv_forward, geometry
 
     name = op_name(attrs, "Convolution")
@@ -350,15 +353,21 @@ def forward_gpu(
     if mode == NULL:
         return
     x, w, out = inputs[0], inputs[1], outputs[0]
+    s = _conv_shape(p, x, out)
+    if _im2col_cuda.use_gemm(s):
+        bias = None if p.no_bias else inputs[2]
+        _im2col_cuda.forward(ctx, name, s, x, w, bias, out, mode, ctx.requested[0])
+        return
     bias = w if p.no_bias else inputs[2]  # a stand-in the kernel never reads
-    geo = geometry(_conv_shape(p, x, out))
-    run_rows(ctx, name, conv_forward, out.size, x, w, bias, out, not p.no_bias, mode, *geo)
+    run_rows(ctx, name, conv_forward, out.size, x, w, bias, out, not p.no_bias, mode, *geometry(s))
 
 
 def backward_gpu(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
-    """FCompute<gpu> of _backward_Convolution: data, weight and bias gradients."""
+    """FCompute<gpu> of _backward_Convolution: data and weight gradients as GEMMs around
+    im2col/col2im (or the direct kernels, as forward_gpu decides), a bias channel sum."""
+    from . import _im2col_cuda
     from ._conv_cuda import channel_sum, conv_data_grad, conv_weight_grad, geometry
 
     name, p = op_name(attrs, "_backward_Convolution"), attrs.parsed
@@ -366,13 +375,16 @@ def backward_gpu(
     dy, x, w = inputs
     s = _conv_shape(p, x, dy)
     geo, modes = geometry(s), [req_code(name, r) for r in req]
+    if len(outputs) > 2 and modes[2] != NULL:
+        run_rows(ctx, name, channel_sum, s.f, dy, outputs[2], s.n, s.f, s.hw, modes[2])
+    if _im2col_cuda.use_gemm(s):
+        dx, dw = outputs[0], outputs[1]
+        _im2col_cuda.backward(ctx, name, s, dy, x, w, dx, dw, modes, ctx.requested[0])
+        return
     if modes[0] != NULL:
         run_rows(ctx, name, conv_data_grad, x.size, dy, w, w, outputs[0], False, modes[0], *geo)
     if modes[1] != NULL:
         run_rows(ctx, name, conv_weight_grad, w.size, dy, x, outputs[1], s.n, modes[1], *geo)
-    if len(outputs) > 2 and modes[2] != NULL:
-        inner = s.hw
-        run_rows(ctx, name, channel_sum, s.f, dy, outputs[2], s.n, s.f, inner, modes[2])
 
 
 def _conv_gradient(node: Any, ograds: list[Any]) -> list[Any]:
