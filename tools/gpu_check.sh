@@ -19,6 +19,7 @@ PY="${PYTHON:-python3}"
 BUDGET="${GPU_CHECK_BUDGET_S:-540}"
 WORKERS="${GPU_CHECK_WORKERS:-14}"
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 NUMBA_ENABLE_CUDASIM=0
+export NNVMPY_CUPY="${NNVMPY_CUPY:-1}"  # the CuPy layer is off by default until verified here
 SECONDS=0
 
 left() { echo $((BUDGET - SECONDS)); }

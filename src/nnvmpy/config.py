@@ -175,9 +175,10 @@ BLAS = Knob(
 )
 CUPY = Knob(
     "NNVMPY_CUPY",
-    "1",
+    "0",
     "1: on a real GPU with CuPy installed, GEMMs run on cuBLAS and device memory comes from "
-    "CuPy's pool (kernel/gpu_lib.py); 0: numba.cuda kernels and allocations only.",
+    "CuPy's pool (kernel/gpu_lib.py); 0 (default until this path has passed on hardware: "
+    "tools/gpu_check.sh sets 1): numba.cuda kernels and allocations only.",
 )
 POISON_MEMORY = Knob(
     "NNVMPY_POISON_MEMORY",
