@@ -173,6 +173,13 @@ BLAS = Knob(
     "'mkl' or 'openblas'. MKL runs on GNU OpenMP threads (MKL_THREADING_LAYER=SEQUENTIAL: "
     "one thread per call); both follow NNVMPY_NUM_THREADS and the load governor.",
 )
+CUPY = Knob(
+    "NNVMPY_CUPY",
+    "0",
+    "1: on a real GPU with CuPy installed, GEMMs run on cuBLAS and device memory comes from "
+    "CuPy's pool (kernel/gpu_lib.py); 0 (default until this path has passed on hardware: "
+    "tools/gpu_check.sh sets 1): numba.cuda kernels and allocations only.",
+)
 POISON_MEMORY = Knob(
     "NNVMPY_POISON_MEMORY",
     "0",
@@ -209,6 +216,7 @@ ALL_KNOBS = [
     CONV_ALGO,
     CONV_ALGO_CACHE,
     BLAS,
+    CUPY,
     POISON_MEMORY,
     PROFILER_AUTOSTART,
 ]

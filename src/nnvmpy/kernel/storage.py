@@ -11,6 +11,9 @@ rounded size, so a request reuses any freed block of its bucket; at most 50% (an
 above the cutoff, at most 16 MiB) is wasted per block. CPU blocks are 64-byte
 aligned, and blocks of 64 KiB and more start at staggered offsets within a page (below).
 Blocks are never returned to the system until release_all(ctx).
+
+On a GPU with CuPy usable (kernel/gpu_lib.py), blocks come from CuPy's memory pool, so
+cuBLAS, CuPy calls and this pool share one caching allocator; otherwise from numba.cuda.
 """
 
 from __future__ import annotations
@@ -157,6 +160,10 @@ def _pool(ctx: Context) -> _Pool:
 
 def _new_block(ctx: Context, size: int) -> Any:
     if ctx.device_type == "gpu":
+        from . import gpu_lib
+
+        if gpu_lib.available():
+            return _cupy_block(ctx, size)
         from .cuda import get_cuda
 
         cuda = get_cuda("storage.alloc")
@@ -173,6 +180,25 @@ def _new_block(ctx: Context, size: int) -> Any:
     raw = np.empty(size + PAGE + STAGGER_SPAN, dtype=np.uint8)
     offset = -raw.ctypes.data % PAGE + (next(_stagger) % STAGGER_SLOTS + 1) * STAGGER
     return raw[offset : offset + size]
+
+
+def _cupy_block(ctx: Context, size: int) -> Any:
+    """A block from CuPy's memory pool (kernel/gpu_lib.py), as a numba device array.
+
+    When the device is full, this pool's freed blocks of other sizes are dropped back to
+    CuPy's pool and that pool's unused memory to the device, and the allocation is tried
+    once more: one caching allocator under both pools, so memory our buckets hold for
+    sizes no longer asked for can serve a new size (MXNet's pooled storage manager
+    likewise releases its pool and retries on an out-of-memory error).
+    """
+    from . import gpu_lib
+
+    try:
+        return gpu_lib.device_block(size, ctx.device_id)
+    except gpu_lib.OutOfMemory:
+        release_all(ctx)
+        gpu_lib.free_pooled_memory(ctx.device_id)
+        return gpu_lib.device_block(size, ctx.device_id)
 
 
 _NO_CUDA: list[bool] = []  # [True] once CUDA was found unusable for pinned memory

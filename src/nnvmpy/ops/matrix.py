@@ -8,8 +8,9 @@ An N-D operand is viewed as a matrix without copying, as MXNet does: lhs (a..., 
 (k, prod(a)) transposed, with transpose_b rhs (b..., k) is (prod(b), k) transposed.
 
 `gemm` runs on NumPy's BLAS on the CPU (np.dot / np.matmul writing straight into the
-output) and on a tiled shared-memory numba.cuda kernel on the GPU; transposes are
-strides, never copies.
+output), and on the GPU on cuBLAS where CuPy is usable (kernel/cublas.py; float16,
+float32, float64), else on a tiled shared-memory numba.cuda kernel (the simulator's path,
+and other dtypes); transposes are strides, never copies.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ from ..attrs import (
 from ..base import InferError, Shape
 from ..graph.grad import ElemwiseGradUseIn
 from ..infer import elemwise_type, merge_shapes, shape_assign, shape_is_known, shape_str
-from ..kernel.elementwise import req_mode
+from ..kernel import cublas, gpu_lib
+from ..kernel.elementwise import launch_context, req_mode
 from ..param import Parameter, field
 from ..registry import NodeAttrs, register_op
 from ._bilinear import bilinear_backward_gradient
@@ -171,6 +173,13 @@ def _gemm_gpu(ctx: Any, out: Any, mode: str, a: Any, ta: bool, b: Any, tb: bool,
     (m, n), (ar, ac), (br, bc) = oshape[-2:], ashape[-2:], bshape[-2:]
     k = ar if ta else ac
     if m * n * batch == 0:
+        return
+    if k and gpu_lib.available() and cublas.supports(out, a, b, bias):
+        _, _, stream, device = launch_config("gemm", ctx, 1)
+        device_id = launch_context("gemm", ctx, out).device_id
+        with device:
+            cublas.gemm(device_id, gpu_lib.stream_ptr(stream), out, a, ta, b, tb, bias,
+                        mode == "add")  # fmt: skip
         return
     sam, sak = (1, ac) if ta else (ac, 1)
     sbk, sbn = (1, bc) if tb else (bc, 1)

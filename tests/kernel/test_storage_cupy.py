@@ -1,0 +1,62 @@
+"""storage.py on CuPy's pool: where blocks come from, and the retry after an out-of-memory.
+
+CuPy itself needs a GPU (tests/gpu_hw checks the real pool); here gpu_lib is faked, so the
+storage logic around it runs on any machine.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from nnvmpy.base import Context
+from nnvmpy.kernel import gpu_lib, storage
+
+
+@pytest.fixture
+def fake_cupy(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """gpu_lib as if CuPy ran on a GPU: device_block hands out host arrays, and raises
+    OutOfMemory while `full` is set."""
+    state: dict[str, Any] = {"full": 0, "blocks": [], "freed_pooled": []}
+
+    def device_block(nbytes: int, device_id: int) -> np.ndarray:
+        if state["full"]:
+            state["full"] -= 1
+            raise gpu_lib.OutOfMemory(f"out of memory allocating {nbytes} bytes")
+        state["blocks"].append((nbytes, device_id))
+        return np.zeros(nbytes, np.uint8)
+
+    monkeypatch.setattr(gpu_lib, "available", lambda: True)
+    monkeypatch.setattr(gpu_lib, "device_block", device_block)
+    monkeypatch.setattr(gpu_lib, "free_pooled_memory", state["freed_pooled"].append)
+    return state
+
+
+def test_gpu_blocks_come_from_cupys_pool(fake_cupy: dict[str, Any]) -> None:
+    ctx = Context("gpu", 5)  # a device id no other test uses: its pool starts empty
+    h = storage.alloc(1000, ctx)
+    assert fake_cupy["blocks"] == [(1024, 5)]  # the rounded bucket, on the context's device
+    storage.free(h)
+    h2 = storage.alloc(900, ctx)  # same bucket: served by our pool, CuPy is not asked
+    assert fake_cupy["blocks"] == [(1024, 5)]
+    storage.free(h2)
+    storage.release_all(ctx)
+
+
+def test_out_of_memory_releases_the_pool_and_retries_once(fake_cupy: dict[str, Any]) -> None:
+    ctx = Context("gpu", 6)
+    storage.free(storage.alloc(4096, ctx))  # a pooled block of another bucket
+    assert storage.stats(ctx).bytes_pooled == 4096
+    fake_cupy["full"] = 1
+    h = storage.alloc(100 << 10, ctx)
+    assert fake_cupy["freed_pooled"] == [6]  # CuPy's unused memory went back to the device
+    assert storage.stats(ctx).bytes_pooled == 0  # after our pooled blocks went back to CuPy
+    assert h.as_array((10,), np.float32).shape == (10,)
+    storage.free(h)
+    fake_cupy["full"] = 2  # still full after the retry: the error reaches the caller
+    with pytest.raises(gpu_lib.OutOfMemory):
+        storage.alloc(200 << 10, ctx)
+    assert storage.stats(ctx).bytes_in_use == 0  # the failed request holds nothing
+    storage.release_all(ctx)

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Issue 16's hardware check in ONE device call: versions, the CuPy-layer tests, the GPU
+# benchmark, then every gpu-marked test on the real GPU; each step's output in $OUT.
+#
+#   run(command="bash tools/gpu_check.sh", timeout_s=600, carry=[".gpu_models"])
+#
+# .gpu_models (optional, git-ignored by the caller): a copy of ../shared/models, so the
+# model tests and bench_gpu use MXNet's ResNet-18 symbol file (without it bench_gpu builds
+# the same network itself, and tests/test_models.py skips).
+#
+# Steps run in priority order within GPU_CHECK_BUDGET_S seconds (default 540, under the
+# device tool's 600 s per call); the last step gets what is left, and each writes its log
+# as it goes, so a step cut short still reports how far it got.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT="${OUT:-$PWD/gpu_check_out}"
+mkdir -p "$OUT"
+PY="${PYTHON:-python3}"
+BUDGET="${GPU_CHECK_BUDGET_S:-540}"
+WORKERS="${GPU_CHECK_WORKERS:-14}"
+export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 NUMBA_ENABLE_CUDASIM=0
+export NNVMPY_CUPY="${NNVMPY_CUPY:-1}"  # the CuPy layer is off by default until verified here
+SECONDS=0
+
+left() { echo $((BUDGET - SECONDS)); }
+step() { echo "== $* ($SECONDS s of $BUDGET)" | tee -a "$OUT/summary.txt"; }
+
+step versions
+{
+    date -u
+    nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv
+    "$PY" - <<'EOF'
+import importlib.metadata as md, sys
+print(sys.version)
+for name in ("numpy", "numba", "numba-cuda", "cupy-cuda13x", "cupy-cuda12x", "torch",
+             "torchvision", "pytest", "pytest-xdist", "pytest-timeout", "hypothesis"):
+    try:
+        print(f"{name} {md.version(name)}")
+    except md.PackageNotFoundError:
+        pass
+from nnvmpy.kernel import gpu_lib
+print("CuPy layer:", gpu_lib.unavailable_reason() or "in use")
+EOF
+} >"$OUT/versions.txt" 2>&1
+cat "$OUT/versions.txt"
+
+if [ -d .gpu_models ] && [ ! -e ../shared/models ]; then
+    mkdir -p ../shared && ln -sfn "$PWD/.gpu_models" ../shared/models
+fi
+
+step "tests/gpu_hw: cuBLAS GEMM, views, streams, CuPy's pool"
+timeout 120 "$PY" -m pytest -q -m gpu tests/gpu_hw -n "$(( WORKERS < 8 ? WORKERS : 8 ))" \
+    -p no:cacheprovider -rfEs \
+    >"$OUT/gpu_hw.txt" 2>&1
+echo "exit $?" >>"$OUT/gpu_hw.txt"
+tail -n 15 "$OUT/gpu_hw.txt" | tee -a "$OUT/summary.txt"
+
+step "tools/bench_gpu.py"
+timeout "$(( $(left) > 330 ? 230 : $(left) / 2 ))" "$PY" tools/bench_gpu.py \
+    --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.txt"
+echo "exit ${PIPESTATUS[0]}" | tee -a "$OUT/bench.txt"
+cat "$OUT/bench.txt" >>"$OUT/summary.txt"
+
+step "every gpu-marked test on hardware (-n $WORKERS)"
+# -v: one line per test as it ends, so a cut-short run still names what failed; the
+# bench smoke test is left out (bench_gpu just ran for real)
+timeout "$(( $(left) > 30 ? $(left) - 10 : 20 ))" "$PY" -m pytest -v -m gpu tests -n "$WORKERS" \
+    -p no:cacheprovider --ignore=tests/gpu_hw --ignore=tests/test_bench_gpu.py -rfEs \
+    --durations=15 \
+    --junitxml="$OUT/junit.xml" >"$OUT/tests.txt" 2>&1
+status=$?
+echo "exit $status" >>"$OUT/tests.txt"
+{
+    grep -E "^(FAILED|ERROR)" "$OUT/tests.txt" | head -n 60
+    grep -cE " PASSED " "$OUT/tests.txt" | sed 's/^/passed lines: /'
+    tail -n 5 "$OUT/tests.txt"
+} | tee -a "$OUT/summary.txt"
+step done
