@@ -48,7 +48,8 @@ from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
 from .._family import ScalarParam, register_backward, register_scalar
 from ..init import _fill
-from .softmax import softmax_rows
+from ._layer_util import via_float32
+from .softmax import softmax_rows, store_rounded
 
 # --- smooth_l1 -----------------------------------------------------------------------------
 
@@ -184,6 +185,7 @@ def _softmax_output_type(attrs: NodeAttrs, in_types: list[Any], out_types: list[
     return in_types[0] is not None and in_types[1] is not None
 
 
+@via_float32
 def _softmax_output_forward(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
@@ -192,10 +194,12 @@ def _softmax_output_forward(
     softmax_rows(ctx, "SoftmaxOutput", outputs[0], inputs[0], sizes, 1.0, False, mode)
 
 
-# d data_k = (p_k - target_k) * scale (* dy_k), zero on ignored rows
+# d data_k = (p_k - target_k) * scale (* dy_k), zero on ignored rows. float16 as the CPU
+# computes it from float32 copies (softmax.py's kernels say how): `half` is dx's dtype,
+# which is also out's and dy's; values in float64, stored as float32(v).
 @kernel.parallel_for
 def _softmax_output_grad_row(
-    r, dx, out, label, dy, n, inner, scale, on, off, use_ignore, ignore, use_dy, mode
+    r, dx, out, label, dy, n, inner, scale, on, off, use_ignore, ignore, use_dy, mode, half
 ):
     o = r // inner
     base = o * n * inner + (r - o * inner)
@@ -204,27 +208,23 @@ def _softmax_output_grad_row(
     gold = int(lab)
     for k in range(n):
         j = base + k * inner
-        v = 0.0
+        v = np.float64(0.0)
         if not skip:
-            v = (out[j] - (on if k == gold else off)) * scale
+            v = (np.float64(out[j]) - (on if k == gold else off)) * scale
             if use_dy:
-                v *= dy[j]
-        if mode == 2:
-            dx[j] += v
-        else:
-            dx[j] = v
+                v *= np.float64(dy[j])
+        store_rounded(dx, j, mode, v, half)
 
 
-# a label of probabilities (label.shape == data.shape): d data = (p - label) * scale (* dy)
+# a label of probabilities (label.shape == data.shape): d data = (p - label) * scale (* dy);
+# p - label in the arrays' precision (float32 for float16 ones, as the CPU's copies)
 @kernel.parallel_for
-def _softmax_output_prob_grad(j, dx, out, label, dy, scale, use_dy, mode):
-    v = (out[j] - label[j]) * scale
+def _softmax_output_prob_grad(j, dx, out, label, dy, scale, use_dy, mode, half):
+    d = np.float32(out[j]) - label[j] if half else out[j] - label[j]
+    v = np.float64(d) * scale
     if use_dy:
-        v *= dy[j]
-    if mode == 2:
-        dx[j] += v
-    else:
-        dx[j] = v
+        v *= np.float64(dy[j])
+    store_rounded(dx, j, mode, v, half)
 
 
 def _norm(p: Any, label: Any, ctx: Any) -> float:
@@ -246,6 +246,7 @@ def _to_host(a: Any, ctx: Any) -> np.ndarray:
     return host
 
 
+@via_float32
 def _softmax_output_backward(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
@@ -258,8 +259,9 @@ def _softmax_output_backward(
     if mode == NULL:
         return
     if tuple(label.shape) == tuple(out.shape):  # probabilities: MXNet normalizes nothing
-        args = (outputs[0], out, label, dy, p.grad_scale, p.out_grad, mode)
-        run_rows(ctx, "_backward_SoftmaxOutput", _softmax_output_prob_grad, out.size, *args)
+        half = outputs[0].dtype == np.float16
+        prob = (outputs[0], out, label, dy, p.grad_scale, p.out_grad, mode, half)
+        run_rows(ctx, "_backward_SoftmaxOutput", _softmax_output_prob_grad, out.size, *prob)
         return
     outer, n, inner = _rows(p, out.shape)
     rows = outer * inner if n else 0
@@ -269,7 +271,7 @@ def _softmax_output_backward(
     if p.multi_output and p.normalization != "valid":
         scale /= max(inner, 1)
     args = (outputs[0], out, label, dy, n, inner, scale, on, off)
-    flags = (p.use_ignore, p.ignore_label, p.out_grad, mode)
+    flags = (p.use_ignore, p.ignore_label, p.out_grad, mode, outputs[0].dtype == np.float16)
     run_rows(ctx, "_backward_SoftmaxOutput", _softmax_output_grad_row, rows, *args, *flags)
 
 

@@ -64,45 +64,70 @@ from ._layer_util import host_copy, to_device, via_float32
 
 skip_in_source_locations(__file__)
 
+_HALF = np.dtype(np.float16)
+
 
 # --- kernels -------------------------------------------------------------------------------
+# float16 computes as the CPU computes it: there via_float32 hands the loops float32 copies,
+# so every value below is float64 (x * inv_t, exp, sums) or float32 (a float32 array's
+# products, expf), a result is rounded to float32 and then once more to float16. The GPU
+# reads float16 directly, so the loops widen explicitly: `np.float64(x[j])` is exact for
+# every float dtype and is the promotion numba performs anyway for `x[j] * inv_t` (float32
+# and float64 compute as before); on numba's simulator, which runs NumPy, a Python float is
+# weak and `x[j] * inv_t` would stay float16 (or float32) there. A float16 output (`half`)
+# stores float32(v), never v itself: hardware would round a float64 once, the CPU twice.
+
+
+@kernel.device_function
+def store_rounded(out, j, mode, v, half):
+    """out[j] = v (WRITE) or out[j] + v (ADD, the sum in float64), rounded as the CPU does:
+    to float32 first for a float16 out (`half`), where the CPU has float32 copies."""
+    if mode == ADD:
+        v = np.float64(out[j]) + v
+    if half:
+        out[j] = np.float32(v)
+    else:
+        out[j] = v
 
 
 @kernel.parallel_for
-def _softmax_row(r, out, x, n, inner, inv_t, log, mode, length, use_len):
+def _softmax_row(r, out, x, n, inner, inv_t, log, mode, length, use_len, half):
     o = r // inner
     base = o * n * inner + (r - o * inner)
     m_n = n
     if use_len:
         m_n = length[r]
     if m_n > 0:
-        m = x[base] * inv_t
+        m = np.float64(x[base]) * inv_t
         for k in range(1, m_n):
-            v = x[base + k * inner] * inv_t
+            v = np.float64(x[base + k * inner]) * inv_t
             if v > m:
                 m = v
-        s = 0.0
+        s = np.float64(0.0)
         if mode == 1 and not log:  # one exp per element: keep e in out, then scale
             for k in range(m_n):
-                e = math.exp(x[base + k * inner] * inv_t - m)
-                out[base + k * inner] = e
+                e = math.exp(np.float64(x[base + k * inner]) * inv_t - m)
+                if not half:
+                    out[base + k * inner] = e
                 s += e
             inv_s = 1.0 / s
             for k in range(m_n):
-                out[base + k * inner] *= inv_s
+                j = base + k * inner
+                if half:  # float16 cannot hold e: recompute it, round as float32 (the CPU)
+                    e32 = np.float32(math.exp(np.float64(x[j]) * inv_t - m))
+                    out[j] = np.float32(np.float64(e32) * inv_s)
+                else:
+                    out[j] = np.float64(out[j]) * inv_s
         else:
             for k in range(m_n):
-                s += math.exp(x[base + k * inner] * inv_t - m)
+                s += math.exp(np.float64(x[base + k * inner]) * inv_t - m)
             log_s = math.log(s)
             for k in range(m_n):
                 j = base + k * inner
-                v = (x[j] * inv_t - m) - log_s  # not x - (m + log_s): m may be large
+                v = (np.float64(x[j]) * inv_t - m) - log_s  # not x - (m + log_s): m may be large
                 if not log:
                     v = math.exp(v)
-                if mode == 2:
-                    out[j] += v
-                else:
-                    out[j] = v
+                store_rounded(out, j, mode, v, half)
     if mode == 1:  # past the length: zero
         for k in range(m_n, n):
             out[base + k * inner] = 0.0
@@ -110,25 +135,32 @@ def _softmax_row(r, out, x, n, inner, inv_t, log, mode, length, use_len):
 
 # softmax:     dx_k = y_k (dy_k - sum_j dy_j y_j) / T
 # log_softmax: dx_k = (dy_k - exp(y_k) sum_j dy_j) / T
-# (softmin: T negated.) Past a row's length dx is zero.
+# (softmin: T negated.) Past a row's length dx is zero. dy_j y_j and exp(y_k) are in the
+# arrays' precision, float32 for float16 ones (`half_in`; their product is exact there).
 @kernel.parallel_for
-def _softmax_grad_row(r, dx, dy, y, n, inner, inv_t, log, mode, length, use_len):
+def _softmax_grad_row(r, dx, dy, y, n, inner, inv_t, log, mode, length, use_len, half_in, half_out):
     o = r // inner
     base = o * n * inner + (r - o * inner)
     m_n = n
     if use_len:
         m_n = length[r]
-    s = 0.0
+    s = np.float64(0.0)
     for k in range(m_n):
         j = base + k * inner
-        s += dy[j] if log else dy[j] * y[j]
-    for k in range(m_n):
-        j = base + k * inner
-        v = inv_t * (dy[j] - math.exp(y[j]) * s) if log else inv_t * y[j] * (dy[j] - s)
-        if mode == 2:
-            dx[j] += v
+        if log:
+            s += np.float64(dy[j])
+        elif half_in:
+            s += np.float64(np.float32(dy[j]) * np.float32(y[j]))
         else:
-            dx[j] = v
+            s += np.float64(dy[j] * y[j])
+    for k in range(m_n):
+        j = base + k * inner
+        if log:
+            ey = np.float32(math.exp(np.float32(y[j]))) if half_in else math.exp(y[j])
+            v = inv_t * (np.float64(dy[j]) - np.float64(ey) * s)
+        else:
+            v = inv_t * np.float64(y[j]) * (np.float64(dy[j]) - s)
+        store_rounded(dx, j, mode, v, half_out)
     if mode == 1:
         for k in range(m_n, n):
             dx[base + k * inner] = 0.0
@@ -150,12 +182,9 @@ def softmax_rows(
     outer, n, inner = sizes
     if mode == NULL or n == 0:
         return
-    rows = outer * inner
-    no_len = (_no_length(ctx), False)
-    if length is None:
-        run_rows(ctx, name, _softmax_row, rows, out, x, n, inner, inv_t, log, mode, *no_len)
-    else:
-        run_rows(ctx, name, _softmax_row, rows, out, x, n, inner, inv_t, log, mode, length, True)
+    rows, half = outer * inner, out.dtype == _HALF
+    tail = (_no_length(ctx), False) if length is None else (length, True)
+    run_rows(ctx, name, _softmax_row, rows, out, x, n, inner, inv_t, log, mode, *tail, half)
 
 
 def softmax_grad_rows(
@@ -168,13 +197,16 @@ def softmax_grad_rows(
     inv_t: float,
     log: bool,
     mode: int,
+    length: Any = None,
 ) -> None:
     """dx from dy and y = (log_)softmax(x * inv_t), rows as in softmax_rows."""
     outer, n, inner = sizes
     if mode == NULL or n == 0:
         return
-    rows, no_len = outer * inner, (_no_length(ctx), False)
-    run_rows(ctx, name, _softmax_grad_row, rows, dx, dy, y, n, inner, inv_t, log, mode, *no_len)
+    rows, halves = outer * inner, (y.dtype == _HALF, dx.dtype == _HALF)
+    tail = (_no_length(ctx), False) if length is None else (length, True)
+    args = (dx, dy, y, n, inner, inv_t, log, mode, *tail, *halves)
+    run_rows(ctx, name, _softmax_grad_row, rows, *args)
 
 
 # --- ops -----------------------------------------------------------------------------------
@@ -323,14 +355,9 @@ def _backward(name: str) -> Any:
         if p.use_length:
             _fill.launch(ctx, outputs[1], req[1], 0)  # lengths get no gradient
         mode = req_code(bwd, req[0])
-        outer, n, inner = split_axis(y.shape, normalize_axis(bwd, p.axis, y.shape))
-        if mode == NULL or n == 0:
-            return
-        rows, inv_t = outer * inner, sign * p.inv_t
-        tail = (inputs[2], True) if p.use_length else (_no_length(ctx), False)
-        run_rows(
-            ctx, bwd, _softmax_grad_row, rows, outputs[0], dy, y, n, inner, inv_t, log, mode, *tail
-        )
+        sizes = split_axis(y.shape, normalize_axis(bwd, p.axis, y.shape))
+        length = inputs[2] if p.use_length else None
+        softmax_grad_rows(ctx, bwd, outputs[0], dy, y, sizes, sign * p.inv_t, log, mode, length)
 
     return compute
 
@@ -412,4 +439,5 @@ __all__ = [
     "softmax_grad_rows",
     "softmax_rows",
     "split_axis",
+    "store_rounded",
 ]
