@@ -449,3 +449,155 @@ def test_changed_weight_is_transformed_into_the_same_buffer() -> None:
     assert np.allclose(u2, want, rtol=1e-6, atol=1e-6)
     assert _conv_winograd.transformed_weights(w, 1, 4) is u1  # unchanged: a hit
     assert _conv_winograd.stats["transforms"] == made + 1
+
+
+# -- the input transform reads x itself: padding at the borders, none in the interior ----------
+
+
+def _tiles_reference(x: Any, bt: Any, m: int, n0: int, nb: int, y0: int, pw: int, th: int, tw: int):
+    """float64 V[k1*a + k2, c, (ty*tw + tx)*nb + b] = (bt d bt^T)[k1, k2], d the kt x kt tile of
+    image n0 + b at rows y0 + m*ty.., columns m*tx - pw.. of x zero-padded (NumPy only)."""
+    a, kt = bt.shape
+    n, c, h, w = x.shape
+    big = 2 * kt + m * max(th, tw)  # zeros on every side, more than any tile reaches
+    xp = np.zeros((n, c, h + 2 * big, w + 2 * big))
+    xp[:, :, big : big + h, big : big + w] = x
+    v = np.empty((a * a, c, th * tw * nb))
+    b64 = bt.astype(np.float64)
+    for ty in range(th):
+        for tx in range(tw):
+            r, s = big + y0 + m * ty, big - pw + m * tx
+            d = xp[n0 : n0 + nb, :, r : r + kt, s : s + kt]  # (nb, c, kt, kt)
+            t = np.einsum("ki,bcij,lj->klcb", b64, d, b64).reshape(a * a, c, nb)
+            v[:, :, (ty * tw + tx) * nb : (ty * tw + tx + 1) * nb] = t
+    return v
+
+
+@pytest.mark.parametrize("m", [2, 4])
+@pytest.mark.parametrize("kind", ["x", "dy"])
+@pytest.mark.parametrize(
+    ("h", "w", "ph", "pw"),
+    [
+        (7, 9, 1, 1),
+        (3, 3, 2, 2),
+        (8, 5, 0, 2),
+        (5, 11, 2, 0),
+        (6, 6, 1, 2),
+        (4, 13, 0, 0),
+        (3, 4, 2, 1),
+    ],
+)
+@pytest.mark.parametrize("nb", [1, 3])
+def test_input_transform_pads_at_the_borders(
+    m: int, kind: str, h: int, w: int, ph: int, pw: int, nb: int
+) -> None:
+    """Odd sizes, sizes not multiples of m, pads 0..2 on each side, one image per block
+    (the m = 2 interior copy) and several: V equals B^T d B of NumPy-padded tiles, for
+    every block of tile rows (y0 = m*ty0 - ph) and over two channel ranges (threads)."""
+    n, c = 4, 5
+    x = np.random.default_rng(21).standard_normal((n, c, h, w)).astype(np.float32)
+    bt_x, _, at = _conv_winograd.matrices(m, np.float32)
+    if kind == "x":
+        bt, ho, wo = bt_x, h + 2 * ph - 2, w + 2 * pw - 2
+    else:  # dy tiles of the weight gradient: A (a x m), no padding, m x m tiles
+        bt, ho, wo, ph, pw = np.ascontiguousarray(at.T), h, w, 0, 0
+    th, tw = -(-ho // m), -(-wo // m)
+    for ty0, rows in ((0, th), (th // 2, th - th // 2)):  # whole images, and a row block
+        if rows == 0:
+            continue
+        want = _tiles_reference(x, bt, m, 1, nb, m * ty0 - ph, pw, rows, tw)
+        v = np.full(want.shape, np.nan, np.float32)
+        args = (x, v, bt, 1, nb, m * ty0 - ph, pw, rows, tw, m)
+        _conv_winograd._input_transform(*args, 0, 2)
+        _conv_winograd._input_transform(*args, 2, c)
+        scale = max(np.abs(want).max(), 1.0)
+        assert np.abs(v - want).max() <= 1e-6 * scale, (ty0, rows)
+
+
+# (n, c, h, w, f, pad, groups): batch 1, groups, sizes not multiples of 2 or 4, pads 0..2
+BORDER_SHAPES = [
+    (1, 4, 3, 3, 2, (0, 0), 1),
+    (1, 6, 9, 7, 4, (2, 2), 2),
+    (1, 3, 10, 13, 5, (1, 0), 1),
+    (3, 4, 6, 9, 6, (0, 1), 2),
+    (2, 9, 11, 5, 6, (2, 1), 3),
+    (5, 2, 4, 4, 3, (1, 2), 1),
+]
+
+
+@pytest.mark.parametrize("budget", [1, 1 << 20])  # tile-row blocks of one image / many images
+@pytest.mark.parametrize("m", [2, 4])
+@pytest.mark.parametrize("shape", BORDER_SHAPES, ids=str)
+def test_forward_and_both_gradients_at_the_borders(shape: Any, m: int, budget: int) -> None:
+    x, w, b = _data(shape, seed=5)
+    c, f, pad, groups = shape[1], shape[4], shape[5], shape[6]
+    want = direct(x, w, pad, groups) + b[None, :, None, None]
+    out = np.full(want.shape, np.nan, np.float32)
+    _conv_winograd.conv3x3(x, w, b, out, pad, groups, False, _Space(), budget, m)
+    assert rel_err(out, want) < TOL[m]
+    dy = np.random.default_rng(6).standard_normal(want.shape).astype(np.float32)
+    dx = np.full(x.shape, np.nan, np.float32)
+    dpad = (2 - pad[0], 2 - pad[1])
+    _conv_winograd.conv3x3(
+        dy, w, None, dx, dpad, groups, False, _Space(), budget, m, transpose_w=True
+    )
+    assert rel_err(dx, direct_grad_x(dy, w, x.shape, pad, groups)) < TOL[m]
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad[0],) * 2, (pad[1],) * 2))
+    cg, fg = c // groups, f // groups
+    ho, wo = want.shape[2:]
+    want_dw = np.zeros(w.shape)
+    for g in range(groups):
+        for p in range(3):
+            for q in range(3):
+                want_dw[g * fg : (g + 1) * fg, :, p, q] = np.einsum(
+                    "nfhw,nchw->fc",
+                    dy[:, g * fg : (g + 1) * fg].astype(np.float64),
+                    xp[:, g * cg : (g + 1) * cg, p : p + ho, q : q + wo],
+                )
+    dw = np.full(w.shape, np.nan, np.float32)
+    _conv_winograd.weight_grad3x3(x, dy, dw, pad, groups, False, _Space(), budget, m)
+    assert rel_err(dw, want_dw) < TOL[m]
+
+
+@pytest.mark.parametrize("m", [2, 4])
+def test_tile_transform_rows_fit_the_one_pass_sums(m: int) -> None:
+    """_lincomb sums at most MAX_TERMS products per row: B^T's and A's rows have no more."""
+    bt, _, at = _conv_winograd.matrices(m, np.float32)
+    for mat in (bt, at.T):
+        assert 0 < (mat != 0).sum(axis=1).max() <= _conv_winograd.MAX_TERMS
+
+
+def _term_by_term(coef: Any, rows: list) -> Any:
+    """float32 sum of coef[i] * rows[i] over the nonzero coef, left to right, the first
+    product alone (what one pass per term computes)."""
+    out = None
+    for c, r in zip(coef, rows, strict=True):
+        if c != 0:
+            out = c * r if out is None else out + c * r
+    return out
+
+
+@pytest.mark.parametrize("m", [2, 4])
+@pytest.mark.parametrize("nb", [1, 2])
+def test_input_transform_bits_equal_a_term_by_term_sum(m: int, nb: int) -> None:
+    """Bitwise: rows (B^T d) then columns, each a float32 sum of the nonzero terms in order,
+    as NumPy computes it here without fused multiply-adds; zero padding at the borders."""
+    x = np.random.default_rng(22).standard_normal((3, 2, 9, 7)).astype(np.float32)
+    bt, _, _ = _conv_winograd.matrices(m, np.float32)
+    a, ph, pw = m + 2, 1, 2
+    ho, wo = 9 + 2 * ph - 2, 7 + 2 * pw - 2
+    th, tw = -(-ho // m), -(-wo // m)
+    xp = np.zeros((3, 2, m * th + 2, m * tw + 2), np.float32)
+    xp[:, :, ph : ph + 9, pw : pw + 7] = x
+    want = np.empty((a * a, 2, th * tw * nb), np.float32)
+    for ty in range(th):
+        for tx in range(tw):
+            d = xp[1 : 1 + nb, :, m * ty : m * ty + a, m * tx : m * tx + a]  # (nb, c, a, a)
+            s = [_term_by_term(bt[k1], [d[:, :, i, :] for i in range(a)]) for k1 in range(a)]
+            for k1 in range(a):
+                for k2 in range(a):
+                    t = _term_by_term(bt[k2], [s[k1][:, :, j] for j in range(a)])
+                    want[k1 * a + k2, :, (ty * tw + tx) * nb : (ty * tw + tx + 1) * nb] = t.T
+    v = np.full(want.shape, np.nan, np.float32)
+    _conv_winograd._input_transform(x, v, bt, 1, nb, -ph, pw, th, tw, m, 0, 2)
+    assert np.array_equal(v.view(np.uint32), want.view(np.uint32))

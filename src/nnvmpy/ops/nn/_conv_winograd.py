@@ -44,6 +44,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+import numba
 import numpy as np
 
 from ... import kernel
@@ -55,6 +56,8 @@ from ._uindex import u as _u
 TILES = (2, 4)
 #: a chunk takes whole images until its GEMMs have about this many tile columns
 TARGET_TILES = 1024
+#: most nonzeros in a row of B^T (input tiles) or A (dy tiles): `_lincomb`'s longest sum
+MAX_TERMS = 4
 
 # -- transform matrices (Lavin & Gray; the F(4x4) points 0, +-1, +-2) --------------------------
 
@@ -120,89 +123,139 @@ def supported(
 # Layouts inside a block of nb images and `rows` tile rows (tile t = (ty*tw + tx)*nb + b,
 # images innermost: every loop below then runs over tw*nb or more contiguous values, long
 # enough for 16-lane vectors even on 7x7 maps, with no junk columns in the GEMMs):
-#   xp[c, y, p, k, b]   padded input, column m*k + p of image b (m column phases, k < tw+1)
+#   xp[y, p, k, b]   one channel's padded rows (a per-thread buffer, in L1/L2 while its
+#                    tile rows are transformed), column m*k + p of image b (k < tw + 1)
 #   v[xi, c, t]  mm[xi, f, t]   transform-domain input and output, xi = k1*a + k2
+#
+# The input transform's rows are sums of a few rows times constants: `_lincomb` writes one
+# in one pass over all its terms (nonzero coefficients only, in the matrix's order, the
+# first product alone: the same bits as adding one term per pass, as this module did
+# before), a unit-stride loop with one store and at most four loads. (The output transform
+# keeps its term-per-pass loops: the same change there ran 4% slower for F(2x2) on 56x56
+# maps and 3-13% faster for F(4x4), one thread; training forwards use F(2x2).)
 
 
-@kernel.cpu_kernel(parallel=False)
-def _pad_chunk(x, xp, n0, y0, pw, m, c0, c1):
-    # xp[c, y, p, k, b] = x[n0+b, c, y0 + y, m*k + p - pw], 0 outside the image, c in [c0, c1)
+@numba.njit(cache=True, nogil=True, inline="always")
+def _nonzeros(mat, stride0, stride1, modulus):  # pragma: no cover - numba
+    # per row k of mat: the count n[k], the coefficients cf[k, q] and source offsets
+    # off[k, q] = (j % modulus)*stride0 + (j // modulus)*stride1 of its nonzero columns j
+    # (q < 6, zeros past n[k]: _lincomb reads four terms whatever n[k] is)
+    rows, cols = mat.shape
+    n = np.zeros(rows, np.int64)
+    cf = np.zeros((rows, 6), mat.dtype)
+    off = np.zeros((rows, 6), np.int64)
+    for k in range(rows):
+        for j in range(cols):
+            if mat[k, j] != 0:
+                cf[k, n[k]] = mat[k, j]
+                off[k, n[k]] = (j % modulus) * stride0 + (j // modulus) * stride1
+                n[k] += 1
+    return n, cf, off
+
+
+# Inlined at numba's IR level, with no early return and no loop over the terms: with
+# returns inside its branches it compiled to ~45 ns per call here (10x the loop it runs),
+# and a trailing `for q in range(4, n[k])` pass made the whole F(2x2) transform 4x slower.
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _lincomb(dst, d, src, base, n, cf, off, k, length):  # pragma: no cover - numba
+    # dst[d + z] = sum over q < n[k] of cf[k, q] * src[base + off[k, q] + z], z < length,
+    # summed left to right with the first product alone (term-by-term accumulation's bits)
+    nk = n[k]
+    c0, s0 = cf[k, 0], base + off[k, 0]
+    c1, s1 = cf[k, 1], base + off[k, 1]
+    c2, s2 = cf[k, 2], base + off[k, 2]
+    c3, s3 = cf[k, 3], base + off[k, 3]
+    if nk == 1:
+        for z in range(length):
+            dst[_u(d + z)] = c0 * src[_u(s0 + z)]
+    elif nk == 2:
+        for z in range(length):
+            dst[_u(d + z)] = c0 * src[_u(s0 + z)] + c1 * src[_u(s1 + z)]
+    elif nk == 3:
+        for z in range(length):
+            dst[_u(d + z)] = c0 * src[_u(s0 + z)] + c1 * src[_u(s1 + z)] + c2 * src[_u(s2 + z)]
+    else:  # 4: the most in a row of B^T or A (MAX_TERMS; a test checks the matrices)
+        for z in range(length):
+            dst[_u(d + z)] = (
+                c0 * src[_u(s0 + z)] + c1 * src[_u(s1 + z)] + c2 * src[_u(s2 + z)]
+            ) + c3 * src[_u(s3 + z)]
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _pad_rows(x, xp, c, n0, nb, y0, pw, m, tw1, hb):  # pragma: no cover - numba
+    # xp[y, p, k, b] = x[n0 + b, c, y0 + y, m*k + p - pw] for y < hb, 0 outside the image:
+    # channel c's rows of the block, split into m column phases, images innermost
     n_c, height, width = x.shape[1], x.shape[2], x.shape[3]
-    hp, tw1, nb = xp.shape[1], xp.shape[3], xp.shape[4]
     xf = x.reshape(-1)
-    pf = xp.reshape(-1)
-    for t in range(c0 * hp, c1 * hp):
-        c = t // hp
-        y = t % hp
-        yy = y + y0
-        row = t * m * tw1 * nb
+    length = m * tw1 * nb
+    for y in range(hb):
+        yy = y0 + y
+        row = y * length
         if yy < 0 or yy >= height:
-            for z in range(m * tw1 * nb):
-                pf[_u(row + z)] = 0
+            for z in range(length):
+                xp[_u(row + z)] = 0
             continue
+        src0 = (n0 * n_c + c) * height * width + yy * width - pw  # column 0 of image n0
+        # columns k in [klo, khi) are inside the image in every phase (phase 0 starts
+        # last, phase m-1 ends first): for one image and m = 2 one loop copies both phases,
+        # constant strides that LLVM vectorises (64x56x56 at batch 32, one thread: 5.6 ->
+        # 4.0 ms, near the time to read x; the same for m = 4 gained nothing)
+        klo = min(tw1, max(0, -(-pw // m)))
+        khi = min(tw1, max(klo, -((m - 1 - pw - width) // m)))
+        if nb == 1 and m == 2:
+            for k in range(klo, khi):
+                xp[_u(row + k)] = xf[_u(src0 + 2 * k)]
+                xp[_u(row + tw1 + k)] = xf[_u(src0 + 2 * k + 1)]
+        else:
+            khi = klo  # no interior loop: the per-phase loops below take every column
         for p in range(m):
             lo = min(tw1, max(0, -((p - pw) // m)))
             hi = min(tw1, max(lo, -((p - pw - width) // m)))
             dst = row + p * tw1 * nb
             for z in range(lo * nb):
-                pf[_u(dst + z)] = 0
+                xp[_u(dst + z)] = 0
             for z in range(hi * nb, tw1 * nb):
-                pf[_u(dst + z)] = 0
+                xp[_u(dst + z)] = 0
             for b in range(nb):
-                src = ((n0 + b) * n_c + c) * height * width + yy * width + p - pw
-                for k in range(lo, hi):
-                    pf[_u(dst + k * nb + b)] = xf[_u(src + m * k)]
+                src = src0 + p + b * n_c * height * width
+                for k in range(lo, min(hi, klo)):
+                    xp[_u(dst + k * nb + b)] = xf[_u(src + m * k)]
+                for k in range(max(lo, khi), hi):
+                    xp[_u(dst + k * nb + b)] = xf[_u(src + m * k)]
 
 
 @kernel.cpu_kernel(parallel=False)
-def _input_transform(xp, v, bt, th, tw, m, c0, c1):
-    # v[xi, c, (ty*tw + tx)*nb + b] = (B^T d B)[xi], d the kt x kt tile of xp at rows m*ty..,
-    # columns m*tx.. of image b: rows first (B^T d on whole padded rows), then columns.
+def _input_transform(x, v, bt, n0, nb, y0, pw, th, tw, m, c0, c1):
+    # v[xi, c, (ty*tw + tx)*nb + b] = (B^T d B)[xi] for c in [c0, c1), d the kt x kt tile of
+    # image n0 + b, channel c at rows y0 + m*ty.., columns m*tx - pw.. (0 outside the image).
+    # Per channel: its padded rows into a small buffer (the padding copy never leaves the
+    # cache), then per tile row B^T d on whole padded rows (s), then s B per column.
     # bt (a, kt): B^T for input tiles (kt = a), A (kt = m) for dy tiles (weight gradient).
-    n_c, hp, tw1, nb = xp.shape[0], xp.shape[1], xp.shape[3], xp.shape[4]
-    a, kt = bt.shape[0], bt.shape[1]  # kt: tile width (a for x, m for dy)
-    ntiles = th * tw * nb
+    n_c = v.shape[1]
+    a, kt = bt.shape[0], bt.shape[1]
+    tw1 = tw + 1
+    hb = m * th + kt - m  # rows the block's tiles read
     length = m * tw1 * nb
     span = tw * nb
-    pf = xp.reshape(-1)
-    vf = v.reshape(-1)
-    s = np.empty(a * length, xp.dtype)  # s[k1, p, k, b] = (B^T d)[k1] on the tile row
+    ntiles = th * span
     plane_v = n_c * ntiles
-    for t in range(c0 * th, c1 * th):  # channels c0..c1-1
-        c = t // th
-        ty = t % th
-        for k1 in range(a):
-            so = k1 * length
-            first = True
-            for i in range(kt):
-                coef = bt[k1, i]
-                if coef == 0:
-                    continue
-                src = (c * hp + m * ty + i) * length
-                if first:
-                    for z in range(length):
-                        s[_u(so + z)] = coef * pf[_u(src + z)]
-                    first = False
-                else:
-                    for z in range(length):
-                        s[_u(so + z)] += coef * pf[_u(src + z)]
-        dst0 = c * ntiles + ty * span
-        for k1 in range(a):
-            for k2 in range(a):
-                dst = (k1 * a + k2) * plane_v + dst0
-                first = True
-                for j in range(kt):
-                    coef = bt[k2, j]
-                    if coef == 0:
-                        continue
-                    src = k1 * length + ((j % m) * tw1 + j // m) * nb
-                    if first:
-                        for z in range(span):
-                            vf[_u(dst + z)] = coef * s[_u(src + z)]
-                        first = False
-                    else:
-                        for z in range(span):
-                            vf[_u(dst + z)] += coef * s[_u(src + z)]
+    vf = v.reshape(-1)
+    xp = np.empty(hb * length, v.dtype)
+    s = np.empty(a * length, v.dtype)  # s[k1, p, k, b] = (B^T d)[k1] on the tile row
+    nr, cr, orow = _nonzeros(bt, length, length, kt)  # row terms: rows i of the tile row
+    nc, cc, ocol = _nonzeros(bt, tw1 * nb, nb, m)  # column terms: phase j % m, shift j // m
+    for c in range(c0, c1):
+        _pad_rows(x, xp, c, n0, nb, y0, pw, m, tw1, hb)
+        for ty in range(th):
+            for k1 in range(a):
+                _lincomb(s, k1 * length, xp, m * ty * length, nr, cr, orow, k1, length)
+            dst0 = c * ntiles + ty * span
+            for k1 in range(a):
+                for k2 in range(a):
+                    dst = (k1 * a + k2) * plane_v + dst0
+                    _lincomb(vf, dst, s, k1 * length, nc, cc, ocol, k2, span)
 
 
 @kernel.cpu_kernel(parallel=False)
@@ -534,11 +587,9 @@ def conv3x3(
     bt, _, at = matrices(m, x.dtype)
     u = transformed_weights(w, groups, m, transpose_w)
     # a block: images n0..n0+mb-1 whole, or tile rows ty0..ty0+nty-1 of one image
-    per_row = a * a * (c + f) * tw + c * m * (m * (tw + 1))
+    per_row = a * a * (c + f) * tw
     nb, nty = _block(n, th, tw, a, c, f, x.itemsize, budget, per_row)
-    hp = m * nty + 2
-    wp = m * (tw + 1)  # m phases of tw + 1 columns (>= m*tw + 2)
-    space = res.get_space(((a * a * (c + f) * nty * tw + c * hp * wp) * nb,), x.dtype)
+    space = res.get_space((a * a * (c + f) * nty * tw * nb,), x.dtype)
     has_bias, has_res = bias is not None, residual is not None
     beta = bias if has_bias else np.zeros(1, x.dtype)
     resid = residual if has_res else out
@@ -547,11 +598,8 @@ def conv3x3(
         cols = mb * rows * tw
         v = space[: a * a * c * cols].reshape(a * a, c, cols)
         mm = space[a * a * c * cols : a * a * (c + f) * cols].reshape(a * a, f, cols)
-        hb = m * rows + 2
-        xp = space[a * a * (c + f) * cols : a * a * (c + f) * cols + c * hb * mb * wp]
-        xp = xp.reshape(c, hb, m, tw + 1, mb)
-        _split(c, c * hb * mb * wp, _pad_chunk, xc, xp, n0, m * ty0 - ph, pw, m)
-        _split(c, c * a * a * cols, _input_transform, xp, v, bt, rows, tw, m)
+        args = (xc, v, bt, n0, mb, m * ty0 - ph, pw, rows, tw, m)
+        _split(c, c * a * a * cols, _input_transform, *args)
         # one 2-D matmul per (position, group): NumPy's batched matmul runs large stacks
         # far below BLAS speed (12 vs 85 GFLOP/s for 16 x 512^3, measured here); under
         # MKL one cblas_sgemm_batch_strided call per group does all a*a positions
@@ -599,30 +647,21 @@ def weight_grad3x3(
     th, tw = -(-ho // m), -(-wo // m)
     bt, g64, at = matrices(m, x.dtype)
     a_dy = np.ascontiguousarray(at.T)  # A (a, m): the dy tile transform
-    wp = m * (tw + 1)
-    per_row = a * a * (c + f) * tw + (c + f) * m * wp
+    per_row = a * a * (c + f) * tw
     nb, nty = _block(n, th, tw, a, c, f, x.itemsize, budget, per_row)
-    hp = m * nty + 2
-    space = res.get_space(((a * a * (c + f) * nty * tw + (c + f) * hp * wp) * nb,), x.dtype)
+    space = res.get_space((a * a * (c + f) * nty * tw * nb,), x.dtype)
     acc = np.empty((a * a, f, cg), x.dtype)
     tmp = np.empty((fg, cg), x.dtype)
     xc, dyc = np.ascontiguousarray(x), np.ascontiguousarray(dy)
     first = True
     for n0, mb, ty0, rows in _blocks(n, nb, th, nty):
         cols = mb * rows * tw
-        hb = m * rows + 2
-        parts, start = [], 0
-        for size in (a * a * c * cols, a * a * f * cols, c * hb * mb * wp, f * hb * mb * wp):
-            parts.append(space[start : start + size])
-            start += size
-        v = parts[0].reshape(a * a, c, cols)
-        dyt = parts[1].reshape(a * a, f, cols)
-        xp = parts[2].reshape(c, hb, m, tw + 1, mb)
-        dyp = parts[3].reshape(f, hb, m, tw + 1, mb)
-        _split(c, c * hb * mb * wp, _pad_chunk, xc, xp, n0, m * ty0 - ph, pw, m)
-        _split(c, c * a * a * cols, _input_transform, xp, v, bt, rows, tw, m)
-        _split(f, f * hb * mb * wp, _pad_chunk, dyc, dyp, n0, m * ty0, 0, m)
-        _split(f, f * a * a * cols, _input_transform, dyp, dyt, a_dy, rows, tw, m)
+        v = space[: a * a * c * cols].reshape(a * a, c, cols)
+        dyt = space[a * a * c * cols : a * a * (c + f) * cols].reshape(a * a, f, cols)
+        xargs = (xc, v, bt, n0, mb, m * ty0 - ph, pw, rows, tw, m)
+        _split(c, c * a * a * cols, _input_transform, *xargs)
+        dargs = (dyc, dyt, a_dy, n0, mb, m * ty0, 0, rows, tw, m)  # dy: no padding
+        _split(f, f * a * a * cols, _input_transform, *dargs)
         for gi in range(groups):
             fs, cs = slice(gi * fg, (gi + 1) * fg), slice(gi * cg, (gi + 1) * cg)
             if _blas.routes_matmul(acc.dtype):  # all positions in one call, beta = 1 after
