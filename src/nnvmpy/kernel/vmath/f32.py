@@ -482,7 +482,8 @@ def rcbrt_f32(x):
     y = _rcbrt_abs(a)
     y = pick(a == F_INF, ZERO, y)
     y = pick(x < ZERO, -y, y)
-    y = pick(a == ZERO, ONE / x, y)  # ±inf
+    # ±0 -> ±inf, the sign from the bits (no division: one per element cost 40% here)
+    y = pick(a == ZERO, pick(f32_bits(x) < 0, -F_INF, F_INF), y)
     return pick(x != x, x, y)
 
 
