@@ -259,6 +259,26 @@ def test_assign_casts_and_keeps_large_ints() -> None:
     np.testing.assert_array_equal(a.asnumpy().ravel(), [0, 16800001, 2, 0])
 
 
+def test_whole_assignment_from_numpy_waits_for_pending_users() -> None:
+    """x[:] = numpy on the CPU copies synchronously (MXNet's SyncCopyFromCPU): reads and
+    writes of x pushed before it see the old values, ones pushed after see the new, and
+    the write counts as a new version of x (memoized nodes rely on it)."""
+    x = nd.array(np.arange(6.0).reshape(2, 3))
+    version = x._chunk.var.version
+    doubled = [x * 2 for _ in range(20)]  # pushed, not waited for
+    x += 1  # a pending write: the copy must land after it
+    x[:] = np.full((2, 3), 7.0)  # float64 source: cast to x's float32
+    after = x * 2
+    for d in doubled:
+        np.testing.assert_array_equal(d.asnumpy(), np.arange(6.0).reshape(2, 3) * 2)
+    np.testing.assert_array_equal(x.asnumpy(), np.full((2, 3), 7.0))
+    np.testing.assert_array_equal(after.asnumpy(), np.full((2, 3), 14.0))
+    assert x._chunk.var.version >= version + 2  # x += 1 and the copy
+    ints = nd.zeros((3,), dtype=np.int32)
+    ints[:] = np.array([1.9, -2.9, 3.0])  # truncates toward zero, as a NumPy cast
+    np.testing.assert_array_equal(ints.asnumpy(), [1, -2, 3])
+
+
 def test_assign_value_with_extra_leading_ones() -> None:
     a = np.zeros((4, 5), dtype=np.float32)
     x = nd.array(a)
