@@ -311,6 +311,31 @@ def test_auto_never_gives_a_training_forward_f4x4(tmp_path: Any, monkeypatch: An
     assert saved[_conv_algo.key("forward", s, np.float32)]["algo"] == "winograd4"
 
 
+def test_auto_chooses_per_thread_width(monkeypatch: Any) -> None:
+    """The best algorithm depends on how many threads the layer gets: a choice timed
+    while the load governor ran one-thread teams is not reused at two threads."""
+    from nnvmpy import threads
+
+    monkeypatch.setenv("NNVMPY_CONV_ALGO", "auto")
+    monkeypatch.setattr(_conv_algo, "MIN_AUTO_FLOPS", 0)
+    shape = (2, 16, 8, 8, 16, (1, 1), 1)
+    x, w, b = _data(shape)
+    s = _shape(*shape)
+    args = (s, x[:, :, None], w[:, :, None], b, _Space())
+    # one thread: Winograd "is faster"; two: the GEMM paths
+    fake = {1: {"gemm": 2.0, "winograd2": 1.0}, 2: {"gemm": 1.0, "winograd2": 2.0}}
+    width = {"now": 1}
+    monkeypatch.setattr(threads, "width", lambda: width["now"])
+    order = iter(["gemm", "winograd2"] * 2)
+    monkeypatch.setattr(_conv_algo, "_time", lambda fn: fake[width["now"]][next(order)])
+    assert _conv_algo.forward_tile(*args, training=True) == 2
+    width["now"] = 2
+    assert _conv_algo.forward_tile(*args, training=True) == 0
+    width["now"] = 1  # remembered per width, not measured again
+    monkeypatch.setattr(_conv_algo, "_time", lambda fn: pytest.fail("measured again"))
+    assert _conv_algo.forward_tile(*args, training=True) == 2
+
+
 def test_auto_keeps_small_layers_on_gemm_without_measuring(monkeypatch: Any) -> None:
     monkeypatch.setenv("NNVMPY_CONV_ALGO", "auto")
     monkeypatch.setattr(_conv_algo, "_time", lambda fn: pytest.fail("measured"))

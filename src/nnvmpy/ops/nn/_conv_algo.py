@@ -69,12 +69,19 @@ def cache_path() -> str:
 
 
 def key(kind: str, s: Any, dtype: Any) -> str:
-    """The cache key: direction, sizes, padding, groups, dtype, thread budget and the
-    BLAS the GEMMs run on (a choice timed with OpenBLAS is wrong for MKL)."""
+    """The cache key: direction, sizes, padding, groups, dtype, the thread width the layer
+    runs at now and the BLAS the GEMMs run on (a choice timed with OpenBLAS is wrong for
+    MKL).
+
+    The width, not the budget: the load governor (threads.py) narrows the teams to one
+    thread while other processes hold a core, and the best algorithm differs between the
+    two. ResNet-18's 64-channel 56x56 layer at batch 32 on MKL: shifted GEMMs 40 ms vs
+    F(2x2) 55 ms at two threads, but 59 vs 42 ms at one. Keyed by the budget, a choice
+    timed while the machine was busy was kept for the quiet machine too."""
     win = s.win
     sizes = (s.n, s.c, s.h, s.w, s.f, s.groups, win.ph, win.pw)
     blas = _blas.name()
-    return f"{kind}|{'x'.join(map(str, sizes))}|{np.dtype(dtype).name}|t{threads.budget()}|{blas}"
+    return f"{kind}|{'x'.join(map(str, sizes))}|{np.dtype(dtype).name}|t{threads.width()}|{blas}"
 
 
 def _load(path: str) -> None:
