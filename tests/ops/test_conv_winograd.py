@@ -336,6 +336,60 @@ def test_auto_chooses_per_thread_width(monkeypatch: Any) -> None:
     assert _conv_algo.forward_tile(*args, training=True) == 2
 
 
+def test_auto_filter_gradient_may_take_im2col_over_shifted_gemms(
+    tmp_path: Any, monkeypatch: Any
+) -> None:
+    """Where 'gemm' means the shifted GEMMs, im2col chunks are a third measured candidate
+    for the filter gradient; when they win, backward runs them and dW is still right."""
+    from nnvmpy.ops.nn import _conv_shift
+
+    monkeypatch.setenv("NNVMPY_CONV_ALGO", "auto")
+    monkeypatch.setattr(_conv_algo, "MIN_AUTO_FLOPS", 0)
+    shape = (2, 32, 30, 30, 8, (1, 1), 1)  # 32 channels, wide padded rows: shifted GEMMs
+    x, w, _ = _data(shape)
+    s = _shape(*shape)
+    assert _conv_shift.supported(s, np.float32)
+    dy = np.random.default_rng(3).standard_normal((2, 8, 1, 30, 30)).astype(np.float32)
+    times = iter([3.0, 2.0, 1.0])  # gemm, winograd2, im2col: the last wins
+    monkeypatch.setattr(_conv_algo, "_time", lambda fn: next(times))
+    args = (s, dy, x[:, :, None], w[:, :, None], _Space())
+    assert _conv_algo.backward_weight_algo(*args) == _conv_algo.IM2COL
+    saved = json.loads((tmp_path / "conv_algo.json").read_text())
+    assert set(saved[_conv_algo.key("backward_weight", s, np.float32)]["ms"]) == {
+        "gemm", "winograd2", _conv_algo.IM2COL,
+    }  # fmt: skip
+    assert _conv_algo.backward_weight_tile(*args) == 0
+    chunks: list[int] = []
+    real = _conv_cpu._backward_chunks
+    monkeypatch.setattr(_conv_cpu, "_backward_chunks", lambda *a: chunks.append(1) or real(*a))
+    dw = np.full((8, 32, 1, 3, 3), np.nan, np.float32)
+    _conv_cpu.backward(s, dy, x[:, :, None], w[:, :, None], [None, dw], [NULL, WRITE], _Space())
+    assert chunks == [1]
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    want = np.zeros((8, 32, 3, 3))
+    for p in range(3):
+        for q in range(3):
+            want[:, :, p, q] = np.einsum(
+                "nfhw,nchw->fc", dy[:, :, 0], xp[:, :, p : p + 30, q : q + 30]
+            )
+    assert rel_err(dw[:, :, 0], want) < 1e-5
+
+
+def test_im2col_is_no_candidate_where_gemm_already_is_im2col(monkeypatch: Any) -> None:
+    monkeypatch.setenv("NNVMPY_CONV_ALGO", "auto")
+    monkeypatch.setattr(_conv_algo, "MIN_AUTO_FLOPS", 0)
+    shape = (2, 8, 8, 8, 8, (1, 1), 1)  # 8 channels: too few for the shifted GEMMs
+    x, w, _ = _data(shape)
+    timed: list[int] = []
+    monkeypatch.setattr(_conv_algo, "_time", lambda fn: timed.append(1) or -len(timed))
+    dy = np.zeros((2, 8, 1, 8, 8), np.float32)
+    algo = _conv_algo.backward_weight_algo(
+        _shape(*shape), dy, x[:, :, None], w[:, :, None], _Space()
+    )
+    assert algo == "winograd2"
+    assert len(timed) == 2  # gemm and winograd2 only
+
+
 def test_auto_keeps_small_layers_on_gemm_without_measuring(monkeypatch: Any) -> None:
     monkeypatch.setenv("NNVMPY_CONV_ALGO", "auto")
     monkeypatch.setattr(_conv_algo, "_time", lambda fn: pytest.fail("measured"))

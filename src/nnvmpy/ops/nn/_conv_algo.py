@@ -32,6 +32,11 @@ from . import _blas
 #: the names a choice can take, and the Winograd output tile each means (0: GEMM paths)
 TILE_OF = {"gemm": 0, "winograd": 2, "winograd2": 2, "winograd4": 4}
 _CHOICES = ("auto", *TILE_OF)
+#: a measured choice only, for the filter gradient of layers where 'gemm' means the
+#: shifted GEMMs (_conv_shift): im2col chunks instead. Its GEMM has cg*9 columns where
+#: each shifted one has cg, which OpenBLAS runs much better: ResNet-18's 64-channel 56x56
+#: layer at batch 32, two threads, 51 ms vs 77 (MKL: 46 vs 37, so there it loses).
+IM2COL = "im2col"
 
 _lock = threading.Lock()
 _memory: dict[str, str] = {}
@@ -99,7 +104,7 @@ def _load(path: str) -> None:
     if isinstance(data, dict):
         for k, v in data.items():
             algo = v.get("algo") if isinstance(v, dict) else v
-            if isinstance(algo, str) and algo in TILE_OF:
+            if isinstance(algo, str) and (algo in TILE_OF or algo == IM2COL):
                 _memory.setdefault(k, algo)
 
 
@@ -261,10 +266,17 @@ def backward_data_tile(s: Any, dy: Any, w: Any, res: Any) -> int:
 
 def backward_weight_tile(s: Any, dy: Any, x: Any, w: Any, res: Any) -> int:
     """The Winograd tile for this convolution's filter gradient, 0 for the GEMM paths."""
+    return TILE_OF.get(backward_weight_algo(s, dy, x, w, res), 0)
+
+
+def backward_weight_algo(s: Any, dy: Any, x: Any, w: Any, res: Any) -> str:
+    """The algorithm for this convolution's filter gradient: 'gemm' (the GEMM paths
+    _conv_cpu picks), IM2COL (im2col chunks where 'gemm' would be the shifted GEMMs), or
+    a Winograd name."""
     tile = _preset(s, dy.dtype)
     if tile is not None:
-        return tile
-    from . import _conv_cpu, _conv_winograd
+        return {0: "gemm", 2: "winograd2", 4: "winograd4"}[tile]
+    from . import _conv_cpu, _conv_shift, _conv_winograd
 
     scratch = np.empty((s.f, s.cg, 1, 3, 3), dy.dtype)
     write, null = _conv_cpu.OpReqType.kWriteTo, _conv_cpu.OpReqType.kNullOp
@@ -283,13 +295,22 @@ def backward_weight_tile(s: Any, dy: Any, x: Any, w: Any, res: Any) -> int:
     # entry, 10-30x F(2x2)'s. ResNet-18's second training step against the float64
     # reference (bench_nets' |dlogp|, issue 17 asks <= 1e-3): GEMM paths 8.4e-4, F(2x2)
     # everywhere 6.9e-4, F(4x4) everywhere 1.2e-3, 'auto' 9.0e-4.
+    def im2col() -> None:
+        _conv_cpu.backward(
+            s, dy, x, w, [None, scratch], [null, write], res, gemm_only=True, shifted=False
+        )
+
     candidates = {"gemm": gemm, "winograd2": wino(2)}
-    return TILE_OF[choose("backward_weight", s, dy.dtype, candidates)]
+    if _conv_shift.supported(s, dy.dtype):
+        candidates[IM2COL] = im2col
+    return choose("backward_weight", s, dy.dtype, candidates)
 
 
 __all__ = [
+    "IM2COL",
     "TILE_OF",
     "backward_data_tile",
+    "backward_weight_algo",
     "backward_weight_tile",
     "cache_path",
     "choose",

@@ -333,11 +333,14 @@ def backward(
     reqs: list[OpReqType],
     res: Any,
     gemm_only: bool = False,
+    shifted: bool = True,
 ) -> None:
     """grads = [dx, dw, db or None] written per reqs from dy (N, F, Do, Ho, Wo).
 
     x (and dw) may be None when req[1] is null, dx when req[0] is: only the gradients
     asked for are computed (Deconvolution's forward is the data gradient alone).
+    gemm_only: never Winograd; shifted=False: not the shifted GEMMs either, im2col chunks
+    (_conv_algo times these paths).
     """
     dx, dw, db = [*grads, None][:3]
     req_x, req_w = reqs[0], reqs[1]
@@ -362,19 +365,23 @@ def backward(
         if tile:
             _conv_winograd.backward_data(s, dy, w, dx, req_x == _ADD, res, tile)
             req_x = _NULL
+    w2 = w.reshape(s.f, s.rows)
     if req_w != _NULL and not gemm_only:  # ... and the filter gradient, F(3x3, m x m)
-        tile = _conv_algo.backward_weight_tile(s, dy, x, w, res)
+        algo = _conv_algo.backward_weight_algo(s, dy, x, w, res)
+        tile = _conv_algo.TILE_OF.get(algo, 0)
         if tile:
             _conv_winograd.backward_weight(s, dy, x, dw, req_w == _ADD, res, tile)
             req_w = _NULL
+        elif algo == _conv_algo.IM2COL:  # measured faster than the shifted GEMMs here
+            _backward_chunks(s, dy3, x, w2, None, dw, _NULL, req_w, res)
+            req_w = _NULL
     # -- end of the Winograd hook -------------------------------------------------------
-    w2 = w.reshape(s.f, s.rows)
     if s.pointwise and req_x not in (_NULL, _ADD):
         _blas.mm(w2.T, dy3, dx.reshape(s.n, s.c, s.hw))
         req_x = _NULL
     if req_x == _NULL and req_w == _NULL:
         return
-    if s.planar and _conv_shift.supported(s, dy.dtype):
+    if shifted and s.planar and _conv_shift.supported(s, dy.dtype):
         dy4, x4, w4, dx4, dw4 = (None if a is None else planar(a) for a in (dy, x, w, dx, dw))
         _conv_shift.backward(s, dy4, x4, w4, dx4, dw4, req_x, req_w, res)
         return
