@@ -375,6 +375,44 @@ def test_auto_filter_gradient_may_take_im2col_over_shifted_gemms(
     assert rel_err(dw[:, :, 0], want) < 1e-5
 
 
+@pytest.mark.parametrize("epilogue", [False, True])
+def test_auto_forward_and_data_gradient_may_take_im2col(epilogue: bool, monkeypatch: Any) -> None:
+    """The same third candidate for the forward (with and without an epilogue) and the
+    data gradient: when it wins, the shifted GEMMs never run and the results are right."""
+    from nnvmpy.ops.nn import _conv_shift
+
+    monkeypatch.setenv("NNVMPY_CONV_ALGO", "auto")
+    monkeypatch.setattr(_conv_algo, "MIN_AUTO_FLOPS", 0)
+    shape = (2, 32, 30, 30, 8, (1, 1), 1)
+    x, w, b = _data(shape)
+    s = _shape(*shape)
+    fake = {"gemm": 3.0, "winograd2": 2.0, "winograd4": 2.0, _conv_algo.IM2COL: 1.0}
+    # the order the candidates are timed in: forward (F(4x4) too at inference), data grad
+    forward = ["gemm", "winograd2", *(["winograd4"] if epilogue else []), _conv_algo.IM2COL]
+    names = iter([*forward, "gemm", "winograd2", _conv_algo.IM2COL])
+    monkeypatch.setattr(_conv_algo, "_time", lambda fn: fake[next(names)])
+    monkeypatch.setattr(_conv_shift, "forward", lambda *a: pytest.fail("shifted forward"))
+    monkeypatch.setattr(_conv_shift, "backward", lambda *a: pytest.fail("shifted backward"))
+    rng = np.random.default_rng(4)
+    residual = rng.standard_normal((2, 8, 30, 30)).astype(np.float32)
+    out = np.full((2, 8, 1, 30, 30), np.nan, np.float32)
+    want = direct(x, w, (1, 1), 1) + b[:, None, None]
+    if epilogue:
+        _conv_cpu.forward(
+            s, x[:, :, None], w[:, :, None], b, out, WRITE, _Space(),
+            epilogue=(residual[:, :, None], True), training=False,
+        )  # fmt: skip
+        want = np.maximum(want + residual, 0)
+    else:
+        _conv_cpu.forward(s, x[:, :, None], w[:, :, None], b, out, WRITE, _Space())
+    assert rel_err(out[:, :, 0], want) < 1e-5
+    dy = rng.standard_normal((2, 8, 1, 30, 30)).astype(np.float32)
+    dx = np.full((2, 32, 1, 30, 30), np.nan, np.float32)
+    _conv_cpu.backward(s, dy, None, w[:, :, None], [dx, None], [WRITE, NULL], _Space())
+    want_dx = direct_grad_x(dy[:, :, 0], w, x.shape, (1, 1), 1)
+    assert rel_err(dx[:, :, 0], want_dx) < 1e-5
+
+
 def test_im2col_is_no_candidate_where_gemm_already_is_im2col(monkeypatch: Any) -> None:
     monkeypatch.setenv("NNVMPY_CONV_ALGO", "auto")
     monkeypatch.setattr(_conv_algo, "MIN_AUTO_FLOPS", 0)

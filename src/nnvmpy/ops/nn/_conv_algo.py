@@ -32,10 +32,11 @@ from . import _blas
 #: the names a choice can take, and the Winograd output tile each means (0: GEMM paths)
 TILE_OF = {"gemm": 0, "winograd": 2, "winograd2": 2, "winograd4": 4}
 _CHOICES = ("auto", *TILE_OF)
-#: a measured choice only, for the filter gradient of layers where 'gemm' means the
-#: shifted GEMMs (_conv_shift): im2col chunks instead. Its GEMM has cg*9 columns where
-#: each shifted one has cg, which OpenBLAS runs much better: ResNet-18's 64-channel 56x56
-#: layer at batch 32, two threads, 51 ms vs 77 (MKL: 46 vs 37, so there it loses).
+#: a measured choice only, for layers where 'gemm' means the shifted GEMMs (_conv_shift):
+#: im2col chunks instead. Its GEMMs have cg*9 inner or outer size where each shifted one
+#: has cg. Which wins depends on the BLAS and the batch: ResNet-18's 64-channel 56x56
+#: layer at batch 32, two threads, filter gradient: OpenBLAS im2col 51 ms vs shifted 77,
+#: MKL 46 vs 37.
 IM2COL = "im2col"
 
 _lock = threading.Lock()
@@ -205,8 +206,28 @@ def _preset(s: Any, dtype: Any) -> int | None:
     return 0 if _small(s) else None
 
 
+def _name(tile: int) -> str:
+    return {0: "gemm", 2: "winograd2", 4: "winograd4"}[tile]
+
+
+def _with_im2col(
+    s: Any, dtype: Any, candidates: dict[str, Callable[[], None]], im2col: Callable[[], None]
+) -> dict[str, Callable[[], None]]:
+    """candidates plus IM2COL where 'gemm' means the shifted GEMMs (else they are one)."""
+    from . import _conv_shift
+
+    if _conv_shift.supported(s, dtype):
+        return {**candidates, IM2COL: im2col}
+    return candidates
+
+
 def forward_tile(s: Any, x: Any, w: Any, bias: Any, res: Any, training: bool = True) -> int:
-    """The Winograd output tile for this forward convolution, 0 for the GEMM paths.
+    """The Winograd output tile for this forward convolution, 0 for the GEMM paths."""
+    return TILE_OF.get(forward_algo(s, x, w, bias, res, training), 0)
+
+
+def forward_algo(s: Any, x: Any, w: Any, bias: Any, res: Any, training: bool = True) -> str:
+    """The algorithm for this forward convolution: 'gemm', IM2COL or a Winograd name.
 
     training: the forward of a training step (is_train), whose outputs feed gradients:
     F(4x4) is not a candidate there (timed on a busy machine it won every forward layer
@@ -214,7 +235,7 @@ def forward_tile(s: Any, x: Any, w: Any, bias: Any, res: Any, training: bool = T
     1e-3); inference (is_train=False) may take it. The two choices are kept apart."""
     tile = _preset(s, x.dtype)
     if tile is not None:
-        return tile
+        return _name(tile)
     from . import _conv_cpu, _conv_winograd
 
     scratch = np.empty((s.n, s.f, 1, s.win.ho, s.win.wo), x.dtype)
@@ -227,21 +248,28 @@ def forward_tile(s: Any, x: Any, w: Any, bias: Any, res: Any, training: bool = T
             x4, w4, bias, o4, pad, s.groups, False, res, _budget(s), m
         )
 
-    candidates = {
-        "gemm": lambda: _conv_cpu.forward(s, x, w, bias, scratch, write, res, gemm_only=True),
-        "winograd2": wino(2),
-    }
+    def gemm(shifted: bool = True) -> None:
+        _conv_cpu.forward(s, x, w, bias, scratch, write, res, gemm_only=True, shifted=shifted)
+
+    candidates = {"gemm": gemm, "winograd2": wino(2)}
     if not training:
         candidates["winograd4"] = wino(4)
+    candidates = _with_im2col(s, x.dtype, candidates, lambda: gemm(shifted=False))
     kind = "forward_train" if training else "forward"
-    return TILE_OF[choose(kind, s, x.dtype, candidates)]
+    return choose(kind, s, x.dtype, candidates)
 
 
 def backward_data_tile(s: Any, dy: Any, w: Any, res: Any) -> int:
     """The Winograd tile for this convolution's data gradient, 0 for the GEMM paths."""
+    return TILE_OF.get(backward_data_algo(s, dy, w, res), 0)
+
+
+def backward_data_algo(s: Any, dy: Any, w: Any, res: Any) -> str:
+    """The algorithm for this convolution's data gradient: 'gemm', IM2COL or a Winograd
+    name."""
     tile = _preset(s, dy.dtype)
     if tile is not None:
-        return tile
+        return _name(tile)
     from . import _conv_cpu, _conv_winograd
 
     scratch = np.empty((s.n, s.c, 1, s.h, s.w), dy.dtype)
@@ -254,14 +282,16 @@ def backward_data_tile(s: Any, dy: Any, w: Any, res: Any) -> int:
             dy4, w4, None, o4, pad, s.groups, False, res, _budget(s), m, transpose_w=True
         )
 
-    def gemm() -> None:
-        _conv_cpu.backward(s, dy, None, w, [scratch, None], [write, null], res, gemm_only=True)
+    def gemm(shifted: bool = True) -> None:
+        grads, reqs = [scratch, None], [write, null]
+        _conv_cpu.backward(s, dy, None, w, grads, reqs, res, gemm_only=True, shifted=shifted)
 
     # Not F(4x4) in training by default: with it on every layer's data gradient too, a
     # ResNet-18 step's |dlogp| against the float64 reference reached 1.2e-3 (the bar is
     # 1e-3; F(2x2) 6.9e-4, GEMM 8.4e-4). NNVMPY_CONV_ALGO=winograd4 still forces it.
     candidates = {"gemm": gemm, "winograd2": wino(2)}
-    return TILE_OF[choose("backward_data", s, dy.dtype, candidates)]
+    candidates = _with_im2col(s, dy.dtype, candidates, lambda: gemm(shifted=False))
+    return choose("backward_data", s, dy.dtype, candidates)
 
 
 def backward_weight_tile(s: Any, dy: Any, x: Any, w: Any, res: Any) -> int:
@@ -270,13 +300,12 @@ def backward_weight_tile(s: Any, dy: Any, x: Any, w: Any, res: Any) -> int:
 
 
 def backward_weight_algo(s: Any, dy: Any, x: Any, w: Any, res: Any) -> str:
-    """The algorithm for this convolution's filter gradient: 'gemm' (the GEMM paths
-    _conv_cpu picks), IM2COL (im2col chunks where 'gemm' would be the shifted GEMMs), or
-    a Winograd name."""
+    """The algorithm for this convolution's filter gradient: 'gemm', IM2COL or a
+    Winograd name."""
     tile = _preset(s, dy.dtype)
     if tile is not None:
-        return {0: "gemm", 2: "winograd2", 4: "winograd4"}[tile]
-    from . import _conv_cpu, _conv_shift, _conv_winograd
+        return _name(tile)
+    from . import _conv_cpu, _conv_winograd
 
     scratch = np.empty((s.f, s.cg, 1, 3, 3), dy.dtype)
     write, null = _conv_cpu.OpReqType.kWriteTo, _conv_cpu.OpReqType.kNullOp
@@ -288,27 +317,23 @@ def backward_weight_algo(s: Any, dy: Any, x: Any, w: Any, res: Any) -> str:
             x4, dy4, o4, pad, s.groups, False, res, _budget(s), m
         )
 
-    def gemm() -> None:
-        _conv_cpu.backward(s, dy, x, w, [None, scratch], [null, write], res, gemm_only=True)
+    def gemm(shifted: bool = True) -> None:
+        grads, reqs = [None, scratch], [null, write]
+        _conv_cpu.backward(s, dy, x, w, grads, reqs, res, gemm_only=True, shifted=shifted)
 
     # no F(4x4) unless forced: its filter gradient's float32 error is ~1e-5 of the largest
     # entry, 10-30x F(2x2)'s. ResNet-18's second training step against the float64
     # reference (bench_nets' |dlogp|, issue 17 asks <= 1e-3): GEMM paths 8.4e-4, F(2x2)
     # everywhere 6.9e-4, F(4x4) everywhere 1.2e-3, 'auto' 9.0e-4.
-    def im2col() -> None:
-        _conv_cpu.backward(
-            s, dy, x, w, [None, scratch], [null, write], res, gemm_only=True, shifted=False
-        )
-
     candidates = {"gemm": gemm, "winograd2": wino(2)}
-    if _conv_shift.supported(s, dy.dtype):
-        candidates[IM2COL] = im2col
+    candidates = _with_im2col(s, dy.dtype, candidates, lambda: gemm(shifted=False))
     return choose("backward_weight", s, dy.dtype, candidates)
 
 
 __all__ = [
     "IM2COL",
     "TILE_OF",
+    "backward_data_algo",
     "backward_data_tile",
     "backward_weight_algo",
     "backward_weight_tile",
@@ -317,6 +342,7 @@ __all__ = [
     "eligible",
     "forced",
     "forget",
+    "forward_algo",
     "forward_tile",
     "key",
 ]

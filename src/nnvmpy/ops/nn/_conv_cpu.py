@@ -212,32 +212,36 @@ def forward(
     epilogue: tuple[Any, bool] | None = None,
     gemm_only: bool = False,
     training: bool = True,
+    shifted: bool = True,
 ) -> None:
     """out (=|+=) conv(x, w) + bias, x (N, C, D, H, W) and out (N, F, Do, Ho, Wo) contiguous.
 
     `epilogue` = (residual or None, relu): out = relu?(conv + bias + residual) instead, the
     bias, residual and relu applied to each chunk of images right after its GEMMs wrote it
     (while it is still in cache), in one pass with the bias where the GEMM writes `out`
-    directly. Not with req 'add'. gemm_only: never Winograd (_conv_algo times this path);
-    training: the output feeds gradients (_conv_algo.forward_tile: no F(4x4) then).
+    directly. Not with req 'add'. gemm_only: never Winograd; shifted=False: not the
+    shifted GEMMs either (_conv_algo times these paths); training: the output feeds
+    gradients (_conv_algo.forward_algo: no F(4x4) then).
     """
     if req == _NULL:
         return
     # -- Winograd hook (issue 17): 3x3 stride-1 layers where _conv_algo picks it --------
-    tile = 0 if gemm_only else _conv_algo.forward_tile(s, x, w, bias, res, training)
+    algo = "gemm" if gemm_only else _conv_algo.forward_algo(s, x, w, bias, res, training)
+    tile = _conv_algo.TILE_OF.get(algo, 0)
     if tile:
         _conv_winograd.forward(s, x, w, bias, out, req == _ADD, res, epilogue, tile)
         return
+    shifted = shifted and algo != _conv_algo.IM2COL
     # -- end of the Winograd hook -------------------------------------------------------
     if epilogue is not None:
-        _forward_epilogue(s, x, w, bias, out, res, *epilogue)
+        _forward_epilogue(s, x, w, bias, out, res, *epilogue, shifted)
         return
     add = req == _ADD
     beta, has_bias = _bias_or_dummy(bias, x.dtype)
     if s.depthwise:
         k._dw_forward(planar(x), planar(w), beta, planar(out), has_bias, add, *s.win.args())
         return
-    if not s.pointwise and s.planar and _conv_shift.supported(s, x.dtype):
+    if shifted and not s.pointwise and s.planar and _conv_shift.supported(s, x.dtype):
         _conv_shift.forward(s, planar(x), planar(w), beta, has_bias, planar(out), add, res)
         return
     out3 = out.reshape(s.n, s.f, s.hw)
@@ -286,16 +290,25 @@ def _forward_chunks(
 
 
 def _forward_epilogue(
-    s: ConvShape, x: Any, w: Any, bias: Any, out: Any, res: Any, residual: Any, relu: bool
+    s: ConvShape,
+    x: Any,
+    w: Any,
+    bias: Any,
+    out: Any,
+    res: Any,
+    residual: Any,
+    relu: bool,
+    shifted: bool = True,
 ) -> None:
     """out = relu?(conv(x, w) + bias + residual): see `forward`."""
     from .inference import apply_epilogue
 
     out3 = out.reshape(s.n, s.f, s.hw)
     res3 = None if residual is None else residual.reshape(s.n, s.f, s.hw)
-    if s.depthwise or (not s.pointwise and s.planar and _conv_shift.supported(s, x.dtype)):
+    shift = shifted and not s.pointwise and s.planar and _conv_shift.supported(s, x.dtype)
+    if s.depthwise or shift:
         # these kernels write whole images with the bias: one pass over the output after
-        forward(s, x, w, bias, out, OpReqType.kWriteTo, res)
+        forward(s, x, w, bias, out, OpReqType.kWriteTo, res, gemm_only=True)
         apply_epilogue(None, out3, None, res3, relu)
         return
     w2 = w.reshape(s.f, s.rows)
@@ -360,12 +373,16 @@ def backward(
             k._dw_backward_weight(planar(dy), planar(x), planar(dw), req_w == _ADD, *args)
         return
     # -- Winograd hook (issue 17): the data gradient as a 3x3 conv of dy ... ----------
+    w2 = w.reshape(s.f, s.rows)
     if req_x != _NULL and not gemm_only:
-        tile = _conv_algo.backward_data_tile(s, dy, w, res)
+        algo = _conv_algo.backward_data_algo(s, dy, w, res)
+        tile = _conv_algo.TILE_OF.get(algo, 0)
         if tile:
             _conv_winograd.backward_data(s, dy, w, dx, req_x == _ADD, res, tile)
             req_x = _NULL
-    w2 = w.reshape(s.f, s.rows)
+        elif algo == _conv_algo.IM2COL:  # measured faster than the shifted GEMMs here
+            _backward_chunks(s, dy3, None, w2, dx, None, req_x, _NULL, res)
+            req_x = _NULL
     if req_w != _NULL and not gemm_only:  # ... and the filter gradient, F(3x3, m x m)
         algo = _conv_algo.backward_weight_algo(s, dy, x, w, res)
         tile = _conv_algo.TILE_OF.get(algo, 0)
