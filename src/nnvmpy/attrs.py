@@ -276,6 +276,19 @@ FEpilogueStep: AttrKey[Any] = _key(
     "Read by passes.fuse_epilogue. Absent or None: not absorbed.",
 )
 
+# --- bfloat16 inference (passes/amp_bfloat16.py, ops/amp_bf16.py) ------------------------------
+
+FBFloat16Compute: AttrKey[Any] = _key(
+    "FBFloat16Compute",
+    "attrs -> BF16Weight (ops/amp_bf16.py) or None: the op can compute output 0 from "
+    "bfloat16 operands with float32 accumulation. Its input `BF16Weight.weight` may then "
+    "arrive as bfloat16 bits (uint16, in the packing order BF16Weight names) from a "
+    "`_PackBFloat16` node, and the op rounds its float32 data to bfloat16 itself as it "
+    "packs it for the GEMM (Convolution, FullyConnected). Read by passes.amp_bfloat16 and "
+    "contrib.amp.convert_symbol, which mark such nodes `__amp_dtype__='bfloat16'`. Absent "
+    "or None: the node always computes in its own dtype.",
+)
+
 _DEVICE_KEY = re.compile(r"^(FCompute|FStatefulCompute)<(\w+)>$")
 
 
@@ -363,6 +376,7 @@ __all__ = [
     "AttrKey",
     "ComputeFn",
     "CreateOpStateFn",
+    "FBFloat16Compute",
     "FCompute_cpu",
     "FCompute_gpu",
     "FCreateOpState",

@@ -19,6 +19,17 @@ import optimizer_formulas as F
 S = (3, 4)  # the shape of every weight in the single-weight rows
 
 
+def bf16_bits(x: np.ndarray) -> np.ndarray:
+    """The bfloat16 nearest to each (float32-exact) value, ties to even, as uint16 bits:
+    of the two bfloat16 values around x, found by truncating its bits, the closer."""
+    lo = (x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint32)
+    lo_val = (lo << 16).view(np.float32).astype(np.float64)
+    hi_val = ((lo + 1) << 16).view(np.float32).astype(np.float64)
+    d_lo, d_hi = np.abs(x - lo_val), np.abs(hi_val - x)
+    up = (d_hi < d_lo) | ((d_hi == d_lo) & (lo % 2 == 1))
+    return (lo + up).astype(np.uint16)
+
+
 def make(
     shapes: Sequence[tuple[int, ...]],
     float32: Sequence[int] = (),
@@ -258,6 +269,14 @@ CASES += [
     OpCase("amp_cast", [(3, 4)], lambda x, **_: x, params={"dtype": "float16"}, grad=False,
            inputs=lambda rng, dtype: [rng.integers(-5, 5, size=(3, 4)).astype(np.int32)],
            dtypes=(np.int32,), id="int_passes"),
+    # bfloat16 bits of a weight (the AmpBFloat16 pass inserts this node; numerics and the
+    # rounding's special cases: tests/ops/test_amp_bf16.py). Bits do not add: no check_op
+    OpCase("_PackBFloat16", [(3, 4)], lambda x, **_: bf16_bits(x), dtypes=(np.float32,),
+           grad=False, check_op=False, gpu=False, rtol=0, atol=0),
+    OpCase("_PackBFloat16", [(4, 3, 2, 2)], dtypes=(np.float32,), grad=False,
+           check_op=False, gpu=False, rtol=0, atol=0, params={"channels_last": True},
+           reference=lambda x, **_: bf16_bits(x.transpose(0, 2, 3, 1)).reshape(x.shape),
+           id="channels_last"),
     OpCase("amp_multicast", [(3, 4), (2,)], lambda *x, **_: list(x), params={"num_outputs": 2},
            inputs=lambda rng, dtype: [rng.uniform(-1, 1, (3, 4)).astype(np.float16),
                                       rng.uniform(-1, 1, (2,)).astype(dtype)],

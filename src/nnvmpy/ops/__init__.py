@@ -4,6 +4,7 @@ from . import (  # noqa: F401 - imported for their registrations
     aliases,
     allclose,
     amp,
+    amp_bf16,
     argmax,
     broadcast,
     broadcast_like,

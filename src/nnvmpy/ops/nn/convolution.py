@@ -5,7 +5,9 @@
 
 CPU: im2col + BLAS GEMM with a kTempSpace workspace (_conv_cpu.py); GPU: im2col +
 matrix.gemm in the same workspace (_im2col_cuda.py), or the direct one-body kernels
-(_conv_cuda.py) for depthwise and tiny convolutions. All are imported on their first
+(_conv_cuda.py) for depthwise and tiny convolutions. A node marked for bfloat16 (the
+AmpBFloat16 pass, ops/amp_bf16.py) gets its weight as packed bfloat16 bits and runs
+_conv_bf16.py on the CPU instead. All are imported on their first
 launch, so `import nnvmpy` compiles nothing. Every convolution runs as a 3-D one on 5-D views
 (1-D and 2-D ones with a depth of 1); `conv_shape` gives its sizes. Convolution_v1
 (legacy_v1.py) and Deconvolution (deconvolution.py) reuse this module's pieces.
@@ -17,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any, Self
 
 from ...attrs import (
+    FBFloat16Compute,
     FCompute_cpu,
     FCompute_gpu,
     FEpilogue,
@@ -35,6 +38,7 @@ from ...kernel.launch import NULL, is_gpu, req_code, run_rows
 from ...param import Parameter, Shape, field
 from ...registry import NodeAttrs, register_op
 from ...resource import ResourceRequest
+from ..amp_bf16 import BF16Weight, accepts_bf16_weight, is_bits
 from ._geometry import (
     Window,
     as_5d,
@@ -277,6 +281,9 @@ def forward_cpu(
     def run(ins: list[Any], reqs: list[Any], outs: list[Any]) -> None:
         bias = None if p.no_bias else ins[2]
         x, w, out = as_5d(ins[0]), as_5d(ins[1]), as_5d(outs[0])
+        if is_bits(w):  # packed by _PackBFloat16: compute in bfloat16 (_conv_bf16.py)
+            _conv_bf16().forward(s, x, w, bias, out, reqs[0], res)
+            return
         _conv_cpu.forward(s, x, w, bias, out, reqs[0], res, training=bool(ctx.is_train))
 
     p, res = attrs.parsed, ctx.requested[0]
@@ -316,6 +323,9 @@ def forward_epilogue(
         res5 = as_5d(ins[n]) if epilogue.residual else None
         x, w, out = as_5d(ins[0]), as_5d(ins[1]), as_5d(outs[0])
         epi = (res5, epilogue.relu)
+        if is_bits(w):
+            _conv_bf16().forward(s, x, w, bias, out, reqs[0], ctx.requested[0], epi)
+            return
         training = bool(ctx.is_train)
         _conv_cpu.forward(s, x, w, bias, out, reqs[0], ctx.requested[0], epi, training=training)
 
@@ -350,6 +360,8 @@ def forward_gpu(
     name = op_name(attrs, "Convolution")
     p, mode = attrs.parsed, req_code(name, req[0])
     check_float_dtype(name, "data", inputs[0].dtype, gpu=True)
+    if is_bits(inputs[1]):  # the AmpBFloat16 pass runs for CPU executors only
+        raise NNVMError(f"{name}: input 'weight' is bfloat16 bits; bfloat16 runs on the CPU only")
     if mode == NULL:
         return
     x, w, out = inputs[0], inputs[1], outputs[0]
@@ -387,6 +399,17 @@ def backward_gpu(
         run_rows(ctx, name, conv_weight_grad, w.size, dy, x, outputs[1], s.n, modes[1], *geo)
 
 
+def _conv_bf16() -> Any:
+    from . import _conv_bf16
+
+    return _conv_bf16
+
+
+def bf16_weight(attrs: NodeAttrs) -> BF16Weight | None:
+    """FBFloat16Compute: 1-D and 2-D kernels take their weight packed (F, *kernel, C)."""
+    return BF16Weight(1, True) if len(attrs.parsed.kernel) <= 2 else None
+
+
 def _conv_gradient(node: Any, ograds: list[Any]) -> list[Any]:
     # d data, d weight, d bias from (ograd, data, weight), as MXNet's ConvolutionGrad
     return make_grad_node("_backward_Convolution", node, [ograds[0], *node.inputs[:2]])
@@ -421,13 +444,21 @@ def _temp_space(attrs: NodeAttrs) -> list[ResourceRequest]:
     .set_num_outputs(1)
     .set_attr(FListInputNames, _input_names)
     .set_attr(FInferShape, infer_conv_shape)
-    .set_attr(FInferType, infer_same_float_type("Convolution", ["data", "weight", "bias"]))
+    .set_attr(
+        FInferType,
+        accepts_bf16_weight(
+            "Convolution",
+            infer_same_float_type("Convolution", ["data", "weight", "bias"]),
+            bf16_weight,
+        ),
+    )
     .set_attr(FResourceRequest, _temp_space)
     .set_attr(FCompute_cpu, forward_cpu)
     .set_attr(FCompute_gpu, forward_gpu)
     .set_attr(FGradient, _conv_gradient)
     .set_attr(FFoldScaleShift, fold_target)
     .set_attr(FEpilogue, forward_epilogue)
+    .set_attr(FBFloat16Compute, bf16_weight)
     .add_argument("data", "NDArray-or-Symbol", "Input data to the ConvolutionOp.")
     .add_argument("weight", "NDArray-or-Symbol", "Weight matrix.")
     .add_argument("bias", "NDArray-or-Symbol", "Bias parameter.")

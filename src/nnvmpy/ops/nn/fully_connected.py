@@ -5,7 +5,9 @@
 
     dx = dy W        dW = dy^T x        db = sum over rows of dy
 
-The three products run through matrix.gemm: NumPy's BLAS writing straight into the
+A node marked for bfloat16 (ops/amp_bf16.py) reads its weight as packed bfloat16 bits
+and multiplies bfloat16-rounded rows of x with float32 accumulation (ops/nn/_bf16.py).
+The three float32 products run through matrix.gemm: NumPy's BLAS writing straight into the
 output arrays on the CPU (this op is the hot path of an MLP), the tiled GEMM kernel on
 the GPU. The bias is added in place (CPU) or inside the GEMM kernel (GPU).
 """
@@ -19,6 +21,7 @@ import numpy as np
 
 from ... import kernel
 from ...attrs import (
+    FBFloat16Compute,
     FCompute_cpu,
     FCompute_gpu,
     FFoldScaleShift,
@@ -28,13 +31,14 @@ from ...attrs import (
     FListInputNames,
     TIsBackward,
 )
-from ...base import InferError
+from ...base import InferError, NNVMError
 from ...graph.grad import make_grad_node, make_node
 from ...graph.node import NodeEntry
 from ...infer import elemwise_type, shape_assign, shape_is_known, shape_str
 from ...kernel.elementwise import req_mode
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
+from ..amp_bf16 import BF16Weight, accepts_bf16_weight, is_bits
 from ..matrix import bind_cuda, flat, gemm, is_cpu, shape_of, view
 from ..shape import fill_one_dim
 from . import _blas
@@ -126,7 +130,27 @@ def _fc_forward(
     bias = None if p.no_bias else flat(inputs[2])
     # y = x W^T + b
     out = view(outputs[0], (shape_of(x)[0], p.num_hidden))
+    if is_bits(inputs[1]):
+        _fc_forward_bf16(ctx, out, req[0], x, inputs[1], bias)
+        return
     _gemm(ctx, out, req[0], x, False, inputs[1], True, bias)
+
+
+def _fc_forward_bf16(ctx: Any, out: Any, req: Any, x: Any, w_bits: Any, bias: Any) -> None:
+    """y = bf16(x) bf16(W)^T + b with float32 accumulation: W packed by _PackBFloat16, the
+    rows of x rounded to bfloat16 bits here (ops/amp_bf16.py)."""
+    if not is_cpu(out):  # the AmpBFloat16 pass runs for CPU executors only
+        raise NNVMError(
+            "FullyConnected: input 'weight' is bfloat16 bits; bfloat16 runs on the CPU only"
+        )
+    mode = req_mode("FullyConnected", req)
+    if mode is None:
+        return
+    from . import _bf16
+
+    _bf16.gemm(_bf16.round_to_bits(x), w_bits.T, out, 1.0 if mode == "add" else 0.0)
+    if bias is not None:
+        out += bias
 
 
 def _fc_backward(
@@ -185,6 +209,11 @@ def _sum_rows(ctx: Any, out: Any, req: Any, x: Any) -> None:
     _sum_rows_cuda.launch(ctx, cols, out, flat(x), rows, cols, mode == "add")
 
 
+def _bf16_weight(attrs: NodeAttrs) -> BF16Weight:
+    """FBFloat16Compute: the weight packed in its own (num_hidden, K) order."""
+    return BF16Weight(1, False)
+
+
 def _fold_target(attrs: NodeAttrs) -> FoldTarget:
     """FFoldScaleShift: output unit j is weight[j] . x + bias[j], on the last output axis."""
     p = attrs.parsed
@@ -212,11 +241,12 @@ def _fc_grad(node: Any, ograds: list[Any]) -> list[Any]:
     .set_num_outputs(1)
     .set_attr(FListInputNames, _input_names)
     .set_attr(FInferShape, _fc_shape)
-    .set_attr(FInferType, elemwise_type(-1, 1))
+    .set_attr(FInferType, accepts_bf16_weight("FullyConnected", elemwise_type(-1, 1), _bf16_weight))
     .set_attr(FCompute_cpu, _fc_forward)
     .set_attr(FCompute_gpu, _fc_forward)
     .set_attr(FGradient, _fc_grad)
     .set_attr(FFoldScaleShift, _fold_target)
+    .set_attr(FBFloat16Compute, _bf16_weight)
     .add_argument("data", "NDArray-or-Symbol", "Input data.")
     .add_argument("weight", "NDArray-or-Symbol", "Weight matrix.")
     .add_argument("bias", "NDArray-or-Symbol", "Bias parameter.")
