@@ -116,6 +116,15 @@ FUSE_EPILOGUE = Knob(
     "residual add and relu applied in its output loop; docs/inference.md), 0: separate "
     "nodes.",
 )
+INFER_BF16 = Knob(
+    "NNVMPY_INFER_BF16",
+    "0",
+    "1: CPU executors bound without gradients run every Convolution (1-D/2-D) and "
+    "FullyConnected whose data is float32 in bfloat16 with float32 accumulation (the "
+    "AmpBFloat16 pass; MKL's bfloat16 GEMM, else an emulation; docs/inference.md), except "
+    "nodes marked __amp_dtype__='float32'; 0: only the nodes nv.contrib.amp.convert_symbol "
+    "marked.",
+)
 EXEC_BULK_EXEC_INFERENCE = Knob(
     "NNVMPY_EXEC_BULK_EXEC_INFERENCE",
     "1",

@@ -1,6 +1,7 @@
 """nv.contrib: MXNet's `mx.contrib` front door. `nv.contrib.ndarray` (alias `nd`) is
 nv.nd.contrib and `nv.contrib.symbol` (alias `sym`) is nv.sym.contrib: the ops registered
-as `_contrib_<name>`, under `<name>`. Also importable as modules
+as `_contrib_<name>`, under `<name>`. `nv.contrib.amp` is MXNet's AMP entry point
+(convert_symbol to bfloat16, contrib/amp.py). Also importable as modules
 (`import nnvmpy.contrib.ndarray`), as MXNet's are."""
 
 from __future__ import annotations
@@ -9,10 +10,11 @@ import sys
 
 from ..ndarray import contrib as ndarray
 from ..symbol import contrib as symbol
+from . import amp
 
 nd = ndarray
 sym = symbol
 sys.modules[f"{__name__}.ndarray"] = ndarray
 sys.modules[f"{__name__}.symbol"] = symbol
 
-__all__ = ["nd", "ndarray", "sym", "symbol"]
+__all__ = ["amp", "nd", "ndarray", "sym", "symbol"]

@@ -4,7 +4,8 @@ Binding merges duplicate computations (EliminateCommonExpr, unless
 NNVMPY_ELIMINATE_COMMON_EXPR=0), builds one graph holding the forward outputs and, when
 any argument wants a gradient, the backward graph (Gradient pass); infers shapes and
 types; without gradients, simplifies the graph for inference (SimplifyInference and
-FuseEpilogue, unless NNVMPY_SIMPLIFY_INFERENCE=0 / NNVMPY_FUSE_EPILOGUE=0; docs/inference.md);
+FuseEpilogue, unless NNVMPY_SIMPLIFY_INFERENCE=0 / NNVMPY_FUSE_EPILOGUE=0; AmpBFloat16 on
+the CPU for nodes marked for bfloat16 or with NNVMPY_INFER_BF16=1; docs/inference.md);
 fuses element-wise groups, forward and backward apart (FusePointwise, unless
 NNVMPY_FUSION=0); plans memory (PlanMemory); and prepares one engine push per node, then
 groups consecutive nodes into segments pushed as one operation each (bulk.py, unless
@@ -172,7 +173,8 @@ class Executor:
         """SimplifyInference, then FuseEpilogue, on a typed graph without backward."""
         from .inference import simplify
 
-        graph, self._simplified, self._train_safe = simplify(graph, shapes, dtypes)
+        device = "mixed" if self._group2ctx else self._ctx.device_type
+        graph, self._simplified, self._train_safe = simplify(graph, shapes, dtypes, device)
         return graph, list(graph.outputs[: len(heads)])
 
     def _fuse(

@@ -1,13 +1,15 @@
 """Inference passes at bind, and the unsimplified graph kept for forward(is_train=True).
 
 An executor bound without gradients runs SimplifyInference (BatchNorm folded into the
-layer before it, Dropout removed) and FuseEpilogue (a convolution's residual add and
-relu in its output loop) on its typed graph; NNVMPY_SIMPLIFY_INFERENCE=0 and
-NNVMPY_FUSE_EPILOGUE=0 turn them off. Folding BatchNorm and removing Dropout are exact
-at is_train=False only, so such an executor answers forward(is_train=True) with the
-graph as written: a second executor over the same arguments and auxiliary states, made
-on the first such call (a training-mode forward without gradients is rare: refreshing
-BatchNorm statistics), whose outputs are copied into the first one's.
+layer before it, Dropout removed), AmpBFloat16 (Convolution/FullyConnected in bfloat16,
+on the CPU, for the nodes convert_symbol marked or all with NNVMPY_INFER_BF16=1) and
+FuseEpilogue (a convolution's residual add and relu in its output loop) on its typed
+graph; NNVMPY_SIMPLIFY_INFERENCE=0 and NNVMPY_FUSE_EPILOGUE=0 turn those two off.
+Folding BatchNorm and removing Dropout are exact at is_train=False only, so such an
+executor answers forward(is_train=True) with the graph as written: a second executor
+over the same arguments and auxiliary states, made on the first such call (a
+training-mode forward without gradients is rare: refreshing BatchNorm statistics), whose
+outputs are copied into the first one's.
 """
 
 from __future__ import annotations
@@ -24,19 +26,40 @@ if TYPE_CHECKING:
 #: (pass, knob, graph attribute with its notes)
 _PASSES = (
     ("SimplifyInference", config.SIMPLIFY_INFERENCE, "simplified"),
+    ("AmpBFloat16", config.INFER_BF16, "amp_bf16"),
     ("FuseEpilogue", config.FUSE_EPILOGUE, "epilogues"),
 )
 
 
-def simplify(graph: Graph, shapes: Any, dtypes: Any) -> tuple[Graph, dict[str, str], bool]:
+def _inputs(name: str, knob: Any, graph: Graph, device: str) -> dict[str, Any] | None:
+    """The pass's inputs, or None to skip it: AmpBFloat16 is off by default and runs on
+    the CPU where the knob is on or some node carries `__amp_dtype__`; the others are on."""
+    if name != "AmpBFloat16":
+        return None if knob.get() == "0" else {}
+    if device != "cpu":
+        return None
+    if knob.get() == "1":
+        return {"amp_bf16_everywhere": True}
+    from ..ops.amp_bf16 import AMP_DTYPE
+
+    # any value: the pass also refuses the ones it does not know
+    asked = any(AMP_DTYPE in n.attrs.dict for n in graph.indexed.nodes if n.op is not None)
+    return {"amp_bf16_everywhere": False} if asked else None
+
+
+def simplify(
+    graph: Graph, shapes: Any, dtypes: Any, device: str = "cpu"
+) -> tuple[Graph, dict[str, str], bool]:
     """(graph, {node name: what happened}, right at is_train=True too) after the passes
-    whose knobs are on; shapes and types are inferred again after each that changed it."""
+    whose knobs are on; shapes and types are inferred again after each that changed it.
+    `device`: where every node runs ('cpu', 'gpu', or 'mixed' with group2ctx)."""
     notes: dict[str, str] = {}
     train_safe = True
     for name, knob, key in _PASSES:
-        if knob.get() == "0":
+        inputs = _inputs(name, knob, graph, device)
+        if inputs is None:
             continue
-        out = apply_passes(graph, [name])
+        out = apply_passes(graph, [name], **inputs)
         changed: dict[str, Any] = out.attrs.get(key) or {}
         if not changed:
             continue
