@@ -102,7 +102,16 @@ def _bind_bf16(net: Any, arrays: dict[str, np.ndarray], **kw: Any) -> Any:
 CONVS = {
     "3x3-pad1-one-image": ((1, 3, 9, 9), {"kernel": (3, 3), "num_filter": 5, "pad": (1, 1)}),
     "3x3-pad1-chunks": ((3, 4, 8, 8), {"kernel": (3, 3), "num_filter": 6, "pad": (1, 1)}),
-    "3x3-shifted": ((2, 32, 24, 24), {"kernel": (3, 3), "num_filter": 8, "pad": (1, 1)}),
+    "3x3-shifted": ((3, 32, 24, 24), {"kernel": (3, 3), "num_filter": 8, "pad": (1, 1)}),
+    "3x3-shifted-groups": (
+        (4, 64, 24, 24),
+        {"kernel": (3, 3), "num_filter": 8, "pad": (1, 1), "num_group": 2},
+    ),
+    "3x3-shifted-dilated": (
+        (2, 32, 30, 30),
+        {"kernel": (3, 3), "num_filter": 4, "pad": (2, 2), "dilate": (2, 2)},
+    ),
+    "5x3-shifted-chunks": ((9, 32, 12, 12), {"kernel": (5, 3), "num_filter": 4, "pad": (2, 1)}),
     "3x3-stride2": ((2, 5, 11, 11), {"kernel": (3, 3), "num_filter": 4, "stride": (2, 2)}),
     "1x1": ((2, 16, 6, 6), {"kernel": (1, 1), "num_filter": 8}),
     "1x1-stride2": ((2, 16, 7, 7), {"kernel": (1, 1), "num_filter": 8, "stride": (2, 2)}),
@@ -123,6 +132,7 @@ def test_convolution_matches_float64_on_rounded_operands(
 ) -> None:
     shape, params = CONVS[case]
     net = nv.sym.Convolution(nv.sym.var("x"), no_bias=no_bias, name="c", **params)
+    assert _shifted(net, shape) == ("shifted" in case)  # both paths of _conv_bf16.py
     f, cg = params["num_filter"], shape[1] // params.get("num_group", 1)
     w = RNG.standard_normal((f, cg, *params["kernel"])).astype(np.float32)
     arrays = {"x": RNG.standard_normal(shape).astype(np.float32), "c_weight": w}
@@ -138,6 +148,43 @@ def test_convolution_matches_float64_on_rounded_operands(
     plain = _conv_reference(arrays["x"], w, bias, params)
     k = cg * int(np.prod(params["kernel"]))
     _check(y, exact, magnitude, k, plain)
+
+
+def _shifted(net: Any, shape: tuple[int, ...]) -> bool:
+    """The convolution `net` of data `shape` takes _conv_bf16's shifted-GEMM path."""
+    from nnvmpy.ops.nn._conv_bf16 import use_shifted
+    from nnvmpy.ops.nn.convolution import ConvolutionParam, conv_shape
+
+    node = net.get_internals()["c_output"]
+    p = ConvolutionParam.parse(node.list_attr())
+    out = net.infer_shape(x=shape)[1][0]
+    return use_shifted(conv_shape(p, shape, p.num_filter, out[2:]))
+
+
+@pytest.mark.parametrize("case", ["3x3-pad1-chunks", "3x3-shifted", "1x1"])
+def test_residual_and_relu_epilogue_in_bfloat16(case: str, gemm_path: str) -> None:
+    shape, params = CONVS[case]
+    conv = nv.sym.Convolution(nv.sym.var("x"), name="c", **params)
+    out_shape = conv.infer_shape(x=shape)[1][0]
+    net = nv.sym.relu(conv + nv.sym.var("r"), name="act")
+    f, cg = params["num_filter"], shape[1]
+    arrays = {
+        "x": RNG.standard_normal(shape).astype(np.float32),
+        "c_weight": RNG.standard_normal((f, cg, *params["kernel"])).astype(np.float32),
+        "c_bias": RNG.standard_normal(f).astype(np.float32),
+        "r": RNG.standard_normal(out_shape).astype(np.float32),
+    }
+    exe = _bind_bf16(net, arrays)
+    assert [n.op.name for n in exe._graph.indexed.nodes if n.op] == ["_PackBFloat16", "_Epilogue"]
+    y = exe.forward()[0].asnumpy()
+    xr, wr = _rne_reference(arrays["x"]), _rne_reference(arrays["c_weight"])
+    conv_exact = _conv_reference(xr, wr, arrays["c_bias"], params) + arrays["r"]
+    magnitude = _conv_reference(np.abs(xr), np.abs(wr), abs(arrays["c_bias"]), params)
+    magnitude += abs(arrays["r"])
+    plain = _conv_reference(arrays["x"], arrays["c_weight"], arrays["c_bias"], params)
+    k = cg * int(np.prod(params["kernel"]))
+    # relu is 1-Lipschitz: the bound of the sum holds after it
+    _check(y, np.maximum(conv_exact, 0), magnitude, k + 1, np.maximum(plain + arrays["r"], 0))
 
 
 def test_one_dimensional_convolution(gemm_path: str) -> None:
