@@ -305,3 +305,38 @@ def test_lenet_agrees_with_float32_within_bfloat16_tolerance(
     dlogp = np.abs(np.log(p16) - np.log(p32)).max()
     assert 0 < dlogp < 0.05, dlogp
     assert (p16.argmax(1) == p32.argmax(1)).mean() >= 0.95
+
+
+def test_folded_batchnorm_weight_is_packed_once_and_after_a_refold(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the packing node reads the _FoldScaleShift node's output: two memoized nodes in a
+    # row, in one bulk segment. It must rerun only when the fold really recomputed.
+    monkeypatch.setenv("NNVMPY_INFER_BF16", "1")
+    x = nv.sym.var("x")
+    conv = nv.sym.Convolution(x, kernel=(3, 3), num_filter=4, no_bias=True, name="c")
+    net = nv.sym.BatchNorm(conv, fix_gamma=False, name="bn")
+    shapes = {"x": (2, 3, 6, 6)}
+    arg_shapes, _, aux_shapes = net.infer_shape(**shapes)
+    args = {
+        n: nv.nd.array(RNG.standard_normal(s).astype(np.float32))
+        for n, s in zip(net.list_arguments(), arg_shapes)
+    }
+    aux = {
+        n: nv.nd.array(RNG.uniform(0.5, 2, s).astype(np.float32))
+        for n, s in zip(net.list_auxiliary_states(), aux_shapes)
+    }
+    exe = net.bind(nv.cpu(), args, aux_states=aux, grad_req="null")
+    assert "bn: BatchNorm: folded into 'c'" in exe.debug_str()
+    packs = _bf16.stats["packs"]
+    y1 = exe.forward()[0].asnumpy()
+    for _ in range(3):
+        assert np.array_equal(exe.forward()[0].asnumpy(), y1)
+    assert _bf16.stats["packs"] == packs + 1
+    exe.aux_dict["bn_moving_var"][:] = 4 * exe.aux_dict["bn_moving_var"].asnumpy()
+    y2 = exe.forward()[0].asnumpy()
+    assert _bf16.stats["packs"] == packs + 2
+    # every output channel is scaled by 1/sqrt(4 var + eps) instead of 1/sqrt(var + eps):
+    # about half; the mean shifts the same way, so compare after removing it
+    beta = args["bn_beta"].asnumpy().reshape(1, -1, 1, 1)
+    np.testing.assert_allclose(y2 - beta, (y1 - beta) / 2, rtol=0.05, atol=0.05)

@@ -19,7 +19,8 @@ How segments are cut (`plan_steps`), and why:
   thread's pushes must not queue behind a segment holding variables they need;
 - a TMemoizable node decides to skip by the versions of its input variables, which change
   only when a push ends: it joins a segment only if no earlier node of that segment writes
-  one of its inputs, otherwise it starts the next one;
+  one of its inputs, otherwise it starts the next one (an input another TMemoizable node
+  writes does not count: that one is judged by its writer's compute count);
 - a segment reads the union of its nodes' read variables and writes the union of their
   written ones (read and written: written), minus the variables of blocks planned by this
   executor that nothing outside the segment touches (no node of another segment, no
@@ -188,13 +189,21 @@ def plan_steps(
             group, written = [], set()
             continue
         full = len(group) >= limit
-        if full or (run.memo and any(id(v) in written for v in run.const_vars)):
+        # inputs from memoized writers count computes, which a segment sees at once
+        plain = [v for i, v in enumerate(run.const_vars) if not _memo_source(run, i)]
+        if full or (run.memo and any(id(v) in written for v in plain)):
             steps.extend(_close(group, users, token))
             group, written = [], set()
         group.append(run)
         written.update(id(v) for v in run.mutate_vars)
     steps.extend(_close(group, users, token))
     return steps
+
+
+def _memo_source(run: NodeRun, i: int) -> bool:
+    """Input i of `run` comes from a memoized node (NodeRun._memoized judges it by that
+    node's compute count, not by the engine version)."""
+    return i < len(run.sources) and run.sources[i] is not None
 
 
 def _bulkable(run: NodeRun, ctx: Context) -> bool:

@@ -44,6 +44,7 @@ from .node_run import (
     NodeRun,
     default_req,
     forward_entries_read_by_backward,
+    link_memo_sources,
     make_node_run,
     memo_entries,
     push_add,
@@ -325,6 +326,7 @@ class Executor:
             ]
             run = make_node_run(node, self._ctx, ins, outs, reqs, states)
             (self._fwd_runs if id(node) in fwd_ids else self._bwd_runs).append(run)
+        link_memo_sources(self._fwd_runs + self._bwd_runs)
 
     def _plan_bulk(self, pool: SharedChunks | None) -> None:
         """Segments of nodes pushed as one operation each (bulk.py, NNVMPY_EXEC_BULK_*)."""

@@ -42,6 +42,10 @@ class NodeRun:
     memo: bool = False  # TMemoizable: skip the compute while no input changed
     fns: dict[bool, Any] = field(default_factory=dict)
     seen: list[Any] = field(default_factory=lambda: [None])  # versions at the last run
+    # memoized: per input, the memoized node writing it (None: another writer), and how
+    # many times this node really computed (link_memo_sources)
+    sources: list[NodeRun | None] = field(default_factory=list)
+    computed: list[int] = field(default_factory=lambda: [0])
 
     @property
     def label(self) -> str:
@@ -68,17 +72,25 @@ class NodeRun:
     def _memoized(self, fn: Any) -> Any:
         """fn, skipped while the versions of the input and output variables are those
         the last run left (the engine bumps a variable's version at each write ending;
-        the reads this push holds mean every earlier write has ended)."""
+        the reads this push holds mean every earlier write has ended).
+
+        An input written by another memoized node is judged by how often that node
+        really computed instead: its push bumps the version even when it skipped (the
+        bfloat16 weight packed from a folded BatchNorm weight repacks only after a
+        refold), and the count is right inside a bulk segment, before any version bump.
+        """
+        sources = self.sources or [None] * len(self.inputs)
         in_vars = [a._chunk.var for a in self.inputs]
         out_vars = [a._chunk.var for a in self.outputs]
         bumps = [self.mutate_vars.count(v) for v in out_vars]  # this push's own writes
-        seen = self.seen
+        seen, computed = self.seen, self.computed
 
         def memo(run_ctx: Any) -> None:
-            ins = [v.version for v in in_vars]
+            ins = [v.version if s is None else s.computed[0] for v, s in zip(in_vars, sources)]
             outs = [v.version for v in out_vars]
             if seen[0] != (ins, outs):
                 fn(run_ctx)
+                computed[0] += 1
             seen[0] = (ins, [v + b for v, b in zip(outs, bumps)])
 
         return memo
@@ -141,6 +153,15 @@ def make_node_run(
     return NodeRun(node, compute, first, ins, outs, req, resources, const, mutate, memo)
 
 
+def link_memo_sources(runs: list[NodeRun]) -> None:
+    """Tell each memoized run which of its inputs another memoized run writes (before
+    their engine functions are built)."""
+    writer = {id(a._chunk.var): r for r in runs if r.memo for a in r.outputs}
+    for r in runs:
+        if r.memo:
+            r.sources = [writer.get(id(a._chunk.var)) for a in r.inputs]
+
+
 def memo_entries(idx: Any) -> list[int]:
     """Output entry ids of the TMemoizable nodes (their memory must be theirs alone)."""
     return [
@@ -200,6 +221,7 @@ def push_add(src: NDArray, dst: NDArray) -> None:
 __all__ = [
     "NodeRun",
     "default_req",
+    "link_memo_sources",
     "make_node_run",
     "memo_entries",
     "push_add",
