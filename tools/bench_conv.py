@@ -115,7 +115,7 @@ def breakdown(batch: int, layer: tuple[Any, ...], repeat: int) -> tuple[float, f
 
     def im2col() -> None:
         for n in range(batch):
-            _im2col._im2col(x, col, n, 1, 0, c, k, k, s, s, p, p, 1, 1, ho, ho, *planar)
+            _im2col._im2col(x, col, n, 1, 0, c, k, k, s, s, p, p, 1, 1, ho, ho, *planar, 1)
 
     def gemm() -> None:
         for _ in range(batch):

@@ -30,7 +30,6 @@ import numpy as np
 
 from ... import kernel
 from . import _blas
-from ._im2col import _valid_range
 from ._uindex import u as _u
 
 #: since import: GEMM calls per path ("mkl", "emulated"), weights packed ("packs")
@@ -106,48 +105,8 @@ def gemm(a: Any, b: Any, out: Any, beta: float = 0.0) -> None:
     _blas.matmul(widen(a), widen(b), out, beta)
 
 
-# -- columns and padded images of a 2-D convolution, as bfloat16 bits ---------------------------
-
-
-@kernel.cpu_kernel(parallel=False)
-def _im2col(x, col, n0, nb, c0, cg, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo):
-    # col[(i*kw + j)*cg + c, b*Ho*Wo + y*Wo + z] = x[n0+b, c0+c, y*sh-ph+i*dh, z*sw-pw+j*dw]
-    # (0 in the padding) for x (N, C, H, W) already rounded to bits: rounding the input
-    # once and copying it kh*kw times is 2x faster than rounding every copy (strided
-    # reads do not vectorise the rounding). Rows are tap-major, channel last, to match
-    # the weights packed (F, kh, kw, cg).
-    n_c, height, width = x.shape[1], x.shape[2], x.shape[3]
-    hw = ho * wo
-    ncols = col.shape[1]
-    xf = x.reshape(-1)
-    cf = col.reshape(-1)
-    for t in range(nb * cg):
-        b = t // cg
-        c = t % cg
-        plane = ((n0 + b) * n_c + c0 + c) * height * width
-        base = b * hw
-        for i in range(kh):
-            y_lo, y_hi = _valid_range(ph - i * dh, sh, height, ho)
-            for j in range(kw):
-                z_lo, z_hi = _valid_range(pw - j * dw, sw, width, wo)
-                row = ((i * kw + j) * cg + c) * ncols + base
-                for p in range(y_lo * wo):
-                    cf[_u(row + p)] = 0
-                for p in range(y_hi * wo, hw):
-                    cf[_u(row + p)] = 0
-                for y in range(y_lo, y_hi):
-                    src = plane + (y * sh - ph + i * dh) * width + j * dw - pw
-                    dst = row + y * wo
-                    for z in range(z_lo):
-                        cf[_u(dst + z)] = 0
-                    if sw == 1:
-                        for z in range(z_lo, z_hi):
-                            cf[_u(dst + z)] = xf[_u(src + z)]
-                    else:
-                        for z in range(z_lo, z_hi):
-                            cf[_u(dst + z)] = xf[_u(src + z * sw)]
-                    for z in range(z_hi, wo):
-                        cf[_u(dst + z)] = 0
+# -- padded images of a 2-D convolution, as bfloat16 bits (im2col copies bits with
+#    _im2col._im2col: _conv_bf16.py rounds the images first) ------------------------------------
 
 
 @kernel.cpu_kernel(parallel=False)

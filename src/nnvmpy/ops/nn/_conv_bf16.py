@@ -160,8 +160,9 @@ def _columns(
         _bf16._round(x4u[n0 : n0 + m].reshape(-1), xb.reshape(-1))  # once, not per tap
         direct = m == 1 and not add  # one image: the GEMM writes straight into out
         for g in range(s.groups):
-            args = (win.kh, win.kw, win.sh, win.sw, win.ph, win.pw, win.dh, win.dw)
-            _bf16._im2col(xb, col, 0, m, g * s.cg, s.cg, *args, win.ho, win.wo)
+            # rows tap-major, (i*kw + j)*cg + c, as the packed weight's columns
+            tap_major = (1, 0, 0, 1, 0, s.hw, s.cg)
+            k._im2col(xb, col, 0, m, g * s.cg, s.cg, *win.args(), *tap_major)
             wg = wb[g * s.fg : (g + 1) * s.fg]
             if direct:
                 _bf16.gemm(wg, col, out3[n0, g * s.fg : (g + 1) * s.fg])

@@ -164,7 +164,8 @@ def to_columns(s: ConvShape, x: Any, col: Any, n0: int, m: int, c0: int) -> None
         k._im2col_valid(x4, col, n0, m, c0, s.cg, win.kh, win.kw, *_valid_args(win))
         return
     if s.planar:
-        k._im2col(x4, col, n0, m, c0, s.cg, *win.args(), *k.planar_args(win.kh, win.kw, s.hw))
+        args = (*win.args(), *k.planar_args(win.kh, win.kw, s.hw), 1)
+        k._im2col(x4, col, n0, m, c0, s.cg, *args)
         return
     plane, taps = win.ho * win.wo, win.kh * win.kw
     for a, v, u in _depth_blocks(s):
@@ -172,7 +173,7 @@ def to_columns(s: ConvShape, x: Any, col: Any, n0: int, m: int, c0: int) -> None
             blocks = col.reshape(s.cg, s.depth.kd, taps, m, s.depth.do, plane)
             blocks[:, a, :, :, v, :] = 0
             continue
-        place = (s.d, u, a * taps, s.depth.kd * taps, v * plane, s.hw)
+        place = (s.d, u, a * taps, s.depth.kd * taps, v * plane, s.hw, 1)
         k._im2col(x4, col, n0, m, c0, s.cg, *win.args(), *place)
 
 

@@ -12,6 +12,8 @@ depth slice u = v*sd - pd + a*dd (channel c's plane (c0+c)*D + u, c_step = D), a
 c*row_step + row0 + i*kw + j (row_step = kd*kh*kw, row0 = a*kh*kw) and columns
 b*img_cols + col0 + y*Wo + z (img_cols = Do*Ho*Wo, col0 = v*Ho*Wo); a 2-D convolution
 passes c_step 1, u 0, row0 0, row_step kh*kw, col0 0, img_cols Ho*Wo (`planar_args`).
+_im2col also takes tap_step, the row distance of two taps (1 above): the bfloat16 path
+(_conv_bf16.py) lays rows out tap-major, (i*kw + j)*cg + c (row_step 1, tap_step cg).
 Kernels take offsets instead of sliced views so every call has the same (contiguous)
 signature and compiles once per dtype.
 The depthwise kernels run in parallel (no BLAS beside them); each prange iteration
@@ -57,7 +59,7 @@ def _valid_range(pad_off, step, size, out):
 @kernel.cpu_kernel(parallel=False)
 def _im2col(
     x, col, n0, nb, c0, cg, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo,
-    c_step, u, row0, row_step, col0, img_cols,
+    c_step, u, row0, row_step, col0, img_cols, tap_step,
 ):  # fmt: skip
     # x is (N, C*D, H, W); image b's channel c reads its depth slice u: plane (c0+c)*D + u
     n_c, height, width = x.shape[1], x.shape[2], x.shape[3]
@@ -74,7 +76,7 @@ def _im2col(
             y_lo, y_hi = _valid_range(ph - i * dh, sh, height, ho)
             for j in range(kw):
                 z_lo, z_hi = _valid_range(pw - j * dw, sw, width, wo)
-                row = (c * row_step + row0 + i * kw + j) * ncols + base
+                row = (c * row_step + row0 + (i * kw + j) * tap_step) * ncols + base
                 for p in range(y_lo * wo):
                     cf[_u(row + p)] = 0
                 for p in range(y_hi * wo, hw):
