@@ -40,10 +40,13 @@ from ._conv_cpu import MAX_WORKSPACE_BYTES, ConvShape, planar
 
 _NULL, _ADD = OpReqType.kNullOp, OpReqType.kAddTo
 _ALIGN = 64
-#: a chunk takes whole images until its GEMMs have about this many columns: MKL's
-#: bfloat16 GEMM needs wider ones than the float32 GEMM (TARGET_COLUMNS = 2048 there) to
-#: run near its peak: (128 x 128) @ (128 x N) runs 405 GFLOP/s at N = 900, 1079 at 3600.
-TARGET_COLUMNS = 4096
+#: a chunk takes whole images until its GEMMs have about this many columns (within the
+#: workspace). Much wider than the float32 path's 2048: in a network every GEMM call
+#: starts cold (its operands were just written by the packing kernel on one core, MKL's
+#: other thread wakes up), and fewer, wider calls amortise that. ResNet-18 v1 at batch
+#: 32, whole forward: 1024 columns 489-510 ms, 4096: 422-451, 8192: 391-412, 16384:
+#: 367-378, 32768: 340-350, 65536: 359-361.
+TARGET_COLUMNS = 32768
 #: the padded layout computes (Hp*Wp) / (Ho*Wo) times the useful columns; up to this ratio
 #: the shifted GEMMs win over im2col, whose copies cost more next to a bfloat16 GEMM than
 #: next to a float32 one (ResNet-18's 7x7 maps, ratio 1.65, batch 32: 8.2 ms against 12.7)
