@@ -5,6 +5,7 @@
     .venv/bin/python tools/bench_nets.py --only mlp            # cases whose name contains "mlp"
     .venv/bin/python tools/bench_nets.py --mxnet .mxenv        # also run MXNet from that venv
     .venv/bin/python tools/bench_nets.py --torch .torchenv     # and PyTorch's CPU build
+    .venv/bin/python tools/bench_nets.py --only infer --bf16   # inference also in bfloat16
 
 Cases, all on MXNet 1.9.1's own symbol files (../shared/models):
 
@@ -32,6 +33,13 @@ column holds the MXNet numbers the issue's author measured on this machine.
 Memory: the intermediate storage planned for ResNet-18 at batch 32 (`exe.storage_bytes`),
 training (grad_req='write') and inference (grad_req='null'), against MXNet's debug_str
 "Total N MB allocated" (N is MiB: MXNet shifts bytes right by 20).
+
+With `--bf16`, each inference case also runs with the AmpBFloat16 pass on
+(NNVMPY_INFER_BF16=1: Convolution and FullyConnected in bfloat16 with float32
+accumulation, on MKL's bfloat16 GEMM where it is installed, else its emulation), timed
+in turns with the float32 run; a second table gives the time ratio and the accuracy:
+`|dlogp|` and top-1 agreement of the bfloat16 log-probabilities against the float32 run
+and against the NumPy reference (float32, the same weights and inputs).
 
 The times are wall-clock on a shared machine: the load average is printed before and after;
 when it is above the core count, the numbers are noisy. No assertions: this is a report.
@@ -611,6 +619,10 @@ def bench_case(case: Case, models: Path, args: argparse.Namespace) -> dict[str, 
         logp = np.log(np.maximum(nn_step().asnumpy(), 1e-30))
         dlogp = np.abs(logp - np.log(np.maximum(ref_step(), 1e-30))).max()
         row["dlogp"] = max(row["dlogp"], float(dlogp))
+    bf_step = None
+    if args.bf16 and not case.train:
+        bf_step = nnvmpy_step(bind_bf16(path, case), case, weights)
+        row.update(bf16_accuracy(nn_step, bf_step, ref_step))
     if not args.no_numpy:
         row["numpy"] = median_ms(ref_step, max(warmup - 2, 0), repeats)
     cfg = {
@@ -620,7 +632,7 @@ def bench_case(case: Case, models: Path, args: argparse.Namespace) -> dict[str, 
     }  # fmt: skip
     # nnvmpy and MXNet take turns, round by round, and each keeps its best round: a burst
     # of load from other tenants of the machine then hits both sides alike.
-    nn_times, mx_times, torch_times = [], [], []
+    nn_times, mx_times, torch_times, bf_times = [], [], [], []
     if args.torch:  # the same weights, through a file; its first step is checked below
         fd, weights_file = tempfile.mkstemp(suffix=".npz")
         os.close(fd)
@@ -628,6 +640,8 @@ def bench_case(case: Case, models: Path, args: argparse.Namespace) -> dict[str, 
         torch_cfg = {**cfg, "weights": weights_file}
     for r in range(args.rounds):
         nn_times.append(median_ms(nn_step, max(warmup - 1, 0) if r == 0 else 1, repeats))
+        if bf_step is not None:
+            bf_times.append(median_ms(bf_step, max(warmup - 1, 0) if r == 0 else 1, repeats))
         if args.mxnet:
             res = run_mxnet(Path(args.mxnet), cfg)
             if res:
@@ -647,7 +661,39 @@ def bench_case(case: Case, models: Path, args: argparse.Namespace) -> dict[str, 
     row["nnvmpy"] = min(nn_times)
     row["mxnet"] = min(mx_times) if mx_times else None
     row["torch"] = min(torch_times) if torch_times else None
+    row["bf16"] = min(bf_times) if bf_times else None
     return row
+
+
+def bind_bf16(path: Path, case: Case) -> Any:
+    """bind_nnvmpy with NNVMPY_INFER_BF16=1: the AmpBFloat16 pass marks every
+    Convolution and FullyConnected (the executor reads the knob at bind)."""
+    saved = os.environ.get("NNVMPY_INFER_BF16")
+    os.environ["NNVMPY_INFER_BF16"] = "1"
+    try:
+        return bind_nnvmpy(path, case, "null")
+    finally:
+        if saved is None:
+            del os.environ["NNVMPY_INFER_BF16"]
+        else:
+            os.environ["NNVMPY_INFER_BF16"] = saved
+
+
+def bf16_accuracy(nn_step: Callable[[], Any], bf_step: Callable[[], Any], ref_step: Any) -> dict:
+    """|dlogp| and top-1 agreement of the bfloat16 run against float32 and the reference."""
+
+    def logp(p: np.ndarray) -> np.ndarray:
+        return np.log(np.maximum(p, 1e-30))
+
+    lp32, lp16 = logp(nn_step().asnumpy()), logp(bf_step().asnumpy())
+    lpref = logp(ref_step())
+    top = lp16.argmax(axis=1)
+    return {
+        "bf16_dlogp": float(np.abs(lp16 - lp32).max()),
+        "bf16_top1": float((top == lp32.argmax(axis=1)).mean()),
+        "bf16_dlogp_ref": float(np.abs(lp16 - lpref).max()),
+        "bf16_top1_ref": float((top == lpref.argmax(axis=1)).mean()),
+    }
 
 
 def fmt_ms(value: float | None) -> str:
@@ -683,6 +729,28 @@ def print_times(rows: list[dict[str, Any]]) -> None:
         print(
             f"PyTorch runs the same networks: its first step's |dlogp| against the NumPy "
             f"reference is at most {max(torch_checks):.1e}"
+        )
+
+
+def print_bf16(rows: list[dict[str, Any]]) -> None:
+    """The --bf16 table: time against the float32 run, accuracy against both references."""
+    from nnvmpy.ops.amp_bf16 import gemm_description
+
+    rows = [r for r in rows if r.get("bf16")]
+    if not rows:
+        return
+    print(f"\nbfloat16 inference (AmpBFloat16; GEMM: {gemm_description()})")
+    head = (
+        f"{'case':<17} {'float32 ms':>10} {'bf16 ms':>8} {'bf16/f32':>9} "
+        f"{'|dlogp| f32':>11} {'top-1 f32':>9} {'|dlogp| ref':>11} {'top-1 ref':>9}"
+    )
+    print(head)
+    print("-" * len(head))
+    for row in rows:
+        print(
+            f"{row['case'].name:<17} {fmt_ms(row['nnvmpy']):>10} {fmt_ms(row['bf16']):>8} "
+            f"{row['bf16'] / row['nnvmpy']:>8.2f}x {row['bf16_dlogp']:>11.1e} "
+            f"{row['bf16_top1']:>9.3f} {row['bf16_dlogp_ref']:>11.1e} {row['bf16_top1_ref']:>9.3f}"
         )
 
 
@@ -731,6 +799,12 @@ def main() -> None:
     parser.add_argument("--torch", help="a venv with torch==2.13.0+cpu (e.g. .torchenv)")
     parser.add_argument("--no-numpy", action="store_true", help="skip the NumPy reference timing")
     parser.add_argument(
+        "--bf16",
+        action="store_true",
+        help="also run the inference cases in bfloat16 (NNVMPY_INFER_BF16=1) and report "
+        "the time ratio and the accuracy loss",
+    )
+    parser.add_argument(
         "--rounds",
         type=int,
         default=2,
@@ -750,6 +824,7 @@ def main() -> None:
         rows.append(bench_case(case, models, args))
     print()
     print_times(rows)
+    print_bf16(rows)
     if not args.only or "memory".startswith(args.only) or "resnet" in args.only:
         print_memory(models, args)
     print(f"\nload average {os.getloadavg()[0]:.1f} at the end ({os.cpu_count()} CPUs); "
