@@ -80,8 +80,8 @@ def amp_bfloat16(graph: Graph) -> Graph:
             if key not in packs:
                 packs[key] = _pack_node(idx, w, inputs[want.weight], want.channels_last)
             inputs[want.weight] = NodeEntry(packs[key], 0)
-            attrs = NodeAttrs(node.op, node.name, {**attrs.dict, AMP_DTYPE: "bfloat16"})
-            attrs.parsed = node.attrs.parsed
+            marked = {**attrs.dict, AMP_DTYPE: "bfloat16"}
+            attrs = NodeAttrs(node.op, node.name, marked, node.attrs.parsed)
             notes[node.name] = f"{_op(node)}: bfloat16 operands, float32 accumulation ({gemm})"
         elif why:
             notes[node.name] = f"{_op(node)}: not in bfloat16 ({why})"
