@@ -248,3 +248,25 @@ def test_forked_child_starts_with_no_regions_in_flight() -> None:
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert threads.in_regions() == 0
+
+
+def test_openblas_keeps_one_thread_beside_another_blas(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once another BLAS carries the GEMMs (MKL registers its thread setter), NumPy's
+    OpenBLAS stays at one thread whatever the width: a 2-thread OpenBLAS call leaves a
+    worker spinning on the core the other library's team needs."""
+    if threads.blas_threads() is None:
+        pytest.skip("NumPy's BLAS is not OpenBLAS")
+    before = threads.blas_threads()
+    got: list[int] = []
+    monkeypatch.setattr(threads, "_blas_setters", [])
+    try:
+        threads.set_blas_threads(2)
+        assert threads.blas_threads() == 2  # alone, OpenBLAS follows the width
+        threads.register_blas_setter(got.append)
+        assert threads.blas_threads() == 1
+        threads.set_blas_threads(2)
+        assert threads.blas_threads() == 1
+        assert got[-1] == 2  # the registered library follows the width
+    finally:
+        monkeypatch.setattr(threads, "_blas_setters", [])
+        threads.set_blas_threads(before or 1)

@@ -166,10 +166,17 @@ def blas_threads() -> int | None:
 
 def set_blas_threads(n: int) -> None:
     """Set OpenBLAS's (process-wide) thread count, and that of every other BLAS
-    registered (MKL, ops/nn/_blas.py); nothing where there is none."""
+    registered (MKL, ops/nn/_blas.py); nothing where there is none.
+
+    With another BLAS registered, that one runs the GEMMs (the convolution and
+    FullyConnected ones, nd.dot, batch_dot) and NumPy's OpenBLAS is held at one thread:
+    what still reaches it (a bias gradient's matrix-vector product) is small, and a
+    2-thread OpenBLAS call leaves its worker spinning for ~0.1 s, on the core MKL's team
+    needs. LeNet's training step with MKL: 31 ms with OpenBLAS at two threads, 14 at one.
+    """
     fns = _blas_functions()
     if fns is not None:
-        fns[0](max(1, int(n)))
+        fns[0](1 if _blas_setters else max(1, int(n)))
     for setter in _blas_setters:
         setter(max(1, int(n)))
 
@@ -179,9 +186,10 @@ _blas_setters: list[Any] = []  # thread-count setters of BLAS libraries loaded b
 
 def register_blas_setter(setter: Any) -> None:
     """Have the budget drive another BLAS's (process-wide) thread count too, starting
-    now with the current width (MKL's own default is its count of physical cores)."""
+    now with the current width (MKL's own default is its count of physical cores); from
+    now on NumPy's OpenBLAS keeps one thread (see set_blas_threads)."""
     _blas_setters.append(setter)
-    setter(width())
+    set_blas_threads(width())
 
 
 # ---------------------------------------------------------------- numba

@@ -8,9 +8,10 @@ An N-D operand is viewed as a matrix without copying, as MXNet does: lhs (a..., 
 (k, prod(a)) transposed, with transpose_b rhs (b..., k) is (prod(b), k) transposed.
 
 `gemm` runs on NumPy's BLAS on the CPU (np.dot / np.matmul writing straight into the
-output), and on the GPU on cuBLAS where CuPy is usable (kernel/cublas.py; float16,
-float32, float64), else on a tiled shared-memory numba.cuda kernel (the simulator's path,
-and other dtypes); transposes are strides, never copies.
+output), or on MKL's when the `mkl` extra carries the GEMMs (ops/nn/_blas.py: NumPy's
+OpenBLAS is then held at one thread); on the GPU on cuBLAS where CuPy is usable
+(kernel/cublas.py; float16, float32, float64), else on a tiled shared-memory numba.cuda
+kernel (the simulator's path, and other dtypes); transposes are strides, never copies.
 """
 
 from __future__ import annotations
@@ -105,6 +106,20 @@ def gemm(
 
 
 def _gemm_cpu(out: Any, mode: str, a: Any, ta: bool, b: Any, tb: bool, bias: Any) -> None:
+    from .nn import _blas
+
+    same = out.dtype == a.dtype == b.dtype and out.flags.c_contiguous
+    if same and _blas.routes_matmul(out.dtype):  # MKL carries the GEMMs (NNVMPY_BLAS)
+        beta = 1.0 if mode == "add" else 0.0
+        if a.ndim == 3:
+            _blas.matmul_stack(
+                a.transpose(0, 2, 1) if ta else a, b.transpose(0, 2, 1) if tb else b, out, beta
+            )
+        else:
+            _blas.matmul(a.T if ta else a, b.T if tb else b, out, beta)
+        if bias is not None:
+            out += bias
+        return
     product: Any
     if a.ndim == 3:
         product, op_a = np.matmul, a.transpose(0, 2, 1) if ta else a
