@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import nnvmpy as nv
 from nnvmpy import threads
 from nnvmpy.base import NNVMError, OpReqType
 from nnvmpy.ops.nn import _blas, _conv_algo, _conv_cpu, _conv_shift
@@ -327,3 +328,58 @@ def test_bf16_gemm_accumulates_in_float32(tb: bool) -> None:
         want = _blas.from_bf16(a).astype(np.float64) @ _blas.from_bf16(bop) + 1.0
         _blas.matmul_bf16(a, bop, out, beta=1.0)
         assert np.abs(out - want).max() <= 1e-5 * np.abs(want).max()  # float32 accumulation
+
+
+# ---------------------------------------------------------------- small GEMMs, one thread
+def test_small_gemms_run_on_one_thread_where_the_library_allows() -> None:
+    """Below SMALL_GEMM_MACS a call runs with the library's per-thread count at 1 and
+    restores it after (also when the call raises); above, or without a per-thread
+    setter (OpenBLAS), the call is made as it is."""
+    calls: list[Any] = []
+    lib = _blas.Library("mkl", "fake", set_local=lambda n: calls.append(("local", n)) or 0)
+    small, large = _blas.SMALL_GEMM_MACS - 1, _blas.SMALL_GEMM_MACS
+
+    _blas._sized(lib, small)(lambda *a: calls.append(("gemm", a)), 1, 2)
+    assert calls == [("local", 1), ("gemm", (1, 2)), ("local", 0)]
+    calls.clear()
+    _blas._sized(lib, large)(lambda *a: calls.append(("gemm", a)), 3)
+    assert calls == [("gemm", (3,))]
+    calls.clear()
+
+    def boom(*a: Any) -> None:
+        raise RuntimeError("cblas failed")
+
+    with pytest.raises(RuntimeError, match="cblas failed"):
+        _blas._sized(lib, small)(boom)
+    assert calls == [("local", 1), ("local", 0)]
+    calls.clear()
+    no_local = _blas.Library("openblas", "fake")
+    _blas._sized(no_local, small)(lambda *a: calls.append(("gemm", a)))
+    assert calls == [("gemm", ())]
+
+
+@pytest.mark.parametrize("_", [pytest.param(0, marks=mkl)])
+def test_mkl_has_a_per_thread_count(_: int) -> None:
+    lib = _blas.load("mkl")
+    assert lib is not None
+    assert lib.set_local is not None
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("shape", [(3, 5, 4), (64, 300, 200)])  # below / above the bound
+def test_dot_and_batch_dot_match_numpy(backend: str, shape: Any) -> None:
+    """nd.dot / batch_dot run on the active library (MKL: one cblas call, or one batched
+    call for a stack), transposes as strides."""
+    m, k, n = shape
+    rng = np.random.default_rng(sum(shape))
+    a = rng.standard_normal((k, m)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    sa = rng.standard_normal((3, m, k)).astype(np.float32)
+    sb = rng.standard_normal((3, n, k)).astype(np.float32)
+    with _blas.use(backend):
+        got = nv.nd.dot(nv.nd.array(a), nv.nd.array(b), transpose_a=True).asnumpy()
+        stack = nv.nd.batch_dot(nv.nd.array(sa), nv.nd.array(sb), transpose_b=True).asnumpy()
+    want = a.astype(np.float64).T @ b
+    want_stack = sa.astype(np.float64) @ sb.transpose(0, 2, 1)
+    assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()
+    assert np.abs(stack - want_stack).max() <= 1e-5 * np.abs(want_stack).max()

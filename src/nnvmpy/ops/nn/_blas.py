@@ -70,6 +70,7 @@ class Library:
     bf16: Any = None  # cblas_gemm_bf16bf16f32 (MKL): bfloat16 inputs, float32 accumulation
     set_threads: Callable[[int], None] | None = None
     get_threads: Callable[[], int] | None = None
+    set_local: Callable[[int], int] | None = None  # MKL_Set_Num_Threads_Local
 
 
 # ---------------------------------------------------------------- finding the libraries
@@ -184,6 +185,10 @@ def _load_mkl(path: str) -> Library:
     lib.MKL_Get_Max_Threads.restype = ctypes.c_int
     found.set_threads = lib.MKL_Set_Num_Threads
     found.get_threads = lib.MKL_Get_Max_Threads
+    local = getattr(lib, "MKL_Set_Num_Threads_Local", None)
+    if local is not None:
+        local.argtypes, local.restype = [ctypes.c_int], ctypes.c_int
+        found.set_local = local
     return found
 
 
@@ -285,6 +290,36 @@ def routes_matmul(dtype: Any) -> bool:
 
 
 # ---------------------------------------------------------------- calls
+#: GEMMs below this many multiply-adds run on one MKL thread. With the team's threads
+#: asleep between calls (OMP_WAIT_POLICY=PASSIVE, so they do not spin on the other engine
+#: worker's core), each 2-thread call pays a wake-up, and small GEMMs lose by it: LeNet's
+#: training step (GEMMs of 0.3-26 M multiply-adds) took 21 ms with every GEMM on two
+#: threads, 14.4 / 12.1-13.3 with this bound at 2^22 / 2^24-2^26; the MLP's 3.0 -> 2.5-2.8.
+#: 2^25 keeps ResNet-18's smallest 3x3 layers at batch 1 (58 M) on two threads.
+SMALL_GEMM_MACS = 1 << 25
+
+
+def _call(fn: Any, *args: Any) -> None:
+    fn(*args)
+
+
+def _sized(lib: Library, macs: int) -> Callable[..., None]:
+    """How to call a cblas function of `lib` for a GEMM of `macs` multiply-adds: on this
+    thread alone when it is small and the library can say so per thread (MKL)."""
+    set_local = lib.set_local
+    if macs >= SMALL_GEMM_MACS or set_local is None:
+        return _call
+
+    def one_thread(fn: Any, *args: Any) -> None:
+        set_local(1)
+        try:
+            fn(*args)
+        finally:
+            set_local(0)  # back to the process-wide count
+
+    return one_thread
+
+
 def gemm(
     trans_a: bool,
     trans_b: bool,
@@ -311,7 +346,8 @@ def gemm(
     assert lib is not None, "gemm() called where available() is False"
     fn, _ = lib.gemms[c.dtype]
     size = c.itemsize
-    fn(
+    _sized(lib, m * n * k)(
+        fn,
         ROW_MAJOR,
         TRANS if trans_a else NO_TRANS,
         TRANS if trans_b else NO_TRANS,
@@ -374,7 +410,8 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray, beta: float = 0.0) -> 
             out += a @ b
         return
     fn, _ = lib.gemms[out.dtype]
-    fn(
+    _sized(lib, m * n * k)(
+        fn,
         ROW_MAJOR,
         TRANS if oa[0] else NO_TRANS,
         TRANS if ob[0] else NO_TRANS,
@@ -400,7 +437,8 @@ def matmul_stack(a: np.ndarray, b: np.ndarray, out: np.ndarray, beta: float = 0.
             (m, k), n = a.shape[1:], out.shape[2]
             sa, sb, sc = (x.strides[0] // x.itemsize for x in (a, b, out))
             if min(sa, sb, sc) >= 0 and out.shape[1] == m and b.shape[1:] == (k, n):
-                fn(
+                _sized(lib, batch * m * n * k)(
+                    fn,
                     ROW_MAJOR,
                     TRANS if oa[0] else NO_TRANS,
                     TRANS if ob[0] else NO_TRANS,
