@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from ...base import OpReqType
-from . import _blas, _conv_algo, _conv_shift, _conv_winograd
+from . import _blas, _conv_algo, _conv_shift, _conv_winograd, _lanes
 from . import _im2col as k
 from ._geometry import Window
 
@@ -267,27 +267,54 @@ def _forward_chunks(
     after: Any,
 ) -> None:
     """im2col + GEMM chunk by chunk of images; `after(n0, m, biased)` runs after each
-    chunk is written (biased: the bias is in already)."""
+    chunk is written (biased: the bias is in already). The chunks are dealt out to the
+    lanes _lanes grants (each with its own scratch and one-thread GEMMs; one lane where
+    the BLAS cannot do that, as before)."""
     nb = s.chunk(out3.itemsize, s.rows + s.fg)
-    space = res.get_space(((s.rows + s.fg) * nb * s.hw,), out3.dtype)
-    for n0 in range(0, s.n, nb):
-        m = min(nb, s.n - n0)
-        cols = m * s.hw
-        col = space[: s.rows * cols].reshape(s.rows, cols)
-        tmp = space[s.rows * cols : (s.rows + s.fg) * cols].reshape(s.fg, cols)
-        direct = m == 1 and not add  # one image: the GEMM writes straight into out
-        for g in range(s.groups):
-            to_columns(s, x, col, n0, m, g * s.cg)
-            wg = w2[g * s.fg : (g + 1) * s.fg]
-            if direct:
-                _blas.mm(wg, col, out3[n0, g * s.fg : (g + 1) * s.fg])
-            else:
-                _blas.mm(wg, col, tmp)
-                k._scatter(tmp, out3, beta, n0, m, g * s.fg, s.fg, has_bias, add)
-        if after is not None:
-            after(n0, m, not direct)
-        elif direct and has_bias:
-            k._add_bias(out3, beta, n0, 1)
+    per_lane = (s.rows + s.fg) * nb * s.hw
+    starts = range(0, s.n, nb)
+    with _lanes.granted(len(starts)) as lanes:
+        space = res.get_space((lanes * per_lane,), out3.dtype)
+
+        def lane(t: int) -> None:
+            part = space[t * per_lane : (t + 1) * per_lane]
+            for n0 in starts[t::lanes]:
+                m = min(nb, s.n - n0)
+                _forward_chunk(s, x, w2, beta, has_bias, out3, add, part, n0, m, after)
+
+        _lanes.run(lanes, lane)
+
+
+def _forward_chunk(
+    s: ConvShape,
+    x: Any,
+    w2: Any,
+    beta: Any,
+    has_bias: bool,
+    out3: Any,
+    add: bool,
+    space: Any,
+    n0: int,
+    m: int,
+    after: Any,
+) -> None:
+    """Images n0..n0+m-1 of `_forward_chunks`, in the scratch `space`."""
+    cols = m * s.hw
+    col = space[: s.rows * cols].reshape(s.rows, cols)
+    tmp = space[s.rows * cols : (s.rows + s.fg) * cols].reshape(s.fg, cols)
+    direct = m == 1 and not add  # one image: the GEMM writes straight into out
+    for g in range(s.groups):
+        to_columns(s, x, col, n0, m, g * s.cg)
+        wg = w2[g * s.fg : (g + 1) * s.fg]
+        if direct:
+            _blas.mm(wg, col, out3[n0, g * s.fg : (g + 1) * s.fg])
+        else:
+            _blas.mm(wg, col, tmp)
+            k._scatter(tmp, out3, beta, n0, m, g * s.fg, s.fg, has_bias, add)
+    if after is not None:
+        after(n0, m, not direct)
+    elif direct and has_bias:
+        k._add_bias(out3, beta, n0, 1)
 
 
 def _forward_epilogue(

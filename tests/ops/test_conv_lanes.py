@@ -1,0 +1,118 @@
+"""Convolution chunks dealt out to several lanes (ops/nn/_lanes.py).
+
+Forced here onto three lanes whatever the BLAS, so the split runs in CI too (where it
+otherwise needs MKL's per-thread count): every layer below must match the one-lane run
+bit for bit (each chunk's arithmetic is the same, only the thread differs), including
+epilogues, req 'add', biases, groups and chunks that do not divide evenly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import numpy as np
+import pytest
+
+from nnvmpy.base import OpReqType
+from nnvmpy.ops.nn import _conv_cpu, _lanes
+from nnvmpy.ops.nn._geometry import Window
+
+WRITE, ADD = OpReqType.kWriteTo, OpReqType.kAddTo
+
+
+class _Space:
+    """A kTempSpace stand-in (NaN-filled, so an unwritten scratch row shows)."""
+
+    def __init__(self) -> None:
+        self.buf = np.empty(0, np.uint8)
+
+    def get_space(self, shape: tuple[int, ...], dtype: Any = np.float32) -> Any:
+        nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+        if self.buf.size < nbytes:
+            self.buf = np.full(nbytes, 0xFF, np.uint8)
+        return self.buf[:nbytes].view(dtype).reshape(shape)
+
+
+def _lanes_forced(monkeypatch: Any, n: int) -> list[int]:
+    used: list[int] = []
+
+    @contextlib.contextmanager
+    def granted(items: int) -> Any:
+        used.append(min(n, items))
+        yield min(n, items)
+
+    monkeypatch.setattr(_lanes, "granted", granted)
+    return used
+
+
+# (n, c, h, w, f, kernel, stride, pad, groups): all on the im2col chunks (stride 2, or
+# too few channels for the shifted GEMMs, no Winograd: gemm_only), and over 1024 output
+# positions an image, so every image is a chunk of its own and three lanes get work
+LAYERS = [
+    (4, 3, 70, 66, 8, 7, 2, 3, 1),
+    (5, 6, 66, 64, 4, 3, 2, 1, 2),
+    (4, 4, 34, 32, 6, 3, 1, 1, 1),
+    (3, 8, 66, 66, 8, 1, 2, 0, 4),
+]
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+@pytest.mark.parametrize("mode", ["write", "add", "bias", "epilogue"])
+def test_lanes_match_one_lane(layer: Any, mode: str, monkeypatch: Any) -> None:
+    n, c, h, wd, f, kk, st, p, groups = layer
+    ho, wo = (h + 2 * p - kk) // st + 1, (wd + 2 * p - kk) // st + 1
+    rng = np.random.default_rng(sum(layer))
+    x = rng.standard_normal((n, c, 1, h, wd)).astype(np.float32)
+    w = rng.standard_normal((f, c // groups, 1, kk, kk)).astype(np.float32)
+    bias = rng.standard_normal(f).astype(np.float32) if mode != "write" else None
+    residual = rng.standard_normal((n, f, 1, ho, wo)).astype(np.float32)
+    start = rng.standard_normal((n, f, 1, ho, wo)).astype(np.float32)
+    s = _conv_cpu.ConvShape(n, c, h, wd, f, groups, Window(kk, kk, st, st, p, p, 1, 1, ho, wo), 1)
+    req = ADD if mode == "add" else WRITE
+    epilogue = (residual, True) if mode == "epilogue" else None
+
+    def run(lanes: int) -> Any:
+        used = _lanes_forced(monkeypatch, lanes)
+        out = start.copy()
+        _conv_cpu.forward(s, x, w, bias, out, req, _Space(), epilogue=epilogue, gemm_only=True)
+        assert used == [min(lanes, n)]  # the chunked path ran, one image a chunk
+        return out
+
+    one, three = run(1), run(3)
+    np.testing.assert_array_equal(three, one)
+    # and one lane is right: float64 reference through a direct loop over taps
+    want = _reference(x[:, :, 0], w[:, :, 0], st, p, groups)
+    if bias is not None:
+        want += bias[:, None, None]
+    if mode == "add":
+        want += start[:, :, 0]
+    if mode == "epilogue":
+        want = np.maximum(want + residual[:, :, 0], 0)
+    assert np.abs(one[:, :, 0] - want).max() <= 1e-5 * max(1.0, np.abs(want).max())
+
+
+def _reference(x: Any, w: Any, st: int, p: int, groups: int) -> Any:
+    n, _, h, wd = x.shape
+    f, cg, kk, _ = w.shape
+    fg = f // groups
+    ho, wo = (h + 2 * p - kk) // st + 1, (wd + 2 * p - kk) // st + 1
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (p, p), (p, p)))
+    y = np.zeros((n, f, ho, wo))
+    for i in range(kk):
+        for j in range(kk):
+            patch = xp[:, :, i : i + st * (ho - 1) + 1 : st, j : j + st * (wo - 1) + 1 : st]
+            for g in range(groups):
+                fs, cs = slice(g * fg, (g + 1) * fg), slice(g * cg, (g + 1) * cg)
+                y[:, fs] += np.einsum("fc,nchw->nfhw", w[fs, :, i, j], patch[:, cs])
+    return y
+
+
+def test_one_lane_without_a_per_thread_blas(monkeypatch: Any) -> None:
+    """OpenBLAS (no per-thread count) never gets more than one lane."""
+    from nnvmpy.ops.nn import _blas
+
+    with _blas.use("openblas"), _lanes.granted(8) as lanes:
+        assert lanes == 1
+    with _lanes.granted(1) as lanes:
+        assert lanes == 1
