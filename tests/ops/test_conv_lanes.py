@@ -116,3 +116,59 @@ def test_one_lane_without_a_per_thread_blas(monkeypatch: Any) -> None:
         assert lanes == 1
     with _lanes.granted(1) as lanes:
         assert lanes == 1
+
+
+def _reference_grads(x: Any, w: Any, dy: Any, st: int, p: int, groups: int) -> Any:
+    """float64 dx, dw of the convolution, tap by tap."""
+    h, wd = x.shape[2:]
+    f, cg, kk, _ = w.shape
+    fg = f // groups
+    ho, wo = dy.shape[2], dy.shape[3]
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (p, p), (p, p)))
+    dxp = np.zeros_like(xp)
+    dw = np.zeros(w.shape)
+    for i in range(kk):
+        for j in range(kk):
+            rows, cols = slice(i, i + st * (ho - 1) + 1, st), slice(j, j + st * (wo - 1) + 1, st)
+            for g in range(groups):
+                fs, cs = slice(g * fg, (g + 1) * fg), slice(g * cg, (g + 1) * cg)
+                dw[fs, :, i, j] = np.einsum("nfhw,nchw->fc", dy[:, fs], xp[:, cs, rows, cols])
+                dxp[:, cs, rows, cols] += np.einsum("fc,nfhw->nchw", w[fs, :, i, j], dy[:, fs])
+    return dxp[:, :, p : p + h, p : p + wd], dw
+
+
+# the same layers, plus one whose weights are big (no transposed small-weight GEMMs)
+BACKWARD_LAYERS = [*LAYERS, (3, 64, 66, 64, 64, 3, 2, 1, 1)]
+
+
+@pytest.mark.parametrize("layer", BACKWARD_LAYERS)
+@pytest.mark.parametrize("req", ["write", "add"])
+def test_backward_lanes_match_one_lane_and_reference(
+    layer: Any, req: str, monkeypatch: Any
+) -> None:
+    n, c, h, wd, f, kk, st, p, groups = layer
+    ho, wo = (h + 2 * p - kk) // st + 1, (wd + 2 * p - kk) // st + 1
+    rng = np.random.default_rng(sum(layer) + 1)
+    x = rng.standard_normal((n, c, 1, h, wd)).astype(np.float32)
+    w = rng.standard_normal((f, c // groups, 1, kk, kk)).astype(np.float32)
+    dy = rng.standard_normal((n, f, 1, ho, wo)).astype(np.float32)
+    dx0 = rng.standard_normal(x.shape).astype(np.float32)
+    dw0 = rng.standard_normal(w.shape).astype(np.float32)
+    s = _conv_cpu.ConvShape(n, c, h, wd, f, groups, Window(kk, kk, st, st, p, p, 1, 1, ho, wo), 1)
+    mode = ADD if req == "add" else WRITE
+
+    def run(lanes: int) -> Any:
+        used = _lanes_forced(monkeypatch, lanes)
+        dx, dw = dx0.copy(), dw0.copy()
+        _conv_cpu.backward(s, dy, x, w, [dx, dw], [mode, mode], _Space(), gemm_only=True)
+        assert used == [min(lanes, n)]
+        return dx, dw
+
+    (dx1, dw1), (dx3, dw3) = run(1), run(3)
+    np.testing.assert_array_equal(dx3, dx1)  # images are the lanes' own: same sums
+    want_dx, want_dw = _reference_grads(x[:, :, 0], w[:, :, 0], dy[:, :, 0], st, p, groups)
+    if req == "add":
+        want_dx, want_dw = want_dx + dx0[:, :, 0], want_dw + dw0[:, :, 0]
+    for got in (dw1, dw3):  # dW: the lanes' partial sums are added at the end
+        assert np.abs(got[:, :, 0] - want_dw).max() <= 2e-5 * np.abs(want_dw).max()
+    assert np.abs(dx1[:, :, 0] - want_dx).max() <= 2e-5 * np.abs(want_dx).max()

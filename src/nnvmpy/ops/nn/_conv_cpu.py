@@ -448,43 +448,95 @@ def _backward_chunks(
     # @ dY^T summed over the chunks, then dW = its transpose once; dcol = W^T @ dY from a
     # contiguous W^T. OpenBLAS runs these shapes 10-15% faster than dY @ col^T and W.T @ dY
     # (LeNet's conv2); with big weights the transposing copies cost more (ResNet's layer4).
+    # The chunks are dealt out to lanes as in the forward (_lanes); lane 0 sums dW where
+    # one lane would, each other lane into its own accumulator, added at the end.
     nb = s.chunk(dy3.itemsize, s.rows + s.fg)
     small = s.small_weights(dy3.itemsize)
     per_group = s.rows * s.fg
     n_acc = s.rows * s.f if small else 0  # dW^T and W^T: only for small weights
-    space = res.get_space(((s.rows + s.fg) * nb * s.hw + 2 * n_acc + per_group,), dy3.dtype)
-    tmp_w = space[:per_group]
-    acc = space[per_group : per_group + n_acc].reshape(-1, s.rows, s.fg)
-    wt = space[per_group + n_acc : per_group + 2 * n_acc].reshape(-1, s.rows, s.fg)
-    if small and req_x != _NULL:
-        np.copyto(wt, w2.reshape(s.groups, s.fg, s.rows).transpose(0, 2, 1))
-    dw2 = dw.reshape(s.f, s.rows) if req_w != _NULL else None
-    rest = space[per_group + 2 * n_acc :]
-    for n0 in range(0, s.n, nb):
-        m = min(nb, s.n - n0)
-        cols = m * s.hw
-        col = rest[: s.rows * cols].reshape(s.rows, cols)
-        for g in range(s.groups):
-            fs = slice(g * s.fg, (g + 1) * s.fg)
-            if m == 1:
-                dyt = dy3[n0, fs]
-            else:
-                dyt = rest[s.rows * cols : (s.rows + s.fg) * cols].reshape(s.fg, cols)
-                k._gather_rows(dy3, dyt, n0, m, g * s.fg, s.fg)
+    n_grad = s.rows * s.f if req_w != _NULL else 0  # another lane's dW (or dW^T)
+    per_lane = (s.rows + s.fg) * nb * s.hw + per_group
+    starts = range(0, s.n, nb)
+    with _lanes.granted(len(starts)) as lanes:
+        shared = 2 * n_acc
+        space = res.get_space(
+            (shared + lanes * per_lane + (lanes - 1) * n_grad,), dy3.dtype
+        )  # fmt: skip
+        acc = space[:n_acc].reshape(-1, s.rows, s.fg)
+        wt = space[n_acc:shared].reshape(-1, s.rows, s.fg)
+        if small and req_x != _NULL:
+            np.copyto(wt, w2.reshape(s.groups, s.fg, s.rows).transpose(0, 2, 1))
+        dw2 = dw.reshape(s.f, s.rows) if req_w != _NULL else None
+        lane_grads = space[shared + lanes * per_lane :]
+
+        def lane(t: int) -> None:
+            part = space[shared + t * per_lane : shared + (t + 1) * per_lane]
+            into = None  # where this lane sums dW: (groups, rows, Fg) or (F, rows)
             if dw2 is not None:
-                to_columns(s, x, col, n0, m, g * s.cg)
-                first = n0 == 0 and (small or req_w != _ADD)
-                a, b, into = (col, dyt.T, acc[g]) if small else (dyt, col.T, dw2[fs])
-                if first:
-                    _blas.mm(a, b, into)
+                mine = lane_grads[(t - 1) * n_grad : t * n_grad] if t else None
+                if small:
+                    into = acc if mine is None else mine.reshape(-1, s.rows, s.fg)
                 else:
-                    _blas.mm_add(a, b, into, tmp_w.reshape(into.shape))
-            if req_x != _NULL:
-                _blas.mm(wt[g] if small else w2[fs].T, dyt, col)  # dcol reuses col
-                from_columns(s, col, dx, n0, m, g * s.cg, req_x == _ADD)
-    if dw2 is not None and small:
-        grad = acc.transpose(0, 2, 1).reshape(s.f, s.rows)
-        if req_w == _ADD:
-            dw2 += grad
+                    into = dw2 if mine is None else mine.reshape(s.f, s.rows)
+            for i, n0 in enumerate(starts[t::lanes]):
+                m = min(nb, s.n - n0)
+                # the lane's first chunk writes its sum; lane 0 adds into dW for req 'add'
+                first = i == 0 and (t > 0 or small or req_w != _ADD)
+                _backward_chunk(s, dy3, x, w2, wt, dx, into, req_x, small, part, n0, m, first)
+
+        _lanes.run(lanes, lane)
+        if dw2 is None:
+            return
+        for t in range(1, lanes):
+            mine = lane_grads[(t - 1) * n_grad : t * n_grad]
+            if small:
+                acc += mine.reshape(acc.shape)
+            else:
+                dw2 += mine.reshape(dw2.shape)
+        if small:
+            grad = acc.transpose(0, 2, 1).reshape(s.f, s.rows)
+            if req_w == _ADD:
+                dw2 += grad
+            else:
+                np.copyto(dw2, grad)
+
+
+def _backward_chunk(
+    s: ConvShape,
+    dy3: Any,
+    x: Any,
+    w2: Any,
+    wt: Any,
+    dx: Any,
+    into: Any,
+    req_x: OpReqType,
+    small: bool,
+    space: Any,
+    n0: int,
+    m: int,
+    first: bool,
+) -> None:
+    """Images n0..n0+m-1 of `_backward_chunks`: dW summed into `into` (written when
+    `first`), dx from their columns; scratch in `space`."""
+    per_group = s.rows * s.fg
+    tmp_w = space[:per_group]
+    rest = space[per_group:]
+    cols = m * s.hw
+    col = rest[: s.rows * cols].reshape(s.rows, cols)
+    for g in range(s.groups):
+        fs = slice(g * s.fg, (g + 1) * s.fg)
+        if m == 1:
+            dyt = dy3[n0, fs]
         else:
-            np.copyto(dw2, grad)
+            dyt = rest[s.rows * cols : (s.rows + s.fg) * cols].reshape(s.fg, cols)
+            k._gather_rows(dy3, dyt, n0, m, g * s.fg, s.fg)
+        if into is not None:
+            to_columns(s, x, col, n0, m, g * s.cg)
+            a, b, target = (col, dyt.T, into[g]) if small else (dyt, col.T, into[fs])
+            if first:
+                _blas.mm(a, b, target)
+            else:
+                _blas.mm_add(a, b, target, tmp_w.reshape(target.shape))
+        if req_x != _NULL:
+            _blas.mm(wt[g] if small else w2[fs].T, dyt, col)  # dcol reuses col
+            from_columns(s, col, dx, n0, m, g * s.cg, req_x == _ADD)
