@@ -84,8 +84,8 @@ def test_governor_narrows_under_outside_load_and_widens_after(
     for _ in range(10):
         others = threads.govern_step(others, adapt=True)
     assert threads.width() == 2
-    if threads.blas_threads() is not None:
-        assert threads.blas_threads() == 2
+    if threads.blas_threads() is not None:  # OpenBLAS follows, unless MKL took the GEMMs
+        assert threads.blas_threads() == (1 if threads._blas_setters else 2)
     # one 0.1 s sample of another process's busy thread does not flip it (smoothing)
     machine["running"] = 1 + 1
     others = threads.govern_step(others, adapt=True)

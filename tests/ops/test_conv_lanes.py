@@ -1,9 +1,9 @@
-"""Convolution chunks dealt out to several lanes (ops/nn/_lanes.py).
+"""Convolution chunks dealt into partitions and run on several lanes (ops/nn/_lanes.py).
 
-Forced here onto three lanes whatever the BLAS, so the split runs in CI too (where it
-otherwise needs MKL's per-thread count): every layer below must match the one-lane run
-bit for bit (each chunk's arithmetic is the same, only the thread differs), including
-epilogues, req 'add', biases, groups and chunks that do not divide evenly.
+Forced here whatever the BLAS, so the split runs in CI too (where it otherwise needs
+MKL's per-thread count). With the partitions fixed, the results must not depend on how
+many lanes ran them (bit for bit: the load decides the lanes); one partition against a
+float64 reference; epilogues, req 'add', biases, groups, small and big weights.
 """
 
 from __future__ import annotations
@@ -34,15 +34,23 @@ class _Space:
         return self.buf[:nbytes].view(dtype).reshape(shape)
 
 
-def _lanes_forced(monkeypatch: Any, n: int) -> list[int]:
+def _lanes_forced(monkeypatch: Any, n_parts: int, lanes: int) -> list[int]:
+    """Deal chunks into (at most) n_parts partitions and run them on `lanes` threads,
+    whatever the BLAS and the machine; returns the partition counts used."""
+    from nnvmpy import threads
+
     used: list[int] = []
 
-    @contextlib.contextmanager
-    def granted(items: int) -> Any:
-        used.append(min(n, items))
-        yield min(n, items)
+    def parts(items: int) -> int:
+        used.append(min(n_parts, items))
+        return used[-1]
 
-    monkeypatch.setattr(_lanes, "granted", granted)
+    @contextlib.contextmanager
+    def region(want: int | None = None) -> Any:
+        yield lanes
+
+    monkeypatch.setattr(_lanes, "parts", parts)
+    monkeypatch.setattr(threads, "region", region)
     return used
 
 
@@ -72,15 +80,16 @@ def test_lanes_match_one_lane(layer: Any, mode: str, monkeypatch: Any) -> None:
     req = ADD if mode == "add" else WRITE
     epilogue = (residual, True) if mode == "epilogue" else None
 
-    def run(lanes: int) -> Any:
-        used = _lanes_forced(monkeypatch, lanes)
+    def run(n_parts: int, lanes: int) -> Any:
+        used = _lanes_forced(monkeypatch, n_parts, lanes)
         out = start.copy()
         _conv_cpu.forward(s, x, w, bias, out, req, _Space(), epilogue=epilogue, gemm_only=True)
-        assert used == [min(lanes, n)]  # the chunked path ran, one image a chunk
+        assert used == [min(n_parts, n)]  # the chunked path ran, one image a chunk
         return out
 
-    one, three = run(1), run(3)
-    np.testing.assert_array_equal(three, one)
+    one = run(1, 1)
+    for lanes in (1, 2, 3):
+        np.testing.assert_array_equal(run(3, lanes), one)
     # and one lane is right: float64 reference through a direct loop over taps
     want = _reference(x[:, :, 0], w[:, :, 0], st, p, groups)
     if bias is not None:
@@ -108,14 +117,13 @@ def _reference(x: Any, w: Any, st: int, p: int, groups: int) -> Any:
     return y
 
 
-def test_one_lane_without_a_per_thread_blas(monkeypatch: Any) -> None:
-    """OpenBLAS (no per-thread count) never gets more than one lane."""
+def test_one_partition_without_a_per_thread_blas() -> None:
+    """OpenBLAS (no per-thread count) never gets more than one partition."""
     from nnvmpy.ops.nn import _blas
 
-    with _blas.use("openblas"), _lanes.granted(8) as lanes:
-        assert lanes == 1
-    with _lanes.granted(1) as lanes:
-        assert lanes == 1
+    with _blas.use("openblas"):
+        assert _lanes.parts(8) == 1
+    assert _lanes.parts(1) == 1
 
 
 def _reference_grads(x: Any, w: Any, dy: Any, st: int, p: int, groups: int) -> Any:
@@ -157,15 +165,19 @@ def test_backward_lanes_match_one_lane_and_reference(
     s = _conv_cpu.ConvShape(n, c, h, wd, f, groups, Window(kk, kk, st, st, p, p, 1, 1, ho, wo), 1)
     mode = ADD if req == "add" else WRITE
 
-    def run(lanes: int) -> Any:
-        used = _lanes_forced(monkeypatch, lanes)
+    def run(n_parts: int, lanes: int) -> Any:
+        used = _lanes_forced(monkeypatch, n_parts, lanes)
         dx, dw = dx0.copy(), dw0.copy()
         _conv_cpu.backward(s, dy, x, w, [dx, dw], [mode, mode], _Space(), gemm_only=True)
-        assert used == [min(lanes, n)]
+        assert used == [min(n_parts, n)]
         return dx, dw
 
-    (dx1, dw1), (dx3, dw3) = run(1), run(3)
-    np.testing.assert_array_equal(dx3, dx1)  # images are the lanes' own: same sums
+    (dx1, dw1), (dx3, dw3) = run(1, 1), run(3, 3)
+    np.testing.assert_array_equal(dx3, dx1)  # images are the partitions' own: same sums
+    for lanes in (1, 2):  # the same partitions on fewer lanes: the same numbers
+        dx_l, dw_l = run(3, lanes)
+        np.testing.assert_array_equal(dx_l, dx3)
+        np.testing.assert_array_equal(dw_l, dw3)
     want_dx, want_dw = _reference_grads(x[:, :, 0], w[:, :, 0], dy[:, :, 0], st, p, groups)
     if req == "add":
         want_dx, want_dw = want_dx + dx0[:, :, 0], want_dw + dw0[:, :, 0]

@@ -267,22 +267,22 @@ def _forward_chunks(
     after: Any,
 ) -> None:
     """im2col + GEMM chunk by chunk of images; `after(n0, m, biased)` runs after each
-    chunk is written (biased: the bias is in already). The chunks are dealt out to the
-    lanes _lanes grants (each with its own scratch and one-thread GEMMs; one lane where
-    the BLAS cannot do that, as before)."""
+    chunk is written (biased: the bias is in already). The chunks are dealt into _lanes'
+    partitions, each with its own scratch and one-thread GEMMs (one partition where the
+    BLAS cannot do that: the code as before)."""
     nb = s.chunk(out3.itemsize, s.rows + s.fg)
-    per_lane = (s.rows + s.fg) * nb * s.hw
+    per_part = (s.rows + s.fg) * nb * s.hw
     starts = range(0, s.n, nb)
-    with _lanes.granted(len(starts)) as lanes:
-        space = res.get_space((lanes * per_lane,), out3.dtype)
+    n_parts = _lanes.parts(len(starts))
+    space = res.get_space((n_parts * per_part,), out3.dtype)
 
-        def lane(t: int) -> None:
-            part = space[t * per_lane : (t + 1) * per_lane]
-            for n0 in starts[t::lanes]:
-                m = min(nb, s.n - n0)
-                _forward_chunk(s, x, w2, beta, has_bias, out3, add, part, n0, m, after)
+    def work(p: int) -> None:
+        part = space[p * per_part : (p + 1) * per_part]
+        for n0 in starts[p::n_parts]:
+            m = min(nb, s.n - n0)
+            _forward_chunk(s, x, w2, beta, has_bias, out3, add, part, n0, m, after)
 
-        _lanes.run(lanes, lane)
+    _lanes.run(n_parts, work)
 
 
 def _forward_chunk(
@@ -448,57 +448,55 @@ def _backward_chunks(
     # @ dY^T summed over the chunks, then dW = its transpose once; dcol = W^T @ dY from a
     # contiguous W^T. OpenBLAS runs these shapes 10-15% faster than dY @ col^T and W.T @ dY
     # (LeNet's conv2); with big weights the transposing copies cost more (ResNet's layer4).
-    # The chunks are dealt out to lanes as in the forward (_lanes); lane 0 sums dW where
-    # one lane would, each other lane into its own accumulator, added at the end.
+    # The chunks are dealt into partitions as in the forward (_lanes); partition 0 sums dW
+    # where one would, every other partition into its own accumulator, added in order.
     nb = s.chunk(dy3.itemsize, s.rows + s.fg)
     small = s.small_weights(dy3.itemsize)
     per_group = s.rows * s.fg
     n_acc = s.rows * s.f if small else 0  # dW^T and W^T: only for small weights
-    n_grad = s.rows * s.f if req_w != _NULL else 0  # another lane's dW (or dW^T)
-    per_lane = (s.rows + s.fg) * nb * s.hw + per_group
+    n_grad = s.rows * s.f if req_w != _NULL else 0  # another partition's dW (or dW^T)
+    per_part = (s.rows + s.fg) * nb * s.hw + per_group
     starts = range(0, s.n, nb)
-    with _lanes.granted(len(starts)) as lanes:
-        shared = 2 * n_acc
-        space = res.get_space(
-            (shared + lanes * per_lane + (lanes - 1) * n_grad,), dy3.dtype
-        )  # fmt: skip
-        acc = space[:n_acc].reshape(-1, s.rows, s.fg)
-        wt = space[n_acc:shared].reshape(-1, s.rows, s.fg)
-        if small and req_x != _NULL:
-            np.copyto(wt, w2.reshape(s.groups, s.fg, s.rows).transpose(0, 2, 1))
-        dw2 = dw.reshape(s.f, s.rows) if req_w != _NULL else None
-        lane_grads = space[shared + lanes * per_lane :]
+    n_parts = _lanes.parts(len(starts))
+    shared = 2 * n_acc
+    space = res.get_space((shared + n_parts * (per_part + n_grad),), dy3.dtype)
+    acc = space[:n_acc].reshape(-1, s.rows, s.fg)
+    wt = space[n_acc:shared].reshape(-1, s.rows, s.fg)
+    if small and req_x != _NULL:
+        np.copyto(wt, w2.reshape(s.groups, s.fg, s.rows).transpose(0, 2, 1))
+    dw2 = dw.reshape(s.f, s.rows) if req_w != _NULL else None
+    grads = space[shared + n_parts * per_part :]
 
-        def lane(t: int) -> None:
-            part = space[shared + t * per_lane : shared + (t + 1) * per_lane]
-            into = None  # where this lane sums dW: (groups, rows, Fg) or (F, rows)
-            if dw2 is not None:
-                mine = lane_grads[(t - 1) * n_grad : t * n_grad] if t else None
-                if small:
-                    into = acc if mine is None else mine.reshape(-1, s.rows, s.fg)
-                else:
-                    into = dw2 if mine is None else mine.reshape(s.f, s.rows)
-            for i, n0 in enumerate(starts[t::lanes]):
-                m = min(nb, s.n - n0)
-                # the lane's first chunk writes its sum; lane 0 adds into dW for req 'add'
-                first = i == 0 and (t > 0 or small or req_w != _ADD)
-                _backward_chunk(s, dy3, x, w2, wt, dx, into, req_x, small, part, n0, m, first)
+    def own_sum(p: int) -> Any:
+        """Where partition p sums dW: (groups, rows, Fg) or (F, rows)."""
+        if p == 0:
+            return acc if small else dw2
+        mine = grads[p * n_grad : (p + 1) * n_grad]
+        return mine.reshape(acc.shape) if small else mine.reshape(s.f, s.rows)
 
-        _lanes.run(lanes, lane)
-        if dw2 is None:
-            return
-        for t in range(1, lanes):
-            mine = lane_grads[(t - 1) * n_grad : t * n_grad]
-            if small:
-                acc += mine.reshape(acc.shape)
-            else:
-                dw2 += mine.reshape(dw2.shape)
+    def work(p: int) -> None:
+        part = space[shared + p * per_part : shared + (p + 1) * per_part]
+        into = None if dw2 is None else own_sum(p)
+        for i, n0 in enumerate(starts[p::n_parts]):
+            m = min(nb, s.n - n0)
+            # a partition's first chunk writes its sum; partition 0 adds into dW for 'add'
+            first = i == 0 and (p > 0 or small or req_w != _ADD)
+            _backward_chunk(s, dy3, x, w2, wt, dx, into, req_x, small, part, n0, m, first)
+
+    _lanes.run(n_parts, work)
+    if dw2 is None:
+        return
+    for p in range(1, n_parts):
         if small:
-            grad = acc.transpose(0, 2, 1).reshape(s.f, s.rows)
-            if req_w == _ADD:
-                dw2 += grad
-            else:
-                np.copyto(dw2, grad)
+            acc += own_sum(p)
+        else:
+            dw2 += own_sum(p)
+    if small:
+        grad = acc.transpose(0, 2, 1).reshape(s.f, s.rows)
+        if req_w == _ADD:
+            dw2 += grad
+        else:
+            np.copyto(dw2, grad)
 
 
 def _backward_chunk(

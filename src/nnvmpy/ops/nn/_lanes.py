@@ -7,60 +7,66 @@ each thread whole chunks instead (its own copy, then its own GEMM on that thread
 keeps both cores busy: 57 -> 31 ms for the stem, 21.5 -> 13.6 for the 64->128 3x3/2
 layer (MKL, two threads, quiet).
 
+How. The chunks are dealt into `parts` fixed partitions (chunk j into partition
+j % parts), as many as the thread budget, not the width of the moment; the partitions
+then run on as many lanes as nnvmpy.threads.region grants. A partition's arithmetic
+(its chunks in order, each GEMM on one thread, its own partial filter-gradient sum) is
+the same whatever number of lanes ran it, so results do not depend on the machine's load.
+
 It needs a BLAS whose thread count can be set per calling thread (MKL's
 MKL_Set_Num_Threads_Local): OpenBLAS has one process-wide count, and its worker spins
-into the other lane's core. Elsewhere `granted` gives one lane and nothing changes.
+into the other lane's core. There `parts` is 1 and nothing changes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 from . import _blas
 
 
-@contextmanager
-def granted(items: int) -> Iterator[int]:
-    """How many lanes to run `items` independent chunks on: the width nnvmpy.threads
-    grants this region (other regions in flight count), at most `items`, 1 where the
-    active BLAS has no per-thread count."""
+def parts(items: int) -> int:
+    """How many partitions to deal `items` independent chunks into: the thread budget
+    (at most `items`) where the active BLAS has a per-thread thread count, else 1."""
     lib = _blas.active()
     if items < 2 or lib is None or lib.set_local is None:
-        yield 1
-        return
+        return 1
     from ... import threads
 
-    with threads.region() as width:
-        yield max(1, min(width, items))
+    return max(1, min(threads.budget(), items))
 
 
-def run(lanes: int, lane: Callable[[int], None]) -> None:
-    """lane(t) for t in range(lanes): t = 0 on this thread, the others on the ufunc
-    pool's threads, every one with its BLAS calls on one thread. One lane: lane(0) as
-    it is (its GEMMs on every core)."""
-    if lanes <= 1:
-        lane(0)
+def run(n_parts: int, work: Callable[[int], None]) -> None:
+    """work(p) for every partition p in [0, n_parts), on the lanes nnvmpy.threads.region
+    grants (lane 0 on this thread, the others on the ufunc pool's threads). With more
+    than one partition every BLAS call inside runs on its calling thread alone, however
+    many lanes run, so each partition computes the same numbers either way. One
+    partition: work(0) as it is (its GEMMs on every core)."""
+    if n_parts <= 1:
+        work(0)
         return
+    from ... import threads
     from .._numpy_fast import _get_pool
 
     lib = _blas.active()
     set_local = None if lib is None else lib.set_local
 
-    def one_thread(t: int) -> None:
-        if set_local is None:  # only where a test forces lanes: correct, not faster
-            lane(t)
-            return
-        set_local(1)
+    def lane(t: int, lanes: int) -> None:
+        if set_local is not None:
+            set_local(1)
         try:
-            lane(t)
+            for p in range(t, n_parts, lanes):
+                work(p)
         finally:
-            set_local(0)
+            if set_local is not None:
+                set_local(0)  # back to the process-wide count
 
-    pool = _get_pool()
-    futures = [pool.submit(one_thread, t) for t in range(1, lanes)]
-    try:
-        one_thread(0)
-    finally:
-        for fut in futures:
-            fut.result()
+    with threads.region() as width:
+        lanes = max(1, min(width, n_parts))
+        pool = _get_pool()
+        futures = [pool.submit(lane, t, lanes) for t in range(1, lanes)]
+        try:
+            lane(0, lanes)
+        finally:
+            for fut in futures:
+                fut.result()
