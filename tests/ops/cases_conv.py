@@ -59,6 +59,20 @@ def conv_reference(
     return out
 
 
+class TempSpace:
+    """A kTempSpace stand-in for calling _conv_cpu directly: one growing scratch buffer,
+    NaN-filled so that a row a kernel forgets to write shows in its result."""
+
+    def __init__(self) -> None:
+        self.buf = np.empty(0, np.uint8)
+
+    def get_space(self, shape: tuple[int, ...], dtype: Any = np.float32) -> Any:
+        nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+        if self.buf.size < nbytes:
+            self.buf = np.full(nbytes, 0xFF, np.uint8)
+        return self.buf[:nbytes].view(dtype).reshape(shape)
+
+
 def _out_size(x: int, k: int, s: int, pad: int, convention: str) -> int:
     if convention == "same":
         return math.ceil(x / s)

@@ -14,24 +14,17 @@ from typing import Any
 import numpy as np
 import pytest
 
+# isort: off
+import op_db  # noqa: F401  (first: it loads every cases_*.py, so cases_conv is complete)
+from cases_conv import TempSpace, conv_reference
+
+# isort: on
+
 from nnvmpy.base import OpReqType
 from nnvmpy.ops.nn import _conv_cpu, _lanes
 from nnvmpy.ops.nn._geometry import Window
 
 WRITE, ADD = OpReqType.kWriteTo, OpReqType.kAddTo
-
-
-class _Space:
-    """A kTempSpace stand-in (NaN-filled, so an unwritten scratch row shows)."""
-
-    def __init__(self) -> None:
-        self.buf = np.empty(0, np.uint8)
-
-    def get_space(self, shape: tuple[int, ...], dtype: Any = np.float32) -> Any:
-        nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
-        if self.buf.size < nbytes:
-            self.buf = np.full(nbytes, 0xFF, np.uint8)
-        return self.buf[:nbytes].view(dtype).reshape(shape)
 
 
 def _lanes_forced(monkeypatch: Any, n_parts: int, lanes: int) -> list[int]:
@@ -83,7 +76,7 @@ def test_lanes_match_one_lane(layer: Any, mode: str, monkeypatch: Any) -> None:
     def run(n_parts: int, lanes: int) -> Any:
         used = _lanes_forced(monkeypatch, n_parts, lanes)
         out = start.copy()
-        _conv_cpu.forward(s, x, w, bias, out, req, _Space(), epilogue=epilogue, gemm_only=True)
+        _conv_cpu.forward(s, x, w, bias, out, req, TempSpace(), epilogue=epilogue, gemm_only=True)
         assert used == [min(n_parts, n)]  # the chunked path ran, one image a chunk
         return out
 
@@ -102,19 +95,9 @@ def test_lanes_match_one_lane(layer: Any, mode: str, monkeypatch: Any) -> None:
 
 
 def _reference(x: Any, w: Any, st: int, p: int, groups: int) -> Any:
-    n, _, h, wd = x.shape
-    f, cg, kk, _ = w.shape
-    fg = f // groups
-    ho, wo = (h + 2 * p - kk) // st + 1, (wd + 2 * p - kk) // st + 1
-    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (p, p), (p, p)))
-    y = np.zeros((n, f, ho, wo))
-    for i in range(kk):
-        for j in range(kk):
-            patch = xp[:, :, i : i + st * (ho - 1) + 1 : st, j : j + st * (wo - 1) + 1 : st]
-            for g in range(groups):
-                fs, cs = slice(g * fg, (g + 1) * fg), slice(g * cg, (g + 1) * cg)
-                y[:, fs] += np.einsum("fc,nchw->nfhw", w[fs, :, i, j], patch[:, cs])
-    return y
+    k = w.shape[-1]
+    params = {"kernel": (k, k), "stride": (st, st), "pad": (p, p), "num_group": groups}
+    return conv_reference(x.astype(np.float64), w.astype(np.float64), **params)
 
 
 def test_one_partition_without_a_per_thread_blas() -> None:
@@ -168,7 +151,7 @@ def test_backward_lanes_match_one_lane_and_reference(
     def run(n_parts: int, lanes: int) -> Any:
         used = _lanes_forced(monkeypatch, n_parts, lanes)
         dx, dw = dx0.copy(), dw0.copy()
-        _conv_cpu.backward(s, dy, x, w, [dx, dw], [mode, mode], _Space(), gemm_only=True)
+        _conv_cpu.backward(s, dy, x, w, [dx, dw], [mode, mode], TempSpace(), gemm_only=True)
         assert used == [min(n_parts, n)]
         return dx, dw
 
