@@ -12,6 +12,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+# isort: off
+import op_db  # noqa: F401  (first: it loads every cases_*.py, so cases_conv is complete)
+from cases_conv import TempSpace
+
+# isort: on
+
 import nnvmpy as nv
 from nnvmpy import threads
 from nnvmpy.base import NNVMError, OpReqType
@@ -178,19 +184,6 @@ def _grads(x: Any, w: Any, dy: Any, pad: int) -> tuple[Any, Any]:
     return dxp[:, :, pad : pad + h, pad : pad + wd], dw
 
 
-class _Space:
-    """A kTempSpace stand-in: a NaN-filled growing buffer, so unread garbage shows."""
-
-    def __init__(self) -> None:
-        self.buf = np.empty(0, np.uint8)
-
-    def get_space(self, shape: tuple[int, ...], dtype: Any = np.float32) -> Any:
-        nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
-        if self.buf.size < nbytes:
-            self.buf = np.full(nbytes, 0xFF, np.uint8)
-        return self.buf[:nbytes].view(dtype).reshape(shape)
-
-
 # (n, c, h, w, f, k, pad, algo): shifted GEMMs (c >= 32, wide maps), im2col (c < 32),
 # the 1x1 path, Winograd F(2x2) and F(4x4) (forced)
 CONVS = [
@@ -218,7 +211,7 @@ def test_convolution_forward_and_backward(backend: str, case: Any, monkeypatch: 
     assert _conv_shift.supported(s, np.float32) == (c >= 32)  # the case takes its path
     want = _direct(x, w, pad) + b[:, None, None]
     out = np.empty((n, f, 1, ho, wo), np.float32)
-    _conv_cpu.forward(s, x[:, :, None], w[:, :, None], b, out, WRITE, _Space())
+    _conv_cpu.forward(s, x[:, :, None], w[:, :, None], b, out, WRITE, TempSpace())
     tol = 5e-5 if algo == "winograd4" else 2e-5
     assert np.abs(out[:, :, 0] - want).max() <= tol * np.abs(want).max()
 
@@ -227,7 +220,7 @@ def test_convolution_forward_and_backward(backend: str, case: Any, monkeypatch: 
     dx = rng.standard_normal((n, c, 1, h, wd)).astype(np.float32)
     dw = rng.standard_normal((f, c, 1, k, k)).astype(np.float32)
     dw0 = dw.copy()
-    _conv_cpu.backward(s, dy, x[:, :, None], w[:, :, None], [dx, dw], [WRITE, ADD], _Space())
+    _conv_cpu.backward(s, dy, x[:, :, None], w[:, :, None], [dx, dw], [WRITE, ADD], TempSpace())
     assert np.abs(dx[:, :, 0] - want_dx).max() <= tol * np.abs(want_dx).max()
     got_dw = dw[:, :, 0] - dw0[:, :, 0]  # kAddTo: added to what was there
     assert np.abs(got_dw - want_dw).max() <= tol * np.abs(want_dw).max()
@@ -246,7 +239,7 @@ def test_mkl_and_openblas_convolutions_agree(_: int, monkeypatch: Any) -> None:
     for name in ("openblas", "mkl"):
         with _blas.use(name):
             out = np.empty((n, f, 1, h, h), np.float32)
-            _conv_cpu.forward(s, x, w, None, out, WRITE, _Space())
+            _conv_cpu.forward(s, x, w, None, out, WRITE, TempSpace())
             outs.append(out)
     assert np.abs(outs[0] - outs[1]).max() <= 1e-5 * np.abs(outs[0]).max()
 

@@ -9,25 +9,18 @@ from typing import Any
 import numpy as np
 import pytest
 
+# isort: off
+import op_db  # noqa: F401  (first: it loads every cases_*.py, so cases_conv is complete)
+from cases_conv import TempSpace
+
+# isort: on
+
 import nnvmpy as nv
 from nnvmpy.base import NNVMError, OpReqType
 from nnvmpy.ops.nn import _conv_algo, _conv_cpu, _conv_winograd
 from nnvmpy.ops.nn._geometry import Window
 
 WRITE, ADD, NULL = OpReqType.kWriteTo, OpReqType.kAddTo, OpReqType.kNullOp
-
-
-class _Space:
-    """A kTempSpace stand-in: one growing scratch buffer, like resource.Resource."""
-
-    def __init__(self) -> None:
-        self.buf = np.empty(0, np.uint8)
-
-    def get_space(self, shape: tuple[int, ...], dtype: Any = np.float32) -> Any:
-        nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
-        if self.buf.size < nbytes:
-            self.buf = np.full(nbytes, 0xFF, np.uint8)  # NaN-filled: unread garbage shows
-        return self.buf[:nbytes].view(dtype).reshape(shape)
 
 
 def direct(x: Any, w: Any, pad: tuple[int, int], groups: int) -> Any:
@@ -116,7 +109,7 @@ def test_winograd_matches_direct_convolution(shape: Any, m: int) -> None:
     pad, groups = shape[5], shape[6]
     want = direct(x, w, pad, groups)
     out = np.full(want.shape, np.nan, np.float32)
-    _conv_winograd.conv3x3(x, w, None, out, pad, groups, False, _Space(), 1 << 20, m)
+    _conv_winograd.conv3x3(x, w, None, out, pad, groups, False, TempSpace(), 1 << 20, m)
     assert rel_err(out, want) < TOL[m]
 
 
@@ -126,7 +119,7 @@ def test_small_workspace_chunks_the_batch(m: int) -> None:
     x, w, _ = _data(shape)
     want = direct(x, w, (1, 1), 1)
     out = np.empty(want.shape, np.float32)
-    _conv_winograd.conv3x3(x, w, None, out, (1, 1), 1, False, _Space(), 1, m)  # 1 image/chunk
+    _conv_winograd.conv3x3(x, w, None, out, (1, 1), 1, False, TempSpace(), 1, m)  # 1 image/chunk
     assert rel_err(out, want) < TOL[m]
 
 
@@ -136,7 +129,7 @@ def test_float64_is_near_exact() -> None:
     want = direct(x, w, (1, 1), 1)
     for m in (2, 4):
         out = np.empty(want.shape)
-        _conv_winograd.conv3x3(x, w, None, out, (1, 1), 1, False, _Space(), 1 << 20, m)
+        _conv_winograd.conv3x3(x, w, None, out, (1, 1), 1, False, TempSpace(), 1 << 20, m)
         assert rel_err(out, want) < 1e-12
 
 
@@ -151,11 +144,11 @@ def test_forced_algorithm_through_conv_cpu_bias_and_req_add(
     s = _shape(*shape)
     want = direct(x, w, pad, groups) + b[None, :, None, None]
     out = np.full((n, f, 1, *want.shape[2:]), np.nan, np.float32)
-    _conv_cpu.forward(s, x[:, :, None], w[:, :, None], b, out, WRITE, _Space())
+    _conv_cpu.forward(s, x[:, :, None], w[:, :, None], b, out, WRITE, TempSpace())
     assert rel_err(out[:, :, 0], want) < 5e-5
     before = np.random.default_rng(1).standard_normal(out.shape).astype(np.float32)
     out[...] = before
-    _conv_cpu.forward(s, x[:, :, None], w[:, :, None], b, out, ADD, _Space())
+    _conv_cpu.forward(s, x[:, :, None], w[:, :, None], b, out, ADD, TempSpace())
     assert rel_err(out[:, :, 0], want + before[:, :, 0]) < 5e-5
 
 
@@ -174,7 +167,7 @@ def test_epilogue_residual_and_relu(algo: str, residual: bool, monkeypatch: Any)
     assert (want == 0).mean() > 0.2  # relu really cuts
     out = np.full((3, 10, 1, 9, 9), np.nan, np.float32)
     epi = (r if residual else None, True)
-    _conv_cpu.forward(s, x[:, :, None], w[:, :, None], b, out, WRITE, _Space(), epi)
+    _conv_cpu.forward(s, x[:, :, None], w[:, :, None], b, out, WRITE, TempSpace(), epi)
     assert rel_err(out[:, :, 0], want) < 5e-5
 
 
@@ -191,7 +184,7 @@ def test_backward_data(shape: Any, algo: str, monkeypatch: Any) -> None:
     dx = np.full((n, c, 1, h, wd), np.nan, np.float32)
     dw = np.empty((f, c // groups, 1, 3, 3), np.float32)
     reqs = [WRITE, WRITE]
-    _conv_cpu.backward(s, dy, x[:, :, None], w[:, :, None], [dx, dw], reqs, _Space())
+    _conv_cpu.backward(s, dy, x[:, :, None], w[:, :, None], [dx, dw], reqs, TempSpace())
     assert rel_err(dx[:, :, 0], want) < 5e-5
     # the weight gradient (still the GEMM paths) beside it
     xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad[0],) * 2, (pad[1],) * 2))
@@ -207,7 +200,7 @@ def test_backward_data(shape: Any, algo: str, monkeypatch: Any) -> None:
     assert rel_err(dw[:, :, 0], want_dw) < 5e-5
     base = np.random.default_rng(4).standard_normal(dx.shape).astype(np.float32)
     dx[...] = base
-    _conv_cpu.backward(s, dy, None, w[:, :, None], [dx, None], [ADD, NULL], _Space())
+    _conv_cpu.backward(s, dy, None, w[:, :, None], [dx, None], [ADD, NULL], TempSpace())
     assert rel_err(dx[:, :, 0], want + base[:, :, 0]) < 5e-5
 
 
@@ -230,11 +223,11 @@ def test_weight_gradient_matches_direct(shape: Any, m: int) -> None:
                     xp[:, g * cg : (g + 1) * cg, p : p + ho, q : q + wo],
                 )
     dw = np.full(want.shape, np.nan, np.float32)
-    _conv_winograd.weight_grad3x3(x, dy, dw, pad, groups, False, _Space(), 1 << 20, m)
+    _conv_winograd.weight_grad3x3(x, dy, dw, pad, groups, False, TempSpace(), 1 << 20, m)
     assert rel_err(dw, want) < TOL[m]
     start = np.random.default_rng(9).standard_normal(want.shape).astype(np.float32)
     dw[...] = start
-    _conv_winograd.weight_grad3x3(x, dy, dw, pad, groups, True, _Space(), 1, m)  # small blocks
+    _conv_winograd.weight_grad3x3(x, dy, dw, pad, groups, True, TempSpace(), 1, m)  # small blocks
     assert rel_err(dw, want + start) < TOL[m]
 
 
@@ -245,12 +238,12 @@ def test_changed_weight_is_transformed_again(monkeypatch: Any) -> None:
     s = _shape(*shape)
     out = np.empty((2, 3, 1, 6, 6), np.float32)
     w5 = w[:, :, None]
-    _conv_cpu.forward(s, x[:, :, None], w5, None, out, WRITE, _Space())
+    _conv_cpu.forward(s, x[:, :, None], w5, None, out, WRITE, TempSpace())
     made = _conv_winograd.stats["transforms"]
-    _conv_cpu.forward(s, x[:, :, None], w5, None, out, WRITE, _Space())
+    _conv_cpu.forward(s, x[:, :, None], w5, None, out, WRITE, TempSpace())
     assert _conv_winograd.stats["transforms"] == made  # same weights: cached
     w5[1, 2, 0, 0, 1] += 0.5  # in place, same buffer: one element
-    _conv_cpu.forward(s, x[:, :, None], w5, None, out, WRITE, _Space())
+    _conv_cpu.forward(s, x[:, :, None], w5, None, out, WRITE, TempSpace())
     assert _conv_winograd.stats["transforms"] == made + 1
     assert rel_err(out[:, :, 0], direct(x, w, (1, 1), 1)) < 2e-5
 
@@ -263,7 +256,7 @@ def test_auto_measures_once_and_keeps_the_choice_on_disk(tmp_path: Any, monkeypa
     x, w, b = _data(shape)
     s = _shape(*shape)
     out = np.empty((2, 16, 1, 8, 8), np.float32)
-    _conv_cpu.forward(s, x[:, :, None], w[:, :, None], b, out, WRITE, _Space(), training=False)
+    _conv_cpu.forward(s, x[:, :, None], w[:, :, None], b, out, WRITE, TempSpace(), training=False)
     assert rel_err(out[:, :, 0], direct(x, w, (1, 1), 1) + b[:, None, None]) < 5e-5
     saved = json.loads(path.read_text())
     k = _conv_algo.key("forward", s, np.float32)
@@ -275,16 +268,15 @@ def test_auto_measures_once_and_keeps_the_choice_on_disk(tmp_path: Any, monkeypa
     _conv_algo.forget()
     calls: list[str] = []
     monkeypatch.setattr(_conv_algo, "_time", lambda fn: calls.append("t") or 0.0)
-    assert (
-        _conv_algo.forward_tile(s, x[:, :, None], w[:, :, None], b, _Space(), training=False) == 4
-    )
+    tile = _conv_algo.forward_tile(s, x[:, :, None], w[:, :, None], b, TempSpace(), training=False)
+    assert tile == 4
     assert calls == []
     # no file: measured, once
     path.unlink()
     _conv_algo.forget()
-    _conv_algo.forward_tile(s, x[:, :, None], w[:, :, None], b, _Space(), training=False)
+    _conv_algo.forward_tile(s, x[:, :, None], w[:, :, None], b, TempSpace(), training=False)
     assert len(calls) == 3
-    _conv_algo.forward_tile(s, x[:, :, None], w[:, :, None], b, _Space(), training=False)
+    _conv_algo.forward_tile(s, x[:, :, None], w[:, :, None], b, TempSpace(), training=False)
     assert len(calls) == 3
 
 
@@ -300,7 +292,7 @@ def test_auto_never_gives_a_training_forward_f4x4(tmp_path: Any, monkeypatch: An
     shape = (2, 16, 8, 8, 16, (1, 1), 1)
     x, w, b = _data(shape)
     s = _shape(*shape)
-    args = (s, x[:, :, None], w[:, :, None], b, _Space())
+    args = (s, x[:, :, None], w[:, :, None], b, TempSpace())
     assert _conv_algo.forward_tile(*args, training=False) == 4
     assert _conv_algo.forward_tile(*args, training=True) == 2
     saved = json.loads(path.read_text())
@@ -321,7 +313,7 @@ def test_auto_chooses_per_thread_width(monkeypatch: Any) -> None:
     shape = (2, 16, 8, 8, 16, (1, 1), 1)
     x, w, b = _data(shape)
     s = _shape(*shape)
-    args = (s, x[:, :, None], w[:, :, None], b, _Space())
+    args = (s, x[:, :, None], w[:, :, None], b, TempSpace())
     # one thread: Winograd "is faster"; two: the GEMM paths
     fake = {1: {"gemm": 2.0, "winograd2": 1.0}, 2: {"gemm": 1.0, "winograd2": 2.0}}
     width = {"now": 1}
@@ -352,7 +344,7 @@ def test_auto_filter_gradient_may_take_im2col_over_shifted_gemms(
     dy = np.random.default_rng(3).standard_normal((2, 8, 1, 30, 30)).astype(np.float32)
     times = iter([3.0, 2.0, 1.0])  # gemm, winograd2, im2col: the last wins
     monkeypatch.setattr(_conv_algo, "_time", lambda fn: next(times))
-    args = (s, dy, x[:, :, None], w[:, :, None], _Space())
+    args = (s, dy, x[:, :, None], w[:, :, None], TempSpace())
     assert _conv_algo.backward_weight_algo(*args) == _conv_algo.IM2COL
     saved = json.loads((tmp_path / "conv_algo.json").read_text())
     assert set(saved[_conv_algo.key("backward_weight", s, np.float32)]["ms"]) == {
@@ -363,7 +355,7 @@ def test_auto_filter_gradient_may_take_im2col_over_shifted_gemms(
     real = _conv_cpu._backward_chunks
     monkeypatch.setattr(_conv_cpu, "_backward_chunks", lambda *a: chunks.append(1) or real(*a))
     dw = np.full((8, 32, 1, 3, 3), np.nan, np.float32)
-    _conv_cpu.backward(s, dy, x[:, :, None], w[:, :, None], [None, dw], [NULL, WRITE], _Space())
+    _conv_cpu.backward(s, dy, x[:, :, None], w[:, :, None], [None, dw], [NULL, WRITE], TempSpace())
     assert chunks == [1]
     xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
     want = np.zeros((8, 32, 3, 3))
@@ -399,16 +391,16 @@ def test_auto_forward_and_data_gradient_may_take_im2col(epilogue: bool, monkeypa
     want = direct(x, w, (1, 1), 1) + b[:, None, None]
     if epilogue:
         _conv_cpu.forward(
-            s, x[:, :, None], w[:, :, None], b, out, WRITE, _Space(),
+            s, x[:, :, None], w[:, :, None], b, out, WRITE, TempSpace(),
             epilogue=(residual[:, :, None], True), training=False,
         )  # fmt: skip
         want = np.maximum(want + residual, 0)
     else:
-        _conv_cpu.forward(s, x[:, :, None], w[:, :, None], b, out, WRITE, _Space())
+        _conv_cpu.forward(s, x[:, :, None], w[:, :, None], b, out, WRITE, TempSpace())
     assert rel_err(out[:, :, 0], want) < 1e-5
     dy = rng.standard_normal((2, 8, 1, 30, 30)).astype(np.float32)
     dx = np.full((2, 32, 1, 30, 30), np.nan, np.float32)
-    _conv_cpu.backward(s, dy, None, w[:, :, None], [dx, None], [WRITE, NULL], _Space())
+    _conv_cpu.backward(s, dy, None, w[:, :, None], [dx, None], [WRITE, NULL], TempSpace())
     want_dx = direct_grad_x(dy[:, :, 0], w, x.shape, (1, 1), 1)
     assert rel_err(dx[:, :, 0], want_dx) < 1e-5
 
@@ -422,7 +414,7 @@ def test_im2col_is_no_candidate_where_gemm_already_is_im2col(monkeypatch: Any) -
     monkeypatch.setattr(_conv_algo, "_time", lambda fn: timed.append(1) or -len(timed))
     dy = np.zeros((2, 8, 1, 8, 8), np.float32)
     algo = _conv_algo.backward_weight_algo(
-        _shape(*shape), dy, x[:, :, None], w[:, :, None], _Space()
+        _shape(*shape), dy, x[:, :, None], w[:, :, None], TempSpace()
     )
     assert algo == "winograd2"
     assert len(timed) == 2  # gemm and winograd2 only
@@ -434,10 +426,10 @@ def test_auto_keeps_small_layers_on_gemm_without_measuring(monkeypatch: Any) -> 
     shape = (2, 16, 8, 8, 16, (1, 1), 1)  # 0.6 MFLOP
     x, w, b = _data(shape)
     s = _shape(*shape)
-    assert _conv_algo.forward_tile(s, x[:, :, None], w[:, :, None], b, _Space()) == 0
+    assert _conv_algo.forward_tile(s, x[:, :, None], w[:, :, None], b, TempSpace()) == 0
     dy = np.zeros((2, 16, 1, 8, 8), np.float32)
-    assert _conv_algo.backward_data_tile(s, dy, w[:, :, None], _Space()) == 0
-    assert _conv_algo.backward_weight_tile(s, dy, x[:, :, None], w[:, :, None], _Space()) == 0
+    assert _conv_algo.backward_data_tile(s, dy, w[:, :, None], TempSpace()) == 0
+    assert _conv_algo.backward_weight_tile(s, dy, x[:, :, None], w[:, :, None], TempSpace()) == 0
 
 
 def test_bad_algorithm_name_is_refused(monkeypatch: Any) -> None:
@@ -446,7 +438,7 @@ def test_bad_algorithm_name_is_refused(monkeypatch: Any) -> None:
     x = np.zeros((1, 2, 1, 4, 4), np.float32)
     w = np.zeros((2, 2, 1, 3, 3), np.float32)
     with pytest.raises(NNVMError, match="NNVMPY_CONV_ALGO"):
-        _conv_cpu.forward(s, x, w, None, np.empty_like(x), WRITE, _Space())
+        _conv_cpu.forward(s, x, w, None, np.empty_like(x), WRITE, TempSpace())
 
 
 def test_not_eligible_layers_keep_the_gemm_paths(monkeypatch: Any) -> None:
@@ -502,7 +494,7 @@ def test_transforms_split_across_threads(m: int, monkeypatch: Any) -> None:
     r = np.random.default_rng(6).standard_normal((3, 5, 10, 9)).astype(np.float32)
     want = np.maximum(direct(x, w, (1, 1), 1) + b[:, None, None] + r, 0)
     out = np.full(want.shape, np.nan, np.float32)
-    _conv_winograd.conv3x3(x, w, b, out, (1, 1), 1, False, _Space(), 1 << 20, m, r, True)
+    _conv_winograd.conv3x3(x, w, b, out, (1, 1), 1, False, TempSpace(), 1 << 20, m, r, True)
     assert rel_err(out, want) < TOL[m]
 
 
@@ -650,13 +642,13 @@ def test_forward_and_both_gradients_at_the_borders(shape: Any, m: int, budget: i
     c, f, pad, groups = shape[1], shape[4], shape[5], shape[6]
     want = direct(x, w, pad, groups) + b[None, :, None, None]
     out = np.full(want.shape, np.nan, np.float32)
-    _conv_winograd.conv3x3(x, w, b, out, pad, groups, False, _Space(), budget, m)
+    _conv_winograd.conv3x3(x, w, b, out, pad, groups, False, TempSpace(), budget, m)
     assert rel_err(out, want) < TOL[m]
     dy = np.random.default_rng(6).standard_normal(want.shape).astype(np.float32)
     dx = np.full(x.shape, np.nan, np.float32)
     dpad = (2 - pad[0], 2 - pad[1])
     _conv_winograd.conv3x3(
-        dy, w, None, dx, dpad, groups, False, _Space(), budget, m, transpose_w=True
+        dy, w, None, dx, dpad, groups, False, TempSpace(), budget, m, transpose_w=True
     )
     assert rel_err(dx, direct_grad_x(dy, w, x.shape, pad, groups)) < TOL[m]
     xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad[0],) * 2, (pad[1],) * 2))
@@ -672,7 +664,7 @@ def test_forward_and_both_gradients_at_the_borders(shape: Any, m: int, budget: i
                     xp[:, g * cg : (g + 1) * cg, p : p + ho, q : q + wo],
                 )
     dw = np.full(w.shape, np.nan, np.float32)
-    _conv_winograd.weight_grad3x3(x, dy, dw, pad, groups, False, _Space(), budget, m)
+    _conv_winograd.weight_grad3x3(x, dy, dw, pad, groups, False, TempSpace(), budget, m)
     assert rel_err(dw, want_dw) < TOL[m]
 
 
