@@ -710,3 +710,72 @@ def test_input_transform_bits_equal_a_term_by_term_sum(m: int, nb: int) -> None:
     v = np.full(want.shape, np.nan, np.float32)
     _conv_winograd._input_transform(x, v, bt, 1, nb, -ph, pw, th, tw, m, 0, 2)
     assert np.array_equal(v.view(np.uint32), want.view(np.uint32))
+
+
+# -- the plane layout (blocks of one image) and lanes ------------------------------------------
+
+
+@pytest.mark.parametrize("m", [2, 4])
+@pytest.mark.parametrize(
+    ("h", "w", "ph", "pw"), [(7, 9, 1, 1), (3, 3, 2, 2), (8, 5, 0, 2), (6, 13, 2, 0)]
+)
+def test_plane_input_transform_is_the_tile_rows_with_a_junk_column(
+    m: int, h: int, w: int, ph: int, pw: int
+) -> None:
+    """The plane layout's V: tile rows of tw + 1 columns, the first tw of each equal to
+    B^T d B of the NumPy-padded tiles, bitwise as the tile-row kernel's; every value written
+    and finite (the junk column too: a garbage denormal there once slowed MKL's GEMM 20x)."""
+    c = 5
+    x = np.random.default_rng(23).standard_normal((3, c, h, w)).astype(np.float32)
+    bt, _, _ = _conv_winograd.matrices(m, np.float32)
+    a, ho, wo = m + 2, h + 2 * ph - 2, w + 2 * pw - 2
+    th, tw = -(-ho // m), -(-wo // m)
+    for ty0, rows in ((0, th), (th // 2, th - th // 2)):
+        if rows == 0:
+            continue
+        y0 = m * ty0 - ph
+        plane = np.full((a * a, c, rows * (tw + 1)), np.nan, np.float32)
+        _conv_winograd._input_transform_plane(x, plane, bt, 2, y0, pw, rows, tw, m, 0, 2)
+        _conv_winograd._input_transform_plane(x, plane, bt, 2, y0, pw, rows, tw, m, 2, c)
+        assert np.isfinite(plane).all()
+        rowwise = np.full((a * a, c, rows * tw), np.nan, np.float32)
+        _conv_winograd._input_transform(x, rowwise, bt, 2, 1, y0, pw, rows, tw, m, 0, c)
+        kept = plane.reshape(a * a, c, rows, tw + 1)[..., :tw].reshape(rowwise.shape)
+        assert np.array_equal(kept.view(np.uint32), rowwise.view(np.uint32)), (ty0, rows)
+
+
+@pytest.mark.parametrize("lanes", [1, 2, 3])
+@pytest.mark.parametrize("m", [2, 4])
+@pytest.mark.parametrize("shape", [*BORDER_SHAPES, (1, 8, 17, 15, 6, (1, 1), 1)], ids=str)
+def test_blocks_on_lanes_match_direct_whatever_the_lanes(
+    shape: Any, m: int, lanes: int, monkeypatch: Any
+) -> None:
+    """Blocks dealt to partitions (as under MKL, forced here for any BLAS), run on 1..3
+    lanes: bias, residual, relu and req 'add' as the direct convolution gives them, and the
+    same bits whatever number of lanes ran the partitions."""
+    import contextlib
+
+    from nnvmpy import threads
+    from nnvmpy.ops.nn import _lanes
+
+    @contextlib.contextmanager
+    def granted(want: int = 0) -> Any:
+        yield lanes
+
+    monkeypatch.setattr(_lanes, "parts", lambda items: max(1, min(2, items)))
+    monkeypatch.setattr(threads, "region", granted)
+    x, w, b = _data(shape)
+    pad, groups = shape[5], shape[6]
+    base = direct(x, w, pad, groups)
+    r = np.random.default_rng(7).standard_normal(base.shape).astype(np.float32)
+    old = np.random.default_rng(8).standard_normal(base.shape).astype(np.float32)
+    want = old + np.maximum(base + b[:, None, None] + r, 0)
+    out = old.copy()
+    _conv_winograd.conv3x3(x, w, b, out, pad, groups, True, TempSpace(), 1 << 20, m, r, True)
+    assert rel_err(out, want) < TOL[m]
+    if lanes == 1:
+        return
+    monkeypatch.setattr(threads, "region", lambda want=0: contextlib.nullcontext(1))
+    one = old.copy()
+    _conv_winograd.conv3x3(x, w, b, one, pad, groups, True, TempSpace(), 1 << 20, m, r, True)
+    assert np.array_equal(one.view(np.uint32), out.view(np.uint32))

@@ -311,11 +311,11 @@ def _sized(lib: Library, macs: int) -> Callable[..., None]:
         return _call
 
     def one_thread(fn: Any, *args: Any) -> None:
-        set_local(1)
+        before = set_local(1)  # MKL returns this thread's previous setting
         try:
             fn(*args)
         finally:
-            set_local(0)  # back to the process-wide count
+            set_local(before)  # 0 (the process-wide count), or a lane's 1 (_lanes.py)
 
     return one_thread
 

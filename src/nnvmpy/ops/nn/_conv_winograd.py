@@ -49,7 +49,7 @@ import numpy as np
 
 from ... import kernel
 from ...base import NNVMError
-from . import _blas
+from . import _blas, _lanes
 from ._uindex import u as _u
 
 #: output tile sizes this module implements: F(2x2, 3x3) and F(4x4, 3x3)
@@ -325,6 +325,146 @@ def _output_transform(
                             of[_u(dst + z)] = val
 
 
+# Plane layout, for blocks of one image (batch 1, or maps too big for images to share a
+# block). Tile rows are padded to tw1 = tw + 1 columns: tile t = ty*tw1 + tx, tx = tw a
+# junk column the output transform skips. Then both transform stages are one unit-stride
+# loop over the whole block (th*tw1 values) instead of one loop per tile row (tw values:
+# 28 at 56x56, 7 at 14x14, too short for 16-lane vectors), at the price of 1/tw1 more
+# GEMM columns. One channel's input is first copied into m x m phase planes,
+# P[py, qx, r, k] = x[m*r + py - ph, m*k + qx - pw] (0 outside the image), so that tile
+# row ty's input row i is plane i % m at row ty + i // m, and column j of tile tx is plane
+# j % m at column tx + j // m: constant offsets in the flattened index.
+#   R[k1, qx, t] = sum_i B^T[k1, i] P[i % m, qx, t + (i // m)*tw1]     (rows, per phase)
+#   v[k1*a + k2, c, t] = sum_j B^T[k2, j] R[k1, j % m, t + j // m]      (columns)
+# 64x56x56 F(2x2), one thread: 0.46 -> 0.32 ms; 128x28x28 0.38 -> 0.17; 256x14x14 0.30 ->
+# 0.11. The sums run in the same order as the tile-row kernels'.
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _phase_planes(x, pp, c, n0, y0, pw, m, rows1, tw1):  # pragma: no cover - numba
+    # pp[(py*m + qx)*plane + r*tw1 + k] = x[n0, c, y0 + m*r + py, m*k + qx - pw], 0 outside
+    height, width = x.shape[2], x.shape[3]
+    xf = x.reshape(-1)
+    plane = rows1 * tw1
+    base = (n0 * x.shape[1] + c) * height * width
+    for py in range(m):
+        for r in range(rows1):
+            yy = y0 + m * r + py
+            for qx in range(m):
+                d = (py * m + qx) * plane + r * tw1
+                if yy < 0 or yy >= height:
+                    for k in range(tw1):
+                        pp[_u(d + k)] = 0
+                    continue
+                src = base + yy * width + qx - pw  # + m*k: column m*k + qx - pw
+                klo = min(tw1, max(0, -((qx - pw) // m)))
+                khi = min(tw1, max(klo, -((qx - pw - width) // m)))
+                for k in range(klo):
+                    pp[_u(d + k)] = 0
+                for k in range(klo, khi):
+                    pp[_u(d + k)] = xf[_u(src + m * k)]
+                for k in range(khi, tw1):
+                    pp[_u(d + k)] = 0
+
+
+@kernel.cpu_kernel(parallel=False)
+def _input_transform_plane(x, v, bt, n0, y0, pw, th, tw, m, c0, c1):
+    # v[xi, c, ty*(tw+1) + tx] = (B^T d B)[xi] for c in [c0, c1): the plane layout above,
+    # tile rows y0 + m*ty.. of image n0 (y0 may be negative: padding rows)
+    n_c = v.shape[1]
+    a = bt.shape[0]
+    tw1 = tw + 1
+    rows1 = th + (a - 1) // m
+    plane = rows1 * tw1  # >= th*tw1 + 1: the column stage reads one past the block
+    ncols = th * tw1
+    plane_v = n_c * ncols
+    vf = v.reshape(-1)
+    # the row stage also writes column ncols, which the column stage's last junk value
+    # reads (as garbage it could be a denormal, and one slows MKL's GEMM 20x); for it the
+    # last phase plane is read one past its end: a zero kept there
+    pp = np.zeros(m * m * plane + 1, v.dtype)
+    rr = np.empty(a * m * plane, v.dtype)
+    nr, cr, orow = _nonzeros(bt, m * plane, tw1, m)  # row i: phase i % m, i // m rows on
+    nc, cc, ocol = _nonzeros(bt, plane, 1, m)  # column j: phase j % m, j // m columns on
+    for c in range(c0, c1):
+        _phase_planes(x, pp, c, n0, y0, pw, m, rows1, tw1)
+        for k1 in range(a):
+            for qx in range(m):
+                _lincomb(rr, (k1 * m + qx) * plane, pp, qx * plane, nr, cr, orow, k1, ncols + 1)
+        for k1 in range(a):
+            for k2 in range(a):
+                dst = (k1 * a + k2) * plane_v + c * ncols
+                _lincomb(vf, dst, rr, k1 * m * plane, nc, cc, ocol, k2, ncols)
+
+
+@kernel.cpu_kernel(parallel=False)
+def _output_transform_plane(
+    mm, out, at, bias, has_bias, res, has_res, relu, add, n0, ty0, th, tw, m, f0, f1,
+):  # fmt: skip
+    # out[n0, f, m*(ty0 + ty) + i, m*tx + j] (+)= (A^T M A)[i, j] (+ bias, residual, relu)
+    # for f in [f0, f1): mm (a*a, F, th*(tw+1)) in the plane layout, junk column skipped.
+    # Per filter the whole block at once: q[k1, j] = (M A)[k1, j], then o[i, j] = A^T q,
+    # each a unit-stride pass over th*(tw+1) values, then o's rows scattered to out.
+    n_f, ho, wo = out.shape[1], out.shape[2], out.shape[3]
+    a = at.shape[1]
+    tw1 = tw + 1
+    ncols = th * tw1
+    plane_m = n_f * ncols
+    mf = mm.reshape(-1)
+    of = out.reshape(-1)
+    rf = res.reshape(-1)
+    q = np.empty(a * m * ncols, out.dtype)
+    o = np.empty(m * m * ncols, out.dtype)
+    for f in range(f0, f1):
+        beta = bias[f] if has_bias else bias[0] - bias[0]
+        for k1 in range(a):
+            for j in range(m):
+                d = (k1 * m + j) * ncols
+                first = True
+                for k2 in range(a):
+                    coef = at[j, k2]
+                    if coef == 0:
+                        continue
+                    src = (k1 * a + k2) * plane_m + f * ncols
+                    if first:
+                        for z in range(ncols):
+                            q[_u(d + z)] = coef * mf[_u(src + z)]
+                        first = False
+                    else:
+                        for z in range(ncols):
+                            q[_u(d + z)] += coef * mf[_u(src + z)]
+        for i in range(m):
+            for j in range(m):
+                d = (i * m + j) * ncols
+                for z in range(ncols):
+                    o[_u(d + z)] = beta
+                for k1 in range(a):
+                    coef = at[i, k1]
+                    if coef != 0:
+                        so = (k1 * m + j) * ncols
+                        for z in range(ncols):
+                            o[_u(d + z)] += coef * q[_u(so + z)]
+        for ty in range(th):
+            for i in range(m):
+                y = m * (ty0 + ty) + i
+                if y >= ho:
+                    break
+                dst = ((n0 * n_f + f) * ho + y) * wo
+                for j in range(m):
+                    src = (i * m + j) * ncols + ty * tw1
+                    for tx in range(-(-(wo - j) // m)):
+                        z = m * tx + j
+                        val = o[_u(src + tx)]
+                        if has_res:
+                            val += rf[_u(dst + z)]
+                        if relu and not val > 0:
+                            val = val - val  # 0, and NaN stays NaN
+                        if add:
+                            of[_u(dst + z)] += val
+                        else:
+                            of[_u(dst + z)] = val
+
+
 @kernel.cpu_kernel(parallel=False)
 def _weight_transform(w, u, g, flip, f0, f1):
     # u[xi, f, c] = (G w[f, c] G^T)[xi] for f in [f0, f1), w (F, cg, 3, 3); flip: w[f, c,
@@ -502,6 +642,9 @@ def clear_cache() -> None:
 
 # -- the convolution --------------------------------------------------------------------------
 
+#: conv3x3 deals its blocks to lanes while the transformed filter U is at most this many
+#: times a block's scratch (V and M): each lane reads all of U
+LANE_U_RATIO = 2.5
 #: below this many values touched a transform runs on the calling thread alone
 PARALLEL_CUTOFF = 1 << 17
 
@@ -581,37 +724,113 @@ def conv3x3(
             f"Convolution (Winograd): output {out.shape} does not match a 3x3 stride-1 "
             f"convolution of input {x.shape} with padding {pad}"
         )
-    cg, fg = c // groups, f // groups
     a = m + 2
     th, tw = -(-ho // m), -(-wo // m)
     bt, _, at = matrices(m, x.dtype)
     u = transformed_weights(w, groups, m, transpose_w)
     # a block: images n0..n0+mb-1 whole, or tile rows ty0..ty0+nty-1 of one image
-    per_row = a * a * (c + f) * tw
+    per_row = a * a * (c + f) * (tw + 1)  # + 1: the plane layout's junk column
     nb, nty = _block(n, th, tw, a, c, f, x.itemsize, budget, per_row)
-    space = res.get_space((a * a * (c + f) * nty * tw * nb,), x.dtype)
+    want = _lanes.parts(n * th)  # partitions the thread budget can use (1 without MKL)
+    if want > 1 and nb == 1 and n * -(-th // nty) < want:  # one image: cut its tile rows
+        cut = -(-th // want)
+        if _lanes_pay(u, a, c, f, cut, tw, x.itemsize):
+            nty = cut
+    blocks = list(_blocks(n, nb, th, nty))
+    block_size = a * a * (c + f) * nty * (tw + 1) * nb
+    pay = _lanes_pay(u, a, c, f, nty * nb, tw, x.itemsize)
+    n_parts = _lanes.parts(len(blocks)) if pay else 1
+    space = res.get_space((n_parts * block_size,), x.dtype)
     has_bias, has_res = bias is not None, residual is not None
     beta = bias if has_bias else np.zeros(1, x.dtype)
     resid = residual if has_res else out
     xc = np.ascontiguousarray(x)
-    for n0, mb, ty0, rows in _blocks(n, nb, th, nty):
-        cols = mb * rows * tw
-        v = space[: a * a * c * cols].reshape(a * a, c, cols)
-        mm = space[a * a * c * cols : a * a * (c + f) * cols].reshape(a * a, f, cols)
-        args = (xc, v, bt, n0, mb, m * ty0 - ph, pw, rows, tw, m)
-        _split(c, c * a * a * cols, _input_transform, *args)
-        # one 2-D matmul per (position, group): NumPy's batched matmul runs large stacks
-        # far below BLAS speed (12 vs 85 GFLOP/s for 16 x 512^3, measured here); under
-        # MKL one cblas_sgemm_batch_strided call per group does all a*a positions
-        for g in range(groups):
-            fs, cs = slice(g * fg, (g + 1) * fg), slice(g * cg, (g + 1) * cg)
-            if _blas.routes_matmul(mm.dtype):
-                _blas.matmul_stack(u[:, fs], v[:, cs], mm[:, fs])
-                continue
-            for xi in range(a * a):
-                np.matmul(u[xi, fs], v[xi, cs], out=mm[xi, fs])
-        args = (mm, out, at, beta, has_bias, resid, has_res, relu, add, n0, mb, ty0, rows, tw, m)
-        _split(f, f * a * a * cols, _output_transform, *args)
+    # lanes (n_parts > 1): each partition runs its blocks start to end on one thread, one-
+    # thread GEMMs included, in its own scratch. Batch 1, 64x56x56 F(2x2): 1.55 ms with
+    # the transforms split over threads between two-thread GEMMs, 1.38 on one thread alone
+    split = n_parts == 1
+    epilogue = (at, beta, has_bias, resid, has_res, relu, add)
+
+    def work(p: int) -> None:
+        scratch = space[p * block_size : (p + 1) * block_size]
+        for blk in blocks[p::n_parts]:
+            _forward_block(xc, u, out, scratch, blk, c, f, groups, m, bt, pad, tw, epilogue, split)
+
+    _lanes.run(n_parts, work)
+
+
+def _lanes_pay(u: Any, a: int, c: int, f: int, rows: int, tw: int, itemsize: int) -> bool:
+    """Whether blocks of `rows` tile rows (or images x tile rows) should go to lanes:
+    every lane reads all of U, which pays while U is not much bigger than a lane's own V
+    and M (512x7x7 at batch 1: U 16 MB, V and M 0.6 MB a lane; lanes ran 4.4 ms, 2.1
+    without; 128x28x28 F(4x4): U 2.4 MB, 1 MB a lane, 1.6 -> 1.0 ms)."""
+    return u.nbytes <= LANE_U_RATIO * a * a * (c + f) * rows * (tw + 1) * itemsize
+
+
+def _forward_block(
+    xc: Any,
+    u: Any,
+    out: Any,
+    scratch: Any,
+    blk: tuple[int, int, int, int],
+    c: int,
+    f: int,
+    groups: int,
+    m: int,
+    bt: Any,
+    pad: tuple[int, int],
+    tw: int,
+    epilogue: tuple[Any, ...],
+    split: bool,
+) -> None:
+    """conv3x3 on one block (images n0.. or tile rows ty0.. of image n0): input
+    transform, a*a GEMMs per group, output transform. split: the transforms over the
+    threads nnvmpy.threads.region grants (else on this thread alone)."""
+    n0, mb, ty0, rows = blk
+    a, cg, fg = m + 2, c // groups, f // groups
+    ph, pw = pad
+    run = _split if split else _direct
+    # blocks of one image in the plane layout (tw + 1 columns per tile row)
+    plane = mb == 1
+    cols = rows * (tw + 1) if plane else mb * rows * tw
+    v = scratch[: a * a * c * cols].reshape(a * a, c, cols)
+    mm = scratch[a * a * c * cols : a * a * (c + f) * cols].reshape(a * a, f, cols)
+    if plane:
+        run(
+            c,
+            c * a * a * cols,
+            _input_transform_plane,
+            xc,
+            v,
+            bt,
+            n0,
+            m * ty0 - ph,
+            pw,
+            rows,
+            tw,
+            m,
+        )
+    else:
+        run(c, c * a * a * cols, _input_transform, xc, v, bt, n0, mb, m * ty0 - ph, pw, rows, tw, m)
+    # one 2-D matmul per (position, group): NumPy's batched matmul runs large stacks
+    # far below BLAS speed (12 vs 85 GFLOP/s for 16 x 512^3, measured here); under
+    # MKL one cblas_sgemm_batch_strided call per group does all a*a positions
+    for g in range(groups):
+        fs, cs = slice(g * fg, (g + 1) * fg), slice(g * cg, (g + 1) * cg)
+        if _blas.routes_matmul(mm.dtype):
+            _blas.matmul_stack(u[:, fs], v[:, cs], mm[:, fs])
+            continue
+        for xi in range(a * a):
+            np.matmul(u[xi, fs], v[xi, cs], out=mm[xi, fs])
+    if plane:
+        run(f, f * a * a * cols, _output_transform_plane, mm, out, *epilogue, n0, ty0, rows, tw, m)
+    else:
+        run(f, f * a * a * cols, _output_transform, mm, out, *epilogue, n0, mb, ty0, rows, tw, m)
+
+
+def _direct(n: int, work: int, fn: Any, *args: Any) -> None:
+    """fn(*args, 0, n) on this thread: `_split`'s signature for lanes' blocks."""
+    fn(*args, 0, n)
 
 
 def weight_grad3x3(
