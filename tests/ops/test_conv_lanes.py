@@ -167,3 +167,53 @@ def test_backward_lanes_match_one_lane_and_reference(
     for got in (dw1, dw3):  # dW: the lanes' partial sums are added at the end
         assert np.abs(got[:, :, 0] - want_dw).max() <= 2e-5 * np.abs(want_dw).max()
     assert np.abs(dx1[:, :, 0] - want_dx).max() <= 2e-5 * np.abs(want_dx).max()
+
+
+# (c, h, w, f, kernel, stride, pad) at batch 1 with at least BAND_RATIO output positions
+# per filter: bands of output rows go to the lanes (the 7x7/2 stem's shape among them)
+ONE_IMAGE = [
+    (3, 70, 66, 4, 7, 2, 3),
+    (2, 40, 37, 2, 3, 1, 1),
+    (4, 31, 30, 1, 5, 2, 2),
+    (3, 33, 35, 2, 3, 2, 0),
+]
+
+
+@pytest.mark.parametrize("layer", ONE_IMAGE)
+@pytest.mark.parametrize("mode", ["write", "add", "bias", "epilogue"])
+def test_one_image_bands_match_the_reference_on_any_lanes(
+    layer: Any, mode: str, monkeypatch: Any
+) -> None:
+    c, h, wd, f, kk, st, p = layer
+    ho, wo = (h + 2 * p - kk) // st + 1, (wd + 2 * p - kk) // st + 1
+    assert ho * wo >= _conv_cpu.BAND_RATIO * f
+    rng = np.random.default_rng(sum(layer) + 2)
+    x = rng.standard_normal((1, c, 1, h, wd)).astype(np.float32)
+    w = rng.standard_normal((f, c, 1, kk, kk)).astype(np.float32)
+    bias = rng.standard_normal(f).astype(np.float32) if mode != "write" else None
+    residual = rng.standard_normal((1, f, 1, ho, wo)).astype(np.float32)
+    start = rng.standard_normal((1, f, 1, ho, wo)).astype(np.float32)
+    s = _conv_cpu.ConvShape(1, c, h, wd, f, 1, Window(kk, kk, st, st, p, p, 1, 1, ho, wo), 1)
+    req = ADD if mode == "add" else WRITE
+    epilogue = (residual, True) if mode == "epilogue" else None
+
+    def run(n_parts: int, lanes: int) -> Any:
+        used = _lanes_forced(monkeypatch, n_parts, lanes)
+        out = start.copy()
+        _conv_cpu.forward(s, x, w, bias, out, req, TempSpace(), epilogue=epilogue, gemm_only=True)
+        # req 'add' keeps the chunk path (one image: one partition); else one band a part
+        assert used[0] == (1 if mode == "add" else min(n_parts, ho))
+        return out
+
+    three = run(3, 3)
+    for lanes in (1, 2):  # the same bands on fewer lanes: the same numbers
+        np.testing.assert_array_equal(run(3, lanes), three)
+    want = _reference(x[:, :, 0], w[:, :, 0], st, p, 1)
+    if bias is not None:
+        want += bias[:, None, None]
+    if mode == "add":
+        want += start[:, :, 0]
+    if mode == "epilogue":
+        want = np.maximum(want + residual[:, :, 0], 0)
+    for got in (three, run(1, 1)):
+        assert np.abs(got[:, :, 0] - want).max() <= 1e-5 * max(1.0, np.abs(want).max())

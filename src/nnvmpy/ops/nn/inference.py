@@ -196,12 +196,13 @@ def _fold_compute(
 
 
 @parallel_for
-def _epilogue_rows(r, out, bias, has_bias, res, has_res, relu, row0, nf, hw):
-    # row q = row0 + r of out viewed (N*F, HW): out = relu?(out + bias[q % F] + res)
+def _epilogue_rows(r, out, bias, has_bias, res, has_res, relu, row0, nf, hw, col0, col1):
+    # row q = row0 + r of out viewed (N*F, HW), its columns [col0, col1):
+    # out = relu?(out + bias[q % F] + res)
     q = row0 + r
     f = q % nf
     base = q * hw
-    for p in range(hw):
+    for p in range(col0, col1):
         i = uindex(base + p)  # unsigned: no wraparound check, so the loop vectorises
         v = out[i]  # v stays in out's dtype: float32 arithmetic vectorises twice as wide
         if has_bias:
@@ -220,8 +221,10 @@ def apply_epilogue(
     residual: Any,
     relu: bool,
     rows: tuple[int, int] | None = None,
+    cols: tuple[int, int] | None = None,
 ) -> None:
-    """out (N, F, ...) = relu?(out + bias[f] + residual) over rows [r0, r1) of (N*F, HW).
+    """out (N, F, ...) = relu?(out + bias[f] + residual) over rows [r0, r1) of (N*F, HW),
+    columns [c0, c1) (default: all).
 
     `bias` and `residual` (out's shape) may be None; `ctx` None means the CPU. There the
     loop is serial: it runs between BLAS calls, and numba's workers would then fight
@@ -230,11 +233,12 @@ def apply_epilogue(
     nf = int(out.shape[1])
     hw = int(out.size) // max(int(out.shape[0]) * nf, 1)
     r0, r1 = rows if rows is not None else (0, int(out.shape[0]) * nf)
+    c0, c1 = cols if cols is not None else (0, hw)
     has_bias, has_res = bias is not None, residual is not None
     o = flat(out)
     args = (
         o, flat(bias) if has_bias else o, has_bias, flat(residual) if has_res else o,
-        has_res, relu, r0, nf, hw,
+        has_res, relu, r0, nf, hw, c0, c1,
     )  # fmt: skip
     gpu = ctx is not None and is_gpu(ctx)
     _epilogue_rows.launch(ctx, r1 - r0, *args, work=None if gpu else 0)
