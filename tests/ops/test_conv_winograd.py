@@ -204,13 +204,10 @@ def test_backward_data(shape: Any, algo: str, monkeypatch: Any) -> None:
     assert rel_err(dx[:, :, 0], want + base[:, :, 0]) < 5e-5
 
 
-@pytest.mark.parametrize("m", [2, 4])
-@pytest.mark.parametrize("shape", SHAPES, ids=str)
-def test_weight_gradient_matches_direct(shape: Any, m: int) -> None:
-    x = _data(shape)[0]
-    n, c, h, wd, f, pad, groups = shape
-    ho, wo = h + 2 * pad[0] - 2, wd + 2 * pad[1] - 2
-    dy = np.random.default_rng(8).standard_normal((n, f, ho, wo)).astype(np.float32)
+def direct_grad_w(x: Any, dy: Any, pad: tuple[int, int], groups: int) -> Any:
+    """float64 dw[f, c, p, q] = sum over n, i, j of dy[n, f, i, j] xpad[n, c, i + p, j + q]."""
+    c = x.shape[1]
+    f, ho, wo = dy.shape[1:]
     xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad[0],) * 2, (pad[1],) * 2))
     cg, fg = c // groups, f // groups
     want = np.zeros((f, cg, 3, 3))
@@ -222,6 +219,17 @@ def test_weight_gradient_matches_direct(shape: Any, m: int) -> None:
                     dy[:, g * fg : (g + 1) * fg].astype(np.float64),
                     xp[:, g * cg : (g + 1) * cg, p : p + ho, q : q + wo],
                 )
+    return want
+
+
+@pytest.mark.parametrize("m", [2, 4])
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_weight_gradient_matches_direct(shape: Any, m: int) -> None:
+    x = _data(shape)[0]
+    n, _, h, wd, f, pad, groups = shape
+    ho, wo = h + 2 * pad[0] - 2, wd + 2 * pad[1] - 2
+    dy = np.random.default_rng(8).standard_normal((n, f, ho, wo)).astype(np.float32)
+    want = direct_grad_w(x, dy, pad, groups)
     dw = np.full(want.shape, np.nan, np.float32)
     _conv_winograd.weight_grad3x3(x, dy, dw, pad, groups, False, TempSpace(), 1 << 20, m)
     assert rel_err(dw, want) < TOL[m]
@@ -715,20 +723,23 @@ def test_input_transform_bits_equal_a_term_by_term_sum(m: int, nb: int) -> None:
 # -- the plane layout (blocks of one image) and lanes ------------------------------------------
 
 
+@pytest.mark.parametrize("kind", ["x", "dy"])
 @pytest.mark.parametrize("m", [2, 4])
 @pytest.mark.parametrize(
     ("h", "w", "ph", "pw"), [(7, 9, 1, 1), (3, 3, 2, 2), (8, 5, 0, 2), (6, 13, 2, 0)]
 )
 def test_plane_input_transform_is_the_tile_rows_with_a_junk_column(
-    m: int, h: int, w: int, ph: int, pw: int
+    m: int, h: int, w: int, ph: int, pw: int, kind: str
 ) -> None:
     """The plane layout's V: tile rows of tw + 1 columns, the first tw of each equal to
     B^T d B of the NumPy-padded tiles, bitwise as the tile-row kernel's; every value written
     and finite (the junk column too: a garbage denormal there once slowed MKL's GEMM 20x)."""
     c = 5
     x = np.random.default_rng(23).standard_normal((3, c, h, w)).astype(np.float32)
-    bt, _, _ = _conv_winograd.matrices(m, np.float32)
+    bt, _, at = _conv_winograd.matrices(m, np.float32)
     a, ho, wo = m + 2, h + 2 * ph - 2, w + 2 * pw - 2
+    if kind == "dy":  # dy tiles of the weight gradient: A (a x m), no padding
+        bt, ho, wo, ph, pw = np.ascontiguousarray(at.T), h, w, 0, 0
     th, tw = -(-ho // m), -(-wo // m)
     for ty0, rows in ((0, th), (th // 2, th - th // 2)):
         if rows == 0:
@@ -740,8 +751,11 @@ def test_plane_input_transform_is_the_tile_rows_with_a_junk_column(
         assert np.isfinite(plane).all()
         rowwise = np.full((a * a, c, rows * tw), np.nan, np.float32)
         _conv_winograd._input_transform(x, rowwise, bt, 2, 1, y0, pw, rows, tw, m, 0, c)
-        kept = plane.reshape(a * a, c, rows, tw + 1)[..., :tw].reshape(rowwise.shape)
+        tiles = plane.reshape(a * a, c, rows, tw + 1)
+        kept = tiles[..., :tw].reshape(rowwise.shape)
         assert np.array_equal(kept.view(np.uint32), rowwise.view(np.uint32)), (ty0, rows)
+        if kind == "dy":  # its junk tiles lie right of dy: zero, they add nothing to dW
+            assert not tiles[..., tw].any()
 
 
 @pytest.mark.parametrize("lanes", [1, 2, 3])
@@ -779,3 +793,32 @@ def test_blocks_on_lanes_match_direct_whatever_the_lanes(
     one = old.copy()
     _conv_winograd.conv3x3(x, w, b, one, pad, groups, True, TempSpace(), 1 << 20, m, r, True)
     assert np.array_equal(one.view(np.uint32), out.view(np.uint32))
+
+
+@pytest.mark.parametrize("lanes", [1, 2, 3])
+@pytest.mark.parametrize("m", [2, 4])
+@pytest.mark.parametrize("shape", [*BORDER_SHAPES, (1, 8, 17, 15, 6, (1, 1), 1)], ids=str)
+def test_weight_gradient_on_lanes_matches_direct_whatever_the_lanes(
+    shape: Any, m: int, lanes: int, monkeypatch: Any
+) -> None:
+    """The filter gradient's blocks dealt to partitions, each with its own accumulator,
+    added in order: the direct gradient (req 'add' too), the same bits on 1..3 lanes."""
+    import contextlib
+
+    from nnvmpy import threads
+    from nnvmpy.ops.nn import _lanes
+
+    monkeypatch.setattr(_lanes, "parts", lambda items: max(1, min(2, items)))
+    monkeypatch.setattr(threads, "region", lambda want=0: contextlib.nullcontext(lanes))
+    x = _data(shape)[0]
+    n, c, h, wd, f, pad, groups = shape
+    dy = np.random.default_rng(10).standard_normal((n, f, h + 2 * pad[0] - 2, wd + 2 * pad[1] - 2))
+    dy = dy.astype(np.float32)
+    start = np.random.default_rng(11).standard_normal((f, c // groups, 3, 3)).astype(np.float32)
+    dw = start.copy()
+    _conv_winograd.weight_grad3x3(x, dy, dw, pad, groups, True, TempSpace(), 1 << 20, m)
+    assert rel_err(dw, direct_grad_w(x, dy, pad, groups) + start) < TOL[m]
+    monkeypatch.setattr(threads, "region", lambda want=0: contextlib.nullcontext(1))
+    one = start.copy()
+    _conv_winograd.weight_grad3x3(x, dy, one, pad, groups, True, TempSpace(), 1 << 20, m)
+    assert np.array_equal(one.view(np.uint32), dw.view(np.uint32))

@@ -861,40 +861,103 @@ def weight_grad3x3(
             f"Convolution (Winograd): output gradient {dy.shape} does not match a 3x3 "
             f"stride-1 convolution of input {x.shape} with padding {pad}"
         )
-    cg, fg = c // groups, f // groups
+    cg = c // groups
     a = m + 2
     th, tw = -(-ho // m), -(-wo // m)
     bt, g64, at = matrices(m, x.dtype)
     a_dy = np.ascontiguousarray(at.T)  # A (a, m): the dy tile transform
-    per_row = a * a * (c + f) * tw
+    per_row = a * a * (c + f) * (tw + 1)  # + 1: the plane layout's junk column
     nb, nty = _block(n, th, tw, a, c, f, x.itemsize, budget, per_row)
-    space = res.get_space((a * a * (c + f) * nty * tw * nb,), x.dtype)
     acc = np.empty((a * a, f, cg), x.dtype)
-    tmp = np.empty((fg, cg), x.dtype)
+    # lanes as in conv3x3, each partition with its own accumulator (read once more at the
+    # end, as U is by every lane in the forward), the partial sums added in order after
+    want = _lanes.parts(n * th)
+    if want > 1 and nb == 1 and n * -(-th // nty) < want:
+        cut = -(-th // want)
+        if _lanes_pay(acc, a, c, f, cut, tw, x.itemsize):
+            nty = cut
+    blocks = list(_blocks(n, nb, th, nty))
+    block_size = a * a * (c + f) * nty * (tw + 1) * nb
+    pay = _lanes_pay(acc, a, c, f, nty * nb, tw, x.itemsize)
+    n_parts = _lanes.parts(len(blocks)) if pay else 1
+    space = res.get_space((n_parts * block_size,), x.dtype)
+    accs = [acc] + [np.empty_like(acc) for _ in range(n_parts - 1)]
     xc, dyc = np.ascontiguousarray(x), np.ascontiguousarray(dy)
-    first = True
-    for n0, mb, ty0, rows in _blocks(n, nb, th, nty):
-        cols = mb * rows * tw
-        v = space[: a * a * c * cols].reshape(a * a, c, cols)
-        dyt = space[a * a * c * cols : a * a * (c + f) * cols].reshape(a * a, f, cols)
-        xargs = (xc, v, bt, n0, mb, m * ty0 - ph, pw, rows, tw, m)
-        _split(c, c * a * a * cols, _input_transform, *xargs)
-        dargs = (dyc, dyt, a_dy, n0, mb, m * ty0, 0, rows, tw, m)  # dy: no padding
-        _split(f, f * a * a * cols, _input_transform, *dargs)
-        for gi in range(groups):
-            fs, cs = slice(gi * fg, (gi + 1) * fg), slice(gi * cg, (gi + 1) * cg)
-            if _blas.routes_matmul(acc.dtype):  # all positions in one call, beta = 1 after
-                vt = v[:, cs].transpose(0, 2, 1)
-                _blas.matmul_stack(dyt[:, fs], vt, acc[:, fs], 0.0 if first else 1.0)
-                continue
-            for xi in range(a * a):
-                if first:
-                    np.matmul(dyt[xi, fs], v[xi, cs].T, out=acc[xi, fs])
-                else:
-                    np.matmul(dyt[xi, fs], v[xi, cs].T, out=tmp)
-                    acc[xi, fs] += tmp
-        first = False
+    split = n_parts == 1
+
+    def work(p: int) -> None:
+        scratch = space[p * block_size : (p + 1) * block_size]
+        for i, blk in enumerate(blocks[p::n_parts]):
+            _weight_grad_block(
+                xc, dyc, scratch, blk, accs[p], i == 0, c, f, groups, m, bt, a_dy, pad, tw, split
+            )
+
+    _lanes.run(n_parts, work)
+    for part in accs[1:]:
+        acc += part
     _split(f, acc.size, _weight_grad_back, acc, dw, g64, add)
+
+
+def _weight_grad_block(
+    xc: Any,
+    dyc: Any,
+    scratch: Any,
+    blk: tuple[int, int, int, int],
+    acc: Any,
+    first: bool,
+    c: int,
+    f: int,
+    groups: int,
+    m: int,
+    bt: Any,
+    a_dy: Any,
+    pad: tuple[int, int],
+    tw: int,
+    split: bool,
+) -> None:
+    """weight_grad3x3 on one block: x's and dy's tile transforms, then acc[xi] (=|+=)
+    Dy[xi] @ V[xi]^T per group (first: =). In the plane layout dy's junk column is 0
+    (its tiles lie right of dy), so the junk tiles add nothing."""
+    n0, mb, ty0, rows = blk
+    a, cg, fg = m + 2, c // groups, f // groups
+    ph, pw = pad
+    run = _split if split else _direct
+    plane = mb == 1
+    cols = rows * (tw + 1) if plane else mb * rows * tw
+    v = scratch[: a * a * c * cols].reshape(a * a, c, cols)
+    dyt = scratch[a * a * c * cols : a * a * (c + f) * cols].reshape(a * a, f, cols)
+    if plane:
+        run(
+            c,
+            c * a * a * cols,
+            _input_transform_plane,
+            xc,
+            v,
+            bt,
+            n0,
+            m * ty0 - ph,
+            pw,
+            rows,
+            tw,
+            m,
+        )
+        run(
+            f, f * a * a * cols, _input_transform_plane, dyc, dyt, a_dy, n0, m * ty0, 0, rows, tw, m
+        )
+    else:
+        run(c, c * a * a * cols, _input_transform, xc, v, bt, n0, mb, m * ty0 - ph, pw, rows, tw, m)
+        run(f, f * a * a * cols, _input_transform, dyc, dyt, a_dy, n0, mb, m * ty0, 0, rows, tw, m)
+    for gi in range(groups):
+        fs, cs = slice(gi * fg, (gi + 1) * fg), slice(gi * cg, (gi + 1) * cg)
+        if _blas.routes_matmul(acc.dtype):  # all positions in one call, beta = 1 after
+            vt = v[:, cs].transpose(0, 2, 1)
+            _blas.matmul_stack(dyt[:, fs], vt, acc[:, fs], 0.0 if first else 1.0)
+            continue
+        for xi in range(a * a):
+            if first:
+                np.matmul(dyt[xi, fs], v[xi, cs].T, out=acc[xi, fs])
+            else:
+                acc[xi, fs] += dyt[xi, fs] @ v[xi, cs].T
 
 
 # -- entry points for _conv_cpu (ConvShape and 5-D arrays) -----------------------------------
