@@ -729,17 +729,7 @@ def conv3x3(
     bt, _, at = matrices(m, x.dtype)
     u = transformed_weights(w, groups, m, transpose_w)
     # a block: images n0..n0+mb-1 whole, or tile rows ty0..ty0+nty-1 of one image
-    per_row = a * a * (c + f) * (tw + 1)  # + 1: the plane layout's junk column
-    nb, nty = _block(n, th, tw, a, c, f, x.itemsize, budget, per_row)
-    want = _lanes.parts(n * th)  # partitions the thread budget can use (1 without MKL)
-    if want > 1 and nb == 1 and n * -(-th // nty) < want:  # one image: cut its tile rows
-        cut = -(-th // want)
-        if _lanes_pay(u, a, c, f, cut, tw, x.itemsize):
-            nty = cut
-    blocks = list(_blocks(n, nb, th, nty))
-    block_size = a * a * (c + f) * nty * (tw + 1) * nb
-    pay = _lanes_pay(u, a, c, f, nty * nb, tw, x.itemsize)
-    n_parts = _lanes.parts(len(blocks)) if pay else 1
+    blocks, block_size, n_parts = _plan(n, th, tw, a, c, f, x.itemsize, budget, u.nbytes)
     space = res.get_space((n_parts * block_size,), x.dtype)
     has_bias, has_res = bias is not None, residual is not None
     beta = bias if has_bias else np.zeros(1, x.dtype)
@@ -759,12 +749,38 @@ def conv3x3(
     _lanes.run(n_parts, work)
 
 
-def _lanes_pay(u: Any, a: int, c: int, f: int, rows: int, tw: int, itemsize: int) -> bool:
+def _plan(
+    n: int, th: int, tw: int, a: int, c: int, f: int, itemsize: int, budget: int, shared: int
+) -> tuple[list[tuple[int, int, int, int]], int, int]:
+    """(blocks, values of scratch a block, partitions) of a Winograd pass over n images
+    of th x tw tiles. `shared`: the bytes every lane reads whole (U, or a filter-gradient
+    accumulator). With lanes, a single image is cut into tile-row blocks, and blocks of
+    whole images are sized so that their count is a multiple of the partitions (32 images
+    of 28x28 in blocks of 5 left the lanes 4 blocks and 3: 128x28x28 F(4x4) 20.0 ->
+    15.2 ms, 256x14x14 (blocks of 20 and 12) 18.6 -> 14.8). A batch in one block stays
+    one: 512x7x7 at batch 32 ran slower as two blocks on lanes (17.3 -> 19.7 ms)."""
+    per_row = a * a * (c + f) * (tw + 1)  # + 1: the plane layout's junk column
+    nb, nty = _block(n, th, tw, a, c, f, itemsize, budget, per_row)
+    want = _lanes.parts(n * th)  # partitions the thread budget can use (1 without MKL)
+    if want > 1 and nb == 1 and n * -(-th // nty) < want:  # one image: cut its tile rows
+        cut = -(-th // want)
+        if _lanes_pay(shared, a, c, f, cut, tw, itemsize):
+            nty = cut
+    elif want > 1 and 1 < nb < n:  # blocks of whole images: a multiple of `want` of them
+        count = -(-n // nb)
+        nb = -(-n // (-(-count // want) * want))
+    blocks = list(_blocks(n, nb, th, nty))
+    pay = _lanes_pay(shared, a, c, f, nty * nb, tw, itemsize)
+    n_parts = _lanes.parts(len(blocks)) if pay else 1
+    return blocks, a * a * (c + f) * nty * (tw + 1) * nb, n_parts
+
+
+def _lanes_pay(shared: int, a: int, c: int, f: int, rows: int, tw: int, itemsize: int) -> bool:
     """Whether blocks of `rows` tile rows (or images x tile rows) should go to lanes:
     every lane reads all of U, which pays while U is not much bigger than a lane's own V
     and M (512x7x7 at batch 1: U 16 MB, V and M 0.6 MB a lane; lanes ran 4.4 ms, 2.1
     without; 128x28x28 F(4x4): U 2.4 MB, 1 MB a lane, 1.6 -> 1.0 ms)."""
-    return u.nbytes <= LANE_U_RATIO * a * a * (c + f) * rows * (tw + 1) * itemsize
+    return shared <= LANE_U_RATIO * a * a * (c + f) * rows * (tw + 1) * itemsize
 
 
 def _forward_block(
@@ -866,20 +882,10 @@ def weight_grad3x3(
     th, tw = -(-ho // m), -(-wo // m)
     bt, g64, at = matrices(m, x.dtype)
     a_dy = np.ascontiguousarray(at.T)  # A (a, m): the dy tile transform
-    per_row = a * a * (c + f) * (tw + 1)  # + 1: the plane layout's junk column
-    nb, nty = _block(n, th, tw, a, c, f, x.itemsize, budget, per_row)
     acc = np.empty((a * a, f, cg), x.dtype)
     # lanes as in conv3x3, each partition with its own accumulator (read once more at the
     # end, as U is by every lane in the forward), the partial sums added in order after
-    want = _lanes.parts(n * th)
-    if want > 1 and nb == 1 and n * -(-th // nty) < want:
-        cut = -(-th // want)
-        if _lanes_pay(acc, a, c, f, cut, tw, x.itemsize):
-            nty = cut
-    blocks = list(_blocks(n, nb, th, nty))
-    block_size = a * a * (c + f) * nty * (tw + 1) * nb
-    pay = _lanes_pay(acc, a, c, f, nty * nb, tw, x.itemsize)
-    n_parts = _lanes.parts(len(blocks)) if pay else 1
+    blocks, block_size, n_parts = _plan(n, th, tw, a, c, f, x.itemsize, budget, acc.nbytes)
     space = res.get_space((n_parts * block_size,), x.dtype)
     accs = [acc] + [np.empty_like(acc) for _ in range(n_parts - 1)]
     xc, dyc = np.ascontiguousarray(x), np.ascontiguousarray(dy)
