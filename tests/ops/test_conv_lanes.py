@@ -58,40 +58,62 @@ LAYERS = [
 ]
 
 
+class _Forward:
+    """A forward case of `layer` (n, c, h, w, f, kernel, stride, pad, groups) in `mode`:
+    its arrays, and `want`, the float64 reference of what _conv_cpu.forward writes."""
+
+    def __init__(self, layer: Any, mode: str, seed: int) -> None:
+        n, c, h, wd, f, kk, st, p, groups = layer
+        self.ho, self.wo = (h + 2 * p - kk) // st + 1, (wd + 2 * p - kk) // st + 1
+        rng = np.random.default_rng(seed)
+        self.x = rng.standard_normal((n, c, 1, h, wd)).astype(np.float32)
+        self.w = rng.standard_normal((f, c // groups, 1, kk, kk)).astype(np.float32)
+        self.bias = rng.standard_normal(f).astype(np.float32) if mode != "write" else None
+        out_shape = (n, f, 1, self.ho, self.wo)
+        self.residual = rng.standard_normal(out_shape).astype(np.float32)
+        self.start = rng.standard_normal(out_shape).astype(np.float32)
+        window = Window(kk, kk, st, st, p, p, 1, 1, self.ho, self.wo)
+        self.s = _conv_cpu.ConvShape(n, c, h, wd, f, groups, window, 1)
+        self.req = ADD if mode == "add" else WRITE
+        self.epilogue = (self.residual, True) if mode == "epilogue" else None
+        want = _reference(self.x[:, :, 0], self.w[:, :, 0], st, p, groups)
+        if self.bias is not None:
+            want += self.bias[:, None, None]
+        if mode == "add":
+            want += self.start[:, :, 0]
+        if mode == "epilogue":
+            want = np.maximum(want + self.residual[:, :, 0], 0)
+        self.want = want
+
+    def run(self) -> Any:
+        out = self.start.copy()
+        _conv_cpu.forward(
+            self.s, self.x, self.w, self.bias, out, self.req, TempSpace(),
+            epilogue=self.epilogue, gemm_only=True,
+        )  # fmt: skip
+        return out
+
+    def check(self, out: Any) -> None:
+        err = np.abs(out[:, :, 0] - self.want).max()
+        assert err <= 1e-5 * max(1.0, np.abs(self.want).max())
+
+
 @pytest.mark.parametrize("layer", LAYERS)
 @pytest.mark.parametrize("mode", ["write", "add", "bias", "epilogue"])
 def test_lanes_match_one_lane(layer: Any, mode: str, monkeypatch: Any) -> None:
-    n, c, h, wd, f, kk, st, p, groups = layer
-    ho, wo = (h + 2 * p - kk) // st + 1, (wd + 2 * p - kk) // st + 1
-    rng = np.random.default_rng(sum(layer))
-    x = rng.standard_normal((n, c, 1, h, wd)).astype(np.float32)
-    w = rng.standard_normal((f, c // groups, 1, kk, kk)).astype(np.float32)
-    bias = rng.standard_normal(f).astype(np.float32) if mode != "write" else None
-    residual = rng.standard_normal((n, f, 1, ho, wo)).astype(np.float32)
-    start = rng.standard_normal((n, f, 1, ho, wo)).astype(np.float32)
-    s = _conv_cpu.ConvShape(n, c, h, wd, f, groups, Window(kk, kk, st, st, p, p, 1, 1, ho, wo), 1)
-    req = ADD if mode == "add" else WRITE
-    epilogue = (residual, True) if mode == "epilogue" else None
+    n = layer[0]
+    case = _Forward(layer, mode, sum(layer))
 
     def run(n_parts: int, lanes: int) -> Any:
         used = _lanes_forced(monkeypatch, n_parts, lanes)
-        out = start.copy()
-        _conv_cpu.forward(s, x, w, bias, out, req, TempSpace(), epilogue=epilogue, gemm_only=True)
+        out = case.run()
         assert used == [min(n_parts, n)]  # the chunked path ran, one image a chunk
         return out
 
     one = run(1, 1)
     for lanes in (1, 2, 3):
         np.testing.assert_array_equal(run(3, lanes), one)
-    # and one lane is right: float64 reference through a direct loop over taps
-    want = _reference(x[:, :, 0], w[:, :, 0], st, p, groups)
-    if bias is not None:
-        want += bias[:, None, None]
-    if mode == "add":
-        want += start[:, :, 0]
-    if mode == "epilogue":
-        want = np.maximum(want + residual[:, :, 0], 0)
-    assert np.abs(one[:, :, 0] - want).max() <= 1e-5 * max(1.0, np.abs(want).max())
+    case.check(one)  # and one lane is right: float64 reference, a direct loop over taps
 
 
 def _reference(x: Any, w: Any, st: int, p: int, groups: int) -> Any:
@@ -169,13 +191,13 @@ def test_backward_lanes_match_one_lane_and_reference(
     assert np.abs(dx1[:, :, 0] - want_dx).max() <= 2e-5 * np.abs(want_dx).max()
 
 
-# (c, h, w, f, kernel, stride, pad) at batch 1 with at least BAND_RATIO output positions
-# per filter: bands of output rows go to the lanes (the 7x7/2 stem's shape among them)
+# batch 1 with at least BAND_RATIO output positions per filter: bands of output rows go
+# to the lanes (the 7x7/2 stem's shape among them)
 ONE_IMAGE = [
-    (3, 70, 66, 4, 7, 2, 3),
-    (2, 40, 37, 2, 3, 1, 1),
-    (4, 31, 30, 1, 5, 2, 2),
-    (3, 33, 35, 2, 3, 2, 0),
+    (1, 3, 70, 66, 4, 7, 2, 3, 1),
+    (1, 2, 40, 37, 2, 3, 1, 1, 1),
+    (1, 4, 31, 30, 1, 5, 2, 2, 1),
+    (1, 3, 33, 35, 2, 3, 2, 0, 1),
 ]
 
 
@@ -184,36 +206,18 @@ ONE_IMAGE = [
 def test_one_image_bands_match_the_reference_on_any_lanes(
     layer: Any, mode: str, monkeypatch: Any
 ) -> None:
-    c, h, wd, f, kk, st, p = layer
-    ho, wo = (h + 2 * p - kk) // st + 1, (wd + 2 * p - kk) // st + 1
-    assert ho * wo >= _conv_cpu.BAND_RATIO * f
-    rng = np.random.default_rng(sum(layer) + 2)
-    x = rng.standard_normal((1, c, 1, h, wd)).astype(np.float32)
-    w = rng.standard_normal((f, c, 1, kk, kk)).astype(np.float32)
-    bias = rng.standard_normal(f).astype(np.float32) if mode != "write" else None
-    residual = rng.standard_normal((1, f, 1, ho, wo)).astype(np.float32)
-    start = rng.standard_normal((1, f, 1, ho, wo)).astype(np.float32)
-    s = _conv_cpu.ConvShape(1, c, h, wd, f, 1, Window(kk, kk, st, st, p, p, 1, 1, ho, wo), 1)
-    req = ADD if mode == "add" else WRITE
-    epilogue = (residual, True) if mode == "epilogue" else None
+    case = _Forward(layer, mode, sum(layer) + 2)
+    assert case.ho * case.wo >= _conv_cpu.BAND_RATIO * layer[4]
 
     def run(n_parts: int, lanes: int) -> Any:
         used = _lanes_forced(monkeypatch, n_parts, lanes)
-        out = start.copy()
-        _conv_cpu.forward(s, x, w, bias, out, req, TempSpace(), epilogue=epilogue, gemm_only=True)
+        out = case.run()
         # req 'add' keeps the chunk path (one image: one partition); else one band a part
-        assert used[0] == (1 if mode == "add" else min(n_parts, ho))
+        assert used[0] == (1 if mode == "add" else min(n_parts, case.ho))
         return out
 
     three = run(3, 3)
     for lanes in (1, 2):  # the same bands on fewer lanes: the same numbers
         np.testing.assert_array_equal(run(3, lanes), three)
-    want = _reference(x[:, :, 0], w[:, :, 0], st, p, 1)
-    if bias is not None:
-        want += bias[:, None, None]
-    if mode == "add":
-        want += start[:, :, 0]
-    if mode == "epilogue":
-        want = np.maximum(want + residual[:, :, 0], 0)
-    for got in (three, run(1, 1)):
-        assert np.abs(got[:, :, 0] - want).max() <= 1e-5 * max(1.0, np.abs(want).max())
+    case.check(three)
+    case.check(run(1, 1))

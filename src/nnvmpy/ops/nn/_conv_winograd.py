@@ -258,6 +258,43 @@ def _input_transform(x, v, bt, n0, nb, y0, pw, th, tw, m, c0, c1):
                     _lincomb(vf, dst, s, k1 * length, nc, cc, ocol, k2, span)
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _terms(dst, d, src, base, step, coefs, length):  # pragma: no cover - numba
+    # dst[d + z] = sum over k of coefs[k] * src[base + k*step + z], z < length: nonzero
+    # coefficients only, in order, one pass per term (the first product alone), which
+    # the output transforms keep (one pass over all terms ran 4% slower for F(2x2))
+    first = True
+    for k in range(coefs.shape[0]):
+        coef = coefs[k]
+        if coef == 0:
+            continue
+        s = base + k * step
+        if first:
+            for z in range(length):
+                dst[_u(d + z)] = coef * src[_u(s + z)]
+            first = False
+        else:
+            for z in range(length):
+                dst[_u(d + z)] += coef * src[_u(s + z)]
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _store(of, rf, dst, j, m, wo, vals, s0, step, has_res, relu, add):  # pragma: no cover
+    # output columns j, j + m, ... < wo of the row at dst (=|+=) vals[s0 + tx*step]
+    # (+ the residual rf, relu): one column phase of an output transform's row
+    for tx in range(-(-(wo - j) // m)):
+        z = m * tx + j
+        val = vals[_u(s0 + tx * step)]
+        if has_res:
+            val += rf[_u(dst + z)]
+        if relu and not val > 0:
+            val = val - val  # 0, and NaN stays NaN
+        if add:
+            of[_u(dst + z)] += val
+        else:
+            of[_u(dst + z)] = val
+
+
 @kernel.cpu_kernel(parallel=False)
 def _output_transform(
     mm, out, at, bias, has_bias, res, has_res, relu, add, n0, nb, ty0, th, tw, m, f0, f1,
@@ -283,19 +320,7 @@ def _output_transform(
         for k1 in range(a):
             for j in range(m):
                 d = k1 * length + j * span
-                first = True
-                for k2 in range(a):
-                    coef = at[j, k2]
-                    if coef == 0:
-                        continue
-                    src = (k1 * a + k2) * plane_m + src0
-                    if first:
-                        for z in range(span):
-                            q[_u(d + z)] = coef * mf[_u(src + z)]
-                        first = False
-                    else:
-                        for z in range(span):
-                            q[_u(d + z)] += coef * mf[_u(src + z)]
+                _terms(q, d, mf, k1 * a * plane_m + src0, plane_m, at[j], span)
         for i in range(m):
             y = m * (ty0 + ty) + i
             if y >= ho:
@@ -311,18 +336,7 @@ def _output_transform(
             for b in range(nb):
                 dst = ((n0 + b) * n_f + f) * ho * wo + y * wo
                 for j in range(m):
-                    rs = j * span + b
-                    for tx in range(-(-(wo - j) // m)):
-                        z = m * tx + j
-                        val = r[_u(rs + tx * nb)]
-                        if has_res:
-                            val += rf[_u(dst + z)]
-                        if relu and not val > 0:
-                            val = val - val  # 0, and NaN stays NaN
-                        if add:
-                            of[_u(dst + z)] += val
-                        else:
-                            of[_u(dst + z)] = val
+                    _store(of, rf, dst, j, m, wo, r, j * span + b, nb, has_res, relu, add)
 
 
 # Plane layout, for blocks of one image (batch 1, or maps too big for images to share a
@@ -420,19 +434,7 @@ def _output_transform_plane(
         for k1 in range(a):
             for j in range(m):
                 d = (k1 * m + j) * ncols
-                first = True
-                for k2 in range(a):
-                    coef = at[j, k2]
-                    if coef == 0:
-                        continue
-                    src = (k1 * a + k2) * plane_m + f * ncols
-                    if first:
-                        for z in range(ncols):
-                            q[_u(d + z)] = coef * mf[_u(src + z)]
-                        first = False
-                    else:
-                        for z in range(ncols):
-                            q[_u(d + z)] += coef * mf[_u(src + z)]
+                _terms(q, d, mf, k1 * a * plane_m + f * ncols, plane_m, at[j], ncols)
         for i in range(m):
             for j in range(m):
                 d = (i * m + j) * ncols
@@ -452,17 +454,7 @@ def _output_transform_plane(
                 dst = ((n0 * n_f + f) * ho + y) * wo
                 for j in range(m):
                     src = (i * m + j) * ncols + ty * tw1
-                    for tx in range(-(-(wo - j) // m)):
-                        z = m * tx + j
-                        val = o[_u(src + tx)]
-                        if has_res:
-                            val += rf[_u(dst + z)]
-                        if relu and not val > 0:
-                            val = val - val  # 0, and NaN stays NaN
-                        if add:
-                            of[_u(dst + z)] += val
-                        else:
-                            of[_u(dst + z)] = val
+                    _store(of, rf, dst, j, m, wo, o, src, 1, has_res, relu, add)
 
 
 @kernel.cpu_kernel(parallel=False)
@@ -804,30 +796,9 @@ def _forward_block(
     threads nnvmpy.threads.region grants (else on this thread alone)."""
     n0, mb, ty0, rows = blk
     a, cg, fg = m + 2, c // groups, f // groups
-    ph, pw = pad
     run = _split if split else _direct
-    # blocks of one image in the plane layout (tw + 1 columns per tile row)
-    plane = mb == 1
-    cols = rows * (tw + 1) if plane else mb * rows * tw
-    v = scratch[: a * a * c * cols].reshape(a * a, c, cols)
-    mm = scratch[a * a * c * cols : a * a * (c + f) * cols].reshape(a * a, f, cols)
-    if plane:
-        run(
-            c,
-            c * a * a * cols,
-            _input_transform_plane,
-            xc,
-            v,
-            bt,
-            n0,
-            m * ty0 - ph,
-            pw,
-            rows,
-            tw,
-            m,
-        )
-    else:
-        run(c, c * a * a * cols, _input_transform, xc, v, bt, n0, mb, m * ty0 - ph, pw, rows, tw, m)
+    v, mm = _block_views(scratch, blk, a, c, f, tw)
+    _tiles(run, xc, v, bt, blk, m * ty0 - pad[0], pad[1], tw, m)
     # one 2-D matmul per (position, group): NumPy's batched matmul runs large stacks
     # far below BLAS speed (12 vs 85 GFLOP/s for 16 x 512^3, measured here); under
     # MKL one cblas_sgemm_batch_strided call per group does all a*a positions
@@ -838,10 +809,35 @@ def _forward_block(
             continue
         for xi in range(a * a):
             np.matmul(u[xi, fs], v[xi, cs], out=mm[xi, fs])
-    if plane:
-        run(f, f * a * a * cols, _output_transform_plane, mm, out, *epilogue, n0, ty0, rows, tw, m)
+    work = mm.size
+    if mb == 1:  # the plane layout
+        run(f, work, _output_transform_plane, mm, out, *epilogue, n0, ty0, rows, tw, m)
     else:
-        run(f, f * a * a * cols, _output_transform, mm, out, *epilogue, n0, mb, ty0, rows, tw, m)
+        run(f, work, _output_transform, mm, out, *epilogue, n0, mb, ty0, rows, tw, m)
+
+
+def _block_views(
+    scratch: Any, blk: tuple[int, int, int, int], a: int, c: int, f: int, tw: int
+) -> tuple[Any, Any]:
+    """(V (a*a, c, cols), M or Dy (a*a, f, cols)) of one block in its scratch: blocks of
+    one image in the plane layout (tw + 1 columns per tile row), images innermost else."""
+    _, mb, _, rows = blk
+    cols = rows * (tw + 1) if mb == 1 else mb * rows * tw
+    v = scratch[: a * a * c * cols].reshape(a * a, c, cols)
+    return v, scratch[a * a * c * cols : a * a * (c + f) * cols].reshape(a * a, f, cols)
+
+
+def _tiles(
+    run: Any, src: Any, dst: Any, bt: Any, blk: tuple[int, int, int, int], y0: int, pw: int,
+    tw: int, m: int,
+) -> None:  # fmt: skip
+    """dst = the tile transform bt of the block's images of src (x tiles with B^T, or dy
+    tiles with A), by the plane or the images-innermost kernel as _block_views laid it out."""
+    n0, mb, _, rows = blk
+    if mb == 1:
+        run(dst.shape[1], dst.size, _input_transform_plane, src, dst, bt, n0, y0, pw, rows, tw, m)
+    else:
+        run(dst.shape[1], dst.size, _input_transform, src, dst, bt, n0, mb, y0, pw, rows, tw, m)
 
 
 def _direct(n: int, work: int, fn: Any, *args: Any) -> None:
@@ -924,35 +920,12 @@ def _weight_grad_block(
     """weight_grad3x3 on one block: x's and dy's tile transforms, then acc[xi] (=|+=)
     Dy[xi] @ V[xi]^T per group (first: =). In the plane layout dy's junk column is 0
     (its tiles lie right of dy), so the junk tiles add nothing."""
-    n0, mb, ty0, rows = blk
+    ty0 = blk[2]
     a, cg, fg = m + 2, c // groups, f // groups
-    ph, pw = pad
     run = _split if split else _direct
-    plane = mb == 1
-    cols = rows * (tw + 1) if plane else mb * rows * tw
-    v = scratch[: a * a * c * cols].reshape(a * a, c, cols)
-    dyt = scratch[a * a * c * cols : a * a * (c + f) * cols].reshape(a * a, f, cols)
-    if plane:
-        run(
-            c,
-            c * a * a * cols,
-            _input_transform_plane,
-            xc,
-            v,
-            bt,
-            n0,
-            m * ty0 - ph,
-            pw,
-            rows,
-            tw,
-            m,
-        )
-        run(
-            f, f * a * a * cols, _input_transform_plane, dyc, dyt, a_dy, n0, m * ty0, 0, rows, tw, m
-        )
-    else:
-        run(c, c * a * a * cols, _input_transform, xc, v, bt, n0, mb, m * ty0 - ph, pw, rows, tw, m)
-        run(f, f * a * a * cols, _input_transform, dyc, dyt, a_dy, n0, mb, m * ty0, 0, rows, tw, m)
+    v, dyt = _block_views(scratch, blk, a, c, f, tw)
+    _tiles(run, xc, v, bt, blk, m * ty0 - pad[0], pad[1], tw, m)
+    _tiles(run, dyc, dyt, a_dy, blk, m * ty0, 0, tw, m)  # dy: no padding
     for gi in range(groups):
         fs, cs = slice(gi * fg, (gi + 1) * fg), slice(gi * cg, (gi + 1) * cg)
         if _blas.routes_matmul(acc.dtype):  # all positions in one call, beta = 1 after
