@@ -286,6 +286,12 @@ def test_auto_measures_once_and_keeps_the_choice_on_disk(tmp_path: Any, monkeypa
     assert len(calls) == 3
     _conv_algo.forward_tile(s, x[:, :, None], w[:, :, None], b, TempSpace(), training=False)
     assert len(calls) == 3
+    # a choice saved by an older version of the algorithms is stale: measured again
+    monkeypatch.setattr(_conv_algo, "ALGO_VERSION", _conv_algo.ALGO_VERSION + 1)
+    _conv_algo.forget()
+    _conv_algo.forward_tile(s, x[:, :, None], w[:, :, None], b, TempSpace(), training=False)
+    assert len(calls) == 6
+    assert len(json.loads(path.read_text())) == 2  # both versions' entries, in one file
 
 
 def test_auto_never_gives_a_training_forward_f4x4(tmp_path: Any, monkeypatch: Any) -> None:

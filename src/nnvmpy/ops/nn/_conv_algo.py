@@ -74,6 +74,12 @@ def cache_path() -> str:
     return os.path.expanduser(path) if path else ""
 
 
+#: bumped when an algorithm's implementation changes enough that choices measured before
+#: are stale (2: Winograd's plane layout and lanes, which turned the 56x56 layers from
+#: im2col to Winograd): entries of other versions in the file are measured again
+ALGO_VERSION = 2
+
+
 def key(kind: str, s: Any, dtype: Any) -> str:
     """The cache key: direction, sizes, padding, groups, dtype, the thread width the layer
     runs at now and the BLAS the GEMMs run on (a choice timed with OpenBLAS is wrong for
@@ -83,11 +89,13 @@ def key(kind: str, s: Any, dtype: Any) -> str:
     thread while other processes hold a core, and the best algorithm differs between the
     two. ResNet-18's 64-channel 56x56 layer at batch 32 on MKL: shifted GEMMs 40 ms vs
     F(2x2) 55 ms at two threads, but 59 vs 42 ms at one. Keyed by the budget, a choice
-    timed while the machine was busy was kept for the quiet machine too."""
+    timed while the machine was busy was kept for the quiet machine too. The last field
+    is ALGO_VERSION."""
     win = s.win
     sizes = (s.n, s.c, s.h, s.w, s.f, s.groups, win.ph, win.pw)
     blas = _blas.name()
-    return f"{kind}|{'x'.join(map(str, sizes))}|{np.dtype(dtype).name}|t{threads.width()}|{blas}"
+    dims = "x".join(map(str, sizes))
+    return f"{kind}|{dims}|{np.dtype(dtype).name}|t{threads.width()}|{blas}|v{ALGO_VERSION}"
 
 
 def _load(path: str) -> None:
