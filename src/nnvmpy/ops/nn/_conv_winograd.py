@@ -29,10 +29,13 @@ convolution's (~2e-7 of the largest output). F(4x4)'s transforms scale by up to 
 1/24: ~3e-6 forward and data gradient, ~1e-5 filter gradient (ResNet-18 layers; the tests
 in tests/ops/test_conv_winograd.py bound them).
 
-The transforms are serial numba loops (images innermost, so even 7x7 maps give long
-vector loops), split by channel ranges over Python threads (`_split`): they run between
-OpenBLAS calls, where numba's OpenMP workers would fight OpenBLAS's threads for the cores
-(see _im2col.py). Backward data is the forward of dy with the flipped, transposed filter
+The transforms are serial numba loops: images innermost in blocks of several images (so
+even 7x7 maps give long vector loops), the plane layout in blocks of one image (below).
+The blocks (`_plan`) go to `_lanes` partitions where the BLAS can run one-thread GEMMs
+(MKL): each runs its blocks start to end on one thread. Otherwise each transform is split
+by channel ranges over Python threads (`_split`) between GEMMs on all BLAS threads;
+numba's OpenMP workers would fight the BLAS threads for the cores (see _im2col.py).
+Backward data is the forward of dy with the flipped, transposed filter
 and padding 2 - p (`backward_data`); the filter gradient is F(3x3, m x m) with the same
 matrices (`weight_grad3x3`).
 
