@@ -24,6 +24,7 @@ import nnvmpy as nv
 from nnvmpy import threads
 from nnvmpy.base import Context, NNVMError
 from nnvmpy.engine import ThreadedEnginePerDevice
+from nnvmpy.kernel import cpu
 from nnvmpy.ops import _numpy_fast
 
 
@@ -117,7 +118,7 @@ def test_two_engine_workers_share_the_budget(budget_of) -> None:
     """Regions entered at once from two workers: the helper threads they start (width - 1
     each) stay within the budget; numba's width on each worker is the granted one."""
     budget_of(2)
-    nv.nd.relu(nv.nd.ones((1 << 16,))).wait_to_read()  # numba's pool is started
+    nv.nd.relu(nv.nd.ones((cpu.SERIAL_CUTOFF,))).wait_to_read()  # numba's pool is started
     eng = ThreadedEnginePerDevice(cpu_workers=2, gpu_workers=1)
     inside = threading.Barrier(2, timeout=30)
     seen: list[tuple[int, int, int]] = []
@@ -148,7 +149,7 @@ def test_engine_worker_follows_the_width(budget_of) -> None:
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("numba has one thread")
     budget_of(2)
-    nv.nd.relu(nv.nd.ones((1 << 16,))).wait_to_read()  # numba's pool is started
+    nv.nd.relu(nv.nd.ones((cpu.SERIAL_CUTOFF,))).wait_to_read()  # numba's pool is started
     eng = ThreadedEnginePerDevice(cpu_workers=1, gpu_workers=1)
     got: list[int] = []
     var = eng.new_var()
@@ -176,13 +177,14 @@ def test_large_kernel_launch_runs_in_a_region(budget_of, monkeypatch: pytest.Mon
         return real(want)
 
     monkeypatch.setattr(threads, "region", spy)
-    x = nv.nd.array(np.linspace(-1, 1, 1 << 16, dtype=np.float32))
+    x = nv.nd.array(np.linspace(-1, 1, cpu.SERIAL_CUTOFF, dtype=np.float32))
     y = nv.nd.relu(x).asnumpy()
     np.testing.assert_array_equal(y, np.maximum(x.asnumpy(), 0))
-    assert calls, "a 65536-element relu did not ask the budget for its team"
+    assert calls, "a relu of NNVMPY_CPU_PARALLEL_SIZE elements did not ask for its team"
     calls.clear()
-    nv.nd.relu(nv.nd.ones((16,))).wait_to_read()
-    assert not calls  # small launches run serially, outside any region
+    # one element less runs serially, outside any region: no team is woken
+    nv.nd.relu(nv.nd.ones((cpu.SERIAL_CUTOFF - 1,))).wait_to_read()
+    assert not calls
 
 
 def test_ufunc_pool_uses_the_granted_width(budget_of) -> None:
@@ -211,7 +213,8 @@ def test_knob_sets_openblas_and_numba_threads(engine: str) -> None:
     code = (
         "import numba, nnvmpy as nv\n"
         "from nnvmpy import threads\n"
-        "x = nv.nd.relu(nv.nd.ones((1 << 16,)))\n"
+        "from nnvmpy.kernel.cpu import SERIAL_CUTOFF\n"
+        "x = nv.nd.relu(nv.nd.ones((SERIAL_CUTOFF,)))  # a parallel loop\n"
         "x.wait_to_read()\n"
         "seen = []\n"
         "from nnvmpy.engine import get_engine\n"
@@ -270,3 +273,37 @@ def test_openblas_keeps_one_thread_beside_another_blas(monkeypatch: pytest.Monke
     finally:
         monkeypatch.setattr(threads, "_blas_setters", [])
         threads.set_blas_threads(before or 1)
+
+
+# ---------------------------------------------------------------- when a loop goes parallel
+_CUTOFFS = (
+    "import nnvmpy.kernel.cpu as c, nnvmpy.kernel.device as d, nnvmpy.ops._broadcast_map as b;"
+    "print(c.SERIAL_CUTOFF, d.SERIAL_CUTOFF, b.SERIAL_CUTOFF)"
+)
+
+
+def _cutoffs_with(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.endswith("_CPU_PARALLEL_SIZE")}
+    return subprocess.run(
+        [sys.executable, "-c", _CUTOFFS], env={**clean, **env}, capture_output=True, text=True
+    )
+
+
+def test_parallel_size_defaults_to_mxnets_and_reaches_every_loop_family() -> None:
+    done = _cutoffs_with({})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["200000"] * 3  # MXNET_CPU_PARALLEL_SIZE's default
+
+
+@pytest.mark.parametrize("knob", ["NNVMPY_CPU_PARALLEL_SIZE", "MXNET_CPU_PARALLEL_SIZE"])
+def test_parallel_size_knob_and_its_mxnet_spelling(knob: str) -> None:
+    done = _cutoffs_with({knob: "4096"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["4096"] * 3
+
+
+def test_bad_parallel_size_names_the_knob() -> None:
+    done = _cutoffs_with({"NNVMPY_CPU_PARALLEL_SIZE": "lots"})
+    assert done.returncode != 0
+    assert "NNVMPY_CPU_PARALLEL_SIZE='lots'" in done.stderr
+    assert "positive integer" in done.stderr

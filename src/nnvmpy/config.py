@@ -44,6 +44,14 @@ NUM_THREADS = Knob(
     "parallel kernels and the ufunc pool (nnvmpy.threads); 0: the cores the process may "
     "run on.",
 )
+CPU_PARALLEL_SIZE = Knob(
+    "NNVMPY_CPU_PARALLEL_SIZE",
+    "200000",
+    "Element-wise, broadcast and other CPU loops over fewer items than this run on the "
+    "calling thread; from this size on they start a parallel team (MXNet's "
+    "MXNET_CPU_PARALLEL_SIZE, also read, same default). Read once, at import.",
+    mxnet_name="MXNET_CPU_PARALLEL_SIZE",
+)
 THREADS_ADAPT = Knob(
     "NNVMPY_THREADS_ADAPT",
     "1",
@@ -211,6 +219,7 @@ ALL_KNOBS = [
     GPU_COPY_NTHREADS,
     GPU_STREAMS,
     NUM_THREADS,
+    CPU_PARALLEL_SIZE,
     THREADS_ADAPT,
     NUMBA_THREADING_LAYER,
     ELIMINATE_COMMON_EXPR,

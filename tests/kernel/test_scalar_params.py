@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import nnvmpy.kernel as K
+from nnvmpy.kernel.cpu import SERIAL_CUTOFF
 
 
 @K.elementwise
@@ -24,7 +25,7 @@ def _shift_scale(x, s, t):
     return (x + t) * s
 
 
-SIZES = [7, 1 << 16]  # the serial loop and the parallel one (SERIAL_CUTOFF is 2**15)
+SIZES = [7, SERIAL_CUTOFF + 1]  # the serial loop and the parallel one
 
 
 def _x(n: int, dtype: type = np.float32) -> np.ndarray:

@@ -289,9 +289,9 @@ def test_reduce_plan_groups_kept_and_reduced_dims() -> None:
 @pytest.mark.parametrize(
     ("la", "lb"),
     [
-        ((64, 1024), (1024,)),  # parallel, both contiguous along rows
-        ((2, 3 * bmap.CHUNK + 5), (2, 1)),  # rows longer than one chunk
-        ((3, 5, 40, 60), (1, 5, 1, 1)),  # NCHW per-channel
+        ((256, 1024), (1024,)),  # parallel, both contiguous along rows
+        ((10, 3 * bmap.CHUNK + 5), (10, 1)),  # rows longer than one chunk
+        ((3, 5, 120, 120), (1, 5, 1, 1)),  # NCHW per-channel
     ],
     ids=str,
 )

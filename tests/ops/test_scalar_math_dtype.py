@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import nnvmpy as nv
+from nnvmpy.kernel.cpu import SERIAL_CUTOFF
 from nnvmpy.ops import elemwise_scalar
 
 nd = nv.nd
@@ -63,7 +64,7 @@ def _tiled(a: np.ndarray, n: int) -> nv.NDArray:
     return nd.array(np.resize(a, n))
 
 
-@pytest.mark.parametrize("n", [len(MOD_LHS), 1 << 16])  # serial and parallel loops
+@pytest.mark.parametrize("n", [len(MOD_LHS), SERIAL_CUTOFF])  # serial and parallel loops
 def test_mod_edge_values_are_mxnets(n: int) -> None:
     k = len(MOD_LHS)
     lhs, rhs = _tiled(MOD_LHS, n), _tiled(MOD_RHS, n)
@@ -83,7 +84,7 @@ def test_mod_by_a_zero_scalar_is_zero_as_mxnet() -> None:
     np.testing.assert_array_equal(got, np.where(np.isnan(MOD_LHS), NAN, 0))
 
 
-@pytest.mark.parametrize("n", [1000, 1 << 16])
+@pytest.mark.parametrize("n", [1000, SERIAL_CUTOFF])
 @pytest.mark.parametrize("s", [0.1, -0.7, 3.0])
 def test_mod_scalar_is_numpy_in_float32(n: int, s: float) -> None:
     x = np.random.default_rng(5).uniform(-100, 100, n).astype(F)

@@ -49,9 +49,9 @@ from .. import threads as _threads
 from ..base import Context, NNVMError
 from .elementwise import _FLOATS, NUMPY_MIN_SIZE, ElementwiseKernel
 
-# Below this many elements the loop runs serially: starting the thread pool costs
-# more than the work (a few µs).
-SERIAL_CUTOFF = 1 << 15
+# Below this many elements the loop runs serially: waking the team costs more than the
+# work (NNVMPY_CPU_PARALLEL_SIZE, see nnvmpy.threads.parallel_size).
+SERIAL_CUTOFF = _threads.parallel_size()
 # Bump when the loop templates change meaning (it is part of the disk-cache key).
 _TEMPLATE_VERSION = "4"
 

@@ -38,11 +38,12 @@ from typing import Any
 import numpy as np
 
 from ..base import Context, NNVMError
+from ..threads import parallel_size
 from .elementwise import array_device, is_gpu_array
 
 #: below this many items of work a CPU loop runs on the calling thread: waking the
 #: thread pool costs more than the work (the element-wise kernels' cutoff, kernel/cpu.py)
-SERIAL_CUTOFF = 1 << 15
+SERIAL_CUTOFF = parallel_size()  # NNVMPY_CPU_PARALLEL_SIZE (nnvmpy.threads)
 # Bump when the loop template changes meaning (part of the disk-cache key).
 _LOOP_VERSION = "5"
 _SCALARS = (int, float, bool, np.number, np.bool_)

@@ -27,6 +27,7 @@ from .. import kernel
 from ..base import NNVMError
 from ..kernel.device import for_device
 from ..kernel.elementwise import req_mode
+from ..threads import parallel_size
 
 Kernel = Any  # an nv.kernel.elementwise kernel
 
@@ -243,7 +244,7 @@ def _cpu_map3(f: Any) -> Any:
 
 
 _CPU_LOOPS = {1: _cpu_map1, 2: _cpu_map2, 3: _cpu_map3}
-SERIAL_CUTOFF = 1 << 15  # below this many outputs the serial loop runs (no thread pool)
+SERIAL_CUTOFF = parallel_size()  # below this many outputs the serial loop runs (no team)
 _VERSION = "4"  # part of the disk-cache key: bump when the loop templates change meaning
 
 
