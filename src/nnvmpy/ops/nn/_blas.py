@@ -295,8 +295,11 @@ def routes_matmul(dtype: Any) -> bool:
 #: worker's core), each 2-thread call pays a wake-up, and small GEMMs lose by it: LeNet's
 #: training step (GEMMs of 0.3-26 M multiply-adds) took 21 ms with every GEMM on two
 #: threads, 14.4 / 12.1-13.3 with this bound at 2^22 / 2^24-2^26; the MLP's 3.0 -> 2.5-2.8.
-#: 2^25 keeps ResNet-18's smallest 3x3 layers at batch 1 (58 M) on two threads.
-SMALL_GEMM_MACS = 1 << 25
+#: With element-wise loops no longer waking a team below 200000 items (threads.parallel_size)
+#: the MLP's 25.7 M products (784 -> 512 at batch 64) pay to run on two threads: same-sitting
+#: A/B over 600 steps, 2^25 -> 2^24: mlp-train 2.55 -> 2.47 ms, lenet-train 12.57 -> 12.41.
+#: ResNet-18's smallest 3x3 layers at batch 1 (58 M) stay on two threads either way.
+SMALL_GEMM_MACS = 1 << 24
 
 
 def _call(fn: Any, *args: Any) -> None:
