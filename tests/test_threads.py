@@ -307,3 +307,56 @@ def test_bad_parallel_size_names_the_knob() -> None:
     assert done.returncode != 0
     assert "NNVMPY_CPU_PARALLEL_SIZE='lots'" in done.stderr
     assert "positive integer" in done.stderr
+
+
+# ---------------------------------------------------------------- how idle OpenMP threads wait
+_OMP_VARS = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "NNVMPY_OMP_SPINCOUNT")
+
+
+@pytest.mark.parametrize(
+    ("env", "want"),
+    [
+        ({}, ("30000", None)),  # a short spin, then sleep
+        ({"NNVMPY_OMP_SPINCOUNT": "0"}, (None, "PASSIVE")),
+        ({"NNVMPY_OMP_SPINCOUNT": "5000"}, ("5000", None)),
+        ({"OMP_WAIT_POLICY": "ACTIVE"}, (None, "ACTIVE")),  # the user's choice stays
+        ({"GOMP_SPINCOUNT": "7"}, ("7", None)),
+    ],
+)
+def test_openmp_wait_policy(monkeypatch: pytest.MonkeyPatch, env: dict, want: tuple) -> None:
+    for name in _OMP_VARS:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(threads, "_set_for_openmp", {})
+    threads.openmp_wait()
+    assert (os.environ.get("GOMP_SPINCOUNT"), os.environ.get("OMP_WAIT_POLICY")) == want
+    # programs started from here (benchmark anchors) get the user's settings only
+    outside = threads.anchor_env()
+    assert {k: outside.get(k) for k in _OMP_VARS[:2]} == {k: env.get(k) for k in _OMP_VARS[:2]}
+    assert outside.get("NNVMPY_OMP_SPINCOUNT") == env.get("NNVMPY_OMP_SPINCOUNT")
+
+
+def test_openmp_wait_is_set_before_libgomp_loads() -> None:
+    """GNU OpenMP reads its wait variables once, when it is loaded; numba's omp layer is
+    imported (loading libgomp) to see whether it exists. The policy must be in the
+    environment by then: set after it, half of the processes ran long-spinning teams."""
+    code = (
+        "import os\n"
+        "from nnvmpy.kernel import cpu\n"
+        "seen = []\n"
+        "real = cpu._has_omp\n"
+        "def spy():\n"
+        "    maps = open('/proc/self/maps').read()\n"
+        "    seen.append((os.environ.get('GOMP_SPINCOUNT'), 'libgomp' in maps))\n"
+        "    return real()\n"
+        "cpu._has_omp = spy\n"
+        "cpu.configure_threading_layer()\n"
+        "print(seen)\n"
+    )
+    clean = {k: v for k, v in os.environ.items() if k not in _OMP_VARS}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=clean, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[('30000', False)]", done.stdout

@@ -104,7 +104,9 @@ def run_other(python: str, script: str, case: tuple[int, ...], steps: int, data:
     out = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench_deconv_out_{os.getpid()}.npy"
     k, s, p = case
     args = [python, "-c", script, str(k), str(s), str(p), str(steps), str(data), str(out)]
-    fields = subprocess.run(args, capture_output=True, text=True, check=True).stdout.split()
+    env = nv.threads.anchor_env()  # the anchor's own OpenMP defaults, not nnvmpy's
+    done = subprocess.run(args, capture_output=True, text=True, check=True, env=env)
+    fields = done.stdout.split()
     result = [float(v) for v in fields]
     if out.exists():
         result.append(np.load(out))

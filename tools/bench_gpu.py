@@ -324,7 +324,8 @@ def run_torch_resnet(args: argparse.Namespace, batch: int, size: int) -> dict[st
     cfg = {"batch": batch, "size": size, "reps": args.net_reps}
     try:
         proc = subprocess.run([python, "-c", TORCH_SCRIPT, json.dumps(cfg)], capture_output=True,
-                              text=True, timeout=300, check=False)  # fmt: skip
+                              text=True, timeout=300, check=False,
+                              env=nv.threads.anchor_env())  # fmt: skip
     except subprocess.TimeoutExpired:
         say("  (PyTorch anchor timed out)")
         return None

@@ -79,6 +79,7 @@ def torch_ms(
             capture_output=True,
             text=True,
             check=True,
+            env=nv.threads.anchor_env(),  # the anchor's own OpenMP defaults
         ).stdout.split()
     finally:
         path.unlink(missing_ok=True)

@@ -477,7 +477,7 @@ def run_mxnet(venv: Path, cfg: dict[str, Any]) -> dict[str, Any] | None:
     python = venv / "bin" / "python"
     proc = subprocess.run(
         [str(python), "-c", MXNET_SCRIPT, json.dumps(cfg)],
-        capture_output=True, text=True, timeout=1800, check=False,
+        capture_output=True, text=True, timeout=1800, check=False, env=nv.threads.anchor_env(),
     )  # fmt: skip
     for line in proc.stdout.splitlines():
         if line.startswith("RESULT "):
@@ -578,7 +578,7 @@ def run_torch(venv: Path, cfg: dict[str, Any]) -> dict[str, Any] | None:
     python = venv / "bin" / "python" if (venv / "bin" / "python").exists() else venv
     proc = subprocess.run(
         [str(python), "-c", TORCH_SCRIPT, json.dumps(cfg)],
-        capture_output=True, text=True, timeout=1800, check=False,
+        capture_output=True, text=True, timeout=1800, check=False, env=nv.threads.anchor_env(),
     )  # fmt: skip
     for line in proc.stdout.splitlines():
         if line.startswith("RESULT "):

@@ -34,8 +34,18 @@ ENGINE_TYPE = Knob(
 )
 CPU_WORKER_NTHREADS = Knob(
     "NNVMPY_CPU_WORKER_NTHREADS",
-    "2",
-    "Engine worker threads per CPU device (MXNET_CPU_WORKER_NTHREADS).",
+    "1",
+    "Engine worker threads per CPU device (MXNET_CPU_WORKER_NTHREADS, same default): the "
+    "operators parallelise inside (numba and MKL teams), and one worker keeps one team "
+    "warm between operators instead of two teams that each go cold.",
+)
+OMP_SPINCOUNT = Knob(
+    "NNVMPY_OMP_SPINCOUNT",
+    "30000",
+    "How long an idle OpenMP team thread spins before it sleeps (GNU OpenMP's "
+    "GOMP_SPINCOUNT, set from this when neither it nor OMP_WAIT_POLICY is set): long "
+    "enough to bridge the gap between two operators, short enough not to hold a core "
+    "others need; 0: sleep at once (OMP_WAIT_POLICY=PASSIVE).",
 )
 NUM_THREADS = Knob(
     "NNVMPY_NUM_THREADS",
@@ -215,6 +225,7 @@ PROFILER_AUTOSTART = Knob(
 ALL_KNOBS = [
     ENGINE_TYPE,
     CPU_WORKER_NTHREADS,
+    OMP_SPINCOUNT,
     GPU_WORKER_NTHREADS,
     GPU_COPY_NTHREADS,
     GPU_STREAMS,

@@ -58,14 +58,52 @@ _governor: threading.Thread | None = None
 _governor_pid = 0
 
 
+def openmp_wait() -> None:
+    """How idle OpenMP team threads wait: spin NNVMPY_OMP_SPINCOUNT rounds, then sleep,
+    unless the user set OMP_WAIT_POLICY or GOMP_SPINCOUNT.
+
+    Why a short spin. Waking a sleeping team thread costs ~80 us on a VM, more than many
+    operators take, and the next operator's team usually starts within microseconds of
+    the last one's end. With one engine worker (one team, kept warm) an MLP training step
+    took 1.74 ms against 2.47 with sleeping teams (PASSIVE) and two workers, LeNet's 11.9
+    against 12.5, ResNet-18 unchanged; spinning longer (GOMP's default 300000, or
+    ACTIVE) held cores the other threads needed: ResNet-18 at batch 1 took 31-34 ms
+    instead of 25-26.
+
+    GNU OpenMP reads these variables once, when libgomp is loaded, so this runs before
+    anything loads it: numba's omp layer (importing it to see whether it exists loads
+    it) and MKL's GNU threading. When the policy was set too late (after that import),
+    half of the processes ran with GOMP's default spin and the slow ResNet-18 above.
+    """
+    if "OMP_WAIT_POLICY" in os.environ or "GOMP_SPINCOUNT" in os.environ:
+        return  # the user's choice
+    spin = config.OMP_SPINCOUNT.get().strip()
+    name, value = ("OMP_WAIT_POLICY", "PASSIVE") if spin in ("", "0") else ("GOMP_SPINCOUNT", spin)
+    os.environ[name] = value
+    _set_for_openmp[name] = value
+
+
+_set_for_openmp: dict[str, str] = {}  # what openmp_wait put into os.environ
+
+
+def anchor_env() -> dict[str, str]:
+    """os.environ without what openmp_wait put in, for other programs started from this
+    process: benchmark anchors (MXNet and PyTorch use GNU OpenMP too) must run with their
+    own defaults, not with the wait policy nnvmpy chose for its teams."""
+    return {
+        k: v for k, v in os.environ.items() if k not in _set_for_openmp or _set_for_openmp[k] != v
+    }
+
+
 def parallel_size() -> int:
     """Fewest items of work a CPU loop starts a parallel team for (NNVMPY_CPU_PARALLEL_SIZE).
 
     Why 200000 (MXNet's MXNET_CPU_PARALLEL_SIZE default) rather than a few thousand:
-    the team's other threads sleep between regions (OMP_WAIT_POLICY=PASSIVE, so idle
-    teams of other engine workers do not spin on the cores), and waking one costs
-    ~80 us on a VM. A 64x512 relu took 130 us in a 2-thread team and 15 us alone; the
-    MLP's forward pass went 1.23 -> 0.95 ms when its 32k-element loops stayed serial.
+    a team thread that has gone to sleep (openmp_wait) costs ~80 us to wake on a VM. A
+    64x512 relu took 130 us in a 2-thread team and 15 us alone; the MLP's forward pass
+    went 1.23 -> 0.95 ms when its 32k-element loops stayed serial (sleeping teams, two
+    engine workers; with today's short spin and one worker the bound still measured best:
+    mlp-train 1.71 ms at 200000, 1.77 at 32768).
     """
     text = config.CPU_PARALLEL_SIZE.get().strip()
     try:

@@ -144,9 +144,11 @@ def _load_openblas() -> Library | None:
 def _load_mkl(path: str) -> Library:
     """Load libmkl_rt with GNU OpenMP threading and the LP64 interface (raises OSError)."""
     layer = _MKL_THREADING_GNU
-    # idle team threads sleep instead of spinning on cores the other engine worker needs
-    # (kernel/cpu.py sets the same for numba's teams; read when libgomp starts)
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    # idle team threads spin briefly, then sleep (read when libgomp starts: see
+    # nnvmpy.threads.openmp_wait)
+    from ... import threads
+
+    threads.openmp_wait()
     if os.environ.get("MKL_THREADING_LAYER", "GNU").upper() == "GNU":
         # libmkl_gnu_thread takes its GOMP_* symbols from the global namespace; promote
         # the libgomp numba's omp layer links (same file) so there is one OpenMP runtime.
@@ -290,14 +292,15 @@ def routes_matmul(dtype: Any) -> bool:
 
 
 # ---------------------------------------------------------------- calls
-#: GEMMs below this many multiply-adds run on one MKL thread. With the team's threads
-#: asleep between calls (OMP_WAIT_POLICY=PASSIVE, so they do not spin on the other engine
-#: worker's core), each 2-thread call pays a wake-up, and small GEMMs lose by it: LeNet's
+#: GEMMs below this many multiply-adds run on one MKL thread. Where the team's thread has
+#: gone to sleep (nnvmpy.threads.openmp_wait) each 2-thread call pays a wake-up, and small
+#: GEMMs lose by it: LeNet's
 #: training step (GEMMs of 0.3-26 M multiply-adds) took 21 ms with every GEMM on two
 #: threads, 14.4 / 12.1-13.3 with this bound at 2^22 / 2^24-2^26; the MLP's 3.0 -> 2.5-2.8.
 #: With element-wise loops no longer waking a team below 200000 items (threads.parallel_size)
 #: the MLP's 25.7 M products (784 -> 512 at batch 64) pay to run on two threads: same-sitting
-#: A/B over 600 steps, 2^25 -> 2^24: mlp-train 2.55 -> 2.47 ms, lenet-train 12.57 -> 12.41.
+#: A/B over 600 steps, 2^25 -> 2^24: mlp-train 2.55 -> 2.47 ms, lenet-train 12.57 -> 12.41;
+#: with one engine worker and teams that spin briefly, 2.61 -> 1.71 ms and 11.73 -> 11.37.
 #: ResNet-18's smallest 3x3 layers at batch 1 (58 M) stay on two threads either way.
 SMALL_GEMM_MACS = 1 << 24
 
