@@ -50,9 +50,12 @@ class _Lazy:
 class CPUKernel(_Lazy):
     """A numba CPU kernel: `numba.njit(parallel=..., nogil=True, cache=True)` on first call."""
 
-    def __init__(self, py_func: Callable[..., Any], parallel: bool = True) -> None:
+    def __init__(
+        self, py_func: Callable[..., Any], parallel: bool = True, reassociate: bool = False
+    ) -> None:
         super().__init__(py_func)
         self.parallel = parallel
+        self.reassociate = reassociate  # float sums may be reordered (vector reductions)
 
     def _build(self) -> Any:
         from . import cpu
@@ -61,6 +64,8 @@ class CPUKernel(_Lazy):
         import numba
 
         options: dict[str, Any] = {"parallel": self.parallel, "nogil": True, "error_model": "numpy"}
+        if self.reassociate:
+            options["fastmath"] = {"reassoc", "contract"}
         try:
             return numba.njit(cache=True, **options)(self.py_func)
         except Exception:  # no source file to cache beside (REPL, exec)
@@ -100,16 +105,24 @@ class CUDAKernel(_Lazy):
 
 
 @overload
-def cpu_kernel(py_func: Callable[..., Any], *, parallel: bool = True) -> CPUKernel: ...
+def cpu_kernel(
+    py_func: Callable[..., Any], *, parallel: bool = True, reassociate: bool = False
+) -> CPUKernel: ...
 @overload
 def cpu_kernel(
-    py_func: None = None, *, parallel: bool = True
+    py_func: None = None, *, parallel: bool = True, reassociate: bool = False
 ) -> Callable[[Callable[..., Any]], CPUKernel]: ...
-def cpu_kernel(py_func: Callable[..., Any] | None = None, parallel: bool = True) -> Any:
-    """Lazy numba CPU kernel; use as `@cpu_kernel` or `@cpu_kernel(parallel=False)`."""
+def cpu_kernel(
+    py_func: Callable[..., Any] | None = None, parallel: bool = True, reassociate: bool = False
+) -> Any:
+    """Lazy numba CPU kernel; use as `@cpu_kernel` or `@cpu_kernel(parallel=False)`.
+
+    reassociate=True lets LLVM reorder float sums (numba's fastmath reassoc + contract):
+    a dot product then runs as vector partial sums, not one serial chain.
+    """
     if py_func is None:
-        return lambda f: CPUKernel(f, parallel)
-    return CPUKernel(py_func, parallel)
+        return lambda f: CPUKernel(f, parallel, reassociate)
+    return CPUKernel(py_func, parallel, reassociate)
 
 
 def cuda_kernel(py_func: Callable[..., Any]) -> CUDAKernel:

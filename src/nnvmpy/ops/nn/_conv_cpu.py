@@ -234,6 +234,11 @@ def forward(
         return
     shifted = shifted and algo != _conv_algo.IM2COL
     # -- end of the Winograd hook -------------------------------------------------------
+    if epilogue is None and not gemm_only and direct(s):
+        beta, has_bias = _bias_or_dummy(bias, x.dtype)
+        k._direct_forward(planar(x), planar(w), beta, planar(out), has_bias, req == _ADD,
+                          s.win.kh, s.win.kw, s.win.ho, s.win.wo)  # fmt: skip
+        return
     if epilogue is not None:
         _forward_epilogue(s, x, w, bias, out, res, *epilogue, shifted)
         return
@@ -253,6 +258,24 @@ def forward(
             k._add_bias(out3, beta, 0, s.n)
         return
     _forward_chunks(s, x, w2, beta, has_bias, out3, add, res, None)
+
+
+#: The direct loops (_im2col._direct_forward / _direct_weight) run where a window holds at
+#: most this many input values (channels x kh x kw): LeNet's first layer (1 x 5 x 5, batch
+#: 64, 20 filters) forward 1.62 -> 1.05 ms, filter gradient ~1.9 -> 1.1 ms; its second
+#: (20 x 5 x 5) is 12x slower direct than through the GEMM.
+DIRECT_MAX_WINDOW = 32
+
+
+def direct(s: ConvShape) -> bool:
+    """A 2-D, one-group, stride-1, unpadded, undilated layer with small windows."""
+    win = s.win
+    return (
+        s.planar
+        and s.groups == 1
+        and (win.sh, win.sw, win.ph, win.pw, win.dh, win.dw) == (1, 1, 0, 0, 1, 1)
+        and s.c * win.kh * win.kw <= DIRECT_MAX_WINDOW
+    )
 
 
 def _forward_chunks(
@@ -478,6 +501,11 @@ def backward(
             _backward_chunks(s, dy3, x, w2, None, dw, _NULL, req_w, res)
             req_w = _NULL
     # -- end of the Winograd hook -------------------------------------------------------
+    if req_w != _NULL and not gemm_only and direct(s):
+        win = s.win
+        k._direct_weight(planar(x), planar(dy), planar(dw), req_w == _ADD,
+                         win.kh, win.kw, win.ho, win.wo)  # fmt: skip
+        req_w = _NULL
     if s.pointwise and req_x not in (_NULL, _ADD):
         _blas.mm(w2.T, dy3, dx.reshape(s.n, s.c, s.hw))
         req_x = _NULL

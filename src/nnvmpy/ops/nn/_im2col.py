@@ -428,3 +428,57 @@ __all__ = [
     "_unpad_out",
     "planar_args",
 ]
+
+
+# Direct loops for convolutions with very few input values per window (ResNet-less
+# nets' first layer: LeNet's 1 channel x 5x5 = 25): im2col would copy each input value
+# kh*kw times into a column matrix only 25 rows deep, and the GEMM on it is all memory
+# traffic. Stride 1, no padding, no dilation (_conv_cpu.direct decides).
+@kernel.cpu_kernel
+def _direct_forward(x, w, bias, out, has_bias, add, kh, kw, ho, wo):
+    # out[n, f, y, :] (+)= bias[f] + sum_{c,i,j} w[f, c, i, j] * x[n, c, y + i, j : j + wo]
+    n_img, n_f, n_c = out.shape[0], out.shape[1], x.shape[1]
+    for t in prange(n_img * n_f):
+        n = t // n_f
+        f = t % n_f
+        b = bias[f] if has_bias else out.dtype.type(0)
+        for y in range(ho):
+            row = out[n, f, y]
+            if add:
+                for z in range(wo):
+                    row[z] += b
+            else:
+                for z in range(wo):
+                    row[z] = b
+            for c in range(n_c):
+                for i in range(kh):
+                    src = x[n, c, y + i]
+                    for j in range(kw):
+                        wv = w[f, c, i, j]
+                        for z in range(wo):
+                            row[z] += wv * src[j + z]
+
+
+@kernel.cpu_kernel(reassociate=True)
+def _direct_weight(x, dy, dw, add, kh, kw, ho, wo):
+    # dw[f, c, i, j] (+)= sum_{n, y, z} dy[n, f, y, z] * x[n, c, y + i, z + j]; each row's
+    # dot product runs as vector partial sums (reassociate), summed over rows in order
+    n_img, n_f, n_c = dy.shape[0], dy.shape[1], x.shape[1]
+    for t in prange(n_f * n_c):
+        f = t // n_c
+        c = t % n_c
+        for i in range(kh):
+            for j in range(kw):
+                acc = 0.0  # the rows' sums add up in float64
+                for n in range(n_img):
+                    for y in range(ho):
+                        g = dy[n, f, y]
+                        src = x[n, c, y + i]
+                        s = g[0] * 0
+                        for z in range(wo):
+                            s += g[z] * src[j + z]
+                        acc += s
+                if add:
+                    dw[f, c, i, j] += acc
+                else:
+                    dw[f, c, i, j] = acc
