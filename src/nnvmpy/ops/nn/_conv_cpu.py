@@ -156,12 +156,21 @@ def _valid_args(win: Window) -> tuple[int, ...]:
     return (win.sh, win.sw, win.dh, win.dw, win.ho, win.wo)
 
 
+def _same_size(s: ConvShape) -> bool:
+    """Stride 1 and an output the size of the input (see _im2col._im2col_same)."""
+    win = s.win
+    return (win.sh, win.sw, win.ho, win.wo) == (1, 1, s.h, s.w)
+
+
 def to_columns(s: ConvShape, x: Any, col: Any, n0: int, m: int, c0: int) -> None:
     """col = im2col of images n0..n0+m-1, channels c0..c0+cg-1 of x (N, C, D, H, W)."""
     win = s.win
     x4 = x.reshape(s.n, s.c * s.d, s.h, s.w)
     if s.planar and win.ph == 0 and win.pw == 0:
         k._im2col_valid(x4, col, n0, m, c0, s.cg, win.kh, win.kw, *_valid_args(win))
+        return
+    if s.planar and _same_size(s):
+        k._im2col_same(x4, col, n0, m, c0, s.cg, win.kh, win.kw, win.ph, win.pw, win.dh, win.dw)
         return
     if s.planar:
         args = (*win.args(), *k.planar_args(win.kh, win.kw, s.hw), 1)

@@ -126,6 +126,47 @@ def _col2im(
                         df[_u(dst + z * sw)] += cf[_u(src + z)]
 
 
+# 'Same' size (stride 1, Ho = H, Wo = W: ResNet's padded 3x3 layers): the column row of
+# tap (i, j) is the input plane shifted by one flat offset, (i*dh - ph)*W + j*dw - pw, so
+# each row is one contiguous (vectorised) copy, then zeros where the window hangs over
+# the top or bottom, and over the left or right edge (kw - 1 columns a row at most).
+# ResNet-18, 512 channels on 7x7: 191 -> 96 us at batch 1, 7.6 -> 4.6 ms at batch 32;
+# 256 on 14x14 at batch 1: 227 -> 110 us.
+
+
+@kernel.cpu_kernel(parallel=False)
+def _im2col_same(x, col, n0, nb, c0, cg, kh, kw, ph, pw, dh, dw):
+    # col[(c*kh + i)*kw + j, b*H*W + y*W + z] = x[n0+b, c0+c, y - ph + i*dh, z - pw + j*dw]
+    n_c, height, width = x.shape[1], x.shape[2], x.shape[3]
+    hw = height * width
+    ncols = col.shape[1]
+    xf = x.reshape(-1)
+    cf = col.reshape(-1)
+    for t in range(nb * cg):
+        b = t // cg
+        c = t % cg
+        plane = ((n0 + b) * n_c + c0 + c) * hw
+        for i in range(kh):
+            y_lo, y_hi = _valid_range(ph - i * dh, 1, height, height)
+            for j in range(kw):
+                z_lo, z_hi = _valid_range(pw - j * dw, 1, width, width)
+                row = ((c * kh + i) * kw + j) * ncols + b * hw
+                shift = (i * dh - ph) * width + j * dw - pw
+                for p in range(y_lo * width):
+                    cf[_u(row + p)] = 0
+                for p in range(y_hi * width, hw):
+                    cf[_u(row + p)] = 0
+                lo = max(y_lo * width, -shift)
+                hi = min(y_hi * width, hw - shift)
+                for p in range(lo, hi):
+                    cf[_u(row + p)] = xf[_u(plane + shift + p)]
+                for y in range(y_lo, y_hi):
+                    for z in range(z_lo):
+                        cf[_u(row + y * width + z)] = 0
+                    for z in range(z_hi, width):
+                        cf[_u(row + y * width + z)] = 0
+
+
 # No padding (LeNet's 5x5, every 'valid' convolution): every window lies inside the
 # image, so the copies need no clipped ranges nor zero fills. These loops run 2-2.5x
 # faster than the general ones above on small maps (an 8-wide row: the range arithmetic

@@ -1,0 +1,81 @@
+"""im2col of 'same'-size windows (stride 1, output the size of the input: ResNet's padded
+3x3 layers) through _im2col._im2col_same: against a NumPy gather from a zero-padded
+copy, and through the convolution against the float64 reference."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+# isort: off
+import op_db  # noqa: F401  (first: it loads every cases_*.py, so cases_conv is complete)
+from cases_conv import TempSpace, conv_reference
+
+# isort: on
+
+from nnvmpy.base import OpReqType
+from nnvmpy.ops.nn import _conv_cpu, _im2col
+from nnvmpy.ops.nn._geometry import Window
+
+# (h, w, kh, kw, ph, pw, dh, dw): each a stride-1 window whose output is h x w
+SAME = [
+    (7, 7, 3, 3, 1, 1, 1, 1),  # ResNet's last stage
+    (5, 9, 5, 3, 2, 1, 1, 1),
+    (6, 4, 3, 3, 2, 2, 2, 2),  # dilated
+    (1, 8, 1, 3, 0, 1, 1, 1),  # 1-D
+    (2, 2, 5, 5, 2, 2, 1, 1),  # windows wider than the image
+]
+
+
+def _columns_reference(x: Any, n0: int, m: int, c0: int, cg: int, win: Window) -> Any:
+    """col[(c*kh + i)*kw + j, b*H*W + y*W + z] from a zero-padded copy of x."""
+    xp = np.pad(x[n0 : n0 + m, c0 : c0 + cg], ((0, 0), (0, 0), (win.ph,) * 2, (win.pw,) * 2))
+    rows = []
+    for c in range(cg):
+        for i in range(win.kh):
+            for j in range(win.kw):
+                y0, z0 = i * win.dh, j * win.dw
+                taps = xp[:, c, y0 : y0 + win.ho, z0 : z0 + win.wo]
+                rows.append(taps.reshape(-1))
+    return np.stack(rows)
+
+
+def _shape(n: int, c: int, case: Any, groups: int = 1) -> Any:
+    h, w, kh, kw, ph, pw, dh, dw = case
+    return _conv_cpu.ConvShape(n, c, h, w, 6, groups, Window(kh, kw, 1, 1, ph, pw, dh, dw, h, w), 1)
+
+
+@pytest.mark.parametrize("case", SAME)
+def test_same_size_columns_match_the_padded_gather(case: Any, monkeypatch: Any) -> None:
+    calls: list[int] = []
+    real = _im2col._im2col_same
+    monkeypatch.setattr(_im2col, "_im2col_same", lambda *a: calls.append(1) or real(*a))
+    rng = np.random.default_rng(sum(case))
+    n, c, n0, m = 3, 6, 1, 2  # a chunk of images, not the first
+    s = _shape(n, c, case, groups=2)
+    cg, c0 = s.cg, s.cg  # the second group's channels
+    x = rng.standard_normal((n, c, 1, s.h, s.w)).astype(np.float32)
+    col = np.full((cg * s.win.kh * s.win.kw, m * s.hw), np.nan, np.float32)  # all written
+    _conv_cpu.to_columns(s, x, col, n0, m, c0)
+    np.testing.assert_array_equal(col, _columns_reference(x[:, :, 0], n0, m, c0, cg, s.win))
+    assert calls == [1]
+
+
+@pytest.mark.parametrize("case", SAME)
+def test_same_size_convolution_matches_the_reference(case: Any) -> None:
+    rng = np.random.default_rng(sum(case) + 1)
+    s = _shape(2, 4, case, groups=2)
+    x = rng.standard_normal((2, 4, 1, s.h, s.w)).astype(np.float32)
+    w = rng.standard_normal((6, 2, 1, s.win.kh, s.win.kw)).astype(np.float32)
+    out = np.empty((2, 6, 1, s.h, s.w), np.float32)
+    _conv_cpu.forward(s, x, w, None, out, OpReqType.kWriteTo, TempSpace(), gemm_only=True)
+    params = {
+        "kernel": (s.win.kh, s.win.kw),
+        "pad": (s.win.ph, s.win.pw),
+        "dilate": (s.win.dh, s.win.dw),
+        "num_group": 2,
+    }
+    want = conv_reference(x[:, :, 0].astype(np.float64), w[:, :, 0].astype(np.float64), **params)
+    assert np.abs(out[:, :, 0] - want).max() <= 1e-5 * max(1.0, np.abs(want).max())
