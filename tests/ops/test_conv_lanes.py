@@ -116,6 +116,35 @@ def test_lanes_match_one_lane(layer: Any, mode: str, monkeypatch: Any) -> None:
     case.check(one)  # and one lane is right: float64 reference, a direct loop over taps
 
 
+# batch 1, at least TURNED_RATIO filters per output position and TURNED_MIN_ROWS values
+# per window: the GEMM runs turned (out^T = col^T w^T, then a transposing copy)
+TURNED = [(1, 128, 4, 4, 128, 3, 1, 1, 1), (1, 256, 7, 7, 256, 3, 2, 1, 2)]
+
+
+@pytest.mark.parametrize("layer", TURNED)
+@pytest.mark.parametrize("mode", ["write", "bias", "epilogue"])
+def test_turned_gemm_matches_the_reference(layer: Any, mode: str, monkeypatch: Any) -> None:
+    from nnvmpy.ops.nn import _blas
+
+    case = _Forward(layer, mode, sum(layer) + 3)
+    _lanes_forced(monkeypatch, 1, 1)
+    monkeypatch.setattr(_conv_cpu, "TURNED_BLAS", (_blas.name(),))  # not MKL alone
+    decided: list[bool] = []
+    turned = _conv_cpu._turned
+    monkeypatch.setattr(_conv_cpu, "_turned", _spy(turned, decided))
+    case.check(case.run())
+    assert decided
+    assert all(decided)
+
+
+def _spy(fn: Any, calls: list[Any]) -> Any:
+    def spy(*args: Any) -> Any:
+        calls.append(fn(*args))
+        return calls[-1]
+
+    return spy
+
+
 def _reference(x: Any, w: Any, st: int, p: int, groups: int) -> Any:
     k = w.shape[-1]
     params = {"kernel": (k, k), "stride": (st, st), "pad": (p, p), "num_group": groups}

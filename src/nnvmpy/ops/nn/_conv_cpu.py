@@ -375,6 +375,22 @@ def _forward_one_image(
     _lanes.run(n_parts, work)
 
 
+#: MKL runs GEMMs with few output positions and many filters faster as out^T = col^T w^T
+#: (then a transposing copy into out) where out has at least this many filters per
+#: position, and at least TURNED_MIN_ROWS values per window. ResNet-18 at batch 1, two
+#: threads: 512x4608x49 (its 3x3 512-filter layers) 1.35 -> 1.03 ms, 512x2304x49 (the
+#: strided one) 0.65 -> 0.55; 512x256x49 (its 1x1) even; 256x2304x196 0.82 -> 0.89.
+#: OpenBLAS is slower turned on every one of these (1.15 -> 1.61 ms for the first).
+TURNED_RATIO = 8
+TURNED_MIN_ROWS = 1024
+TURNED_BLAS = ("mkl",)
+
+
+def _turned(s: ConvShape, cols: int) -> bool:
+    """Whether one image's GEMM runs turned (see TURNED_RATIO)."""
+    return s.fg >= TURNED_RATIO * cols and s.rows >= TURNED_MIN_ROWS and _blas.name() in TURNED_BLAS
+
+
 def _forward_chunk(
     s: ConvShape,
     x: Any,
@@ -393,10 +409,15 @@ def _forward_chunk(
     col = space[: s.rows * cols].reshape(s.rows, cols)
     tmp = space[s.rows * cols : (s.rows + s.fg) * cols].reshape(s.fg, cols)
     direct = m == 1 and not add  # one image: the GEMM writes straight into out
+    turned = direct and _turned(s, cols)
     for g in range(s.groups):
         to_columns(s, x, col, n0, m, g * s.cg)
         wg = w2[g * s.fg : (g + 1) * s.fg]
-        if direct:
+        if turned:
+            turned_out = tmp.reshape(cols, s.fg)
+            _blas.matmul(col.T, wg.T, turned_out)
+            np.copyto(out3[n0, g * s.fg : (g + 1) * s.fg], turned_out.T)
+        elif direct:
             _blas.mm(wg, col, out3[n0, g * s.fg : (g + 1) * s.fg])
         else:
             _blas.mm(wg, col, tmp)
