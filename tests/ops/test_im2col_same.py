@@ -1,6 +1,7 @@
-"""im2col of 'same'-size windows (stride 1, output the size of the input: ResNet's padded
-3x3 layers) through _im2col._im2col_same: against a NumPy gather from a zero-padded
-copy, and through the convolution against the float64 reference."""
+"""im2col of 'same'-size windows (output ceil(H / stride) x ceil(W / stride): ResNet's
+padded 3x3 layers, its strided ones and its stem) through _im2col._im2col_same (stride
+1) and _im2col_phases: against a NumPy gather from a zero-padded copy, and through the
+convolution against the float64 reference."""
 
 from __future__ import annotations
 
@@ -19,13 +20,18 @@ from nnvmpy.base import OpReqType
 from nnvmpy.ops.nn import _conv_cpu, _im2col
 from nnvmpy.ops.nn._geometry import Window
 
-# (h, w, kh, kw, ph, pw, dh, dw): each a stride-1 window whose output is h x w
+# (h, w, kh, kw, sh, sw, ph, pw, dh, dw): each window's output is ceil(h/sh) x ceil(w/sw)
 SAME = [
-    (7, 7, 3, 3, 1, 1, 1, 1),  # ResNet's last stage
-    (5, 9, 5, 3, 2, 1, 1, 1),
-    (6, 4, 3, 3, 2, 2, 2, 2),  # dilated
-    (1, 8, 1, 3, 0, 1, 1, 1),  # 1-D
-    (2, 2, 5, 5, 2, 2, 1, 1),  # windows wider than the image
+    (7, 7, 3, 3, 1, 1, 1, 1, 1, 1),  # ResNet's last stage
+    (5, 9, 5, 3, 1, 1, 2, 1, 1, 1),
+    (6, 4, 3, 3, 1, 1, 2, 2, 2, 2),  # dilated
+    (1, 8, 1, 3, 1, 1, 0, 1, 1, 1),  # 1-D
+    (2, 2, 5, 5, 1, 1, 2, 2, 1, 1),  # windows wider than the image
+    (8, 8, 3, 3, 2, 2, 1, 1, 1, 1),  # ResNet's 3x3/2
+    (8, 6, 1, 1, 2, 2, 0, 0, 1, 1),  # its 1x1/2
+    (12, 10, 7, 7, 2, 2, 3, 3, 1, 1),  # its 7x7/2 stem
+    (7, 9, 3, 3, 2, 3, 1, 0, 1, 1),  # odd sizes, unequal strides
+    (9, 5, 3, 3, 3, 2, 2, 1, 2, 1),  # strided and dilated
 ]
 
 
@@ -37,21 +43,28 @@ def _columns_reference(x: Any, n0: int, m: int, c0: int, cg: int, win: Window) -
         for i in range(win.kh):
             for j in range(win.kw):
                 y0, z0 = i * win.dh, j * win.dw
-                taps = xp[:, c, y0 : y0 + win.ho, z0 : z0 + win.wo]
+                taps = xp[:, c, y0 :: win.sh, z0 :: win.sw][:, : win.ho, : win.wo]
                 rows.append(taps.reshape(-1))
     return np.stack(rows)
 
 
 def _shape(n: int, c: int, case: Any, groups: int = 1) -> Any:
-    h, w, kh, kw, ph, pw, dh, dw = case
-    return _conv_cpu.ConvShape(n, c, h, w, 6, groups, Window(kh, kw, 1, 1, ph, pw, dh, dw, h, w), 1)
+    h, w, kh, kw, sh, sw, ph, pw, dh, dw = case
+    ho, wo = -(-h // sh), -(-w // sw)
+    assert (ho, wo) == (
+        (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1,
+        (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1,
+    )
+    window = Window(kh, kw, sh, sw, ph, pw, dh, dw, ho, wo)
+    return _conv_cpu.ConvShape(n, c, h, w, 6, groups, window, 1)
 
 
 @pytest.mark.parametrize("case", SAME)
 def test_same_size_columns_match_the_padded_gather(case: Any, monkeypatch: Any) -> None:
-    calls: list[int] = []
-    real = _im2col._im2col_same
-    monkeypatch.setattr(_im2col, "_im2col_same", lambda *a: calls.append(1) or real(*a))
+    calls: list[str] = []
+    for name in ("_im2col_same", "_im2col_phases", "_im2col_valid"):
+        real = getattr(_im2col, name)
+        monkeypatch.setattr(_im2col, name, lambda *a, r=real, n=name: calls.append(n) or r(*a))
     rng = np.random.default_rng(sum(case))
     n, c, n0, m = 3, 6, 1, 2  # a chunk of images, not the first
     s = _shape(n, c, case, groups=2)
@@ -60,7 +73,10 @@ def test_same_size_columns_match_the_padded_gather(case: Any, monkeypatch: Any) 
     col = np.full((cg * s.win.kh * s.win.kw, m * s.hw), np.nan, np.float32)  # all written
     _conv_cpu.to_columns(s, x, col, n0, m, c0)
     np.testing.assert_array_equal(col, _columns_reference(x[:, :, 0], n0, m, c0, cg, s.win))
-    assert calls == [1]
+    if s.win.ph == s.win.pw == 0:
+        assert calls == ["_im2col_valid"]  # unpadded windows keep their own loops
+    else:
+        assert calls == ["_im2col_same" if s.win.sh == s.win.sw == 1 else "_im2col_phases"]
 
 
 @pytest.mark.parametrize("case", SAME)
@@ -69,10 +85,11 @@ def test_same_size_convolution_matches_the_reference(case: Any) -> None:
     s = _shape(2, 4, case, groups=2)
     x = rng.standard_normal((2, 4, 1, s.h, s.w)).astype(np.float32)
     w = rng.standard_normal((6, 2, 1, s.win.kh, s.win.kw)).astype(np.float32)
-    out = np.empty((2, 6, 1, s.h, s.w), np.float32)
+    out = np.empty((2, 6, 1, s.win.ho, s.win.wo), np.float32)
     _conv_cpu.forward(s, x, w, None, out, OpReqType.kWriteTo, TempSpace(), gemm_only=True)
     params = {
         "kernel": (s.win.kh, s.win.kw),
+        "stride": (s.win.sh, s.win.sw),
         "pad": (s.win.ph, s.win.pw),
         "dilate": (s.win.dh, s.win.dw),
         "num_group": 2,

@@ -157,9 +157,10 @@ def _valid_args(win: Window) -> tuple[int, ...]:
 
 
 def _same_size(s: ConvShape) -> bool:
-    """Stride 1 and an output the size of the input (see _im2col._im2col_same)."""
+    """An output of ceil(H / sh) x ceil(W / sw): for stride 1 the input's size (see
+    _im2col._im2col_same and _im2col_phases)."""
     win = s.win
-    return (win.sh, win.sw, win.ho, win.wo) == (1, 1, s.h, s.w)
+    return (win.ho, win.wo) == (-(-s.h // win.sh), -(-s.w // win.sw))
 
 
 def to_columns(s: ConvShape, x: Any, col: Any, n0: int, m: int, c0: int) -> None:
@@ -170,7 +171,10 @@ def to_columns(s: ConvShape, x: Any, col: Any, n0: int, m: int, c0: int) -> None
         k._im2col_valid(x4, col, n0, m, c0, s.cg, win.kh, win.kw, *_valid_args(win))
         return
     if s.planar and _same_size(s):
-        k._im2col_same(x4, col, n0, m, c0, s.cg, win.kh, win.kw, win.ph, win.pw, win.dh, win.dw)
+        if (win.sh, win.sw) == (1, 1):
+            k._im2col_same(x4, col, n0, m, c0, s.cg, win.kh, win.kw, win.ph, win.pw, win.dh, win.dw)
+        else:
+            k._im2col_phases(x4, col, n0, m, c0, s.cg, *win.args())
         return
     if s.planar:
         args = (*win.args(), *k.planar_args(win.kh, win.kw, s.hw), 1)

@@ -26,6 +26,7 @@ This module imports numba, so the op modules import it on their first CPU launch
 from __future__ import annotations
 
 import numba
+import numpy as np
 from numba import prange
 
 from ... import kernel
@@ -132,6 +133,43 @@ def _col2im(
 # the top or bottom, and over the left or right edge (kw - 1 columns a row at most).
 # ResNet-18, 512 channels on 7x7: 191 -> 96 us at batch 1, 7.6 -> 4.6 ms at batch 32;
 # 256 on 14x14 at batch 1: 227 -> 110 us.
+# Strided windows whose output is ceil(H/sh) x ceil(W/sw) (ResNet's 3x3/2, 1x1/2 and its
+# 7x7/2 stem) take the same copies after splitting each input plane into its sh*sw
+# phases, P[ry, rx][a, b] = x[a*sh + ry, b*sw + rx] (Ho x Wo each, zero-filled past the
+# image): tap (i, j) reads phase ((i*dh - ph) mod sh, (j*dw - pw) mod sw) shifted by the
+# quotients, a stride-1 shift again.
+
+
+@numba.njit(cache=True, nogil=True)
+def _shifted_row(cf, row, src, start, rows, width, shift, y_lo, y_hi, z_lo, z_hi):
+    # cf[row + y*width + z] = src[start + shift + y*width + z] for y in [y_lo, y_hi) and
+    # z in [z_lo, z_hi), 0 elsewhere in the rows x width block; src's plane at `start`
+    # has rows * width values
+    size = rows * width
+    for p in range(y_lo * width):
+        cf[_u(row + p)] = 0
+    for p in range(y_hi * width, size):
+        cf[_u(row + p)] = 0
+    lo = max(y_lo * width, -shift)
+    hi = min(y_hi * width, size - shift)
+    for p in range(lo, hi):
+        cf[_u(row + p)] = src[_u(start + shift + p)]
+    for y in range(y_lo, y_hi):
+        for z in range(z_lo):
+            cf[_u(row + y * width + z)] = 0
+        for z in range(z_hi, width):
+            cf[_u(row + y * width + z)] = 0
+
+
+@numba.njit(cache=True, nogil=True)
+def _tap_range(offset, step, size, out):
+    # (phase, quotient, lo, hi): input index a*step + phase = y*step + offset reads phase
+    # row y + quotient, inside the image for y in [lo, hi) of [0, out)
+    phase = offset % step
+    quotient = offset // step
+    rows = (size - phase + step - 1) // step
+    lo = max(0, -quotient)
+    return phase, quotient, lo, max(lo, min(out, rows - quotient))
 
 
 @kernel.cpu_kernel(parallel=False)
@@ -147,24 +185,46 @@ def _im2col_same(x, col, n0, nb, c0, cg, kh, kw, ph, pw, dh, dw):
         c = t % cg
         plane = ((n0 + b) * n_c + c0 + c) * hw
         for i in range(kh):
-            y_lo, y_hi = _valid_range(ph - i * dh, 1, height, height)
+            _, qy, y_lo, y_hi = _tap_range(i * dh - ph, 1, height, height)
             for j in range(kw):
-                z_lo, z_hi = _valid_range(pw - j * dw, 1, width, width)
+                _, qx, z_lo, z_hi = _tap_range(j * dw - pw, 1, width, width)
                 row = ((c * kh + i) * kw + j) * ncols + b * hw
-                shift = (i * dh - ph) * width + j * dw - pw
-                for p in range(y_lo * width):
-                    cf[_u(row + p)] = 0
-                for p in range(y_hi * width, hw):
-                    cf[_u(row + p)] = 0
-                lo = max(y_lo * width, -shift)
-                hi = min(y_hi * width, hw - shift)
-                for p in range(lo, hi):
-                    cf[_u(row + p)] = xf[_u(plane + shift + p)]
-                for y in range(y_lo, y_hi):
-                    for z in range(z_lo):
-                        cf[_u(row + y * width + z)] = 0
-                    for z in range(z_hi, width):
-                        cf[_u(row + y * width + z)] = 0
+                shift = qy * width + qx
+                _shifted_row(cf, row, xf, plane, height, width, shift, y_lo, y_hi, z_lo, z_hi)
+
+
+@kernel.cpu_kernel(parallel=False)
+def _im2col_phases(x, col, n0, nb, c0, cg, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo):
+    # col[(c*kh + i)*kw + j, b*Ho*Wo + y*Wo + z] = x[n0+b, c0+c, y*sh - ph + i*dh, z*sw - pw + j*dw]
+    # for Ho = ceil(H / sh), Wo = ceil(W / sw)
+    n_c, height, width = x.shape[1], x.shape[2], x.shape[3]
+    hw = ho * wo
+    ncols = col.shape[1]
+    xf = x.reshape(-1)
+    cf = col.reshape(-1)
+    phases = np.empty(sh * sw * hw, x.dtype)
+    for t in range(nb * cg):
+        b = t // cg
+        c = t % cg
+        plane = ((n0 + b) * n_c + c0 + c) * height * width
+        for r in range(sh * sw):
+            ry = r // sw
+            rx = r % sw
+            for a in range(ho):
+                yy = a * sh + ry
+                dst = r * hw + a * wo
+                for q in range(wo):
+                    xx = q * sw + rx
+                    inside = yy < height and xx < width
+                    phases[_u(dst + q)] = xf[_u(plane + yy * width + xx)] if inside else 0
+        for i in range(kh):
+            ry, qy, y_lo, y_hi = _tap_range(i * dh - ph, sh, height, ho)
+            for j in range(kw):
+                rx, qx, z_lo, z_hi = _tap_range(j * dw - pw, sw, width, wo)
+                row = ((c * kh + i) * kw + j) * ncols + b * hw
+                start = (ry * sw + rx) * hw
+                shift = qy * wo + qx
+                _shifted_row(cf, row, phases, start, ho, wo, shift, y_lo, y_hi, z_lo, z_hi)
 
 
 # No padding (LeNet's 5x5, every 'valid' convolution): every window lies inside the
