@@ -104,6 +104,37 @@ def test_inplace_output_aliases_an_input(kern):
     np.testing.assert_array_equal(big, np.full(big.shape, 7.0, np.float32))
 
 
+@pytest.mark.parametrize("n", [1000, cpu_launcher.SERIAL_CUTOFF + 7])
+def test_in_place_vector_math_reads_out_and_gives_the_same_bits(n):
+    """A vector-math kernel launched with out as one of its inputs (the memory planner's
+    in-place option) runs a loop variant that reads that input from out (kernel/cpu.py
+    _in_place_arguments): the same bits as out of place, on both loop paths."""
+    from nnvmpy.ops.elemwise_unary import _tanh, _tanh_grad
+
+    rng = np.random.default_rng(n)
+    x, dy = rng.standard_normal((2, n)).astype(np.float32)
+
+    def out_of_place(kernel, mode, start, *args):
+        out = start.copy()
+        kernel.launch(None, out, mode, *args)
+        return out
+
+    got = x.copy()
+    _tanh.launch(None, got, "write", got)  # y = tanh(x) into x's storage
+    np.testing.assert_array_equal(got, out_of_place(_tanh, "write", x, x))
+    assert ("cpu", "write", "in0") in _tanh._variants
+    got = dy.copy()
+    _tanh_grad.launch(None, got, "write", got, x)  # dx = dy (1 - y^2) into dy's storage
+    np.testing.assert_array_equal(got, out_of_place(_tanh_grad, "write", dy, dy, x))
+    got = x.copy()
+    _tanh_grad.launch(None, got, "write", dy, got)  # ... into y's
+    np.testing.assert_array_equal(got, out_of_place(_tanh_grad, "write", x, dy, x))
+    got = x.copy()
+    _tanh.launch(None, got, "add", got)  # out += tanh(out)
+    np.testing.assert_array_equal(got, out_of_place(_tanh, "add", x, x))
+    assert ("cpu", "add", "in0") in _tanh._variants
+
+
 def test_relu_and_math_kernels(kern):
     x = np.linspace(-2, 2, 9, dtype=np.float32)
     out = np.empty_like(x)
