@@ -294,6 +294,44 @@ def test_auto_measures_once_and_keeps_the_choice_on_disk(tmp_path: Any, monkeypa
     assert len(json.loads(path.read_text())) == 2  # both versions' entries, in one file
 
 
+def test_a_decision_is_remembered_until_a_knob_it_depends_on_changes(monkeypatch: Any) -> None:
+    """After the first call a convolution's algorithm comes from `_decisions` (no
+    candidates built, no cache key or file looked at); a forced NNVMPY_CONV_ALGO, another
+    thread width and forget() each decide again."""
+    from nnvmpy import threads
+
+    monkeypatch.setenv("NNVMPY_CONV_ALGO", "auto")
+    monkeypatch.setattr(_conv_algo, "MIN_AUTO_FLOPS", 0)
+    shape = (2, 16, 8, 8, 16, (1, 1), 1)
+    x, w, b = _data(shape)
+    s, args = _shape(*shape), (x[:, :, None], w[:, :, None], b, TempSpace())
+    timed: list[int] = []
+    monkeypatch.setattr(_conv_algo, "_time", lambda fn: timed.append(1) or len(timed))
+    assert _conv_algo.forward_algo(s, *args, training=False) == "gemm"  # timed first: fastest
+    assert len(timed) == 3
+    keys: list[str] = []
+    real_key = _conv_algo.key
+    monkeypatch.setattr(_conv_algo, "key", lambda *a: keys.append(a[0]) or real_key(*a))
+    for _ in range(3):
+        assert _conv_algo.forward_algo(s, *args, training=False) == "gemm"
+    assert keys == []  # remembered: no cache lookup
+    monkeypatch.setenv("NNVMPY_CONV_ALGO", "winograd4")
+    assert _conv_algo.forward_algo(s, *args, training=False) == "winograd4"
+    monkeypatch.setenv("NNVMPY_CONV_ALGO", "auto")
+    assert _conv_algo.forward_algo(s, *args, training=False) == "gemm"
+    monkeypatch.setattr(_conv_algo, "_time", lambda fn: timed.append(1) or -len(timed))
+    saved = threads.width()
+    try:
+        threads.set_width(1 if saved > 1 else 2)
+        if threads.width() != saved:  # a one-core budget cannot change the width
+            assert _conv_algo.forward_algo(s, *args, training=False) == "winograd4"  # last
+    finally:
+        threads.set_width(saved)
+    _conv_algo.forget()
+    assert _conv_algo.forward_algo(s, *args, training=False) == "gemm"  # the file's choice
+    assert keys  # decided again, through the cache key
+
+
 def test_auto_never_gives_a_training_forward_f4x4(tmp_path: Any, monkeypatch: Any) -> None:
     """A training step's forward feeds gradients: F(4x4) is not a candidate there, and an
     inference choice of F(4x4) for the same layer does not carry over."""

@@ -154,9 +154,17 @@ def _time(fn: Callable[[], None]) -> float:
     return best
 
 
-def choose(kind: str, s: Any, dtype: Any, candidates: dict[str, Callable[[], None]]) -> str:
-    """The algorithm for this layer: forced, remembered, or measured now over `candidates`
-    (name -> a run of the layer into scratch output) and remembered."""
+def choose(
+    kind: str,
+    s: Any,
+    dtype: Any,
+    names: tuple[str, ...],
+    build: Callable[[], dict[str, Callable[[], None]]],
+) -> str:
+    """The algorithm for this layer among `names`: forced, remembered, or measured now
+    over build()'s candidates (name -> a run of the layer into scratch output) and
+    remembered. build() runs only to measure: its scratch output and closures cost ~25
+    us, on every call of every convolution when they were made up front."""
     value = forced()
     if value != "auto":
         return value
@@ -165,8 +173,9 @@ def choose(kind: str, s: Any, dtype: Any, candidates: dict[str, Callable[[], Non
     with _lock:
         _load(path)
         found = _memory.get(k)
-    if found is not None and found in candidates:
+    if found is not None and found in names:
         return found
+    candidates = build()
     times = {name: _time(fn) for name, fn in candidates.items()}
     best = min(times, key=lambda name: times[name])
     with _lock:
@@ -180,10 +189,31 @@ def forget() -> None:
     global _loaded_from
     with _lock:
         _memory.clear()
+        _decisions.clear()
         _loaded_from = None
 
 
-# -- the two decisions _conv_cpu asks for ---------------------------------------------------
+# -- the decisions _conv_cpu asks for -------------------------------------------------------
+
+#: every decision made in this process, by (kind, shape, dtype, thread width, BLAS,
+#: NNVMPY_CONV_ALGO): the way to it (eligibility, the forced value, the cache key and
+#: file, the candidates' names) took 23-30 us of Python per convolution call, 0.6 ms of
+#: a ResNet-18 batch-1 inference. forget() clears it.
+_decisions: dict[tuple[Any, ...], str] = {}
+
+
+def _decision_key(kind: str, s: Any, dtype: Any) -> tuple[Any, ...]:
+    return (kind, s, dtype, threads.width(), id(_blas.active()), config.CONV_ALGO.get())
+
+
+def _decided(kind: str, s: Any, dtype: Any) -> str | None:
+    return _decisions.get(_decision_key(kind, s, dtype))
+
+
+def _decide(kind: str, s: Any, dtype: Any, decide: Callable[[], str]) -> str:
+    key = _decision_key(kind, s, dtype)
+    choice = _decisions[key] = decide()
+    return choice
 
 
 def _budget(s: Any) -> int:
@@ -218,15 +248,13 @@ def _name(tile: int) -> str:
     return {0: "gemm", 2: "winograd2", 4: "winograd4"}[tile]
 
 
-def _with_im2col(
-    s: Any, dtype: Any, candidates: dict[str, Callable[[], None]], im2col: Callable[[], None]
-) -> dict[str, Callable[[], None]]:
-    """candidates plus IM2COL where 'gemm' means the shifted GEMMs (else they are one)."""
+def _names(s: Any, dtype: Any, winograd: tuple[str, ...]) -> tuple[str, ...]:
+    """The candidates: 'gemm', the Winograd ones, and IM2COL where 'gemm' means the
+    shifted GEMMs (else they are one)."""
     from . import _conv_shift
 
-    if _conv_shift.supported(s, dtype):
-        return {**candidates, IM2COL: im2col}
-    return candidates
+    im2col = (IM2COL,) if _conv_shift.supported(s, dtype) else ()
+    return ("gemm", *winograd, *im2col)
 
 
 def forward_tile(s: Any, x: Any, w: Any, bias: Any, res: Any, training: bool = True) -> int:
@@ -238,33 +266,47 @@ def forward_algo(s: Any, x: Any, w: Any, bias: Any, res: Any, training: bool = T
     """The algorithm for this forward convolution: 'gemm', IM2COL or a Winograd name.
 
     training: the forward of a training step (is_train), whose outputs feed gradients:
+    F(4x4) is not a candidate there (see _forward_algo)."""
+    kind = "forward_train" if training else "forward"
+    return _decided(kind, s, x.dtype) or _decide(
+        kind, s, x.dtype, lambda: _forward_algo(s, x, w, bias, res, training)
+    )
+
+
+def _forward_algo(s: Any, x: Any, w: Any, bias: Any, res: Any, training: bool) -> str:
+    """The algorithm for this forward convolution: 'gemm', IM2COL or a Winograd name.
+
+    training: the forward of a training step (is_train), whose outputs feed gradients:
     F(4x4) is not a candidate there (timed on a busy machine it won every forward layer
     of ResNet-18, and a training step's |dlogp| then reached 1.2e-3, over issue 17's
     1e-3); inference (is_train=False) may take it. The two choices are kept apart."""
     tile = _preset(s, x.dtype)
     if tile is not None:
         return _name(tile)
-    from . import _conv_cpu, _conv_winograd
+    names = _names(s, x.dtype, ("winograd2",) if training else ("winograd2", "winograd4"))
 
-    scratch = np.empty((s.n, s.f, 1, s.win.ho, s.win.wo), x.dtype)
-    write = _conv_cpu.OpReqType.kWriteTo
-    x4, w4, o4 = _conv_cpu.planar(x), _conv_cpu.planar(w), _conv_cpu.planar(scratch)
-    pad = (s.win.ph, s.win.pw)
+    def build() -> dict[str, Callable[[], None]]:
+        from . import _conv_cpu, _conv_winograd
 
-    def wino(m: int) -> Callable[[], None]:
-        return lambda: _conv_winograd.conv3x3(
-            x4, w4, bias, o4, pad, s.groups, False, res, _budget(s), m
-        )
+        scratch = np.empty((s.n, s.f, 1, s.win.ho, s.win.wo), x.dtype)
+        write = _conv_cpu.OpReqType.kWriteTo
+        x4, w4, o4 = _conv_cpu.planar(x), _conv_cpu.planar(w), _conv_cpu.planar(scratch)
+        pad = (s.win.ph, s.win.pw)
 
-    def gemm(shifted: bool = True) -> None:
-        _conv_cpu.forward(s, x, w, bias, scratch, write, res, gemm_only=True, shifted=shifted)
+        def wino(m: int) -> Callable[[], None]:
+            return lambda: _conv_winograd.conv3x3(
+                x4, w4, bias, o4, pad, s.groups, False, res, _budget(s), m
+            )
 
-    candidates = {"gemm": gemm, "winograd2": wino(2)}
-    if not training:
-        candidates["winograd4"] = wino(4)
-    candidates = _with_im2col(s, x.dtype, candidates, lambda: gemm(shifted=False))
+        def gemm(shifted: bool = True) -> None:
+            _conv_cpu.forward(s, x, w, bias, scratch, write, res, gemm_only=True, shifted=shifted)
+
+        runs = {"gemm": gemm, "winograd2": wino(2), "winograd4": wino(4)}
+        runs[IM2COL] = lambda: gemm(shifted=False)
+        return {name: runs[name] for name in names}
+
     kind = "forward_train" if training else "forward"
-    return choose(kind, s, x.dtype, candidates)
+    return choose(kind, s, x.dtype, names, build)
 
 
 def backward_data_tile(s: Any, dy: Any, w: Any, res: Any) -> int:
@@ -275,31 +317,42 @@ def backward_data_tile(s: Any, dy: Any, w: Any, res: Any) -> int:
 def backward_data_algo(s: Any, dy: Any, w: Any, res: Any) -> str:
     """The algorithm for this convolution's data gradient: 'gemm', IM2COL or a Winograd
     name."""
+    return _decided("backward_data", s, dy.dtype) or _decide(
+        "backward_data", s, dy.dtype, lambda: _backward_data_algo(s, dy, w, res)
+    )
+
+
+def _backward_data_algo(s: Any, dy: Any, w: Any, res: Any) -> str:
     tile = _preset(s, dy.dtype)
     if tile is not None:
         return _name(tile)
-    from . import _conv_cpu, _conv_winograd
-
-    scratch = np.empty((s.n, s.c, 1, s.h, s.w), dy.dtype)
-    write, null = _conv_cpu.OpReqType.kWriteTo, _conv_cpu.OpReqType.kNullOp
-    dy4, w4, o4 = _conv_cpu.planar(dy), _conv_cpu.planar(w), _conv_cpu.planar(scratch)
-    pad = (2 - s.win.ph, 2 - s.win.pw)
-
-    def wino(m: int) -> Callable[[], None]:
-        return lambda: _conv_winograd.conv3x3(
-            dy4, w4, None, o4, pad, s.groups, False, res, _budget(s), m, transpose_w=True
-        )
-
-    def gemm(shifted: bool = True) -> None:
-        grads, reqs = [scratch, None], [write, null]
-        _conv_cpu.backward(s, dy, None, w, grads, reqs, res, gemm_only=True, shifted=shifted)
-
     # Not F(4x4) in training by default: with it on every layer's data gradient too, a
     # ResNet-18 step's |dlogp| against the float64 reference reached 1.2e-3 (the bar is
     # 1e-3; F(2x2) 6.9e-4, GEMM 8.4e-4). NNVMPY_CONV_ALGO=winograd4 still forces it.
-    candidates = {"gemm": gemm, "winograd2": wino(2)}
-    candidates = _with_im2col(s, dy.dtype, candidates, lambda: gemm(shifted=False))
-    return choose("backward_data", s, dy.dtype, candidates)
+    names = _names(s, dy.dtype, ("winograd2",))
+
+    def build() -> dict[str, Callable[[], None]]:
+        from . import _conv_cpu, _conv_winograd
+
+        scratch = np.empty((s.n, s.c, 1, s.h, s.w), dy.dtype)
+        write, null = _conv_cpu.OpReqType.kWriteTo, _conv_cpu.OpReqType.kNullOp
+        dy4, w4, o4 = _conv_cpu.planar(dy), _conv_cpu.planar(w), _conv_cpu.planar(scratch)
+        pad = (2 - s.win.ph, 2 - s.win.pw)
+
+        def gemm(shifted: bool = True) -> None:
+            grads, reqs = [scratch, None], [write, null]
+            _conv_cpu.backward(s, dy, None, w, grads, reqs, res, gemm_only=True, shifted=shifted)
+
+        runs = {
+            "gemm": gemm,
+            "winograd2": lambda: _conv_winograd.conv3x3(
+                dy4, w4, None, o4, pad, s.groups, False, res, _budget(s), 2, transpose_w=True
+            ),
+            IM2COL: lambda: gemm(shifted=False),
+        }
+        return {name: runs[name] for name in names}
+
+    return choose("backward_data", s, dy.dtype, names, build)
 
 
 def backward_weight_tile(s: Any, dy: Any, x: Any, w: Any, res: Any) -> int:
@@ -310,32 +363,43 @@ def backward_weight_tile(s: Any, dy: Any, x: Any, w: Any, res: Any) -> int:
 def backward_weight_algo(s: Any, dy: Any, x: Any, w: Any, res: Any) -> str:
     """The algorithm for this convolution's filter gradient: 'gemm', IM2COL or a
     Winograd name."""
+    return _decided("backward_weight", s, dy.dtype) or _decide(
+        "backward_weight", s, dy.dtype, lambda: _backward_weight_algo(s, dy, x, w, res)
+    )
+
+
+def _backward_weight_algo(s: Any, dy: Any, x: Any, w: Any, res: Any) -> str:
     tile = _preset(s, dy.dtype)
     if tile is not None:
         return _name(tile)
-    from . import _conv_cpu, _conv_winograd
-
-    scratch = np.empty((s.f, s.cg, 1, 3, 3), dy.dtype)
-    write, null = _conv_cpu.OpReqType.kWriteTo, _conv_cpu.OpReqType.kNullOp
-    dy4, x4, o4 = _conv_cpu.planar(dy), _conv_cpu.planar(x), _conv_cpu.planar(scratch)
-    pad = (s.win.ph, s.win.pw)
-
-    def wino(m: int) -> Callable[[], None]:
-        return lambda: _conv_winograd.weight_grad3x3(
-            x4, dy4, o4, pad, s.groups, False, res, _budget(s), m
-        )
-
-    def gemm(shifted: bool = True) -> None:
-        grads, reqs = [None, scratch], [null, write]
-        _conv_cpu.backward(s, dy, x, w, grads, reqs, res, gemm_only=True, shifted=shifted)
-
     # no F(4x4) unless forced: its filter gradient's float32 error is ~1e-5 of the largest
     # entry, 10-30x F(2x2)'s. ResNet-18's second training step against the float64
     # reference (bench_nets' |dlogp|, issue 17 asks <= 1e-3): GEMM paths 8.4e-4, F(2x2)
     # everywhere 6.9e-4, F(4x4) everywhere 1.2e-3, 'auto' 9.0e-4.
-    candidates = {"gemm": gemm, "winograd2": wino(2)}
-    candidates = _with_im2col(s, dy.dtype, candidates, lambda: gemm(shifted=False))
-    return choose("backward_weight", s, dy.dtype, candidates)
+    names = _names(s, dy.dtype, ("winograd2",))
+
+    def build() -> dict[str, Callable[[], None]]:
+        from . import _conv_cpu, _conv_winograd
+
+        scratch = np.empty((s.f, s.cg, 1, 3, 3), dy.dtype)
+        write, null = _conv_cpu.OpReqType.kWriteTo, _conv_cpu.OpReqType.kNullOp
+        dy4, x4, o4 = _conv_cpu.planar(dy), _conv_cpu.planar(x), _conv_cpu.planar(scratch)
+        pad = (s.win.ph, s.win.pw)
+
+        def gemm(shifted: bool = True) -> None:
+            grads, reqs = [None, scratch], [null, write]
+            _conv_cpu.backward(s, dy, x, w, grads, reqs, res, gemm_only=True, shifted=shifted)
+
+        runs = {
+            "gemm": gemm,
+            "winograd2": lambda: _conv_winograd.weight_grad3x3(
+                x4, dy4, o4, pad, s.groups, False, res, _budget(s), 2
+            ),
+            IM2COL: lambda: gemm(shifted=False),
+        }
+        return {name: runs[name] for name in names}
+
+    return choose("backward_weight", s, dy.dtype, names, build)
 
 
 __all__ = [
