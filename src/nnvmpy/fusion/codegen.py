@@ -66,8 +66,13 @@ def body_lines(
     modes: tuple[str | None, ...],
     device: str,
     in_types: list[Any] | None = None,
+    in_place: tuple[tuple[int, int], ...] = (),
 ) -> list[str]:
     """The statements computing element i (inputs read first, outputs stored last).
+
+    in_place: (input j, output o) pairs where a<j> is o<o> itself; a<j> is read from o<o>
+    then (compute.py: an aliased pair fails LLVM's no-overlap check and the whole loop
+    runs scalar, 20x slower with vector math).
 
     float16 computes in float32 on both devices, rounded once on the store: the CPU
     gets float32 copies of float16 arrays (fusion/compute.py), the GPU loads a float16
@@ -76,8 +81,11 @@ def body_lines(
     in float16 rounded every intermediate (x * y + x: two roundings to 11 bits).
     """
     halves = {j for j, t in enumerate(in_types or ()) if t is not None and np.dtype(t) == _HALF}
+    source = {j: f"o{o}" for j, o in in_place} if device == "cpu" else {}
     lines = [
-        f"x{j} = np.float32(a{j}[i])" if device == "gpu" and j in halves else f"x{j} = a{j}[i]"
+        f"x{j} = np.float32(a{j}[i])"
+        if device == "gpu" and j in halves
+        else f"x{j} = {source.get(j, f'a{j}')}[i]"
         for j in range(spec.num_inputs)
     ]
     pk = 0
@@ -151,6 +159,7 @@ def kernel_source(
     modes: tuple[str | None, ...],
     device: str,
     in_types: list[Any] | None = None,
+    in_place: tuple[tuple[int, int], ...] = (),
 ) -> str:
     from ..kernel.cpu import SERIAL_CUTOFF
 
@@ -162,7 +171,7 @@ def kernel_source(
         + [f"r{q}" if q in as_float32 else f"p{q}" for q in range(n_params)]
     )
     params = "".join(f", {n}" for n in names)
-    lines = body_lines(spec, member_types, out_types, modes, device, in_types)
+    lines = body_lines(spec, member_types, out_types, modes, device, in_types, in_place)
     casts = sorted({_type_name(t) for ts in member_types for t in ts if t is not None})
     header = [f"# nnvmpy fused kernel ({device}): {spec.structure()}"]
     header += [f"# modes {modes}; output dtypes {[str(t) for t in out_types]}"]
@@ -263,10 +272,12 @@ def build(
     modes: tuple[str | None, ...],
     device: str,
     in_types: list[Any] | None = None,
+    in_place: tuple[tuple[int, int], ...] = (),
 ) -> Any:
     """The compiled kernel (a numba dispatcher) for this spec, dtypes, modes and device
-    (`in_types`, the inputs' dtypes: the GPU loads float16 ones as float32)."""
-    source = kernel_source(spec, member_types, out_types, modes, device, in_types)
+    (`in_types`, the inputs' dtypes: the GPU loads float16 ones as float32; `in_place`,
+    the (input, output) pairs that share memory: body_lines)."""
+    source = kernel_source(spec, member_types, out_types, modes, device, in_types, in_place)
     key = f"{device}-{cache_key(spec, source)}"
     fn = _built.get(key)
     if fn is not None:
