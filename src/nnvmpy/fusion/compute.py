@@ -114,16 +114,13 @@ def _in_place(ins: list[np.ndarray], outs: list[np.ndarray]) -> tuple[tuple[int,
     kernel reads such an input from the output (codegen.body_lines), as kernel/cpu.py's
     element-wise launch does, since the overlap sends LLVM's loop down its scalar path:
     a fused sigmoid-tanh chain on 32000 float32 in place took 1116 us against 55."""
+    from ..kernel.cpu import same_array
+
     pairs = []
     for j, a in enumerate(ins):
-        for o, out in enumerate(outs):
-            if (
-                a.dtype == out.dtype
-                and np.may_share_memory(a, out)
-                and a.__array_interface__["data"][0] == out.__array_interface__["data"][0]
-            ):
-                pairs.append((j, o))
-                break
+        o = next((o for o, out in enumerate(outs) if same_array(a, out)), None)
+        if o is not None:
+            pairs.append((j, o))
     return tuple(pairs)
 
 

@@ -396,16 +396,17 @@ def _in_place_arguments(flat: list[Any]) -> tuple[int, ...]:
     sigmoid 335 against 19 (exp 147 / 17; relu, no vector math, 12 / 6). Reading such an
     argument from `out` leaves one array in the loop and nothing to check."""
     out = flat[0]
-    found = []
-    for k, a in enumerate(flat[1:]):
-        if (
-            type(a) is np.ndarray
-            and a.dtype == out.dtype
-            and np.may_share_memory(a, out)
-            and a.__array_interface__["data"][0] == out.__array_interface__["data"][0]
-        ):
-            found.append(k)
-    return tuple(found)
+    return tuple(k for k, a in enumerate(flat[1:]) if type(a) is np.ndarray and same_array(a, out))
+
+
+def same_array(a: np.ndarray, b: np.ndarray) -> bool:
+    """a and b are one array's elements (same start and dtype; the callers know the shapes
+    and layouts match): the cheap overlap test first, the address only when it overlaps."""
+    return (
+        a.dtype == b.dtype
+        and np.may_share_memory(a, b)
+        and a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+    )
 
 
 # ---------------------------------------------------------------- launch
