@@ -207,6 +207,12 @@ FResourceRequest: AttrKey[ResourceRequestFn] = _key(
     "attrs -> [ResourceRequest.kTempSpace | kRandom, ...]; granted in OpContext.requested "
     "in the same order. Read by the executor and imperative invoke. Absent: none.",
 )
+FStampedInputs: AttrKey[MutateInputsFn] = _key(
+    "FStampedInputs",
+    "attrs -> indices of inputs whose content stamp the compute may read "
+    "(nnvmpy.input_stamps: e.g. a cache of transformed weights skips its check while the "
+    "weight is unchanged). Read by the executor. Absent: no stamps are published.",
+)
 TIsBackward: AttrKey[bool] = _key(
     "TIsBackward",
     "True for backward-only ops; their shapes and types come from the forward node "
@@ -392,6 +398,7 @@ __all__ = [
     "FResourceRequest",
     "FScalarFunction",
     "FSetInputVarAttrOnCompose",
+    "FStampedInputs",
     "FStatefulCompute_cpu",
     "FStatefulCompute_gpu",
     "GradientFn",

@@ -10,11 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import engine
+from .. import engine, input_stamps
 from ..attrs import (
     FCreateOpState,
     FMutateInputs,
     FResourceRequest,
+    FStampedInputs,
     TIsBackward,
     TMemoizable,
     fcompute,
@@ -46,6 +47,9 @@ class NodeRun:
     # many times this node really computed (link_memo_sources)
     sources: list[NodeRun | None] = field(default_factory=list)
     computed: list[int] = field(default_factory=lambda: [0])
+    # FStampedInputs: (input index, whether a graph variable feeds it); those fed by a
+    # variable or a memoized writer (`sources`) get a stamp, the others none
+    stamped: list[tuple[int, bool]] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -64,10 +68,37 @@ class NodeRun:
             def fn(run_ctx: Any) -> None:
                 compute(first, OpContext(is_train, run_ctx, resources), in_data, req, out_data)
 
+            if self.stamped:
+                fn = self._stamping(fn)
             if self.memo:
                 fn = self._memoized(fn)
             self.fns[is_train] = fn
         return fn
+
+    def _stamping(self, fn: Any) -> Any:
+        """fn, with the stamps of the FStampedInputs published while it runs
+        (nnvmpy.input_stamps): a variable's (engine variable, version), a memoized
+        writer's (compute counter, count)."""
+        sources = self.sources or [None] * len(self.inputs)
+        known = []
+        for i, from_variable in self.stamped:
+            a, source = self.inputs[i], sources[i]
+            if source is None and not from_variable:
+                continue  # an intermediate: a bulk segment may write it unversioned
+            holder = source.computed if source is not None else a._chunk.var
+            known.append((a._data.__array_interface__["data"][0], holder, source is not None))
+        if not known:
+            return fn
+
+        def stamping(run_ctx: Any) -> None:
+            stamps = {
+                addr: (holder, holder[0] if counted else holder.version)
+                for addr, holder, counted in known
+            }
+            with input_stamps.published(stamps):
+                fn(run_ctx)
+
+        return stamping
 
     def _memoized(self, fn: Any) -> Any:
         """fn, skipped while the versions of the input and output variables are those
@@ -150,15 +181,19 @@ def make_node_run(
         mutate += [ins[i]._chunk.var for i in mutated(node.attrs)]
     const = [a._chunk.var for a in ins]
     memo = bool(op.get_attr(TMemoizable, False))
-    return NodeRun(node, compute, first, ins, outs, req, resources, const, mutate, memo)
+    run = NodeRun(node, compute, first, ins, outs, req, resources, const, mutate, memo)
+    stamped = op.get_attr(FStampedInputs)
+    if stamped is not None:
+        run.stamped = [(i, node.inputs[i].node.is_variable()) for i in stamped(node.attrs)]
+    return run
 
 
 def link_memo_sources(runs: list[NodeRun]) -> None:
-    """Tell each memoized run which of its inputs another memoized run writes (before
-    their engine functions are built)."""
+    """Tell each memoized or stamping run which of its inputs another memoized run writes
+    (before their engine functions are built)."""
     writer = {id(a._chunk.var): r for r in runs if r.memo for a in r.outputs}
     for r in runs:
-        if r.memo:
+        if r.memo or r.stamped:
             r.sources = [writer.get(id(a._chunk.var)) for a in r.inputs]
 
 

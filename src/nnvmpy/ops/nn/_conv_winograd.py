@@ -50,7 +50,7 @@ from typing import Any
 import numba
 import numpy as np
 
-from ... import kernel
+from ... import input_stamps, kernel
 from ...base import NNVMError
 from . import _blas, _lanes
 from ._uindex import u as _u
@@ -531,11 +531,12 @@ def _weight_grad_back(acc, dw, g, add, f0, f1):
 
 
 class _Entry:
-    __slots__ = ("lock", "snapshot", "u")
+    __slots__ = ("lock", "snapshot", "stamp", "u")
 
-    def __init__(self, snapshot: Any, u: Any) -> None:
+    def __init__(self, snapshot: Any, u: Any, stamp: Any) -> None:
         self.snapshot = snapshot
         self.u = u
+        self.stamp = stamp  # the input stamp the snapshot was last checked at, or None
         self.lock = threading.Lock()  # a check, or a re-transform in place, at a time
 
 
@@ -544,7 +545,7 @@ _cache_lock = threading.Lock()
 #: most transformed weights kept (ResNet-18 has 16 3x3 stride-1 layers, x2 for backward)
 CACHE_ENTRIES = 64
 #: transforms made since import (tests check that a changed weight is re-transformed)
-stats = {"transforms": 0, "hits": 0}
+stats = {"transforms": 0, "hits": 0, "stamp_hits": 0}
 
 
 @kernel.cpu_kernel(parallel=False)
@@ -577,8 +578,11 @@ def transformed_weights(w: Any, groups: int, m: int, transpose: bool = False) ->
     dtype, strides) and checked against a bitwise snapshot of the weights it was made
     from, so a weight changed in place (an optimizer step, a new BatchNorm fold) is
     re-transformed. The check reads the weights once; the transform itself reads them
-    and writes (a/3)^2 times as much, with ~80 multiplies per 3x3 filter.
+    and writes (a/3)^2 times as much, with ~80 multiplies per 3x3 filter. Inside a bound
+    graph the check is skipped while the executor's stamp of the weight is the one the
+    entry was last checked at (nnvmpy.input_stamps: the weight has not been written since).
     """
+    stamp = input_stamps.of(w)
     key = (
         w.__array_interface__["data"][0],
         w.shape,
@@ -596,9 +600,13 @@ def transformed_weights(w: Any, groups: int, m: int, transpose: bool = False) ->
         with _cache_lock:
             if len(_cache) >= CACHE_ENTRIES:
                 _cache.pop(next(iter(_cache)))
-            _cache[key] = _Entry(wc.copy(), u)
+            _cache[key] = _Entry(wc.copy(), u, stamp)
         return u
     with entry.lock:
+        if input_stamps.same(stamp, entry.stamp):
+            stats["stamp_hits"] += 1
+            return entry.u
+        entry.stamp = stamp
         if _same_bits(entry.snapshot, w):
             stats["hits"] += 1
             return entry.u

@@ -29,6 +29,7 @@ from ...attrs import (
     FInferType,
     FListInputNames,
     FResourceRequest,
+    FStampedInputs,
     TIsBackward,
 )
 from ...base import InferError, NNVMError, OpReqType, ParamError
@@ -458,6 +459,7 @@ def _temp_space(attrs: NodeAttrs) -> list[ResourceRequest]:
     .set_attr(FGradient, _conv_gradient)
     .set_attr(FFoldScaleShift, fold_target)
     .set_attr(FEpilogue, forward_epilogue)
+    .set_attr(FStampedInputs, lambda attrs: [1])  # the weight: Winograd's transform cache
     .set_attr(FBFloat16Compute, bf16_weight)
     .add_argument("data", "NDArray-or-Symbol", "Input data to the ConvolutionOp.")
     .add_argument("weight", "NDArray-or-Symbol", "Weight matrix.")

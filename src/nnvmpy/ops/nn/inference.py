@@ -35,6 +35,7 @@ from ...attrs import (
     FListOutputNames,
     FNumVisibleOutputs,
     FResourceRequest,
+    FStampedInputs,
     TMemoizable,
 )
 from ...base import ParamError
@@ -318,6 +319,12 @@ def _epi_resources(attrs: NodeAttrs) -> list[Any]:
     return list(requests(spec.base)) if requests else []
 
 
+def _epi_stamped(attrs: NodeAttrs) -> list[int]:
+    spec = _epi_spec(attrs)
+    stamped = _base_op(spec).get_attr(FStampedInputs)
+    return list(stamped(spec.base)) if stamped else []
+
+
 def _epi_compute(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
@@ -340,6 +347,7 @@ def _epi_compute(
     .set_attr(FInferShape, _epi_shape)
     .set_attr(FInferType, _epi_type)
     .set_attr(FResourceRequest, _epi_resources)
+    .set_attr(FStampedInputs, _epi_stamped)
     .set_attr(FCompute_cpu, _epi_compute)
     .set_attr(FCompute_gpu, _epi_compute)
 )
