@@ -134,3 +134,27 @@ def test_which_layers_run_direct(layer: Any, window: Any, taken: bool) -> None:
     wo = (w + 2 * pad - dil * (kw - 1) - 1) // st + 1
     win = Window(kh, kw, st, st, pad, pad, dil, dil, ho, wo)
     assert _conv_cpu.direct(_conv_cpu.ConvShape(n, c, h, w, f, 1, win, 1024)) is taken
+
+
+@pytest.mark.parametrize("layer", LAYERS[:3], ids=str)
+def test_inf_and_nan_inputs_reach_only_the_taps_that_read_them(layer: Any) -> None:
+    # the loops form sums over x's whole row width (values outside a tap's window meet
+    # zeros or are dropped): an inf or NaN there must not leak into other taps or outputs
+    n, c, h, w, f, kh, kw = layer
+    s = _shape(*layer)
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((n, c, h, w)).astype(np.float32)
+    x[0, 0, 1, w - 1] = np.inf  # the last column: read only by the last tap column
+    x[n - 1, c - 1, h - 2, 0] = np.nan  # the first column: only the first tap column
+    wt = rng.standard_normal((f, c, kh, kw)).astype(np.float32)
+    out = np.zeros((n, f, 1, h - kh + 1, w - kw + 1), np.float32)
+    _conv_cpu.forward(s, x[:, :, None], wt[:, :, None], None, out, WRITE, TempSpace())
+    want = conv_reference(x.astype(np.float64), wt.astype(np.float64), None, kernel=(kh, kw))
+    np.testing.assert_allclose(out[:, :, 0], want, rtol=1e-5, atol=1e-5)
+    dy = rng.standard_normal(out.shape).astype(np.float32)
+    dw = np.zeros((f, c, 1, kh, kw), np.float32)
+    _conv_cpu.backward(s, dy, x[:, :, None], wt[:, :, None], [None, dw], [NULL, WRITE], TempSpace())
+    want_dw = _weight_grad(x.astype(np.float64), dy[:, :, 0].astype(np.float64), kh, kw)
+    assert np.isfinite(want_dw).any()
+    assert not np.isfinite(want_dw).all()
+    np.testing.assert_allclose(dw[:, :, 0], want_dw, rtol=1e-5, atol=1e-4)

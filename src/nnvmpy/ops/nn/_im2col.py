@@ -537,49 +537,146 @@ __all__ = [
 # traffic. Stride 1, no padding, no dilation (_conv_cpu.direct decides).
 @kernel.cpu_kernel
 def _direct_forward(x, w, bias, out, has_bias, add, kh, kw, ho, wo):
-    # out[n, f, y, :] (+)= bias[f] + sum_{c,i,j} w[f, c, i, j] * x[n, c, y + i, j : j + wo]
+    # out[n, f] (+)= bias[f] + sum_{c,i,j} w[f, c, i, j] * x[n, c, i:, j:], per (n, f): the
+    # output is first formed at x's row width (its last kw - 1 columns junk, dropped), so a
+    # tap adds one long contiguous run, x shifted by i*width + j, instead of ho rows of wo
+    # (LeNet's 24-wide rows left most of each row to the loop's scalar remainder); up to
+    # four taps of a column per pass share the loads and stores of the sum.
+    # LeNet's first layer at batch 64, two threads: 1.02 -> 0.40 ms.
     n_img, n_f, n_c = out.shape[0], out.shape[1], x.shape[1]
+    height, width = x.shape[2], x.shape[3]
+    span = (ho - 1) * width + wo  # the last row's junk is not formed: it would read past x
+    xf = x.reshape(-1)
+    of = out.reshape(-1)
     for t in prange(n_img * n_f):
         n = t // n_f
         f = t % n_f
+        wide = np.empty(span, out.dtype)
         b = bias[f] if has_bias else out.dtype.type(0)
+        for q in range(span):
+            wide[q] = b
+        for c in range(n_c):
+            _direct_taps(wide, xf, w, f, c, (n * n_c + c) * height * width, width, kh, kw, span)
+        dst = t * ho * wo
         for y in range(ho):
-            row = out[n, f, y]
             if add:
                 for z in range(wo):
-                    row[z] += b
+                    of[_u(dst + y * wo + z)] += wide[_u(y * width + z)]
             else:
                 for z in range(wo):
-                    row[z] = b
-            for c in range(n_c):
-                for i in range(kh):
-                    src = x[n, c, y + i]
-                    for j in range(kw):
-                        wv = w[f, c, i, j]
-                        for z in range(wo):
-                            row[z] += wv * src[j + z]
+                    of[_u(dst + y * wo + z)] = wide[_u(y * width + z)]
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _direct_taps(wide, xf, w, f, c, base, width, kh, kw, span):  # pragma: no cover - numba
+    # wide[q] += sum_{i,j} w[f, c, i, j] * xf[base + i*width + j + q], q < span: the taps of
+    # rows i..i+3 (then pairs, then single rows) of one column j per pass
+    i = 0
+    while i + 4 <= kh:
+        for j in range(kw):
+            w0, w1, w2, w3 = w[f, c, i, j], w[f, c, i + 1, j], w[f, c, i + 2, j], w[f, c, i + 3, j]
+            s0 = base + i * width + j
+            s1, s2, s3 = s0 + width, s0 + 2 * width, s0 + 3 * width
+            for q in range(span):
+                wide[_u(q)] += (w0 * xf[_u(s0 + q)] + w1 * xf[_u(s1 + q)]) + (
+                    w2 * xf[_u(s2 + q)] + w3 * xf[_u(s3 + q)]
+                )
+        i += 4
+    while i + 2 <= kh:
+        for j in range(kw):
+            w0, w1 = w[f, c, i, j], w[f, c, i + 1, j]
+            s0 = base + i * width + j
+            s1 = s0 + width
+            for q in range(span):
+                wide[_u(q)] += w0 * xf[_u(s0 + q)] + w1 * xf[_u(s1 + q)]
+        i += 2
+    if i < kh:
+        for j in range(kw):
+            w0 = w[f, c, i, j]
+            s0 = base + i * width + j
+            for q in range(span):
+                wide[_u(q)] += w0 * xf[_u(s0 + q)]
 
 
 @kernel.cpu_kernel(reassociate=True)
 def _direct_weight(x, dy, dw, add, kh, kw, ho, wo):
-    # dw[f, c, i, j] (+)= sum_{n, y, z} dy[n, f, y, z] * x[n, c, y + i, z + j]; each row's
-    # dot product runs as vector partial sums (reassociate), summed over rows in order
+    # dw[f, c, i, j] (+)= sum_{n, y, z} dy[n, f, y, z] * x[n, c, y + i, z + j], per (f, c).
+    # dy's image is laid out at x's row width with zeros in the extra columns, so a tap's
+    # sum is one long dot product with x from offset i*width + j (vector partial sums:
+    # reassociate), four taps of a row per pass sharing the dy loads. The zeros meet x
+    # values outside the tap's window: exact for finite x, but an inf or NaN there would
+    # leak into other taps, so image planes holding one take the row-by-row sums. Each
+    # image's float32 sums add up in float64, in image order: the same bits on any number
+    # of threads. LeNet's first layer at batch 64, two threads: 1.5 -> 0.4 ms.
     n_img, n_f, n_c = dy.shape[0], dy.shape[1], x.shape[1]
+    height, width = x.shape[2], x.shape[3]
+    plane = height * width
+    span = (ho - 1) * width + wo
+    xf = x.reshape(-1)
+    finite = np.empty(n_img * n_c, np.bool_)
+    for t in prange(n_img * n_c):
+        ok = True
+        for q in range(plane):
+            v = xf[_u(t * plane + q)]
+            ok = ok & (v - v == 0)  # False for inf and NaN
+        finite[t] = ok
     for t in prange(n_f * n_c):
         f = t // n_c
         c = t % n_c
+        acc = np.zeros(kh * kw, np.float64)
+        wide = np.zeros(span, dy.dtype)  # the extra columns stay 0
+        zero = dy.dtype.type(0)  # (wide[0] * 0 would be float64: float32 times an int)
+        for n in range(n_img):
+            base = (n * n_c + c) * plane
+            g = dy[n, f]
+            if not finite[n * n_c + c]:
+                _direct_weight_rows(acc, g, xf, base, width, kh, kw, ho, wo)
+                continue
+            for y in range(ho):
+                for z in range(wo):
+                    wide[_u(y * width + z)] = g[y, z]
+            for i in range(kh):
+                j = 0
+                while j + 4 <= kw:
+                    s0 = base + i * width + j
+                    a0 = a1 = a2 = a3 = zero
+                    for q in range(span):
+                        d = wide[_u(q)]
+                        a0 += d * xf[_u(s0 + q)]
+                        a1 += d * xf[_u(s0 + 1 + q)]
+                        a2 += d * xf[_u(s0 + 2 + q)]
+                        a3 += d * xf[_u(s0 + 3 + q)]
+                    k = i * kw + j
+                    acc[k] += a0
+                    acc[k + 1] += a1
+                    acc[k + 2] += a2
+                    acc[k + 3] += a3
+                    j += 4
+                for jj in range(j, kw):
+                    s0 = base + i * width + jj
+                    a0 = zero
+                    for q in range(span):
+                        a0 += wide[_u(q)] * xf[_u(s0 + q)]
+                    acc[i * kw + jj] += a0
         for i in range(kh):
             for j in range(kw):
-                acc = 0.0  # the rows' sums add up in float64
-                for n in range(n_img):
-                    for y in range(ho):
-                        g = dy[n, f, y]
-                        src = x[n, c, y + i]
-                        s = g[0] * 0
-                        for z in range(wo):
-                            s += g[z] * src[j + z]
-                        acc += s
                 if add:
-                    dw[f, c, i, j] += acc
+                    dw[f, c, i, j] += acc[i * kw + j]
                 else:
-                    dw[f, c, i, j] = acc
+                    dw[f, c, i, j] = acc[i * kw + j]
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _direct_weight_rows(acc, g, xf, base, width, kh, kw, ho, wo):  # pragma: no cover - numba
+    # acc[i*kw + j] += sum_{y, z} g[y, z] * xf[base + (y + i)*width + z + j]: only the x
+    # values inside each tap's window (the wide sums' fallback for non-finite planes)
+    for i in range(kh):
+        for j in range(kw):
+            total = 0.0
+            for y in range(ho):
+                src = base + (y + i) * width + j
+                s = g.dtype.type(0)
+                for z in range(wo):
+                    s += g[y, z] * xf[_u(src + z)]
+                total += s
+            acc[i * kw + j] += total
