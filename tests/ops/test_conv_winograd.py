@@ -821,6 +821,7 @@ def test_blocks_on_lanes_match_direct_whatever_the_lanes(
         yield lanes
 
     monkeypatch.setattr(_lanes, "parts", lambda items: max(1, min(2, items)))
+    monkeypatch.setattr(_lanes, "one_openmp", lambda: False)  # batch 1 on lanes too
     monkeypatch.setattr(threads, "region", granted)
     x, w, b = _data(shape)
     pad, groups = shape[5], shape[6]
@@ -853,6 +854,7 @@ def test_weight_gradient_on_lanes_matches_direct_whatever_the_lanes(
     from nnvmpy.ops.nn import _lanes
 
     monkeypatch.setattr(_lanes, "parts", lambda items: max(1, min(2, items)))
+    monkeypatch.setattr(_lanes, "one_openmp", lambda: False)  # batch 1 on lanes too
     monkeypatch.setattr(threads, "region", lambda want=0: contextlib.nullcontext(lanes))
     x = _data(shape)[0]
     n, c, h, wd, f, pad, groups = shape
@@ -866,3 +868,89 @@ def test_weight_gradient_on_lanes_matches_direct_whatever_the_lanes(
     one = start.copy()
     _conv_winograd.weight_grad3x3(x, dy, one, pad, groups, True, TempSpace(), 1 << 20, m)
     assert np.array_equal(one.view(np.uint32), dw.view(np.uint32))
+
+
+@pytest.mark.parametrize("parts", [1, 2, 3])
+@pytest.mark.parametrize("m", [2, 4])
+def test_team_transforms_are_the_serial_ones_bitwise(m: int, parts: int) -> None:
+    """The plane transforms' numba-parallel twins (channel / filter ranges per thread)
+    write the same bits as the serial kernels, whatever the number of ranges."""
+    c, f, h, w, pw = 7, 5, 13, 11, 1
+    rng = np.random.default_rng(31)
+    x = rng.standard_normal((2, c, h, w)).astype(np.float32)
+    bt, _, at = _conv_winograd.matrices(m, np.float32)
+    a, th, tw = m + 2, -(-h // m), -(-w // m)
+    serial = np.full((a * a, c, th * (tw + 1)), np.nan, np.float32)
+    team = serial.copy()
+    _conv_winograd._input_transform_plane(x, serial, bt, 1, -pw, pw, th, tw, m, 0, c)
+    _conv_winograd._input_transform_plane_team(x, team, bt, 1, -pw, pw, th, tw, m, 0, c, parts)
+    assert np.array_equal(team.view(np.uint32), serial.view(np.uint32))
+    mm = rng.standard_normal((a * a, f, th * (tw + 1))).astype(np.float32)
+    bias = rng.standard_normal(f).astype(np.float32)
+    res = rng.standard_normal((2, f, h, w)).astype(np.float32)
+    start = rng.standard_normal((2, f, h, w)).astype(np.float32)
+    one, many = start.copy(), start.copy()
+    args = (at, bias, True, res, True, True, True, 1, 0, th, tw, m, 0, f)
+    _conv_winograd._output_transform_plane(mm, one, *args)
+    _conv_winograd._output_transform_plane_team(mm, many, *args, parts)
+    assert np.array_equal(many.view(np.uint32), one.view(np.uint32))
+
+
+@pytest.mark.parametrize("m", [2, 4])
+@pytest.mark.parametrize("shape", [s for s in BORDER_SHAPES if s[0] == 1], ids=str)
+def test_one_image_is_one_block_with_team_transforms(shape: Any, m: int, monkeypatch: Any) -> None:
+    """Where numba's team and the BLAS share one OpenMP runtime (MKL; forced here for any
+    BLAS), one image runs as one block: no lanes, the plane transforms as numba parallel
+    loops; forward (bias, residual, relu, req 'add'), data and filter gradients as the
+    direct convolution gives them."""
+    from nnvmpy.ops.nn import _lanes
+
+    monkeypatch.setattr(_lanes, "parts", lambda items: max(1, min(2, items)))
+    monkeypatch.setattr(_lanes, "one_openmp", lambda: True)
+    monkeypatch.setattr(_conv_winograd, "PARALLEL_CUTOFF", 0)
+    ran = {"team": 0, "lanes": 0}
+    real_run = _lanes.run
+
+    def counted_run(n_parts: int, work: Any) -> None:
+        ran["lanes"] += n_parts > 1
+        real_run(n_parts, work)
+
+    monkeypatch.setattr(_lanes, "run", counted_run)
+    for plain, twin in list(_conv_winograd._TEAM_TWINS.items()):
+
+        def spy(*args: Any, _twin: Any = twin) -> None:
+            ran["team"] += 1
+            _twin(*args)
+
+        monkeypatch.setitem(_conv_winograd._TEAM_TWINS, plain, spy)
+    x, w, b = _data(shape)
+    pad, groups = shape[5], shape[6]
+    base = direct(x, w, pad, groups)
+    r = np.random.default_rng(7).standard_normal(base.shape).astype(np.float32)
+    old = np.random.default_rng(8).standard_normal(base.shape).astype(np.float32)
+    out = old.copy()
+    _conv_winograd.conv3x3(x, w, b, out, pad, groups, True, TempSpace(), 1 << 20, m, r, True)
+    assert rel_err(out, old + np.maximum(base + b[:, None, None] + r, 0)) < TOL[m]
+    assert ran == {"team": 2, "lanes": 0}
+    dy = np.random.default_rng(9).standard_normal(base.shape).astype(np.float32)
+    dx = np.zeros_like(x)
+    _conv_winograd.conv3x3(
+        dy, w, None, dx, (2 - pad[0], 2 - pad[1]), groups, False, TempSpace(), 1 << 20, m,
+        transpose_w=True,
+    )  # fmt: skip
+    assert rel_err(dx, direct_grad_x(dy, w, x.shape, pad, groups)) < TOL[m]
+    dw = np.zeros_like(w)
+    _conv_winograd.weight_grad3x3(x, dy, dw, pad, groups, False, TempSpace(), 1 << 20, m)
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad[0],) * 2, (pad[1],) * 2))
+    fg, cg = w.shape[0] // groups, w.shape[1]
+    want_dw = np.zeros(w.shape)
+    for g in range(groups):
+        for p in range(3):
+            for q in range(3):
+                want_dw[g * fg : (g + 1) * fg, :, p, q] = np.einsum(
+                    "nfhw,nchw->fc",
+                    dy[:, g * fg : (g + 1) * fg].astype(np.float64),
+                    xp[:, g * cg : (g + 1) * cg, p : p + dy.shape[2], q : q + dy.shape[3]],
+                )
+    assert rel_err(dw, want_dw) < 4 * TOL[m]
+    assert ran == {"team": 6, "lanes": 0}  # + dx's two transforms, x's and dy's for dW

@@ -223,6 +223,17 @@ def configure_threading_layer() -> None:
         _layer_checked = True
 
 
+def numba_layer() -> str:
+    """numba's threading layer: the one running, or the one its first parallel launch
+    will start (configure_threading_layer's choice)."""
+    configure_threading_layer()
+    from numba.np.ufunc import parallel
+
+    if getattr(parallel, "_is_initialized", False):
+        return str(parallel.threading_layer())
+    return str(numba.config.THREADING_LAYER)  # type: ignore[attr-defined]
+
+
 def _prefer_512_bit_vectors() -> None:
     """Drop LLVM's 256-bit preference on AVX-512 CPUs (NNVMPY_CPU_512BIT, config.py).
 

@@ -76,8 +76,9 @@ def cache_path() -> str:
 
 #: bumped when an algorithm's implementation changes enough that choices measured before
 #: are stale (2: Winograd's plane layout and lanes, which turned the 56x56 layers from
-#: im2col to Winograd): entries of other versions in the file are measured again
-ALGO_VERSION = 2
+#: im2col to Winograd; 3: batch-1 Winograd as one block with team transforms): entries of
+#: other versions in the file are measured again
+ALGO_VERSION = 3
 
 
 def key(kind: str, s: Any, dtype: Any) -> str:

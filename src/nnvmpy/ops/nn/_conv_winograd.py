@@ -32,9 +32,13 @@ in tests/ops/test_conv_winograd.py bound them).
 The transforms are serial numba loops: images innermost in blocks of several images (so
 even 7x7 maps give long vector loops), the plane layout in blocks of one image (below).
 The blocks (`_plan`) go to `_lanes` partitions where the BLAS can run one-thread GEMMs
-(MKL): each runs its blocks start to end on one thread. Otherwise each transform is split
-by channel ranges over Python threads (`_split`) between GEMMs on all BLAS threads;
-numba's OpenMP workers would fight the BLAS threads for the cores (see _im2col.py).
+(MKL): each runs its blocks start to end on one thread. One image is the exception where
+numba and the BLAS share one OpenMP runtime (`_lanes.one_openmp`: MKL on GNU OpenMP): it
+is one block, its plane transforms numba parallel loops (`_team`) between GEMMs on all
+MKL threads, each team warm from the other (64 @ 56x56 F(4x4): 1.04 -> 0.74 ms; waking
+a lane cost ~140 us a call). Otherwise each transform is split by channel ranges over
+Python threads (`_split`) between GEMMs on all BLAS threads; numba's OpenMP workers
+would fight OpenBLAS's own threads for the cores (see _im2col.py).
 Backward data is the forward of dy with the flipped, transposed filter
 and padding 2 - p (`backward_data`); the filter gradient is F(3x3, m x m) with the same
 matrices (`weight_grad3x3`).
@@ -49,6 +53,7 @@ from typing import Any
 
 import numba
 import numpy as np
+from numba import prange
 
 from ... import input_stamps, kernel
 from ...base import NNVMError
@@ -384,8 +389,8 @@ def _phase_planes(x, pp, c, n0, y0, pw, m, rows1, tw1):  # pragma: no cover - nu
                     pp[_u(d + k)] = 0
 
 
-@kernel.cpu_kernel(parallel=False)
-def _input_transform_plane(x, v, bt, n0, y0, pw, th, tw, m, c0, c1):
+@numba.njit(cache=True, nogil=True, inline="always")
+def _input_plane_channels(x, v, bt, n0, y0, pw, th, tw, m, c0, c1):  # pragma: no cover
     # v[xi, c, ty*(tw+1) + tx] = (B^T d B)[xi] for c in [c0, c1): the plane layout above,
     # tile rows y0 + m*ty.. of image n0 (y0 may be negative: padding rows)
     n_c = v.shape[1]
@@ -415,9 +420,23 @@ def _input_transform_plane(x, v, bt, n0, y0, pw, th, tw, m, c0, c1):
 
 
 @kernel.cpu_kernel(parallel=False)
-def _output_transform_plane(
+def _input_transform_plane(x, v, bt, n0, y0, pw, th, tw, m, c0, c1):
+    # channels c0..c1 of the plane-layout input transform, on this thread
+    _input_plane_channels(x, v, bt, n0, y0, pw, th, tw, m, c0, c1)
+
+
+@kernel.cpu_kernel
+def _input_transform_plane_team(x, v, bt, n0, y0, pw, th, tw, m, c0, c1, parts):
+    # the same as one parallel loop over `parts` channel ranges (numba's OpenMP team)
+    for p in prange(parts):
+        lo, hi = c0 + (c1 - c0) * p // parts, c0 + (c1 - c0) * (p + 1) // parts
+        _input_plane_channels(x, v, bt, n0, y0, pw, th, tw, m, lo, hi)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _output_plane_filters(
     mm, out, at, bias, has_bias, res, has_res, relu, add, n0, ty0, th, tw, m, f0, f1,
-):  # fmt: skip
+):  # fmt: skip  # pragma: no cover - numba
     # out[n0, f, m*(ty0 + ty) + i, m*tx + j] (+)= (A^T M A)[i, j] (+ bias, residual, relu)
     # for f in [f0, f1): mm (a*a, F, th*(tw+1)) in the plane layout, junk column skipped.
     # Per filter the whole block at once: q[k1, j] = (M A)[k1, j], then o[i, j] = A^T q,
@@ -458,6 +477,28 @@ def _output_transform_plane(
                 for j in range(m):
                     src = (i * m + j) * ncols + ty * tw1
                     _store(of, rf, dst, j, m, wo, o, src, 1, has_res, relu, add)
+
+
+@kernel.cpu_kernel(parallel=False)
+def _output_transform_plane(
+    mm, out, at, bias, has_bias, res, has_res, relu, add, n0, ty0, th, tw, m, f0, f1,
+):  # fmt: skip
+    # filters f0..f1 of the plane-layout output transform, on this thread
+    _output_plane_filters(
+        mm, out, at, bias, has_bias, res, has_res, relu, add, n0, ty0, th, tw, m, f0, f1
+    )
+
+
+@kernel.cpu_kernel
+def _output_transform_plane_team(
+    mm, out, at, bias, has_bias, res, has_res, relu, add, n0, ty0, th, tw, m, f0, f1, parts,
+):  # fmt: skip
+    # the same as one parallel loop over `parts` filter ranges (numba's OpenMP team)
+    for p in prange(parts):
+        lo, hi = f0 + (f1 - f0) * p // parts, f0 + (f1 - f0) * (p + 1) // parts
+        _output_plane_filters(
+            mm, out, at, bias, has_bias, res, has_res, relu, add, n0, ty0, th, tw, m, lo, hi
+        )
 
 
 @kernel.cpu_kernel(parallel=False)
@@ -677,6 +718,26 @@ def _split(n: int, work: int, fn: Any, *args: Any) -> None:
             fut.result()
 
 
+def _team(n: int, work: int, fn: Any, *args: Any) -> None:
+    """`_split`'s signature: a plane-layout transform as its numba parallel twin (one
+    loop over the width nnvmpy.threads.region grants), where numba's team and the BLAS's
+    threads are one OpenMP runtime (_lanes.one_openmp); else `_split`."""
+    twin = _TEAM_TWINS.get(fn)
+    if twin is None or work < PARALLEL_CUTOFF or n < 2 or not _lanes.one_openmp():
+        _split(n, work, fn, *args)
+        return
+    from ... import threads
+
+    with threads.region() as k:
+        twin(*args, 0, n, min(k, n))
+
+
+_TEAM_TWINS = {
+    _input_transform_plane: _input_transform_plane_team,
+    _output_transform_plane: _output_transform_plane_team,
+}
+
+
 def _block(
     n: int, th: int, tw: int, a: int, c: int, f: int, itemsize: int, budget: int, per_row: int
 ) -> tuple[int, int]:
@@ -765,6 +826,8 @@ def _plan(
     per_row = a * a * (c + f) * (tw + 1)  # + 1: the plane layout's junk column
     nb, nty = _block(n, th, tw, a, c, f, itemsize, budget, per_row)
     want = _lanes.parts(n * th)  # partitions the thread budget can use (1 without MKL)
+    if n == 1 and _lanes.one_openmp():
+        want = 1  # one image whole: team transforms between all-thread GEMMs (_team)
     if want > 1 and nb == 1 and n * -(-th // nty) < want:  # one image: cut its tile rows
         cut = -(-th // want)
         if _lanes_pay(shared, a, c, f, cut, tw, itemsize):
@@ -807,7 +870,7 @@ def _forward_block(
     threads nnvmpy.threads.region grants (else on this thread alone)."""
     n0, mb, ty0, rows = blk
     a, cg, fg = m + 2, c // groups, f // groups
-    run = _split if split else _direct
+    run = _team if split else _direct
     v, mm = _block_views(scratch, blk, a, c, f, tw)
     _tiles(run, xc, v, bt, blk, m * ty0 - pad[0], pad[1], tw, m)
     # one 2-D matmul per (position, group): NumPy's batched matmul runs large stacks
@@ -933,7 +996,7 @@ def _weight_grad_block(
     (its tiles lie right of dy), so the junk tiles add nothing."""
     ty0 = blk[2]
     a, cg, fg = m + 2, c // groups, f // groups
-    run = _split if split else _direct
+    run = _team if split else _direct
     v, dyt = _block_views(scratch, blk, a, c, f, tw)
     _tiles(run, xc, v, bt, blk, m * ty0 - pad[0], pad[1], tw, m)
     _tiles(run, dyc, dyt, a_dy, blk, m * ty0, 0, tw, m)  # dy: no padding

@@ -36,6 +36,23 @@ def parts(items: int) -> int:
     return max(1, min(threads.budget(), items))
 
 
+def one_openmp() -> bool:
+    """Whether numba's parallel loops and the BLAS's threads are one OpenMP runtime's
+    threads: MKL on GNU OpenMP (or sequential; _blas) beside numba's omp layer. Then a
+    numba parallel loop between two all-thread GEMMs reuses the GEMM's warm team instead
+    of waking other threads; beside OpenBLAS's own pthreads the two pools would fight."""
+    import os
+
+    from ...kernel import cpu
+
+    lib = _blas.active()
+    if lib is None or lib.name != "mkl":
+        return False
+    if os.environ.get("MKL_THREADING_LAYER", "GNU").upper() not in ("GNU", "SEQUENTIAL"):
+        return False
+    return cpu.numba_layer() == "omp"
+
+
 def run(n_parts: int, work: Callable[[int], None]) -> None:
     """work(p) for every partition p in [0, n_parts), on the lanes nnvmpy.threads.region
     grants (lane 0 on this thread, the others on the ufunc pool's threads). With more
