@@ -96,3 +96,51 @@ def test_same_size_convolution_matches_the_reference(case: Any) -> None:
     }
     want = conv_reference(x[:, :, 0].astype(np.float64), w[:, :, 0].astype(np.float64), **params)
     assert np.abs(out[:, :, 0] - want).max() <= 1e-5 * max(1.0, np.abs(want).max())
+
+
+@pytest.mark.parametrize("case", SAME)
+def test_team_columns_are_the_serial_ones(case: Any, monkeypatch: Any) -> None:
+    """to_columns(team=True): the parallel twins over (image, channel) ranges write the
+    serial loops' columns, for any granted width (1 keeps the serial loop)."""
+    import contextlib
+
+    from nnvmpy import threads
+
+    rng = np.random.default_rng(sum(case) + 2)
+    n, c, n0, m = 3, 6, 1, 2
+    s = _shape(n, c, case, groups=2)
+    cg, c0 = s.cg, s.cg
+    x = rng.standard_normal((n, c, 1, s.h, s.w)).astype(np.float32)
+    want = _columns_reference(x[:, :, 0], n0, m, c0, cg, s.win)
+    for width in (1, 2, 3, 7):
+        monkeypatch.setattr(threads, "region", lambda w=0, k=width: contextlib.nullcontext(k))
+        col = np.full((cg * s.win.kh * s.win.kw, m * s.hw), np.nan, np.float32)
+        _conv_cpu.to_columns(s, x, col, n0, m, c0, team=True)
+        np.testing.assert_array_equal(col, want)
+
+
+def test_one_partition_under_one_openmp_runs_team_columns(monkeypatch: Any) -> None:
+    """Batch 1 where numba and the BLAS share one OpenMP runtime (forced here for any
+    BLAS): the forward's im2col runs as a team twin, and the result is the reference."""
+    import contextlib
+
+    from nnvmpy import threads
+    from nnvmpy.ops.nn import _lanes
+
+    monkeypatch.setattr(_lanes, "one_openmp", lambda: True)
+    monkeypatch.setattr(threads, "region", lambda want=0: contextlib.nullcontext(2))
+    ran: list[str] = []
+    for name in ("_im2col_same_team", "_im2col_phases_team", "_im2col_valid_team"):
+        real = getattr(_im2col, name)
+        monkeypatch.setattr(_im2col, name, lambda *a, r=real, n=name: ran.append(n) or r(*a))
+    rng = np.random.default_rng(5)
+    s = _shape(1, 8, SAME[5])  # a 3x3/2 layer
+    x = rng.standard_normal((1, 8, 1, s.h, s.w)).astype(np.float32)
+    w = rng.standard_normal((6, 8, 1, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(6).astype(np.float32)
+    out = np.empty((1, 6, 1, s.win.ho, s.win.wo), np.float32)
+    _conv_cpu.forward(s, x, w, b, out, OpReqType.kWriteTo, TempSpace(), gemm_only=True)
+    assert ran == ["_im2col_phases_team"]
+    want = conv_reference(x[:, :, 0].astype(np.float64), w[:, :, 0].astype(np.float64), b,
+                          kernel=(3, 3), stride=(2, 2), pad=(1, 1))  # fmt: skip
+    assert np.abs(out[:, :, 0] - want).max() <= 1e-5 * max(1.0, np.abs(want).max())

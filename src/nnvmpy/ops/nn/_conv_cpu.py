@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import threads
 from ...base import OpReqType
 from . import _blas, _conv_algo, _conv_shift, _conv_winograd, _lanes
 from . import _im2col as k
@@ -163,10 +164,20 @@ def _same_size(s: ConvShape) -> bool:
     return (win.ho, win.wo) == (-(-s.h // win.sh), -(-s.w // win.sw))
 
 
-def to_columns(s: ConvShape, x: Any, col: Any, n0: int, m: int, c0: int) -> None:
-    """col = im2col of images n0..n0+m-1, channels c0..c0+cg-1 of x (N, C, D, H, W)."""
+def to_columns(
+    s: ConvShape, x: Any, col: Any, n0: int, m: int, c0: int, team: bool = False
+) -> None:
+    """col = im2col of images n0..n0+m-1, channels c0..c0+cg-1 of x (N, C, D, H, W).
+    team: the 2-D loops as numba parallel loops over (image, channel) ranges, on the
+    width nnvmpy.threads.region grants (between all-thread GEMMs: see _forward_chunks)."""
     win = s.win
     x4 = x.reshape(s.n, s.c * s.d, s.h, s.w)
+    if team and s.planar and m * s.cg > 1:
+        with threads.region() as width:
+            parts = min(width, m * s.cg)
+            if parts > 1:
+                _team_columns(s, x4, col, n0, m, c0, parts)
+                return
     if s.planar and win.ph == 0 and win.pw == 0:
         k._im2col_valid(x4, col, n0, m, c0, s.cg, win.kh, win.kw, *_valid_args(win))
         return
@@ -188,6 +199,21 @@ def to_columns(s: ConvShape, x: Any, col: Any, n0: int, m: int, c0: int) -> None
             continue
         place = (s.d, u, a * taps, s.depth.kd * taps, v * plane, s.hw, 1)
         k._im2col(x4, col, n0, m, c0, s.cg, *win.args(), *place)
+
+
+def _team_columns(s: ConvShape, x4: Any, col: Any, n0: int, m: int, c0: int, parts: int) -> None:
+    """to_columns' 2-D loops, each as its team twin over `parts` ranges."""
+    win = s.win
+    if win.ph == 0 and win.pw == 0:
+        args = (win.kh, win.kw, *_valid_args(win), parts)
+        k._im2col_valid_team(x4, col, n0, m, c0, s.cg, *args)
+    elif _same_size(s) and (win.sh, win.sw) == (1, 1):
+        args = (win.kh, win.kw, win.ph, win.pw, win.dh, win.dw, parts)
+        k._im2col_same_team(x4, col, n0, m, c0, s.cg, *args)
+    elif _same_size(s):
+        k._im2col_phases_team(x4, col, n0, m, c0, s.cg, *win.args(), parts)
+    else:  # the general loop has no twin
+        k._im2col(x4, col, n0, m, c0, s.cg, *win.args(), *k.planar_args(win.kh, win.kw, s.hw), 1)
 
 
 def from_columns(s: ConvShape, col: Any, dx: Any, n0: int, m: int, c0: int, add: bool) -> None:
@@ -318,12 +344,15 @@ def _forward_chunks(
     starts = range(0, s.n, nb)
     n_parts = _lanes.parts(len(starts))
     space = res.get_space((n_parts * per_part,), out3.dtype)
+    # one partition: its GEMMs run on every BLAS thread; where those are numba's OpenMP
+    # runtime too, im2col runs as a parallel loop between them (warm teams)
+    team = n_parts == 1 and _lanes.one_openmp()
 
     def work(p: int) -> None:
         part = space[p * per_part : (p + 1) * per_part]
         for n0 in starts[p::n_parts]:
             m = min(nb, s.n - n0)
-            _forward_chunk(s, x, w2, beta, has_bias, out3, add, part, n0, m, after)
+            _forward_chunk(s, x, w2, beta, has_bias, out3, add, part, n0, m, after, team)
 
     _lanes.run(n_parts, work)
 
@@ -408,15 +437,16 @@ def _forward_chunk(
     n0: int,
     m: int,
     after: Any,
+    team: bool = False,
 ) -> None:
-    """Images n0..n0+m-1 of `_forward_chunks`, in the scratch `space`."""
+    """Images n0..n0+m-1 of `_forward_chunks`, in the scratch `space` (team: to_columns')."""
     cols = m * s.hw
     col = space[: s.rows * cols].reshape(s.rows, cols)
     tmp = space[s.rows * cols : (s.rows + s.fg) * cols].reshape(s.fg, cols)
     direct = m == 1 and not add  # one image: the GEMM writes straight into out
     turned = direct and _turned(s, cols)
     for g in range(s.groups):
-        to_columns(s, x, col, n0, m, g * s.cg)
+        to_columns(s, x, col, n0, m, g * s.cg, team)
         wg = w2[g * s.fg : (g + 1) * s.fg]
         if turned:
             turned_out = tmp.reshape(cols, s.fg)

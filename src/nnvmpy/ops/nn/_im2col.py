@@ -172,15 +172,15 @@ def _tap_range(offset, step, size, out):
     return phase, quotient, lo, max(lo, min(out, rows - quotient))
 
 
-@kernel.cpu_kernel(parallel=False)
-def _im2col_same(x, col, n0, nb, c0, cg, kh, kw, ph, pw, dh, dw):
-    # col[(c*kh + i)*kw + j, b*H*W + y*W + z] = x[n0+b, c0+c, y - ph + i*dh, z - pw + j*dw]
+@numba.njit(cache=True, nogil=True, inline="always")
+def _same_rows(x, col, n0, c0, cg, kh, kw, ph, pw, dh, dw, t0, t1):  # pragma: no cover
+    # _im2col_same for the (image, channel) pairs t in [t0, t1), t = b*cg + c
     n_c, height, width = x.shape[1], x.shape[2], x.shape[3]
     hw = height * width
     ncols = col.shape[1]
     xf = x.reshape(-1)
     cf = col.reshape(-1)
-    for t in range(nb * cg):
+    for t in range(t0, t1):
         b = t // cg
         c = t % cg
         plane = ((n0 + b) * n_c + c0 + c) * hw
@@ -194,16 +194,31 @@ def _im2col_same(x, col, n0, nb, c0, cg, kh, kw, ph, pw, dh, dw):
 
 
 @kernel.cpu_kernel(parallel=False)
-def _im2col_phases(x, col, n0, nb, c0, cg, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo):
-    # col[(c*kh + i)*kw + j, b*Ho*Wo + y*Wo + z] = x[n0+b, c0+c, y*sh - ph + i*dh, z*sw - pw + j*dw]
-    # for Ho = ceil(H / sh), Wo = ceil(W / sw)
+def _im2col_same(x, col, n0, nb, c0, cg, kh, kw, ph, pw, dh, dw):
+    # col[(c*kh + i)*kw + j, b*H*W + y*W + z] = x[n0+b, c0+c, y - ph + i*dh, z - pw + j*dw]
+    _same_rows(x, col, n0, c0, cg, kh, kw, ph, pw, dh, dw, 0, nb * cg)
+
+
+@kernel.cpu_kernel
+def _im2col_same_team(x, col, n0, nb, c0, cg, kh, kw, ph, pw, dh, dw, parts):
+    # the same as one parallel loop over `parts` ranges of (image, channel) pairs
+    for p in prange(parts):
+        lo, hi = nb * cg * p // parts, nb * cg * (p + 1) // parts
+        _same_rows(x, col, n0, c0, cg, kh, kw, ph, pw, dh, dw, lo, hi)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _phase_rows(
+    x, col, n0, c0, cg, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo, t0, t1
+):  # pragma: no cover
+    # _im2col_phases for the (image, channel) pairs t in [t0, t1), t = b*cg + c
     n_c, height, width = x.shape[1], x.shape[2], x.shape[3]
     hw = ho * wo
     ncols = col.shape[1]
     xf = x.reshape(-1)
     cf = col.reshape(-1)
     phases = np.empty(sh * sw * hw, x.dtype)
-    for t in range(nb * cg):
+    for t in range(t0, t1):
         b = t // cg
         c = t % cg
         plane = ((n0 + b) * n_c + c0 + c) * height * width
@@ -227,6 +242,21 @@ def _im2col_phases(x, col, n0, nb, c0, cg, kh, kw, sh, sw, ph, pw, dh, dw, ho, w
                 _shifted_row(cf, row, phases, start, ho, wo, shift, y_lo, y_hi, z_lo, z_hi)
 
 
+@kernel.cpu_kernel(parallel=False)
+def _im2col_phases(x, col, n0, nb, c0, cg, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo):
+    # col[(c*kh + i)*kw + j, b*Ho*Wo + y*Wo + z] = x[n0+b, c0+c, y*sh - ph + i*dh, z*sw - pw + j*dw]
+    # for Ho = ceil(H / sh), Wo = ceil(W / sw)
+    _phase_rows(x, col, n0, c0, cg, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo, 0, nb * cg)
+
+
+@kernel.cpu_kernel
+def _im2col_phases_team(x, col, n0, nb, c0, cg, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo, parts):
+    # the same as one parallel loop over `parts` ranges of (image, channel) pairs
+    for p in prange(parts):
+        lo, hi = nb * cg * p // parts, nb * cg * (p + 1) // parts
+        _phase_rows(x, col, n0, c0, cg, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo, lo, hi)
+
+
 # No padding (LeNet's 5x5, every 'valid' convolution): every window lies inside the
 # image, so the copies need no clipped ranges nor zero fills. These loops run 2-2.5x
 # faster than the general ones above on small maps (an 8-wide row: the range arithmetic
@@ -234,28 +264,43 @@ def _im2col_phases(x, col, n0, nb, c0, cg, kh, kw, sh, sw, ph, pw, dh, dw, ho, w
 # _im2col's 2-D case: row (c*kh + i)*kw + j, column b*Ho*Wo + y*Wo + z.
 
 
-@kernel.cpu_kernel(parallel=False)
-def _im2col_valid(x, col, n0, nb, c0, cg, kh, kw, sh, sw, dh, dw, ho, wo):
-    # col[(c*kh + i)*kw + j, b*Ho*Wo + y*Wo + z] = x[n0+b, c0+c, y*sh + i*dh, z*sw + j*dw]
+@numba.njit(cache=True, nogil=True, inline="always")
+def _valid_rows(x, col, n0, c0, cg, kh, kw, sh, sw, dh, dw, ho, wo, t0, t1):  # pragma: no cover
+    # _im2col_valid for the (image, channel) pairs t in [t0, t1), t = b*cg + c
     n_c, height, width = x.shape[1], x.shape[2], x.shape[3]
     ncols, hw = col.shape[1], ho * wo
     xf = x.reshape(-1)
     cf = col.reshape(-1)
-    for b in range(nb):
-        for c in range(cg):
-            plane = ((n0 + b) * n_c + c0 + c) * height * width
-            for i in range(kh):
-                for j in range(kw):
-                    row = ((c * kh + i) * kw + j) * ncols + b * hw
-                    for y in range(ho):
-                        src = plane + (y * sh + i * dh) * width + j * dw
-                        dst = row + y * wo
-                        if sw == 1:
-                            for z in range(wo):
-                                cf[_u(dst + z)] = xf[_u(src + z)]
-                        else:
-                            for z in range(wo):
-                                cf[_u(dst + z)] = xf[_u(src + z * sw)]
+    for t in range(t0, t1):
+        b = t // cg
+        c = t % cg
+        plane = ((n0 + b) * n_c + c0 + c) * height * width
+        for i in range(kh):
+            for j in range(kw):
+                row = ((c * kh + i) * kw + j) * ncols + b * hw
+                for y in range(ho):
+                    src = plane + (y * sh + i * dh) * width + j * dw
+                    dst = row + y * wo
+                    if sw == 1:
+                        for z in range(wo):
+                            cf[_u(dst + z)] = xf[_u(src + z)]
+                    else:
+                        for z in range(wo):
+                            cf[_u(dst + z)] = xf[_u(src + z * sw)]
+
+
+@kernel.cpu_kernel(parallel=False)
+def _im2col_valid(x, col, n0, nb, c0, cg, kh, kw, sh, sw, dh, dw, ho, wo):
+    # col[(c*kh + i)*kw + j, b*Ho*Wo + y*Wo + z] = x[n0+b, c0+c, y*sh + i*dh, z*sw + j*dw]
+    _valid_rows(x, col, n0, c0, cg, kh, kw, sh, sw, dh, dw, ho, wo, 0, nb * cg)
+
+
+@kernel.cpu_kernel
+def _im2col_valid_team(x, col, n0, nb, c0, cg, kh, kw, sh, sw, dh, dw, ho, wo, parts):
+    # the same as one parallel loop over `parts` ranges of (image, channel) pairs
+    for p in prange(parts):
+        lo, hi = nb * cg * p // parts, nb * cg * (p + 1) // parts
+        _valid_rows(x, col, n0, c0, cg, kh, kw, sh, sw, dh, dw, ho, wo, lo, hi)
 
 
 @kernel.cpu_kernel(parallel=False)
@@ -521,7 +566,10 @@ __all__ = [
     "_dw_forward",
     "_gather_rows",
     "_im2col",
+    "_im2col_phases_team",
+    "_im2col_same_team",
     "_im2col_valid",
+    "_im2col_valid_team",
     "_pad_grad",
     "_pad_images",
     "_scatter",
