@@ -954,3 +954,34 @@ def test_one_image_is_one_block_with_team_transforms(shape: Any, m: int, monkeyp
                 )
     assert rel_err(dw, want_dw) < 4 * TOL[m]
     assert ran == {"team": 6, "lanes": 0}  # + dx's two transforms, x's and dy's for dW
+
+
+def test_auto_charges_winograd_for_reading_its_larger_filter(monkeypatch: Any) -> None:
+    """A Winograd candidate's timed run is charged its U's bytes beyond the weights' at
+    COLD_WEIGHT_BYTES_PER_S (its timing ran with U in the cache; a network evicts it)."""
+    monkeypatch.setenv("NNVMPY_CONV_ALGO", "auto")
+    monkeypatch.setattr(_conv_algo, "MIN_AUTO_FLOPS", 0)
+    shape = (1, 16, 8, 8, 24, (1, 1), 1)
+    x, w, b = _data(shape)
+    s = _shape(*shape)
+    extra2 = (16 - 9) * 24 * 16 * 4  # F(2x2): a = 4
+    assert _conv_algo.cold_charge("gemm", s, np.float32) == 0.0
+    assert _conv_algo.cold_charge("winograd2", s, np.float32) == pytest.approx(
+        extra2 / _conv_algo.COLD_WEIGHT_BYTES_PER_S
+    )
+    assert _conv_algo.cold_charge("winograd4", s, np.float32) == pytest.approx(
+        (36 - 9) * 24 * 16 * 4 / _conv_algo.COLD_WEIGHT_BYTES_PER_S
+    )
+
+    def choice(rate: float) -> int:
+        timed = iter([1.0e-3, 0.8e-3, 0.5e-3])  # gemm, winograd2, winograd4, in that order
+        monkeypatch.setattr(_conv_algo, "_time", lambda fn: next(timed))
+        monkeypatch.setattr(_conv_algo, "COLD_WEIGHT_BYTES_PER_S", rate)
+        _conv_algo.forget()
+        monkeypatch.setenv("NNVMPY_CONV_ALGO_CACHE", "")  # measure, keep nothing on disk
+        return _conv_algo.forward_tile(s, x[:, :, None], w[:, :, None], b, TempSpace(), False)
+
+    assert choice(1e30) == 4  # no charge: the fastest timed run
+    assert choice(extra2 / 0.05e-3) == 4  # F(2x2) charged 0.05 ms, F(4x4) 0.19: 0.69 ms
+    assert choice(extra2 / 0.15e-3) == 2  # 0.15 and 0.58: F(2x2) at 0.95 ms
+    assert choice(extra2 / 0.3e-3) == 0  # 0.3 and 1.16: the GEMM's 1 ms wins

@@ -76,9 +76,9 @@ def cache_path() -> str:
 
 #: bumped when an algorithm's implementation changes enough that choices measured before
 #: are stale (2: Winograd's plane layout and lanes, which turned the 56x56 layers from
-#: im2col to Winograd; 3: batch-1 Winograd as one block with team transforms): entries of
-#: other versions in the file are measured again
-ALGO_VERSION = 3
+#: im2col to Winograd; 3: batch-1 Winograd as one block with team transforms; 4: the
+#: cold-weight charge below): entries of other versions in the file are measured again
+ALGO_VERSION = 4
 
 
 def key(kind: str, s: Any, dtype: Any) -> str:
@@ -144,6 +144,26 @@ def _save(path: str, k: str, choice: str, times: dict[str, float]) -> None:
 #: timed runs per candidate after a warm-up run (the best counts: load only slows runs)
 REPEATS = 3
 
+#: Bytes per second a layer reads its weights at when they come from memory. The timing
+#: runs a layer over and over on the same weights, which then stay in the cache; in a
+#: network every other layer passes between two calls and evicts them. Winograd reads its
+#: transformed filter U, (a/3)^2 times the weights, so its timed runs flattered it most:
+#: ResNet-18's 512 @ 7x7 layer at batch 1 timed F(2x2) at 1.08 ms against the GEMM's 1.10,
+#: but in the network ran 1.75 against 1.20 (its U is 16.8 MB, the weights 9.4). Each
+#: Winograd candidate is charged U's extra bytes at this rate (0.46 ms there; 0.1 ms for
+#: the 256 @ 14x14 F(2x2), 0.03 for 64 @ 56x56 F(4x4); nothing that matters at batch 32).
+COLD_WEIGHT_BYTES_PER_S = 16e9
+
+
+def cold_charge(name: str, s: Any, dtype: Any) -> float:
+    """Seconds added to candidate `name`'s timed run: its transformed filter's bytes
+    beyond the weights', read at COLD_WEIGHT_BYTES_PER_S (0 for the GEMM paths)."""
+    tile = TILE_OF.get(name, 0)
+    if not tile:
+        return 0.0
+    extra = ((tile + 2) ** 2 - 9) * s.f * s.cg * np.dtype(dtype).itemsize
+    return extra / COLD_WEIGHT_BYTES_PER_S
+
 
 def _time(fn: Callable[[], None]) -> float:
     fn()  # compiles (first time) and warms the caches
@@ -177,7 +197,7 @@ def choose(
     if found is not None and found in names:
         return found
     candidates = build()
-    times = {name: _time(fn) for name, fn in candidates.items()}
+    times = {name: _time(fn) + cold_charge(name, s, dtype) for name, fn in candidates.items()}
     best = min(times, key=lambda name: times[name])
     with _lock:
         _memory[k] = best
