@@ -187,17 +187,7 @@ def test_backward_data(shape: Any, algo: str, monkeypatch: Any) -> None:
     _conv_cpu.backward(s, dy, x[:, :, None], w[:, :, None], [dx, dw], reqs, TempSpace())
     assert rel_err(dx[:, :, 0], want) < 5e-5
     # the weight gradient (still the GEMM paths) beside it
-    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad[0],) * 2, (pad[1],) * 2))
-    cg, fg = c // groups, f // groups
-    want_dw = np.zeros((f, cg, 3, 3))
-    for g in range(groups):
-        for p in range(3):
-            for q in range(3):
-                patch = xp[:, g * cg : (g + 1) * cg, p : p + s.win.ho, q : q + s.win.wo]
-                want_dw[g * fg : (g + 1) * fg, :, p, q] = np.einsum(
-                    "nfhw,nchw->fc", dy[:, g * fg : (g + 1) * fg, 0].astype(np.float64), patch
-                )
-    assert rel_err(dw[:, :, 0], want_dw) < 5e-5
+    assert rel_err(dw[:, :, 0], direct_grad_w(x, dy[:, :, 0], pad, groups)) < 5e-5
     base = np.random.default_rng(4).standard_normal(dx.shape).astype(np.float32)
     dx[...] = base
     _conv_cpu.backward(s, dy, None, w[:, :, None], [dx, None], [ADD, NULL], TempSpace())
@@ -516,17 +506,7 @@ def test_through_nd_convolution_with_autograd(monkeypatch: Any) -> None:
     y.backward(nv.nd.array(dy))
     assert rel_err(y.asnumpy(), direct(x, w, (1, 1), 2) + b[:, None, None]) < 5e-5
     assert rel_err(xs.grad.asnumpy(), direct_grad_x(dy, w, x.shape, (1, 1), 2)) < 5e-5
-    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
-    want_dw = np.zeros(w.shape)
-    for g in range(2):
-        for p in range(3):
-            for q in range(3):
-                want_dw[g * 4 : (g + 1) * 4, :, p, q] = np.einsum(
-                    "nfhw,nchw->fc",
-                    dy[:, g * 4 : (g + 1) * 4],
-                    xp[:, g * 3 : (g + 1) * 3, p : p + 7, q : q + 7],
-                )
-    assert rel_err(ws.grad.asnumpy(), want_dw) < 5e-5
+    assert rel_err(ws.grad.asnumpy(), direct_grad_w(x, dy, (1, 1), 2)) < 5e-5
 
 
 @pytest.mark.parametrize("m", [2, 4])
@@ -691,7 +671,7 @@ BORDER_SHAPES = [
 @pytest.mark.parametrize("shape", BORDER_SHAPES, ids=str)
 def test_forward_and_both_gradients_at_the_borders(shape: Any, m: int, budget: int) -> None:
     x, w, b = _data(shape, seed=5)
-    c, f, pad, groups = shape[1], shape[4], shape[5], shape[6]
+    pad, groups = shape[5], shape[6]
     want = direct(x, w, pad, groups) + b[None, :, None, None]
     out = np.full(want.shape, np.nan, np.float32)
     _conv_winograd.conv3x3(x, w, b, out, pad, groups, False, TempSpace(), budget, m)
@@ -703,18 +683,7 @@ def test_forward_and_both_gradients_at_the_borders(shape: Any, m: int, budget: i
         dy, w, None, dx, dpad, groups, False, TempSpace(), budget, m, transpose_w=True
     )
     assert rel_err(dx, direct_grad_x(dy, w, x.shape, pad, groups)) < TOL[m]
-    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad[0],) * 2, (pad[1],) * 2))
-    cg, fg = c // groups, f // groups
-    ho, wo = want.shape[2:]
-    want_dw = np.zeros(w.shape)
-    for g in range(groups):
-        for p in range(3):
-            for q in range(3):
-                want_dw[g * fg : (g + 1) * fg, :, p, q] = np.einsum(
-                    "nfhw,nchw->fc",
-                    dy[:, g * fg : (g + 1) * fg].astype(np.float64),
-                    xp[:, g * cg : (g + 1) * cg, p : p + ho, q : q + wo],
-                )
+    want_dw = direct_grad_w(x, dy, pad, groups)
     dw = np.full(w.shape, np.nan, np.float32)
     _conv_winograd.weight_grad3x3(x, dy, dw, pad, groups, False, TempSpace(), budget, m)
     assert rel_err(dw, want_dw) < TOL[m]
@@ -941,18 +910,7 @@ def test_one_image_is_one_block_with_team_transforms(shape: Any, m: int, monkeyp
     assert rel_err(dx, direct_grad_x(dy, w, x.shape, pad, groups)) < TOL[m]
     dw = np.zeros_like(w)
     _conv_winograd.weight_grad3x3(x, dy, dw, pad, groups, False, TempSpace(), 1 << 20, m)
-    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad[0],) * 2, (pad[1],) * 2))
-    fg, cg = w.shape[0] // groups, w.shape[1]
-    want_dw = np.zeros(w.shape)
-    for g in range(groups):
-        for p in range(3):
-            for q in range(3):
-                want_dw[g * fg : (g + 1) * fg, :, p, q] = np.einsum(
-                    "nfhw,nchw->fc",
-                    dy[:, g * fg : (g + 1) * fg].astype(np.float64),
-                    xp[:, g * cg : (g + 1) * cg, p : p + dy.shape[2], q : q + dy.shape[3]],
-                )
-    assert rel_err(dw, want_dw) < 4 * TOL[m]
+    assert rel_err(dw, direct_grad_w(x, dy, pad, groups)) < 4 * TOL[m]
     assert ran == {"team": 6, "lanes": 0}  # + dx's two transforms, x's and dy's for dW
 
 
