@@ -139,4 +139,12 @@ def failure_message(returncode: int) -> str:
             f": a worker was probably ended by {name}, and the process manager stopped the others "
             "(a KVStore dist_sync job cannot go on without every worker)"
         )
+    elif returncode == -signal.SIGPIPE:  # mpiexec itself, writing to a worker that died
+        text += (
+            ": the process manager itself was ended by SIGPIPE: its connection to a worker "
+            "broke, so a worker had probably died (a KVStore dist_sync job cannot go on "
+            "without every worker)"
+        )
+    elif returncode < 0:
+        text += f": the process manager itself was ended by {signal.Signals(-returncode).name}"
     return text
