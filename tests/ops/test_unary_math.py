@@ -135,6 +135,27 @@ def test_rint_ties_go_to_the_lower_integer_as_mxnet(ctx: nv.Context) -> None:
         np.testing.assert_array_equal(op(nan).asnumpy(), [np.nan, np.inf])
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int32"])
+def test_relu_maps_minus_inf_and_minus_zero_to_zero_and_keeps_nan(
+    dtype: str, ctx: nv.Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MXNet 1.9.1: relu([-inf, -0, nan]) = [0, 0, nan]; the fused chain's body is the same."""
+    values = [-np.inf, -1.0, -0.0, 0.0, 2.0, np.inf, np.nan] if dtype != "int32" else [-3, 0, 5]
+    x = np.array(values, dtype=dtype)
+    want = np.maximum(x, x.dtype.type(0))  # NaN stays, -inf and -0 -> +0
+    monkeypatch.setenv("NNVMPY_FUSION", "1")
+    net = sym.relu(sym.var("x") * 1.0 + 0.0)  # one fused pointwise group
+    exe = net.bind(ctx, {"x": nd.array(x, dtype=dtype, ctx=ctx)}, grad_req="null")
+    for got in (
+        nd.relu(nd.array(x, dtype=dtype, ctx=ctx)),
+        nd.Activation(nd.array(x, dtype=dtype, ctx=ctx), act_type="relu"),
+        exe.forward()[0],
+    ):
+        assert got.dtype == x.dtype
+        np.testing.assert_array_equal(got.asnumpy(), want)
+        assert not np.signbit(got.asnumpy()).any()
+
+
 def test_logical_not_keeps_the_dtype_and_treats_nan_as_true(ctx: nv.Context) -> None:
     got = nd.logical_not(nd.array([0, 3, -1], dtype="int32", ctx=ctx))
     assert got.dtype == np.int32

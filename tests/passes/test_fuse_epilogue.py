@@ -78,6 +78,44 @@ def test_conv_add_relu_runs_as_one_node_with_the_same_result(
     np.testing.assert_allclose(got, np.maximum(y + arrays["r"], 0), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("algo", ["auto", "winograd", "winograd4"])
+@pytest.mark.parametrize("path", list(PATHS))
+def test_relu_in_the_epilogue_is_mxnets_at_inf_nan_and_minus_zero(
+    path: str, algo: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MXNet's relu keeps NaN and maps -inf and -0 to +0 (`x - x` once made -inf a NaN)."""
+    shape, params = PATHS[path]
+    if algo != "auto" and params["kernel"] != (3, 3):
+        pytest.skip("Winograd takes 3x3 windows only")
+    monkeypatch.setenv("NNVMPY_CONV_ALGO", algo)
+    conv = sym.Convolution(sym.var("x"), name="c", **params)
+    net = sym.relu(conv + sym.var("r"), name="act")
+    arrays = _arrays(net, x=shape, r=conv.infer_shape(x=shape)[1][0])
+    special = np.array([-np.inf, np.inf, np.nan, -0.0, -1e30], np.float32)
+    r = arrays["r"].reshape(-1)
+    r[: r.size // 2] = np.resize(special, r.size // 2)  # the first half: each value many times
+    exe = _bind(net, arrays, True, monkeypatch)
+    assert _ops(exe) == ["_Epilogue"]
+    y = (
+        _bind(
+            conv,
+            {
+                "x": arrays["x"],
+                "c_weight": arrays["c_weight"],
+                **({"c_bias": arrays["c_bias"]} if "c_bias" in arrays else {}),
+            },
+            False,
+            monkeypatch,
+        )
+        .forward()[0]
+        .asnumpy()
+    )
+    got = exe.forward()[0].asnumpy()
+    want = np.maximum(y + arrays["r"], np.float32(0))  # NumPy's maximum: NaN stays, -inf -> 0
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    assert not np.signbit(got).any(), "relu wrote a -0"
+
+
 @pytest.mark.parametrize(
     ("build", "members"),
     [

@@ -21,6 +21,7 @@ from ._numpy_fast import threaded
 
 elementwise = kernel.elementwise
 v_one = vmath.one  # 1 in x's type: numba makes float32 + 1 a float64
+v_zero = vmath.zero
 v_sigmoid, v_tanh, v_exp, v_log, v_log1p = (
     vmath.sigmoid,
     vmath.tanh,
@@ -43,11 +44,12 @@ def _identity(x):
     return x
 
 
-# `x - x`, not `x * 0`: a zero of x's own type (numba makes float32 * 0 a float64, which
-# turned fused float32 chains into float64 ones), NaN for NaN and ±inf as before, and +0
+# MXNet's relu: NaN stays NaN, everything else <= 0 (-inf and -0 too) becomes +0. The zero
+# is x's own type (numba makes float32 * 0 a float64, which turned fused float32 chains into
+# float64 ones); `x - x` was one but made relu(-inf) a NaN
 @elementwise
 def _relu(x):
-    return x if x > 0 else x - x
+    return x if not x <= 0 else v_zero(x)
 
 
 @elementwise

@@ -61,6 +61,7 @@ from .f32 import (
     sigmoid_f32,
     sinh_f32,
     tanh_f32,
+    zero_f32,
 )
 from .gamma import gamma_f32, gammaln_f32
 
@@ -86,6 +87,7 @@ sigmoid = sigmoid_f32
 sinh = sinh_f32
 tanh = tanh_f32
 gamma, gammaln = gamma_f32, gammaln_f32
+zero = zero_f32
 
 __all__ = [
     "VectorFunction",
@@ -114,4 +116,5 @@ __all__ = [
     "sinh",
     "tanh",
     "vector_function",
+    "zero",
 ]

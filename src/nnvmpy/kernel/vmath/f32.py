@@ -35,12 +35,23 @@ def _one_ref(x):
     return 1
 
 
+def _zero_ref(x):
+    return 0
+
+
 @vector_function(_one_ref)
 def one_f32(x):
     """1 in x's type: `one(x) + abs(x)` stays float32 for a float32 x, where numba makes
     `1 + abs(x)` a float64 (half the vector width, float64 division). A Python call gets
     the int 1, which NumPy's promotion rules treat as taking the other operand's type."""
     return ONE
+
+
+@vector_function(_zero_ref)
+def zero_f32(x):
+    """0 in x's type, for a select such as relu's `x if not x <= 0 else zero(x)`: `x - x`
+    is no zero for an infinite x, and numba makes `x * 0` a float64."""
+    return ZERO
 
 
 # ---------------------------------------------------------------- exp / log

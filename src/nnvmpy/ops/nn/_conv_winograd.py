@@ -66,6 +66,7 @@ TILES = (2, 4)
 TARGET_TILES = 1024
 #: most nonzeros in a row of B^T (input tiles) or A (dy tiles): `_lincomb`'s longest sum
 MAX_TERMS = 4
+_ZERO = np.float32(0)  # relu's zero: a literal 0 would make a float32 loop float64
 
 # -- transform matrices (Lavin & Gray; the F(4x4) points 0, +-1, +-2) --------------------------
 
@@ -295,8 +296,8 @@ def _store(of, rf, dst, j, m, wo, vals, s0, step, has_res, relu, add):  # pragma
         val = vals[_u(s0 + tx * step)]
         if has_res:
             val += rf[_u(dst + z)]
-        if relu and not val > 0:
-            val = val - val  # 0, and NaN stays NaN
+        if relu and val <= 0:
+            val = _ZERO  # +0 for -inf and -0 too; NaN stays NaN, as MXNet's relu
         if add:
             of[_u(dst + z)] += val
         else:

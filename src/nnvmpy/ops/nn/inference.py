@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from ...attrs import (
     FCompute_cpu,
     FCompute_gpu,
@@ -47,6 +49,7 @@ from ...resource import ResourceRequest
 
 FOLD_OP = "_FoldScaleShift"
 EPILOGUE_OP = "_Epilogue"
+_ZERO = np.float32(0)  # relu's zero: a literal 0 would make a float32 loop float64
 
 
 class ScaleShift(NamedTuple):
@@ -210,8 +213,8 @@ def _epilogue_rows(r, out, bias, has_bias, res, has_res, relu, row0, nf, hw, col
             v += bias[f]
         if has_res:
             v += res[i]
-        if relu and not v > 0:
-            v = v - v  # 0, and NaN stays NaN, as relu's x * 0
+        if relu and v <= 0:
+            v = _ZERO  # +0 for -inf and -0 too; NaN stays NaN, as MXNet's relu
         out[i] = v
 
 
