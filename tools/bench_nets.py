@@ -32,7 +32,8 @@ column holds the MXNet numbers the issue's author measured on this machine.
 
 Memory: the intermediate storage planned for ResNet-18 at batch 32 (`exe.storage_bytes`),
 training (grad_req='write') and inference (grad_req='null'), against MXNet's debug_str
-"Total N MB allocated" (N is MiB: MXNet shifts bytes right by 20).
+"Total N MB allocated" (N is MiB: MXNet shifts bytes right by 20); nnvmpy's default memory
+arena, then NNVM's block plan (NNVMPY_MEMORY_PLAN=blocks, docs/memory.md) for comparison.
 
 With `--bf16`, each inference case also runs with the AmpBFloat16 pass on
 (NNVMPY_INFER_BF16=1: Convolution and FullyConnected in bfloat16 with float32
@@ -768,12 +769,21 @@ def print_memory(models: Path, args: argparse.Namespace) -> None:
     )
     print(head)
     print("-" * len(head))
-    for label, req, key in (
-        ("'write' (all args, as MXNet)", "write", "train"),
-        ("'write' params, inputs null", "params", "train"),
-        ("'null' (inference)", "null", "infer"),
+    for label, req, key, plan in (
+        ("'write' (all args, as MXNet)", "write", "train", "arena"),
+        ("'write' params, inputs null", "params", "train", "arena"),
+        ("'null' (inference)", "null", "infer", "arena"),
+        ("'write', NNVM's blocks", "write", "train", "blocks"),
+        ("'null', NNVM's blocks", "null", "infer", "blocks"),
     ):
-        exe = bind_nnvmpy(path, case, req)
+        saved = os.environ.get("NNVMPY_MEMORY_PLAN")
+        os.environ["NNVMPY_MEMORY_PLAN"] = plan  # read at bind
+        try:
+            exe = bind_nnvmpy(path, case, req)
+        finally:
+            os.environ.pop("NNVMPY_MEMORY_PLAN")
+            if saved is not None:
+                os.environ["NNVMPY_MEMORY_PLAN"] = saved
         mine, naive = exe.storage_bytes / 2**20, exe.storage_naive_bytes / 2**20
         theirs = mx["write" if key == "train" else "null"] if mx else None
         ref = theirs or ISSUE_MEMORY_MB[key]

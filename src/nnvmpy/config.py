@@ -127,6 +127,13 @@ SIMPLIFY_INFERENCE = Knob(
     "folded into the Convolution/FullyConnected before it, Dropout removed; "
     "docs/inference.md), 0: they run the graph as written.",
 )
+MEMORY_PLAN = Knob(
+    "NNVMPY_MEMORY_PLAN",
+    "arena",
+    "arena: an executor's planned blocks are byte ranges of one buffer packed by lifetime "
+    "(ResNet-18 training at batch 32: 619 MiB), blocks: NNVM's one buffer per block, "
+    "reused whole (732 MiB); docs/memory.md.",
+)
 FUSE_EPILOGUE = Knob(
     "NNVMPY_FUSE_EPILOGUE",
     "1",

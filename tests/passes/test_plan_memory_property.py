@@ -1,9 +1,10 @@
 """PlanMemory's invariant on random DAGs of element-wise ops, checked by an independent model.
 
 Liveness comes from the topological order alone: an entry is live from the node that
-writes it to the last node that reads it. Entries joined by in-place edges hold one value
-chain in one block; two different chains in one block must not overlap in time (strictly:
-a node's outputs are allocated while its inputs are still read).
+writes it to the last node that reads it (a kept entry: to the end). Entries joined by
+in-place edges hold one value chain in one block; two different chains in one block must
+not overlap in time (strictly: a node's outputs are allocated while its inputs are still
+read). With memory_plan 'arena' the same holds for two blocks whose byte ranges meet.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from nnvmpy.graph.attrs import (
     STORAGE_ID,
     STORAGE_INPLACE_INDEX,
     STORAGE_NAIVE_BYTES,
+    STORAGE_OFFSETS,
     STORAGE_SIZES,
 )
 
@@ -57,23 +59,25 @@ def random_graphs(draw: Any) -> tuple[Graph, dict[str, Any]]:
     graph = Graph(outputs)
     idx = graph.indexed
     external = draw(st.lists(st.integers(0, idx.num_node_entries - 1), max_size=3))
+    keep = draw(st.lists(st.integers(0, idx.num_node_entries - 1), max_size=3))
     shapes = {idx.nodes[n].name: shapes[idx.nodes[n].name] for n in idx.input_nodes}
     return graph, {
         "shapes": shapes,
         "dtypes": dict.fromkeys(shapes, "float32"),
         "external_entry_ids": external,
+        "keep_entry_ids": keep,
     }
 
 
 @settings(max_examples=150, deadline=None)
-@given(random_graphs())
-def test_plan_memory_never_shares_a_block_between_live_values(case: Any) -> None:
+@given(random_graphs(), st.sampled_from(["blocks", "arena"]))
+def test_plan_memory_never_shares_a_block_between_live_values(case: Any, layout: str) -> None:
     graph, inputs = case
-    g = apply_passes(graph, ["InferShape", "InferType", "PlanMemory"], **inputs)
-    check_plan(g, set(inputs["external_entry_ids"]))
+    g = apply_passes(graph, ["InferShape", "InferType", "PlanMemory"], memory_plan=layout, **inputs)
+    check_plan(g, set(inputs["external_entry_ids"]), set(inputs["keep_entry_ids"]))
 
 
-def check_plan(g: Graph, external_ids: set[int]) -> None:
+def check_plan(g: Graph, external_ids: set[int], keep: set[int] = frozenset()) -> None:
     idx = g.indexed
     storage, inplace = g.attrs[STORAGE_ID], g.attrs[STORAGE_INPLACE_INDEX]
     nbytes = [math.prod(s) * np.dtype(t).itemsize for s, t in zip(g.attrs[SHAPE], g.attrs[DTYPE])]
@@ -83,6 +87,8 @@ def check_plan(g: Graph, external_ids: set[int]) -> None:
         for eid in idx[nid].input_eids:
             reads[eid].append(nid)
     last_use = [max(r, default=producer[eid]) for eid, r in enumerate(reads)]
+    for eid in keep:
+        last_use[eid] = idx.num_nodes  # a read that never comes
     external = external_ids | set(idx.output_eids) | {idx.entry_id(n, 0) for n in idx.input_nodes}
 
     parent = list(range(idx.num_node_entries))  # union-find over in-place edges
@@ -110,15 +116,19 @@ def check_plan(g: Graph, external_ids: set[int]) -> None:
     for eid in range(idx.num_node_entries):
         if eid not in external:
             chains.setdefault(root(eid), []).append(eid)
-    _check_chains_do_not_overlap(chains, storage, producer, last_use)
+    by_block = _check_chains_do_not_overlap(chains, storage, producer, last_use)
     for members in chains.values():
         _check_in_place_handoffs(g, members, inplace, producer, reads)
-    assert g.attrs[STORAGE_ALLOCATED_BYTES] <= g.attrs[STORAGE_NAIVE_BYTES]
+    offsets = g.attrs[STORAGE_OFFSETS]
+    if offsets is None:
+        assert g.attrs[STORAGE_ALLOCATED_BYTES] <= g.attrs[STORAGE_NAIVE_BYTES]
+    else:
+        _check_arena(by_block, offsets, g.attrs[STORAGE_SIZES], g.attrs[STORAGE_ALLOCATED_BYTES])
 
 
 def _check_chains_do_not_overlap(
     chains: dict[int, list[int]], storage: list[int], producer: list[int], last_use: list[int]
-) -> None:
+) -> dict[int, list[tuple[int, int]]]:
     by_block: dict[int, list[tuple[int, int]]] = {}
     for members in chains.values():
         span = (min(producer[e] for e in members), max(last_use[e] for e in members))
@@ -127,6 +137,20 @@ def _check_chains_do_not_overlap(
         spans.sort()
         for (_, end), (start, _) in itertools.pairwise(spans):
             assert end < start, f"two live values share a block: {spans}"
+    return by_block
+
+
+def _check_arena(
+    by_block: dict[int, list[tuple[int, int]]], offsets: list[int], sizes: list[int], total: int
+) -> None:
+    """Blocks inside the arena, aligned, and two whose bytes meet are never live together."""
+    for off, size in zip(offsets, sizes):
+        assert off % 64 == 0
+        assert 0 <= off <= off + size <= total
+    for a, b in itertools.combinations(by_block, 2):
+        if offsets[a] < offsets[b] + sizes[b] and offsets[b] < offsets[a] + sizes[a]:
+            for (s1, e1), (s2, e2) in itertools.product(by_block[a], by_block[b]):
+                assert e1 < s2 or e2 < s1, f"blocks {a} and {b} share bytes while both live"
 
 
 def _check_in_place_handoffs(

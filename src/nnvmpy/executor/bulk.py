@@ -159,10 +159,13 @@ class BulkPlan:
             return self.bwd
         return list(runs)
 
-    def lend(self) -> None:
+    def lend(self, runs_changed: bool = False) -> None:
         """Another executor takes this one's blocks: wait for segments in flight, then keep
-        every variable visible to the engine from now on."""
+        every variable visible to the engine from now on (and cut the segments again when
+        the caller changed its runs' variables)."""
         if not self.hideable:
+            if runs_changed:
+                self._plan()
             return
         engine.get_engine().wait_for_var(self.token)
         self.hideable = set()

@@ -10,6 +10,7 @@ from ..graph.attrs import (
     SHAPE,
     STORAGE_ID,
     STORAGE_INPLACE_INDEX,
+    STORAGE_OFFSETS,
     STORAGE_SIZES,
 )
 from ..infer import shape_str
@@ -26,10 +27,14 @@ def executor_debug_str(exe: Executor) -> str:
     idx = g.indexed
     sid, inplace = g.attrs[STORAGE_ID], g.attrs[STORAGE_INPLACE_INDEX]
 
+    offsets, sizes = g.attrs.get(STORAGE_OFFSETS), g.attrs[STORAGE_SIZES]
+
     def storage(eid: int) -> str:
-        if sid[eid] == EXTERNAL_STORAGE_ID:
+        b = sid[eid]
+        if b == EXTERNAL_STORAGE_ID:
             return "external"
-        return f"{sid[eid]} kept" if eid in exe._retained else str(sid[eid])  # kept: for backward
+        where = f" bytes[{offsets[b]}:{offsets[b] + sizes[b]}]" if offsets is not None else ""
+        return f"{b}{where} kept" if eid in exe._retained else f"{b}{where}"  # kept: for backward
 
     lines = ["Symbol outputs:"]
     lines += [f"\toutput[{i}]={n}" for i, n in enumerate(exe._out_names)]
@@ -72,9 +77,10 @@ def executor_debug_str(exe: Executor) -> str:
                 lines.append(f"Bulk {phase}: {len(runs)} nodes in {len(steps)} engine push(es)")
                 lines += [f"\t{s.label}" for s in steps if hasattr(s, "runs")]
     total = exe.storage_bytes
+    layout = "blocks" if offsets is None else "blocks of one arena"
     lines.append(
         f"Total {total >> 20} MB allocated ({total} bytes in "
-        f"{len(g.attrs[STORAGE_SIZES])} blocks, {len(exe._retained)} entries kept for "
+        f"{len(sizes)} {layout}, {len(exe._retained)} entries kept for "
         f"backward; one buffer per entry would take {exe.storage_naive_bytes} bytes)"
     )
     return "\n".join(lines)

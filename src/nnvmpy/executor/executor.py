@@ -31,12 +31,12 @@ from ..graph.attrs import (
     STORAGE_ID,
     STORAGE_INPLACE_INDEX,
     STORAGE_NAIVE_BYTES,
-    STORAGE_SIZES,
 )
 from ..graph.node import Node, NodeEntry, post_order
 from ..infer import shape_is_known, shape_str
 from ..ndarray.ndarray import Chunk, NDArray, empty, push_copy, zeros
 from ..symbol.symbol import Symbol
+from . import planned_memory
 from .arguments import assign, bound_arrays, check_ctx, check_group2ctx, grad_reqs
 from .bulk import BulkPlan
 from .monitor import Monitor
@@ -162,6 +162,7 @@ class Executor:
             ["PlanMemory"],
             keep_entry_ids=sorted(self._retained),
             external_entry_ids=memo_entries(idx),
+            memory_plan=config.MEMORY_PLAN.get(),
         )
         self._graph = graph
         self._head_grad_used = [idx.exist(v) for v in head_vars]
@@ -224,8 +225,8 @@ class Executor:
                 self.outputs.append(pool.output(i, _known(shape[eid]), dtype[eid]))
             else:
                 self.outputs.append(empty(shape[eid], self._ctx, dtype[eid]))
-        sizes = [max(int(n), 1) for n in graph.attrs[STORAGE_SIZES]]
-        self._chunks = [pool.take(n) if pool else Chunk(n, self._ctx) for n in sizes]
+        self._planned = planned_memory.allocate(graph, self._ctx, pool)
+        self._chunks = self._planned.chunks
         self.head_grad_arrays = [
             zeros(shape[idx.entry_id(h)], self._ctx, dtype[idx.entry_id(h)]) for h in heads
         ]
@@ -313,6 +314,7 @@ class Executor:
         fwd_ids = {id(n) for n in post_order(heads)}
         self._fwd_runs: list[NodeRun] = []
         self._bwd_runs: list[NodeRun] = []
+        run_of: dict[int, NodeRun] = {}
         states: dict[int, Any] = {}
         for nid, node in enumerate(idx.nodes):
             if node.is_variable():
@@ -324,9 +326,10 @@ class Executor:
                 req_of[e] if e in req_of else default_req(e in unread, inplace[e])
                 for e in outs_eids
             ]
-            run = make_node_run(node, self._ctx, ins, outs, reqs, states)
+            run = run_of[nid] = make_node_run(node, self._ctx, ins, outs, reqs, states)
             (self._fwd_runs if id(node) in fwd_ids else self._bwd_runs).append(run)
         link_memo_sources(self._fwd_runs + self._bwd_runs)
+        planned_memory.order_overlaps(graph, self._planned, run_of)
 
     def _plan_bulk(self, pool: SharedChunks | None) -> None:
         """Segments of nodes pushed as one operation each (bulk.py, NNVMPY_EXEC_BULK_*)."""
@@ -339,8 +342,9 @@ class Executor:
 
     def _memory(self) -> tuple[list[NDArray], list[Chunk]]:
         """What an executor bound with shared_exec=self may reuse: outputs, planned blocks."""
-        self._bulk.lend()  # its pushes must order against ours on every shared block
-        return self.outputs, self._chunks
+        changed = planned_memory.lend(self._planned, self._fwd_runs + self._bwd_runs)
+        self._bulk.lend(changed)  # its pushes must order against ours on every shared block
+        return self.outputs, self._planned.lendable
 
     # -- running ----------------------------------------------------------------------------------
 

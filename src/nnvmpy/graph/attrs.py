@@ -164,9 +164,22 @@ STORAGE_SIZES: GraphAttr[list[int]] = GraphAttr(
     "Bytes of every storage block, by storage id. Provided by PlanMemory; read by the "
     "executor to allocate the pool.",
 )
+STORAGE_OFFSETS: GraphAttr[list[int]] = GraphAttr(
+    "storage_offsets",
+    "With memory_plan 'arena': the byte offset of every storage block in one buffer of "
+    "storage_allocated_bytes; blocks that share bytes have disjoint lifetimes. None "
+    "with 'blocks'. Provided by PlanMemory; read by the executor.",
+)
+MEMORY_PLAN: GraphAttr[str] = GraphAttr(
+    "memory_plan",
+    "How PlanMemory lays out its blocks: 'blocks' (NNVM's: one buffer per block, the "
+    "default) or 'arena' (byte ranges of one buffer, packed by lifetime: passes/_arena.py). "
+    "Given by the caller; read by PlanMemory.",
+)
 STORAGE_ALLOCATED_BYTES: GraphAttr[int] = GraphAttr(
     "storage_allocated_bytes",
-    "sum(storage_sizes): what the planned pool allocates. Provided by PlanMemory.",
+    "What the planned pool allocates: sum(storage_sizes), or the arena's size with "
+    "memory_plan 'arena'. Provided by PlanMemory.",
 )
 STORAGE_NAIVE_BYTES: GraphAttr[int] = GraphAttr(
     "storage_naive_bytes",
@@ -193,6 +206,7 @@ __all__ = [
     "GRAD_ZERO_OP",
     "JSON",
     "KEEP_ENTRY_IDS",
+    "MEMORY_PLAN",
     "MXNET_VERSION",
     "SHAPE",
     "SHAPE_HINTS",
@@ -202,6 +216,7 @@ __all__ = [
     "STORAGE_ID",
     "STORAGE_INPLACE_INDEX",
     "STORAGE_NAIVE_BYTES",
+    "STORAGE_OFFSETS",
     "STORAGE_SIZES",
     "GraphAttr",
     "GraphAttrs",

@@ -71,15 +71,23 @@ class StorageStats:
 class Handle:
     """One block handed out by alloc(); valid until free(handle)."""
 
-    __slots__ = ("_block", "_pool", "ctx", "freed", "nbytes", "size")
+    __slots__ = ("_block", "_owner", "_pool", "ctx", "freed", "nbytes", "size")
 
-    def __init__(self, ctx: Context, nbytes: int, size: int, block: Any, pool: _Pool) -> None:
-        self._pool = pool
+    def __init__(
+        self, ctx: Context, nbytes: int, size: int, block: Any, pool: _Pool | None
+    ) -> None:
+        self._pool = pool  # None: a range of another handle's block (sub_handle)
         self.ctx = ctx
         self.nbytes = nbytes  # what was asked for
         self.size = size  # the rounded block size
         self._block = block  # 1-d uint8 array of `size` bytes (NumPy or device)
+        self._owner: Any = None  # what keeps a sub_handle's block alive
         self.freed = False
+
+    @property
+    def pooled(self) -> bool:
+        """Whether free() returns the block to the pool (False for a sub_handle)."""
+        return self._pool is not None
 
     def as_array(self, shape: int | tuple[int, ...], dtype: Any = np.float32) -> Any:
         """A view of the block's first bytes with this shape and dtype (no copy)."""
@@ -277,9 +285,30 @@ def _round_cached(nbytes: int) -> int:
     return size
 
 
+def sub_handle(parent: Handle, offset: int, nbytes: int, owner: Any) -> Handle:
+    """A handle on bytes [offset, offset + nbytes) of `parent`'s block, kept alive by
+    `owner` (the object whose death frees `parent`); freeing it returns nothing to the pool.
+    The executor's memory arena hands its planned blocks out this way."""
+    if offset < 0 or offset + nbytes > parent.nbytes:
+        raise NNVMError(
+            f"storage.sub_handle: bytes [{offset}, {offset + nbytes}) are outside the "
+            f"parent's {parent.nbytes}"
+        )
+    block = parent._block[offset : offset + nbytes]
+    handle = Handle(parent.ctx, nbytes, nbytes, block, None)
+    handle._owner = owner
+    return handle
+
+
 def free(handle: Handle) -> None:
     """Return the handle's block to its pool; using the handle afterwards is an error."""
     pool = handle._pool
+    if pool is None:  # a sub_handle: its bytes belong to the parent's block
+        if handle.freed:
+            raise NNVMError(f"storage.free: {handle!r} was already freed")
+        handle.freed = True
+        handle._block = handle._owner = None
+        return
     size = handle.size
     pool.lock.acquire()  # as in alloc
     if handle.freed:

@@ -77,6 +77,19 @@ class Chunk:
         except AttributeError:  # __init__ failed before the chunk was whole: nothing to free
             pass
 
+    @classmethod
+    def range_of(cls, parent: Chunk, offset: int, nbytes: int) -> Chunk:
+        """Bytes [offset, offset + nbytes) of `parent` as a chunk with its own engine
+        variable (an executor's memory arena: one planned block each). Users of ranges
+        that overlap must be ordered by the caller; the range keeps `parent` alive."""
+        self = cls.__new__(cls)
+        self.ctx = parent.ctx
+        self.nbytes = nbytes
+        self.data = None
+        self.handle = storage.sub_handle(parent.handle, offset, nbytes, parent)
+        self.var = engine.get_engine().new_var()
+        return self
+
     def view(self, shape: tuple[int, ...], dtype: np.dtype) -> Any:
         return self.handle.as_array(shape, dtype)
 
@@ -100,7 +113,7 @@ def flush_released() -> None:
             handle, var, ctx, data = _released.popleft()
         except IndexError:
             return
-        if handle.nbytes <= SPARE_MAX_BYTES:
+        if handle.nbytes <= SPARE_MAX_BYTES and handle.pooled:
             key = (handle.nbytes, ctx.device_type, ctx.device_id)
             spares = _spares.get(key)
             if spares is None:

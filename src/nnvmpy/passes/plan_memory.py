@@ -23,6 +23,10 @@ Block choice (NNVM's GraphAllocator with match range MATCH_RANGE = 16): the smal
 block of at least the requested size and at most MATCH_RANGE times it; otherwise the
 largest free block of at least size / MATCH_RANGE, grown to the requested size; otherwise
 a new block. A block's size is the largest request it served.
+
+With the graph attribute memory_plan = 'arena' the in-place sharing decided above stays,
+but blocks become byte ranges of one buffer packed by lifetime (passes/_arena.py): a
+block per in-place group, storage_offsets giving where each starts.
 """
 
 from __future__ import annotations
@@ -39,16 +43,19 @@ from ..graph.attrs import (
     EXTERNAL_ENTRY_IDS,
     EXTERNAL_STORAGE_ID,
     KEEP_ENTRY_IDS,
+    MEMORY_PLAN,
     SHAPE,
     STORAGE_ALLOCATED_BYTES,
     STORAGE_ID,
     STORAGE_INPLACE_INDEX,
     STORAGE_NAIVE_BYTES,
+    STORAGE_OFFSETS,
     STORAGE_SIZES,
 )
 from ..graph.graph import Graph, IndexedGraph
 from ..graph.pass_registry import register_pass
 from ..infer import shape_is_known, shape_str
+from . import _arena
 
 MATCH_RANGE = 16
 _UNASSIGNED = -2
@@ -86,6 +93,7 @@ class BlockPool:
         STORAGE_SIZES,
         STORAGE_ALLOCATED_BYTES,
         STORAGE_NAIVE_BYTES,
+        STORAGE_OFFSETS,
     ),
     op_attrs=(FInplaceOption, FInplaceIdentity),
 )
@@ -94,15 +102,26 @@ def plan_memory(graph: Graph) -> Graph:
     idx = graph.indexed
     external = _external_entries(graph)
     nbytes = _entry_bytes(graph, external)
-    planner = _Planner(idx, nbytes, external, _entry_ids(graph, KEEP_ENTRY_IDS))
+    keep = _entry_ids(graph, KEEP_ENTRY_IDS)
+    planner = _Planner(idx, nbytes, external, keep)
     for nid in range(idx.num_nodes):
         if not idx.nodes[nid].is_variable():
             planner.run_node(nid)
-    sizes = planner.pool.sizes
-    graph.attrs[STORAGE_ID] = planner.storage
+    layout = graph.attrs.get(MEMORY_PLAN) or "blocks"
     graph.attrs[STORAGE_INPLACE_INDEX] = planner.inplace_index
-    graph.attrs[STORAGE_SIZES] = list(sizes)
-    graph.attrs[STORAGE_ALLOCATED_BYTES] = sum(sizes)
+    if layout == "arena":
+        arena = _arena.place(idx, planner.storage, planner.inplace_index, nbytes, keep)
+        graph.attrs[STORAGE_ID] = arena.storage
+        graph.attrs[STORAGE_SIZES] = arena.sizes
+        graph.attrs[STORAGE_OFFSETS] = arena.offsets
+        graph.attrs[STORAGE_ALLOCATED_BYTES] = arena.nbytes
+    elif layout == "blocks":
+        graph.attrs[STORAGE_ID] = planner.storage
+        graph.attrs[STORAGE_SIZES] = list(planner.pool.sizes)
+        graph.attrs[STORAGE_OFFSETS] = None
+        graph.attrs[STORAGE_ALLOCATED_BYTES] = sum(planner.pool.sizes)
+    else:
+        raise NNVMError(f"PlanMemory: memory_plan must be 'blocks' or 'arena', got {layout!r}")
     graph.attrs[STORAGE_NAIVE_BYTES] = sum(b for eid, b in enumerate(nbytes) if eid not in external)
     return graph
 

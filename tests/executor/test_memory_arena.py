@@ -1,0 +1,172 @@
+"""The memory arena (NNVMPY_MEMORY_PLAN=arena, the default): planned blocks as byte ranges
+of one buffer, packed by lifetime (passes/_arena.py, executor/planned_memory.py).
+
+References: the same symbol bound with NNVM's block plan (NNVMPY_MEMORY_PLAN=blocks), which
+must give the same bits, and NumPy for the concurrency case. Blocks that share bytes have
+their own engine variables, so the executor orders them: the case for it runs independent
+branches on four engine workers, one push per node, where a missing order corrupts values.
+That no two live entries share bytes is checked on random graphs in
+tests/passes/test_plan_memory_property.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import nnvmpy as nv
+from nnvmpy import engine, sym, threads
+from nnvmpy.engine import ThreadedEngine
+from nnvmpy.graph import Graph, apply_passes
+
+_SHARED = (Path(__file__).resolve().parents[2].parent / "shared", Path("/work/shared"))
+MODELS = next((p / "models" for p in _SHARED if (p / "models").is_dir()), None)
+
+
+def _bind(net: Any, plan: str, mp: pytest.MonkeyPatch, **kwargs: Any) -> Any:
+    mp.setenv("NNVMPY_MEMORY_PLAN", plan)
+    try:
+        return net.simple_bind(nv.cpu(), **kwargs)
+    finally:
+        mp.delenv("NNVMPY_MEMORY_PLAN")
+
+
+def _fill(exe: Any, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    for d in (exe.arg_dict, exe.aux_dict):
+        for name, a in d.items():
+            if name.endswith(("moving_var", "gamma")):
+                a[:] = rng.uniform(0.5, 1.5, a.shape)
+            elif name.endswith("label"):
+                a[:] = rng.integers(0, a.shape[0], a.shape)
+            else:
+                a[:] = rng.normal(0, 0.1, a.shape)
+
+
+@pytest.mark.skipif(MODELS is None, reason="shared model files not present")
+def test_resnet18_training_takes_less_memory_and_gives_the_same_bits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    net = nv.sym.load(str(MODELS / "resnet18_v1-symbol.json"))
+    runs = {}
+    monkeypatch.setenv("NNVMPY_THREADS_ADAPT", "0")  # one width, one reduction split for both
+    saved = threads.width()
+    threads.set_width(1)
+    try:
+        for plan in ("blocks", "arena"):
+            exe = _bind(net, plan, monkeypatch, grad_req="write", data=(2, 3, 64, 64))
+            _fill(exe, 0)
+            out = exe.forward(is_train=True)[0].asnumpy()
+            exe.backward()
+            grads = {n: g.asnumpy() for n, g in exe.grad_dict.items() if g is not None}
+            runs[plan] = (exe.storage_bytes, out, grads)
+    finally:
+        threads.set_width(saved)
+    (blocks, out_b, grads_b), (arena, out_a, grads_a) = runs["blocks"], runs["arena"]
+    assert arena < 0.9 * blocks  # 24.6 vs 28.5 MiB here; 619 vs 732 at batch 32, 224x224
+    np.testing.assert_array_equal(out_a, out_b)
+    for name, g in grads_b.items():
+        np.testing.assert_array_equal(grads_a[name], g, err_msg=name)
+
+
+def _branches(width: int, depth: int) -> Any:
+    """`width` independent chains of element-wise ops on x, summed at the end."""
+    x = sym.var("x")
+    ends = []
+    for b in range(width):
+        h = x * float(b + 1)
+        for k in range(depth):
+            h = sym.tanh(h) * 1.5 + x * (0.1 * k) if k % 2 else sym.relu(h - 0.25 * b) + h
+        ends.append(h)
+    return sym.add_n(*ends), sym.Group(ends)
+
+
+def _numpy_branches(x: np.ndarray, width: int, depth: int) -> list[np.ndarray]:
+    ends = []
+    for b in range(width):
+        h = x * float(b + 1)
+        for k in range(depth):
+            h = np.tanh(h) * 1.5 + x * (0.1 * k) if k % 2 else np.maximum(h - 0.25 * b, 0) + h
+        ends.append(h)
+    return ends
+
+
+@pytest.fixture
+def four_workers(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Four engine workers and one push per node: what may run at once, will."""
+    monkeypatch.setenv("NNVMPY_FUSION", "0")  # one node per op: many short-lived blocks
+    monkeypatch.setenv("NNVMPY_EXEC_BULK_EXEC_INFERENCE", "0")
+    monkeypatch.setenv("NNVMPY_EXEC_BULK_EXEC_TRAIN", "0")
+    previous = engine.set_engine(ThreadedEngine(num_workers=4))
+    yield
+    nv.nd.waitall()
+    engine.set_engine(previous or "ThreadedEnginePerDevice").shutdown()
+
+
+def test_blocks_that_share_bytes_are_ordered_on_concurrent_workers(
+    monkeypatch: pytest.MonkeyPatch, four_workers: Any
+) -> None:
+    width, depth = 6, 8
+    total, _ = _branches(width, depth)
+    exe = _bind(total, "arena", monkeypatch, grad_req="write", x=(64, 1024))
+    offsets = exe._graph.attrs["storage_offsets"]
+    sizes = exe._graph.attrs["storage_sizes"]
+    shared = sum(
+        1
+        for a in range(len(offsets))
+        for b in range(a)
+        if offsets[a] < offsets[b] + sizes[b] and offsets[b] < offsets[a] + sizes[a]
+    )
+    assert shared > 0, "the case needs blocks that share bytes"
+    rng = np.random.default_rng(3)
+    for step in range(15):
+        x = rng.normal(size=(64, 1024))
+        head = rng.normal(size=(64, 1024))
+        exe.forward(is_train=True, x=x)  # no wait: steps overlap too
+        exe.backward([nv.nd.array(head)])
+        if step % 5 == 4:
+            want = sum(_numpy_branches(x.astype(np.float32), width, depth))
+            np.testing.assert_allclose(exe.outputs[0].asnumpy(), want, rtol=1e-5, atol=1e-4)
+            ref = _bind(total, "blocks", monkeypatch, grad_req="write", x=(64, 1024))
+            ref.forward(is_train=True, x=x)
+            ref.backward([nv.nd.array(head)])
+            np.testing.assert_allclose(
+                exe.grad_dict["x"].asnumpy(), ref.grad_dict["x"].asnumpy(), 1e-6, 1e-5
+            )
+
+
+def test_an_executor_bound_against_another_takes_its_arena_and_both_stay_right(
+    monkeypatch: pytest.MonkeyPatch, four_workers: Any
+) -> None:
+    net = sym.FullyConnected(sym.relu(sym.var("x") * 2.0), num_hidden=16, name="fc")
+    big = _bind(net, "arena", monkeypatch, grad_req="write", x=(64, 32))
+    _fill(big, 1)
+    small = big.reshape(x=(8, 32))
+    assert small._planned.arena is big._planned.arena  # the bytes are lent whole
+    w, bias = big.arg_dict["fc_weight"].asnumpy(), big.arg_dict["fc_bias"].asnumpy()
+    rng = np.random.default_rng(5)
+    for step in range(4):  # alternate without waiting: the arena's variable orders them
+        xb, xs = rng.normal(size=(64, 32)), rng.normal(size=(8, 32))
+        ob = big.forward(is_train=True, x=xb)[0]
+        if step % 2:  # the borrower writes its output over the lender's (MXNet's reshape)
+            np.testing.assert_allclose(
+                ob.asnumpy(), np.maximum(xb * 2, 0) @ w.T + bias, rtol=1e-5, atol=1e-5
+            )
+        big.backward([nv.nd.ones((64, 16))])
+        out_small = small.forward(x=xs)[0]
+        np.testing.assert_allclose(
+            out_small.asnumpy(), np.maximum(xs * 2, 0) @ w.T + bias, rtol=1e-5, atol=1e-5
+        )
+        want_dx = np.where(xb > 0, 2.0, 0.0) * (np.ones((64, 16)) @ w)
+        np.testing.assert_allclose(big.grad_dict["x"].asnumpy(), want_dx, rtol=1e-5, atol=1e-5)
+
+
+def test_an_unknown_memory_plan_is_named() -> None:
+    graph = apply_passes(
+        Graph(sym.relu(sym.var("x"))._heads), ["InferShape", "InferType"], shapes={"x": (2,)}
+    )
+    with pytest.raises(nv.NNVMError, match="PlanMemory: memory_plan must be 'blocks' or 'arena'"):
+        apply_passes(graph, ["PlanMemory"], memory_plan="pool")
