@@ -156,6 +156,20 @@ def test_relu_maps_minus_inf_and_minus_zero_to_zero_and_keeps_nan(
         assert not np.signbit(got.asnumpy()).any()
 
 
+@pytest.mark.parametrize("op", ["relu", "Activation"])
+def test_relu_gradient_is_nan_where_the_output_is_and_inf_times_zero_is_nan(
+    op: str, ctx: nv.Context
+) -> None:
+    """MXNet 1.9.1's relu backward: dy * (y > 0), NaN where y is NaN (its relu_grad)."""
+    x = nd.array([np.nan, -1.0, 0.0, 2.0, -np.inf], ctx=ctx)
+    dy = nd.array([1.0, 1.0, 1.0, 1.0, np.inf], ctx=ctx)
+    x.attach_grad()
+    with nv.autograd.record():
+        y = nd.relu(x) if op == "relu" else nd.Activation(x, act_type="relu")
+    y.backward(dy)
+    np.testing.assert_array_equal(x.grad.asnumpy(), [np.nan, 0.0, 0.0, 1.0, np.nan])
+
+
 def test_logical_not_keeps_the_dtype_and_treats_nan_as_true(ctx: nv.Context) -> None:
     got = nd.logical_not(nd.array([0, 3, -1], dtype="int32", ctx=ctx))
     assert got.dtype == np.int32

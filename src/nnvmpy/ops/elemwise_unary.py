@@ -53,8 +53,8 @@ def _relu(x):
 
 
 @elementwise
-def _relu_grad(dy, y):  # dx = dy * (y > 0)
-    return dy if y > 0 else dy - dy
+def _relu_grad(dy, y):  # dx = dy * (y > 0), and NaN where y is (MXNet's relu_grad)
+    return dy if y > 0 else (y if y != y else dy - dy)
 
 
 @elementwise(numpy_impl=threaded(_np_sigmoid))
