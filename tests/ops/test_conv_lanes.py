@@ -237,6 +237,7 @@ def test_one_image_bands_match_the_reference_on_any_lanes(
 ) -> None:
     case = _Forward(layer, mode, sum(layer) + 2)
     assert case.ho * case.wo >= _conv_cpu.BAND_RATIO * layer[4]
+    monkeypatch.setattr(_lanes, "one_openmp", lambda: False)  # bands: OpenBLAS's batch 1
 
     def run(n_parts: int, lanes: int) -> Any:
         used = _lanes_forced(monkeypatch, n_parts, lanes)

@@ -119,9 +119,18 @@ def test_team_columns_are_the_serial_ones(case: Any, monkeypatch: Any) -> None:
         np.testing.assert_array_equal(col, want)
 
 
-def test_one_partition_under_one_openmp_runs_team_columns(monkeypatch: Any) -> None:
+# (channels, case): a 3x3/2 layer, and a 3-channel 7x7/2 stem with enough positions per
+# filter that OpenBLAS would deal it in bands of rows (_conv_cpu.BAND_RATIO)
+TEAM_FORWARD = [(8, SAME[5]), (3, (40, 36, 7, 7, 2, 2, 3, 3, 1, 1))]
+
+
+@pytest.mark.parametrize(("c", "case"), TEAM_FORWARD, ids=["3x3s2", "stem"])
+def test_one_partition_under_one_openmp_runs_team_columns(
+    c: int, case: Any, monkeypatch: Any
+) -> None:
     """Batch 1 where numba and the BLAS share one OpenMP runtime (forced here for any
-    BLAS): the forward's im2col runs as a team twin, and the result is the reference."""
+    BLAS): the forward is one chunk whose im2col runs as a team twin, and the result is
+    the reference."""
     import contextlib
 
     from nnvmpy import threads
@@ -134,13 +143,15 @@ def test_one_partition_under_one_openmp_runs_team_columns(monkeypatch: Any) -> N
         real = getattr(_im2col, name)
         monkeypatch.setattr(_im2col, name, lambda *a, r=real, n=name: ran.append(n) or r(*a))
     rng = np.random.default_rng(5)
-    s = _shape(1, 8, SAME[5])  # a 3x3/2 layer
-    x = rng.standard_normal((1, 8, 1, s.h, s.w)).astype(np.float32)
-    w = rng.standard_normal((6, 8, 1, 3, 3)).astype(np.float32)
+    s = _shape(1, c, case)
+    win = s.win
+    x = rng.standard_normal((1, c, 1, s.h, s.w)).astype(np.float32)
+    w = rng.standard_normal((6, c, 1, win.kh, win.kw)).astype(np.float32)
     b = rng.standard_normal(6).astype(np.float32)
-    out = np.empty((1, 6, 1, s.win.ho, s.win.wo), np.float32)
+    out = np.empty((1, 6, 1, win.ho, win.wo), np.float32)
     _conv_cpu.forward(s, x, w, b, out, OpReqType.kWriteTo, TempSpace(), gemm_only=True)
     assert ran == ["_im2col_phases_team"]
     want = conv_reference(x[:, :, 0].astype(np.float64), w[:, :, 0].astype(np.float64), b,
-                          kernel=(3, 3), stride=(2, 2), pad=(1, 1))  # fmt: skip
+                          kernel=(win.kh, win.kw), stride=(win.sh, win.sw),
+                          pad=(win.ph, win.pw))  # fmt: skip
     assert np.abs(out[:, :, 0] - want).max() <= 1e-5 * max(1.0, np.abs(want).max())

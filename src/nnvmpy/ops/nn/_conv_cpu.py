@@ -334,7 +334,8 @@ def _forward_chunks(
     biased: the bias is in already). The chunks are dealt into _lanes'
     partitions, each with its own scratch and one-thread GEMMs (one partition where the
     BLAS cannot do that: the code as before)."""
-    if s.n == 1 and s.groups == 1 and s.planar and not add and s.hw >= BAND_RATIO * s.f:
+    banded = s.n == 1 and s.groups == 1 and s.planar and not add and s.hw >= BAND_RATIO * s.f
+    if banded and not _lanes.one_openmp():
         n_parts = _lanes.parts(s.win.ho)
         if n_parts > 1:
             _forward_one_image(s, x, w2, beta, has_bias, out3, res, after, n_parts)
@@ -361,7 +362,9 @@ def _forward_chunks(
 #: positions per filter: there im2col's copy is most of the work (ResNet-18's 7x7 stem,
 #: 12544 positions for 64 filters: 2.0 -> 1.7 ms, MKL, two threads). With fewer (its
 #: 3x3/2 and 1x1/2 layers: 6 per filter) the lanes' start and join cost more than they
-#: save: 0.95 -> 1.0-1.3 ms, 0.42 -> 0.48-0.59.
+#: save: 0.95 -> 1.0-1.3 ms, 0.42 -> 0.48-0.59. Not where numba and the BLAS share one
+#: OpenMP runtime: one image is one chunk there, its im2col a team loop and its GEMM on
+#: all threads (the stem in the network: 1.63-1.87 -> 1.52 ms, alternating processes).
 BAND_RATIO = 32
 
 

@@ -208,6 +208,39 @@ def _im2col_same_team(x, col, n0, nb, c0, cg, kh, kw, ph, pw, dh, dw, parts):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def _split_phases(xf, phases, dst0, plane, height, width, sh, sw, ho, wo):  # pragma: no cover
+    # phases[dst0 + r*Ho*Wo + a*Wo + q] = x's plane at `plane`, row a*sh + r // sw, column
+    # q*sw + r % sw (0 past the edge): the plane cut into its sh*sw stride phases
+    hw = ho * wo
+    for r in range(sh * sw):
+        ry = r // sw
+        rx = r % sw
+        for a in range(ho):
+            yy = a * sh + ry
+            dst = dst0 + r * hw + a * wo
+            for q in range(wo):
+                xx = q * sw + rx
+                inside = yy < height and xx < width
+                phases[_u(dst + q)] = xf[_u(plane + yy * width + xx)] if inside else 0
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _phase_taps(
+    cf, phases, src0, row0, i, kw, sh, sw, ph, pw, dh, dw, height, width, ho, wo, ncols
+):  # pragma: no cover
+    # column rows row0 + j*ncols (j < kw: the taps (i, j)) from the phases at src0, each
+    # a stride-1 shift of one phase
+    hw = ho * wo
+    ry, qy, y_lo, y_hi = _tap_range(i * dh - ph, sh, height, ho)
+    for j in range(kw):
+        rx, qx, z_lo, z_hi = _tap_range(j * dw - pw, sw, width, wo)
+        start = src0 + (ry * sw + rx) * hw
+        shift = qy * wo + qx
+        row = row0 + j * ncols
+        _shifted_row(cf, row, phases, start, ho, wo, shift, y_lo, y_hi, z_lo, z_hi)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def _phase_rows(
     x, col, n0, c0, cg, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo, t0, t1
 ):  # pragma: no cover
@@ -222,24 +255,12 @@ def _phase_rows(
         b = t // cg
         c = t % cg
         plane = ((n0 + b) * n_c + c0 + c) * height * width
-        for r in range(sh * sw):
-            ry = r // sw
-            rx = r % sw
-            for a in range(ho):
-                yy = a * sh + ry
-                dst = r * hw + a * wo
-                for q in range(wo):
-                    xx = q * sw + rx
-                    inside = yy < height and xx < width
-                    phases[_u(dst + q)] = xf[_u(plane + yy * width + xx)] if inside else 0
+        _split_phases(xf, phases, 0, plane, height, width, sh, sw, ho, wo)
         for i in range(kh):
-            ry, qy, y_lo, y_hi = _tap_range(i * dh - ph, sh, height, ho)
-            for j in range(kw):
-                rx, qx, z_lo, z_hi = _tap_range(j * dw - pw, sw, width, wo)
-                row = ((c * kh + i) * kw + j) * ncols + b * hw
-                start = (ry * sw + rx) * hw
-                shift = qy * wo + qx
-                _shifted_row(cf, row, phases, start, ho, wo, shift, y_lo, y_hi, z_lo, z_hi)
+            row0 = (c * kh + i) * kw * ncols + b * hw
+            _phase_taps(
+                cf, phases, 0, row0, i, kw, sh, sw, ph, pw, dh, dw, height, width, ho, wo, ncols
+            )
 
 
 @kernel.cpu_kernel(parallel=False)
@@ -251,10 +272,32 @@ def _im2col_phases(x, col, n0, nb, c0, cg, kh, kw, sh, sw, ph, pw, dh, dw, ho, w
 
 @kernel.cpu_kernel
 def _im2col_phases_team(x, col, n0, nb, c0, cg, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo, parts):
-    # the same as one parallel loop over `parts` ranges of (image, channel) pairs
+    # the same as two parallel loops over `parts` ranges: the (image, channel) planes cut
+    # into their phases, then the column rows by (image, channel, kernel row), so that
+    # few channels split evenly too (the 3-channel 7x7/2 stem on two threads: 2 planes
+    # and 1 before; 0.35 -> 0.2 ms)
+    n_c, height, width = x.shape[1], x.shape[2], x.shape[3]
+    hw = ho * wo
+    ncols = col.shape[1]
+    xf = x.reshape(-1)
+    cf = col.reshape(-1)
+    pairs = nb * cg
+    size = sh * sw * hw
+    phases = np.empty(pairs * size, x.dtype)
     for p in prange(parts):
-        lo, hi = nb * cg * p // parts, nb * cg * (p + 1) // parts
-        _phase_rows(x, col, n0, c0, cg, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo, lo, hi)
+        for t in range(pairs * p // parts, pairs * (p + 1) // parts):
+            plane = ((n0 + t // cg) * n_c + c0 + t % cg) * height * width
+            _split_phases(xf, phases, t * size, plane, height, width, sh, sw, ho, wo)
+    units = pairs * kh
+    for p in prange(parts):
+        for u in range(units * p // parts, units * (p + 1) // parts):
+            t = u // kh
+            i = u % kh
+            row0 = ((t % cg) * kh + i) * kw * ncols + (t // cg) * hw
+            _phase_taps(
+                cf, phases, t * size, row0, i, kw, sh, sw, ph, pw, dh, dw, height, width, ho, wo,
+                ncols,
+            )  # fmt: skip
 
 
 # No padding (LeNet's 5x5, every 'valid' convolution): every window lies inside the
