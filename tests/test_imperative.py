@@ -384,6 +384,21 @@ def test_resources_are_delivered_to_the_kernel(scoped_registry) -> None:
     assert not np.array_equal(y, y2)  # the generator advances between calls
 
 
+def test_temp_space_takes_any_shape_spelling_and_reuses_its_buffer() -> None:
+    from nnvmpy.resource import Resource
+
+    space = Resource(ResourceRequest.kTempSpace, nv.cpu())
+    big = space.get_space((4, 6), "float64")
+    assert (big.shape, big.dtype) == ((4, 6), np.float64)
+    for shape, want in ((5, (5,)), ([2, 3], (2, 3)), ((np.int64(3), 2), (3, 2)), ((), ())):
+        got = space.get_space(shape, np.float32)
+        assert got.shape == want
+        assert np.shares_memory(got, big) or got.size == 0  # smaller asks reuse the buffer
+    grown = space.get_space((10, 10), np.float64)  # a larger ask gets a larger buffer
+    grown[...] = 1.0
+    assert grown.sum() == 100.0
+
+
 def test_resource_of_the_wrong_kind_is_a_type_error(scoped_registry) -> None:
     def compute(attrs, ctx, inputs, req, outputs):
         ctx.requested[0].get_random()

@@ -7,6 +7,7 @@ invoke puts one Resource per request in OpContext.requested, in the same order.
 from __future__ import annotations
 
 import enum
+import math
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,8 +54,11 @@ class Resource:
         """Scratch array of this shape; its content is undefined (reused between calls)."""
         if self.kind is not ResourceRequest.kTempSpace:
             raise TypeError("get_space() needs a kTempSpace resource")
-        dtype = np.dtype(dtype)
-        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        dtype = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
+        if not isinstance(shape, tuple):
+            shape = tuple(shape) if hasattr(shape, "__len__") else (shape,)
+        # math.prod: np.prod costs ~4 us a call, ~40 calls in a ResNet-18 batch-1 step
+        nbytes = int(math.prod(shape)) * dtype.itemsize
         if self._space is None or self._space.nbytes < nbytes:
             self._space = _alloc_bytes(self.ctx, max(nbytes, 1))
         if storage.poisoning:  # NNVMPY_POISON_MEMORY: scratch content is undefined

@@ -20,8 +20,10 @@ into the other lane's core. There `parts` is 1 and nothing changes.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
+from ...kernel import cpu as _cpu
 from . import _blas
 
 
@@ -41,16 +43,12 @@ def one_openmp() -> bool:
     threads: MKL on GNU OpenMP (or sequential; _blas) beside numba's omp layer. Then a
     numba parallel loop between two all-thread GEMMs reuses the GEMM's warm team instead
     of waking other threads; beside OpenBLAS's own pthreads the two pools would fight."""
-    import os
-
-    from ...kernel import cpu
-
     lib = _blas.active()
     if lib is None or lib.name != "mkl":
         return False
     if os.environ.get("MKL_THREADING_LAYER", "GNU").upper() not in ("GNU", "SEQUENTIAL"):
         return False
-    return cpu.numba_layer() == "omp"
+    return _cpu.numba_layer() == "omp"
 
 
 def run(n_parts: int, work: Callable[[int], None]) -> None:
