@@ -173,8 +173,9 @@ STORAGE_OFFSETS: GraphAttr[list[int]] = GraphAttr(
 MEMORY_PLAN: GraphAttr[str] = GraphAttr(
     "memory_plan",
     "How PlanMemory lays out its blocks: 'blocks' (NNVM's: one buffer per block, the "
-    "default) or 'arena' (byte ranges of one buffer, packed by lifetime: passes/_arena.py). "
-    "Given by the caller; read by PlanMemory.",
+    "default) or 'arena' (byte ranges of one buffer, packed by lifetime: passes/_arena.py; "
+    "the blocks stay where that takes no fewer bytes). Given by the caller; read by "
+    "PlanMemory.",
 )
 STORAGE_ALLOCATED_BYTES: GraphAttr[int] = GraphAttr(
     "storage_allocated_bytes",
