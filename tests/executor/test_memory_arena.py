@@ -111,6 +111,12 @@ def _numpy_branches(x: np.ndarray, width: int, depth: int) -> list[np.ndarray]:
     return ends
 
 
+def _bound_branches(width: int, depth: int, mp: pytest.MonkeyPatch) -> tuple[Any, Any]:
+    """The branch graph's sum, and a training executor of it on the arena (x: 64 x 1024)."""
+    net, _ = _branches(width, depth)
+    return net, _bind(net, "arena", mp, grad_req="write", x=(64, 1024))
+
+
 @pytest.fixture
 def four_workers(monkeypatch: pytest.MonkeyPatch) -> Any:
     """Four engine workers and one push per node: what may run at once, will."""
@@ -127,8 +133,7 @@ def test_blocks_that_share_bytes_are_ordered_on_concurrent_workers(
     monkeypatch: pytest.MonkeyPatch, four_workers: Any
 ) -> None:
     width, depth = 6, 8
-    total, _ = _branches(width, depth)
-    exe = _bind(total, "arena", monkeypatch, grad_req="write", x=(64, 1024))
+    total, exe = _bound_branches(width, depth, monkeypatch)
     offsets = exe._graph.attrs["storage_offsets"]
     sizes = exe._graph.attrs["storage_sizes"]
     shared = sum(
@@ -159,8 +164,7 @@ def test_an_executor_bound_against_another_takes_its_arena_and_both_stay_right(
     monkeypatch: pytest.MonkeyPatch, four_workers: Any
 ) -> None:
     width, depth = 3, 6
-    net, _ = _branches(width, depth)
-    big = _bind(net, "arena", monkeypatch, grad_req="write", x=(64, 1024))
+    net, big = _bound_branches(width, depth, monkeypatch)
     small = big.reshape(x=(8, 1024))
     assert big._planned.arena is not None
     assert small._planned.arena is big._planned.arena  # the bytes are lent whole

@@ -12,7 +12,7 @@ reading any of them), and the blocks are placed at byte offsets of one arena so 
 blocks overlap in memory only if their lifetimes do not overlap: greedy by size, each
 block at the lowest offset that fits between the blocks already placed whose lifetimes
 meet its own (the "greedy by size" offset planner of TFLite's arena planner and
-Pisarchyk & Lee 2020). ResNet-18 training at batch 32: 627 MiB.
+Pisarchyk & Lee 2020). ResNet-18 training at batch 32: 619 MiB.
 
 Lifetimes are node indices in the graph's topological order, inclusive: a node reads its
 inputs while it writes its outputs, so a block read by node t and one written by node t
