@@ -92,4 +92,4 @@ def test_loss_custom_metric_and_name_values() -> None:
     custom = nv.metric.create(summed_abs)
     label, pred = np.array([1.0, 2.0, 4.0]), np.array([0.0, 2.0, 2.0])
     custom.update([label], [pred])
-    assert custom.get() == ("custom(summed_abs)", pytest.approx(np.abs(label - pred).mean()))
+    assert custom.get() == ("summed_abs", pytest.approx(np.abs(label - pred).mean()))

@@ -113,6 +113,8 @@ def _input_entries(
             if set_var_attr is not None:
                 set_var_attr(attrs, var, i)
             inputs[i] = NodeEntry(var, 0)
+        elif set_var_attr is not None and entry.node.is_variable():
+            set_var_attr(attrs, entry.node, i)  # a given variable too, as MXNet's Compose
     return [e for e in inputs if e is not None]
 
 

@@ -37,6 +37,7 @@ from ...attrs import (
     FListOutputNames,
     FResourceRequest,
     FScalarFunction,
+    FSetInputVarAttrOnCompose,
     TIsBackward,
 )
 from ...base import InferError
@@ -329,6 +330,12 @@ def _scalar_backward(attrs: NodeAttrs) -> kernel.ScalarBody | None:
     return kernel.ScalarBody((_rrelu_grad,)) if p.act_type == "rrelu" else None
 
 
+def _set_init(attrs: NodeAttrs, var: Any, index: int) -> None:
+    """prelu's gamma starts at 0.25 unless the variable names its own initializer (MXNet)."""
+    if index == 1 and _is(attrs, "prelu") and "__init__" not in var.attrs.dict:
+        var.attrs.dict["__init__"] = '["Constant", {"value": 0.25}]'
+
+
 (
     register_op("LeakyReLU")
     .describe(
@@ -358,6 +365,7 @@ def _scalar_backward(attrs: NodeAttrs) -> kernel.ScalarBody | None:
     .set_attr(FCompute_gpu, _forward)
     .set_attr(FScalarFunction, _scalar_forward)
     .set_attr(FGradient, _gradient)
+    .set_attr(FSetInputVarAttrOnCompose, _set_init)
     .add_argument("data", "NDArray-or-Symbol", "Input data to activation function.")
     .add_argument("gamma", "NDArray-or-Symbol", "Input data to activation function.")
     .add_arguments(LeakyReLUParam.fields())
