@@ -57,7 +57,7 @@ def _train_against_numpy(mod: nv.mod.Module, steps: int = 3) -> dict[str, np.nda
         batch = nv.io.DataBatch([nv.nd.array(x[sl])], [nv.nd.array(y[sl])])
         mod.forward(batch, is_train=True)
         mod.backward()
-        grads = {n: mod._exec.grad_dict[n].asnumpy() for n in w}
+        grads = {n: mod._exec_group.execs[0].grad_dict[n].asnumpy() for n in w}
         mod.update()
         for n in w:
             mom[n] = MOM * mom[n] - LR * grads[n] / BATCH

@@ -134,20 +134,40 @@ def simple_bind(
     shared = set(shared_arg_names or ())
     source = shared_exec
     args, grads = [], []
+    groups = arg_group_contexts(symbol, group2ctx)
     for n, s, t in zip(arg_names, arg_shapes, arg_types):
         if n in shared and source is not None and n in source.arg_dict:
             args.append(_same(source.arg_dict[n], s, t, n))
             grads.append(source.grad_dict.get(n) if reqs[n] != OpReqType.kNullOp else None)
             continue
-        args.append(_from_buffer(shared_buffer, n, s, t, ctx))
         wants_grad = reqs[n] != OpReqType.kNullOp
-        grads.append(_from_buffer(shared_buffer, f"grad of {n}", s, t, ctx) if wants_grad else None)
+        actx = groups.get(n, ctx)  # an argument in a ctx_group lives on that group's context
+        if n in shared:  # a shared parameter bound for the first time: its own arrays,
+            args.append(zeros(s, actx, t))  # the buffer is for the other inputs (MXNet)
+            grads.append(zeros(s, actx, t) if wants_grad else None)
+            continue
+        args.append(_from_buffer(shared_buffer, n, s, t, actx))
+        grad = _from_buffer(shared_buffer, f"grad of {n}", s, t, actx) if wants_grad else None
+        grads.append(grad)
     aux = []
     for n, s, t in zip(aux_names, aux_shapes, aux_types):
         old = source.aux_dict.get(n) if source is not None else None
         fits = old is not None and old.shape == s and old.dtype == np.dtype(t)
         aux.append(old if fits else zeros(s, ctx, t))
     return Executor(symbol, ctx, args, grads, reqs, aux, group2ctx, shared_exec)
+
+
+def arg_group_contexts(symbol: Symbol, group2ctx: Any) -> dict[str, Context]:
+    """{argument: context} for the arguments whose ctx_group group2ctx maps."""
+    if not group2ctx:
+        return {}
+    attrs = symbol.attr_dict()
+    out = {}
+    for n in symbol.list_arguments():
+        group = attrs.get(n, {}).get("__ctx_group__")
+        if group is not None and group in group2ctx:
+            out[n] = group2ctx[group]
+    return out
 
 
 def _same(arr: NDArray, shape: Any, dtype: Any, name: str) -> NDArray:
@@ -191,6 +211,7 @@ def _types_with_default(symbol: Symbol, dtypes: dict[str, Any]) -> tuple[list[An
 
 
 __all__ = [
+    "arg_group_contexts",
     "assign",
     "bound_arrays",
     "check_ctx",

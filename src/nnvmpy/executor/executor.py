@@ -37,7 +37,14 @@ from ..infer import shape_is_known, shape_str
 from ..ndarray.ndarray import Chunk, NDArray, empty, push_copy, zeros
 from ..symbol.symbol import Symbol
 from . import planned_memory
-from .arguments import assign, bound_arrays, check_ctx, check_group2ctx, grad_reqs
+from .arguments import (
+    arg_group_contexts,
+    assign,
+    bound_arrays,
+    check_ctx,
+    check_group2ctx,
+    grad_reqs,
+)
 from .bulk import BulkPlan
 from .monitor import Monitor
 from .node_run import (
@@ -93,8 +100,9 @@ class Executor:
             for name, g in zip(self._arg_names, grads):
                 if g is None:
                     self._grad_req[name] = OpReqType.kNullOp
+        placed = arg_group_contexts(symbol, group2ctx)  # arguments in a mapped ctx_group live there
         for name, arr in zip(self._arg_names, self.arg_arrays):
-            check_ctx(arr, self._ctx, f"argument {name!r}")
+            check_ctx(arr, placed.get(name, self._ctx), f"argument {name!r}")
         self._monitor: Monitor | None = None
         self._simplify_ok = _simplify
         self._plain: Executor | None = None  # the unsimplified graph, for is_train=True

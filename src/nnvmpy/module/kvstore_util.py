@@ -1,4 +1,4 @@
-"""How a Module trains through a KVStore: MXNet 1.9.1's rules (mxnet/model.py), one context.
+"""How a Module trains through a KVStore: MXNet 1.9.1's rules (mxnet/model.py).
 
 - `create_kvstore`: which store, and whether the store runs the optimizer
   (``update_on_kvstore``). A str names a type; in one process with one device 'local' or
@@ -65,43 +65,56 @@ def create_kvstore(kvstore: Any, num_device: int, arg_params: dict[str, Any]) ->
 
 
 def initialize_kvstore(
-    kv: Any, param_arrays: dict[str, Any], arg_params: dict[str, Any], names: Sequence[str]
+    kv: Any,
+    param_arrays: dict[str, list[Any]],
+    arg_params: dict[str, Any],
+    names: Sequence[str],
 ) -> None:
-    """One key per parameter, named after it: rank 0's value, pulled into every worker's
-    executor. (MXNet skips the pull when the Module updates the weights itself, which
-    leaves each worker with its own initial weights; pulling keeps the replicas equal.)"""
+    """One key per parameter, named after it: rank 0's value, pulled into every device's
+    copy. (MXNet skips the pull when the Module updates the weights itself, which leaves
+    each worker with its own initial weights; pulling keeps the replicas equal.)"""
     for name in names:
         kv.broadcast(name, arg_params[name], out=param_arrays[name])
 
 
 def update_params_on_kvstore(
-    param_arrays: dict[str, Any], grad_arrays: dict[str, Any], kv: Any, names: Sequence[str]
+    param_arrays: dict[str, list[Any]],
+    grad_arrays: dict[str, list[Any]],
+    kv: Any,
+    names: Sequence[str],
 ) -> None:
-    """The store sums each gradient and runs the optimizer; the new weight is pulled back."""
+    """The store sums each gradient over the devices (and workers) and runs the optimizer;
+    the new weight is pulled back into every device's copy."""
     for index, name in enumerate(names):
-        grad = grad_arrays.get(name)
-        if grad is None:
+        grads = grad_arrays.get(name)
+        if grads is None:
             continue
-        kv.pushpull(name, grad, out=param_arrays[name], priority=-index)
+        kv.pushpull(name, grads, out=param_arrays[name], priority=-index)
 
 
 def update_params(
-    param_arrays: dict[str, Any],
-    grad_arrays: dict[str, Any],
+    param_arrays: dict[str, list[Any]],
+    grad_arrays: dict[str, list[Any]],
     updater: Any,
     kv: Any,
     names: Sequence[str],
 ) -> None:
-    """Sum each gradient through the store (when there is one), then update locally."""
-    indices, grads, weights = [], [], []
+    """Sum each gradient through the store (when there is one; the sum lands in every
+    device's gradient), then update each device's copy locally. The updater's index of
+    parameter i on device k is i * devices + k (MXNet's numbering: one optimizer state per
+    copy)."""
+    per_device: dict[int, tuple[list[int], list[Any], list[Any]]] = {}
     for index, name in enumerate(names):
-        grad = grad_arrays.get(name)
-        if grad is None:
+        grad_list = grad_arrays.get(name)
+        if grad_list is None:
             continue
         if kv is not None:
-            kv.pushpull(name, grad, priority=-index)  # the sum lands in grad
-        indices.append(index)
-        grads.append(grad)
-        weights.append(param_arrays[name])
-    if indices:
+            kv.pushpull(name, grad_list, priority=-index)
+        devices = len(grad_list)
+        for k, (g, w) in enumerate(zip(grad_list, param_arrays[name])):
+            indices, grads, weights = per_device.setdefault(k, ([], [], []))
+            indices.append(index * devices + k)
+            grads.append(g)
+            weights.append(w)
+    for indices, grads, weights in per_device.values():  # one call per device
         updater(indices, grads, weights)

@@ -1,12 +1,12 @@
-"""Module: a Symbol bound on one device with its parameters, optimizer and data names.
+"""Module: a Symbol bound on one or more devices with its parameters, optimizer and names.
 
-MXNet 1.x's intermediate training API. bind() simple_binds the symbol for the data and
-label shapes; init_params() fills the parameters (an Initializer, or given arrays);
-init_optimizer() makes an Updater from nv.optimizer; forward/backward/update run one step
-on a DataBatch. One context: a list of several contexts is refused with a named error
-(MXNet splits the batch across them; nnvmpy's data parallelism is the KVStore's: with
-init_optimizer(kvstore='dist_sync') each `nnvmpy launch` worker trains on its own batches
-and the store sums the gradients of all of them, see kvstore_util.py).
+MXNet 1.x's intermediate training API. bind() binds a DataParallelExecutorGroup for the
+data and label shapes (one executor per context, each on its slice of the batch, see
+executor_group.py); init_params() fills the parameters (an Initializer, or given arrays);
+init_optimizer() makes an Updater from nv.optimizer and, for several devices or workers,
+the KVStore that sums their gradients (kvstore_util.py); forward/backward/update run one
+step on a DataBatch. Across processes, init_optimizer(kvstore='dist_sync') makes each
+`nnvmpy launch` worker train on its own batches while the store sums all gradients.
 """
 
 from __future__ import annotations
@@ -17,25 +17,53 @@ from typing import Any
 import numpy as np
 
 from ..base import Context, NNVMError, ParamError
-from ..io import DataDesc, as_descs, check_batch
+from ..io import DataDesc, as_descs
 from .base_module import BaseModule
+from .executor_group import DataParallelExecutorGroup
 
 
-def _one_context(context: Any) -> Context:
+class MissingParamError(NNVMError, RuntimeError):
+    """init_params / set_params: a parameter is missing from the given arrays (MXNet raises
+    RuntimeError there)."""
+
+
+class ShapeTypeError(NNVMError, TypeError):
+    """bind: a shape that is not a tuple of integers (MXNet raises TypeError there)."""
+
+
+def _contexts(context: Any) -> list[Context]:
     from .. import cpu
 
     if context is None:
-        return cpu()
-    if isinstance(context, list | tuple):
-        if len(context) != 1:
-            raise ParamError(
-                f"Module: context lists of {len(context)} devices are not supported; give one "
-                "context (data parallelism over several devices goes through nv.kvstore)"
+        return [cpu()]
+    contexts = list(context) if isinstance(context, list | tuple) else [context]
+    if not contexts:
+        raise ParamError("Module: context is an empty list; give at least one nv.Context")
+    for c in contexts:
+        if not isinstance(c, Context):
+            raise ParamError(f"Module: context must be an nv.Context or a list of them, got {c!r}")
+    return contexts
+
+
+def _check_shapes(shapes: Any, what: str) -> None:
+    for item in shapes or []:
+        shape = (
+            item.shape
+            if isinstance(item, DataDesc)
+            else (item[1] if isinstance(item, list | tuple) and len(item) == 2 else None)
+        )
+        if shape is None:
+            continue
+        if not isinstance(shape, list | tuple) or not all(
+            isinstance(d, int | np.integer) for d in shape
+        ):
+            raise ShapeTypeError(
+                f"{what}: the shape of {item[0]!r} must be a tuple of ints, got "
+                f"{type(shape).__name__} {shape!r:.60}"
             )
-        context = context[0]
-    if not isinstance(context, Context):
-        raise ParamError(f"Module: context must be an nv.Context, got {context!r}")
-    return context
+
+
+_DEFAULT_INIT: Any = object()  # init_params' default: Uniform(0.01); None initializes nothing
 
 
 class Module(BaseModule):
@@ -56,7 +84,16 @@ class Module(BaseModule):
     ) -> None:
         super().__init__(logger)
         self._symbol = symbol
-        self._context = _one_context(context)
+        self._context = _contexts(context)
+        self._work_load_list = (
+            list(work_load_list) if work_load_list is not None else [1] * len(self._context)
+        )
+        if len(self._work_load_list) != len(self._context):
+            raise ParamError(
+                f"Module: work_load_list has {len(self._work_load_list)} entries for "
+                f"{len(self._context)} contexts"
+            )
+        self._group2ctxs = group2ctxs
         self._data_names = list(data_names or [])
         self._label_names = list(label_names or [])
         self._state_names = list(state_names or [])
@@ -73,7 +110,8 @@ class Module(BaseModule):
         self._param_names = [n for n in args if n not in inputs]
         self._aux_names = symbol.list_auxiliary_states()
         self._output_names = symbol.list_outputs()
-        self._exec: Any = None
+        self._exec_group: Any = None
+        self._total_exec_bytes = 0
         self._arg_params: dict[str, Any] | None = None
         self._aux_params: dict[str, Any] | None = None
         self._data_shapes: list[DataDesc] = []
@@ -117,7 +155,7 @@ class Module(BaseModule):
     @property
     def output_shapes(self) -> list[tuple[str, tuple[int, ...]]]:
         self._require("output_shapes", bound=True)
-        return [(n, tuple(o.shape)) for n, o in zip(self._output_names, self._exec.outputs)]
+        return self._exec_group.get_output_shapes()
 
     def _require(self, what: str, bound: bool = False, params: bool = False) -> None:
         if bound and not self.binded:
@@ -137,10 +175,12 @@ class Module(BaseModule):
         shared_module: Any = None,
         grad_req: Any = "write",
     ) -> None:
-        """Allocate the executor for these input shapes (simple_bind)."""
+        """Allocate the executors (one per context) for these input shapes."""
         if self.binded and not force_rebind:
             self.logger.warning("Module.bind: already bound, ignoring bind()")
             return
+        _check_shapes(data_shapes, "Module.bind data_shapes")
+        _check_shapes(label_shapes, "Module.bind label_shapes")
         data = as_descs(data_shapes, "Module.bind data_shapes")
         labels = as_descs(label_shapes, "Module.bind label_shapes")
         given = [d.name for d in data]
@@ -154,39 +194,51 @@ class Module(BaseModule):
                 f"Module.bind: label_shapes name {[d.name for d in labels]}, the module's "
                 f"label_names are {self._label_names}"
             )
+        if self.binded and self.params_initialized and self._params_dirty:
+            self._sync_params_from_devices()  # force_rebind keeps the trained values
         self.for_training, self.inputs_need_grad = for_training, inputs_need_grad
         self._grad_req = grad_req
-        req = self._grad_reqs(grad_req, for_training, inputs_need_grad)
-        shapes = {d.name: tuple(d.shape) for d in data + labels}
-        types = {d.name: np.dtype(d.dtype) for d in data + labels}
-        shared = shared_module._exec if shared_module is not None else None
-        self._exec = self._symbol.simple_bind(
-            self._context, grad_req=req, type_dict=types, shared_exec=shared, **shapes
+        shared_group = None
+        if shared_module is not None:
+            if not (shared_module.binded and shared_module.params_initialized):
+                raise NNVMError("Module.bind: shared_module must be bound and initialized")
+            shared_group = shared_module._exec_group
+            if len(shared_group.execs) < len(self._context):
+                raise ParamError(
+                    "Module.bind: shared_module runs on fewer contexts than this module"
+                )
+        self._exec_group = DataParallelExecutorGroup(
+            self._symbol,
+            self._context,
+            self._work_load_list,
+            data,
+            labels,
+            self._param_names,
+            for_training,
+            inputs_need_grad,
+            shared_group,
+            logger=self.logger,
+            fixed_param_names=self._fixed_param_names,
+            grad_req=grad_req,
+            state_names=self._state_names,
+            group2ctxs=self._group2ctxs,
         )
+        self._total_exec_bytes = self._exec_group._total_exec_bytes
         self._data_shapes, self._label_shapes = data, labels
         self.binded = True
-        if self.params_initialized:  # rebinding keeps the parameters
-            self._copy_params_in(self._arg_params or {}, self._aux_params or {})
-
-    def _grad_reqs(self, grad_req: Any, for_training: bool, need_in: bool) -> dict[str, str]:
-        req: dict[str, str] = {}
-        for n in self._symbol.list_arguments():
-            if not for_training:
-                req[n] = "null"
-            elif n in self._param_names:
-                base = grad_req.get(n, "write") if isinstance(grad_req, dict) else grad_req
-                req[n] = "null" if n in self._fixed_param_names else base
-            elif n in self._data_names and need_in:
-                req[n] = grad_req.get(n, "write") if isinstance(grad_req, dict) else grad_req
-            else:
-                req[n] = "null"
-        return req
+        if shared_module is not None:  # the parameters live in the shared executors
+            self.params_initialized = True
+            self._arg_params = shared_module._arg_params
+            self._aux_params = shared_module._aux_params
+        elif self.params_initialized:  # rebinding keeps the parameters
+            self._exec_group.set_params(self._arg_params or {}, self._aux_params or {})
+            self._alloc_params()
 
     # -- parameters ---------------------------------------------------------------------------
 
     def init_params(
         self,
-        initializer: Any = None,
+        initializer: Any = _DEFAULT_INIT,
         arg_params: dict[str, Any] | None = None,
         aux_params: dict[str, Any] | None = None,
         allow_missing: bool = False,
@@ -200,52 +252,68 @@ class Module(BaseModule):
         self._require("init_params", bound=True)
         from .. import initializer as init_mod
 
-        if initializer is None:
+        if initializer is _DEFAULT_INIT:
             initializer = init_mod.Uniform(0.01)
+        self._alloc_params()
+        assert self._arg_params is not None
+        assert self._aux_params is not None
         attrs = self._symbol.attr_dict()
         inputs = set(self._data_names) | set(self._label_names) | set(self._state_names)
-        for names, given, arrays in (
-            (self._param_names, arg_params, self._exec.arg_dict),
-            (self._aux_names, aux_params, self._exec.aux_dict),
-        ):
+        todo = (
+            (self._param_names, arg_params, self._arg_params),
+            (self._aux_names, aux_params, self._aux_params),
+        )
+        for names, given, _ in todo:  # missing first: MXNet's RuntimeError comes first
+            for n in names:
+                if given is not None and n not in given and not allow_missing:
+                    raise MissingParamError(
+                        f"Module.init_params: {n!r} is missing from the given params "
+                        "(pass allow_missing=True to initialize it)"
+                    )
+        for names, given, arrays in todo:
             extra = sorted(set(given or ()) - set(names) - inputs)
             if extra and not allow_extra:
-                raise NNVMError(
+                raise ParamError(
                     f"Module.init_params: {extra} are not parameters of the symbol "
                     "(pass allow_extra=True to ignore them)"
                 )
             for n in names:
                 if given is not None and n in given:
-                    arrays[n][:] = given[n]
-                elif given is not None and not allow_missing:
-                    raise NNVMError(
-                        f"Module.init_params: {n!r} is missing from the given params "
-                        "(pass allow_missing=True to initialize it)"
-                    )
-                else:
+                    if given[n] is not arrays[n]:
+                        arrays[n][:] = given[n]
+                elif initializer is not None:
                     initializer(init_mod.InitDesc(n, attrs.get(n)), arrays[n])
+        self._exec_group.set_params(self._arg_params, self._aux_params)
         self.params_initialized = True
         self._params_dirty = False
-        self._snapshot_params()
 
-    def _snapshot_params(self) -> None:
+    def _alloc_params(self) -> None:
+        """The module's own (CPU) copies of every parameter, zeros where it has none yet."""
         from .. import nd
 
-        self._arg_params = {n: nd.array(self._exec.arg_dict[n]) for n in self._param_names}
-        self._aux_params = {n: nd.array(self._exec.aux_dict[n]) for n in self._aux_names}
+        exe = self._exec_group.execs[0]
+        self._arg_params = dict(self._arg_params or {})
+        self._aux_params = dict(self._aux_params or {})
+        for names, arrays, own in (
+            (self._param_names, exe.arg_dict, self._arg_params),
+            (self._aux_names, exe.aux_dict, self._aux_params),
+        ):
+            for n in names:
+                if n not in own:
+                    own[n] = nd.zeros(arrays[n].shape, dtype=arrays[n].dtype)
 
-    def _copy_params_in(self, arg_params: dict[str, Any], aux_params: dict[str, Any]) -> None:
-        for n, v in arg_params.items():
-            if n in self._exec.arg_dict:
-                self._exec.arg_dict[n][:] = v
-        for n, v in aux_params.items():
-            if n in self._exec.aux_dict:
-                self._exec.aux_dict[n][:] = v
+    def _sync_params_from_devices(self) -> None:
+        """The module's copies of the parameters, from the devices (their mean)."""
+        assert self._arg_params is not None
+        assert self._aux_params is not None
+        self._exec_group.get_params(self._arg_params, self._aux_params)
+        self._params_dirty = False
 
     def get_params(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Copies of the (arg_params, aux_params) as they are now."""
+        """The (arg_params, aux_params) as they are now (the mean of the devices' copies)."""
         self._require("get_params", bound=True, params=True)
-        self._snapshot_params()
+        if self._params_dirty:
+            self._sync_params_from_devices()
         assert self._arg_params is not None
         assert self._aux_params is not None
         return dict(self._arg_params), dict(self._aux_params)
@@ -258,14 +326,27 @@ class Module(BaseModule):
         force_init: bool = True,
         allow_extra: bool = False,
     ) -> None:
-        self.init_params(
-            None,
-            arg_params,
-            aux_params or {},
-            allow_missing=allow_missing,
-            force_init=force_init,
-            allow_extra=allow_extra,
-        )
+        """Copy the given arrays in. Without allow_missing every parameter must be given
+        (MissingParamError, a RuntimeError); with it, the absent ones keep their values and
+        names the symbol lacks raise ParamError (a ValueError) unless allow_extra."""
+        if not allow_missing:
+            self.init_params(
+                None,
+                arg_params,
+                aux_params,
+                allow_missing=False,
+                force_init=force_init,
+                allow_extra=allow_extra,
+            )
+            return
+        if self.params_initialized and not force_init:
+            self.logger.warning("Module.set_params: already initialized, ignoring")
+            return
+        self._require("set_params", bound=True)
+        self._exec_group.set_params(arg_params, aux_params or {}, allow_extra=allow_extra)
+        self._alloc_params()
+        self._params_dirty = True
+        self.params_initialized = True
 
     # -- optimizer ----------------------------------------------------------------------------
 
@@ -295,14 +376,20 @@ class Module(BaseModule):
         from . import kvstore_util
 
         if self._params_dirty:
-            self._snapshot_params()
+            self._sync_params_from_devices()
         assert self._arg_params is not None
-        kv, update_on_kvstore = kvstore_util.create_kvstore(kvstore, 1, self._arg_params)
-        batch = self._data_shapes[0].shape[0] if self._data_shapes else 1
+        devices = len(self._context)
+        kv, update_on_kvstore = kvstore_util.create_kvstore(kvstore, devices, self._arg_params)
+        batch = self._exec_group.batch_size or 1
         if kv is not None and "dist" in kv.type and "_sync" in kv.type:
             batch *= kv.num_workers
         rescale_grad = 1.0 / batch
-        idx2name = dict(enumerate(self._param_names))
+        if update_on_kvstore:  # the store updates one copy per parameter
+            idx2name = dict(enumerate(self._param_names))
+        else:  # the module updates each device's copy: index i * devices + k
+            idx2name = {
+                i * devices + k: n for i, n in enumerate(self._param_names) for k in range(devices)
+            }
         if isinstance(optimizer, str):
             params = dict(optimizer_params)
             params.setdefault("rescale_grad", rescale_grad)
@@ -326,7 +413,7 @@ class Module(BaseModule):
             if update_on_kvstore:
                 kv.set_optimizer(optimizer)
             kvstore_util.initialize_kvstore(
-                kv, self._exec.arg_dict, self._arg_params, self._param_names
+                kv, self._device_params(), self._arg_params, self._param_names
             )
         if not update_on_kvstore:
             self._updater = opt.get_updater(optimizer)
@@ -335,57 +422,70 @@ class Module(BaseModule):
             self.load_optimizer_states(self._preload_opt_states)
             self._preload_opt_states = None
 
+    def _device_params(self) -> dict[str, list[Any]]:
+        group = self._exec_group
+        return dict(zip(group.param_names, group.param_arrays))
+
     # -- computation --------------------------------------------------------------------------
 
     def forward(self, data_batch: Any, is_train: bool | None = None) -> None:
-        """Copy the batch into the executor's inputs and run forward."""
+        """Copy the batch (anything with a `data` list, e.g. a DataBatch) into the
+        executors and run forward. A batch of other shapes (the last batch, predict)
+        rebinds first, as reshape(): from its provide_data/provide_label when it has them."""
         self._require("forward", bound=True, params=True)
-        batch = check_batch(data_batch, "Module.forward")
-        if is_train is None:
-            is_train = self.for_training
-        data = list(batch.data or [])
+        data = getattr(data_batch, "data", None)
+        if data is None:
+            raise NNVMError(
+                "Module.forward: expected a DataBatch (or an object with a `data` list of "
+                f"arrays), got {type(data_batch).__name__}"
+            )
+        if not isinstance(data, list | tuple):
+            data = [data]
         if len(data) != len(self._data_names):
             raise NNVMError(
                 f"Module.forward: the batch has {len(data)} data arrays, the module's "
                 f"data_names are {self._data_names}"
             )
-        feeds = list(zip(self._data_names, data))
-        if batch.label is not None and self._label_names:
-            feeds += list(zip(self._label_names, batch.label))
-        if any(tuple(v.shape) != tuple(self._exec.arg_dict[n].shape) for n, v in feeds):
-            # another batch size (the last batch, predict): rebind, as MXNet's reshape
-            labels = [DataDesc(n, tuple(v.shape)) for n, v in feeds if n in self._label_names]
-            if not labels:  # no labels in the batch (predict): the batch size changes only
-                rows = int(data[0].shape[0])
-                labels = [DataDesc(d.name, (rows, *d.shape[1:])) for d in self._label_shapes]
-            self.reshape(
-                [DataDesc(n, tuple(v.shape)) for n, v in feeds if n in self._data_names], labels
-            )
-        for name, value in feeds:
-            self._exec.arg_dict[name][:] = value
-        self._exec.forward(is_train=is_train)
+        new_shapes = [tuple(np.shape(d) if not hasattr(d, "shape") else d.shape) for d in data]
+        if new_shapes != [tuple(d.shape) for d in self._data_shapes]:
+            provide_data = getattr(data_batch, "provide_data", None)
+            provide_label = getattr(data_batch, "provide_label", None)
+            labels = getattr(data_batch, "label", None)
+            if provide_data:
+                new_data = provide_data
+            else:
+                new_data = [
+                    DataDesc(d.name, shape, d.dtype, d.layout)
+                    for d, shape in zip(self._data_shapes, new_shapes)
+                ]
+            if provide_label:
+                new_label = provide_label
+            elif labels and self._label_shapes:
+                new_label = [
+                    DataDesc(d.name, tuple(lb.shape), d.dtype, d.layout)
+                    for d, lb in zip(self._label_shapes, labels)
+                ]
+            else:
+                new_label = None
+            self.reshape(new_data, new_label)
+        self._exec_group.forward(data_batch, is_train)
 
     def reshape(self, data_shapes: Any, label_shapes: Any = None) -> None:
-        """Bind again for new input shapes, keeping parameters and the optimizer."""
+        """Rebind the executors for new input shapes, keeping parameters and optimizer."""
         self._require("reshape", bound=True)
-        if self.params_initialized:
-            self._snapshot_params()
-        self.bind(
-            data_shapes,
-            label_shapes,
-            for_training=self.for_training,
-            inputs_need_grad=self.inputs_need_grad,
-            force_rebind=True,
-            grad_req=self._grad_req,
-        )
+        _check_shapes(data_shapes, "Module.reshape data_shapes")
+        _check_shapes(label_shapes, "Module.reshape label_shapes")
+        data = as_descs(data_shapes, "Module.reshape data_shapes")
+        labels = as_descs(label_shapes, "Module.reshape label_shapes")
+        self._exec_group.reshape(data, labels)
+        self._data_shapes, self._label_shapes = data, labels
+        self._total_exec_bytes = self._exec_group._total_exec_bytes
 
     def backward(self, out_grads: Any = None) -> None:
         self._require("backward", bound=True, params=True)
         if not self.for_training:
             raise NNVMError("Module.backward: the module is bound with for_training=False")
-        if out_grads is not None and not isinstance(out_grads, list | tuple):
-            out_grads = [out_grads]
-        self._exec.backward(out_grads)
+        self._exec_group.backward(out_grads)
 
     def update(self) -> None:
         """Apply the optimizer to every parameter with a gradient (through the KVStore, if
@@ -395,37 +495,53 @@ class Module(BaseModule):
             raise NNVMError("Module.update: call init_optimizer() first")
         from . import kvstore_util
 
+        group = self._exec_group
         fixed = set(self._fixed_param_names)
-        grads = {n: g for n, g in self._exec.grad_dict.items() if n not in fixed}
+        grads = {
+            n: g
+            for n, g in zip(group.param_names, group.grad_arrays)
+            if g is not None and n not in fixed
+        }
         self._params_dirty = True
         if self._update_on_kvstore:
             kvstore_util.update_params_on_kvstore(
-                self._exec.arg_dict, grads, self._kvstore, self._param_names
+                self._device_params(), grads, self._kvstore, self._param_names
             )
         else:
             kvstore_util.update_params(
-                self._exec.arg_dict, grads, self._updater, self._kvstore, self._param_names
+                self._device_params(), grads, self._updater, self._kvstore, self._param_names
             )
 
     def get_outputs(self, merge_multi_context: bool = True) -> list[Any]:
+        """The outputs, concatenated over devices along their batch axis (per device, as
+        lists, with merge_multi_context=False)."""
         self._require("get_outputs", bound=True, params=True)
-        outs = list(self._exec.outputs)
-        return outs if merge_multi_context else [[o] for o in outs]
+        return self._exec_group.get_outputs(merge_multi_context=merge_multi_context)
 
     def get_input_grads(self, merge_multi_context: bool = True) -> list[Any]:
         """Gradients of the data inputs (None where their grad_req is 'null')."""
         self._require("get_input_grads", bound=True, params=True)
         if not self.inputs_need_grad:
             raise NNVMError("Module.get_input_grads: bind with inputs_need_grad=True")
-        grads = [self._exec.grad_dict.get(n) for n in self._data_names]
-        return grads if merge_multi_context else [[g] for g in grads]
+        return self._exec_group.get_input_grads(merge_multi_context=merge_multi_context)
+
+    def get_states(self, merge_multi_context: bool = True) -> list[Any]:
+        """The arrays of the state inputs (state_names)."""
+        self._require("get_states", bound=True, params=True)
+        return self._exec_group.get_states(merge_multi_context=merge_multi_context)
+
+    def set_states(self, states: Any = None, value: Any = None) -> None:
+        """Set the state inputs from per-device lists of arrays, or all to a scalar value."""
+        self._require("set_states", bound=True, params=True)
+        self._exec_group.set_states(states, value)
 
     def update_metric(self, eval_metric: Any, labels: Any, pre_sliced: bool = False) -> None:
-        eval_metric.update(labels, self.get_outputs())
+        self._require("update_metric", bound=True, params=True)
+        self._exec_group.update_metric(eval_metric, labels, pre_sliced)
 
     def install_monitor(self, mon: Any) -> None:
         self._require("install_monitor", bound=True)
-        mon.install(self._exec)
+        self._exec_group.install_monitor(mon)
 
     def borrow_optimizer(self, shared_module: Module) -> None:
         self._optimizer, self._updater = shared_module._optimizer, shared_module._updater
