@@ -6,9 +6,11 @@ so checkpoints move between nnvmpy and MXNet 1.x in both directions.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from .base import NNVMError
+from .module.base_module import BatchEndParam  # what batch-end callbacks get, as mx.model has it
 
 
 def save_checkpoint(
@@ -26,7 +28,9 @@ def save_checkpoint(
         symbol.save(f"{prefix}-symbol.json")
     data = {f"arg:{k}": v for k, v in arg_params.items()}
     data.update({f"aux:{k}": v for k, v in aux_params.items()})
-    nd.save(f"{prefix}-{int(epoch):04d}.params", data)
+    param_name = f"{prefix}-{int(epoch):04d}.params"
+    nd.save(param_name, data)
+    logging.info('Saved checkpoint to "%s"', param_name)
 
 
 def load_params(prefix: str, epoch: int) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -60,4 +64,4 @@ def load_checkpoint(prefix: str, epoch: int) -> tuple[Any, dict[str, Any], dict[
     return symbol, arg, aux
 
 
-__all__ = ["load_checkpoint", "load_params", "save_checkpoint"]
+__all__ = ["BatchEndParam", "load_checkpoint", "load_params", "save_checkpoint"]

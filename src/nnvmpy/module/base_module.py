@@ -71,15 +71,18 @@ class BaseModule:
         eval_metric = metric_mod.create(eval_metric)
         eval_metric.reset()
         nbatch = 0
-        for nbatch, batch in enumerate(eval_data):
+        actual_num_batch = 0  # score_end_callback gets the count of batches, as in MXNet
+        # the loop variables keep MXNet's names: callbacks read them from locals()
+        for nbatch, eval_batch in enumerate(eval_data):
             if num_batch is not None and nbatch == num_batch:
                 break
-            self.forward(batch, is_train=False)  # type: ignore[attr-defined]
-            self.update_metric(eval_metric, batch.label)  # type: ignore[attr-defined]
+            self.forward(eval_batch, is_train=False)  # type: ignore[attr-defined]
+            self.update_metric(eval_metric, eval_batch.label)  # type: ignore[attr-defined]
             for cb in _as_list(batch_end_callback):
                 cb(BatchEndParam(epoch, nbatch, eval_metric, locals()))
+            actual_num_batch += 1
         for cb in _as_list(score_end_callback):
-            cb(BatchEndParam(epoch, nbatch, eval_metric, locals()))
+            cb(BatchEndParam(epoch, actual_num_batch, eval_metric, locals()))
         return eval_metric.get_name_value()
 
     def iter_predict(
@@ -109,7 +112,12 @@ class BaseModule:
     ) -> Any:
         """Outputs over eval_data, concatenated along the batch axis when merge_batches."""
         from .. import nd
+        from ..io import DataBatch
+        from ..ndarray.ndarray import NDArray
 
+        if isinstance(eval_data, NDArray | np.ndarray):  # one array: one forward, as MXNet
+            self.forward(DataBatch([nd.array(eval_data)]), is_train=False)  # type: ignore[attr-defined]
+            return self.get_outputs()[0]  # type: ignore[attr-defined]
         if not isinstance(eval_data, list | tuple) and not hasattr(eval_data, "reset"):
             from ..io import NDArrayIter
 
@@ -181,17 +189,18 @@ class BaseModule:
             tic = time.time()
             eval_metric.reset()
             nbatch = 0
-            for nbatch, batch in enumerate(train_data):
+            for nbatch, data_batch in enumerate(train_data):  # MXNet's name (callbacks' locals)
                 if monitor is not None:
                     monitor.tic()
-                self.forward_backward(batch)
+                self.forward_backward(data_batch)
                 self.update()  # type: ignore[attr-defined]
-                self.update_metric(eval_metric, batch.label)  # type: ignore[attr-defined]
+                self.update_metric(eval_metric, data_batch.label)  # type: ignore[attr-defined]
                 if monitor is not None:
                     monitor.toc_print()
                 for cb in _as_list(batch_end_callback):
                     cb(BatchEndParam(epoch, nbatch, eval_metric, locals()))
-            for name, value in eval_metric.get_name_value():
+            # global values: a batch callback's reset_local() (Speedometer) must not blank them
+            for name, value in eval_metric.get_global_name_value():
                 self.logger.info("Epoch[%d] Train-%s=%f", epoch, name, value)
             self.logger.info("Epoch[%d] Time cost=%.3f", epoch, time.time() - tic)
             arg, aux = self.get_params()  # type: ignore[attr-defined]
