@@ -159,9 +159,12 @@ def grad(
     create_graph: bool = False,
     train_mode: bool = True,
 ) -> Any:
-    """Gradients of heads w.r.t. `variables`, returned as new arrays (the variables'
-    buffers are left alone). With create_graph the gradient computation is recorded, so
-    the results can be differentiated again."""
+    """Gradients of heads w.r.t. `variables`, returned as a list of new arrays (the
+    variables' buffers are left alone). With create_graph the gradient computation is
+    recorded, so the results can be differentiated again.
+
+    The result is a list even for a single NDArray `variables`, as MXNet 1.x returns it
+    (its `return ret[0]` branch never runs), so `grad(y, x)[0]` is x's gradient."""
     from nnvmpy.autograd.backprop import run_backward
     from nnvmpy.ndarray.ndarray import NDArray
 
@@ -176,7 +179,7 @@ def grad(
         head_list, grad_list, var_list, retain_graph, create_graph, train_mode, what="grad"
     )
     assert result is not None
-    return result[0] if single else result
+    return result
 
 
 def get_symbol(x: NDArray) -> Symbol:

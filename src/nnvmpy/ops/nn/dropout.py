@@ -48,6 +48,7 @@ from ...kernel.philox import uniform_pair
 from ...param import Parameter, Shape, field
 from ...registry import NodeAttrs, register_op
 from ...resource import ResourceRequest
+from .._second_order import unary_backward_gradient
 from ..elemwise_binary import _mul
 from ..elemwise_unary import _identity
 from ..init import _fill
@@ -225,4 +226,7 @@ def _same_slot(attrs: NodeAttrs) -> list[tuple[int, int]]:
     .set_attr(FInplaceOption, _same_slot)
     .set_attr(FCompute_cpu, _dropout_backward)
     .set_attr(FCompute_gpu, _dropout_backward)
+    # dy * mask is linear in dy and piecewise constant in the data behind the mask: the
+    # gradient of gradients goes through (autograd.grad(create_graph=True)), zero for x
+    .set_attr(FGradient, unary_backward_gradient(None))
 )
