@@ -463,11 +463,10 @@ class ThreadedEngine(InlinePushMixin, Engine):
             parent = parent.parent
 
     def try_reuse_idle(self, var: Var) -> bool:
-        lock = self._lock
-        lock.acquire()
-        idle = not (var._writers or var._readers or var._queue or var.dead) and var.exc is None
-        lock.release()
-        return idle
+        # `with`, not acquire()/release(): an exception raised by a signal handler between
+        # the two (KeyboardInterrupt, pytest-timeout) would leave the lock held for good
+        with self._lock:
+            return not (var._writers or var._readers or var._queue or var.dead) and var.exc is None
 
     def try_delete_idle(self, var: Var) -> bool:
         with self._lock:
