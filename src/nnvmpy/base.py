@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import enum
 import operator
+import os
+import platform
 import re
 import threading
 from typing import Any
@@ -322,3 +324,17 @@ def as_dtype(dtype: Any, what: str = "dtype") -> np.dtype:
         names = ", ".join(d.name for d in SUPPORTED_DTYPES)
         raise NNVMError(f"{what}: dtype {result} is not supported; expected one of {names}")
     return result
+
+
+def data_dir_default() -> str:
+    """Where downloaded data and models go unless MXNET_HOME says otherwise (MXNet's
+    default): %APPDATA%\\mxnet on Windows, ~/.mxnet elsewhere."""
+    if platform.system() == "Windows":
+        return os.path.join(os.environ.get("APPDATA", ""), "mxnet")
+    return os.path.join(os.path.expanduser("~"), ".mxnet")
+
+
+def data_dir() -> str:
+    """The data directory: the MXNET_HOME environment variable, read at each call, else
+    `data_dir_default()`."""
+    return os.getenv("MXNET_HOME", data_dir_default())

@@ -1,4 +1,5 @@
-"""nv.io: MXNet 1.x's data iterator interface (DataDesc, DataBatch, DataIter, NDArrayIter).
+"""nv.io: MXNet 1.x's data iterator interface (DataDesc, DataBatch, DataIter, NDArrayIter,
+CSVIter).
 
 What `nv.mod.Module` and MXNet-style training loops consume: an iterator yields
 DataBatch objects whose `data` and `label` are lists of NDArrays, and describes them with
@@ -14,20 +15,42 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from ..base import NNVMError, ParamError
 
 
-class DataDesc(NamedTuple):
-    """Name, shape, dtype and layout of one input (MXNet's DataDesc)."""
+class DataDesc(tuple):
+    """Name, shape, dtype and layout of one input (MXNet's DataDesc).
 
-    name: str
-    shape: tuple[int, ...]
-    dtype: Any = np.float32
-    layout: str = "NCHW"
+    As in MXNet it is the pair (name, shape), with dtype and layout as attributes, so
+    ``name, shape = desc`` and ``dict(it.provide_data)`` work; two descriptions with the
+    same name and shape compare equal whatever their dtypes.
+    """
+
+    dtype: Any
+    layout: str
+
+    def __new__(
+        cls, name: str, shape: Sequence[int], dtype: Any = np.float32, layout: str = "NCHW"
+    ) -> DataDesc:
+        self = super().__new__(cls, (name, shape))
+        self.dtype = dtype
+        self.layout = layout
+        return self
+
+    def __getnewargs__(self) -> tuple[Any, ...]:  # pickle and copy keep dtype and layout
+        return (self.name, self.shape, self.dtype, self.layout)
+
+    @property
+    def name(self) -> str:
+        return self[0]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self[1]
 
     def __repr__(self) -> str:
         return f"DataDesc[{self.name},{self.shape},{np.dtype(self.dtype)},{self.layout}]"
@@ -85,9 +108,11 @@ class DataBatch:
         self.provide_label = provide_label
 
     def __str__(self) -> str:
+        """MXNet's form: "<class>: data shapes: [...] label shapes: [...]", None where a
+        batch has no labels."""
         shapes = [d.shape for d in self.data or []]
-        labels = [lb.shape for lb in self.label or []]
-        return f"DataBatch: data shapes: {shapes} label shapes: {labels}"
+        labels = [lb.shape for lb in self.label] if self.label else None
+        return f"{type(self).__name__}: data shapes: {shapes} label shapes: {labels}"
 
 
 class DataIter:
@@ -313,4 +338,6 @@ def check_batch(batch: Any, what: str) -> DataBatch:
     return batch
 
 
-__all__ = ["DataBatch", "DataDesc", "DataIter", "NDArrayIter", "ResizeIter"]
+from .csv_iter import CSVIter  # noqa: E402 - it builds on the classes above
+
+__all__ = ["CSVIter", "DataBatch", "DataDesc", "DataIter", "NDArrayIter", "ResizeIter"]

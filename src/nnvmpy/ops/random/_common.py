@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, Self
+from typing import Any
 
 import numpy as np
 
@@ -63,13 +63,14 @@ def float_dtype_field() -> Any:
 
 
 class CheckedParam(Parameter):
-    """A Parameter whose values are also checked together (`check`) once parsed."""
+    """A Parameter whose values are also checked together (`check`) by the op's kernel.
 
-    @classmethod
-    def parse(cls, kwargs: Any, op_name: str | None = None, *, allow_unknown: bool = False) -> Self:
-        param = super().parse(kwargs, op_name, allow_unknown=allow_unknown)
-        param.check(op_name or cls.__name__)
-        return param
+    As in MXNet (whose samplers CHECK their parameters in Forward), a value outside the
+    distribution's domain is a failure of the running op, not of the call: the call
+    returns, and the next wait on the output (or on everything) raises the ParamError, as
+    the engine reports any failed function. Parsing (types, enums, unknown names) still
+    fails at the call.
+    """
 
     def check(self, op_name: str) -> None:
         """Raise ParamError naming the op and the argument when a value is out of domain."""

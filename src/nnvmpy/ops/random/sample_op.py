@@ -153,10 +153,12 @@ def sample_compute(code: int, a_name: str, b_name: str | None) -> Any:
         attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
     ) -> None:
         out = outputs[0]
-        mode = req_code(attrs.op.name if attrs.op else "random", req[0])
+        name = attrs.op.name if attrs.op else "random"
+        p = attrs.parsed
+        p.check(name)  # in the kernel: a failure of the running op (CheckedParam)
+        mode = req_code(name, req[0])
         if mode == NULL or out.size == 0:
             return
-        p = attrs.parsed
         a = float(getattr(p, a_name))
         b = float(getattr(p, b_name)) if b_name else 0.0
         k0, k1, first = ctx.requested[0].take_counters(out.size)
@@ -262,10 +264,11 @@ def _randint_compute(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
     out = outputs[0]
+    p = attrs.parsed
+    p.check("_random_randint")  # in the kernel: a failure of the running op (CheckedParam)
     mode = req_code("_random_randint", req[0])
     if mode == NULL or out.size == 0:
         return
-    p = attrs.parsed
     k0, k1, first = ctx.requested[0].take_counters(out.size)
     span = np.uint64(p.high - p.low)
     launch(ctx, samplers.randint_loop, out, mode, np.int64(p.low), span, k0, k1, first)
