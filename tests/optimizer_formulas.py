@@ -54,6 +54,16 @@ def adam(weight, grad, mean, var, lr, beta1=0.9, beta2=0.999, epsilon=1e-8, wd=0
     return weight - lr * mean / (np.sqrt(var) + epsilon), mean, var
 
 
+def adamw(weight, grad, mean, var, rescale, lr, eta, beta1=0.9, beta2=0.999, epsilon=1e-8,
+          wd=0.0, clip_gradient=-1.0, **_):  # fmt: skip
+    """MXNet's contrib AdamW: the weight decay outside the adaptive step, scaled by eta;
+    rescale_grad is an input array (its first element)."""
+    g = clip(rescale[0] * grad, clip_gradient)
+    mean = beta1 * mean + (1 - beta1) * g
+    var = beta2 * var + (1 - beta2) * g * g
+    return weight - eta * (lr * mean / (np.sqrt(var) + epsilon) + wd * weight), mean, var
+
+
 def rmsprop(weight, grad, n, lr, gamma1=0.95, epsilon=1e-8, wd=0.0, rescale_grad=1.0,
             clip_gradient=-1.0, clip_weights=-1.0, **_):  # fmt: skip
     g = clip(rescale_grad * grad + wd * weight, clip_gradient)

@@ -183,6 +183,52 @@ CASES: list[OpCase] = [
 ]
 
 
+# -- AdamW (MXNet's contrib ops): rescale_grad is an input; states mutate in place ----------
+
+ADAMW = {"lr": 0.1, "eta": 0.5, "wd": 0.01}
+
+
+def adamw(name: str, mp: bool, multi: bool) -> OpCase:
+    slots = 4 + mp  # weight, grad, mean, var (+ weight32)
+    n = 2 if multi else 1
+    shapes = [S] * (slots * n) + [(1,)]
+    positive = [slots * i + 3 for i in range(n)] + [slots * n]  # var, rescale_grad
+    f32 = [slots * i + k for i in range(n) for k in range(2, slots)] if mp else []
+    params: dict[str, Any] = {"clip_gradient": 0.2}
+    if multi:
+        params.update(num_weights=n, lrs=(0.1, 0.2), wds=(0.01, 0.0), etas=(0.5, 1.0))
+    else:
+        params.update(ADAMW)
+
+    def reference(*inputs: np.ndarray, **p: Any) -> Any:
+        outs = []
+        for i in range(n):
+            w, g, mean, var, *master = inputs[slots * i : slots * (i + 1)]
+            rates = {"lr": p["lrs"][i], "wd": p["wds"][i], "eta": p["etas"][i]} if multi else ADAMW
+            start = master[0] if mp else w
+            outs.append(F.adamw(start, g, mean, var, inputs[-1], clip_gradient=0.2, **rates)[0])
+        return outs if multi else outs[0]
+
+    return OpCase(
+        name,
+        shapes,
+        reference,
+        params=params,
+        inputs=make(shapes, float32=[*f32, slots * n], positive=positive),
+        dtypes=(np.float16,) if mp else (np.float32, np.float64),
+        grad=False,
+        check_op=False,  # the states change in place at every run
+    )
+
+
+CASES += [
+    adamw("_adamw_update", mp=False, multi=False),
+    adamw("_mp_adamw_update", mp=True, multi=False),
+    adamw("_multi_adamw_update", mp=False, multi=True),
+    adamw("_multi_mp_adamw_update", mp=True, multi=True),
+]
+
+
 # -- several weights in one op ---------------------------------------------------------------
 
 SHAPES = [(3, 4), (5,)]

@@ -8,6 +8,11 @@ followed by `shape`), as MXNet's python/mxnet/ndarray/random.py does:
     nd.random.normal(nd.array([0, 10]), nd.array([1, 2]), shape=4)  # _sample_normal: (2, 4)
 
 With scalars and neither shape nor out one sample is drawn (shape (1,)), as in MXNet.
+Every other op registered as _random_<name> is served here as <name>, as MXNet's module
+does: the *_like samplers take an array and draw samples of its shape and dtype,
+
+    nd.random.normal_like(x, loc=0, scale=2)                     # _random_normal_like
+
 Every function returns at once (the op is pushed to the engine); nv.random.seed makes
 the numbers reproducible.
 """
@@ -21,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..base import Context, ParamError, current_context
+from ..signature import OpNamespace
 from . import _internal
 from .ndarray import NDArray
 
@@ -297,3 +303,24 @@ pdf_generalized_negative_binomial = pdf_function(
     _internal, "generalized_negative_binomial", "mu, alpha"
 )
 pdf_dirichlet = pdf_function(_internal, "dirichlet", "alpha")
+
+
+# -- the other _random_<name> ops (the *_like samplers) as <name>, generated on access ----------
+
+
+def _make(op: Any) -> Any:
+    from . import _make as make_nd_function
+
+    return make_nd_function(op)
+
+
+_ops = OpNamespace(
+    _make,
+    internal=True,
+    module="nnvmpy.nd.random",
+    module_globals=globals(),
+    publish_to=globals(),
+    prefix="_random_",
+)
+__getattr__ = _ops.module_getattr
+__dir__ = _ops.module_dir

@@ -13,10 +13,12 @@ Each keeps moment estimates as state and drives one update op (two for LAMB):
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 import numpy as np
 
+from ..base import ParamError
 from .optimizer import Optimizer, nd_module, register
 
 
@@ -186,7 +188,9 @@ class LAMB(Optimizer):
         g = Adam direction (bias-corrected) + wd * weight        (lamb_update_phase1)
         weight -= lr * (||weight|| / ||g||) * g                  (lamb_update_phase2)
 
-    with ||weight|| clamped to [lower_bound, upper_bound] when given.
+    with ||weight|| clamped to [lower_bound, upper_bound] when given. Each weight has its
+    own trust ratio; a list of weights (the Updater's groups of `aggregate_num`) is updated
+    weight by weight.
     """
 
     def __init__(
@@ -204,6 +208,9 @@ class LAMB(Optimizer):
         self.beta1, self.beta2, self.epsilon = beta1, beta2, epsilon
         self.lower_bound, self.upper_bound = lower_bound, upper_bound
         self.bias_correction = bias_correction
+        # the Updater hands over groups of up to this many weights (MXNet's default: 45)
+        size = int(os.getenv("MXNET_OPTIMIZER_AGGREGATION_SIZE", "45"))
+        self.aggregate_num = max(1, min(45, size))
 
     def create_state(self, index: Any, weight: Any) -> Any:
         return (_zeros_like(weight), _zeros_like(weight))  # mean, var (float32 for a master copy)
@@ -212,12 +219,24 @@ class LAMB(Optimizer):
         self._update_impl(index, weight, grad, state, multi_precision=False)
 
     def update_multi_precision(self, index: Any, weight: Any, grad: Any, state: Any) -> None:
-        use_mp = self.multi_precision and weight.dtype == np.float16
+        first = weight[0] if isinstance(weight, list | tuple) else weight
+        use_mp = self.multi_precision and first.dtype == np.float16
         self._update_impl(index, weight, grad, state, multi_precision=use_mp)
 
     def _update_impl(
         self, index: Any, weight: Any, grad: Any, state: Any, multi_precision: bool
     ) -> None:
+        if isinstance(index, list | tuple):  # a group from the Updater (aggregate_num)
+            if not all(isinstance(x, list | tuple) for x in (weight, grad, state)) or not (
+                len(index) == len(weight) == len(grad) == len(state)
+            ):
+                raise ParamError(
+                    "LAMB.update: with a list of indices, weight, grad and state must be "
+                    "lists of the same length"
+                )
+            for i, w, g, s in zip(index, weight, grad, state, strict=True):
+                self._update_impl(i, w, g, s, multi_precision)
+            return
         nd = nd_module()
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..signature import sub_namespace
@@ -16,3 +17,23 @@ def _make(op: Any) -> Any:
 _ops = sub_namespace("_contrib_", _make, "nnvmpy.sym.contrib", globals())
 __getattr__ = _ops.module_getattr
 __dir__ = _ops.module_dir
+
+
+# -- rand_zipfian: log-uniform candidate classes (sampled softmax), over sym.random.uniform ----
+
+
+def rand_zipfian(true_classes: Any, num_sampled: int, range_max: int) -> Any:
+    """Symbols (samples, expected_count_true, expected_count_sampled) of nd.contrib's
+    rand_zipfian: num_sampled classes of [0, range_max) drawn with replacement from
+    P(c) = (log(c + 2) - log(c + 1)) / log(range_max + 1) (int64), and num_sampled * P(c)
+    of true_classes and of the samples (float64)."""
+    from ..ndarray.contrib import _check_zipfian_args, _zipfian_expected_count
+    from .random import uniform
+    from .symbol import Symbol
+
+    _check_zipfian_args("sym.contrib.rand_zipfian", true_classes, Symbol, num_sampled, range_max)
+    log_range = math.log(range_max + 1)
+    u: Any = uniform(0, log_range, shape=(num_sampled,), dtype="float64")  # fluent .exp()
+    samples = (u.exp() - 1).astype("int64") % range_max
+    true_count = _zipfian_expected_count(true_classes, num_sampled, log_range)
+    return samples, true_count, _zipfian_expected_count(samples, num_sampled, log_range)

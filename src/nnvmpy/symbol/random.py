@@ -2,7 +2,8 @@
 
 Number parameters select _random_<dist>, Symbol parameters the per-row _sample_<dist>
 (MXNet's python/mxnet/symbol/random.py). Without `shape` a scalar sampler's output shape
-is left for shape inference to find, e.g. from what it is added to.
+is left for shape inference to find, e.g. from what it is added to. Every other op
+registered as _random_<name> (the *_like samplers) is served here as <name>.
 
     noise = nv.sym.random.normal(0, 0.1, shape=(32, 10))
     per_row = nv.sym.random.uniform(nv.sym.Variable("low"), nv.sym.Variable("high"), shape=2)
@@ -14,6 +15,7 @@ from typing import Any
 
 from ..base import ParamError
 from ..ndarray.random import check_params, is_number, op_kwargs, pdf_function
+from ..signature import OpNamespace
 from . import _internal
 from .symbol import Symbol
 
@@ -178,3 +180,24 @@ pdf_generalized_negative_binomial = pdf_function(
     _internal, "generalized_negative_binomial", "mu, alpha"
 )
 pdf_dirichlet = pdf_function(_internal, "dirichlet", "alpha")
+
+
+# -- the other _random_<name> ops (the *_like samplers) as <name>, generated on access ----------
+
+
+def _make(op: Any) -> Any:
+    from . import make
+
+    return make(op)
+
+
+_ops = OpNamespace(
+    _make,
+    internal=True,
+    module="nnvmpy.sym.random",
+    module_globals=globals(),
+    publish_to=globals(),
+    prefix="_random_",
+)
+__getattr__ = _ops.module_getattr
+__dir__ = _ops.module_dir

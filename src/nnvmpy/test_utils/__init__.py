@@ -17,6 +17,7 @@ and a sparse `stype` is a named NNVMError.
 
 from __future__ import annotations
 
+from ..ndarray import array
 from ..util import use_np, use_np_array, use_np_shape
 from .compare import (
     almost_equal,
@@ -61,6 +62,7 @@ from .generate import (
 )
 from .opcheck import _run_compute as _run_compute  # tests run kernels through it
 from .opcheck import check_op
+from .optimizer import compare_ndarray_tuple, compare_optimizer
 from .stats import (
     chi_square_check,
     gen_buckets_probs_with_ppf,
@@ -80,6 +82,7 @@ from .symbolic import (
 __all__ = [
     "almost_equal",
     "almost_equal_ignore_nan",
+    "array",
     "assert_allclose",
     "assert_almost_equal",
     "assert_almost_equal_ignore_nan",
@@ -96,6 +99,8 @@ __all__ = [
     "check_symbolic_forward",
     "chi_square_check",
     "collapse_sum_like",
+    "compare_ndarray_tuple",
+    "compare_optimizer",
     "default_atols",
     "default_context",
     "default_dtype",

@@ -1,0 +1,212 @@
+"""Type stubs for nnvmpy.symbol.random, generated from the op registry by `nnvmpy stubs`.
+
+Do not edit: `nnvmpy stubs` rewrites this file.
+"""
+
+from typing import Any, Literal, TypeAlias
+
+import numpy as np
+
+from nnvmpy.symbol.symbol import Symbol as Symbol
+from nnvmpy.symbol import _internal as _internal
+def _make(op: Any) -> Any: ...
+def _sample(fname: Any, random_op: Any, sample_op: Any, params: Any, shape: Any, dtype: Any, kwargs: Any) -> Any: ...
+def exponential(scale: Any = ..., shape: Any = ..., dtype: Any = ..., **kwargs: Any) -> Any: ...
+def gamma(alpha: Any = ..., beta: Any = ..., shape: Any = ..., dtype: Any = ..., **kwargs: Any) -> Any: ...
+def generalized_negative_binomial(mu: Any = ..., alpha: Any = ..., shape: Any = ..., dtype: Any = ..., **kwargs: Any) -> Any: ...
+def multinomial(data: Any, shape: Any = ..., get_prob: Any = ..., dtype: Any = ..., **kwargs: Any) -> Any: ...
+def negative_binomial(k: Any = ..., p: Any = ..., shape: Any = ..., dtype: Any = ..., **kwargs: Any) -> Any: ...
+def normal(loc: Any = ..., scale: Any = ..., shape: Any = ..., dtype: Any = ..., **kwargs: Any) -> Any: ...
+def pdf_dirichlet(sample: Any, *args: Any, is_log: Any = ..., **kwargs: Any) -> Any: ...
+def pdf_exponential(sample: Any, *args: Any, is_log: Any = ..., **kwargs: Any) -> Any: ...
+def pdf_gamma(sample: Any, *args: Any, is_log: Any = ..., **kwargs: Any) -> Any: ...
+def pdf_generalized_negative_binomial(sample: Any, *args: Any, is_log: Any = ..., **kwargs: Any) -> Any: ...
+def pdf_negative_binomial(sample: Any, *args: Any, is_log: Any = ..., **kwargs: Any) -> Any: ...
+def pdf_normal(sample: Any, *args: Any, is_log: Any = ..., **kwargs: Any) -> Any: ...
+def pdf_poisson(sample: Any, *args: Any, is_log: Any = ..., **kwargs: Any) -> Any: ...
+def pdf_uniform(sample: Any, *args: Any, is_log: Any = ..., **kwargs: Any) -> Any: ...
+def poisson(lam: Any = ..., shape: Any = ..., dtype: Any = ..., **kwargs: Any) -> Any: ...
+def randint(low: Any, high: Any, shape: Any = ..., dtype: Any = ..., **kwargs: Any) -> Any: ...
+def randn(*shape: Any, **kwargs: Any) -> Any: ...
+def shuffle(data: Any, **kwargs: Any) -> Any: ...
+def uniform(low: Any = ..., high: Any = ..., shape: Any = ..., dtype: Any = ..., **kwargs: Any) -> Any: ...
+
+_Shape: TypeAlias = tuple[int, ...] | list[int] | int
+_FloatTuple: TypeAlias = tuple[float, ...] | list[float] | float
+_IntOrNoneTuple: TypeAlias = tuple[int | None, ...] | list[int | None]
+
+def exponential_like(
+    data: Symbol | None = None,
+    *,
+    lam: float = 1.0,
+    name: str | None = None,
+    attr: dict[str, str] | None = None,
+) -> Symbol:
+    """Draws samples of the exponential distribution with the parameters given, as an array with the shape and dtype of the input (whose values are not read).
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        The input (only its shape and dtype are used).
+    lam : float, optional, default=1.0
+        Lambda parameter (rate) of the exponential distribution.
+
+    Returns
+    -------
+    out : Symbol
+
+    Defined in nnvmpy/ops/random/sample_op.py.
+    """
+
+def gamma_like(
+    data: Symbol | None = None,
+    *,
+    alpha: float = 1.0,
+    beta: float = 1.0,
+    name: str | None = None,
+    attr: dict[str, str] | None = None,
+) -> Symbol:
+    """Draws samples of the gamma distribution with the parameters given, as an array with the shape and dtype of the input (whose values are not read).
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        The input (only its shape and dtype are used).
+    alpha : float, optional, default=1.0
+        Alpha parameter (shape) of the gamma distribution.
+    beta : float, optional, default=1.0
+        Beta parameter (scale) of the gamma distribution.
+
+    Returns
+    -------
+    out : Symbol
+
+    Defined in nnvmpy/ops/random/sample_op.py.
+    """
+
+def generalized_negative_binomial_like(
+    data: Symbol | None = None,
+    *,
+    mu: float = 1.0,
+    alpha: float = 1.0,
+    name: str | None = None,
+    attr: dict[str, str] | None = None,
+) -> Symbol:
+    """Draws samples of the generalized negative binomial distribution with the parameters given, as an array with the shape and dtype of the input (whose values are not read).
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        The input (only its shape and dtype are used).
+    mu : float, optional, default=1.0
+        Mean of the negative binomial distribution.
+    alpha : float, optional, default=1.0
+        Alpha (dispersion) parameter of the negative binomial distribution.
+
+    Returns
+    -------
+    out : Symbol
+
+    Defined in nnvmpy/ops/random/sample_op.py.
+    """
+
+def negative_binomial_like(
+    data: Symbol | None = None,
+    *,
+    k: int = 1,
+    p: float = 1.0,
+    name: str | None = None,
+    attr: dict[str, str] | None = None,
+) -> Symbol:
+    """Draws samples of the negative binomial distribution with the parameters given, as an array with the shape and dtype of the input (whose values are not read).
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        The input (only its shape and dtype are used).
+    k : int, optional, default=1
+        Limit of unsuccessful experiments.
+    p : float, optional, default=1.0
+        Failure probability in each experiment.
+
+    Returns
+    -------
+    out : Symbol
+
+    Defined in nnvmpy/ops/random/sample_op.py.
+    """
+
+def normal_like(
+    data: Symbol | None = None,
+    *,
+    loc: float = 0.0,
+    scale: float = 1.0,
+    name: str | None = None,
+    attr: dict[str, str] | None = None,
+) -> Symbol:
+    """Draws samples of the normal distribution with the parameters given, as an array with the shape and dtype of the input (whose values are not read).
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        The input (only its shape and dtype are used).
+    loc : float, optional, default=0.0
+        Mean of the distribution.
+    scale : float, optional, default=1.0
+        Standard deviation of the distribution.
+
+    Returns
+    -------
+    out : Symbol
+
+    Defined in nnvmpy/ops/random/sample_op.py.
+    """
+
+def poisson_like(
+    data: Symbol | None = None,
+    *,
+    lam: float = 1.0,
+    name: str | None = None,
+    attr: dict[str, str] | None = None,
+) -> Symbol:
+    """Draws samples of the poisson distribution with the parameters given, as an array with the shape and dtype of the input (whose values are not read).
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        The input (only its shape and dtype are used).
+    lam : float, optional, default=1.0
+        Lambda parameter (rate) of the Poisson distribution.
+
+    Returns
+    -------
+    out : Symbol
+
+    Defined in nnvmpy/ops/random/sample_op.py.
+    """
+
+def uniform_like(
+    data: Symbol | None = None,
+    *,
+    low: float = 0.0,
+    high: float = 1.0,
+    name: str | None = None,
+    attr: dict[str, str] | None = None,
+) -> Symbol:
+    """Draws samples of the uniform distribution with the parameters given, as an array with the shape and dtype of the input (whose values are not read).
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        The input (only its shape and dtype are used).
+    low : float, optional, default=0.0
+        Lower bound of the distribution.
+    high : float, optional, default=1.0
+        Upper bound of the distribution.
+
+    Returns
+    -------
+    out : Symbol
+
+    Defined in nnvmpy/ops/random/sample_op.py.
+    """
