@@ -8,6 +8,7 @@
 - gradientmultiplier: the identity forward; the gradient is dy * scalar.
 - div_sqrt_dim: x / sqrt(x.shape[-1]) (scaled dot-product attention); linear, so its
   gradient is the same op applied to dy.
+- quadratic: a*x^2 + b*x + c, MXNet's contrib name for the tutorial op (ops/quadratic.py).
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from .. import kernel
 from ..attrs import FGradient
 from ..graph.grad import ElemwiseGradUseNone, make_zero_grad_nodes
 from ..registry import NodeAttrs
+from . import quadratic as _quadratic  # noqa: F401 - registered before its alias below
 from ._family import ScalarParam, _elemwise, register_unary
+from .aliases import register_alias
 from .elemwise_scalar import _div as _div_scalar
 from .elemwise_unary import _identity, _round, _sign
 
@@ -107,3 +110,5 @@ _elemwise(
     ["data"],
     "Rescale the input by the square root of its last dimension: x / sqrt(x.shape[-1]).",
 ).set_attr(FGradient, ElemwiseGradUseNone("_contrib_div_sqrt_dim"))
+
+register_alias("_contrib_quadratic", "quadratic")
