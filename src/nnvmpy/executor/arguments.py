@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..base import Context, NNVMError, OpReqType, current_context
+from ..base import Context, NNVMError, OpReqType, current_context, kernel_device
 from ..infer import shape_is_known, shape_str
 from ..ndarray.ndarray import NDArray, zeros
 from ..ndarray.views import flat_window
@@ -28,9 +28,23 @@ if TYPE_CHECKING:
 _REQ_NAMES = ("null", "write", "add", "inplace")
 
 
-def check_ctx(arr: NDArray, ctx: Context, what: str) -> None:
+def check_ctx(arr: NDArray, ctx: Context, what: str, where: str = "the executor") -> None:
     if arr.context != ctx:
-        raise NNVMError(f"bind: {what} is on {arr.context}, the executor on {ctx}")
+        raise NNVMError(f"bind: {what} is on {arr.context}, {where} on {ctx}")
+
+
+def check_spanned_ctx(
+    arr: NDArray, ctx: Context, group2ctx: Mapping[str, Context], what: str
+) -> None:
+    """With group2ctx, an argument outside a mapped ctx_group may be bound on any context the
+    executor spans (its own or one of group2ctx's), as MXNet places such a variable where
+    its array is; a context outside them would need a device the executor never runs on."""
+    spanned = [ctx, *(c for c in group2ctx.values() if c != ctx)]
+    if arr.context not in spanned:
+        raise NNVMError(
+            f"bind: {what} is on {arr.context}; with group2ctx it must be on one of the "
+            f"executor's contexts {[str(c) for c in spanned]}"
+        )
 
 
 def assign(dst: NDArray, value: Any, what: str) -> None:
@@ -84,14 +98,28 @@ def grad_reqs(grad_req: Any, names: list[str]) -> dict[str, OpReqType]:
     return {n: parse(r) for n, r in zip(names, grad_req)}
 
 
-def check_group2ctx(group2ctx: Any) -> None:
-    """MXNet's model-parallel placement: accepted and validated; nnvmpy runs one device."""
+def check_group2ctx(group2ctx: Any, ctx: Context) -> None:
+    """MXNet's model-parallel placement: accepted and validated. nnvmpy runs every node on
+    the executor's device, so the groups may name any CPU context when that is a CPU
+    (CPU contexts share host memory), and only the executor's own GPU otherwise: other
+    devices would need MXNet's cross-device copy nodes."""
     if group2ctx is None:
         return
     if not isinstance(group2ctx, Mapping) or not all(
         isinstance(c, Context) for c in group2ctx.values()
     ):
         raise NNVMError(f"bind: group2ctx must map group names to Contexts, got {group2ctx!r:.80}")
+    on_host = kernel_device(ctx) == "cpu"
+    other = {
+        g: str(c)
+        for g, c in group2ctx.items()
+        if (kernel_device(c) != "cpu" if on_host else c != ctx)
+    }
+    if other:
+        raise NNVMError(
+            f"bind: group2ctx maps {other} off the executor's device {ctx}; nnvmpy runs "
+            "an executor on one device (any CPU contexts on the CPU)"
+        )
 
 
 def simple_bind(
@@ -216,6 +244,7 @@ __all__ = [
     "bound_arrays",
     "check_ctx",
     "check_group2ctx",
+    "check_spanned_ctx",
     "grad_reqs",
     "simple_bind",
 ]

@@ -43,6 +43,7 @@ from .arguments import (
     bound_arrays,
     check_ctx,
     check_group2ctx,
+    check_spanned_ctx,
     grad_reqs,
 )
 from .bulk import BulkPlan
@@ -81,9 +82,9 @@ class Executor:
             raise NNVMError(f"bind: expected a Symbol, got {type(symbol).__name__}")
         if shared_exec is not None and not isinstance(shared_exec, Executor):
             raise NNVMError(f"bind: shared_exec must be an Executor, got {shared_exec!r:.60}")
-        check_group2ctx(group2ctx)
         self._symbol = symbol
         self._ctx = ctx or current_context()
+        check_group2ctx(group2ctx, self._ctx)
         self._group2ctx = group2ctx
         self._arg_names = symbol.list_arguments()
         self._aux_names = symbol.list_auxiliary_states()
@@ -102,7 +103,12 @@ class Executor:
                     self._grad_req[name] = OpReqType.kNullOp
         placed = arg_group_contexts(symbol, group2ctx)  # arguments in a mapped ctx_group live there
         for name, arr in zip(self._arg_names, self.arg_arrays):
-            check_ctx(arr, placed.get(name, self._ctx), f"argument {name!r}")
+            if name in placed:
+                check_ctx(arr, placed[name], f"argument {name!r}", "its ctx_group's context")
+            elif not group2ctx:
+                check_ctx(arr, self._ctx, f"argument {name!r}")
+            else:  # as MXNet: outside a mapped group, an argument stays where it was bound
+                check_spanned_ctx(arr, self._ctx, group2ctx, f"argument {name!r}")
         self._monitor: Monitor | None = None
         self._simplify_ok = _simplify
         self._plain: Executor | None = None  # the unsimplified graph, for is_train=True

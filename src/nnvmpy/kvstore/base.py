@@ -6,7 +6,8 @@
     kv.pull(3, out=[w_cpu0, w_cpu1])      # the stored value is copied to every out
 
 Without an updater a push replaces the stored value by the sum; with one
-(`set_optimizer` / `set_updater`) the store calls ``updater(key, summed, stored)``. Every
+(`set_optimizer` / `set_updater`) the store calls ``updater(key, summed, stored)``; with
+gradient compression ('device' stores) each value is quantized before the sum. Every
 step is an engine operation on the arrays' variables (NDArray ops, copies), so push and
 pull return at once and order themselves after the writes of the pushed gradients.
 Subclasses say where a key lives (`_store_ctx`); a distributed store also replaces `push`
@@ -20,12 +21,11 @@ from typing import Any
 
 from ..base import Context, NNVMError, cpu
 from .keys import Key, grouped, key_kind, pairs
+from .registry import KVStoreBase
 
 
-class KVStore:
+class KVStore(KVStoreBase):
     """The single-process store; `nv.kv.create(name)` picks the type."""
-
-    OPTIMIZER = "optimizer"
 
     def __init__(self, name: str = "local") -> None:
         self._type = name
@@ -33,6 +33,7 @@ class KVStore:
         self._key_kind: type | None = None
         self._updater: Any = None
         self._optimizer: Any = None
+        self._compression: Any = None  # a GradientCompression once set
 
     # -- attributes ----------------------------------------------------------------------------
 
@@ -51,7 +52,8 @@ class KVStore:
         """How many worker processes share the store (1 in one process)."""
         return 1
 
-    def is_capable(self, capability: str) -> bool:
+    @staticmethod
+    def is_capable(capability: str) -> bool:
         """Whether the store supports `capability` (KVStore.OPTIMIZER: updates in the store)."""
         if capability.lower() == KVStore.OPTIMIZER:
             return True
@@ -89,6 +91,8 @@ class KVStore:
         for k, vs in kv:
             stored = self._store[k]
             self._check_shapes(k, stored, vs, "push")
+            if self._compression is not None:
+                vs = self._compression.quantize(k, vs)
             merged = self._merge(vs, stored)
             if self._updater is not None:
                 self._updater(k, merged, stored)
@@ -123,7 +127,23 @@ class KVStore:
         raise NNVMError("KVStore.row_sparse_pull: row_sparse storage is not supported")
 
     def set_gradient_compression(self, compression_params: dict[str, Any]) -> None:
-        raise NNVMError("KVStore.set_gradient_compression: gradient compression is not supported")
+        """Quantize every pushed gradient ('1bit' or '2bit', with error feedback; see
+        compression.py), e.g. ``{'type': '2bit', 'threshold': 0.5}``. As MXNet: only for
+        stores that sum on the devices ('device'); 'local' sums on the host uncompressed."""
+        from .compression import GradientCompression
+
+        if "dist" in self._type:
+            raise NNVMError(
+                f"KVStore.set_gradient_compression: not provided for {self._type!r} in "
+                "nnvmpy (its workers allreduce full-precision sums; see docs/distributed.md)"
+            )
+        if "device" not in self._type:
+            raise NNVMError(
+                f"KVStore.set_gradient_compression: gradient compression is not supported "
+                f"for a {self._type!r} store (MXNet compresses only device stores: use "
+                "create('device'))"
+            )
+        self._compression = GradientCompression(compression_params)
 
     # -- updates -------------------------------------------------------------------------------
 
