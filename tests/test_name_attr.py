@@ -147,6 +147,8 @@ def test_attr_scopes_are_per_thread() -> None:
 def test_attr_scope_values_must_be_strings() -> None:
     with pytest.raises(nv.NNVMError, match="AttrScope: attribute 'lr_mult' must be a string"):
         nv.AttrScope(lr_mult=2)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="must be a string"):  # MXNet raises a ValueError
+        nv.AttrScope(group=None)  # type: ignore[arg-type]
 
 
 def test_a_scope_key_an_op_does_not_know_is_refused_and_symbols_still_compose() -> None:

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._scope import Scope
-from .base import NNVMError
+from .base import ParamError
 
 
 class AttrScope(Scope):
@@ -31,8 +31,8 @@ class AttrScope(Scope):
     def __init__(self, **kwargs: str) -> None:
         super().__init__()
         for key, value in kwargs.items():
-            if not isinstance(value, str):
-                raise NNVMError(
+            if not isinstance(value, str):  # a ValueError too, as MXNet's
+                raise ParamError(
                     f"AttrScope: attribute {key!r} must be a string, got "
                     f"{type(value).__name__} {value!r:.40}"
                 )

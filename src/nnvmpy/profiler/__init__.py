@@ -17,17 +17,20 @@ Differences from MXNet: there is no C API to profile (profile_api is accepted an
 nothing); the trace file is complete JSON after every dump, also the periodic ones (MXNet's
 is not until the last); only autostart dumps at exit (MXNet dumps whenever it profiled);
 a Custom node also shows as one 'Custom' operation, which spans its callback;
-profile_process='server' (a kvstore server) has nothing to profile.
+nnvmpy's kvstores have no server processes: a call with profile_process='server' needs
+set_kvstore_handle() first, as in MXNet, then logs that there is no server and changes
+nothing (MXNet's answer for a kvstore without servers).
 """
 
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import threading
 import warnings
 
-from ..base import ParamError
+from ..base import NNVMError, ParamError
 from ..param import Parameter, field
 from . import stats, trace
 from .dumper import PeriodicDump
@@ -51,6 +54,7 @@ __all__ = [
     "profiler_set_state",
     "resume",
     "set_config",
+    "set_kvstore_handle",
     "set_state",
 ]
 
@@ -83,19 +87,46 @@ _dumper: PeriodicDump | None = None
 _dumper_lock = threading.Lock()  # set_config / set_state from several threads
 
 
-def _check_process(fn: str, profile_process: str) -> None:
+_kvstore_handle: object = None
+
+
+def set_kvstore_handle(handle: object) -> None:
+    """Name the kvstore (or its handle) whose servers profile_process='server' calls
+    address, as in MXNet's distributed profiling. nnvmpy's kvstores have no servers."""
+    global _kvstore_handle
+    _kvstore_handle = handle
+
+
+def _check_process(fn: str, profile_process: str) -> bool:
+    """True when the call is for this (worker) process. A 'server' call needs a kvstore
+    (NNVMError without one, as MXNet's) and then does nothing: there is no server."""
     if profile_process not in ("worker", "server"):
         raise ParamError(
             f"profiler.{fn}: profile_process expects 'worker' or 'server', got {profile_process!r}"
         )
+    if profile_process == "worker":
+        return True
+    if _kvstore_handle is None:
+        raise NNVMError(
+            f"profiler.{fn}: profile_process='server' needs the kvstore whose servers to "
+            "profile; call profiler.set_kvstore_handle(kv) first"
+        )
+    logging.getLogger(__name__).warning(
+        "profiler.%s: the kvstore has no server process to profile; profile the worker "
+        "process instead (profile_process='worker')",
+        fn,
+    )
+    return False
 
 
 def set_config(**kwargs: object) -> None:
     """Configure the profiler (keyword arguments only); fields not given take their
     defaults, as in MXNet. Unknown keys or bad values raise ParamError."""
     global _config
-    _config = ProfilerConfig.parse(kwargs, "profiler.set_config")
-    c = _config
+    parsed = ProfilerConfig.parse(kwargs, "profiler.set_config")
+    if not _check_process("set_config", parsed.profile_process):
+        return
+    _config = c = parsed
     RECORDER.ops_enabled = c.profile_all or c.profile_symbolic or c.profile_imperative
     RECORDER.symbolic = c.profile_all or c.profile_symbolic
     RECORDER.imperative = c.profile_all or c.profile_imperative
@@ -112,9 +143,11 @@ def get_config() -> ProfilerConfig:
 def set_state(state: str = "stop", profile_process: str = "worker") -> None:
     """'run' starts recording (and with continuous_dump the periodic dumps), 'stop'
     stops both (records are kept for dump/dumps)."""
-    _check_process("set_state", profile_process)
+    worker = _check_process("set_state", profile_process)
     if state not in ("run", "stop"):
         raise ParamError(f"profiler.set_state: state expects 'run' or 'stop', got {state!r}")
+    if not worker:
+        return
     RECORDER.running = state == "run"
     RECORDER.paused = False  # a new state ends a pause (MXNet's tests rely on it)
     RECORDER.update()
@@ -145,14 +178,16 @@ def _stop_dumper_at_exit() -> None:
 
 def pause(profile_process: str = "worker") -> None:
     """Stop recording until resume(); the state stays 'run'."""
-    _check_process("pause", profile_process)
+    if not _check_process("pause", profile_process):
+        return
     RECORDER.paused = True
     RECORDER.update()
 
 
 def resume(profile_process: str = "worker") -> None:
     """Record again after pause()."""
-    _check_process("resume", profile_process)
+    if not _check_process("resume", profile_process):
+        return
     RECORDER.paused = False
     RECORDER.update()
 
@@ -160,8 +195,8 @@ def resume(profile_process: str = "worker") -> None:
 def dump(finished: bool = True, profile_process: str = "worker") -> None:
     """Write the Chrome trace of everything recorded since the last finished dump to the
     configured filename. finished=True ends that trace: the next dump starts a new one."""
-    _check_process("dump", profile_process)
-    _dump(finished)
+    if _check_process("dump", profile_process):
+        _dump(finished)
 
 
 def _dump(finished: bool) -> None:

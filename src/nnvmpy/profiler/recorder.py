@@ -93,6 +93,13 @@ class Unrecorded(str):
     which the callback's own '<scope>::pure_python' span stands for."""
 
 
+class _SeenThread(threading.local):
+    tid: int = 0  # this thread's ident once it has recorded (Recorder.thread_id)
+
+
+_seen_thread = _SeenThread()
+
+
 class _CustomScope(threading.local):
     name: str | None = None  # the custom op whose callback this thread runs
 
@@ -141,10 +148,12 @@ class Recorder:
         self.memory_enabled = False  # profile_memory (samples after each operation)
         self.origin_ns = now_ns()
         self.threads: dict[int, str] = {}
+        self.generation = 0
         self.clear()
 
     def clear(self) -> None:
         """Forget every record (a finished dump starts a new trace)."""
+        self.generation += 1  # new record lists: running statistics start over (stats.py)
         self.ops: list[OpRecord] = []
         self.spans: list[SpanRecord] = []
         self.counters: list[CounterRecord] = []
@@ -167,9 +176,13 @@ class Recorder:
         return self.running and not self.paused
 
     def thread_id(self) -> int:
-        tid = threading.get_ident()
-        self.threads[tid] = threading.current_thread().name  # idents of dead threads recur
-        return tid
+        """This thread's ident, its name noted for the trace on its first record (a
+        thread-local, not the ident, says "first": idents of dead threads recur)."""
+        seen = _seen_thread
+        if seen.tid == 0:
+            seen.tid = threading.get_ident()
+            self.threads[seen.tid] = threading.current_thread().name
+        return seen.tid
 
     # ---- the engine hooks ----
     def scoped(self, name: str | None, fn: Any) -> str | None:

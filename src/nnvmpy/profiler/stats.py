@@ -12,6 +12,8 @@ counter's row holds its values where MXNet's holds times (as MXNet's does).
 from __future__ import annotations
 
 import json
+import threading
+import weakref
 from collections import defaultdict
 from typing import Any
 
@@ -53,28 +55,62 @@ def _round(x: float) -> float:
     return round(x, 4)
 
 
+class _Running:
+    """The statistics of the records seen so far, advanced to the lists' ends on each call:
+    repeated dumps() (a training loop's periodic report) cost the records added since the
+    previous one, not every record of the run. A cleared recorder (a new generation of
+    record lists) or a new reset mark (stats_from) starts it over."""
+
+    def __init__(self, rec: Recorder) -> None:
+        self.recorder = weakref.ref(rec)
+        self.generation = rec.generation
+        self.start = dict(rec.stats_from)
+        self.done = dict(rec.stats_from)
+        self.times: dict[str, dict[str, _Stat]] = defaultdict(lambda: defaultdict(_Stat))
+        self.memory: dict[str, dict[str, _Stat]] = defaultdict(lambda: defaultdict(_Stat))
+
+    def matches(self, rec: Recorder) -> bool:
+        same_lists = self.recorder() is rec and self.generation == rec.generation
+        return same_lists and self.start == rec.stats_from
+
+    def advance(self, rec: Recorder) -> None:
+        ends = rec.marks()  # records appended after this are left for the next call
+        times, done = self.times, self.done
+        for op in rec.ops[done["ops"] : ends["ops"]]:
+            category, name, _ = classify(op.name)
+            times[category][name].add((op.end_ns - op.start_ns) / 1e6)
+        for span in rec.spans[done["spans"] : ends["spans"]]:
+            times[span.category][span.name].add((span.end_ns - span.start_ns) / 1e6)
+        last: dict[tuple[str, str], int] = {}
+        for c in rec.counters[done["counters"] : ends["counters"]]:
+            times[c.category][c.name].add(c.value / 1000)  # MXNet shows counter values as times
+            last[(c.category, c.name)] = c.value
+        for (category, name), value in last.items():
+            times[category][name].total = value / 1000  # and its current value as the total
+        for m in rec.markers[done["markers"] : ends["markers"]]:
+            times.setdefault(m.category, defaultdict(_Stat))  # MXNet lists it, with no rows
+        for sample in rec.memory[done["memory"] : ends["memory"]]:
+            self.memory["Device Storage"][f"Memory: {sample.device}"].add(
+                sample.bytes_in_use / 1000
+            )
+        self.done = ends
+
+
+_running: _Running | None = None
+_running_lock = threading.Lock()
+
+
 def collect(rec: Recorder) -> tuple[dict[str, dict[str, _Stat]], dict[str, dict[str, _Stat]]]:
-    """(time categories, memory categories): {category: {name: stat}} since the reset mark."""
-    times: dict[str, dict[str, _Stat]] = defaultdict(lambda: defaultdict(_Stat))
-    start = rec.stats_from
-    for op in rec.ops[start["ops"] :]:
-        category, name, _ = classify(op.name)
-        times[category][name].add((op.end_ns - op.start_ns) / 1e6)
-    for span in rec.spans[start["spans"] :]:
-        times[span.category][span.name].add((span.end_ns - span.start_ns) / 1e6)
-    last: dict[tuple[str, str], int] = {}
-    for c in rec.counters[start["counters"] :]:
-        stat = times[c.category][c.name]
-        stat.add(c.value / 1000)  # MXNet shows a counter's values in the time columns
-        last[(c.category, c.name)] = c.value
-    for (category, name), value in last.items():
-        times[category][name].total = value / 1000  # and its current value as the total
-    for m in rec.markers[start["markers"] :]:
-        times.setdefault(m.category, defaultdict(_Stat))  # MXNet lists it, with no rows
-    memory: dict[str, dict[str, _Stat]] = defaultdict(lambda: defaultdict(_Stat))
-    for sample in rec.memory[start["memory"] :]:
-        memory["Device Storage"][f"Memory: {sample.device}"].add(sample.bytes_in_use / 1000)
-    return times, memory
+    """(time categories, memory categories): {category: {name: stat}} since the reset mark
+    (copies of the running tables, so a concurrent dumps() cannot resize them mid-render)."""
+    global _running
+    with _running_lock:
+        if _running is None or not _running.matches(rec):
+            _running = _Running(rec)
+        _running.advance(rec)
+        times = {category: dict(rows) for category, rows in _running.times.items()}
+        memory = {category: dict(rows) for category, rows in _running.memory.items()}
+        return times, memory
 
 
 def _sorted(rows: dict[str, _Stat], sort_by: str, ascending: bool) -> list[tuple[str, _Stat]]:

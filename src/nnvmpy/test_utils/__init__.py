@@ -9,7 +9,11 @@
 - consistency: check_consistency across devices and dtypes;
 - stats: mean/variance/chi-square checks of random generators;
 - env: environment(), discard_stderr(), retry;
-- opcheck: check_op, an op's registered attributes checked against each other.
+- opcheck: check_op, an op's registered attributes checked against each other;
+- matrices: inputs with a known structure (row-index tensors, identities, matrices with
+  known real eigenvalues);
+- runtime_env: getenv/setenv, the machine and GPU the test runs on;
+- graph_compare: same_symbol_structure; dummy_iter: DummyIter; download: download.
 
 Sparse storage is out of scope: the sparse helpers (rand_sparse_ndarray, ...) are absent
 and a sparse `stype` is a named NNVMError.
@@ -17,6 +21,7 @@ and a sparse `stype` is a named NNVMError.
 
 from __future__ import annotations
 
+from ..base import current_context
 from ..ndarray import array
 from ..util import use_np, use_np_array, use_np_shape
 from .compare import (
@@ -42,6 +47,8 @@ from .compare import (
     same,
 )
 from .consistency import check_consistency
+from .download import download
+from .dummy_iter import DummyIter
 from .env import discard_stderr, environment, is_cd_run, retry, same_array, set_env_var
 from .generate import (
     assign_each,
@@ -60,9 +67,29 @@ from .generate import (
     random_uniform_arrays,
     set_default_context,
 )
+from .graph_compare import same_symbol_structure
+from .matrices import (
+    create_2d_tensor,
+    create_vector,
+    get_identity_mat,
+    get_identity_mat_batch,
+    new_matrix_with_real_eigvals_2d,
+    new_matrix_with_real_eigvals_nd,
+    new_orthonormal_matrix_2d,
+    new_sym_matrix_with_real_eigvals_2d,
+    new_sym_matrix_with_real_eigvals_nd,
+)
 from .opcheck import _run_compute as _run_compute  # tests run kernels through it
 from .opcheck import check_op
 from .optimizer import compare_ndarray_tuple, compare_optimizer
+from .runtime_env import (
+    get_cuda_compute_capability,
+    getenv,
+    has_tvm_ops,
+    is_aarch64_run,
+    is_op_runnable,
+    setenv,
+)
 from .stats import (
     chi_square_check,
     gen_buckets_probs_with_ppf,
@@ -80,6 +107,7 @@ from .symbolic import (
 )
 
 __all__ = [
+    "DummyIter",
     "almost_equal",
     "almost_equal_ignore_nan",
     "array",
@@ -101,24 +129,40 @@ __all__ = [
     "collapse_sum_like",
     "compare_ndarray_tuple",
     "compare_optimizer",
+    "create_2d_tensor",
+    "create_vector",
+    "current_context",
     "default_atols",
     "default_context",
     "default_dtype",
     "default_numeric_eps",
     "default_rtols",
     "discard_stderr",
+    "download",
     "effective_dtype",
     "environment",
     "find_max_violation",
     "gen_buckets_probs_with_ppf",
     "get_atol",
+    "get_cuda_compute_capability",
     "get_etol",
+    "get_identity_mat",
+    "get_identity_mat_batch",
     "get_rtol",
     "get_tolerance",
     "get_tols",
+    "getenv",
+    "has_tvm_ops",
+    "is_aarch64_run",
     "is_cd_run",
+    "is_op_runnable",
     "list_gpus",
     "mean_check",
+    "new_matrix_with_real_eigvals_2d",
+    "new_matrix_with_real_eigvals_nd",
+    "new_orthonormal_matrix_2d",
+    "new_sym_matrix_with_real_eigvals_2d",
+    "new_sym_matrix_with_real_eigvals_nd",
     "np_reduce",
     "numeric_grad",
     "rand_coord_2d",
@@ -132,8 +176,10 @@ __all__ = [
     "retry",
     "same",
     "same_array",
+    "same_symbol_structure",
     "set_default_context",
     "set_env_var",
+    "setenv",
     "simple_forward",
     "use_np",
     "use_np_array",
