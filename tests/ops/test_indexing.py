@@ -244,6 +244,20 @@ def test_pick_partial_shapes_and_axis_none():
     still_works()
 
 
+def test_pick_keepdims_index_with_or_without_the_axis():
+    """MXNet infers the index without `axis` (a label vector) and also takes one with it."""
+    x, index = nv.sym.Variable("x"), nv.sym.Variable("index")
+    y = nv.sym.pick(x, index, axis=1, keepdims=True)
+    assert y.infer_shape(x=(2, 3, 4))[:2] == ([(2, 3, 4), (2, 4)], [(2, 1, 4)])
+    assert y.infer_shape(x=(2, 3, 4), index=(2, 1, 4))[0] == [(2, 3, 4), (2, 1, 4)]
+    data = np.arange(24.0).reshape(2, 3, 4)
+    idx = np.array([[0, 1, 2, 0], [2, 2, 1, 0]])
+    want = np.take_along_axis(data, idx[:, None, :], axis=1)
+    for i in (idx, idx[:, None, :]):
+        got = nv.nd.pick(nd(data), nd(i), axis=1, keepdims=True).asnumpy()
+        np.testing.assert_array_equal(got, want)
+
+
 def test_choose_element_0index_is_pick_on_rows():
     npy = np.arange(2000.0).reshape(100, 20)
     idx = np.random.default_rng(6).integers(0, 20, size=100)

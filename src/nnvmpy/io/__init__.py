@@ -169,7 +169,9 @@ def _as_named_arrays(data: Any, default_name: str) -> list[tuple[str, np.ndarray
         items = [(default_name, data)]
     out = []
     for name, value in items:
-        arr = value.asnumpy() if hasattr(value, "asnumpy") else np.asarray(value)
+        # MXNet keeps an NDArray's dtype but reads anything else as float32 (nd.array's
+        # default), so integer NumPy data feeds a float network
+        arr = value.asnumpy() if hasattr(value, "asnumpy") else np.asarray(value, np.float32)
         out.append((name, arr))
     return sorted(out, key=lambda item: item[0])  # MXNet orders inputs by name
 

@@ -135,6 +135,9 @@ class BaseModule:
         ]
         return merged[0] if len(merged) == 1 and not always_output_list else merged
 
+    def _fit_epoch_begin(self, epoch: int, train_data: Any) -> None:
+        """Called by fit() before each epoch (a subclass's hook, e.g. SVRGModule's)."""
+
     def fit(
         self,
         train_data: Any,
@@ -186,6 +189,7 @@ class BaseModule:
         validation_metric = validation_metric or eval_metric
         eval_metric = metric_mod.create(eval_metric)
         for epoch in range(begin_epoch, num_epoch):
+            self._fit_epoch_begin(epoch, train_data)
             tic = time.time()
             eval_metric.reset()
             nbatch = 0

@@ -28,7 +28,8 @@ class MissingParamError(NNVMError, RuntimeError):
 
 
 class ShapeTypeError(NNVMError, TypeError):
-    """bind: a shape that is not a tuple of integers (MXNet raises TypeError there)."""
+    """bind: a shape that is not a tuple of integers, or an entry that is neither a DataDesc
+    nor a (name, shape) pair (MXNet raises TypeError there)."""
 
 
 def _contexts(context: Any) -> list[Context]:
@@ -47,6 +48,13 @@ def _contexts(context: Any) -> list[Context]:
 
 def _check_shapes(shapes: Any, what: str) -> None:
     for item in shapes or []:
+        if not isinstance(item, DataDesc) and not (
+            isinstance(item, list | tuple) and len(item) == 2
+        ):
+            raise ShapeTypeError(
+                f"{what}: expected DataDesc or (name, shape) pairs, got "
+                f"{type(item).__name__} {item!r:.60}"
+            )
         shape = (
             item.shape
             if isinstance(item, DataDesc)

@@ -72,12 +72,14 @@ def _name(attrs: NodeAttrs) -> str:
 
 
 def _pick_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
-    """out = data without `axis` (size 1 with keepdims); index has out's shape; and back."""
+    """out = data without `axis` (size 1 with keepdims); index = data without `axis` (out's
+    shape), or with keepdims either that or out's shape (MXNet takes both); and back."""
     op, p = _name(attrs), attrs.parsed
     if p.axis is None:
         raise InferError(f"{op}: axis=None is not supported; pick needs an axis")
     keep = 1 if p.keepdims else 0
-    shape_assign(out_shapes, 0, in_shapes[1], f"{op}: output")
+    if not keep:
+        shape_assign(out_shapes, 0, in_shapes[1], f"{op}: output")
     out = out_shapes[0]
     if in_shapes[0] is None and out is not None:
         ax = normalize_axis(op, p.axis, (None,) * (len(out) + 1 - keep))
@@ -89,7 +91,13 @@ def _pick_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -
         shape_assign(out_shapes, 0, picked, f"{op}: output")
         out = out_shapes[0]
         shape_assign(in_shapes, 0, (*out[:ax], data[ax], *out[ax + keep :]), f"{op}: input 'data'")
-    shape_assign(in_shapes, 1, out_shapes[0], f"{op}: input 'index'")
+        data = in_shapes[0]
+        index = in_shapes[1]
+        like_out = keep and index is not None and len(index) == len(data)
+        index_shape = out_shapes[0] if like_out else (*data[:ax], *data[ax + 1 :])
+        shape_assign(in_shapes, 1, index_shape, f"{op}: input 'index'")
+    if not keep:
+        shape_assign(in_shapes, 1, out_shapes[0], f"{op}: input 'index'")
     return shape_is_known(in_shapes[0]) and shape_is_known(in_shapes[1])
 
 

@@ -1,5 +1,7 @@
-"""MXNet's symbolic recurrent cells (mxnet.rnn): step cells, the fused cell, containers."""
+"""MXNet's symbolic recurrent cells (mxnet.rnn): step cells, the fused cell, containers,
+convolutional cells; checkpoints with unpacked weights; the bucketing sentence iterator."""
 
+from .checkpoint import do_rnn_checkpoint, load_rnn_checkpoint, save_rnn_checkpoint
 from .composite_cell import (
     BidirectionalCell,
     DropoutCell,
@@ -8,13 +10,20 @@ from .composite_cell import (
     SequentialRNNCell,
     ZoneoutCell,
 )
+from .conv_cell import BaseConvRNNCell, ConvGRUCell, ConvLSTMCell, ConvRNNCell
 from .fused_cell import FusedRNNCell
 from .fused_init import FusedRNN
 from .rnn_cell import BaseRNNCell, GRUCell, LSTMCell, RNNCell, RNNParams
+from .sentence_io import BucketSentenceIter, encode_sentences
 
 __all__ = [
+    "BaseConvRNNCell",
     "BaseRNNCell",
     "BidirectionalCell",
+    "BucketSentenceIter",
+    "ConvGRUCell",
+    "ConvLSTMCell",
+    "ConvRNNCell",
     "DropoutCell",
     "FusedRNN",
     "FusedRNNCell",
@@ -26,4 +35,8 @@ __all__ = [
     "ResidualCell",
     "SequentialRNNCell",
     "ZoneoutCell",
+    "do_rnn_checkpoint",
+    "encode_sentences",
+    "load_rnn_checkpoint",
+    "save_rnn_checkpoint",
 ]

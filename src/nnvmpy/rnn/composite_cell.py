@@ -16,9 +16,10 @@ class _Container(BaseRNNCell):
     _override_cell_params: bool = False
 
     def _adopt(self, cell: BaseRNNCell) -> None:
+        """Collect the child's weights, so `container.params` lists every weight in it."""
         if self._override_cell_params:  # one RNNParams shared by all children
             cell.params._params.update(self.params._params)
-            self.params._params.update(cell.params._params)
+        self.params._params.update(cell.params._params)
 
     @property
     def state_info(self) -> list[dict[str, Any]]:
