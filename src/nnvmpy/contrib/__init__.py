@@ -1,7 +1,8 @@
 """nv.contrib: MXNet's `mx.contrib` front door. `nv.contrib.ndarray` (alias `nd`) is
 nv.nd.contrib and `nv.contrib.symbol` (alias `sym`) is nv.sym.contrib: the ops registered
 as `_contrib_<name>`, under `<name>`. `nv.contrib.amp` is MXNet's AMP entry point
-(convert_symbol to bfloat16, contrib/amp.py). Also importable as modules
+(convert_symbol to bfloat16, contrib/amp.py); `nv.contrib.autograd` is MXNet's first
+autograd interface (train_section, grad_and_loss, ...). Also importable as modules
 (`import nnvmpy.contrib.ndarray`), as MXNet's are."""
 
 from __future__ import annotations
@@ -10,11 +11,11 @@ import sys
 
 from ..ndarray import contrib as ndarray
 from ..symbol import contrib as symbol
-from . import amp
+from . import amp, autograd
 
 nd = ndarray
 sym = symbol
 sys.modules[f"{__name__}.ndarray"] = ndarray
 sys.modules[f"{__name__}.symbol"] = symbol
 
-__all__ = ["amp", "nd", "ndarray", "sym", "symbol"]
+__all__ = ["amp", "autograd", "nd", "ndarray", "sym", "symbol"]

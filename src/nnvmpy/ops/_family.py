@@ -29,7 +29,13 @@ from ..param import Parameter
 from ..registry import NodeAttrs, Op, register_op, skip_in_source_locations
 from ._numpy_fast import numpy_compute
 from ._scalar_param import ScalarParam, scalar_values
-from ._second_order import second_name, unary_backward_gradient
+from ._second_order import (
+    ZERO,
+    ThirdDerivative,
+    second_name,
+    unary_backward_gradient,
+    unary_second_gradient,
+)
 
 skip_in_source_locations(__file__)
 
@@ -203,9 +209,6 @@ def register_backward(
     return op
 
 
-ZERO = "zero"  # a second derivative that is zero everywhere (piecewise-linear gradients)
-
-
 def register_unary_math(
     name: str,
     fn: Kernel,
@@ -214,14 +217,17 @@ def register_unary_math(
     use: str,
     grad2: Kernel | str | None = None,
     param: type[Parameter] | None = None,
+    grad3: ThirdDerivative | None = None,
 ) -> Op:
     """y = f(x) with its backward op `_backward_<name>` and the backward's own gradient.
 
     grad(dy, v) is dx, where v is x (use='in') or y (use='out'); grad2(g, dy, v) is
     g * d(grad)/dv, registered as `_backward__backward_<name>`, which makes the backward
     op differentiable (see _second_order.py). grad2=ZERO: that derivative is zero;
-    None: the backward op gets no FGradient. A Parameter class (params passed to every
-    kernel after the arrays, in field order) goes to all three ops.
+    None: the backward op gets no FGradient. grad3 is h'' where grad2 is g * dy * h'(v);
+    built from registered ops (or a constant, or ZERO), it makes the second-order op
+    differentiable too, and with it every higher order. A Parameter class (params passed
+    to every kernel after the arrays, in field order) goes to all three ops.
     """
     scalars = tuple(param.field_specs()) if param is not None else ()
     bwd = f"_backward_{name}"
@@ -237,7 +243,9 @@ def register_unary_math(
     second = None
     if grad2 != ZERO:
         second = second_name(bwd)
-        register_backward(second, grad2, 3, param, scalars)
+        second_op = register_backward(second, grad2, 3, param, scalars)
+        if grad3 is not None:
+            second_op.set_attr(FGradient, unary_second_gradient(grad3))
     backward.set_attr(FGradient, unary_backward_gradient(second))
     return op
 

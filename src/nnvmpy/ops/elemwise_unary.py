@@ -18,6 +18,7 @@ from ..kernel import vmath
 from ..registry import NodeAttrs, Op
 from ._family import ZERO, register_unary, register_unary_math
 from ._numpy_fast import threaded
+from ._second_order import reciprocal_power, unary_chain
 
 elementwise = kernel.elementwise
 v_one = vmath.one  # 1 in x's type: numba makes float32 + 1 a float64
@@ -305,26 +306,53 @@ def _softrelu_grad2(g, dy, y):  # d/dy [dy (1 - e^-y)] = dy e^-y
 
 
 register_unary_math("relu", _relu, "Rectified linear unit: y = max(x, 0).", _relu_grad, "out", ZERO)
+# grad3 (h'', for third and higher orders): d/dv of grad2's factor, built from ops
+_log_grad3 = reciprocal_power(2.0, 3)  # d/dx [-1/x^2] = 2/x^3
+_sqrt_grad3 = reciprocal_power(1.0, 3)  # d/dy [-0.5/y^2] = 1/y^3
+_recip_grad3 = reciprocal_power(-6.0, 4)  # d/dx [2/x^3] = -6/x^4
+_sin_grad3 = unary_chain("cos", "negative")  # d/dx [-sin x] = -cos x
+_cos_grad3 = unary_chain("sin")  # d/dx [-cos x] = sin x
+_log1p_grad3 = reciprocal_power(2.0, 3, shift=1.0)  # d/dx [-1/(1+x)^2] = 2/(1+x)^3
+_rsqrt_grad3 = reciprocal_power(-1.875, 3, times="rsqrt")  # d/dx [0.75 x^-5/2] = -15/8 x^-7/2
+
 register_unary_math(
-    "sigmoid", _sigmoid, "y = 1 / (1 + exp(-x))", _sigmoid_grad, "out", _sigmoid_grad2
+    "sigmoid", _sigmoid, "y = 1 / (1 + exp(-x))", _sigmoid_grad, "out", _sigmoid_grad2, grad3=-2.0
 )
 register_unary_math(
-    "tanh", _tanh, "Hyperbolic tangent, element-wise.", _tanh_grad, "out", _tanh_grad2
+    "tanh", _tanh, "Hyperbolic tangent, element-wise.", _tanh_grad, "out", _tanh_grad2, grad3=-2.0
 )
-register_unary_math("exp", _exp, "y = e^x", _mul, "out", _dy_grad2)
-register_unary_math("log", _log, "Natural logarithm, element-wise.", _div, "in", _log_grad2)
-register_unary_math("sqrt", _sqrt, "Square root, element-wise.", _sqrt_grad, "out", _sqrt_grad2)
-register_unary_math("rsqrt", _rsqrt, "y = 1 / sqrt(x)", _rsqrt_grad, "in", _rsqrt_grad2)
-register_unary_math("square", _square, "y = x^2", _square_grad, "in", _square_grad2)
+register_unary_math("exp", _exp, "y = e^x", _mul, "out", _dy_grad2, grad3=ZERO)
+register_unary_math(
+    "log", _log, "Natural logarithm, element-wise.", _div, "in", _log_grad2, grad3=_log_grad3
+)
+register_unary_math(
+    "sqrt", _sqrt, "Square root, element-wise.", _sqrt_grad, "out", _sqrt_grad2, grad3=_sqrt_grad3
+)
+register_unary_math(
+    "rsqrt", _rsqrt, "y = 1 / sqrt(x)", _rsqrt_grad, "in", _rsqrt_grad2, grad3=_rsqrt_grad3
+)
+register_unary_math("square", _square, "y = x^2", _square_grad, "in", _square_grad2, grad3=ZERO)
 register_unary_math("abs", _abs, "Absolute value, element-wise.", _abs_grad, "in", ZERO)
 register_unary("negative", _negative, "y = -x", ElemwiseGradUseNone("negative"))
 register_unary_math(
-    "reciprocal", _reciprocal, "y = 1 / x", _reciprocal_grad, "in", _reciprocal_grad2
+    "reciprocal",
+    _reciprocal,
+    "y = 1 / x",
+    _reciprocal_grad,
+    "in",
+    _reciprocal_grad2,
+    grad3=_recip_grad3,
 )
-register_unary_math("sin", _sin, "Sine, element-wise.", _sin_grad, "in", _sin_grad2)
-register_unary_math("cos", _cos, "Cosine, element-wise.", _cos_grad, "in", _cos_grad2)
-register_unary_math("log1p", _log1p, "y = log(1 + x)", _log1p_grad, "in", _log1p_grad2)
-register_unary_math("expm1", _expm1, "y = e^x - 1", _expm1_grad, "out", _dy_grad2)
+register_unary_math(
+    "sin", _sin, "Sine, element-wise.", _sin_grad, "in", _sin_grad2, grad3=_sin_grad3
+)
+register_unary_math(
+    "cos", _cos, "Cosine, element-wise.", _cos_grad, "in", _cos_grad2, grad3=_cos_grad3
+)
+register_unary_math(
+    "log1p", _log1p, "y = log(1 + x)", _log1p_grad, "in", _log1p_grad2, grad3=_log1p_grad3
+)
+register_unary_math("expm1", _expm1, "y = e^x - 1", _expm1_grad, "out", _dy_grad2, grad3=ZERO)
 register_unary_math(
     "softsign", _softsign, "y = x / (1 + |x|)", _softsign_grad, "in", _softsign_grad2
 )

@@ -26,6 +26,7 @@ from ..kernel import vmath
 from ..param import Parameter, field
 from ._family import ZERO, register_unary, register_unary_math
 from ._numpy_fast import threaded
+from ._second_order import ThirdDerivative, reciprocal_power, unary_chain
 
 elementwise = kernel.elementwise
 v_asin, v_acos, v_atan = vmath.asin, vmath.acos, vmath.atan
@@ -334,6 +335,17 @@ def _hard_sigmoid_grad(dy, x, alpha, beta):  # alpha inside (0, 1), else 0
 
 # -- registrations ----------------------------------------------------------------------------
 
+# h'' (grad3): what makes the second-order op differentiable, for third and higher orders
+_GRAD3: dict[str, ThirdDerivative] = {
+    "tan": 2.0,  # grad2's factor is 2y
+    "sinh": unary_chain("cosh"),
+    "cosh": unary_chain("sinh"),
+    "log2": reciprocal_power(2.0 / LN2, 3),
+    "log10": reciprocal_power(2.0 / LN10, 3),
+    "cbrt": reciprocal_power(2.0, 4),  # grad2's factor is -2 / (3 y^3)
+    "rcbrt": reciprocal_power(-28 / 27, 3, times="rcbrt"),  # d/dx [4/9 x^-7/3] = -28/27 x^-10/3
+}
+
 for _name, _fn, _grad, _use, _grad2, _doc in (
     ("tan", _tan, _tan_grad, "out", _tan_grad2, "Tangent, element-wise (radians)."),
     ("arcsin", _arcsin, _arcsin_grad, "in", _arcsin_grad2, "Inverse sine, in [-pi/2, pi/2]."),
@@ -349,7 +361,7 @@ for _name, _fn, _grad, _use, _grad2, _doc in (
     ("cbrt", _cbrt, _cbrt_grad, "out", _cbrt_grad2, "Cube root, element-wise."),
     ("rcbrt", _rcbrt, _rcbrt_grad, "in", _rcbrt_grad2, "Reciprocal cube root: 1 / cbrt(x)."),
 ):
-    register_unary_math(_name, _fn, _doc, _grad, _use, _grad2)
+    register_unary_math(_name, _fn, _doc, _grad, _use, _grad2, grad3=_GRAD3.get(_name))
 
 # linear maps: the gradient is the same map of dy (so it is differentiable again)
 register_unary(
