@@ -147,3 +147,42 @@ def test_rescale_grad_of_a_given_optimizer_is_checked() -> None:
     mod.init_params(nv.init.Uniform(0.5))
     with pytest.warns(UserWarning, match="rescale_grad"):
         mod.init_optimizer(kvstore=None, optimizer=nv.optimizer.SGD(learning_rate=0.1))
+
+
+def _two_device_module(kvstore: object, **module_kw: object) -> nv.mod.Module:
+    mod = nv.mod.Module(_mlp(), context=[nv.cpu(0), nv.cpu(1)], **module_kw)
+    mod.bind(data_shapes=[("data", (BATCH, DIM))], label_shapes=[("softmax_label", (BATCH,))])
+    nv.random.seed(7)
+    mod.init_params(nv.init.Uniform(0.5))
+    mod.init_optimizer(kvstore=kvstore, optimizer="sgd", optimizer_params={"learning_rate": LR})
+    return mod
+
+
+def _one_step(mod: nv.mod.Module) -> dict[str, np.ndarray]:
+    x, y = _data(1)
+    mod.forward(nv.io.DataBatch([nv.nd.array(x)], [nv.nd.array(y)]), is_train=True)
+    mod.backward()
+    mod.update()
+    return {n: v.asnumpy() for n, v in mod.get_params()[0].items()}
+
+
+def test_compression_params_reach_the_store() -> None:
+    """2bit compression sends only +-threshold: with a threshold above every gradient
+    nothing is sent, so the weights stay; without compression they move."""
+    start = {n: v.asnumpy() for n, v in _two_device_module("device").get_params()[0].items()}
+    moved = _one_step(_two_device_module("device"))
+    frozen = _one_step(
+        _two_device_module("device", compression_params={"type": "2bit", "threshold": 1e3})
+    )
+    assert any(not np.allclose(moved[n], start[n]) for n in start)
+    for n in start:
+        np.testing.assert_array_equal(frozen[n], start[n], err_msg=n)
+
+
+def test_a_registered_custom_store_object_is_accepted() -> None:
+    """'teststore' (a KVStoreBase, no optimizer in the store) sums the devices' gradients;
+    the Module then updates: the same weights as MXNet's 'device' store."""
+    custom = _one_step(_two_device_module(nv.kv.create("teststore")))
+    device = _one_step(_two_device_module("device"))
+    for n in device:
+        np.testing.assert_allclose(custom[n], device[n], rtol=1e-6, atol=1e-7, err_msg=n)

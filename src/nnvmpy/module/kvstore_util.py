@@ -43,7 +43,7 @@ def create_kvstore(kvstore: Any, num_device: int, arg_params: dict[str, Any]) ->
     update_on_kvstore = _update_on_kvstore_default()
     if kvstore is None:
         kv = None
-    elif isinstance(kvstore, kvs.KVStore):
+    elif isinstance(kvstore, kvs.KVStoreBase):  # ours or a registered custom store
         kv = kvstore
     elif isinstance(kvstore, str):
         if num_device == 1 and "dist" not in kvstore:
@@ -56,12 +56,12 @@ def create_kvstore(kvstore: Any, num_device: int, arg_params: dict[str, Any]) ->
                     update_on_kvstore = False  # MXNet: huge weights update on the devices
     else:
         raise ParamError(
-            "Module.init_optimizer: kvstore must be an nv.kv.KVStore, a type name "
+            "Module.init_optimizer: kvstore must be an nv.kv.KVStoreBase, a type name "
             f"('local', 'device', 'dist_sync', ...) or None, got {type(kvstore).__name__}"
         )
     if kv is None:
         return None, False
-    return kv, update_on_kvstore and kv.is_capable(kvs.KVStore.OPTIMIZER)
+    return kv, update_on_kvstore and kv.is_capable(kvs.KVStoreBase.OPTIMIZER)
 
 
 def initialize_kvstore(

@@ -102,6 +102,7 @@ class Module(BaseModule):
                 f"{len(self._context)} contexts"
             )
         self._group2ctxs = group2ctxs
+        self._compression_params = compression_params
         self._data_names = list(data_names or [])
         self._label_names = list(label_names or [])
         self._state_names = list(state_names or [])
@@ -418,6 +419,8 @@ class Module(BaseModule):
         self._kvstore, self._update_on_kvstore = kv, update_on_kvstore
         self._updater = None
         if kv is not None:
+            if self._compression_params:  # as MXNet: the store quantizes what it sums
+                kv.set_gradient_compression(self._compression_params)
             if update_on_kvstore:
                 kv.set_optimizer(optimizer)
             kvstore_util.initialize_kvstore(
