@@ -1,0 +1,196 @@
+"""ROIAlign: average of bilinear samples over each bin of each region (contrib).
+
+`_contrib_ROIAlign(data (N, C, H, W), rois (R, 5), pooled_size=(PH, PW), spatial_scale,
+sample_ratio=-1, position_sensitive=False, aligned=False)` -> (R, C', PH, PW). A roi row
+is (batch index, x1, y1, x2, y2) in image coordinates; scaled by spatial_scale (and, when
+aligned, shifted by -0.5 so pixel centres line up) it is cut into PH x PW bins. Each bin
+averages a g_h x g_w grid of samples at the sub-bin centres, g = sample_ratio when > 0,
+else ceil(bin size). A sample is bilinear in the four pixels around it: 0 when it lies
+more than one pixel outside the map, clamped onto the border otherwise. Without
+`aligned`, a roi is at least 1 x 1. With position_sensitive, C' = C / (PH PW) and bin
+(ph, pw) of output channel c reads input channel (c PH + ph) PW + pw (R-FCN); else C' = C.
+A roi whose batch index is negative gives zeros.
+
+The gradient spreads each bin's dy back onto the sampled pixels with the same weights;
+the rois get a zero gradient (as in MXNet). The sampling loop (_roi_sampling.py, shared
+with RROIAlign) runs on the host; on the GPU through contrib_bbox.host_compute.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..attrs import (
+    FCompute_cpu,
+    FCompute_gpu,
+    FGradient,
+    FInferShape,
+    FInferType,
+    FListInputNames,
+    TIsBackward,
+)
+from ..base import InferError
+from ..graph.grad import make_grad_node
+from ..infer import shape_assign, shape_str
+from ..param import Parameter, field
+from ..param import Shape as ShapeField
+from ..registry import NodeAttrs, register_op
+from ._roi_sampling import sample_backward, sample_forward
+from .contrib_bbox import host_compute, same_float_type
+
+OP = "_contrib_ROIAlign"
+BACKWARD = "_backward_contrib_ROIAlign"
+
+
+class ROIAlignParam(Parameter):
+    pooled_size = field(
+        ShapeField, describe="ROI Align output roi feature map height and width: (h, w)"
+    )
+    spatial_scale = field(
+        float,
+        describe="Ratio of input feature map height (or w) to raw image height (or w). Equals "
+        "the reciprocal of total stride in convolutional layers",
+    )
+    sample_ratio = field(
+        int,
+        default=-1,
+        describe="Optional sampling ratio of ROI align, using adaptive size by default.",
+    )
+    position_sensitive = field(
+        bool,
+        default=False,
+        describe="Whether to perform position-sensitive RoI pooling. PSRoIPooling is first "
+        "proposaled by R-FCN and it can reduce the input channels by ph*pw times, where "
+        "(ph, pw) is the pooled_size",
+    )
+    aligned = field(
+        bool,
+        default=False,
+        describe="Center-aligned ROIAlign introduced in Detectron2. To enable, set aligned to "
+        "True.",
+    )
+
+
+def pooled_hw(p: ROIAlignParam) -> tuple[int, int]:
+    size = tuple(p.pooled_size)
+    if len(size) != 2 or min(size) < 1:
+        raise InferError(f"{OP}: pooled_size {size} must be two positive ints (h, w)")
+    return size[0], size[1]
+
+
+def _roi_align_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
+    p = attrs.parsed
+    ph, pw = pooled_hw(p)
+    data, rois = in_shapes
+    if data is not None and len(data) != 4:
+        raise InferError(f"{OP}: input 'data' has shape {shape_str(data)}; expected NCHW (4-D)")
+    if rois is not None and (len(rois) != 2 or rois[1] not in (None, 5)):
+        raise InferError(
+            f"{OP}: input 'rois' has shape {shape_str(rois)}; expected (R, 5) rows of "
+            "(batch index, x1, y1, x2, y2)"
+        )
+    if data is None or rois is None:
+        return False
+    channels = data[1]
+    if p.position_sensitive and channels is not None:
+        if channels % (ph * pw):
+            raise InferError(
+                f"{OP}: position_sensitive needs the {channels} channels of 'data' to be a "
+                f"multiple of pooled height x width = {ph * pw}"
+            )
+        channels //= ph * pw
+    return shape_assign(out_shapes, 0, (rois[0], channels, ph, pw), f"{OP}: output")
+
+
+def roi_geometry(p: ROIAlignParam, rois: np.ndarray, pooled: tuple[int, int]) -> np.ndarray:
+    """The rows of _roi_sampling.GEOMETRY for (batch, x1, y1, x2, y2) rois."""
+    rois = rois.astype(np.float64)
+    shift = 0.5 if p.aligned else 0.0
+    x0 = rois[:, 1] * p.spatial_scale - shift
+    y0 = rois[:, 2] * p.spatial_scale - shift
+    roi_w = rois[:, 3] * p.spatial_scale - shift - x0
+    roi_h = rois[:, 4] * p.spatial_scale - shift - y0
+    if not p.aligned:  # a roi is at least one pixel
+        roi_w, roi_h = np.maximum(roi_w, 1.0), np.maximum(roi_h, 1.0)
+    bin_h, bin_w = roi_h / pooled[0], roi_w / pooled[1]
+    if p.sample_ratio > 0:
+        grid_h = grid_w = np.full(len(rois), float(p.sample_ratio))
+    else:
+        grid_h, grid_w = np.ceil(bin_h), np.ceil(bin_w)
+    one, zero = np.ones(len(rois)), np.zeros(len(rois))
+    batch = np.trunc(rois[:, 0])
+    return np.stack([batch, x0, y0, bin_w, bin_h, grid_w, grid_h, one, zero, zero, zero], 1)
+
+
+def _output_shape(p: ROIAlignParam, data_shape: Any, n_rois: int) -> tuple[int, ...]:
+    ph, pw = pooled_hw(p)
+    channels = data_shape[1] // (ph * pw) if p.position_sensitive else data_shape[1]
+    return (n_rois, channels, ph, pw)
+
+
+def roi_align_np(p: ROIAlignParam, data: np.ndarray, rois: np.ndarray) -> list[np.ndarray]:
+    geometry = roi_geometry(p, rois, pooled_hw(p))
+    shape = _output_shape(p, data.shape, rois.shape[0])
+    return [sample_forward(data, geometry, shape, p.position_sensitive)]
+
+
+def roi_align_grad_np(
+    p: ROIAlignParam, dy: np.ndarray, data: np.ndarray, rois: np.ndarray
+) -> list[np.ndarray]:
+    geometry = roi_geometry(p, rois, pooled_hw(p))
+    dx = sample_backward(dy, geometry, data.shape, p.position_sensitive)
+    return [dx, np.zeros(rois.shape)]
+
+
+def _roi_align_gradient(node: Any, ograds: list[Any]) -> list[Any]:
+    return make_grad_node(BACKWARD, node, [ograds[0], *node.inputs])
+
+
+_forward = host_compute(OP, roi_align_np)
+(
+    register_op(OP)
+    .describe(
+        "This operator takes a 4D feature map as an input array and region proposals as "
+        "`rois`, then align the feature map over sub-regions of input and produces a "
+        "fixed-sized output array. This operator is typically used in Faster R-CNN & Mask "
+        "R-CNN networks. If roi batchid is less than 0, it will be ignored, and the "
+        "corresponding output will be set to 0.\n\n"
+        "Different from ROI pooling, ROI Align removes the harsh quantization, properly "
+        "aligning the extracted features with the input. RoIAlign computes the value of each "
+        "sampling point by bilinear interpolation from the nearby grid points on the feature "
+        "map. No quantization is performed on any coordinates involved in the RoI, its bins, "
+        "or the sampling points. Then the feature map can be aggregated by avgpooling.\n\n"
+        'References: He, Kaiming, et al. "Mask R-CNN." ICCV, 2017\n'
+    )
+    .set_attr_parser(ROIAlignParam)
+    .set_num_inputs(2)
+    .set_num_outputs(1)
+    .set_attr(FListInputNames, lambda attrs: ["data", "rois"])
+    .set_attr(FInferShape, _roi_align_shape)
+    .set_attr(FInferType, same_float_type(OP, ("data", "rois")))
+    .set_attr(FCompute_cpu, _forward)
+    .set_attr(FCompute_gpu, _forward)
+    .set_attr(FGradient, _roi_align_gradient)
+    .add_argument(
+        "data", "NDArray-or-Symbol", "Input data to the pooling operator, a 4D Feature maps"
+    )
+    .add_argument(
+        "rois",
+        "NDArray-or-Symbol",
+        "Bounding box coordinates, a 2D array, if batchid is less than 0, it will be ignored.",
+    )
+    .add_arguments(ROIAlignParam.fields())
+)
+_backward = host_compute(BACKWARD, roi_align_grad_np)
+(
+    register_op(BACKWARD)
+    .describe("Backward of ROIAlign: inputs (dy, data, rois), outputs (d data, d rois = 0).")
+    .set_attr_parser(ROIAlignParam)
+    .set_num_inputs(3)
+    .set_num_outputs(2)
+    .set_attr(TIsBackward, True)
+    .set_attr(FCompute_cpu, _backward)
+    .set_attr(FCompute_gpu, _backward)
+)
