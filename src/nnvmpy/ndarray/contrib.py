@@ -26,6 +26,40 @@ __getattr__ = _ops.module_getattr
 __dir__ = _ops.module_dir
 
 
+def boolean_mask(data: Any, index: Any, axis: int = 0, out: Any = None) -> Any:
+    """Slices of data along axis where the 1-D index is non-zero (ndarray/_boolean_mask.py)."""
+    from ._boolean_mask import boolean_mask as impl
+
+    return impl(data, index, axis, out)
+
+
+# -- control flow: Python loops over NDArray ops (nnvmpy/contrib/control_flow.py) -------------
+
+
+def foreach(body: Any, data: Any, init_states: Any) -> Any:
+    """Run body(data[i], states) -> (outputs, states) for each i along data's first axis;
+    return (the outputs stacked, the final states)."""
+    from ..contrib.control_flow import nd_foreach
+
+    return nd_foreach(body, data, init_states)
+
+
+def while_loop(cond: Any, func: Any, loop_vars: Any, max_iterations: Any = None) -> Any:
+    """While cond(*loop_vars) (at most max_iterations times): (step_output, loop_vars) =
+    func(*loop_vars); return (step outputs stacked, zero-padded to max_iterations rows,
+    the final loop_vars)."""
+    from ..contrib.control_flow import nd_while_loop
+
+    return nd_while_loop(cond, func, loop_vars, max_iterations)
+
+
+def cond(pred: Any, then_func: Any, else_func: Any, name: Any = None) -> Any:
+    """then_func() when the one-element pred is true, else else_func()."""
+    from ..contrib.control_flow import nd_cond
+
+    return nd_cond(pred, then_func, else_func)
+
+
 # -- AdamW: front-ends of the _adamw_update ops (nnvmpy.ops.optimizer.adamw) ------------------
 
 

@@ -27,6 +27,7 @@ from . import (  # noqa: F401 - imported for their registrations
     contrib_quantize,
     contrib_roi_align,
     contrib_rroi_align,
+    control_flow,
     cumsum,
     custom,
     depth_space,

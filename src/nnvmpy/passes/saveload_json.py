@@ -47,6 +47,11 @@ def load_json(graph: Graph) -> Graph:
 
 def graph_to_json(graph: Graph) -> str:
     """MXNet symbol JSON of `graph`, byte-identical to what MXNet 1.9.1 writes."""
+    return dumps(_graph_document(graph))
+
+
+def _graph_document(graph: Graph) -> dict[str, Any]:
+    """The JSON document of `graph` as dicts and lists (a subgraph nests one per node)."""
     idx = graph.indexed
     nodes = []
     for nid, node in enumerate(idx.nodes):
@@ -60,16 +65,17 @@ def graph_to_json(graph: Graph) -> str:
         item["inputs"] = as_triples(inode.inputs)
         if inode.control_deps:
             item["control_deps"] = list(inode.control_deps)
+        subgraphs = getattr(node.attrs.parsed, "subgraphs", None)  # control-flow ops
+        if subgraphs:
+            item["subgraphs"] = [_graph_document(g) for g in subgraphs]
         nodes.append(item)
-    return dumps(
-        {
-            "nodes": nodes,
-            "arg_nodes": list(idx.input_nodes),
-            "node_row_ptr": list(idx.node_row_ptr),
-            "heads": as_triples(idx.outputs),
-            "attrs": _graph_attrs_json(graph.attrs),
-        }
-    )
+    return {
+        "nodes": nodes,
+        "arg_nodes": list(idx.input_nodes),
+        "node_row_ptr": list(idx.node_row_ptr),
+        "heads": as_triples(idx.outputs),
+        "attrs": _graph_attrs_json(graph.attrs),
+    }
 
 
 def _graph_attrs_json(attrs: Mapping[str, Any]) -> dict[str, Inline]:
@@ -249,6 +255,7 @@ def _load_node(node_json: Any, nid: int, nodes: list[Node], version: int) -> Nod
             raise NNVMError(f"LoadJSON: {where} is a variable (op null) but has inputs")
     else:
         node = Node(_parse_attrs(op_name, attrs_dict, name, where), inputs, deps)
+    _load_subgraphs(node, _optional_list(node_json, "subgraphs", where), where)
     try:
         legacy.restore_hidden(node, hidden)
         legacy.upgrade_node(node, version)
@@ -261,6 +268,22 @@ def _load_node(node_json: Any, nid: int, nodes: list[Node], version: int) -> Nod
             f"but the op takes {n_in} with these attributes"
         )
     return node
+
+
+def _load_subgraphs(node: Node, subgraphs_json: list[Any], where: str) -> None:
+    """A control-flow node's subgraphs, kept in attrs.parsed.subgraphs (NNVM's
+    NodeAttrs::subgraphs)."""
+    if not subgraphs_json:
+        return
+    if not hasattr(node.attrs.parsed, "subgraphs"):
+        raise NNVMError(f"LoadJSON: {where} has subgraphs but its op takes none")
+    graphs = []
+    for i, sub in enumerate(subgraphs_json):
+        try:
+            graphs.append(graph_from_json(json.dumps(sub)))
+        except NNVMError as e:
+            raise NNVMError(f"LoadJSON: {where} subgraph {i}: {e}") from e
+    node.attrs.parsed.subgraphs = graphs
 
 
 def _optional_list(node_json: Mapping[str, Any], key: str, where: str) -> list[Any]:

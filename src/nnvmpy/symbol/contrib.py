@@ -19,6 +19,32 @@ __getattr__ = _ops.module_getattr
 __dir__ = _ops.module_dir
 
 
+# -- control flow: one op node holding subgraphs (nnvmpy/contrib/control_flow.py) -------------
+
+
+def foreach(body: Any, data: Any, init_states: Any, name: str = "foreach") -> Any:
+    """A `_foreach` node running body(data_slice, states) -> (outputs, states) over the
+    first axis of data; returns (the stacked outputs, the final states)."""
+    from ..contrib.control_flow import sym_foreach
+
+    return sym_foreach(body, data, init_states, name)
+
+
+def while_loop(cond: Any, func: Any, loop_vars: Any, max_iterations: Any = None,
+               name: str = "while_loop") -> Any:  # fmt: skip
+    """A `_while_loop` node: (step outputs stacked to max_iterations rows, final loop_vars)."""
+    from ..contrib.control_flow import sym_while_loop
+
+    return sym_while_loop(cond, func, loop_vars, max_iterations, name)
+
+
+def cond(pred: Any, then_func: Any, else_func: Any, name: str = "cond") -> Any:
+    """A `_cond` node running then_func's graph when pred is true, else else_func's."""
+    from ..contrib.control_flow import sym_cond
+
+    return sym_cond(pred, then_func, else_func, name)
+
+
 # -- rand_zipfian: log-uniform candidate classes (sampled softmax), over sym.random.uniform ----
 
 
