@@ -26,6 +26,20 @@ def test_name_manager_counts_per_hint_and_restarts_in_a_new_scope() -> None:
         assert sym.relu(x, name="given").name == "given"
 
 
+def test_sub_namespace_ops_are_named_by_their_short_name_as_mxnet() -> None:
+    """MXNet names a node of sym.contrib / linalg / random's generated functions after the
+    name without its prefix (box_nms0, gemm20, uniform_like0); the hand-written samplers
+    keep the op's full name (_random_uniform0), as MXNet's Python wrappers do."""
+    with nv.name.NameManager():
+        x = sym.var("x")
+        assert sym.contrib.box_nms(x).name == "box_nms0"
+        assert sym.contrib.BilinearResize2D(x, height=2, width=2).name == "bilinearresize2d0"
+        assert sym.linalg.gemm2(x, x).name == "gemm20"
+        assert sym.random.uniform_like(x).name == "uniform_like0"
+        assert sym.random.uniform().name == "_random_uniform0"
+        assert sym.contrib.box_nms(x, name="given").name == "given"
+
+
 def test_name_manager_current_is_a_settable_class_property() -> None:
     outer = nv.name.NameManager.current
     with nv.name.NameManager() as inner:

@@ -35,18 +35,29 @@ _P = inspect.Parameter
 EXTRAS = [_P("name", _P.KEYWORD_ONLY, default=None), _P("attr", _P.KEYWORD_ONLY, default=None)]
 
 
-def call_op(op: Op, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Symbol:
+def call_op(
+    op: Op, args: tuple[Any, ...], kwargs: dict[str, Any], hint: str | None = None
+) -> Symbol:
     """What every generated `nv.sym.<op>` does: compose a node (see compose.py)."""
     from .compose import compose
 
     name = kwargs.pop("name", None)
     attr = kwargs.pop("attr", None)
     kwargs.pop("out", None)  # MXNet's generated functions accept and ignore out=
-    return compose(op, args, kwargs, name, attr)
+    return compose(op, args, kwargs, name, attr, hint=hint)
 
 
-def make(op: Op) -> Any:
-    return make_op_function(op, call_op, EXTRAS, "out : Symbol")
+def make(op: Op, prefix: str = "") -> Any:
+    """The composing function of `op`; in a sub-namespace (prefix '_contrib_', ...) its
+    nodes are named after the short name, as MXNet's (`box_nms0`, not `_contrib_box_nms0`)."""
+    if not prefix or not op.name.startswith(prefix):
+        return make_op_function(op, call_op, EXTRAS, "out : Symbol")
+    hint = op.name[len(prefix) :].lower()
+
+    def call_short(op: Op, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Symbol:
+        return call_op(op, args, kwargs, hint)
+
+    return make_op_function(op, call_short, EXTRAS, "out : Symbol")
 
 
 _ops = OpNamespace(

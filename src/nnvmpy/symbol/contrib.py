@@ -11,7 +11,7 @@ from ..signature import sub_namespace
 def _make(op: Any) -> Any:
     from . import make
 
-    return make(op)
+    return make(op, "_contrib_")
 
 
 _ops = sub_namespace("_contrib_", _make, "nnvmpy.sym.contrib", globals())

@@ -10,7 +10,7 @@ from ..signature import sub_namespace
 def _make(op: Any) -> Any:
     from . import make
 
-    return make(op)
+    return make(op, "_image_")
 
 
 _ops = sub_namespace("_image_", _make, "nnvmpy.sym.image", globals())

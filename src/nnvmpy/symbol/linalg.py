@@ -10,7 +10,7 @@ from ..signature import sub_namespace
 def _make(op: Any) -> Any:
     from . import make
 
-    return make(op)
+    return make(op, "_linalg_")
 
 
 _ops = sub_namespace("_linalg_", _make, "nnvmpy.sym.linalg", globals())

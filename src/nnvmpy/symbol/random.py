@@ -188,7 +188,7 @@ pdf_dirichlet = pdf_function(_internal, "dirichlet", "alpha")
 def _make(op: Any) -> Any:
     from . import make
 
-    return make(op)
+    return make(op, "_random_")
 
 
 _ops = OpNamespace(
