@@ -59,6 +59,20 @@ def test_np_shape_semantics_use_minus_one_and_none() -> None:
     assert out == [(0, 3, 5)]
 
 
+def test_np_shape_binds_zero_size_arrays() -> None:
+    """Under np_shape a 0 in a bound array's shape is a real empty dimension (MXNet's
+    test_index_array zero-size cases), not an unknown one."""
+    x = sym.var("x")
+    with nv.util.np_shape(True):
+        exe = (sym.contrib.index_array(x) * 2).bind(
+            nv.cpu(), {"x": nv.nd.ones((0, 3))}, args_grad={"x": nv.nd.zeros((0, 3))}
+        )
+        exe.forward(is_train=True)
+        assert exe.outputs[0].shape == (0, 3, 2)
+        exe.backward([nv.nd.ones((0, 3, 2))])
+        assert exe.grad_arrays[0].shape == (0, 3)
+
+
 def test_given_shapes_override_the_variable_shape_attribute() -> None:
     a, b = sym.var("a", shape=(2, 3)), sym.var("b")
     c = sym.elemwise_add(a, b)

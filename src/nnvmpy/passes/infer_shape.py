@@ -24,6 +24,7 @@ from ..graph.graph import Graph
 from ..graph.node import Node
 from ..graph.pass_registry import register_pass
 from ..infer import merge_shapes, partial_shape, shape_is_known, shape_str
+from ..util import is_np_shape
 from ._fixpoint import InferSpec, run_fixpoint
 
 #: the variable attribute MXNet stores a declared shape under.
@@ -59,6 +60,8 @@ def _normalize(value: object) -> Shape | None:
         return value
     if isinstance(value, str):
         return parse_shape_attr(value)
+    if is_np_shape() and isinstance(value, tuple | list):  # 0 a real (empty) dim, -1 unknown
+        return tuple(None if d is None or d < 0 else int(d) for d in value)
     return partial_shape(value)  # type: ignore[arg-type]
 
 
