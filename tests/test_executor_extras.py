@@ -124,6 +124,18 @@ def test_monitor_callback_sees_every_output_and_inputs_with_monitor_all() -> Non
         exe.set_monitor_callback("print")  # type: ignore[arg-type]
 
 
+def test_a_reshaped_executor_keeps_the_monitor_callback() -> None:
+    """MXNet's Reshape carries the callback over (its test_monitor_with_variable_input_shape:
+    a Module reshaped for a new input shape still reports to the monitor)."""
+    x = sym.var("x")
+    exe = sym.relu(x, name="r").simple_bind(nv.cpu(), x=(2, 3), grad_req="null")
+    seen: dict[str, tuple[int, ...]] = {}
+    exe.set_monitor_callback(lambda name, arr: seen.__setitem__(name, arr.shape), True)
+    bigger = exe.reshape(allow_up_sizing=True, x=(4, 3))
+    bigger.forward(x=-np.ones((4, 3)))
+    assert seen == {"x": (4, 3), "r_input0": (4, 3), "r_output": (4, 3)}
+
+
 def test_forward_takes_numpy_or_ndarray_and_reports_bad_inputs() -> None:
     x = sym.var("x")
     exe = (x * 2.0).simple_bind(nv.cpu(), x=(2,), grad_req="null")

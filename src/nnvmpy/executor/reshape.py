@@ -54,7 +54,7 @@ def reshape(
                 f"{arr.shape} to {tuple(shape)}; pass partial_shaping=True if intended"
             )
         aux[name] = _resized(arr, shape, allow_up_sizing, f"auxiliary state {name!r}")
-    return Executor(
+    new = Executor(
         symbol,
         exe._ctx,
         args,
@@ -64,6 +64,9 @@ def reshape(
         exe._group2ctx,
         shared_exec=exe,
     )
+    if exe._monitor is not None:  # as MXNet's Reshape: the monitor callback carries over
+        new.set_monitor_callback(exe._monitor.callback, exe._monitor.monitor_all)
+    return new
 
 
 def _resized(arr: NDArray, shape: Any, allow_up_sizing: bool, what: str) -> NDArray:
