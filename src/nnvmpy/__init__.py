@@ -83,29 +83,29 @@ _LAZY = {
 
 
 if TYPE_CHECKING:  # the lazy modules as type checkers and IDEs should see them
-    from . import autograd as autograd
-    from . import contrib as contrib
-    from . import executor as executor
-    from . import init as init
-    from . import initializer as initializer
-    from . import kvstore as kv  # noqa: F401 - nv.kv
-    from . import kvstore as kvstore
-    from . import lr_scheduler as lr_scheduler
-    from . import operator as operator
-    from . import optimizer as optimizer
-    from . import profiler as profiler
-    from . import random as random
-    from . import rnn as rnn
-    from . import runtime as runtime
-    from . import simple_op as simple_op
-    from . import symbol as sym  # noqa: F401 - nv.sym
-    from . import symbol as symbol
-    from . import test_utils as test_utils
-    from . import viz as visualization  # noqa: F401 - MXNet's long name of nv.viz
-    from . import viz as viz
+    from nnvmpy import autograd as autograd
+    from nnvmpy import contrib as contrib
+    from nnvmpy import executor as executor
+    from nnvmpy import init as init
+    from nnvmpy import initializer as initializer
+    from nnvmpy import kvstore as kv  # noqa: F401 - nv.kv
+    from nnvmpy import kvstore as kvstore
+    from nnvmpy import lr_scheduler as lr_scheduler
+    from nnvmpy import operator as operator
+    from nnvmpy import optimizer as optimizer
+    from nnvmpy import profiler as profiler
+    from nnvmpy import random as random
+    from nnvmpy import rnn as rnn
+    from nnvmpy import runtime as runtime
+    from nnvmpy import simple_op as simple_op
+    from nnvmpy import symbol as sym  # noqa: F401 - nv.sym
+    from nnvmpy import symbol as symbol
+    from nnvmpy import test_utils as test_utils
+    from nnvmpy import viz as visualization  # noqa: F401 - MXNet's long name of nv.viz
+    from nnvmpy import viz as viz
 
 if _config.PROFILER_AUTOSTART.get() == "1":  # profile the whole run, dump at exit
-    from . import profiler as _profiler
+    from nnvmpy import profiler as _profiler
 
     _profiler.autostart()
 

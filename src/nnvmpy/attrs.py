@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from .base import Shape
-    from .kernel.elementwise import ScalarBody
-    from .registry import NodeAttrs
-    from .resource import OpContext, ResourceRequest
+    from nnvmpy.base import Shape
+    from nnvmpy.kernel.elementwise import ScalarBody
+    from nnvmpy.registry import NodeAttrs
+    from nnvmpy.resource import OpContext, ResourceRequest
 
 T = TypeVar("T")
 

@@ -21,15 +21,15 @@ from .base import NNVMError
 from .graph.node import post_order
 
 if TYPE_CHECKING:
-    from .ndarray.ndarray import NDArray
-    from .symbol.symbol import Symbol
+    from nnvmpy.ndarray.ndarray import NDArray
+    from nnvmpy.symbol.symbol import Symbol
 
 
 class CachedOp:
     """A symbol as a callable on NDArrays: `op(*inputs, out=None)`."""
 
     def __init__(self, sym: Symbol, flags: Sequence[Any] = (), thread_safe: bool = False) -> None:
-        from .symbol.symbol import Symbol
+        from nnvmpy.symbol.symbol import Symbol
 
         if not isinstance(sym, Symbol):
             raise NNVMError(f"CachedOp: expected a Symbol, got {type(sym).__name__}")
@@ -60,8 +60,8 @@ class CachedOp:
         ]
 
     def __call__(self, *args: NDArray, out: Any = None, default_ctx: Any = None) -> Any:
-        from .imperative import invoke
-        from .ndarray.ndarray import NDArray
+        from nnvmpy.imperative import invoke
+        from nnvmpy.ndarray.ndarray import NDArray
 
         if len(args) != len(self._input_names):
             raise NNVMError(

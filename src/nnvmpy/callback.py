@@ -53,7 +53,7 @@ def do_checkpoint(prefix: str, period: int = 1) -> _EpochEndCallback:
     Writes `prefix-symbol.json` and `prefix-%04d.params` numbered by finished epochs, the
     files `nv.model.load_checkpoint` and `Module.load` read back.
     """
-    from .model import save_checkpoint
+    from nnvmpy.model import save_checkpoint
 
     every = _period("do_checkpoint", period)
 

@@ -47,7 +47,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from .demo import run_demo
+    from nnvmpy.demo import run_demo
 
     return run_demo(quick=args.quick)
 
@@ -71,8 +71,8 @@ def _parse_shapes(items: Sequence[str]) -> dict[str, tuple[int, ...]]:
 def cmd_plot(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from .symbol import load
-    from .viz import plot_network
+    from nnvmpy.symbol import load
+    from nnvmpy.viz import plot_network
 
     out = Path(args.output)
     fmt = out.suffix.lstrip(".") or "svg"
@@ -101,8 +101,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 
 def cmd_summary(args: argparse.Namespace) -> int:
-    from .symbol import load
-    from .viz import print_summary
+    from nnvmpy.symbol import load
+    from nnvmpy.viz import print_summary
 
     shapes = _parse_shapes(args.shape) if args.shape else None
     print_summary(load(args.symbol), shape=shapes, line_length=args.line_length)
@@ -110,7 +110,7 @@ def cmd_summary(args: argparse.Namespace) -> int:
 
 
 def cmd_stubs(args: argparse.Namespace) -> int:
-    from .stubs import stale_stubs, write_stubs
+    from nnvmpy.stubs import stale_stubs, write_stubs
 
     if args.check:
         stale = stale_stubs()
@@ -125,7 +125,7 @@ def cmd_stubs(args: argparse.Namespace) -> int:
 def cmd_docs(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from .opdocs import stale_pages, write_pages
+    from nnvmpy.opdocs import stale_pages, write_pages
 
     directory = Path(args.output)
     if args.check:
@@ -172,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     docs.add_argument("-o", "--output", default="docs/ops", help="directory (docs/ops)")
     docs.add_argument("--check", action="store_true", help="only list stale pages (exit 1)")
     docs.set_defaults(fn=cmd_docs)
-    from .kvstore.launch import add_parser as add_launch_parser
+    from nnvmpy.kvstore.launch import add_parser as add_launch_parser
 
     add_launch_parser(sub)  # nnvmpy launch -n N -- python train.py
     args = parser.parse_args(argv)

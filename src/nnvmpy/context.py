@@ -14,7 +14,7 @@ from .base import Context, NNVMError, cpu, cpu_pinned, current_context, gpu, num
 
 def gpu_memory_info(device_id: int = 0) -> tuple[float, float]:
     """(free, total) bytes of a GPU, as numba.cuda reports them (the simulator says inf)."""
-    from .kernel.cuda import get_cuda
+    from nnvmpy.kernel.cuda import get_cuda
 
     cuda = get_cuda("context.gpu_memory_info")
     if not 0 <= device_id < len(cuda.gpus):

@@ -178,15 +178,15 @@ def install(cls: type, call: Call, namespace: Callable[[], Any]) -> list[str]:
 
 
 def install_ndarray() -> None:
-    from . import ndarray as nd
-    from .ndarray import NDArray
+    from nnvmpy import ndarray as nd
+    from nnvmpy.ndarray import NDArray
 
     install(NDArray, nd.call_op, lambda: nd)
 
 
 def install_symbol() -> None:
-    from . import symbol as sym
-    from .symbol import Symbol
+    from nnvmpy import symbol as sym
+    from nnvmpy.symbol import Symbol
 
     install(Symbol, sym.call_op, lambda: sym)
 

@@ -41,7 +41,7 @@ from .registry import NodeAttrs, Op
 from .resource import OpContext, Resource, get_resource
 
 if TYPE_CHECKING:
-    from .ndarray.ndarray import NDArray
+    from nnvmpy.ndarray.ndarray import NDArray
 
 _WRITE = [OpReqType.kWriteTo]
 _nd: Any = None  # nnvmpy.ndarray.ndarray, bound on first use (it imports this module lazily)

@@ -19,7 +19,7 @@ from .base import Context, NNVMError, OpReqType
 from .registry import NodeAttrs, Op
 
 if TYPE_CHECKING:
-    from .ndarray.ndarray import NDArray
+    from nnvmpy.ndarray.ndarray import NDArray
 
 _WRITE = [OpReqType.kWriteTo]
 

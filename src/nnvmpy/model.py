@@ -22,7 +22,7 @@ def save_checkpoint(
     remove_amp_cast: bool = True,
 ) -> None:
     """Write `prefix-symbol.json` (when a symbol is given) and `prefix-%04d.params`."""
-    from . import nd
+    from nnvmpy import nd
 
     if symbol is not None:
         symbol.save(f"{prefix}-symbol.json")
@@ -35,7 +35,7 @@ def save_checkpoint(
 
 def load_params(prefix: str, epoch: int) -> tuple[dict[str, Any], dict[str, Any]]:
     """(arg_params, aux_params) from `prefix-%04d.params`."""
-    from . import nd
+    from nnvmpy import nd
 
     fname = f"{prefix}-{int(epoch):04d}.params"
     loaded = nd.load(fname)
@@ -57,7 +57,7 @@ def load_params(prefix: str, epoch: int) -> tuple[dict[str, Any], dict[str, Any]
 
 def load_checkpoint(prefix: str, epoch: int) -> tuple[Any, dict[str, Any], dict[str, Any]]:
     """(symbol, arg_params, aux_params) from save_checkpoint's files."""
-    from . import sym
+    from nnvmpy import sym
 
     symbol = sym.load(f"{prefix}-symbol.json")
     arg, aux = load_params(prefix, epoch)

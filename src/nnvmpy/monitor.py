@@ -24,7 +24,7 @@ from .base import NNVMError
 
 
 def _default_stat(x: Any) -> Any:
-    from . import nd
+    from nnvmpy import nd
 
     norm: Any = nd.norm(x)
     return norm / math.sqrt(max(x.size, 1))

@@ -28,7 +28,7 @@ from .registry import NodeAttrs
 from .resource import OpContext, Resource, get_resource
 
 if TYPE_CHECKING:
-    from .ndarray.ndarray import NDArray
+    from nnvmpy.ndarray.ndarray import NDArray
 
 
 def push_node(

@@ -151,7 +151,7 @@ def _anchor(name: str) -> str:
 
 def families() -> dict[str, list[Op]]:
     """Every registered op (nv.operator's and rnn's included), grouped by family."""
-    from .stubs import load_all_ops
+    from nnvmpy.stubs import load_all_ops
 
     load_all_ops()
     grouped: dict[str, list[Op]] = defaultdict(list)

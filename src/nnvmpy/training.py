@@ -141,7 +141,7 @@ class Trainer:
         # kvstore ('local', 'device', 'dist_sync' or an nv.kv store): the weights live in
         # the store, which sums the gradients (over workers too) and runs the optimizer
         if isinstance(kvstore, str):
-            from . import kvstore as kvs
+            from nnvmpy import kvstore as kvs
 
             kvstore = kvs.create(kvstore)
         self.kvstore = kvstore
@@ -155,7 +155,7 @@ class Trainer:
         )
         self.params = [n for n in net.list_arguments() if n not in ("data", "softmax_label")]
         if seed is not None:
-            from . import random
+            from nnvmpy import random
 
             random.seed(seed)
         attrs = net.attr_dict() if hasattr(net, "attr_dict") else {}
@@ -313,7 +313,7 @@ def main(net: str, argv: list[str] | None = None) -> History:
     args = parser.parse_args(argv)
     progress = True
     if args.kvstore is not None:
-        from . import kvstore as kvs
+        from nnvmpy import kvstore as kvs
 
         kv = kvs.create(args.kvstore)
         progress = kv.rank == 0

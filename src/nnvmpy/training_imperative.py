@@ -45,7 +45,7 @@ class ImperativeTrainer:
     ) -> None:
         self.ctx = ctx or cpu()
         if isinstance(kvstore, str):  # see training.Trainer: the store sums and updates
-            from . import kvstore as kvs
+            from nnvmpy import kvstore as kvs
 
             kvstore = kvs.create(kvstore)
         self.kvstore = kvstore
@@ -60,7 +60,7 @@ class ImperativeTrainer:
         self.names = [n for n in net.list_arguments() if n not in ("data", "softmax_label")]
         self.params = {n: nd.zeros(shapes[n], self.ctx) for n in self.names}
         if seed is not None:
-            from . import random
+            from nnvmpy import random
 
             random.seed(seed)
         attrs = net.attr_dict() if hasattr(net, "attr_dict") else {}

@@ -195,7 +195,7 @@ def setenv(name: str, value: str | None) -> None:
 
 def get_gpu_count() -> int:
     """Number of visible GPUs (MXNet's util.get_gpu_count)."""
-    from .base import num_gpus
+    from nnvmpy.base import num_gpus
 
     return num_gpus()
 

@@ -63,7 +63,7 @@ class IncompleteShapeError(InferError, ValueError):
 
 
 def _check_symbol(symbol: Any, fn: str) -> None:
-    from .symbol import Symbol
+    from nnvmpy.symbol import Symbol
 
     if not isinstance(symbol, Symbol):
         raise NotASymbolError(f"viz.{fn}: symbol must be a Symbol, got {type(symbol).__name__}")

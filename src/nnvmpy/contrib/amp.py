@@ -52,7 +52,7 @@ def convert_symbol(
             f"got {target_dtype!r}"
         )
     excluded = _names(excluded_sym_names, where)
-    from ..ops.amp_bf16 import AMP_DTYPE
+    from nnvmpy.ops.amp_bf16 import AMP_DTYPE
 
     nodes = post_order(sym._heads)
     unknown = sorted(excluded - {n.name for n in nodes})

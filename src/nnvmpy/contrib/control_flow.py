@@ -62,7 +62,7 @@ def _regroup(flat: Sequence[Any], fmt: Any) -> Any:
 
 
 def _scalar_bool(value: Any, what: str) -> bool:
-    from ..ndarray.ndarray import NDArray
+    from nnvmpy.ndarray.ndarray import NDArray
 
     if isinstance(value, NDArray):
         if value.size != 1:
@@ -80,8 +80,8 @@ def _scalar_bool(value: Any, what: str) -> bool:
 def nd_foreach(body: Callable[..., Any], data: Any, init_states: Any) -> tuple[Any, Any]:
     """Run body(data_slice, states) -> (outputs, states) over the first axis of data;
     return (per-step outputs stacked on a new first axis, final states)."""
-    from ..ndarray import stack
-    from ..ndarray.ndarray import NDArray
+    from nnvmpy.ndarray import stack
+    from nnvmpy.ndarray.ndarray import NDArray
 
     flat_data, data_fmt = _flatten(data, NDArray, "foreach: data")
     _flatten(init_states, NDArray, "foreach: init_states")
@@ -108,8 +108,8 @@ def nd_while_loop(
     """While steps < max_iterations and cond(*loop_vars): (step_output, loop_vars) =
     func(*loop_vars). Returns (each step output stacked and zero-padded to
     max_iterations rows, final loop_vars)."""
-    from ..ndarray import concat, zeros
-    from ..ndarray.ndarray import NDArray
+    from nnvmpy.ndarray import concat, zeros
+    from nnvmpy.ndarray.ndarray import NDArray
 
     if max_iterations is None:
         raise NNVMError("while_loop: max_iterations must be given")
@@ -143,7 +143,7 @@ def nd_while_loop(
 
 
 def _as_int(value: Any) -> int:
-    from ..ndarray.ndarray import NDArray
+    from nnvmpy.ndarray.ndarray import NDArray
 
     if isinstance(value, NDArray):
         return int(value.asnumpy().reshape(-1)[0])
@@ -175,7 +175,7 @@ def _heads(symbols: list[Any], what: str) -> list[NodeEntry]:
 
 
 def _new_vars(scope: str, prefix: str, n: int) -> list[Any]:
-    from ..symbol import var
+    from nnvmpy.symbol import var
 
     return [var(f"{scope}_{prefix}{i}") for i in range(n)]
 
@@ -218,7 +218,7 @@ def sym_foreach(
     body: Callable[..., Any], data: Any, init_states: Any, name: str = "foreach"
 ) -> tuple[Any, Any]:
     """foreach as one `_foreach` node: body(data_slice, states) -> (outputs, states)."""
-    from ..symbol import Symbol
+    from nnvmpy.symbol import Symbol
 
     flat_data, data_fmt = _flatten(data, Symbol, "foreach: data")
     flat_init, state_fmt = _flatten(init_states, Symbol, "foreach: init_states")
@@ -273,7 +273,7 @@ def sym_while_loop(
     name: str = "while_loop",
 ) -> tuple[Any, Any]:
     """while_loop as one `_while_loop` node; outputs have max_iterations rows."""
-    from ..symbol import Symbol
+    from nnvmpy.symbol import Symbol
 
     if max_iterations is None:
         raise NNVMError("while_loop: max_iterations must be given")
@@ -340,7 +340,7 @@ def sym_while_loop(
 def sym_cond(pred: Any, then_func: Callable[[], Any], else_func: Callable[[], Any],
              name: str = "cond") -> Any:  # fmt: skip
     """cond as one `_cond` node: only the chosen branch runs."""
-    from ..symbol import Symbol
+    from nnvmpy.symbol import Symbol
 
     inputs = _Inputs([])
     graphs, all_locs, fmts = [], [], []

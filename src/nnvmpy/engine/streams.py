@@ -68,7 +68,7 @@ def worker_stream(ctx: Context) -> Any | None:
 
 
 def _new_stream(device_id: int) -> Any:
-    from ..kernel.cuda import get_cuda
+    from nnvmpy.kernel.cuda import get_cuda
 
     cuda = get_cuda("engine")
     if len(cuda.gpus) > 1:
@@ -99,7 +99,7 @@ def _quiet_event_queries() -> None:
 
 def _new_event(device_id: int) -> Any:
     """A CUDA event without timing (cheaper to record and wait on)."""
-    from ..kernel.cuda import _state, get_cuda
+    from nnvmpy.kernel.cuda import _state, get_cuda
 
     cuda = get_cuda("engine")
     _quiet_event_queries()

@@ -10,8 +10,8 @@ import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .threaded import _Pool, _Waker
-    from .var import OprBlock
+    from nnvmpy.engine.threaded import _Pool, _Waker
+    from nnvmpy.engine.var import OprBlock
 
 
 class _ThreadState(threading.local):

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 from ..base import NNVMError, engine_error_for
 
 if TYPE_CHECKING:
-    from .base import Opr
+    from nnvmpy.engine.base import Opr
 
 
 class OprBlock:

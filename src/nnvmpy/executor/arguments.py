@@ -22,8 +22,8 @@ from ..ndarray.ndarray import NDArray, zeros
 from ..ndarray.views import flat_window
 
 if TYPE_CHECKING:
-    from ..symbol.symbol import Symbol
-    from .executor import Executor
+    from nnvmpy.executor.executor import Executor
+    from nnvmpy.symbol.symbol import Symbol
 
 _REQ_NAMES = ("null", "write", "add", "inplace")
 
@@ -134,8 +134,8 @@ def simple_bind(
     shared_buffer: dict[str, NDArray] | None = None,
 ) -> Executor:
     """Infer every shape and dtype from the given ones, allocate zeros, and bind."""
-    from ..symbol.infer import infer_shape_raw
-    from .executor import Executor
+    from nnvmpy.executor.executor import Executor
+    from nnvmpy.symbol.infer import infer_shape_raw
 
     ctx = ctx or current_context()
     arg_names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()

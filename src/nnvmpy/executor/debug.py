@@ -16,7 +16,7 @@ from ..graph.attrs import (
 from ..infer import shape_str
 
 if TYPE_CHECKING:
-    from .executor import Executor
+    from nnvmpy.executor.executor import Executor
 
 
 def executor_debug_str(exe: Executor) -> str:

@@ -187,7 +187,7 @@ class Executor:
         self, graph: Graph, heads: list[NodeEntry], shapes: Any, dtypes: Any
     ) -> tuple[Graph, list[NodeEntry]]:
         """SimplifyInference, then FuseEpilogue, on a typed graph without backward."""
-        from .inference import simplify
+        from nnvmpy.executor.inference import simplify
 
         device = "mixed" if self._group2ctx else self._ctx.device_type
         graph, self._simplified, self._train_safe = simplify(graph, shapes, dtypes, device)
@@ -373,7 +373,7 @@ class Executor:
                 )
             assign(arg_dict[name], value, f"forward: argument {name!r}")
         if is_train and not self._train_safe:  # the simplified graph assumed is_train=False
-            from .inference import forward_plain
+            from nnvmpy.executor.inference import forward_plain
 
             forward_plain(self)
             return self.outputs
@@ -506,13 +506,13 @@ class Executor:
         self, partial_shaping: bool = False, allow_up_sizing: bool = False, **kwargs: Any
     ) -> Executor:
         """A new executor for new input shapes that shares this one's arrays and memory."""
-        from .reshape import reshape
+        from nnvmpy.executor.reshape import reshape
 
         return reshape(self, partial_shaping, allow_up_sizing, kwargs)
 
     def debug_str(self) -> str:
         """The plan: every node with its inputs, outputs, storage ids, and the total bytes."""
-        from .debug import executor_debug_str
+        from nnvmpy.executor.debug import executor_debug_str
 
         return executor_debug_str(self)
 

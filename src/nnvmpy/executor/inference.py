@@ -21,7 +21,7 @@ from ..graph import Graph, apply_passes
 from ..ndarray.ndarray import push_copy
 
 if TYPE_CHECKING:
-    from .executor import Executor
+    from nnvmpy.executor.executor import Executor
 
 #: (pass, knob, graph attribute with its notes)
 _PASSES = (
@@ -40,7 +40,7 @@ def _inputs(name: str, knob: Any, graph: Graph, device: str) -> dict[str, Any] |
         return None
     if knob.get() == "1":
         return {"amp_bf16_everywhere": True}
-    from ..ops.amp_bf16 import AMP_DTYPE
+    from nnvmpy.ops.amp_bf16 import AMP_DTYPE
 
     # any value: the pass also refuses the ones it does not know
     asked = any(AMP_DTYPE in n.attrs.dict for n in graph.indexed.nodes if n.op is not None)
@@ -73,7 +73,7 @@ def simplify(
 
 def forward_plain(exe: Executor) -> None:
     """exe's forward at is_train=True through the unsimplified graph (made once)."""
-    from .executor import Executor
+    from nnvmpy.executor.executor import Executor
 
     plain = exe._plain
     if plain is None:

@@ -62,9 +62,9 @@ class Monitor:
 
     def _after_fused(self, run: NodeRun, spec: Any) -> None:
         """A fused node: each member as if it had run alone (values recomputed, as copies)."""
-        from ..fusion.compute import member_values
-        from ..graph.node import Node
-        from ..ndarray.ndarray import array
+        from nnvmpy.fusion.compute import member_values
+        from nnvmpy.graph.node import Node
+        from nnvmpy.ndarray.ndarray import array
 
         ctx = run.outputs[0].context
         ins = [a.asnumpy() for a in run.inputs]
@@ -85,7 +85,7 @@ class Monitor:
 
 
 def _fused_spec(run: NodeRun) -> Any:
-    from ..fusion.spec import FusedSpec
+    from nnvmpy.fusion.spec import FusedSpec
 
     parsed = run.node.attrs.parsed
     return parsed if isinstance(parsed, FusedSpec) else None

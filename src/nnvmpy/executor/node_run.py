@@ -243,7 +243,7 @@ def reader_counts(idx: Any) -> list[int]:
 
 def push_add(src: NDArray, dst: NDArray) -> None:
     """dst += src through the engine (a gradient accumulated with grad_req='add')."""
-    from ..ops.elemwise_unary import _identity
+    from nnvmpy.ops.elemwise_unary import _identity
 
     s, d, ctx = src._data, dst._data, dst._ctx
 

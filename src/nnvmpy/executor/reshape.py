@@ -17,14 +17,14 @@ from ..ndarray.ndarray import NDArray, empty
 from ..ndarray.views import flat_window
 
 if TYPE_CHECKING:
-    from .executor import Executor
+    from nnvmpy.executor.executor import Executor
 
 
 def reshape(
     exe: Executor, partial_shaping: bool, allow_up_sizing: bool, shapes: dict[str, Any]
 ) -> Executor:
-    from ..symbol.infer import infer_shape_raw
-    from .executor import Executor
+    from nnvmpy.executor.executor import Executor
+    from nnvmpy.symbol.infer import infer_shape_raw
 
     symbol = exe._symbol
     arg_shapes, aux_shapes = infer_shape_raw(symbol, shapes, "Executor.reshape")

@@ -22,8 +22,8 @@ def optimize_for(
     NumPy computes faster (exp, tanh, ...) stay out of groups, as at bind. Other keyword
     arguments are accepted and ignored, as MXNet passes them to its backend.
     """
-    from ..graph import Graph, apply_passes
-    from ..symbol.symbol import Symbol
+    from nnvmpy.graph import Graph, apply_passes
+    from nnvmpy.symbol.symbol import Symbol
 
     if backend not in BACKENDS:
         raise NNVMError(f"optimize_for: unknown backend {backend!r}; nnvmpy has {sorted(BACKENDS)}")

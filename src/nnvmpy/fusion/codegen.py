@@ -161,7 +161,7 @@ def kernel_source(
     in_types: list[Any] | None = None,
     in_place: tuple[tuple[int, int], ...] = (),
 ) -> str:
-    from ..kernel.cpu import SERIAL_CUTOFF
+    from nnvmpy.kernel.cpu import SERIAL_CUTOFF
 
     n_params = len(spec.scalar_params())
     as_float32 = _float32_params(spec, member_types, out_types, device)
@@ -192,7 +192,7 @@ def kernel_source(
 
 
 def _member_digest(fn: Any) -> str:
-    from ..kernel.cpu import _code_key, callee_key
+    from nnvmpy.kernel.cpu import _code_key, callee_key
 
     cells = [c.cell_contents for c in fn.__closure__ or ()]
     return repr((_code_key(fn.__code__), [repr(c) for c in cells], fn.__defaults__, callee_key(fn)))
@@ -237,17 +237,17 @@ def _cachable(spec: FusedSpec) -> bool:
 
 def _build_scalar(kern: Any, device: str) -> Any:
     """A member kernel's scalar function compiled for `device` (numba, lazily per type)."""
-    from ..kernel.device import for_device
+    from nnvmpy.kernel.device import for_device
 
     if device == "cpu":
-        from ..kernel.cpu import _jit_scalar
-        from ..kernel.vmath import calls_vector_math
+        from nnvmpy.kernel.cpu import _jit_scalar
+        from nnvmpy.kernel.vmath import calls_vector_math
 
         # vmath bodies are large: inlined by numba, or LLVM may keep a call per element
         # and the loop is not vectorised
         options = {"inline": "always"} if calls_vector_math(kern.py_func) else {}
         return _jit_scalar(for_device(kern.py_func, "cpu"), **options)
-    from ..kernel.cuda import get_cuda
+    from nnvmpy.kernel.cuda import get_cuda
 
     return get_cuda(kern.name).jit(device=True)(for_device(kern.py_func, "gpu"))
 
@@ -307,12 +307,12 @@ def _compile(spec: FusedSpec, source: str, key: str, device: str) -> Any:
         except OSError:
             directory = None
     if device == "cpu":
-        from ..kernel.cpu import configure_threading_layer
+        from nnvmpy.kernel.cpu import configure_threading_layer
 
         configure_threading_layer()
         namespace["prange"] = numba.prange
     else:
-        from ..kernel.cuda import get_cuda
+        from nnvmpy.kernel.cuda import get_cuda
 
         namespace["cuda"] = get_cuda("fused")
     exec(compile(source, filename, "exec"), namespace)

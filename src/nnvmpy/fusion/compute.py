@@ -23,7 +23,7 @@ _HALF = np.dtype(np.float16)
 
 
 def _cpu_dtypes() -> frozenset[np.dtype[Any]]:
-    from ..kernel.cpu import NATIVE_DTYPES
+    from nnvmpy.kernel.cpu import NATIVE_DTYPES
 
     return NATIVE_DTYPES | {_HALF}
 
@@ -114,7 +114,7 @@ def _in_place(ins: list[np.ndarray], outs: list[np.ndarray]) -> tuple[tuple[int,
     kernel reads such an input from the output (codegen.body_lines), as kernel/cpu.py's
     element-wise launch does, since the overlap sends LLVM's loop down its scalar path:
     a fused sigmoid-tanh chain on 32000 float32 in place took 1116 us against 55."""
-    from ..kernel.cpu import same_array
+    from nnvmpy.kernel.cpu import same_array
 
     pairs = []
     for j, a in enumerate(ins):
@@ -145,7 +145,7 @@ def _run_gpu(
     modes: tuple[str | None, ...],
     outputs: list[Any],
 ) -> None:
-    from ..kernel import cuda as gpu
+    from nnvmpy.kernel import cuda as gpu
 
     gpu.get_cuda(attrs.name)
     shape = tuple(outputs[0].shape)

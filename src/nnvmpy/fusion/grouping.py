@@ -134,8 +134,8 @@ def find_groups(
 
 
 def _numpy_is_faster(idx: Any, nid: int, body: Any, shapes: Any, dtypes: Any) -> bool:
-    from ..kernel.elementwise import _FLOATS, NUMPY_MIN_SIZE
-    from ..kernel.vmath import calls_vector_math
+    from nnvmpy.kernel.elementwise import _FLOATS, NUMPY_MIN_SIZE
+    from nnvmpy.kernel.vmath import calls_vector_math
 
     # a body written with kernel.vmath is vectorised in the fused loop: one pass over
     # memory beats NumPy's SIMD ufunc plus a pass per other member

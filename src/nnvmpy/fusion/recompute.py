@@ -57,7 +57,7 @@ def recompute_in_backward(outputs: list[NodeEntry], forward: set[int]) -> list[N
 
 
 def _mutated(nodes: list[Node]) -> set[int]:
-    from ..attrs import FMutateInputs
+    from nnvmpy.attrs import FMutateInputs
 
     found: set[int] = set()
     for node in nodes:

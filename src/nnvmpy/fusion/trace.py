@@ -42,8 +42,8 @@ class FusedFunction:
         self._lock = threading.Lock()
 
     def __call__(self, *arrays: Any, out: Any = None) -> Any:
-        from .. import autograd
-        from ..ndarray.ndarray import NDArray
+        from nnvmpy import autograd
+        from nnvmpy.ndarray.ndarray import NDArray
 
         name = getattr(self.fn, "__name__", "fn")
         for i, a in enumerate(arrays):
@@ -72,11 +72,11 @@ class FusedFunction:
         return self._record(getattr(self.fn, "__name__", "fn"), arrays)[0]
 
     def _record(self, name: str, arrays: tuple[Any, ...]) -> tuple[Any, bool]:
-        from .. import autograd
-        from ..graph.node import Node, NodeEntry, post_order
-        from ..ndarray.ndarray import NDArray
-        from ..registry import NodeAttrs
-        from ..symbol.symbol import Symbol
+        from nnvmpy import autograd
+        from nnvmpy.graph.node import Node, NodeEntry, post_order
+        from nnvmpy.ndarray.ndarray import NDArray
+        from nnvmpy.registry import NodeAttrs
+        from nnvmpy.symbol.symbol import Symbol
 
         copies = [a.copy() for a in arrays]
         for c in copies:
@@ -117,7 +117,7 @@ class FusedFunction:
         return symbol, single
 
     def _trace(self, name: str, arrays: tuple[Any, ...]) -> tuple[_Program, bool]:
-        from .api import optimize_for
+        from nnvmpy.fusion.api import optimize_for
 
         symbol, single = self._record(name, arrays)
         used = set(symbol.list_arguments())
@@ -131,7 +131,7 @@ class _Program:
     arrays (its parsed attributes reused: `_FusedOp` has no string form)."""
 
     def __init__(self, symbol: Any) -> None:
-        from ..graph.node import post_order
+        from nnvmpy.graph.node import post_order
 
         self.symbol = symbol
         position: dict[int, int] = {}
@@ -154,7 +154,7 @@ class _Program:
                 self.direct = [order.index(j) for j in range(len(order))]
 
     def run(self, name: str, arrays: tuple[Any, ...], out: Any) -> list[Any]:
-        from ..imperative import invoke
+        from nnvmpy.imperative import invoke
 
         if out is not None and self.direct is not None:
             op, attrs, sources = self.steps[0]
@@ -183,7 +183,7 @@ def _source(entry: Any, position: dict[int, int]) -> tuple[str, int, int]:
 
 
 def _targets(name: str, out: Any, n: int) -> list[Any]:
-    from ..ndarray.ndarray import NDArray
+    from nnvmpy.ndarray.ndarray import NDArray
 
     targets = (
         [out] if isinstance(out, NDArray) else list(out) if isinstance(out, list | tuple) else None

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 if TYPE_CHECKING:
     import numpy as np
 
-    from ..base import Shape
-    from .node import NodeEntry
+    from nnvmpy.base import Shape
+    from nnvmpy.graph.node import NodeEntry
 
 T = TypeVar("T")
 D = TypeVar("D")

@@ -45,7 +45,7 @@ __all__ = [
 def __getattr__(name: str) -> object:
     """nv.init.FusedRNN lives with the RNN cells (nnvmpy.rnn), imported on first use."""
     if name == "FusedRNN":
-        from ..rnn.fused_init import FusedRNN
+        from nnvmpy.rnn.fused_init import FusedRNN
 
         return FusedRNN
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

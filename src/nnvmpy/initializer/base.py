@@ -144,7 +144,7 @@ def _from_json(text: str) -> Initializer:
 
 
 def _random() -> Any:
-    from .. import random
+    from nnvmpy import random
 
     return random
 
@@ -277,7 +277,7 @@ class Initializer:
 
 
 def _check_array(where: str, desc: Any, arr: Any) -> None:
-    from ..ndarray import NDArray
+    from nnvmpy.ndarray import NDArray
 
     if not isinstance(desc, str):
         raise NNVMError(f"{where}: the parameter name must be a str or InitDesc, got {desc!r}")

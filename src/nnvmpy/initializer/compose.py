@@ -21,7 +21,7 @@ class Load:
 
     def __init__(self, param: Any, default_init: Any = None, verbose: bool = False) -> None:
         if isinstance(param, str):
-            from .. import nd
+            from nnvmpy import nd
 
             param = nd.load(param)
         if not isinstance(param, Mapping):

@@ -265,7 +265,7 @@ class NDArrayIter(DataIter):
         return self.idx[start:]
 
     def _batch(self, arrays: list[tuple[str, np.ndarray]]) -> list[Any]:
-        from .. import nd
+        from nnvmpy import nd
 
         rows = self._rows()
         return [nd.array(a[rows], dtype=a.dtype) for _, a in arrays]

@@ -181,7 +181,7 @@ class CSVIter(DataIter):
         return True
 
     def _take(self, source: np.ndarray, shape: tuple[int, ...]) -> Any:
-        from .. import nd
+        from nnvmpy import nd
 
         if self._current is None:
             raise NNVMError("CSVIter: no current batch; call iter_next() (or next()) first")

@@ -365,7 +365,7 @@ def build_loop(kernel: ElementwiseKernel, mode: str, aliased: tuple[int, ...] = 
     """The numba dispatcher for one (kernel, mode) variant; compiles on first call.
     aliased: the arguments that are `out` itself (`_in_place_arguments`)."""
     configure_threading_layer()
-    from .device import for_device  # device functions it calls: their CPU builds
+    from nnvmpy.kernel.device import for_device  # device functions it calls: their CPU builds
 
     body = for_device(kernel.py_func, "cpu")
     if _vector_math(kernel):
@@ -391,7 +391,7 @@ def _vector_math(kernel: ElementwiseKernel) -> bool:
     """Whether the kernel's body calls nnvmpy.kernel.vmath (remembered per kernel)."""
     known = _vector_math_of.get(id(kernel))
     if known is None:
-        from .vmath import calls_vector_math
+        from nnvmpy.kernel.vmath import calls_vector_math
 
         known = _vector_math_of[id(kernel)] = calls_vector_math(kernel.py_func)
     return known

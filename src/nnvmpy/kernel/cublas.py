@@ -100,7 +100,7 @@ def ones(device_id: int, dtype: np.dtype, n: int) -> Any:
     made = _ones.get((device_id, dtype))
     if made and made[-1].size >= n:
         return made[-1]
-    from .cuda import get_cuda
+    from nnvmpy.kernel.cuda import get_cuda
 
     cuda = get_cuda("cublas.ones")
     size = 1 << max(n - 1, 0).bit_length()

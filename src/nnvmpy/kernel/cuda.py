@@ -190,7 +190,7 @@ def build_loop(
 ) -> Any:
     """The numba.cuda dispatcher for one variant; compiles per dtype signature on launch."""
     get_cuda(kernel.name)
-    from .device import for_device  # device functions it calls: their GPU builds
+    from nnvmpy.kernel.device import for_device  # device functions it calls: their GPU builds
 
     device_fn = kernel.variant(
         ("gpu", "device_fn"), lambda: cuda.jit(device=True)(for_device(kernel.py_func, "gpu"))

@@ -68,12 +68,12 @@ def for_device(fn: Callable[..., Any], device: str) -> Callable[..., Any]:
         if isinstance(fn_globals.get(name), DeviceFunction)
     }
     if device == "gpu" and "cuda" in names:
-        from .cuda import cuda
+        from nnvmpy.kernel.cuda import cuda
 
         rebound["cuda"] = cuda  # the module: the simulator swaps it in the copy's globals
     if device == "gpu" and fn_globals.get("np") is np and "np" in names:
-        from . import _gpu_numpy
-        from .cuda import _state
+        from nnvmpy.kernel import _gpu_numpy
+        from nnvmpy.kernel.cuda import _state
 
         if not _state.get("simulator", True):  # numba-cuda lacks some ufuncs: _gpu_numpy
             rebound["np"] = _gpu_numpy.module()
@@ -99,7 +99,7 @@ def for_device(fn: Callable[..., Any], device: str) -> Callable[..., Any]:
 def _njit(fn: Callable[..., Any], **options: Any) -> Any:
     import numba
 
-    from . import cpu
+    from nnvmpy.kernel import cpu
 
     cpu.configure_threading_layer()  # numba's settings before its first compile
 
@@ -143,7 +143,7 @@ class DeviceFunction:
     def _build(self, device: str) -> Any:
         fn = for_device(self.py_func, device)
         if device == "gpu":
-            from .cuda import get_cuda
+            from nnvmpy.kernel.cuda import get_cuda
 
             return get_cuda(self.__name__).jit(device=True)(fn)
         return _njit(fn, inline="always")
@@ -219,7 +219,7 @@ class ParallelFor:
         if device == "cpu":
             import numba
 
-            from . import cpu
+            from nnvmpy.kernel import cpu
 
             parallel = key[2]
             cpu.configure_threading_layer()
@@ -233,7 +233,7 @@ class ParallelFor:
             if cache is not None:
                 dispatcher._cache = cache  # type: ignore[attr-defined]  # = enable_caching()
             return dispatcher
-        from .cuda import get_cuda
+        from nnvmpy.kernel.cuda import get_cuda
 
         cuda = get_cuda(self.__name__)
         body = cuda.jit(device=True)(for_device(self.py_func, "gpu"))
@@ -310,7 +310,7 @@ class ParallelFor:
         return "gpu" if dev.device_type == "gpu" else "cpu"
 
     def _launch_gpu(self, ctx: Any, n: int, args: tuple[Any, ...]) -> None:
-        from . import cuda as gpu
+        from nnvmpy.kernel import cuda as gpu
 
         gpu.get_cuda(self.__name__)
         flat = [

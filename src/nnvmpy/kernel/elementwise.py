@@ -91,11 +91,11 @@ def launch_context(kernel_name: str, ctx: Any, out: Any) -> Context:
 
 def _launcher(device_type: str) -> Launcher:
     if device_type == "gpu":
-        from . import cuda
+        from nnvmpy.kernel import cuda
 
         launch = cuda.launch
     else:
-        from . import cpu
+        from nnvmpy.kernel import cpu
 
         launch = cpu.launch
     _launchers[device_type] = launch
@@ -174,7 +174,7 @@ class ElementwiseKernel:
         takes C-contiguous arrays of exactly these shapes and dtypes (`scalars` follow the
         inputs); None when the signature is off launch()'s plain path (use launch).
         """
-        from .cpu import plain_launcher
+        from nnvmpy.kernel.cpu import plain_launcher
 
         return plain_launcher(self, _REQ_MODES.get(req), out_sig, in_sigs, scalars)
 

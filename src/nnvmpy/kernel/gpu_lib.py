@@ -49,8 +49,8 @@ def available() -> bool:
 
 
 def _check() -> str | None:
-    from ..base import NNVMError
-    from .cuda import _state, get_cuda
+    from nnvmpy.base import NNVMError
+    from nnvmpy.kernel.cuda import _state, get_cuda
 
     try:
         get_cuda("gpu_lib")

@@ -58,7 +58,7 @@ class CPUKernel(_Lazy):
         self.reassociate = reassociate  # float sums may be reordered (vector reductions)
 
     def _build(self) -> Any:
-        from . import cpu
+        from nnvmpy.kernel import cpu
 
         cpu.configure_threading_layer()
         import numba
@@ -79,7 +79,7 @@ class CUDAKernel(_Lazy):
     """A numba.cuda kernel compiled on first launch: `k[grid, block](...)` or `k.launch`."""
 
     def _build(self) -> Any:
-        from .cuda import get_cuda
+        from nnvmpy.kernel.cuda import get_cuda
 
         return get_cuda(self.__name__).jit(self.py_func)
 
@@ -93,7 +93,7 @@ class CUDAKernel(_Lazy):
             ctx: an OpContext (its GPU and stream are used), a Context, or None (gpu(0)).
             n: number of work items.
         """
-        from .cuda import launch_config
+        from nnvmpy.kernel.cuda import launch_config
 
         if n < 0:
             raise NNVMError(f"{self.__name__}: n must be >= 0, got {n}")

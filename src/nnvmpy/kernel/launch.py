@@ -65,7 +65,7 @@ def normalize_axis(op_name: str, axis: int, shape: Sequence[Any]) -> int:
     """axis in [0, ndim); InferError naming the op when it is out of range."""
     ndim = len(shape)
     if not -ndim <= axis < ndim:
-        from ..infer import shape_str
+        from nnvmpy.infer import shape_str
 
         raise InferError(
             f"{op_name}: axis {axis} is out of range for input 'data' of shape "
@@ -152,7 +152,7 @@ class _CudaKernel(CUDAKernel):
     """
 
     def _build(self) -> Any:
-        from .cuda import get_cuda
+        from nnvmpy.kernel.cuda import get_cuda
 
         self.py_func.__globals__["cuda"] = get_cuda(self.__name__)
         return super()._build()

@@ -168,11 +168,11 @@ def _pool(ctx: Context) -> _Pool:
 
 def _new_block(ctx: Context, size: int) -> Any:
     if ctx.device_type == "gpu":
-        from . import gpu_lib
+        from nnvmpy.kernel import gpu_lib
 
         if gpu_lib.available():
             return _cupy_block(ctx, size)
-        from .cuda import get_cuda
+        from nnvmpy.kernel.cuda import get_cuda
 
         cuda = get_cuda("storage.alloc")
         with cuda.gpus[ctx.device_id]:
@@ -199,7 +199,7 @@ def _cupy_block(ctx: Context, size: int) -> Any:
     sizes no longer asked for can serve a new size (MXNet's pooled storage manager
     likewise releases its pool and retries on an out-of-memory error).
     """
-    from . import gpu_lib
+    from nnvmpy.kernel import gpu_lib
 
     try:
         return gpu_lib.device_block(size, ctx.device_id)
@@ -217,7 +217,7 @@ def _pinning_cuda() -> Any:
     is then ordinary memory, as MXNet falls back to the CPU storage without a GPU."""
     if _NO_CUDA:
         return None
-    from .cuda import get_cuda
+    from nnvmpy.kernel.cuda import get_cuda
 
     try:
         return get_cuda("storage.alloc")
@@ -267,7 +267,7 @@ poisoning = config.POISON_MEMORY.get() == "1"  # NNVMPY_POISON_MEMORY; tests may
 def poison(block: Any) -> None:
     """Fill a block with 0xFF bytes: NaN in every float dtype, -1 in signed ints."""
     if hasattr(block, "copy_to_host"):  # a device array
-        from .cuda import get_cuda
+        from nnvmpy.kernel.cuda import get_cuda
 
         get_cuda("storage.poison").to_device(np.full(block.size, 0xFF, np.uint8), to=block)
     else:
@@ -368,7 +368,7 @@ def copy(src: Any, dst: Any, stream: Any = None) -> None:
     if kinds == ("cpu", "cpu"):
         np.copyto(dst, src)
         return
-    from .cuda import as_device_array, get_cuda
+    from nnvmpy.kernel.cuda import as_device_array, get_cuda
 
     get_cuda("storage.copy")
     args = {} if stream is None else {"stream": stream}

@@ -31,7 +31,7 @@ def create(name: str = "local") -> KVStoreBase:
     if name in DEVICE_TYPES:
         return DeviceStore(name)
     if name in DIST_TYPES:
-        from .dist import DistSyncStore
+        from nnvmpy.kvstore.dist import DistSyncStore
 
         return DistSyncStore(name)
     if name.startswith("dist_async"):

@@ -130,7 +130,7 @@ class KVStore(KVStoreBase):
         """Quantize every pushed gradient ('1bit' or '2bit', with error feedback; see
         compression.py), e.g. ``{'type': '2bit', 'threshold': 0.5}``. As MXNet: only for
         stores that sum on the devices ('device'); 'local' sums on the host uncompressed."""
-        from .compression import GradientCompression
+        from nnvmpy.kvstore.compression import GradientCompression
 
         if "dist" in self._type:
             raise NNVMError(
@@ -149,7 +149,7 @@ class KVStore(KVStoreBase):
 
     def set_optimizer(self, optimizer: Any) -> None:
         """Apply `optimizer` in the store on every push (on every worker, after the sum)."""
-        from ..optimizer import Optimizer, get_updater
+        from nnvmpy.optimizer import Optimizer, get_updater
 
         if not isinstance(optimizer, Optimizer):
             raise NNVMError(
@@ -209,7 +209,7 @@ class KVStore(KVStoreBase):
         if len(values) == 1:
             v = values[0] if values[0].context == ctx else values[0].as_in_context(ctx)
             return v if v.dtype == stored.dtype else v.astype(stored.dtype)
-        from .. import ndarray as nd
+        from nnvmpy import ndarray as nd
 
         moved = [v if v.context == ctx else v.as_in_context(ctx) for v in values]
         merged = nd.add_n(*moved)

@@ -94,7 +94,7 @@ class GradientCompression:
         return [self._quantize_one(key, i, g) for i, g in enumerate(values)]
 
     def _quantize_one(self, key: Any, index: int, grad: Any) -> Any:
-        from .. import ndarray as nd
+        from nnvmpy import ndarray as nd
 
         residual = self._residuals.get((key, index))
         if residual is None or residual.shape != grad.shape or residual.dtype != grad.dtype:

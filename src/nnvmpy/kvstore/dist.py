@@ -120,7 +120,7 @@ class DistSyncStore(KVStore):
                 dst.copyto(o)
 
     def _recv_buffer(self, key: Key, like: Any) -> Any:
-        from .. import ndarray as nd
+        from nnvmpy import ndarray as nd
 
         recv = self._recv.get(key)
         if recv is None:

@@ -24,7 +24,7 @@ def key_kind(key: Any, fn: str) -> type:
 
 
 def _as_arrays(value: Any, fn: str, key: Key) -> list[Any]:
-    from ..ndarray import NDArray
+    from nnvmpy.ndarray import NDArray
 
     values = list(value) if isinstance(value, list | tuple) else [value]
     if not values:

@@ -50,7 +50,7 @@ class TestStore(KVStoreBase):
     def pushpull(self, key: Any, value: Any, out: Any = None, priority: int = 0) -> None:
         """Sum each key's values on the first one's device; write the sum into out (or back
         into the values when out is None)."""
-        from .. import ndarray as nd
+        from nnvmpy import ndarray as nd
 
         for _, v, o in _per_key(key, value, out, "pushpull"):
             values = _as_list(v)

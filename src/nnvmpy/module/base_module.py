@@ -62,7 +62,7 @@ class BaseModule:
         sparse_row_id_fn: Any = None,
     ) -> list[tuple[str, float]]:
         """Run the metric over eval_data (forward only); returns its name-value pairs."""
-        from .. import metric as metric_mod
+        from nnvmpy import metric as metric_mod
 
         if not (self.binded and self.params_initialized):
             raise NNVMError("Module.score: bind() and init_params() first")
@@ -111,15 +111,15 @@ class BaseModule:
         sparse_row_id_fn: Any = None,
     ) -> Any:
         """Outputs over eval_data, concatenated along the batch axis when merge_batches."""
-        from .. import nd
-        from ..io import DataBatch
-        from ..ndarray.ndarray import NDArray
+        from nnvmpy import nd
+        from nnvmpy.io import DataBatch
+        from nnvmpy.ndarray.ndarray import NDArray
 
         if isinstance(eval_data, NDArray | np.ndarray):  # one array: one forward, as MXNet
             self.forward(DataBatch([nd.array(eval_data)]), is_train=False)  # type: ignore[attr-defined]
             return self.get_outputs()[0]  # type: ignore[attr-defined]
         if not isinstance(eval_data, list | tuple) and not hasattr(eval_data, "reset"):
-            from ..io import NDArrayIter
+            from nnvmpy.io import NDArrayIter
 
             eval_data = NDArrayIter(eval_data, batch_size=self.data_shapes[0].shape[0])  # type: ignore[attr-defined]
         outputs = [[o.copy() for o in outs] for outs, _, _ in self.iter_predict(
@@ -163,8 +163,8 @@ class BaseModule:
         sparse_row_id_fn: Any = None,
     ) -> None:
         """Train for epochs begin_epoch .. num_epoch - 1 (MXNet's Module.fit)."""
-        from .. import initializer as init_mod
-        from .. import metric as metric_mod
+        from nnvmpy import initializer as init_mod
+        from nnvmpy import metric as metric_mod
 
         if num_epoch is None:
             raise NNVMError("Module.fit: num_epoch is required")

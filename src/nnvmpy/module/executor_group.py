@@ -48,7 +48,7 @@ def split_slices(batch_size: int, workload: Sequence[float]) -> list[slice]:
 
 
 def _slice_axis(arr: Any, axis: int, sl: slice) -> Any:
-    from .. import nd
+    from nnvmpy import nd
 
     if axis == 0:
         return arr[sl.start : sl.stop]
@@ -58,7 +58,7 @@ def _slice_axis(arr: Any, axis: int, sl: slice) -> Any:
 def _merge(outputs: list[list[Any]], axes: Sequence[int]) -> list[Any]:
     """Per output, the devices' arrays concatenated along its batch axis (the first
     device's array alone when the output has no batch axis, or there is one device)."""
-    from .. import nd
+    from nnvmpy import nd
 
     merged = []
     for arrays, axis in zip(outputs, axes):
@@ -100,7 +100,7 @@ class DataParallelExecutorGroup:
         state_names: Sequence[str] | None = None,
         group2ctxs: Any = None,
     ) -> None:
-        from ..io import as_descs
+        from nnvmpy.io import as_descs
 
         self.symbol = symbol
         self.contexts = list(contexts)
@@ -281,7 +281,7 @@ class DataParallelExecutorGroup:
                 if name in out:
                     out[name][:] = mean.astype(out[name].dtype)
                 else:
-                    from .. import nd
+                    from nnvmpy import nd
 
                     out[name] = nd.array(mean, dtype=block[0].dtype)
 
@@ -404,8 +404,8 @@ def _group2ctxs(group2ctxs: Any, n: int) -> list[Any]:
 
 
 def _batch_arrays(batch: Any, field: str) -> list[Any]:
-    from .. import nd
-    from ..ndarray.ndarray import NDArray
+    from nnvmpy import nd
+    from nnvmpy.ndarray.ndarray import NDArray
 
     arrays = getattr(batch, field, None)
     if arrays is None:

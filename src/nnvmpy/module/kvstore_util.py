@@ -38,7 +38,7 @@ def _update_on_kvstore_default() -> bool:
 
 def create_kvstore(kvstore: Any, num_device: int, arg_params: dict[str, Any]) -> tuple[Any, bool]:
     """(the store or None, whether the store applies the optimizer)."""
-    from .. import kvstore as kvs
+    from nnvmpy import kvstore as kvs
 
     update_on_kvstore = _update_on_kvstore_default()
     if kvstore is None:

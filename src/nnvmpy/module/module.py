@@ -33,7 +33,7 @@ class ShapeTypeError(NNVMError, TypeError):
 
 
 def _contexts(context: Any) -> list[Context]:
-    from .. import cpu
+    from nnvmpy import cpu
 
     if context is None:
         return [cpu()]
@@ -259,7 +259,7 @@ class Module(BaseModule):
             self.logger.warning("Module.init_params: already initialized, ignoring")
             return
         self._require("init_params", bound=True)
-        from .. import initializer as init_mod
+        from nnvmpy import initializer as init_mod
 
         if initializer is _DEFAULT_INIT:
             initializer = init_mod.Uniform(0.01)
@@ -298,7 +298,7 @@ class Module(BaseModule):
 
     def _alloc_params(self) -> None:
         """The module's own (CPU) copies of every parameter, zeros where it has none yet."""
-        from .. import nd
+        from nnvmpy import nd
 
         exe = self._exec_group.execs[0]
         self._arg_params = dict(self._arg_params or {})
@@ -381,8 +381,8 @@ class Module(BaseModule):
             return
         import warnings
 
-        from .. import optimizer as opt
-        from . import kvstore_util
+        from nnvmpy import optimizer as opt
+        from nnvmpy.module import kvstore_util
 
         if self._params_dirty:
             self._sync_params_from_devices()
@@ -504,7 +504,7 @@ class Module(BaseModule):
         self._require("update", bound=True, params=True)
         if not self.optimizer_initialized:
             raise NNVMError("Module.update: call init_optimizer() first")
-        from . import kvstore_util
+        from nnvmpy.module import kvstore_util
 
         group = self._exec_group
         fixed = set(self._fixed_param_names)
@@ -564,7 +564,7 @@ class Module(BaseModule):
 
     def save_checkpoint(self, prefix: str, epoch: int, save_optimizer_states: bool = False) -> None:
         """prefix-symbol.json and prefix-%04d.params (and .states with the optimizer's)."""
-        from ..model import save_checkpoint
+        from nnvmpy.model import save_checkpoint
 
         arg, aux = self.get_params()
         save_checkpoint(prefix, epoch, self._symbol, arg, aux)
@@ -594,7 +594,7 @@ class Module(BaseModule):
     @staticmethod
     def load(prefix: str, epoch: int, load_optimizer_states: bool = False, **kwargs: Any) -> Module:
         """A Module from save_checkpoint's files; its parameters are set at bind()."""
-        from ..model import load_checkpoint
+        from nnvmpy.model import load_checkpoint
 
         sym, arg, aux = load_checkpoint(prefix, epoch)
         mod = Module(sym, **kwargs)

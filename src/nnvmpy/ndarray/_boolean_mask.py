@@ -21,7 +21,7 @@ OP = "boolean_mask"
 
 def boolean_mask(data: Any, index: Any, axis: int = 0, out: Any = None) -> Any:
     """Rows of `data` along `axis` where `index` (1-D, data.shape[axis] long) is non-zero."""
-    from . import NDArray, array, take
+    from nnvmpy.ndarray import NDArray, array, take
 
     if not isinstance(data, NDArray) or not isinstance(index, NDArray):
         raise NNVMError(f"{OP}: data and index must be NDArrays")

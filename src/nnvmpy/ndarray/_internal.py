@@ -8,7 +8,7 @@ from ..signature import OpNamespace, make_op_function
 
 
 def _make(op: Any) -> Any:
-    from . import _EXTRAS, call_op
+    from nnvmpy.ndarray import _EXTRAS, call_op
 
     return make_op_function(op, call_op, _EXTRAS, "out : NDArray or list of NDArrays")
 

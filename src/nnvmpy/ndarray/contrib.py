@@ -16,7 +16,7 @@ from ..signature import sub_namespace
 
 
 def _make(op: Any) -> Any:
-    from . import _make as make_nd_function
+    from nnvmpy.ndarray import _make as make_nd_function
 
     return make_nd_function(op)
 
@@ -28,7 +28,7 @@ __dir__ = _ops.module_dir
 
 def boolean_mask(data: Any, index: Any, axis: int = 0, out: Any = None) -> Any:
     """Slices of data along axis where the 1-D index is non-zero (ndarray/_boolean_mask.py)."""
-    from ._boolean_mask import boolean_mask as impl
+    from nnvmpy.ndarray._boolean_mask import boolean_mask as impl
 
     return impl(data, index, axis, out)
 
@@ -39,7 +39,7 @@ def boolean_mask(data: Any, index: Any, axis: int = 0, out: Any = None) -> Any:
 def foreach(body: Any, data: Any, init_states: Any) -> Any:
     """Run body(data[i], states) -> (outputs, states) for each i along data's first axis;
     return (the outputs stacked, the final states)."""
-    from ..contrib.control_flow import nd_foreach
+    from nnvmpy.contrib.control_flow import nd_foreach
 
     return nd_foreach(body, data, init_states)
 
@@ -48,14 +48,14 @@ def while_loop(cond: Any, func: Any, loop_vars: Any, max_iterations: Any = None)
     """While cond(*loop_vars) (at most max_iterations times): (step_output, loop_vars) =
     func(*loop_vars); return (step outputs stacked, zero-padded to max_iterations rows,
     the final loop_vars)."""
-    from ..contrib.control_flow import nd_while_loop
+    from nnvmpy.contrib.control_flow import nd_while_loop
 
     return nd_while_loop(cond, func, loop_vars, max_iterations)
 
 
 def cond(pred: Any, then_func: Any, else_func: Any, name: Any = None) -> Any:
     """then_func() when the one-element pred is true, else else_func()."""
-    from ..contrib.control_flow import nd_cond
+    from nnvmpy.contrib.control_flow import nd_cond
 
     return nd_cond(pred, then_func, else_func)
 
@@ -65,8 +65,8 @@ def cond(pred: Any, then_func: Any, else_func: Any, name: Any = None) -> Any:
 
 def _rescale(rescale_grad: Any, like: Any) -> Any:
     """rescale_grad as the (1,) array input the ops read (a float becomes one on like's device)."""
-    from . import full
-    from .ndarray import NDArray
+    from nnvmpy.ndarray import full
+    from nnvmpy.ndarray.ndarray import NDArray
 
     if isinstance(rescale_grad, NDArray):
         return rescale_grad.as_in_context(like.context)
@@ -74,7 +74,7 @@ def _rescale(rescale_grad: Any, like: Any) -> Any:
 
 
 def _call(op: str, *args: Any, **kwargs: Any) -> Any:
-    from . import _internal
+    from nnvmpy.ndarray import _internal
 
     return getattr(_internal, op)(*args, **kwargs)
 
@@ -145,9 +145,9 @@ def rand_zipfian(true_classes: Any, num_sampled: int, range_max: int, ctx: Any =
     and num_sampled * P(c) for each of true_classes and of the samples, as float64.
     ctx: the device of the outputs (default: the current context).
     """
-    from ..base import current_context
-    from .ndarray import NDArray
-    from .random import uniform
+    from nnvmpy.base import current_context
+    from nnvmpy.ndarray.ndarray import NDArray
+    from nnvmpy.ndarray.random import uniform
 
     _check_zipfian_args("nd.contrib.rand_zipfian", true_classes, NDArray, num_sampled, range_max)
     ctx = current_context() if ctx is None else ctx

@@ -16,7 +16,7 @@ from .ndarray import as_shape, empty
 from .views import reshaped
 
 if TYPE_CHECKING:
-    from .ndarray import NDArray
+    from nnvmpy.ndarray.ndarray import NDArray
 
 
 def full_into(out: NDArray, value: Any, op_name: str = "_full") -> NDArray:
@@ -64,7 +64,7 @@ def _filled(
 
 
 def _np_shape() -> bool:
-    from .. import util
+    from nnvmpy import util
 
     return util.is_np_shape()
 

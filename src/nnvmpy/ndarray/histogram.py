@@ -20,7 +20,7 @@ def histogram(
     a: NDArray, bins: int | NDArray = 10, range: tuple[float, float] | None = None
 ) -> tuple[NDArray, NDArray]:
     """(counts, bin_edges) of a, as numpy.histogram: counts are int64, edges a's dtype."""
-    from . import _internal
+    from nnvmpy.ndarray import _internal
 
     if isinstance(bins, NDArray):
         return _internal._histogram(data=a, bins=bins)

@@ -11,7 +11,7 @@ from ..signature import sub_namespace
 
 
 def _make(op: Any) -> Any:
-    from . import _make as make_nd_function
+    from nnvmpy.ndarray import _make as make_nd_function
 
     return make_nd_function(op)
 

@@ -70,7 +70,7 @@ class FormatError(NNVMError):
 
 
 def _np_shape() -> bool:
-    from .. import util
+    from nnvmpy import util
 
     return util.is_np_shape()
 

@@ -430,20 +430,20 @@ class NDArray:
 
     def __getitem__(self, key: Any) -> NDArray:
         """x[key] as in MXNet: a view when the selected elements are contiguous, else a copy."""
-        from .indexing import getitem
+        from nnvmpy.ndarray.indexing import getitem
 
         return getitem(self, key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
         """x[key] = value: a scalar, an NDArray, a NumPy array or a list, broadcast."""
-        from .indexing import setitem
+        from nnvmpy.ndarray.indexing import setitem
 
         setitem(self, key, value)
 
     @staticmethod
     def _basic_indexing_slice_is_contiguous(slc_key: Sequence[slice], shape: Sequence[int]) -> bool:
         """Whether x[slc_key] (one slice per axis) selects a C-contiguous block of x."""
-        from .indexing import slices_are_contiguous
+        from nnvmpy.ndarray.indexing import slices_are_contiguous
 
         return slices_are_contiguous(slc_key, shape)
 
@@ -451,13 +451,13 @@ class NDArray:
 
     def __getstate__(self) -> dict[str, Any]:
         """{'handle': MXNet's raw bytes of one array} (what MXNDArraySaveRawBytes writes)."""
-        from .io import to_raw_bytes
+        from nnvmpy.ndarray.io import to_raw_bytes
 
         return {"handle": bytearray(to_raw_bytes(self))}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Become the array encoded in state['handle'] (MXNet's raw bytes)."""
-        from .io import from_raw_bytes, state_bytes
+        from nnvmpy.ndarray.io import from_raw_bytes, state_bytes
 
         where = "NDArray.__setstate__"
         loaded = from_raw_bytes(state_bytes(state, where), where)
@@ -466,25 +466,25 @@ class NDArray:
         self._entry = None
 
     def __reduce__(self) -> Any:
-        from .io import from_state
+        from nnvmpy.ndarray.io import from_state
 
         return from_state, (self.__getstate__(),)
 
     def to_dlpack_for_read(self) -> Any:
         """A DLPack capsule of the values once pending writes are done (CPU only)."""
-        from .interop import to_dlpack_for_read
+        from nnvmpy.ndarray.interop import to_dlpack_for_read
 
         return to_dlpack_for_read(self)
 
     def to_dlpack_for_write(self) -> Any:
         """A DLPack capsule others may write through, once pending reads and writes are done."""
-        from .interop import to_dlpack_for_write
+        from nnvmpy.ndarray.interop import to_dlpack_for_write
 
         return to_dlpack_for_write(self)
 
     def _fill(self, value: Any) -> None:
         """Set every element to a scalar (asynchronous, through the _full op)."""
-        from .fill import full_into
+        from nnvmpy.ndarray.fill import full_into
 
         full_into(self, value)
 

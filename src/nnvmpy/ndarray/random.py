@@ -309,7 +309,7 @@ pdf_dirichlet = pdf_function(_internal, "dirichlet", "alpha")
 
 
 def _make(op: Any) -> Any:
-    from . import _make as make_nd_function
+    from nnvmpy.ndarray import _make as make_nd_function
 
     return make_nd_function(op)
 

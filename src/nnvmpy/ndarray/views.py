@@ -21,7 +21,7 @@ from ..registry import Op
 from .errors import NDArrayTypeError, NDArrayValueError
 
 if TYPE_CHECKING:
-    from .ndarray import NDArray
+    from nnvmpy.ndarray.ndarray import NDArray
 
 
 def _op(name: str, x: NDArray, **params: Any) -> NDArray:
@@ -72,7 +72,7 @@ def resolve_reshape(
 
     NDArrayValueError (a ValueError) when the sizes differ or the spec is malformed.
     """
-    from ..ops.shape import special_shape
+    from nnvmpy.ops.shape import special_shape
 
     try:
         new = special_shape("reshape", spec, old, reverse)

@@ -53,7 +53,7 @@ class NumpyOp:
 
     def get_symbol(self, *args: Any, **kwargs: Any) -> Any:
         """A Symbol running this op on the given input symbols (name= names the node)."""
-        from .. import sym
+        from nnvmpy import sym
 
         if self._op_type is None:
             self._op_type = f"_numpy_op_{type(self).__name__}_{next(_ids)}"

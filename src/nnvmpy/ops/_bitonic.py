@@ -131,7 +131,7 @@ def scratch(ctx: Any, requested: Any, nbytes: int) -> Any:
     if requested:
         return requested[0].get_space((max(nbytes, 1),), np.uint8)
     if is_gpu(ctx):
-        from ..kernel.cuda import get_cuda
+        from nnvmpy.kernel.cuda import get_cuda
 
         return get_cuda("sort").device_array(max(nbytes, 1), np.uint8)
     return np.empty(max(nbytes, 1), np.uint8)
@@ -199,6 +199,6 @@ def select(ctx: Any, data: Any, sizes: tuple[int, int, int], k: int, ascending: 
 
 
 def _placeholder(ctx: Any, dtype: Any) -> Any:
-    from ..kernel.cuda import get_cuda
+    from nnvmpy.kernel.cuda import get_cuda
 
     return get_cuda("sort").device_array(1, dtype)

@@ -252,7 +252,7 @@ def _build_cpu(fn: Kernel, arity: int, parallel: bool) -> Any:
     global prange
     import numba
 
-    from ..kernel import cpu
+    from nnvmpy.kernel import cpu
 
     cpu.configure_threading_layer()
     prange = numba.prange
@@ -270,7 +270,7 @@ _HALF = np.dtype(np.float16)
 
 
 def _cpu_map(fn: Kernel, out: np.ndarray, add: bool, arrays: tuple[Any, ...]) -> None:
-    from ..kernel.cpu import NATIVE_DTYPES
+    from nnvmpy.kernel.cpu import NATIVE_DTYPES
 
     for i, a in enumerate((out, *arrays)):
         if not isinstance(a, np.ndarray) or not a.flags.c_contiguous:
@@ -403,7 +403,7 @@ def bind_cuda(name: str) -> Any:
     """numba.cuda as this module's global `cuda` (checked once by the kernel layer)."""
     global cuda
     if cuda is None:
-        from ..kernel.cuda import get_cuda
+        from nnvmpy.kernel.cuda import get_cuda
 
         cuda = get_cuda(name)
     return cuda
@@ -411,7 +411,7 @@ def bind_cuda(name: str) -> Any:
 
 def device_meta(ctx: Any, name: str, values: tuple[int, ...]) -> Any:
     """A cached int64 device array of `values` (shapes and strides a kernel reads)."""
-    from ..kernel.cuda import launch_config
+    from nnvmpy.kernel.cuda import launch_config
 
     _, _, _, device = launch_config(name, ctx, 1)
     dev_id = getattr(getattr(ctx, "ctx", ctx), "device_id", 0)
@@ -426,7 +426,7 @@ def device_meta(ctx: Any, name: str, values: tuple[int, ...]) -> Any:
 
 
 def _gpu_map(fn: Kernel, ctx: Any, out: Any, add: bool, arrays: tuple[Any, ...]) -> None:
-    from ..kernel.cuda import as_device_array, launch_config
+    from nnvmpy.kernel.cuda import as_device_array, launch_config
 
     bind_cuda(fn.name)
     out = as_device_array(fn.name, "out", out)

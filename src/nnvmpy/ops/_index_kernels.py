@@ -61,7 +61,7 @@ class _AtomicAdd(DeviceFunction):
     def _build(self, device: str) -> Any:
         if device != "gpu":
             return super()._build(device)
-        from ..kernel.cuda import get_cuda
+        from nnvmpy.kernel.cuda import get_cuda
 
         # for_device binds the copy's global `cuda` (the simulator swaps that global)
         return get_cuda(self.__name__).jit(device=True)(for_device(_atomic_add_gpu, "gpu"))
@@ -227,7 +227,7 @@ def device_ints(ctx: Any, values: Sequence[int]) -> Any:
     host = np.asarray(values, dtype=np.int64)
     if not is_gpu(ctx):
         return host
-    from ..kernel.cuda import get_cuda
+    from nnvmpy.kernel.cuda import get_cuda
 
     return get_cuda("device_ints").to_device(host)
 

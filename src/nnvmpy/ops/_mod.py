@@ -91,7 +91,7 @@ def integer_gradients_are_zero(name: str) -> None:
     The float kernels stay as they are; this wraps the op's FCompute on both devices and
     keeps the op out of fusion (a scalar body cannot see the dtype).
     """
-    from ._index_kernels import zero
+    from nnvmpy.ops._index_kernels import zero
 
     op = Op.get(name)
     for key in (FCompute_cpu, FCompute_gpu):

@@ -76,7 +76,7 @@ def is_bits(a: Any) -> bool:
 
 def gemm_description() -> str:
     """Which bfloat16 GEMM marked nodes run on in this process (for debug_str)."""
-    from .nn import _blas
+    from nnvmpy.ops.nn import _blas
 
     if _blas.has_bf16():
         return "MKL cblas_gemm_bf16bf16f32"
@@ -132,7 +132,7 @@ def _pack_type(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any]) -> b
 def _pack_compute(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
-    from .nn import _bf16
+    from nnvmpy.ops.nn import _bf16
 
     if req[0] == OpReqType.kNullOp:
         return

@@ -89,7 +89,7 @@ def _zero(ctx: Any, out: Any) -> None:
     if is_cpu(out):
         out[...] = 0
     else:
-        from .init import _fill
+        from nnvmpy.ops.init import _fill
 
         _fill.launch(ctx, out, "write", 0.0)
 

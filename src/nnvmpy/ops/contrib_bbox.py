@@ -779,7 +779,7 @@ _decode_compute = host_compute("_contrib_box_decode", box_decode_np)
 
 
 def _register_alias() -> None:
-    from .aliases import register_alias
+    from nnvmpy.ops.aliases import register_alias
 
     register_alias("_contrib_box_non_maximum_suppression", _NMS)
 

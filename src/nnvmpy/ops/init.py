@@ -69,7 +69,7 @@ def _register_like(name: str, value: float, describe: str) -> None:
 
 
 def _same_type(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any]) -> bool:
-    from ..infer import elemwise_type
+    from nnvmpy.infer import elemwise_type
 
     return bool(elemwise_type(1, 1)(attrs, in_types, out_types))
 

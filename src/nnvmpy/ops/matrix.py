@@ -53,7 +53,7 @@ def bind_cuda(name: str) -> Any:
     Other op modules bind their own global from the return value. NNVMError without a GPU.
     """
     global cuda
-    from ..kernel.cuda import get_cuda
+    from nnvmpy.kernel.cuda import get_cuda
 
     cuda = get_cuda(name)
     return cuda
@@ -106,7 +106,7 @@ def gemm(
 
 
 def _gemm_cpu(out: Any, mode: str, a: Any, ta: bool, b: Any, tb: bool, bias: Any) -> None:
-    from .nn import _blas
+    from nnvmpy.ops.nn import _blas
 
     same = out.dtype == a.dtype == b.dtype and out.flags.c_contiguous
     if same and _blas.routes_matmul(out.dtype):  # MKL carries the GEMMs (NNVMPY_BLAS)
@@ -180,7 +180,7 @@ _gemm_kernels = {np.float32: _make_gemm(np.float32), np.float64: _make_gemm(np.f
 
 
 def _gemm_gpu(ctx: Any, out: Any, mode: str, a: Any, ta: bool, b: Any, tb: bool, bias: Any) -> None:
-    from ..kernel.cuda import launch_config
+    from nnvmpy.kernel.cuda import launch_config
 
     bind_cuda("gemm")
     oshape, ashape, bshape = shape_of(out), shape_of(a), shape_of(b)

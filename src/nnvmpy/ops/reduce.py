@@ -291,7 +291,7 @@ def reduce_plan(big: tuple[int, ...], small: tuple[int, ...]) -> tuple[list[int]
 
 
 def _reduce_gpu(ctx: Any, out: Any, add: bool, x: Any, small: Any, red: str, scale: float) -> None:
-    from ..kernel.cuda import as_device_array, launch_config
+    from nnvmpy.kernel.cuda import as_device_array, launch_config
 
     name = f"reduce_{red}"
     _bind_device_functions(name)

@@ -155,7 +155,7 @@ class SGLD(_Composed):
     """Stochastic Gradient Langevin Dynamics: an SGD half-step plus Gaussian noise."""
 
     def update(self, index: Any, weight: Any, grad: Any, state: Any) -> None:
-        from .. import random
+        from nnvmpy import random
 
         lr, wd = self._step(index)
         g = self._grad(grad)

@@ -30,7 +30,7 @@ _HALF = np.dtype(np.float16)
 
 def nd_module() -> Any:
     """nnvmpy.ndarray, imported on first use (the optimizer package loads lazily)."""
-    from .. import ndarray
+    from nnvmpy import ndarray
 
     return ndarray
 

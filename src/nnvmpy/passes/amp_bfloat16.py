@@ -57,7 +57,7 @@ _F32 = np.dtype(np.float32)
 @register_pass("AmpBFloat16", requires=(DTYPE,), provides=(AMP_BF16,), op_attrs=(FBFloat16Compute,))
 def amp_bfloat16(graph: Graph) -> Graph:
     """The same graph with the eligible nodes marked and their weights packed to bfloat16."""
-    from ..ops.amp_bf16 import AMP_DTYPE, gemm_description
+    from nnvmpy.ops.amp_bf16 import AMP_DTYPE, gemm_description
 
     idx = graph.indexed
     everywhere = bool(graph.attrs.get(AMP_BF16_EVERYWHERE, False))
@@ -99,7 +99,7 @@ def _op(node: Node) -> str:
 def _decide(idx: IndexedGraph, nid: int, dtypes: list[Any], everywhere: bool) -> tuple[Any, str]:
     """(BF16Weight, "") for a node to mark; (None, why) for one that asked but stays
     float32 (why is "" when it never asked)."""
-    from ..ops.amp_bf16 import AMP_DTYPE, AMP_DTYPES
+    from nnvmpy.ops.amp_bf16 import AMP_DTYPE, AMP_DTYPES
 
     node = idx.nodes[nid]
     assert node.op is not None
@@ -128,7 +128,7 @@ def _decide(idx: IndexedGraph, nid: int, dtypes: list[Any], everywhere: bool) ->
 
 def _pack_node(idx: IndexedGraph, w: Any, source: NodeEntry, channels_last: bool) -> Node:
     """The `_PackBFloat16` node reading the weight entry `source`."""
-    from ..ops.amp_bf16 import PACK_OP
+    from nnvmpy.ops.amp_bf16 import PACK_OP
 
     producer = idx.nodes[w.node_id]
     suffix = "" if producer.num_outputs() == 1 else f"_{w.index}"

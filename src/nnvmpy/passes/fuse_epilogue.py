@@ -114,7 +114,7 @@ def _chain(
 
 def _fused(idx: IndexedGraph, chain: list[int], entry: Callable[..., NodeEntry]) -> Node:
     """The `_Epilogue` node for chain = [producer, steps...]."""
-    from ..ops.nn.inference import EPILOGUE_OP, Epilogue, EpilogueSpec
+    from nnvmpy.ops.nn.inference import EPILOGUE_OP, Epilogue, EpilogueSpec
 
     producer = idx.nodes[chain[0]]
     inputs = [entry(e.node_id, e.index, e.version) for e in idx[chain[0]].inputs]

@@ -56,7 +56,7 @@ _STALE = (SHAPE, DTYPE, SHAPE_NUM_UNKNOWN_NODES, DTYPE_NUM_UNKNOWN_NODES)
 )
 def fuse_pointwise(graph: Graph) -> Graph:
     """A graph computing the same outputs with element-wise groups fused."""
-    from ..fusion.grouping import find_groups
+    from nnvmpy.fusion.grouping import find_groups
 
     idx = graph.indexed
     phases = _phases(graph)
@@ -97,7 +97,7 @@ def fuse_pointwise(graph: Graph) -> Graph:
         node.inputs = [mapped(nid, index) for nid, index in ext]
     outputs = [mapped(idx.node_id(e.node), e.index, e.version) for e in graph.outputs]
     if phases is not None:  # values read only by backward groups: recompute, not keep
-        from ..fusion.recompute import recompute_in_backward
+        from nnvmpy.fusion.recompute import recompute_in_backward
 
         forward = {id(new_of[nid]) for nid in new_of if phases[nid] == 0}
         forward |= {id(fused[g]) for g, members in enumerate(groups) if phases[members[0]] == 0}
@@ -133,9 +133,9 @@ def _fused_node(
     graph: Graph, members: list[int], readers: set[tuple[int, int]]
 ) -> tuple[Node, list[tuple[int, int]], list[tuple[int, int]]]:
     """The fused node (inputs filled in later), its exposed (nid, index) and its inputs."""
-    from ..fusion.fused_op import fused_op
-    from ..fusion.grouping import scalar_body
-    from ..fusion.spec import FusedSpec, Member
+    from nnvmpy.fusion.fused_op import fused_op
+    from nnvmpy.fusion.grouping import scalar_body
+    from nnvmpy.fusion.spec import FusedSpec, Member
 
     idx = graph.indexed
     position = {nid: m for m, nid in enumerate(members)}
@@ -178,7 +178,7 @@ def _renode(node: Node, inputs: list[NodeEntry], deps: list[Node]) -> Node:
 
 def fused_groups(graph: Graph) -> dict[str, list[str]]:
     """{fused node name: member names} of a graph (whether or not the pass recorded it)."""
-    from ..fusion.spec import FusedSpec
+    from nnvmpy.fusion.spec import FusedSpec
 
     return {
         n.name: n.attrs.parsed.member_names()

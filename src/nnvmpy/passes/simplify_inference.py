@@ -150,7 +150,7 @@ class _Rewriter:
         self, producer: Node, pid: int, node: Node, ss: Any, target: Any, inputs: list[NodeEntry]
     ) -> Node:
         """The producer reading W' and b' from a new _FoldScaleShift node."""
-        from ..ops.nn.inference import FOLD_OP, FoldSpec
+        from nnvmpy.ops.nn.inference import FOLD_OP, FoldSpec
 
         p_inputs = list(self.new_of[pid].inputs)
         bias = None if target.bias is None else p_inputs[target.bias]

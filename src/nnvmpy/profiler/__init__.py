@@ -279,7 +279,7 @@ def autostart() -> None:
 
 def _dump_at_exit() -> None:
     if RECORDER.running:
-        from ..engine import get_engine
+        from nnvmpy.engine import get_engine
 
         try:
             get_engine().wait_for_all()  # what is still queued belongs to the run

@@ -204,7 +204,7 @@ class Recorder:
         device = device_name(ctx)
         self.ops.append(OpRecord(name, device, tid, start_ns, end_ns))
         if self.memory_enabled:
-            from ..kernel import storage
+            from nnvmpy.kernel import storage
 
             used = storage.stats(ctx).bytes_in_use
             self.memory.append(MemoryRecord(device, tid, now_ns(), used))

@@ -29,7 +29,7 @@ def save_rnn_checkpoint(
 ) -> None:
     """save_checkpoint (prefix-symbol.json, prefix-%04d.params) with the cells' weights
     unpacked per gate."""
-    from ..model import save_checkpoint
+    from nnvmpy.model import save_checkpoint
 
     for cell in _as_list(cells):
         arg_params = cell.unpack_weights(arg_params)
@@ -40,7 +40,7 @@ def load_rnn_checkpoint(
     cells: Cells, prefix: str, epoch: int
 ) -> tuple[Any, dict[str, Any], dict[str, Any]]:
     """(symbol, arg_params, aux_params) of load_checkpoint, the weights packed by the cells."""
-    from ..model import load_checkpoint
+    from nnvmpy.model import load_checkpoint
 
     sym, arg, aux = load_checkpoint(prefix, epoch)
     for cell in _as_list(cells):

@@ -222,7 +222,7 @@ class ZoneoutCell(ModifierCell):
     def __init__(
         self, base_cell: BaseRNNCell, zoneout_outputs: float = 0.0, zoneout_states: float = 0.0
     ) -> None:
-        from .fused_cell import FusedRNNCell
+        from nnvmpy.rnn.fused_cell import FusedRNNCell
 
         if isinstance(base_cell, FusedRNNCell):
             raise NNVMError("ZoneoutCell: FusedRNNCell does not support zoneout; unfuse it first")

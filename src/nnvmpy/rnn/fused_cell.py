@@ -54,7 +54,7 @@ class FusedRNNCell(BaseRNNCell):
         self._get_next_state = get_next_state
         self._directions = ["l", "r"] if bidirectional else ["l"]
         self._forget_bias = forget_bias
-        from .fused_init import FusedRNN
+        from nnvmpy.rnn.fused_init import FusedRNN
 
         init = FusedRNN(None, num_hidden, num_layers, mode, bidirectional, forget_bias)
         self._parameter = self.params.get("parameters", init=init)
@@ -110,7 +110,7 @@ class FusedRNNCell(BaseRNNCell):
         return num_input
 
     def unpack_weights(self, args: dict[str, Any]) -> dict[str, Any]:
-        from .. import nd
+        from nnvmpy import nd
 
         args = dict(args)
         packed = args.pop(self._parameter.name)
@@ -122,7 +122,7 @@ class FusedRNNCell(BaseRNNCell):
         return args
 
     def pack_weights(self, args: dict[str, Any]) -> dict[str, Any]:
-        from .. import nd
+        from nnvmpy import nd
 
         args = dict(args)
         w0 = args[f"{self._prefix}l0_i2h{self._gate_names[0]}_weight"]
@@ -188,8 +188,8 @@ class FusedRNNCell(BaseRNNCell):
 
     def unfuse(self) -> Any:
         """The same network as a SequentialRNNCell of unfused cells (same weight names)."""
-        from .composite_cell import BidirectionalCell, DropoutCell, SequentialRNNCell
-        from .rnn_cell import GRUCell, LSTMCell, RNNCell
+        from nnvmpy.rnn.composite_cell import BidirectionalCell, DropoutCell, SequentialRNNCell
+        from nnvmpy.rnn.rnn_cell import GRUCell, LSTMCell, RNNCell
 
         def make(prefix: str) -> BaseRNNCell:
             if self._mode == "lstm":

@@ -46,7 +46,7 @@ class FusedRNN(Initializer):
         self._forget_bias = forget_bias
 
     def _init_weight(self, desc: Any, arr: Any) -> None:
-        from .fused_cell import FusedRNNCell
+        from nnvmpy.rnn.fused_cell import FusedRNNCell
 
         cell = FusedRNNCell(
             self._num_hidden, self._num_layers, self._mode, self._bidirectional,

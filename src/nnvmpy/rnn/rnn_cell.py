@@ -131,7 +131,7 @@ class BaseRNNCell:
 
     def pack_weights(self, args: dict[str, Any]) -> dict[str, Any]:
         """Join per-gate weights and biases (unpack_weights' output) back into i2h/h2h."""
-        from .. import nd
+        from nnvmpy import nd
 
         args = dict(args)
         if not self._gate_names:
@@ -209,7 +209,7 @@ class LSTMCell(BaseRNNCell):
         params: Any = None,
         forget_bias: float = 1.0,
     ) -> None:
-        from ..initializer import LSTMBias
+        from nnvmpy.initializer import LSTMBias
 
         super().__init__(prefix=prefix, params=params)
         self._num_hidden = num_hidden

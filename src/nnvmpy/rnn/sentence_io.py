@@ -141,7 +141,7 @@ class BucketSentenceIter(DataIter):
 
     def reset(self) -> None:
         """Shuffle the batch order and the sentences within each bucket."""
-        from .. import nd
+        from nnvmpy import nd
 
         self.curr_idx = 0
         random.shuffle(self.idx)  # Python's and NumPy's global RNGs, as MXNet (seeded by tests)

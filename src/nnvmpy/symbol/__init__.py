@@ -39,7 +39,7 @@ def call_op(
     op: Op, args: tuple[Any, ...], kwargs: dict[str, Any], hint: str | None = None
 ) -> Symbol:
     """What every generated `nv.sym.<op>` does: compose a node (see compose.py)."""
-    from .compose import compose
+    from nnvmpy.symbol.compose import compose
 
     name = kwargs.pop("name", None)
     attr = kwargs.pop("attr", None)

@@ -16,7 +16,7 @@ from nnvmpy import _symbol_fluent as _symbol_fluent
 from nnvmpy.symbol.functions import arange as arange
 from nnvmpy.symbol import arith as arith
 from nnvmpy.symbol import attr_keys as attr_keys
-def call_op(op: Any, args: Any, kwargs: Any) -> Any: ...
+def call_op(op: Any, args: Any, kwargs: Any, hint: Any = ...) -> Any: ...
 from nnvmpy.symbol import compose as compose
 from nnvmpy.symbol import contrib as contrib
 from nnvmpy.symbol import debug as debug
@@ -31,7 +31,7 @@ from nnvmpy.symbol import linalg as linalg
 from nnvmpy.symbol.functions import linspace as linspace
 from nnvmpy.symbol.symbol import load as load
 from nnvmpy.symbol.symbol import load_json as load_json
-def make(op: Any) -> Any: ...
+def make(op: Any, prefix: Any = ...) -> Any: ...
 from nnvmpy.symbol.functions import maximum as maximum
 from nnvmpy.symbol.functions import minimum as minimum
 from nnvmpy.symbol.functions import ones as ones

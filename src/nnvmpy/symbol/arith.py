@@ -39,14 +39,14 @@ class SymbolTypeError(NNVMError, TypeError):
 
 def apply_op(op_name: str, hint: str, inputs: list[Any], **params: Any) -> Any:
     """Compose `op_name` on `inputs` with an MXNet-style default name `<hint><i>`."""
-    from ..registry import Op
-    from .compose import compose
+    from nnvmpy.registry import Op
+    from nnvmpy.symbol.compose import compose
 
     return compose(Op.get(op_name), inputs, params, None, hint=hint)
 
 
 def binary(kind: str, lhs: Any, rhs: Any) -> Any:
-    from .symbol import Symbol
+    from nnvmpy.symbol.symbol import Symbol
 
     same, same_hint, scalar, scalar_hint = _BINARY[kind]
     if isinstance(rhs, Symbol):

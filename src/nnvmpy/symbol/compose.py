@@ -170,8 +170,8 @@ def Variable(
     if wd_mult is not None:
         attrs["__wd_mult__"] = str(wd_mult)
     if dtype is not None:
-        from ..base import as_dtype
-        from ..passes.infer_type import dtype_to_flag
+        from nnvmpy.base import as_dtype
+        from nnvmpy.passes.infer_type import dtype_to_flag
 
         attrs["__dtype__"] = str(dtype_to_flag(as_dtype(dtype)))
     if init is not None:

@@ -9,7 +9,7 @@ from ..signature import sub_namespace
 
 
 def _make(op: Any) -> Any:
-    from . import make
+    from nnvmpy.symbol import make
 
     return make(op, "_contrib_")
 
@@ -25,7 +25,7 @@ __dir__ = _ops.module_dir
 def foreach(body: Any, data: Any, init_states: Any, name: str = "foreach") -> Any:
     """A `_foreach` node running body(data_slice, states) -> (outputs, states) over the
     first axis of data; returns (the stacked outputs, the final states)."""
-    from ..contrib.control_flow import sym_foreach
+    from nnvmpy.contrib.control_flow import sym_foreach
 
     return sym_foreach(body, data, init_states, name)
 
@@ -33,14 +33,14 @@ def foreach(body: Any, data: Any, init_states: Any, name: str = "foreach") -> An
 def while_loop(cond: Any, func: Any, loop_vars: Any, max_iterations: Any = None,
                name: str = "while_loop") -> Any:  # fmt: skip
     """A `_while_loop` node: (step outputs stacked to max_iterations rows, final loop_vars)."""
-    from ..contrib.control_flow import sym_while_loop
+    from nnvmpy.contrib.control_flow import sym_while_loop
 
     return sym_while_loop(cond, func, loop_vars, max_iterations, name)
 
 
 def cond(pred: Any, then_func: Any, else_func: Any, name: str = "cond") -> Any:
     """A `_cond` node running then_func's graph when pred is true, else else_func's."""
-    from ..contrib.control_flow import sym_cond
+    from nnvmpy.contrib.control_flow import sym_cond
 
     return sym_cond(pred, then_func, else_func, name)
 
@@ -53,9 +53,9 @@ def rand_zipfian(true_classes: Any, num_sampled: int, range_max: int) -> Any:
     rand_zipfian: num_sampled classes of [0, range_max) drawn with replacement from
     P(c) = (log(c + 2) - log(c + 1)) / log(range_max + 1) (int64), and num_sampled * P(c)
     of true_classes and of the samples (float64)."""
-    from ..ndarray.contrib import _check_zipfian_args, _zipfian_expected_count
-    from .random import uniform
-    from .symbol import Symbol
+    from nnvmpy.ndarray.contrib import _check_zipfian_args, _zipfian_expected_count
+    from nnvmpy.symbol.random import uniform
+    from nnvmpy.symbol.symbol import Symbol
 
     _check_zipfian_args("sym.contrib.rand_zipfian", true_classes, Symbol, num_sampled, range_max)
     log_range = math.log(range_max + 1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .symbol import Symbol
+    from nnvmpy.symbol.symbol import Symbol
 
 
 def symbol_debug_str(sym: Symbol) -> str:

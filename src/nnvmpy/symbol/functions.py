@@ -151,9 +151,9 @@ def split_v2(
     """Split along `axis` as numpy.split (op _split_v2): an int N gives N equal parts (the
     axis must divide; checked when shapes are inferred), a tuple of indices the parts
     between them."""
-    from ..base import NNVMError
-    from ..registry import Op
-    from .compose import compose
+    from nnvmpy.base import NNVMError
+    from nnvmpy.registry import Op
+    from nnvmpy.symbol.compose import compose
 
     if not isinstance(ary, Symbol):
         raise NNVMError(f"split_v2: ary must be a Symbol, got {type(ary).__name__}")
@@ -173,8 +173,8 @@ def split_v2(
 
 
 def _init_op(op_name: str, name: str | None = None, attr: Any = None, **params: Any) -> Any:
-    from ..registry import Op
-    from .compose import compose
+    from nnvmpy.registry import Op
+    from nnvmpy.symbol.compose import compose
 
     if "dtype" in params:
         params["dtype"] = np.dtype(params["dtype"]).name

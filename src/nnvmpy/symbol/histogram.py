@@ -18,7 +18,7 @@ def histogram(
     a: Symbol, bins: int | Symbol = 10, range: tuple[float, float] | None = None, **kwargs: Any
 ) -> Symbol:
     """Symbol of (counts, bin_edges) of a, as numpy.histogram (kwargs: name, attr)."""
-    from . import _internal
+    from nnvmpy.symbol import _internal
 
     if isinstance(bins, Symbol):
         return _internal._histogram(data=a, bins=bins, **kwargs)

@@ -8,7 +8,7 @@ from ..signature import sub_namespace
 
 
 def _make(op: Any) -> Any:
-    from . import make
+    from nnvmpy.symbol import make
 
     return make(op, "_image_")
 

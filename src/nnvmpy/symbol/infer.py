@@ -19,7 +19,7 @@ from ..graph.attrs import DTYPE, DTYPE_NUM_UNKNOWN_NODES, SHAPE, SHAPE_NUM_UNKNO
 from ..util import is_np_shape
 
 if TYPE_CHECKING:
-    from .symbol import Symbol
+    from nnvmpy.symbol.symbol import Symbol
 
 
 def _named(sym: Symbol, args: tuple[Any, ...], kwargs: dict[str, Any], what: str) -> dict[str, Any]:

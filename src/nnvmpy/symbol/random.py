@@ -186,7 +186,7 @@ pdf_dirichlet = pdf_function(_internal, "dirichlet", "alpha")
 
 
 def _make(op: Any) -> Any:
-    from . import make
+    from nnvmpy.symbol import make
 
     return make(op, "_random_")
 

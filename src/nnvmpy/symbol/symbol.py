@@ -167,7 +167,7 @@ class Symbol(SymbolArithmetic):
     # -- copies ---------------------------------------------------------------------------------
 
     def __copy__(self) -> Symbol:
-        from .compose import copy_heads
+        from nnvmpy.symbol.compose import copy_heads
 
         return Symbol(copy_heads(self._heads))
 
@@ -199,7 +199,7 @@ class Symbol(SymbolArithmetic):
 
     def _compose(self, *args: Symbol, **kwargs: Any) -> None:
         """Replace this graph's variables in place (positional: list_inputs() order)."""
-        from .compose import compose_graph
+        from nnvmpy.symbol.compose import compose_graph
 
         name = kwargs.pop("name", None)
         compose_graph(self, args, kwargs, name)
@@ -209,7 +209,7 @@ class Symbol(SymbolArithmetic):
         node = self._single_node()
         if node is None or node.op is None:
             raise NNVMError("_gen_atomic_symbol needs a symbol made by one op")
-        from .compose import compose
+        from nnvmpy.symbol.compose import compose
 
         return compose(node.op, [], dict(node.attrs.dict), node.name)
 
@@ -218,25 +218,25 @@ class Symbol(SymbolArithmetic):
     def infer_shape(self, *args: Any, **kwargs: Any) -> tuple[Any, Any, Any]:
         """(arg_shapes, out_shapes, aux_shapes), or (None, None, None) when some shape
         stays unknown. Shapes in and out use MXNet's convention: 0 is an unknown dim."""
-        from .infer import infer_shape
+        from nnvmpy.symbol.infer import infer_shape
 
         return infer_shape(self, args, kwargs, partial=False)
 
     def infer_shape_partial(self, *args: Any, **kwargs: Any) -> tuple[Any, Any, Any]:
         """Like infer_shape, but returns what is known: 0 dims, and () for unknown shapes."""
-        from .infer import infer_shape
+        from nnvmpy.symbol.infer import infer_shape
 
         return infer_shape(self, args, kwargs, partial=True)
 
     def infer_type(self, *args: Any, **kwargs: Any) -> tuple[Any, Any, Any]:
         """(arg_types, out_types, aux_types) as numpy types; all None when incomplete."""
-        from .infer import infer_type
+        from nnvmpy.symbol.infer import infer_type
 
         return infer_type(self, args, kwargs)
 
     def infer_type_partial(self, *args: Any, **kwargs: Any) -> tuple[Any, Any, Any]:
         """Like infer_type, but returns what is known (None for unknown types)."""
-        from .infer import infer_type
+        from nnvmpy.symbol.infer import infer_type
 
         return infer_type(self, args, kwargs, partial=True)
 
@@ -244,8 +244,8 @@ class Symbol(SymbolArithmetic):
 
     def tojson(self, remove_amp_cast: bool = True) -> str:
         """MXNet's symbol JSON (readable by MXNet 1.x's mx.sym.load_json)."""
-        from ..graph import Graph, apply_passes
-        from ..util import is_np_shape
+        from nnvmpy.graph import Graph, apply_passes
+        from nnvmpy.util import is_np_shape
 
         attrs = {"is_np_shape": 1} if is_np_shape() else {}
         graph = apply_passes(Graph(list(self._heads), attrs), ["SaveJSON"])
@@ -257,7 +257,7 @@ class Symbol(SymbolArithmetic):
 
     def debug_str(self) -> str:
         """The graph as text: outputs, then each variable and op with inputs and attributes."""
-        from .debug import symbol_debug_str
+        from nnvmpy.symbol.debug import symbol_debug_str
 
         return symbol_debug_str(self)
 
@@ -276,7 +276,7 @@ class Symbol(SymbolArithmetic):
         **kwargs: Any,
     ) -> Any:
         """Allocate every argument, gradient and auxiliary array from shapes, then bind."""
-        from ..executor import simple_bind
+        from nnvmpy.executor import simple_bind
 
         return simple_bind(
             self,
@@ -301,7 +301,7 @@ class Symbol(SymbolArithmetic):
         shared_exec: Any = None,
     ) -> Any:
         """An executor over arrays the caller owns (list in list_arguments order, or dict)."""
-        from ..executor import Executor
+        from nnvmpy.executor import Executor
 
         return Executor(self, ctx, args, args_grad, grad_req, aux_states, group2ctx, shared_exec)
 
@@ -310,7 +310,7 @@ class Symbol(SymbolArithmetic):
     ) -> Symbol:
         """This symbol rewritten by a graph backend: 'fuse' runs FusePointwise (one
         generated kernel per element-wise group; docs/fusion.md)."""
-        from ..fusion.api import optimize_for
+        from nnvmpy.fusion.api import optimize_for
 
         return optimize_for(self, backend, args, aux, ctx, **kwargs)
 
@@ -349,7 +349,7 @@ def entry_name(entry: NodeEntry) -> str:
 
 def load_json(json_str: str) -> Symbol:
     """A symbol from MXNet's JSON format (files saved by MXNet 1.x load too)."""
-    from ..graph import Graph, apply_passes
+    from nnvmpy.graph import Graph, apply_passes
 
     if not isinstance(json_str, str):
         raise NNVMError(f"load_json: expected a JSON string, got {type(json_str).__name__}")
@@ -389,11 +389,11 @@ def _with_source(e: NNVMError, source: str) -> NNVMError:
 def __getattr__(name: str) -> Any:
     """Names that moved to compose.py, still importable from here."""
     if name in ("compose", "Variable", "var", "Group"):
-        from . import compose
+        from nnvmpy.symbol import compose
 
         return getattr(compose, name)
     if name == "NameManager":
-        from ..name import NameManager
+        from nnvmpy.name import NameManager
 
         return NameManager
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

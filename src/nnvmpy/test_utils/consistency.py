@@ -27,7 +27,7 @@ def _smaller(dt1: Any, dt2: Any) -> np.dtype:
 
 
 def _symbols(sym: Any, ctx_list: Any) -> list[Any]:
-    from ..symbol import Symbol
+    from nnvmpy.symbol import Symbol
 
     if not isinstance(ctx_list, list | tuple) or len(ctx_list) < 2:
         raise NNVMError("check_consistency: ctx_list needs at least two simple_bind dicts")

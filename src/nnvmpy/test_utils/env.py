@@ -50,7 +50,7 @@ def environment(*args: Any) -> Iterator[None]:
     try:
         yield
     finally:
-        from .. import nd
+        from nnvmpy import nd
 
         try:
             nd.waitall()
@@ -121,7 +121,7 @@ def retry(n: int) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
 
 def same_array(array1: Any, array2: Any) -> bool:
     """True when two NDArrays share memory: a change through one shows through the other."""
-    from .compare import same
+    from nnvmpy.test_utils.compare import same
 
     before = array2.asnumpy()
     array1 += 1

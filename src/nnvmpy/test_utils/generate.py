@@ -84,7 +84,7 @@ def rand_ndarray(
     ctx: Context | None = None,
 ) -> Any:
     """A standard-normal NDArray of `shape` on `ctx` (dense storage only)."""
-    from .. import nd
+    from nnvmpy import nd
 
     if stype != "default":
         raise NNVMError(
@@ -194,6 +194,6 @@ def assign_each2(
 
 def list_gpus() -> range:
     """range(number of GPUs)."""
-    from ..base import num_gpus
+    from nnvmpy.base import num_gpus
 
     return range(num_gpus())

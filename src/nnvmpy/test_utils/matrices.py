@@ -35,7 +35,7 @@ def _size(where: str, n: Any) -> int:
 
 def create_2d_tensor(rows: int, columns: int, dtype: Any = np.int64) -> Any:
     """A (rows, columns) NDArray whose row i is filled with i."""
-    from .. import nd
+    from nnvmpy import nd
 
     rows, columns = _size("create_2d_tensor", rows), _size("create_2d_tensor", columns)
     column = nd.arange(0, rows, dtype=dtype).reshape((rows, 1))
@@ -44,14 +44,14 @@ def create_2d_tensor(rows: int, columns: int, dtype: Any = np.int64) -> Any:
 
 def create_vector(size: int, dtype: Any = np.int64) -> Any:
     """The NDArray [0, 1, ..., size - 1]."""
-    from .. import nd
+    from nnvmpy import nd
 
     return nd.arange(0, _size("create_vector", size), dtype=dtype)
 
 
 def get_identity_mat(size: int) -> Any:
     """The (size, size) float32 identity matrix as an NDArray."""
-    from .. import nd
+    from nnvmpy import nd
 
     return nd.array(np.eye(_size("get_identity_mat", size), dtype=np.float32))
 
@@ -59,7 +59,7 @@ def get_identity_mat(size: int) -> Any:
 def get_identity_mat_batch(size: int) -> Any:
     """A batch of two (size, size) float32 identity matrices, shape (2, size, size), as
     MXNet's batched linear-algebra tests use it."""
-    from .. import nd
+    from nnvmpy import nd
 
     eye = np.eye(_size("get_identity_mat_batch", size), dtype=np.float32)
     return nd.array(np.stack([eye, eye]))

@@ -59,7 +59,7 @@ def check_op(
     _check_req_add(op, attrs, inputs, out_shapes, out_types, ref, rng)
     _check_inplace(op, attrs, inputs, out_shapes, out_types, ref)
     if grad and op.has_attr("FGradient"):
-        from .. import sym as symbol_api
+        from nnvmpy import sym as symbol_api
 
         variables = [symbol_api.Variable(f"x{i}") for i in range(n_in)]
         s = getattr(symbol_api if not name.startswith("_") else symbol_api._internal, name)(
@@ -181,8 +181,8 @@ def _run_compute(
     req: OpReqType,
     outputs: list[Any] | None = None,
 ) -> list:
-    from ..engine import RunContext
-    from ..resource import OpContext, get_resource
+    from nnvmpy.engine import RunContext
+    from nnvmpy.resource import OpContext, get_resource
 
     compute = op.get_attr(fcompute("cpu"))
     if compute is None:

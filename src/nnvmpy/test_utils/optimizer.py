@@ -31,7 +31,7 @@ def compare_ndarray_tuple(t1: Any, t2: Any, rtol: Any = None, atol: Any = None) 
 
 
 def _uniform(shape: Any, dtype: Any) -> Any:
-    from .. import random
+    from nnvmpy import random
 
     return random.uniform(shape=shape, ctx=default_context(), dtype=dtype)
 

@@ -55,7 +55,7 @@ def get_cuda_compute_capability(ctx: Context) -> int:
             f"get_cuda_compute_capability: expects a gpu context, got {ctx!r} "
             f"(current context {current_context()})"
         )
-    from ..base import num_gpus
+    from nnvmpy.base import num_gpus
 
     count = num_gpus()
     if ctx.device_id >= count:

@@ -91,7 +91,7 @@ def bind(
 
     `grads` gives the starting gradient arrays; None gives zeros for every argument.
     """
-    from .. import nd
+    from nnvmpy import nd
 
     ctx = ctx or default_context()
     args = {k: nd.array(v, ctx, dtype=v.dtype) for k, v in loc.items()}
@@ -361,7 +361,7 @@ def check_speed(
     Without `location`, the argument shapes come from `kwargs` (as simple_bind's) and the
     values are standard normal.
     """
-    from .. import nd
+    from nnvmpy import nd
 
     if typ not in ("whole", "forward"):
         raise NNVMError(f"check_speed: typ expects 'whole' or 'forward', got {typ!r}")

@@ -128,7 +128,7 @@ class SVRGModule(Module):
     ) -> None:
         """Module.init_optimizer with `optimizer` wrapped in an _SVRGOptimizer, and the
         KVStore keys `<name>_full` that sum the full gradients over the devices."""
-        from ... import nd
+        from nnvmpy import nd
 
         if self.optimizer_initialized and not force_init:
             self.logger.warning("SVRGModule.init_optimizer: already initialized, ignoring")
@@ -152,7 +152,7 @@ class SVRGModule(Module):
     def update_full_grads(self, train_data: Any) -> None:
         """Snapshot the weights and average the snapshot's gradient over all of `train_data`
         (reset before and after)."""
-        from ... import nd
+        from nnvmpy import nd
 
         self._require("update_full_grads", bound=True, params=True)
         if not self._mod_aux.binded:
@@ -253,7 +253,7 @@ class SVRGModule(Module):
         prefix: str, epoch: int, load_optimizer_states: bool = False, **kwargs: Any
     ) -> SVRGModule:
         """An SVRGModule from save_checkpoint's files (update_freq in kwargs, default 1)."""
-        from ...model import load_checkpoint
+        from nnvmpy.model import load_checkpoint
 
         sym, arg, aux = load_checkpoint(prefix, epoch)
         kwargs.setdefault("update_freq", 1)

@@ -273,7 +273,7 @@ class _TokenEmbedding(Vocabulary):
                     f"{cls.__name__}: pre-trained file {pretrained_file_name!r} not found at "
                     f"{path!r} (nnvmpy does not download embeddings: place the file there)"
                 )
-            from ...test_utils.download import download
+            from nnvmpy.test_utils.download import download
 
             url = f"{cls.repo_url.rstrip('/')}/{cls.namespace}/{pretrained_file_name}"
             logging.info("embedding: fetching %s", url)

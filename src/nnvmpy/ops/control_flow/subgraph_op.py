@@ -180,7 +180,7 @@ def create_loop_state(attrs: NodeAttrs, ctx: Any, shapes: Any, dtypes: Any) -> L
 def backward_node_gradient(backward_op: str) -> Callable[[Node, list[NodeEntry]], list[NodeEntry]]:
     """FGradient: one `backward_op` node reading every output gradient, then every forward
     input; it shares the forward node's parsed attributes (and so its subgraphs)."""
-    from ...graph.grad import grads_all_zero, make_zero_grad_nodes
+    from nnvmpy.graph.grad import grads_all_zero, make_zero_grad_nodes
 
     def gradient(node: Node, ograds: list[NodeEntry]) -> list[NodeEntry]:
         if grads_all_zero(ograds):

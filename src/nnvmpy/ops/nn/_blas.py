@@ -146,7 +146,7 @@ def _load_mkl(path: str) -> Library:
     layer = _MKL_THREADING_GNU
     # idle team threads spin briefly, then sleep (read when libgomp starts: see
     # nnvmpy.threads.openmp_wait)
-    from ... import threads
+    from nnvmpy import threads
 
     threads.openmp_wait()
     if os.environ.get("MKL_THREADING_LAYER", "GNU").upper() == "GNU":
@@ -211,7 +211,7 @@ def load(name: str) -> Library | None:
                 _loaded[name] = None if path is None else _load_mkl(path)
                 lib = _loaded[name]
                 if lib is not None and lib.set_threads is not None:
-                    from ... import threads
+                    from nnvmpy import threads
 
                     # MKL's default is its count of physical cores, not our budget
                     threads.register_blas_setter(lib.set_threads)

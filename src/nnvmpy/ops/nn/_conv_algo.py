@@ -47,7 +47,7 @@ _loaded_from: str | None = None
 def eligible(s: Any, dtype: Any) -> bool:
     """A 2-D 3x3 stride-1 undilated convolution with padding <= 2, float32/64, not
     depthwise (its direct loops are cheaper than any GEMM): Winograd can run."""
-    from ._conv_winograd import supported
+    from nnvmpy.ops.nn._conv_winograd import supported
 
     win = s.win
     return (
@@ -238,7 +238,7 @@ def _decide(kind: str, s: Any, dtype: Any, decide: Callable[[], str]) -> str:
 
 
 def _budget(s: Any) -> int:
-    from ._conv_cpu import MAX_WORKSPACE_BYTES
+    from nnvmpy.ops.nn._conv_cpu import MAX_WORKSPACE_BYTES
 
     return min(s.workspace_mb << 20, MAX_WORKSPACE_BYTES)
 
@@ -272,7 +272,7 @@ def _name(tile: int) -> str:
 def _names(s: Any, dtype: Any, winograd: tuple[str, ...]) -> tuple[str, ...]:
     """The candidates: 'gemm', the Winograd ones, and IM2COL where 'gemm' means the
     shifted GEMMs (else they are one)."""
-    from . import _conv_shift
+    from nnvmpy.ops.nn import _conv_shift
 
     im2col = (IM2COL,) if _conv_shift.supported(s, dtype) else ()
     return ("gemm", *winograd, *im2col)
@@ -307,7 +307,7 @@ def _forward_algo(s: Any, x: Any, w: Any, bias: Any, res: Any, training: bool) -
     names = _names(s, x.dtype, ("winograd2",) if training else ("winograd2", "winograd4"))
 
     def build() -> dict[str, Callable[[], None]]:
-        from . import _conv_cpu, _conv_winograd
+        from nnvmpy.ops.nn import _conv_cpu, _conv_winograd
 
         scratch = np.empty((s.n, s.f, 1, s.win.ho, s.win.wo), x.dtype)
         write = _conv_cpu.OpReqType.kWriteTo
@@ -353,7 +353,7 @@ def _backward_data_algo(s: Any, dy: Any, w: Any, res: Any) -> str:
     names = _names(s, dy.dtype, ("winograd2",))
 
     def build() -> dict[str, Callable[[], None]]:
-        from . import _conv_cpu, _conv_winograd
+        from nnvmpy.ops.nn import _conv_cpu, _conv_winograd
 
         scratch = np.empty((s.n, s.c, 1, s.h, s.w), dy.dtype)
         write, null = _conv_cpu.OpReqType.kWriteTo, _conv_cpu.OpReqType.kNullOp
@@ -400,7 +400,7 @@ def _backward_weight_algo(s: Any, dy: Any, x: Any, w: Any, res: Any) -> str:
     names = _names(s, dy.dtype, ("winograd2",))
 
     def build() -> dict[str, Callable[[], None]]:
-        from . import _conv_cpu, _conv_winograd
+        from nnvmpy.ops.nn import _conv_cpu, _conv_winograd
 
         scratch = np.empty((s.f, s.cg, 1, 3, 3), dy.dtype)
         write, null = _conv_cpu.OpReqType.kWriteTo, _conv_cpu.OpReqType.kNullOp

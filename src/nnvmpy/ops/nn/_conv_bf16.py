@@ -116,7 +116,7 @@ def forward(
     wb = w_bits.reshape(s.f, s.rows)
     after: After = None
     if epilogue is not None:
-        from .inference import apply_epilogue
+        from nnvmpy.ops.nn.inference import apply_epilogue
 
         residual, relu = epilogue
         out3 = out.reshape(s.n, s.f, s.hw)

@@ -405,7 +405,7 @@ def _forward_one_image(
         if after is not None:
             after(0, s.f, (y0 * wo, y1 * wo), False)
         elif has_bias:
-            from .inference import apply_epilogue
+            from nnvmpy.ops.nn.inference import apply_epilogue
 
             apply_epilogue(None, out3, beta, None, False, (0, s.f), (y0 * wo, y1 * wo))
 
@@ -478,7 +478,7 @@ def _forward_epilogue(
     shifted: bool = True,
 ) -> None:
     """out = relu?(conv(x, w) + bias + residual): see `forward`."""
-    from .inference import apply_epilogue
+    from nnvmpy.ops.nn.inference import apply_epilogue
 
     out3 = out.reshape(s.n, s.f, s.hw)
     res3 = None if residual is None else residual.reshape(s.n, s.f, s.hw)

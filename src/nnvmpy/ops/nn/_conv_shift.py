@@ -47,7 +47,7 @@ class _Layout:
 
 
 def _chunk(s: Any, itemsize: int, per_image_rows: int) -> int:
-    from ._conv_cpu import MAX_WORKSPACE_BYTES, TARGET_COLUMNS
+    from nnvmpy.ops.nn._conv_cpu import MAX_WORKSPACE_BYTES, TARGET_COLUMNS
 
     plane = (s.h + 2 * s.win.ph) * (s.w + 2 * s.win.pw)
     budget = min(s.workspace_mb << 20, MAX_WORKSPACE_BYTES)

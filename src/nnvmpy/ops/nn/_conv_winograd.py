@@ -703,8 +703,8 @@ def _split(n: int, work: int, fn: Any, *args: Any) -> None:
     if work < PARALLEL_CUTOFF or n < 2:
         fn(*args, 0, n)
         return
-    from ... import threads
-    from .._numpy_fast import _get_pool, _workers
+    from nnvmpy import threads
+    from nnvmpy.ops._numpy_fast import _get_pool, _workers
 
     with threads.region(_workers()) as k:
         k = min(k, n)
@@ -727,7 +727,7 @@ def _team(n: int, work: int, fn: Any, *args: Any) -> None:
     if twin is None or work < PARALLEL_CUTOFF or n < 2 or not _lanes.one_openmp():
         _split(n, work, fn, *args)
         return
-    from ... import threads
+    from nnvmpy import threads
 
     with threads.region() as k:
         twin(*args, 0, n, min(k, n))
@@ -1018,7 +1018,7 @@ def _weight_grad_block(
 
 
 def _budget(s: Any) -> int:
-    from ._conv_cpu import MAX_WORKSPACE_BYTES
+    from nnvmpy.ops.nn._conv_cpu import MAX_WORKSPACE_BYTES
 
     return min(s.workspace_mb << 20, MAX_WORKSPACE_BYTES)
 
@@ -1027,7 +1027,7 @@ def forward(
     s: Any, x: Any, w: Any, bias: Any, out: Any, add: bool, res: Any, epilogue: Any, m: int
 ) -> None:
     """_conv_cpu.forward's Winograd branch: out (=|+=) [relu?](conv + bias [+ residual])."""
-    from ._conv_cpu import planar
+    from nnvmpy.ops.nn._conv_cpu import planar
 
     residual, relu = epilogue if epilogue is not None else (None, False)
     conv3x3(
@@ -1038,7 +1038,7 @@ def forward(
 
 def backward_weight(s: Any, dy: Any, x: Any, dw: Any, add: bool, res: Any, m: int) -> None:
     """dw (=|+=) the filter gradient (see `weight_grad3x3`)."""
-    from ._conv_cpu import planar
+    from nnvmpy.ops.nn._conv_cpu import planar
 
     pad = (s.win.ph, s.win.pw)
     weight_grad3x3(planar(x), planar(dy), planar(dw), pad, s.groups, add, res, _budget(s), m)
@@ -1047,7 +1047,7 @@ def backward_weight(s: Any, dy: Any, x: Any, dw: Any, add: bool, res: Any, m: in
 def backward_data(s: Any, dy: Any, w: Any, dx: Any, add: bool, res: Any, m: int) -> None:
     """dx (=|+=) the data gradient: dy convolved with the flipped, transposed filter,
     padding 2 - p (a 3x3 stride-1 convolution again)."""
-    from ._conv_cpu import planar
+    from nnvmpy.ops.nn._conv_cpu import planar
 
     pad = (2 - s.win.ph, 2 - s.win.pw)
     conv3x3(

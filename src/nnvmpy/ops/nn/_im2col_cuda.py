@@ -158,7 +158,7 @@ def forward(
     ctx: Any, name: str, s: Any, x: Any, w: Any, bias: Any, out: Any, mode: int, res: Any
 ) -> None:
     """out (=|+=) conv(x, w) + bias for ConvShape s; mode is WRITE or ADD (not NULL)."""
-    from ..matrix import gemm
+    from nnvmpy.ops.matrix import gemm
 
     has_bias = bias is not None
     if s.pointwise:
@@ -188,7 +188,7 @@ def backward(
     res: Any,
 ) -> None:  # fmt: skip
     """dx and dw (=|+=) per modes[0], modes[1] (NULL skips one); the bias is the caller's."""
-    from ..matrix import gemm
+    from nnvmpy.ops.matrix import gemm
 
     mode_x, mode_w = modes[0], modes[1]
     if s.pointwise and mode_x != NULL:

@@ -33,7 +33,7 @@ def parts(items: int) -> int:
     lib = _blas.active()
     if items < 2 or lib is None or lib.set_local is None:
         return 1
-    from ... import threads
+    from nnvmpy import threads
 
     return max(1, min(threads.budget(), items))
 
@@ -60,8 +60,8 @@ def run(n_parts: int, work: Callable[[int], None]) -> None:
     if n_parts <= 1:
         work(0)
         return
-    from ... import threads
-    from .._numpy_fast import _get_pool
+    from nnvmpy import threads
+    from nnvmpy.ops._numpy_fast import _get_pool
 
     lib = _blas.active()
     set_local = None if lib is None else lib.set_local

@@ -67,7 +67,7 @@ def _lstm_cell(
     Two numba passes and three NumPy ufuncs where the expression form took ~17 passes
     and temporaries; the gate arithmetic is single-threaded, so it is wall time."""
     hid = c.shape[1]
-    from ._lstm_cpu_kernels import lstm_post, lstm_pre  # numba: imported on first use
+    from nnvmpy.ops.nn._lstm_cpu_kernels import lstm_post, lstm_pre  # numba: imported on first use
 
     lstm_pre(g, hh_t, bias, scale)
     np.tanh(g, out=g)
@@ -184,7 +184,7 @@ def backward_direction(
     """(dx, dh0, dc0) of one direction; writes the weight gradients into gw's views
     (each view belongs to this layer and direction alone, so the caller need not zero
     them: the GEMMs write the parameter gradient in place, no temporaries)."""
-    from ._lstm_cpu_kernels import lstm_step_back  # numba: imported on first use
+    from nnvmpy.ops.nn._lstm_cpu_kernels import lstm_step_back  # numba: imported on first use
 
     steps, batch = x.shape[:2]
     hid, mode = lay.hidden, lay.mode

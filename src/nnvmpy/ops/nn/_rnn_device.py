@@ -69,7 +69,7 @@ class Device:
         self.ctx, self.dtype, self.cpu = ctx, like.dtype, is_cpu(like)
         self.cuda = None
         if not self.cpu:
-            from ..matrix import bind_cuda
+            from nnvmpy.ops.matrix import bind_cuda
 
             self.cuda = bind_cuda(_OP)
         self.stream = getattr(getattr(ctx, "run_ctx", None), "stream", None) or 0

@@ -354,7 +354,7 @@ def _launch(
         return
     from numba import config
 
-    from ...kernel.cuda import launch_config
+    from nnvmpy.kernel.cuda import launch_config
 
     per_channel = max(data.size // max(C, 1), 1)
     simulated = config.ENABLE_CUDASIM  # type: ignore[attr-defined]

@@ -168,7 +168,7 @@ def conv_shape(
     p supplies kernel, stride, dilate, num_group and workspace; `pad` overrides p.pad
     (Deconvolution's target_shape padding). Imported lazily: it loads the CPU kernels.
     """
-    from ._conv_cpu import ConvShape, DepthWindow
+    from nnvmpy.ops.nn._conv_cpu import ConvShape, DepthWindow
 
     (kd, kh, kw), (sd, sh, sw) = to_3d(p.kernel, 1), to_3d(p.stride, 1)
     (pd, ph, pw), (dd, dh, dw) = to_3d(p.pad if pad is None else pad, 0), to_3d(p.dilate, 1)
@@ -277,7 +277,7 @@ def forward_cpu(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
     """FCompute<cpu> of Convolution (and Convolution_v1)."""
-    from . import _conv_cpu
+    from nnvmpy.ops.nn import _conv_cpu
 
     def run(ins: list[Any], reqs: list[Any], outs: list[Any]) -> None:
         bias = None if p.no_bias else ins[2]
@@ -305,7 +305,7 @@ def forward_epilogue(
     CPU: the bias, the residual and relu are applied chunk by chunk of images right after
     the GEMMs wrote them (_conv_cpu.forward); GPU: one pass after the kernel.
     """
-    from .inference import apply_epilogue
+    from nnvmpy.ops.nn.inference import apply_epilogue
 
     n = len(inputs) - int(epilogue.residual)
     if req[0] == OpReqType.kNullOp:
@@ -317,7 +317,7 @@ def forward_epilogue(
         residual = inputs[n] if epilogue.residual else None
         apply_epilogue(ctx, outputs[0], None, residual, epilogue.relu)
         return
-    from . import _conv_cpu
+    from nnvmpy.ops.nn import _conv_cpu
 
     def run(ins: list[Any], reqs: list[Any], outs: list[Any]) -> None:
         bias = None if p.no_bias else ins[2]
@@ -339,7 +339,7 @@ def backward_cpu(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
     """FCompute<cpu> of _backward_Convolution: (ograd, data, weight) -> gradients."""
-    from . import _conv_cpu
+    from nnvmpy.ops.nn import _conv_cpu
 
     def run(ins: list[Any], reqs: list[Any], outs: list[Any]) -> None:
         dy, x, w = (as_5d(a) for a in ins)
@@ -355,8 +355,8 @@ def forward_gpu(
 ) -> None:
     """FCompute<gpu> of Convolution: im2col + GEMM, or the direct kernel for depthwise and
     tiny convolutions (the rule: _im2col_cuda.use_gemm)."""
-    from . import _im2col_cuda
-    from ._conv_cuda import conv_forward, geometry
+    from nnvmpy.ops.nn import _im2col_cuda
+    from nnvmpy.ops.nn._conv_cuda import conv_forward, geometry
 
     name = op_name(attrs, "Convolution")
     p, mode = attrs.parsed, req_code(name, req[0])
@@ -380,8 +380,8 @@ def backward_gpu(
 ) -> None:
     """FCompute<gpu> of _backward_Convolution: data and weight gradients as GEMMs around
     im2col/col2im (or the direct kernels, as forward_gpu decides), a bias channel sum."""
-    from . import _im2col_cuda
-    from ._conv_cuda import channel_sum, conv_data_grad, conv_weight_grad, geometry
+    from nnvmpy.ops.nn import _im2col_cuda
+    from nnvmpy.ops.nn._conv_cuda import channel_sum, conv_data_grad, conv_weight_grad, geometry
 
     name, p = op_name(attrs, "_backward_Convolution"), attrs.parsed
     check_float_dtype(name, "data", inputs[1].dtype, gpu=True)
@@ -401,7 +401,7 @@ def backward_gpu(
 
 
 def _conv_bf16() -> Any:
-    from . import _conv_bf16
+    from nnvmpy.ops.nn import _conv_bf16
 
     return _conv_bf16
 

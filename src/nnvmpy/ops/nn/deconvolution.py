@@ -257,7 +257,7 @@ def forward_cpu_with(
     p: Any, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
     """out (=|+=) deconv(x, w) (+ bias) for parsed parameters p (UpSampling's bilinear too)."""
-    from . import _conv_cpu, _im2col
+    from nnvmpy.ops.nn import _conv_cpu, _im2col
 
     def run(ins: list[Any], reqs: list[Any], outs: list[Any]) -> None:
         out = as_5d(outs[0])
@@ -276,7 +276,7 @@ def backward_cpu_with(
     p: Any, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
     """(ograd, data, weight) -> d data, d weight[, d bias] per req, on the CPU."""
-    from . import _conv_cpu
+    from nnvmpy.ops.nn import _conv_cpu
 
     def run(ins: list[Any], reqs: list[Any], outs: list[Any]) -> None:
         dy, x, w = (as_5d(a) for a in ins)
@@ -299,7 +299,7 @@ def forward_gpu_with(
     p: Any, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any], name: str
 ) -> None:
     """The GPU forward: Convolution's data-gradient body, one output element per item."""
-    from ._conv_cuda import conv_data_grad, geometry
+    from nnvmpy.ops.nn._conv_cuda import conv_data_grad, geometry
 
     check_float_dtype(name, "data", inputs[0].dtype, gpu=True)
     mode = req_code(name, req[0])
@@ -315,7 +315,7 @@ def backward_gpu_with(
     p: Any, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any], name: str
 ) -> None:
     """The GPU backward: Convolution's forward and weight-gradient bodies, a bias sum."""
-    from ._conv_cuda import channel_sum, conv_forward, conv_weight_grad, geometry
+    from nnvmpy.ops.nn._conv_cuda import channel_sum, conv_forward, conv_weight_grad, geometry
 
     check_float_dtype(name, "data", inputs[1].dtype, gpu=True)
     dy, x, w = inputs

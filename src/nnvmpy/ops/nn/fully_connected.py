@@ -146,7 +146,7 @@ def _fc_forward_bf16(ctx: Any, out: Any, req: Any, x: Any, w_bits: Any, bias: An
     mode = req_mode("FullyConnected", req)
     if mode is None:
         return
-    from . import _bf16
+    from nnvmpy.ops.nn import _bf16
 
     _bf16.gemm(_bf16.round_to_bits(x), w_bits.T, out, 1.0 if mode == "add" else 0.0)
     if bias is not None:

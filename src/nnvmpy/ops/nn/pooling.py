@@ -298,7 +298,7 @@ def forward_cpu(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
     """FCompute<cpu> of Pooling (and Pooling_v1)."""
-    from . import _pool_cpu
+    from nnvmpy.ops.nn import _pool_cpu
 
     def run(ins: list[Any], reqs: list[Any], outs: list[Any]) -> None:
         if reqs[0] == OpReqType.kNullOp and (len(outs) < 2 or reqs[1] == OpReqType.kNullOp):
@@ -337,7 +337,7 @@ def backward_cpu(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
     """FCompute<cpu> of _backward_Pooling: (ograd, data, output[, mask]) -> d data."""
-    from . import _pool_cpu
+    from nnvmpy.ops.nn import _pool_cpu
 
     def run(ins: list[Any], reqs: list[Any], outs: list[Any]) -> None:
         use_mask = len(ins) > 3
