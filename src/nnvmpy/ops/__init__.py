@@ -54,6 +54,7 @@ from . import (  # noqa: F401 - imported for their registrations
     pad,
     pick,
     quadratic,
+    quantization,
     random,
     ravel,
     reduce,

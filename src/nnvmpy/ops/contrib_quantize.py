@@ -99,10 +99,13 @@ def quantize_np(p: Any, data: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> lis
     x = data.astype(np.float64)
     if p.out_type == "uint8":
         lo64, hi64 = np.float64(lo[0]), np.float64(hi[0])
-        q = np.clip((x - lo64) * 255.0 / (hi64 - lo64) + 0.5, 0, 255).astype(np.uint8)
+        width = hi64 - lo64  # an empty range (a constant tensor) maps everything to 0
+        scale = 255.0 / width if width > 0 else 0.0
+        q = np.clip((x - lo64) * scale + 0.5, 0, 255).astype(np.uint8)
         return [q, lo.astype(np.float32), hi.astype(np.float32)]
     r = _real_range(lo, hi)
-    magnitude = np.minimum(np.abs(x) * (127.0 / r) + 0.5, 127.0).astype(np.int8)
+    scale = 127.0 / r if r > 0 else 0.0  # an all-zero tensor (a fresh bias) stays zero
+    magnitude = np.minimum(np.abs(x) * scale + 0.5, 127.0).astype(np.int8)
     q = (np.sign(x) * magnitude).astype(np.int8)
     return [q, np.array([-r], np.float32), np.array([r], np.float32)]
 

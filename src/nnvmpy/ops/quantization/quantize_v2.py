@@ -1,0 +1,131 @@
+"""quantize_v2: float32 -> int8/uint8 with the range calibrated or found in the data.
+
+`_contrib_quantize_v2(data, out_type='int8', min_calib_range=None, max_calib_range=None)`
+-> (q, min_output, max_output). The range is (min_calib_range, max_calib_range) when both
+are given, otherwise the data's own min and max. Then, as MXNet documents:
+
+- int8 (zero stays zero): r = MaxAbs(min, max), q = sign(x) * min(|x| * 127 / r + 0.5,
+  127), truncated; the range becomes (-r, r);
+- uint8: q = (x - min) * 255 / (max - min) + 0.5, clipped to [0, 255] and truncated; the
+  range passes through;
+- auto: uint8 when min_calib_range >= 0 is given, int8 otherwise.
+
+Data that is already int8/uint8 passes through unchanged, with the calibrated range, or
+the type's own (-127, 127) / (0, 255) without one. Forward only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...attrs import FCompute_cpu, FCompute_gpu, FGradient, FInferShape, FInferType, FListInputNames
+from ...graph.grad import make_zero_grad_nodes
+from ...infer import shape_assign, type_assign
+from ...param import Parameter, field
+from ...registry import NodeAttrs, register_op
+from ..contrib_bbox import host_compute
+from ._common import F32, INT8, UINT8, all_known, check_quantized
+from .requantize import calibrated, out_dtype
+
+OP = "_contrib_quantize_v2"
+
+
+class QuantizeV2Param(Parameter):
+    out_type = field(
+        str,
+        default="int8",
+        enum=["auto", "int8", "uint8"],
+        describe="Output data type. `auto` can be specified to automatically determine "
+        "output type according to min_calib_range.",
+    )
+    min_calib_range = field(
+        float,
+        optional=True,
+        describe="The minimum scalar value in the form of float32. If present, it will be "
+        "used to quantize the fp32 data into int8 or uint8.",
+    )
+    max_calib_range = field(
+        float,
+        optional=True,
+        describe="The maximum scalar value in the form of float32. If present, it will be "
+        "used to quantize the fp32 data into int8 or uint8.",
+    )
+
+
+def _passthrough(p: Any, data: np.ndarray) -> list[np.ndarray]:
+    if calibrated(p):
+        lo, hi = p.min_calib_range, p.max_calib_range
+    else:
+        lo, hi = (0.0, 255.0) if data.dtype == UINT8 else (-127.0, 127.0)
+    return [data.copy(), np.array([lo], F32), np.array([hi], F32)]
+
+
+def quantize_v2_np(p: Any, data: np.ndarray) -> list[np.ndarray]:
+    if data.dtype in (INT8, UINT8):
+        return _passthrough(p, data)
+    if calibrated(p):
+        lo, hi = np.float32(p.min_calib_range), np.float32(p.max_calib_range)
+    elif data.size:
+        lo, hi = np.float32(data.min()), np.float32(data.max())
+    else:
+        lo = hi = np.float32(0.0)
+    x = data.astype(np.float64)
+    if out_dtype(p) == INT8:
+        r = max(abs(float(lo)), abs(float(hi)))
+        scale = 127.0 / r if r > 0 else 0.0
+        q = np.sign(x) * np.trunc(np.minimum(np.abs(x) * scale + 0.5, 127.0))
+        return [q.astype(INT8), np.array([-r], F32), np.array([r], F32)]
+    width = float(hi) - float(lo)
+    scale = 255.0 / width if width > 0 else 0.0
+    q = np.clip((x - float(lo)) * scale + 0.5, 0.0, 255.0).astype(UINT8)
+    return [q, np.array([lo], F32), np.array([hi], F32)]
+
+
+def _shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
+    shape_assign(out_shapes, 0, in_shapes[0], f"{OP}: output 0")
+    shape_assign(in_shapes, 0, out_shapes[0], f"{OP}: input 'data'")
+    for j in (1, 2):
+        shape_assign(out_shapes, j, (1,), f"{OP}: output {j}")
+    return all_known(in_shapes, out_shapes)
+
+
+def _type(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any]) -> bool:
+    data = in_types[0]
+    check_quantized(OP, "data", data, (F32, INT8, UINT8))
+    if data is None:
+        return False
+    out = np.dtype(data) if np.dtype(data) in (INT8, UINT8) else out_dtype(attrs.parsed)
+    type_assign(out_types, 0, out, f"{OP}: output 0")
+    type_assign(out_types, 1, F32, f"{OP}: output 1 (min_output)")
+    return type_assign(out_types, 2, F32, f"{OP}: output 2 (max_output)")
+
+
+_compute = host_compute(OP, quantize_v2_np)
+op = (
+    register_op(OP)
+    .describe(
+        "Quantize a input tensor from float to `out_type`, with user-specified "
+        "`min_calib_range` and `max_calib_range` or the input range collected at runtime."
+        "\n\nWhen out_type is `uint8`: `out[i] = (in[i] - min_range) * 255 / (max_range - "
+        "min_range) + 0.5`, clipped to [0, 255].\n\n"
+        "When out_type is `int8` (zero stays zero): `out[i] = sign(in[i]) * min(abs(in[i]) "
+        "* scale + 0.5, 127)`, where `scale = 127 / MaxAbs(min_range, max_range)`.\n\n"
+        "When out_type is `auto`, the output type is uint8 if min_calib_range >= 0 is "
+        "given, int8 otherwise. Input that is already int8/uint8 passes through.\n\n"
+        ".. Note::\n    This operator only supports forward propagation. DO NOT use it in "
+        "training.\n"
+    )
+    .set_attr_parser(QuantizeV2Param)
+    .set_num_inputs(1)
+    .set_num_outputs(3)
+    .set_attr(FListInputNames, lambda attrs: ["data"])
+    .set_attr(FInferShape, _shape)
+    .set_attr(FInferType, _type)
+    .set_attr(FCompute_cpu, _compute)
+    .set_attr(FCompute_gpu, _compute)
+    .set_attr(FGradient, make_zero_grad_nodes)
+    .add_argument("data", "NDArray-or-Symbol", "A ndarray/symbol of type `float32`")
+    .add_arguments(QuantizeV2Param.fields())
+)

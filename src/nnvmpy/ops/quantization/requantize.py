@@ -1,0 +1,138 @@
+"""requantize: an int32 accumulator (quantized FC / conv output) back to 8 bits.
+
+`_contrib_requantize(data, min_range, max_range, out_type='int8', min_calib_range=None,
+max_calib_range=None)` -> (q, min_output, max_output). The int32 codes stand for
+code * MaxAbs(min_range, max_range) / (2^31 - 1). The new range is the calibrated one
+when min_calib_range and max_calib_range are given, otherwise the largest magnitude the
+data actually holds; r = MaxAbs of it, then as quantize does:
+
+- int8: q = sign(x) * min(|x| * 127 / r + 0.5, 127), truncated; range (-r, r);
+- uint8: q = clip(x * 255 / r + 0.5, 0, 255), truncated; range (0, r);
+- auto: uint8 when min_calib_range >= 0 is given, int8 otherwise.
+
+Arithmetic in float32, as MXNet's kernel. Forward only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...attrs import FCompute_cpu, FCompute_gpu, FGradient, FInferShape, FInferType, FListInputNames
+from ...graph.grad import make_zero_grad_nodes
+from ...infer import shape_assign, type_assign
+from ...param import Parameter, field
+from ...registry import NodeAttrs, register_op
+from ..contrib_bbox import host_compute
+from ._common import F32, INT8, INT32, INT32_MAX, UINT8, all_known, check_quantized, max_abs
+
+OP = "_contrib_requantize"
+NAMES = ["data", "min_range", "max_range"]
+
+
+class RequantizeParam(Parameter):
+    out_type = field(
+        str,
+        default="int8",
+        enum=["auto", "int8", "uint8"],
+        describe="Output data type. `auto`: uint8 when min_calib_range >= 0 is given, "
+        "int8 otherwise.",
+    )
+    min_calib_range = field(
+        float,
+        optional=True,
+        describe="The minimum scalar value in the form of float32 obtained through "
+        "calibration. If present, it will be used to requantize the int32 data into int8.",
+    )
+    max_calib_range = field(
+        float,
+        optional=True,
+        describe="The maximum scalar value in the form of float32 obtained through "
+        "calibration. If present, it will be used to requantize the int32 data into int8.",
+    )
+
+
+def calibrated(p: Any) -> bool:
+    return p.min_calib_range is not None and p.max_calib_range is not None
+
+
+def out_dtype(p: Any) -> np.dtype:
+    """The 8-bit type an out_type ('auto', 'int8', 'uint8') resolves to."""
+    if p.out_type == "auto":
+        unsigned = calibrated(p) and p.min_calib_range >= 0
+        return UINT8 if unsigned else INT8
+    return UINT8 if p.out_type == "uint8" else INT8
+
+
+def quantize_real(x: np.ndarray, r: np.float32, dtype: np.dtype) -> list[np.ndarray]:
+    """float32 values with symmetric real range r -> 8-bit codes and their range."""
+    steps = np.float32(127.0 if dtype == INT8 else 255.0)
+    scale = np.float32(steps / r) if r > 0 else np.float32(0.0)
+    if dtype == INT8:
+        magnitude = np.minimum(np.abs(x) * scale + np.float32(0.5), steps)
+        q = (np.sign(x) * np.trunc(magnitude)).astype(INT8)
+        return [q, np.array([-r], F32), np.array([r], F32)]
+    q = np.clip(x * scale + np.float32(0.5), 0, steps).astype(UINT8)
+    return [q, np.array([0.0], F32), np.array([r], F32)]
+
+
+def requantize_np(p: Any, data: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> list[np.ndarray]:
+    scale_in = np.float32(max_abs(lo, hi) / INT32_MAX)
+    x = data.astype(F32) * scale_in
+    if calibrated(p):
+        r = np.float32(max(abs(p.min_calib_range), abs(p.max_calib_range)))
+    elif data.size:
+        r = np.float32(max(abs(int(data.min())), abs(int(data.max())))) * scale_in
+    else:
+        r = np.float32(0.0)
+    return quantize_real(x, r, out_dtype(p))
+
+
+def _shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
+    shape_assign(out_shapes, 0, in_shapes[0], f"{OP}: output 0")
+    shape_assign(in_shapes, 0, out_shapes[0], f"{OP}: input 'data'")
+    for i in (1, 2):
+        shape_assign(in_shapes, i, (1,), f"{OP}: input {NAMES[i]!r}")
+    for j in (1, 2):
+        shape_assign(out_shapes, j, (1,), f"{OP}: output {j}")
+    return all_known(in_shapes, out_shapes)
+
+
+def _type(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any]) -> bool:
+    check_quantized(OP, "data", in_types[0], (INT32,))
+    type_assign(in_types, 0, INT32, f"{OP}: input 'data'")
+    for i in (1, 2):
+        type_assign(in_types, i, F32, f"{OP}: input {NAMES[i]!r}")
+    type_assign(out_types, 0, out_dtype(attrs.parsed), f"{OP}: output 0")
+    type_assign(out_types, 1, F32, f"{OP}: output 1 (min_output)")
+    return type_assign(out_types, 2, F32, f"{OP}: output 2 (max_output)")
+
+
+_compute = host_compute(OP, requantize_np)
+op = (
+    register_op(OP)
+    .describe(
+        "Converts int32 codes (with the real range they stand for) to int8 codes: over "
+        "min_calib_range / max_calib_range when given (calibrated, the cheaper and more "
+        "accurate way), else over the largest magnitude actually present, found at run "
+        "time.\n\n"
+        ".. Note::\n    This operator only supports forward propagation. DO NOT use it in "
+        "training.\n"
+    )
+    .set_attr_parser(RequantizeParam)
+    .set_num_inputs(3)
+    .set_num_outputs(3)
+    .set_attr(FListInputNames, lambda attrs: list(NAMES))
+    .set_attr(FInferShape, _shape)
+    .set_attr(FInferType, _type)
+    .set_attr(FCompute_cpu, _compute)
+    .set_attr(FCompute_gpu, _compute)
+    .set_attr(FGradient, make_zero_grad_nodes)
+    .add_argument("data", "NDArray-or-Symbol", "A ndarray/symbol of type `int32`")
+    .add_argument("min_range", "NDArray-or-Symbol", "The original minimum scalar value "
+                  "in the form of float32 used for quantizing data into int32.")
+    .add_argument("max_range", "NDArray-or-Symbol", "The original maximum scalar value "
+                  "in the form of float32 used for quantizing data into int32.")
+    .add_arguments(RequantizeParam.fields())
+)  # fmt: skip
