@@ -9,11 +9,84 @@ import numpy as np
 
 from nnvmpy.symbol.symbol import Symbol as Symbol
 def _make(op: Any) -> Any: ...
+def cond(pred: Any, then_func: Any, else_func: Any, name: Any = ...) -> Any: ...
+def foreach(body: Any, data: Any, init_states: Any, name: Any = ...) -> Any: ...
 def rand_zipfian(true_classes: Any, num_sampled: Any, range_max: Any) -> Any: ...
+def while_loop(cond: Any, func: Any, loop_vars: Any, max_iterations: Any = ..., name: Any = ...) -> Any: ...
 
 _Shape: TypeAlias = tuple[int, ...] | list[int] | int
 _FloatTuple: TypeAlias = tuple[float, ...] | list[float] | float
 _IntOrNoneTuple: TypeAlias = tuple[int | None, ...] | list[int | None]
+
+def AdaptiveAvgPooling2D(
+    data: Symbol | None = None,
+    *,
+    output_size: _Shape = (),
+    name: str | None = None,
+    attr: dict[str, str] | None = None,
+) -> Symbol:
+    """Applies a 2D adaptive average pooling over a 4D input with the shape of (NCHW). The pooling kernel and stride sizes are automatically chosen for desired output sizes.
+
+    - If a single integer is provided for output_size, the output size is (N x C x output_size x output_size) for any input (NCHW).
+
+    - If a tuple of integers (height, width) are provided for output_size, the output size is (N x C x height x width) for any input (NCHW).
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        Input data
+    output_size : Shape(tuple), optional, default=()
+        int (output size) or a tuple of int for output (height, width).
+
+    Returns
+    -------
+    out : Symbol
+
+    Defined in nnvmpy/ops/contrib_adaptive_avg_pool.py.
+    """
+
+def BilinearResize2D(
+    data: Symbol | None = None,
+    like: Symbol | None = None,
+    *,
+    height: int = 1,
+    width: int = 1,
+    scale_height: float | None = None,
+    scale_width: float | None = None,
+    mode: Literal['like', 'odd_scale', 'size', 'to_even_down', 'to_even_up', 'to_odd_down', 'to_odd_up'] | str = 'size',
+    align_corners: bool | int = True,
+    name: str | None = None,
+    attr: dict[str, str] | None = None,
+) -> Symbol:
+    """Perform 2D resizing (upsampling or downsampling) for 4D input using bilinear interpolation.
+
+    Expected input is a 4 dimensional NDArray (NCHW) and the output with the shape of (N x C x height x width). The key idea of bilinear interpolation is to perform linear interpolation first in one direction, and then again in the other direction. See the wikipedia of `Bilinear interpolation <https://en.wikipedia.org/wiki/Bilinear_interpolation>`_ for more details.
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        Input data
+    like : NDArray-or-Symbol
+        Resize data to it's shape
+    height : int (non-negative), optional, default=1
+        output height (required, but ignored if scale_height is defined or mode is not "size")
+    width : int (non-negative), optional, default=1
+        output width (required, but ignored if scale_width is defined or mode is not "size")
+    scale_height : float or None, optional, default=None
+        sampling scale of the height (optional, used in modes "scale" and "odd_scale")
+    scale_width : float or None, optional, default=None
+        sampling scale of the width (optional, used in modes "scale" and "odd_scale")
+    mode : {'like', 'odd_scale', 'size', 'to_even_down', 'to_even_up', 'to_odd_down', 'to_odd_up'}, optional, default='size'
+        resizing mode. "size" - output height equals parameter "height" if "scale_height" parameter is not defined or input height multiplied by "scale_height" otherwise. Same for width; "odd_scale" - if original height or width is odd, then result height is calculated like result_h = (original_h - 1) * scale + 1; "like" - resize first input to the height and width of second input; "to_even_down" / "to_even_up" / "to_odd_down" / "to_odd_up" - resize input to the nearest even (odd) height and width below (above) the original ones.
+    align_corners : boolean, optional, default=1
+        With align_corners = True, the corner pixels of input and output are aligned; otherwise pixel centres are, and the output values can depend on the input size.
+
+    Returns
+    -------
+    out : Symbol
+
+    Defined in nnvmpy/ops/contrib_bilinear_resize.py.
+    """
 
 def CTCLoss(
     data: Symbol | None = None,
@@ -51,6 +124,83 @@ def CTCLoss(
     out : Symbol
 
     Defined in nnvmpy/ops/aliases.py.
+    """
+
+def DeformableConvolution(
+    data: Symbol | None = None,
+    offset: Symbol | None = None,
+    weight: Symbol | None = None,
+    bias: Symbol | None = None,
+    *,
+    kernel: _Shape,
+    stride: _Shape = (),
+    dilate: _Shape = (),
+    pad: _Shape = (),
+    num_filter: int,
+    num_group: int = 1,
+    num_deformable_group: int = 1,
+    workspace: int = 1024,
+    no_bias: bool | int = False,
+    layout: Literal['NCHW'] | str | None = None,
+    name: str | None = None,
+    attr: dict[str, str] | None = None,
+) -> Symbol:
+    """Compute 2-D deformable convolution on 4-D input.
+
+    The deformable convolution operation is described in https://arxiv.org/abs/1703.06211
+
+    For 2-D deformable convolution, the shapes are
+
+    - **data**: *(batch_size, channel, height, width)*
+    - **offset**: *(batch_size, num_deformable_group * kernel[0] * kernel[1] * 2, height, width)*
+    - **weight**: *(num_filter, channel / num_group, kernel[0], kernel[1])*
+    - **bias**: *(num_filter,)*
+    - **out**: *(batch_size, num_filter, out_height, out_width)*.
+
+    Define::
+
+      f(x,k,p,s,d) = floor((x+2*p-d*(k-1)-1)/s)+1
+
+    then out_height=f(height, kernel[0], pad[0], stride[0], dilate[0]) and out_width=f(width, kernel[1], pad[1], stride[1], dilate[1]).
+
+    If ``num_group`` is larger than 1, the data channels and the weight's filters are split into that many groups, convolved group by group and concatenated. If ``num_deformable_group`` is larger than 1, the offset and the data channels are split into that many groups, the i-th offset part moving the i-th data part.
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        Input data to the DeformableConvolutionOp.
+    offset : NDArray-or-Symbol
+        Input offset to the DeformableConvolutionOp.
+    weight : NDArray-or-Symbol
+        Weight matrix.
+    bias : NDArray-or-Symbol
+        Bias parameter.
+    kernel : Shape(tuple), required
+        Convolution kernel size: (h, w)
+    stride : Shape(tuple), optional, default=()
+        Convolution stride: (h, w). Defaults to 1.
+    dilate : Shape(tuple), optional, default=()
+        Convolution dilate: (h, w). Defaults to 1.
+    pad : Shape(tuple), optional, default=()
+        Zero pad for convolution: (h, w). Defaults to 0.
+    num_filter : int (non-negative), required
+        Convolution filter(channel) number
+    num_group : int (non-negative), optional, default=1
+        Number of group partitions.
+    num_deformable_group : int (non-negative), optional, default=1
+        Number of deformable group partitions.
+    workspace : int (non-negative), optional, default=1024
+        Maximum temperal workspace allowed for convolution (MB). Accepted and ignored.
+    no_bias : boolean, optional, default=0
+        Whether to disable bias parameter.
+    layout : {None, 'NCHW'}, optional, default=None
+        Set layout for input, output and weight. Only NCHW (the default) is supported.
+
+    Returns
+    -------
+    out : Symbol
+
+    Defined in nnvmpy/ops/contrib_deformable_conv.py.
     """
 
 def MultiBoxDetection(
@@ -179,6 +329,121 @@ def MultiBoxTarget(
     Defined in nnvmpy/ops/contrib_multibox.py.
     """
 
+def PSROIPooling(
+    data: Symbol | None = None,
+    rois: Symbol | None = None,
+    *,
+    spatial_scale: float,
+    output_dim: int,
+    pooled_size: int,
+    group_size: int = 0,
+    name: str | None = None,
+    attr: dict[str, str] | None = None,
+) -> Symbol:
+    """Performs position-sensitive region-of-interest pooling on inputs (R-FCN). Resize bounding box coordinates by spatial_scale and crop input feature maps accordingly. Each bin of the cropped region is average-pooled from its own group of channels to a fixed size output indicated by pooled_size. batch_size will change to the number of region bounding boxes after PSROIPooling
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        Input data to the pooling operator, a 4D Feature maps
+    rois : NDArray-or-Symbol
+        Bounding box coordinates, a 2D array of [[batch_index, x1, y1, x2, y2]]. (x1, y1) and (x2, y2) are top left and down right corners of designated region of interest. batch_index indicates the index of corresponding image in the input data
+    spatial_scale : float, required
+        Ratio of input feature map height (or w) to raw image height (or w). Equals the reciprocal of total stride in convolutional layers
+    output_dim : int (non-negative), required
+        fix output dim
+    pooled_size : int (non-negative), required
+        fix pooled size
+    group_size : int (non-negative), optional, default=0
+        fix group size
+
+    Returns
+    -------
+    out : Symbol
+
+    Defined in nnvmpy/ops/contrib_psroi_pooling.py.
+    """
+
+def ROIAlign(
+    data: Symbol | None = None,
+    rois: Symbol | None = None,
+    *,
+    pooled_size: _Shape,
+    spatial_scale: float,
+    sample_ratio: int = -1,
+    position_sensitive: bool | int = False,
+    aligned: bool | int = False,
+    name: str | None = None,
+    attr: dict[str, str] | None = None,
+) -> Symbol:
+    """This operator takes a 4D feature map as an input array and region proposals as `rois`, then align the feature map over sub-regions of input and produces a fixed-sized output array. This operator is typically used in Faster R-CNN & Mask R-CNN networks. If roi batchid is less than 0, it will be ignored, and the corresponding output will be set to 0.
+
+    Different from ROI pooling, ROI Align removes the harsh quantization, properly aligning the extracted features with the input. RoIAlign computes the value of each sampling point by bilinear interpolation from the nearby grid points on the feature map. No quantization is performed on any coordinates involved in the RoI, its bins, or the sampling points. Then the feature map can be aggregated by avgpooling.
+
+    References: He, Kaiming, et al. "Mask R-CNN." ICCV, 2017
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        Input data to the pooling operator, a 4D Feature maps
+    rois : NDArray-or-Symbol
+        Bounding box coordinates, a 2D array, if batchid is less than 0, it will be ignored.
+    pooled_size : Shape(tuple), required
+        ROI Align output roi feature map height and width: (h, w)
+    spatial_scale : float, required
+        Ratio of input feature map height (or w) to raw image height (or w). Equals the reciprocal of total stride in convolutional layers
+    sample_ratio : int, optional, default=-1
+        Optional sampling ratio of ROI align, using adaptive size by default.
+    position_sensitive : boolean, optional, default=0
+        Whether to perform position-sensitive RoI pooling. PSRoIPooling is first proposaled by R-FCN and it can reduce the input channels by ph*pw times, where (ph, pw) is the pooled_size
+    aligned : boolean, optional, default=0
+        Center-aligned ROIAlign introduced in Detectron2. To enable, set aligned to True.
+
+    Returns
+    -------
+    out : Symbol
+
+    Defined in nnvmpy/ops/contrib_roi_align.py.
+    """
+
+def RROIAlign(
+    data: Symbol | None = None,
+    rois: Symbol | None = None,
+    *,
+    pooled_size: _Shape,
+    spatial_scale: float,
+    sampling_ratio: int = -1,
+    name: str | None = None,
+    attr: dict[str, str] | None = None,
+) -> Symbol:
+    """Performs Rotated ROI Align on the input array.
+
+    This operator takes a 4D feature map as an input array and region proposals as `rois`, then align the feature map over sub-regions of input and produces a fixed-sized output array.
+
+    Different from ROI Align, RROI Align uses rotated rois, which is suitable for text detection. RRoIAlign computes the value of each sampling point by bilinear interpolation from the nearby grid points on the rotated feature map. No quantization is performed on any coordinates involved in the RoI, its bins, or the sampling points. Then the feature map can be aggregated by avgpooling.
+
+    References: Ma, Jianqi, et al. "Arbitrary-Oriented Scene Text Detection via Rotation Proposals." IEEE Transactions on Multimedia, 2018.
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        Input data to the pooling operator, a 4D Feature maps
+    rois : NDArray-or-Symbol
+        Bounding box coordinates, a 2D array
+    pooled_size : Shape(tuple), required
+        RROI align output shape (h,w) 
+    spatial_scale : float, required
+        Ratio of input feature map height (or width) to raw image height (or width). Equals the reciprocal of total stride in convolutional layers
+    sampling_ratio : int, optional, default=-1
+        Optional sampling ratio of RROI align, using adaptive size by default.
+
+    Returns
+    -------
+    out : Symbol
+
+    Defined in nnvmpy/ops/contrib_rroi_align.py.
+    """
+
 def SyncBatchNorm(
     data: Symbol | None = None,
     gamma: Symbol | None = None,
@@ -262,6 +527,53 @@ def allclose(
     out : Symbol
 
     Defined in nnvmpy/ops/allclose.py.
+    """
+
+def arange_like(
+    data: Symbol | None = None,
+    *,
+    start: float = 0.0,
+    step: float = 1.0,
+    repeat: int = 1,
+    ctx: str = '',
+    axis: int | None = None,
+    name: str | None = None,
+    attr: dict[str, str] | None = None,
+) -> Symbol:
+    """Return an array with evenly spaced values. If axis is not given, the output will have the same shape as the input array. Otherwise, the output will be a 1-D array with size of the specified axis in input shape.
+
+    Examples::
+
+      x = [[0.14883883 0.7772398  0.94865847 0.7225052 ]
+           [0.23729339 0.6112595  0.66538996 0.5132841 ]
+           [0.30822644 0.9912457  0.15502319 0.7043658 ]]
+
+      arange_like(x, start=0) = [[ 0.  1.  2.  3.]
+                                 [ 4.  5.  6.  7.]
+                                 [ 8.  9. 10. 11.]]
+
+      arange_like(x, start=0, axis=-1) = [0. 1. 2. 3.]
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        The input
+    start : float, optional, default=0.0
+        Start of interval. The interval includes this value. The default start value is 0.
+    step : float, optional, default=1.0
+        Spacing between values.
+    repeat : int (non-negative), optional, default=1
+        The repeating time of all elements. E.g repeat=3, the element a will be repeated three times --> a, a, a.
+    ctx : string, optional, default=''
+        Context of output, in format [cpu|gpu|cpu_pinned](n).Only used for imperative calls.
+    axis : int or None, optional, default=None
+        Arange elements according to the size of a certain axis of input array. The negative numbers are interpreted counting from the backward. If not provided, will arange elements according to the input shape.
+
+    Returns
+    -------
+    out : Symbol
+
+    Defined in nnvmpy/ops/contrib_arange_like.py.
     """
 
 def bipartite_matching(
@@ -591,6 +903,35 @@ def box_non_maximum_suppression(
     Defined in nnvmpy/ops/aliases.py.
     """
 
+def calibrate_entropy(
+    hist: Symbol | None = None,
+    hist_edges: Symbol | None = None,
+    *,
+    num_quantized_bins: int = 255,
+    name: str | None = None,
+    attr: dict[str, str] | None = None,
+) -> Symbol:
+    """Provide calibrated min/max for input histogram: the threshold whose quantized histogram has the least KL divergence from the original, and that divergence.
+
+    .. Note::
+        This operator only supports forward propagation. DO NOT use it in training.
+
+    Parameters
+    ----------
+    hist : NDArray-or-Symbol
+        A ndarray/symbol of type `float32`
+    hist_edges : NDArray-or-Symbol
+        A ndarray/symbol of type `float32`
+    num_quantized_bins : int (non-negative), optional, default=255
+        The number of quantized bins.
+
+    Returns
+    -------
+    out : Symbol
+
+    Defined in nnvmpy/ops/quantization/calibrate_entropy.py.
+    """
+
 def ctc_loss(
     data: Symbol | None = None,
     label: Symbol | None = None,
@@ -627,6 +968,42 @@ def ctc_loss(
     out : Symbol
 
     Defined in nnvmpy/ops/aliases.py.
+    """
+
+def dequantize(
+    data: Symbol | None = None,
+    min_range: Symbol | None = None,
+    max_range: Symbol | None = None,
+    *,
+    out_type: Literal['float32'] | str = 'float32',
+    name: str | None = None,
+    attr: dict[str, str] | None = None,
+) -> Symbol:
+    """Dequantize the input tensor into a float tensor. min_range and max_range are scalar floats that specify the range for the output data.
+
+    When input data type is `uint8`: `out[i] = min_range + in[i] * (max_range - min_range) / 255.0`.
+
+    When input data type is `int8` (zero stays zero): `out[i] = in[i] * MaxAbs(min_range, max_range) / 127.0`.
+
+    .. Note::
+        This operator only supports forward propagation. DO NOT use it in training.
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        A ndarray/symbol of type `uint8` or `int8`
+    min_range : NDArray-or-Symbol
+        The minimum scalar value possibly produced for the input in float32
+    max_range : NDArray-or-Symbol
+        The maximum scalar value possibly produced for the input in float32
+    out_type : {'float32'}, optional, default='float32'
+        Output data type.
+
+    Returns
+    -------
+    out : Symbol
+
+    Defined in nnvmpy/ops/contrib_quantize.py.
     """
 
 def div_sqrt_dim(
@@ -674,6 +1051,151 @@ def gradientmultiplier(
     out : Symbol
 
     Defined in nnvmpy/ops/contrib_math.py.
+    """
+
+def hawkesll(
+    lda: Symbol | None = None,
+    alpha: Symbol | None = None,
+    beta: Symbol | None = None,
+    state: Symbol | None = None,
+    lags: Symbol | None = None,
+    marks: Symbol | None = None,
+    valid_length: Symbol | None = None,
+    max_time: Symbol | None = None,
+    *,
+    name: str | None = None,
+    attr: dict[str, str] | None = None,
+    **kwargs: Any,
+) -> Symbol:
+    """Computes the log likelihood of a univariate Hawkes process.
+
+    The log likelihood is calculated on point process observations represented as *ragged* matrices for *lags* (interarrival times w.r.t. the previous point), and *marks* (identifiers for the process ID). Each mark is an independent process with the conditional intensity
+
+      lambda_k^*(t) = lambda_k + alpha_k sum_{t_i < t, y_i = k} beta_k exp(-beta_k (t - t_i))
+
+    ``lags`` and ``marks`` have shape (N, T); ``valid_length`` (N,) gives the number of valid points of each row; ``max_time`` (N,) the length of the observation period (0, max_time]. ``state`` (N, K) is the memory s_k(0) of the process, s_k(t) = sum_{t_i < t} exp(-beta_k (t - t_i)); the second output is s_k(max_time).
+
+    Example::
+
+      lda = nd.array([1.5, 2.0, 3.0]).tile((N, 1))
+      alpha = nd.array([0.2, 0.3, 0.4])
+      beta = nd.array([1.0, 2.0, 3.0])
+      ia_times = nd.array([[6, 7, 8, 9], [1, 2, 3, 4], [3, 4, 5, 6], [8, 9, 10, 11]])
+      marks = nd.zeros((N, T)).astype(np.int32)
+      states = nd.zeros((N, K))
+      valid_length = nd.array([1, 2, 3, 4])
+      max_time = nd.ones((N,)) * 100.0
+      A = nd.contrib.hawkesll(lda, alpha, beta, states, ia_times, marks, valid_length, max_time)
+
+    Parameters
+    ----------
+    lda : NDArray-or-Symbol
+        Shape (N, K) The intensity for each of the K processes, for each sample
+    alpha : NDArray-or-Symbol
+        Shape (K,) The infectivity factor (branching ratio) for each process
+    beta : NDArray-or-Symbol
+        Shape (K,) The decay parameter for each process
+    state : NDArray-or-Symbol
+        Shape (N, K) the Hawkes state for each process
+    lags : NDArray-or-Symbol
+        Shape (N, T) the interarrival times
+    marks : NDArray-or-Symbol
+        Shape (N, T) the marks (process ids)
+    valid_length : NDArray-or-Symbol
+        The number of valid points in the process
+    max_time : NDArray-or-Symbol
+        the length of the interval where the processes were sampled
+
+    Returns
+    -------
+    out : Symbol
+
+    Defined in nnvmpy/ops/contrib_hawkes.py.
+    """
+
+def index_array(
+    data: Symbol | None = None,
+    *,
+    axes: _Shape | None = None,
+    name: str | None = None,
+    attr: dict[str, str] | None = None,
+) -> Symbol:
+    """Returns an array of indexes of the input array.
+
+    For an input array with shape  :math:`(d_1, d_2, ..., d_n)`, `index_array` returns a :math:`(d_1, d_2, ..., d_n, n)` array `idx`, where :math:`idx[i_1, i_2, ..., i_n, :] = [i_1, i_2, ..., i_n]`.
+
+    Additionally, when the parameter `axes` is specified, `idx` will be a :math:`(d_1, d_2, ..., d_n, m)` array where `m` is the length of `axes`, and the following equality will hold: :math:`idx[i_1, i_2, ..., i_n, j] = i_{axes[j]}`.
+
+    Examples::
+
+        x = mx.nd.ones((3, 2))
+
+        mx.nd.contrib.index_array(x) = [[[0 0]
+                                         [0 1]]
+
+                                        [[1 0]
+                                         [1 1]]
+
+                                        [[2 0]
+                                         [2 1]]]
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        Input data
+    axes : Shape(tuple) or None, optional, default=None
+        The axes to include in the index array. Axes not specified will be excluded from the output. Negative axes count from the end. None (the default) includes every axis in order.
+
+    Returns
+    -------
+    out : Symbol
+
+    Defined in nnvmpy/ops/contrib_index_array.py.
+    """
+
+def index_copy(
+    old_tensor: Symbol | None = None,
+    index_vector: Symbol | None = None,
+    new_tensor: Symbol | None = None,
+    *,
+    name: str | None = None,
+    attr: dict[str, str] | None = None,
+    **kwargs: Any,
+) -> Symbol:
+    """Copies the elements of a `new_tensor` into the `old_tensor`.
+
+    This operator copies the elements by selecting the indices in the order given in `index`. The output will be a new tensor containing the rest elements of old tensor and the copied elements of new tensor. For example, if `index[i] == j`, then the `i` th row of `new_tensor` is copied to the `j` th row of output.
+
+    The `index` must be a vector and it must have the same size with the `0` th dimension of `new_tensor`. Also, the `0` th dimension of old_tensor must `>=` the `0` th dimension of `new_tensor`, or an error will be raised.
+
+    Examples::
+
+        x = mx.nd.zeros((5,3))
+        t = mx.nd.array([[1,2,3],[4,5,6],[7,8,9]])
+        index = mx.nd.array([0,4,2])
+
+        mx.nd.contrib.index_copy(x, index, t)
+
+        [[1. 2. 3.]
+         [0. 0. 0.]
+         [7. 8. 9.]
+         [0. 0. 0.]
+         [4. 5. 6.]]
+
+    Parameters
+    ----------
+    old_tensor : NDArray-or-Symbol
+        Old tensor
+    index_vector : NDArray-or-Symbol
+        Index vector
+    new_tensor : NDArray-or-Symbol
+        New tensor to be copied
+
+    Returns
+    -------
+    out : Symbol
+
+    Defined in nnvmpy/ops/contrib_index_copy.py.
     """
 
 def interleaved_matmul_encdec_qk(
@@ -877,6 +1399,488 @@ def quadratic(
     out : Symbol
 
     Defined in nnvmpy/ops/aliases.py.
+    """
+
+def quantize(
+    data: Symbol | None = None,
+    min_range: Symbol | None = None,
+    max_range: Symbol | None = None,
+    *,
+    out_type: Literal['int8', 'uint8'] | str = 'uint8',
+    name: str | None = None,
+    attr: dict[str, str] | None = None,
+) -> Symbol:
+    """Quantize a input tensor from float to `out_type`, with user-specified `min_range` and `max_range`.
+
+    When out_type is `uint8`: `out[i] = (in[i] - min_range) * 255 / (max_range - min_range) + 0.5`, clipped to [0, 255].
+
+    When out_type is `int8` (zero stays zero): `out[i] = sign(in[i]) * min(abs(in[i]) * scale + 0.5, 127)`, where `scale = 127 / MaxAbs(min_range, max_range)`.
+
+    .. Note::
+        This operator only supports forward propagation. DO NOT use it in training.
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        A ndarray/symbol of type `float32`
+    min_range : NDArray-or-Symbol
+        The minimum scalar value possibly produced for the input
+    max_range : NDArray-or-Symbol
+        The maximum scalar value possibly produced for the input
+    out_type : {'int8', 'uint8'}, optional, default='uint8'
+        Output data type.
+
+    Returns
+    -------
+    out : Symbol
+
+    Defined in nnvmpy/ops/contrib_quantize.py.
+    """
+
+def quantize_v2(
+    data: Symbol | None = None,
+    *,
+    out_type: Literal['auto', 'int8', 'uint8'] | str = 'int8',
+    min_calib_range: float | None = None,
+    max_calib_range: float | None = None,
+    name: str | None = None,
+    attr: dict[str, str] | None = None,
+) -> Symbol:
+    """Quantize a input tensor from float to `out_type`, with user-specified `min_calib_range` and `max_calib_range` or the input range collected at runtime.
+
+    When out_type is `uint8`: `out[i] = (in[i] - min_range) * 255 / (max_range - min_range) + 0.5`, clipped to [0, 255].
+
+    When out_type is `int8` (zero stays zero): `out[i] = sign(in[i]) * min(abs(in[i]) * scale + 0.5, 127)`, where `scale = 127 / MaxAbs(min_range, max_range)`.
+
+    When out_type is `auto`, the output type is uint8 if min_calib_range >= 0 is given, int8 otherwise. Input that is already int8/uint8 passes through.
+
+    .. Note::
+        This operator only supports forward propagation. DO NOT use it in training.
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        A ndarray/symbol of type `float32`
+    out_type : {'auto', 'int8', 'uint8'}, optional, default='int8'
+        Output data type. `auto` can be specified to automatically determine output type according to min_calib_range.
+    min_calib_range : float or None, optional, default=None
+        The minimum scalar value in the form of float32. If present, it will be used to quantize the fp32 data into int8 or uint8.
+    max_calib_range : float or None, optional, default=None
+        The maximum scalar value in the form of float32. If present, it will be used to quantize the fp32 data into int8 or uint8.
+
+    Returns
+    -------
+    out : Symbol
+
+    Defined in nnvmpy/ops/quantization/quantize_v2.py.
+    """
+
+def quantized_act(
+    data: Symbol | None = None,
+    min_data: Symbol | None = None,
+    max_data: Symbol | None = None,
+    *,
+    act_type: Literal['relu'] | str,
+    name: str | None = None,
+    attr: dict[str, str] | None = None,
+) -> Symbol:
+    """Activation operator for input and output data type of int8 or uint8. The input and output data comes with min and max thresholds for quantizing the float32 data into int8; only `act_type='relu'` is supported, and the range passes through.
+
+    .. Note::
+        This operator only supports forward propagation. DO NOT use it in training.
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        A ndarray/symbol of type `int8` or `uint8`
+    min_data : NDArray-or-Symbol
+        The minimum scalar value possibly produced for the data
+    max_data : NDArray-or-Symbol
+        The maximum scalar value possibly produced for the data
+    act_type : {'relu'}, required
+        Activation function to be applied (quantized: relu only).
+
+    Returns
+    -------
+    out : Symbol
+
+    Defined in nnvmpy/ops/quantization/_passthrough.py.
+    """
+
+def quantized_concat(
+    *data: Symbol,
+    num_args: int,
+    dim: int = 1,
+    name: str | None = None,
+    attr: dict[str, str] | None = None,
+) -> Symbol:
+    """Joins input arrays of type int8 or uint8 along a given axis. The inputs may have different min/max ranges: the output range is (smallest min, largest max) and every input is rescaled into it. The output is int8 if any input is int8, else uint8.
+
+    .. Note::
+        This operator only supports forward propagation. DO NOT use it in training.
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol[]
+        All data inputs, then the min and max of each
+    num_args : int (non-negative), required
+        Number of inputs to be concated.
+    dim : int, optional, default=1
+        the dimension to be concated.
+
+    Returns
+    -------
+    out : Symbol
+
+    Defined in nnvmpy/ops/quantization/quantized_concat.py.
+    """
+
+def quantized_conv(
+    data: Symbol | None = None,
+    weight: Symbol | None = None,
+    bias: Symbol | None = None,
+    min_data: Symbol | None = None,
+    max_data: Symbol | None = None,
+    min_weight: Symbol | None = None,
+    max_weight: Symbol | None = None,
+    min_bias: Symbol | None = None,
+    max_bias: Symbol | None = None,
+    *,
+    kernel: _Shape,
+    stride: _Shape = (),
+    dilate: _Shape = (),
+    pad: _Shape = (),
+    num_filter: int,
+    num_group: int = 1,
+    workspace: int = 1024,
+    no_bias: bool | int = False,
+    cudnn_tune: Literal['fastest', 'limited_workspace', 'off'] | str | None = None,
+    cudnn_off: bool | int = False,
+    layout: Literal['NCDHW', 'NCHW', 'NCW', 'NDHWC', 'NHWC'] | str | None = None,
+    name: str | None = None,
+    attr: dict[str, str] | None = None,
+) -> Symbol:
+    """Convolution on int8 (data: int8 or uint8) operands with exact int32 sums. Each operand comes with a float32 (min, max) pair giving the real range its codes stand for; the outputs are the int32 result and the real range of that result's codes (one int32 step = the product of the operands' steps), for requantize / dequantize.
+
+    .. Note::
+        This operator only supports forward propagation. DO NOT use it in training.
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        Int8 or uint8 input data.
+    weight : NDArray-or-Symbol
+        Int8 weight.
+    bias : NDArray-or-Symbol
+        Int8 bias.
+    min_data : NDArray-or-Symbol
+        Minimum value of data.
+    max_data : NDArray-or-Symbol
+        Maximum value of data.
+    min_weight : NDArray-or-Symbol
+        Minimum value of weight.
+    max_weight : NDArray-or-Symbol
+        Maximum value of weight.
+    min_bias : NDArray-or-Symbol
+        Minimum value of bias.
+    max_bias : NDArray-or-Symbol
+        Maximum value of bias.
+    kernel : Shape(tuple), required
+        Convolution kernel size: (w,), (h, w) or (d, h, w)
+    stride : Shape(tuple), optional, default=()
+        Convolution stride: (w,), (h, w) or (d, h, w). Defaults to 1.
+    dilate : Shape(tuple), optional, default=()
+        Convolution dilate: (w,), (h, w) or (d, h, w). Defaults to 1.
+    pad : Shape(tuple), optional, default=()
+        Zero pad for convolution: (w,), (h, w) or (d, h, w). Defaults to 0.
+    num_filter : int (non-negative), required
+        Convolution filter(channel) number
+    num_group : int (non-negative), optional, default=1
+        Number of group partitions.
+    workspace : int (non-negative), optional, default=1024
+        Maximum temporary workspace allowed (MB) in convolution. nnvmpy caps it at 64 MB and sizes its chunks of images (column matrices, padded copies) to fit.
+    no_bias : boolean, optional, default=0
+        Whether to disable bias parameter.
+    cudnn_tune : {None, 'fastest', 'limited_workspace', 'off'}, optional, default=None
+        Whether to pick convolution algo by running performance test. Accepted and ignored (nnvmpy has no cuDNN).
+    cudnn_off : boolean, optional, default=0
+        Turn off cudnn for this layer (ignored).
+    layout : {None, 'NCDHW', 'NCHW', 'NCW', 'NDHWC', 'NHWC'}, optional, default=None
+        Set layout for input, output and weight. Empty for default layout: NCW for 1d, NCHW for 2d. Only the default layouts are supported.
+
+    Returns
+    -------
+    out : Symbol
+
+    Defined in nnvmpy/ops/quantization/_int32_op.py.
+    """
+
+def quantized_elemwise_add(
+    lhs: Symbol | None = None,
+    rhs: Symbol | None = None,
+    lhs_min: Symbol | None = None,
+    lhs_max: Symbol | None = None,
+    rhs_min: Symbol | None = None,
+    rhs_max: Symbol | None = None,
+    *,
+    min_calib_range: float | None = None,
+    max_calib_range: float | None = None,
+    name: str | None = None,
+    attr: dict[str, str] | None = None,
+) -> Symbol:
+    """Element-wise sum of two int8/uint8 arrays, each with its own float32 (min, max) range: both are brought to a common scale and summed exactly in int32, with the real range of the int32 codes as the last two outputs; given min_calib_range / max_calib_range the sum is requantized to int8 (uint8 if min_calib_range >= 0) over that range instead.
+
+    .. Note::
+        This operator only supports forward propagation. DO NOT use it in training.
+
+    Parameters
+    ----------
+    lhs : NDArray-or-Symbol
+        first input
+    rhs : NDArray-or-Symbol
+        second input
+    lhs_min : NDArray-or-Symbol
+        3rd input
+    lhs_max : NDArray-or-Symbol
+        4th input
+    rhs_min : NDArray-or-Symbol
+        5th input
+    rhs_max : NDArray-or-Symbol
+        6th input
+    min_calib_range : float or None, optional, default=None
+        The minimum scalar value in the form of float32 obtained through calibration. If present, it will be used to requantize the int32 sum.
+    max_calib_range : float or None, optional, default=None
+        The maximum scalar value in the form of float32 obtained through calibration. If present, it will be used to requantize the int32 sum.
+
+    Returns
+    -------
+    out : Symbol
+
+    Defined in nnvmpy/ops/quantization/quantized_elemwise_add.py.
+    """
+
+def quantized_embedding(
+    data: Symbol | None = None,
+    weight: Symbol | None = None,
+    min_weight: Symbol | None = None,
+    max_weight: Symbol | None = None,
+    *,
+    input_dim: int,
+    output_dim: int,
+    dtype: Literal['float16', 'float32', 'float64', 'int32', 'int64', 'int8', 'uint8'] | str | type | np.dtype[Any] = 'float32',
+    sparse_grad: bool | int = False,
+    name: str | None = None,
+    attr: dict[str, str] | None = None,
+) -> Symbol:
+    """Maps integer indices to int8 vector representations (embeddings); the weight's min/max range passes through.
+
+    .. Note::
+        This operator only supports forward propagation. DO NOT use it in training.
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        The input array to the embedding operator.
+    weight : NDArray-or-Symbol
+        The embedding weight matrix (int8).
+    min_weight : NDArray-or-Symbol
+        Minimum value of weight.
+    max_weight : NDArray-or-Symbol
+        Maximum value of weight.
+    input_dim : int (non-negative), required
+        Vocabulary size of the input indices.
+    output_dim : int (non-negative), required
+        Dimension of the embedding vectors.
+    dtype : {'float16', 'float32', 'float64', 'int32', 'int64', 'int8', 'uint8'}, optional, default='float32'
+        Data type of weight.
+    sparse_grad : boolean, optional, default=0
+        Compute row_sparse gradient in the backward calculation. nnvmpy has no sparse storage: the gradient is dense either way.
+
+    Returns
+    -------
+    out : Symbol
+
+    Defined in nnvmpy/ops/quantization/quantized_embedding.py.
+    """
+
+def quantized_flatten(
+    data: Symbol | None = None,
+    min_data: Symbol | None = None,
+    max_data: Symbol | None = None,
+    *,
+    name: str | None = None,
+    attr: dict[str, str] | None = None,
+    **kwargs: Any,
+) -> Symbol:
+    """Flatten a quantized (int8 or uint8) input into a 2-D array, keeping the first axis; the min/max range passes through unchanged.
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        A ndarray/symbol of type `int8` or `uint8`
+    min_data : NDArray-or-Symbol
+        The minimum scalar value possibly produced for the data
+    max_data : NDArray-or-Symbol
+        The maximum scalar value possibly produced for the data
+
+    Returns
+    -------
+    out : Symbol
+
+    Defined in nnvmpy/ops/quantization/_passthrough.py.
+    """
+
+def quantized_fully_connected(
+    data: Symbol | None = None,
+    weight: Symbol | None = None,
+    bias: Symbol | None = None,
+    min_data: Symbol | None = None,
+    max_data: Symbol | None = None,
+    min_weight: Symbol | None = None,
+    max_weight: Symbol | None = None,
+    min_bias: Symbol | None = None,
+    max_bias: Symbol | None = None,
+    *,
+    num_hidden: int,
+    no_bias: bool | int = False,
+    flatten: bool | int = True,
+    name: str | None = None,
+    attr: dict[str, str] | None = None,
+) -> Symbol:
+    """FullyConnected on int8 (data: int8 or uint8) operands with exact int32 sums. Each operand comes with a float32 (min, max) pair giving the real range its codes stand for; the outputs are the int32 result and the real range of that result's codes (one int32 step = the product of the operands' steps), for requantize / dequantize.
+
+    .. Note::
+        This operator only supports forward propagation. DO NOT use it in training.
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        Int8 or uint8 input data.
+    weight : NDArray-or-Symbol
+        Int8 weight.
+    bias : NDArray-or-Symbol
+        Int8 bias.
+    min_data : NDArray-or-Symbol
+        Minimum value of data.
+    max_data : NDArray-or-Symbol
+        Maximum value of data.
+    min_weight : NDArray-or-Symbol
+        Minimum value of weight.
+    max_weight : NDArray-or-Symbol
+        Maximum value of weight.
+    min_bias : NDArray-or-Symbol
+        Minimum value of bias.
+    max_bias : NDArray-or-Symbol
+        Maximum value of bias.
+    num_hidden : int (non-negative), required
+        Number of hidden nodes of the output.
+    no_bias : boolean, optional, default=0
+        Whether to disable bias parameter.
+    flatten : boolean, optional, default=1
+        Whether to collapse all but the first axis of the input data tensor.
+
+    Returns
+    -------
+    out : Symbol
+
+    Defined in nnvmpy/ops/quantization/_int32_op.py.
+    """
+
+def quantized_pooling(
+    data: Symbol | None = None,
+    min_data: Symbol | None = None,
+    max_data: Symbol | None = None,
+    *,
+    kernel: _Shape = (),
+    pool_type: Literal['avg', 'lp', 'max', 'sum'] | str = 'max',
+    global_pool: bool | int = False,
+    cudnn_off: bool | int = False,
+    pooling_convention: Literal['full', 'same', 'valid'] | str = 'valid',
+    stride: _Shape = (),
+    pad: _Shape = (),
+    p_value: int | None = None,
+    count_include_pad: bool | int | None = None,
+    layout: Literal['NCDHW', 'NCHW', 'NCW', 'NDHWC', 'NHWC', 'NWC'] | str | None = None,
+    name: str | None = None,
+    attr: dict[str, str] | None = None,
+) -> Symbol:
+    """Pooling operator for input and output data type of int8 or uint8. The input and output data comes with min and max thresholds for quantizing the float32 data into int8; they pass through. Supports pool_type 'max' and 'avg' (rounded to the nearest code).
+
+    .. Note::
+        This operator only supports forward propagation. DO NOT use it in training.
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        A ndarray/symbol of type `int8` or `uint8`
+    min_data : NDArray-or-Symbol
+        Minimum value of data.
+    max_data : NDArray-or-Symbol
+        Maximum value of data.
+    kernel : Shape(tuple), optional, default=()
+        Pooling kernel size: (y, x) or (d, y, x)
+    pool_type : {'avg', 'lp', 'max', 'sum'}, optional, default='max'
+        Pooling type to be applied.
+    global_pool : boolean, optional, default=0
+        Ignore kernel size, do global pooling based on current input feature map.
+    cudnn_off : boolean, optional, default=0
+        Turn off cudnn pooling (ignored).
+    pooling_convention : {'full', 'same', 'valid'}, optional, default='valid'
+        Pooling convention to be applied.
+    stride : Shape(tuple), optional, default=()
+        Stride: for pooling (y, x) or (d, y, x). Defaults to 1.
+    pad : Shape(tuple), optional, default=()
+        Pad for pooling: (y, x) or (d, y, x). Defaults to 0.
+    p_value : int or None, optional, default=None
+        Value of p for Lp pooling, can be 1 or 2.
+    count_include_pad : boolean or None, optional, default=None
+        Only used for AvgPool, specify whether to count padding elements for average calculation. None (the default) means True.
+    layout : {None, 'NCDHW', 'NCHW', 'NCW', 'NDHWC', 'NHWC', 'NWC'}, optional, default=None
+        Set layout for input and output. Empty for default layout: NCW for 1d, NCHW for 2d. Only the default layouts are supported.
+
+    Returns
+    -------
+    out : Symbol
+
+    Defined in nnvmpy/ops/quantization/quantized_pooling.py.
+    """
+
+def requantize(
+    data: Symbol | None = None,
+    min_range: Symbol | None = None,
+    max_range: Symbol | None = None,
+    *,
+    out_type: Literal['auto', 'int8', 'uint8'] | str = 'int8',
+    min_calib_range: float | None = None,
+    max_calib_range: float | None = None,
+    name: str | None = None,
+    attr: dict[str, str] | None = None,
+) -> Symbol:
+    """Converts int32 codes (with the real range they stand for) to int8 codes: over min_calib_range / max_calib_range when given (calibrated, the cheaper and more accurate way), else over the largest magnitude actually present, found at run time.
+
+    .. Note::
+        This operator only supports forward propagation. DO NOT use it in training.
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        A ndarray/symbol of type `int32`
+    min_range : NDArray-or-Symbol
+        The original minimum scalar value in the form of float32 used for quantizing data into int32.
+    max_range : NDArray-or-Symbol
+        The original maximum scalar value in the form of float32 used for quantizing data into int32.
+    out_type : {'auto', 'int8', 'uint8'}, optional, default='int8'
+        Output data type. `auto`: uint8 when min_calib_range >= 0 is given, int8 otherwise.
+    min_calib_range : float or None, optional, default=None
+        The minimum scalar value in the form of float32 obtained through calibration. If present, it will be used to requantize the int32 data into int8.
+    max_calib_range : float or None, optional, default=None
+        The maximum scalar value in the form of float32 obtained through calibration. If present, it will be used to requantize the int32 data into int8.
+
+    Returns
+    -------
+    out : Symbol
+
+    Defined in nnvmpy/ops/quantization/requantize.py.
     """
 
 def round_ste(
