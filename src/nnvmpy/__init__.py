@@ -79,6 +79,7 @@ _LAZY = {
     "profiler": ".profiler",
     "kv": ".kvstore",
     "kvstore": ".kvstore",
+    "recordio": ".recordio",
 }
 
 
@@ -95,6 +96,7 @@ if TYPE_CHECKING:  # the lazy modules as type checkers and IDEs should see them
     from nnvmpy import optimizer as optimizer
     from nnvmpy import profiler as profiler
     from nnvmpy import random as random
+    from nnvmpy import recordio as recordio
     from nnvmpy import rnn as rnn
     from nnvmpy import runtime as runtime
     from nnvmpy import simple_op as simple_op
