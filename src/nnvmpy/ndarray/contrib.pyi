@@ -332,6 +332,60 @@ def MultiBoxTarget(
     Defined in nnvmpy/ops/contrib_multibox.py.
     """
 
+def MultiProposal(
+    cls_prob: NDArray | None = None,
+    bbox_pred: NDArray | None = None,
+    im_info: NDArray | None = None,
+    *,
+    rpn_pre_nms_top_n: int = 6000,
+    rpn_post_nms_top_n: int = 300,
+    threshold: float = 0.7,
+    rpn_min_size: int = 16,
+    scales: _FloatTuple = (4.0, 8.0, 16.0, 32.0),
+    ratios: _FloatTuple = (0.5, 1.0, 2.0),
+    feature_stride: int = 16,
+    output_score: bool | int = False,
+    iou_loss: bool | int = False,
+    out: NDArray | list[NDArray] | None = None,
+) -> Any:
+    """Generate region proposals via RPN
+
+    cls_prob (N, 2 * A, H, W), bbox_pred (N, 4 * A, H, W), im_info (N, 3) rows [height, width, scale], A = len(scales) * len(ratios). Outputs the rois (N * rpn_post_nms_top_n, 5) rows [batch index, x1, y1, x2, y2] and, with output_score, their scores (N * rpn_post_nms_top_n, 1).
+
+    Parameters
+    ----------
+    cls_prob : NDArray-or-Symbol
+        Score of how likely proposal is object.
+    bbox_pred : NDArray-or-Symbol
+        BBox Predicted deltas from anchors for proposals
+    im_info : NDArray-or-Symbol
+        Image size and scale.
+    rpn_pre_nms_top_n : int, optional, default=6000
+        Number of top scoring boxes to keep before applying NMS to RPN proposals
+    rpn_post_nms_top_n : int, optional, default=300
+        Number of top scoring boxes to keep after applying NMS to RPN proposals
+    threshold : float, optional, default=0.7
+        NMS value, below which to suppress.
+    rpn_min_size : int, optional, default=16
+        Minimum height or width in proposal
+    scales : tuple of <float>, optional, default=(4.0, 8.0, 16.0, 32.0)
+        Used to generate anchor windows by enumerating scales
+    ratios : tuple of <float>, optional, default=(0.5, 1.0, 2.0)
+        Used to generate anchor windows by enumerating ratios
+    feature_stride : int, optional, default=16
+        The size of the receptive field each unit in the convolution layer of the rpn,for example the product of all stride's prior to this layer.
+    output_score : boolean, optional, default=0
+        Add score to outputs
+    iou_loss : boolean, optional, default=0
+        Usage of IoU Loss
+
+    Returns
+    -------
+    out : NDArray or list of NDArrays
+
+    Defined in nnvmpy/ops/contrib_proposal.py.
+    """
+
 def PSROIPooling(
     data: NDArray | None = None,
     rois: NDArray | None = None,
@@ -364,6 +418,61 @@ def PSROIPooling(
     out : NDArray or list of NDArrays
 
     Defined in nnvmpy/ops/contrib_psroi_pooling.py.
+    """
+
+def Proposal(
+    cls_prob: NDArray | None = None,
+    bbox_pred: NDArray | None = None,
+    im_info: NDArray | None = None,
+    *,
+    rpn_pre_nms_top_n: int = 6000,
+    rpn_post_nms_top_n: int = 300,
+    threshold: float = 0.7,
+    rpn_min_size: int = 16,
+    scales: _FloatTuple = (4.0, 8.0, 16.0, 32.0),
+    ratios: _FloatTuple = (0.5, 1.0, 2.0),
+    feature_stride: int = 16,
+    output_score: bool | int = False,
+    iou_loss: bool | int = False,
+    out: NDArray | list[NDArray] | None = None,
+) -> Any:
+    """Generate region proposals via RPN
+
+    cls_prob (N, 2 * A, H, W), bbox_pred (N, 4 * A, H, W), im_info (N, 3) rows [height, width, scale], A = len(scales) * len(ratios). Outputs the rois (N * rpn_post_nms_top_n, 5) rows [batch index, x1, y1, x2, y2] and, with output_score, their scores (N * rpn_post_nms_top_n, 1).
+    Proposal takes one image (N = 1).
+
+    Parameters
+    ----------
+    cls_prob : NDArray-or-Symbol
+        Score of how likely proposal is object.
+    bbox_pred : NDArray-or-Symbol
+        BBox Predicted deltas from anchors for proposals
+    im_info : NDArray-or-Symbol
+        Image size and scale.
+    rpn_pre_nms_top_n : int, optional, default=6000
+        Number of top scoring boxes to keep before applying NMS to RPN proposals
+    rpn_post_nms_top_n : int, optional, default=300
+        Number of top scoring boxes to keep after applying NMS to RPN proposals
+    threshold : float, optional, default=0.7
+        NMS value, below which to suppress.
+    rpn_min_size : int, optional, default=16
+        Minimum height or width in proposal
+    scales : tuple of <float>, optional, default=(4.0, 8.0, 16.0, 32.0)
+        Used to generate anchor windows by enumerating scales
+    ratios : tuple of <float>, optional, default=(0.5, 1.0, 2.0)
+        Used to generate anchor windows by enumerating ratios
+    feature_stride : int, optional, default=16
+        The size of the receptive field each unit in the convolution layer of the rpn,for example the product of all stride's prior to this layer.
+    output_score : boolean, optional, default=0
+        Add score to outputs
+    iou_loss : boolean, optional, default=0
+        Usage of IoU Loss
+
+    Returns
+    -------
+    out : NDArray or list of NDArrays
+
+    Defined in nnvmpy/ops/contrib_proposal.py.
     """
 
 def ROIAlign(

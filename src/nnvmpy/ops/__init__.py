@@ -23,6 +23,7 @@ from . import (  # noqa: F401 - imported for their registrations
     contrib_index_copy,
     contrib_math,
     contrib_multibox,
+    contrib_proposal,
     contrib_psroi_pooling,
     contrib_quantize,
     contrib_roi_align,
