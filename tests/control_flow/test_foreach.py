@@ -260,3 +260,22 @@ def test_subgraphs_on_an_op_without_them_are_refused() -> None:
     doc["nodes"][1]["subgraphs"] = json.loads(_foreach_symbol().tojson())["nodes"][-1]["subgraphs"]
     with pytest.raises(NNVMError, match="has subgraphs but its op takes none"):
         nv.sym.load_json(json.dumps(doc))
+
+
+def test_the_node_declares_the_resources_of_its_body() -> None:
+    """The loop runs its body's nodes itself; declaring their resources (Dropout's random
+    stream) lets the executor order the loop with random ops outside it."""
+    from nnvmpy.attrs import FResourceRequest
+    from nnvmpy.resource import ResourceRequest
+
+    def body(x: nv.sym.Symbol, st: list[nv.sym.Symbol]) -> tuple[nv.sym.Symbol, list]:
+        y = nv.sym.Dropout(x, p=0.5) + st[0]
+        return y, [y]
+
+    out, _ = nv.sym.contrib.foreach(body, nv.sym.var("d"), [nv.sym.var("s")])
+    node = out._heads[0].node
+    assert node.op.get_attr(FResourceRequest)(node.attrs) == [ResourceRequest.kRandom]
+    plain, _ = nv.sym.contrib.foreach(lambda x, st: (x + st[0], [st[0]]), nv.sym.var("d"),
+                                      [nv.sym.var("s")])  # fmt: skip
+    node = plain._heads[0].node
+    assert node.op.get_attr(FResourceRequest)(node.attrs) == []

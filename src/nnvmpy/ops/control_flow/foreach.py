@@ -24,6 +24,7 @@ from ...attrs import (
     FInferShape,
     FInferType,
     FListInputNames,
+    FResourceRequest,
     FStatefulCompute_cpu,
     FStatefulCompute_gpu,
     TIsBackward,
@@ -41,6 +42,7 @@ from .subgraph_op import (
     infer_subgraph_types,
     make_parser,
     merge_into,
+    subgraph_resources,
 )
 
 OP = "_foreach"
@@ -241,6 +243,7 @@ def _input_names(attrs: Any) -> list[str]:
     .set_attr(FInferShape, _infer_shape)
     .set_attr(FInferType, _infer_type)
     .set_attr(FCreateOpState, create_loop_state)
+    .set_attr(FResourceRequest, subgraph_resources(backward=False))
     .set_attr(FStatefulCompute_cpu, _forward)
     .set_attr(FStatefulCompute_gpu, host_staged(_forward))
     .set_attr(FGradient, backward_node_gradient(BACKWARD_OP))
@@ -253,6 +256,7 @@ def _input_names(attrs: Any) -> list[str]:
     .set_num_inputs(lambda attrs: attrs.parsed.num_outputs + attrs.parsed.num_args)
     .set_num_outputs(lambda attrs: attrs.parsed.num_args)
     .set_attr(TIsBackward, True)
+    .set_attr(FResourceRequest, subgraph_resources(backward=True))
     .set_attr(FStatefulCompute_cpu, _backward)
     .set_attr(FStatefulCompute_gpu, host_staged(_backward))
 )

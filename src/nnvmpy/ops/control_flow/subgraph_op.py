@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ...attrs import FResourceRequest
 from ...base import NNVMError, ParamError
 from ...graph.attrs import DTYPE, SHAPE
 from ...graph.graph import Graph
@@ -194,6 +195,31 @@ def backward_node_gradient(backward_op: str) -> Callable[[Node, list[NodeEntry]]
     return gradient
 
 
+# -- resources --------------------------------------------------------------------------------
+
+
+def subgraph_resources(backward: bool) -> Callable[[NodeAttrs], list[Any]]:
+    """FResourceRequest: every kind the subgraphs' nodes request (and, for the backward
+    node, their gradient graphs' nodes, since backward may first replay the forward). The
+    node runs those nodes itself; declaring their resources makes the executor take the
+    resources' engine variables for it, so a random or temp-space op outside the loop is
+    ordered with the ones inside."""
+
+    def requests(attrs: NodeAttrs) -> list[Any]:
+        p = attrs.parsed
+        graphs = list(p.subgraphs)
+        if backward:
+            graphs += [p.grad_runner(i).runner.graph for i in range(len(p.subgraphs))]
+        kinds: list[Any] = []
+        for g in graphs:
+            for node in g.indexed.nodes:
+                fn = node.op.get_attr(FResourceRequest) if node.op is not None else None
+                kinds += [k for k in (fn(node.attrs) if fn else []) if k not in kinds]
+        return kinds
+
+    return requests
+
+
 __all__ = [
     "ControlFlowParam",
     "LoopState",
@@ -205,4 +231,5 @@ __all__ = [
     "make_parser",
     "merge_into",
     "parse_int_tuple",
+    "subgraph_resources",
 ]

@@ -24,6 +24,7 @@ from ...attrs import (
     FGradient,
     FInferShape,
     FInferType,
+    FResourceRequest,
     FStatefulCompute_cpu,
     FStatefulCompute_gpu,
     TIsBackward,
@@ -41,6 +42,7 @@ from .subgraph_op import (
     infer_subgraph_types,
     make_parser,
     merge_into,
+    subgraph_resources,
 )
 
 OP = "_while_loop"
@@ -201,6 +203,7 @@ def _backward(
     .set_attr(FInferShape, _infer_shape)
     .set_attr(FInferType, _infer_type)
     .set_attr(FCreateOpState, create_loop_state)
+    .set_attr(FResourceRequest, subgraph_resources(backward=False))
     .set_attr(FStatefulCompute_cpu, _forward)
     .set_attr(FStatefulCompute_gpu, host_staged(_forward))
     .set_attr(FGradient, backward_node_gradient(BACKWARD_OP))
@@ -213,6 +216,7 @@ def _backward(
     .set_num_inputs(lambda attrs: attrs.parsed.num_outputs + attrs.parsed.num_args)
     .set_num_outputs(lambda attrs: attrs.parsed.num_args)
     .set_attr(TIsBackward, True)
+    .set_attr(FResourceRequest, subgraph_resources(backward=True))
     .set_attr(FStatefulCompute_cpu, _backward)
     .set_attr(FStatefulCompute_gpu, host_staged(_backward))
 )
