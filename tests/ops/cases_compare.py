@@ -53,12 +53,32 @@ def _scalar_ref(fn: Callable[[Any, Any], Any]) -> Callable[..., np.ndarray]:
     return lambda a, scalar: fn(a, scalar).astype(np.float64)
 
 
+def _legacy_names(rel: str) -> tuple[str, str]:
+    """MXNet's older spellings, written out: _Greater_Equal, _GreaterEqualScalar."""
+    words = [w[0].upper() + w[1:] for w in rel.split("_")]
+    return "_" + "_".join(words), "_" + "".join(words) + "Scalar"
+
+
 def cases() -> list[OpCase]:
     out = []
     common: dict[str, Any] = {"grad": False, "dtypes": ALL_DTYPES}
     for rel, fn in RELATIONS:
         same = small_ints((2, 3), (2, 3))
-        out.append(OpCase(f"_{rel}", [(2, 3), (2, 3)], _ref(fn), inputs=same, **common))
+        legacy, legacy_scalar = _legacy_names(rel)
+        out += [
+            OpCase(name, [(2, 3), (2, 3)], _ref(fn), inputs=same, **common)
+            for name in (f"_{rel}", legacy)
+        ]
+        out.append(
+            OpCase(
+                legacy_scalar,
+                [(3, 4)],
+                _scalar_ref(fn),
+                params={"scalar": 1.0},
+                inputs=small_ints((3, 4)),
+                **common,
+            )
+        )
         if f"_{rel}_scalar" not in ELSEWHERE:
             out += [
                 OpCase(

@@ -74,9 +74,25 @@ _REGISTERED = {
     "_lesser_scalar",
 }
 
+
+def legacy_names(rel: str) -> tuple[str, str]:
+    """MXNet's older spellings of `_<rel>` and `_<rel>_scalar`, which symbol files written
+    by old MXNet versions still use: `_Greater_Equal` and `_GreaterEqualScalar`."""
+    words = [w.capitalize() for w in rel.split("_")]
+    return "_" + "_".join(words), "_" + "".join(words) + "Scalar"
+
+
 for _rel, _fn, _what in _RELATIONS:
     _doc = f"Returns 1 where {_what} and 0 elsewhere, element-wise, in the input's dtype."
-    register_binary(f"_{_rel}", _fn, _doc + " Both inputs have one shape.", make_zero_grad_nodes)
+    _legacy, _legacy_scalar = legacy_names(_rel)
+    for _name in (f"_{_rel}", _legacy):
+        register_binary(_name, _fn, _doc + " Both inputs have one shape.", make_zero_grad_nodes)
+    register_scalar(
+        _legacy_scalar,
+        _fn,
+        _doc.replace("rhs", "scalar") + " rhs is the scalar parameter.",
+        make_zero_grad_nodes,
+    )
     if f"_{_rel}_scalar" not in _REGISTERED:
         register_scalar(
             f"_{_rel}_scalar",
