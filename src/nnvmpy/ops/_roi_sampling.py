@@ -10,13 +10,38 @@ corner and bin size of its (unrotated) grid, the sample grid per bin, and a rota
 0; otherwise it is clamped onto the map and blends its four neighbouring pixels. Bins
 average their samples. The backward pass spreads dy / count onto the same pixels with
 the same weights; it runs sequentially, since bins share pixels.
+
+Also what the roi ops (ROIAlign, RROIAlign, PSROIPooling, DeformablePSROIPooling) share:
+the checks of their data and rois inputs and of pooled_size, and the registration of an
+op whose backward takes (dy, data, rois) and gives (d data, d rois = 0).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import numpy as np
 
 from .. import kernel
+from ..attrs import (
+    FCompute_cpu,
+    FCompute_gpu,
+    FGradient,
+    FInferShape,
+    FInferType,
+    FListInputNames,
+    TIsBackward,
+)
+from ..base import InferError
+from ..graph.grad import make_grad_node
+from ..infer import shape_str
+from ..param import Parameter
+from ..registry import register_op, skip_in_source_locations
+from ._host_staged import host_compute
+from .contrib_bbox import same_float_type
+
+skip_in_source_locations(__file__)  # registrations name the op's own file
 
 GEOMETRY = ("batch", "x0", "y0", "bin_w", "bin_h", "grid_w", "grid_h", "cos", "sin", "cx", "cy")
 
@@ -95,3 +120,91 @@ def sample_backward(dy: np.ndarray, geometry: np.ndarray, data_shape: tuple, sen
     geo = np.ascontiguousarray(geometry, np.float64)
     roi_bins(dx, geo, np.ascontiguousarray(dy, np.float64), dx, sensitive, True)
     return dx
+
+
+# --- argument checks -------------------------------------------------------------------------
+
+#: the columns of a roi row of ROIAlign, PSROIPooling and DeformablePSROIPooling
+ROI_ROW = ("batch index", "x1", "y1", "x2", "y2")
+
+
+def check_roi_inputs(op: str, data: Any, rois: Any, row: Sequence[str]) -> None:
+    """InferError unless `data` is NCHW and `rois` is (R, len(row)), one roi per row with
+    the columns `row` names (a shape may be None: unknown)."""
+    if data is not None and len(data) != 4:
+        raise InferError(f"{op}: input 'data' has shape {shape_str(data)}; expected NCHW (4-D)")
+    if rois is not None and (len(rois) != 2 or rois[1] not in (None, len(row))):
+        raise InferError(
+            f"{op}: input 'rois' has shape {shape_str(rois)}; expected (R, {len(row)}) rows of "
+            f"({', '.join(row)})"
+        )
+
+
+def rounded_rois(rois: np.ndarray) -> np.ndarray:
+    """A float64 copy of (batch index, x1, y1, x2, y2) rows with the corners rounded half
+    away from zero (C's round), as PSROIPooling and DeformablePSROIPooling take them."""
+    out = np.array(rois, dtype=np.float64)
+    v = out[:, 1:5]
+    out[:, 1:5] = np.where(v >= 0, np.floor(v + 0.5), np.ceil(v - 0.5))
+    return out
+
+
+def pooled_hw(op: str, pooled_size: Sequence[int]) -> tuple[int, int]:
+    """(height, width) of a pooled_size that must be two positive ints."""
+    size = tuple(pooled_size)
+    if len(size) != 2 or min(size) < 1:
+        raise InferError(f"{op}: pooled_size {size} must be two positive ints (h, w)")
+    return size[0], size[1]
+
+
+# --- registration ----------------------------------------------------------------------------
+
+
+def register_roi_op(
+    op: str,
+    *,
+    param: type[Parameter],
+    describe: str,
+    infer_shape: Callable[..., bool],
+    forward: Callable[..., list[np.ndarray]],
+    backward: Callable[..., list[np.ndarray]],
+    data_doc: str,
+    rois_doc: str,
+) -> None:
+    """Register `op` (inputs data and rois, one output) and `_backward_<op>` (inputs dy,
+    data, rois; outputs d data and a zero d rois), both computed on the host by the NumPy
+    functions forward(params, data, rois) and backward(params, dy, data, rois)."""
+    backward_op = f"_backward{op}"
+    title = op.removeprefix("_contrib_")
+
+    def gradient(node: Any, ograds: list[Any]) -> list[Any]:
+        return make_grad_node(backward_op, node, [ograds[0], *node.inputs])
+
+    forward_compute = host_compute(op, forward)
+    (
+        register_op(op)
+        .describe(describe)
+        .set_attr_parser(param)
+        .set_num_inputs(2)
+        .set_num_outputs(1)
+        .set_attr(FListInputNames, lambda attrs: ["data", "rois"])
+        .set_attr(FInferShape, infer_shape)
+        .set_attr(FInferType, same_float_type(op, ("data", "rois")))
+        .set_attr(FCompute_cpu, forward_compute)
+        .set_attr(FCompute_gpu, forward_compute)
+        .set_attr(FGradient, gradient)
+        .add_argument("data", "NDArray-or-Symbol", data_doc)
+        .add_argument("rois", "NDArray-or-Symbol", rois_doc)
+        .add_arguments(param.fields())
+    )
+    backward_compute = host_compute(backward_op, backward)
+    (
+        register_op(backward_op)
+        .describe(f"Backward of {title}: inputs (dy, data, rois), outputs (d data, d rois = 0).")
+        .set_attr_parser(param)
+        .set_num_inputs(3)
+        .set_num_outputs(2)
+        .set_attr(TIsBackward, True)
+        .set_attr(FCompute_cpu, backward_compute)
+        .set_attr(FCompute_gpu, backward_compute)
+    )

@@ -8,7 +8,7 @@ overlap (and OH may exceed H).
 A window mean over rows then columns is separable: y = A_h x A_w^T, where row o of the
 (OH, H) matrix A_h holds 1 / window length on its window. The forward is two matrix
 products, and so is the gradient, dx = A_h^T dy A_w. Runs on the host (NumPy); on the GPU
-through contrib_bbox.host_compute.
+through _host_staged.host_compute.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from ..infer import elemwise_type, shape_assign, shape_str
 from ..param import Parameter, field
 from ..param import Shape as ShapeField
 from ..registry import NodeAttrs, register_op
-from .contrib_bbox import host_compute
+from ._host_staged import host_compute
 
 OP = "_contrib_AdaptiveAvgPooling2D"
 

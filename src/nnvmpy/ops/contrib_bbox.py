@@ -29,12 +29,13 @@
   capped at `clip` when clip > 0), half height likewise; anchors in `format`. Zero gradient.
 
 All run on the host (NumPy, numba for the sequential loops); on the GPU the inputs are
-copied to the host and the results back (`host_compute`). Float types only, as in MXNet.
+copied to the host and the results back (_host_staged.host_compute). Float types only,
+as in MXNet.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -55,66 +56,15 @@ from ..base import InferError
 from ..graph.grad import make_grad_node, make_zero_grad_nodes
 from ..graph.node import NodeEntry
 from ..infer import shape_assign, shape_is_known, shape_str, type_assign
-from ..kernel.launch import ADD, NULL, is_gpu, req_code
 from ..param import Parameter, field
 from ..registry import NodeAttrs, register_op
-from ._index_kernels import assign
+from ._host_staged import host_compute
 
 FORMATS = {"corner": 0, "center": 1}
 FLOAT_TYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 
-HostFn = Callable[..., Sequence[np.ndarray]]
-
 
 # --- shared plumbing --------------------------------------------------------------------------
-
-
-def host_compute(op_name: str, fn: HostFn) -> Any:
-    """FCompute for both devices from fn(params, *host_inputs) -> one NumPy array per output.
-
-    The results are written as each request says (kNullOp skipped, kAddTo added). On the
-    GPU the inputs are copied to the host first and the results copied back.
-    """
-
-    def compute(
-        attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
-    ) -> None:
-        modes = [req_code(op_name, r) for r in req]
-        if all(m == NULL for m in modes):
-            return
-        gpu = is_gpu(ctx)
-        host_in = [_to_host(ctx, a) for a in inputs] if gpu else inputs
-        results = fn(attrs.parsed, *host_in)
-        for out, mode, res in zip(outputs, modes, results):
-            if mode == NULL:
-                continue
-            if not gpu:
-                assign(out, mode, res.reshape(out.shape))
-                continue
-            host = _to_host(ctx, out) if mode == ADD else np.empty(out.shape, out.dtype)
-            assign(host, mode, res.reshape(out.shape))
-            _to_device(ctx, out, host)
-
-    return compute
-
-
-def _stream(ctx: Any) -> Any:
-    return getattr(getattr(ctx, "run_ctx", None), "stream", None) or 0
-
-
-def _to_host(ctx: Any, a: Any) -> np.ndarray:
-    stream = _stream(ctx)
-    host = a.copy_to_host(stream=stream)
-    if stream:
-        stream.synchronize()
-    return host
-
-
-def _to_device(ctx: Any, out: Any, host: np.ndarray) -> None:
-    stream = _stream(ctx)
-    out.copy_to_device(np.ascontiguousarray(host), stream=stream)
-    if stream:
-        stream.synchronize()  # `host` must outlive the copy
 
 
 def float_type(op: str, what: str, dtype: Any) -> None:
@@ -777,11 +727,4 @@ _decode_compute = host_compute("_contrib_box_decode", box_decode_np)
     .add_arguments(BoxDecodeParam.fields())
 )
 
-
-def _register_alias() -> None:
-    from nnvmpy.ops.aliases import register_alias
-
-    register_alias("_contrib_box_non_maximum_suppression", _NMS)
-
-
-_register_alias()
+register_op(_NMS).add_alias("_contrib_box_non_maximum_suppression")

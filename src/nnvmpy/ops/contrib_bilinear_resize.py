@@ -15,7 +15,7 @@ Output row o samples input row s(o): with align_corners, s = o (H - 1) / (OH - 1
 s = max((o + 0.5) H / OH - 0.5, 0); s = 0 when OH is 1. It blends rows floor(s) and
 floor(s) + 1 (the last row alone at the edge); columns likewise. The resize is separable,
 y = R_h x R_w^T with (OH, H) and (OW, W) interpolation matrices, and its gradient is
-dx = R_h^T dy R_w. Runs on the host (NumPy); on the GPU through contrib_bbox.host_compute.
+dx = R_h^T dy R_w. Runs on the host (NumPy); on the GPU through _host_staged.host_compute.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from ..graph.grad import make_grad_node
 from ..infer import shape_assign, shape_is_known, shape_str, type_assign
 from ..param import Parameter, field
 from ..registry import NodeAttrs, register_op
-from .contrib_bbox import host_compute
+from ._host_staged import host_compute
 
 OP = "_contrib_BilinearResize2D"
 BACKWARD = "_backward_contrib_BilinearResize2D"

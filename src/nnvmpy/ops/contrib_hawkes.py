@@ -21,7 +21,7 @@ gradient of out_state: here the calculus is carried through.)
 
 Each sample is a sequential walk over its events: one numba loop per sample (samples in
 parallel), in float64 whatever the input dtype. On the GPU the inputs are copied to the
-host and the results back (contrib_bbox.host_compute).
+host and the results back (_host_staged.host_compute).
 """
 
 from __future__ import annotations
@@ -45,7 +45,8 @@ from ..base import InferError, NNVMError
 from ..graph.grad import make_grad_node
 from ..infer import shape_assign, shape_is_known, shape_str, type_assign
 from ..registry import NodeAttrs, register_op
-from .contrib_bbox import float_type, host_compute
+from ._host_staged import host_compute
+from .contrib_bbox import float_type
 
 OP = "_contrib_hawkesll"
 INPUTS = ["lda", "alpha", "beta", "state", "lags", "marks", "valid_length", "max_time"]

@@ -4,7 +4,7 @@
 out[i0, ..., in-1, :] = (i0, ..., in-1) restricted to `axes` (all axes in order when
 None; m = len(axes)); negative axes count from the end. Only data's shape matters, so
 the gradient is zero. Runs on the host (np.indices); on the GPU the result is copied
-to the device (contrib_bbox.host_compute).
+to the device (_host_staged.host_compute).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from ..infer import shape_assign, shape_is_known, type_assign
 from ..param import Parameter, field
 from ..param import Shape as ShapeField
 from ..registry import NodeAttrs, register_op
-from .contrib_bbox import host_compute
+from ._host_staged import host_compute
 
 OP = "_contrib_index_array"
 

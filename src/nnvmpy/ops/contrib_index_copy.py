@@ -9,7 +9,7 @@ silently).
 
 Gradient: old_tensor gets dy with the replaced rows zeroed; new_tensor gets dy of the row
 each of its rows landed in (zero for a row a later duplicate overwrote); index_vector
-gets zeros. Runs on the host (NumPy); on the GPU through contrib_bbox.host_compute.
+gets zeros. Runs on the host (NumPy); on the GPU through _host_staged.host_compute.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from ..base import InferError, NNVMError
 from ..graph.grad import make_grad_node
 from ..infer import shape_assign, shape_is_known, shape_str, type_assign
 from ..registry import NodeAttrs, register_op
-from .contrib_bbox import host_compute
+from ._host_staged import host_compute
 
 OP = "_contrib_index_copy"
 INPUTS = ["old_tensor", "index_vector", "new_tensor"]

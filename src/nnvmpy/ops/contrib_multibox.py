@@ -67,7 +67,8 @@ from ..graph.grad import make_zero_grad_nodes
 from ..infer import shape_assign, shape_is_known, shape_str
 from ..param import FloatTuple, Parameter, field
 from ..registry import NodeAttrs, register_op
-from .contrib_bbox import host_compute, same_float_type
+from ._host_staged import host_compute
+from .contrib_bbox import same_float_type
 
 _PRIOR = "_contrib_MultiBoxPrior"
 _TARGET = "_contrib_MultiBoxTarget"

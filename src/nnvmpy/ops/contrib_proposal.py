@@ -52,7 +52,7 @@ from ..graph.grad import make_zero_grad_nodes
 from ..infer import shape_assign, shape_is_known, shape_str, type_assign
 from ..param import FloatTuple, Parameter, field
 from ..registry import NodeAttrs, register_op
-from .contrib_bbox import host_compute
+from ._host_staged import host_compute
 
 _F32 = np.float32
 INPUTS = ("cls_prob", "bbox_pred", "im_info")

@@ -10,7 +10,7 @@ the map, columns likewise, and output channel c of it averages input channel
 (MXNet's docstring says max pooling; the op averages, as R-FCN does.)
 
 The gradient spreads each bin's dy evenly over its pixels; the rois get a zero gradient.
-Numba loops on the host; on the GPU through contrib_bbox.host_compute.
+Numba loops on the host; on the GPU through _host_staged.host_compute.
 """
 
 from __future__ import annotations
@@ -21,24 +21,13 @@ from typing import Any
 import numpy as np
 
 from .. import kernel
-from ..attrs import (
-    FCompute_cpu,
-    FCompute_gpu,
-    FGradient,
-    FInferShape,
-    FInferType,
-    FListInputNames,
-    TIsBackward,
-)
 from ..base import InferError
-from ..graph.grad import make_grad_node
-from ..infer import shape_assign, shape_str
+from ..infer import shape_assign
 from ..param import Parameter, field
-from ..registry import NodeAttrs, register_op
-from .contrib_bbox import host_compute, same_float_type
+from ..registry import NodeAttrs
+from ._roi_sampling import ROI_ROW, check_roi_inputs, register_roi_op, rounded_rois
 
 OP = "_contrib_PSROIPooling"
-BACKWARD = "_backward_contrib_PSROIPooling"
 
 
 class PSROIPoolingParam(Parameter):
@@ -59,13 +48,7 @@ def _group(p: PSROIPoolingParam) -> int:
 def _psroi_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
     p = attrs.parsed
     data, rois = in_shapes
-    if data is not None and len(data) != 4:
-        raise InferError(f"{OP}: input 'data' has shape {shape_str(data)}; expected NCHW (4-D)")
-    if rois is not None and (len(rois) != 2 or rois[1] not in (None, 5)):
-        raise InferError(
-            f"{OP}: input 'rois' has shape {shape_str(rois)}; expected (R, 5) rows of "
-            "(batch index, x1, y1, x2, y2)"
-        )
+    check_roi_inputs(OP, data, rois, ROI_ROW)
     g = _group(p)
     if data is not None and data[1] is not None and data[1] != p.output_dim * g * g:
         raise InferError(
@@ -80,21 +63,18 @@ def _psroi_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) 
 
 @kernel.cpu_kernel(parallel=False)
 def _psroi_loops(data, rois, dy, out, scale, group, backward):  # pragma: no cover - compiled
-    """Forward (backward False): out (R, D, P, P) from data. Backward: data += spread dy."""
+    """Forward (backward False): out (R, D, P, P) from data. Backward: data += spread dy.
+    The rois' corners come rounded (_roi_sampling.rounded_rois)."""
     n_batch, _, height, width = data.shape
     n_rois, out_dim, pooled, _ = dy.shape if backward else out.shape
     for r in range(n_rois):
         b = int(rois[r, 0])
         if b < 0 or b >= n_batch:
             continue
-        corners = np.empty(4)
-        for i in range(4):
-            v = rois[r, i + 1]
-            corners[i] = math.floor(v + 0.5) if v >= 0 else math.ceil(v - 0.5)
-        x0 = corners[0] * scale
-        y0 = corners[1] * scale
-        roi_w = max((corners[2] + 1.0) * scale - x0, 0.1)
-        roi_h = max((corners[3] + 1.0) * scale - y0, 0.1)
+        x0 = rois[r, 1] * scale
+        y0 = rois[r, 2] * scale
+        roi_w = max((rois[r, 3] + 1.0) * scale - x0, 0.1)
+        roi_h = max((rois[r, 4] + 1.0) * scale - y0, 0.1)
         bin_h = roi_h / pooled
         bin_w = roi_w / pooled
         for ph in range(pooled):
@@ -126,7 +106,7 @@ def _psroi_loops(data, rois, dy, out, scale, group, backward):  # pragma: no cov
 def psroi_pooling_np(p: PSROIPoolingParam, data: np.ndarray, rois: np.ndarray) -> list:
     out = np.zeros((rois.shape[0], p.output_dim, p.pooled_size, p.pooled_size))
     x = np.ascontiguousarray(data, np.float64)
-    r = np.ascontiguousarray(rois, np.float64)
+    r = rounded_rois(rois)
     _psroi_loops(x, r, out, out, p.spatial_scale, _group(p), False)
     return [out]
 
@@ -135,55 +115,29 @@ def psroi_pooling_grad_np(
     p: PSROIPoolingParam, dy: np.ndarray, data: np.ndarray, rois: np.ndarray
 ) -> list:
     dx = np.zeros(data.shape)
-    r = np.ascontiguousarray(rois, np.float64)
+    r = rounded_rois(rois)
     g = np.ascontiguousarray(dy, np.float64)
     _psroi_loops(dx, r, g, dx, p.spatial_scale, _group(p), True)
     return [dx, np.zeros(rois.shape)]
 
 
-def _psroi_gradient(node: Any, ograds: list[Any]) -> list[Any]:
-    return make_grad_node(BACKWARD, node, [ograds[0], *node.inputs])
-
-
-_forward = host_compute(OP, psroi_pooling_np)
-(
-    register_op(OP)
-    .describe(
+register_roi_op(
+    OP,
+    param=PSROIPoolingParam,
+    describe=(
         "Performs position-sensitive region-of-interest pooling on inputs (R-FCN). Resize "
         "bounding box coordinates by spatial_scale and crop input feature maps accordingly. "
         "Each bin of the cropped region is average-pooled from its own group of channels "
         "to a fixed size output indicated by pooled_size. batch_size will change to the "
         "number of region bounding boxes after PSROIPooling"
-    )
-    .set_attr_parser(PSROIPoolingParam)
-    .set_num_inputs(2)
-    .set_num_outputs(1)
-    .set_attr(FListInputNames, lambda attrs: ["data", "rois"])
-    .set_attr(FInferShape, _psroi_shape)
-    .set_attr(FInferType, same_float_type(OP, ("data", "rois")))
-    .set_attr(FCompute_cpu, _forward)
-    .set_attr(FCompute_gpu, _forward)
-    .set_attr(FGradient, _psroi_gradient)
-    .add_argument(
-        "data", "NDArray-or-Symbol", "Input data to the pooling operator, a 4D Feature maps"
-    )
-    .add_argument(
-        "rois",
-        "NDArray-or-Symbol",
+    ),
+    infer_shape=_psroi_shape,
+    forward=psroi_pooling_np,
+    backward=psroi_pooling_grad_np,
+    data_doc="Input data to the pooling operator, a 4D Feature maps",
+    rois_doc=(
         "Bounding box coordinates, a 2D array of [[batch_index, x1, y1, x2, y2]]. (x1, y1) "
         "and (x2, y2) are top left and down right corners of designated region of interest. "
-        "batch_index indicates the index of corresponding image in the input data",
-    )
-    .add_arguments(PSROIPoolingParam.fields())
-)
-_backward = host_compute(BACKWARD, psroi_pooling_grad_np)
-(
-    register_op(BACKWARD)
-    .describe("Backward of PSROIPooling: inputs (dy, data, rois), outputs (d data, d rois = 0).")
-    .set_attr_parser(PSROIPoolingParam)
-    .set_num_inputs(3)
-    .set_num_outputs(2)
-    .set_attr(TIsBackward, True)
-    .set_attr(FCompute_cpu, _backward)
-    .set_attr(FCompute_gpu, _backward)
+        "batch_index indicates the index of corresponding image in the input data"
+    ),
 )

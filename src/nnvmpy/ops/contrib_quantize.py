@@ -13,7 +13,7 @@ gives min_range + q * (max_range - min_range) / 255 (MXNet's docstring leaves ou
 min_range offset, which the inverse of quantize needs), int8 gives q * r / 127.
 
 Forward only, as in MXNet: the gradients are zero. Element-wise on the host (NumPy); on
-the GPU through contrib_bbox.host_compute.
+the GPU through _host_staged.host_compute.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from ..graph.grad import make_zero_grad_nodes
 from ..infer import dtype_str, shape_assign, shape_is_known, type_assign
 from ..param import Parameter, field
 from ..registry import NodeAttrs, register_op
-from .contrib_bbox import host_compute
+from ._host_staged import host_compute
 
 QUANTIZE = "_contrib_quantize"
 DEQUANTIZE = "_contrib_dequantize"

@@ -13,7 +13,7 @@ A roi whose batch index is negative gives zeros.
 
 The gradient spreads each bin's dy back onto the sampled pixels with the same weights;
 the rois get a zero gradient (as in MXNet). The sampling loop (_roi_sampling.py, shared
-with RROIAlign) runs on the host; on the GPU through contrib_bbox.host_compute.
+with RROIAlign) runs on the host; on the GPU through _host_staged.host_compute.
 """
 
 from __future__ import annotations
@@ -22,26 +22,21 @@ from typing import Any
 
 import numpy as np
 
-from ..attrs import (
-    FCompute_cpu,
-    FCompute_gpu,
-    FGradient,
-    FInferShape,
-    FInferType,
-    FListInputNames,
-    TIsBackward,
-)
 from ..base import InferError
-from ..graph.grad import make_grad_node
-from ..infer import shape_assign, shape_str
+from ..infer import shape_assign
 from ..param import Parameter, field
 from ..param import Shape as ShapeField
-from ..registry import NodeAttrs, register_op
-from ._roi_sampling import sample_backward, sample_forward
-from .contrib_bbox import host_compute, same_float_type
+from ..registry import NodeAttrs
+from ._roi_sampling import (
+    ROI_ROW,
+    check_roi_inputs,
+    pooled_hw,
+    register_roi_op,
+    sample_backward,
+    sample_forward,
+)
 
 OP = "_contrib_ROIAlign"
-BACKWARD = "_backward_contrib_ROIAlign"
 
 
 class ROIAlignParam(Parameter):
@@ -73,24 +68,11 @@ class ROIAlignParam(Parameter):
     )
 
 
-def pooled_hw(p: ROIAlignParam) -> tuple[int, int]:
-    size = tuple(p.pooled_size)
-    if len(size) != 2 or min(size) < 1:
-        raise InferError(f"{OP}: pooled_size {size} must be two positive ints (h, w)")
-    return size[0], size[1]
-
-
 def _roi_align_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
     p = attrs.parsed
-    ph, pw = pooled_hw(p)
+    ph, pw = pooled_hw(OP, p.pooled_size)
     data, rois = in_shapes
-    if data is not None and len(data) != 4:
-        raise InferError(f"{OP}: input 'data' has shape {shape_str(data)}; expected NCHW (4-D)")
-    if rois is not None and (len(rois) != 2 or rois[1] not in (None, 5)):
-        raise InferError(
-            f"{OP}: input 'rois' has shape {shape_str(rois)}; expected (R, 5) rows of "
-            "(batch index, x1, y1, x2, y2)"
-        )
+    check_roi_inputs(OP, data, rois, ROI_ROW)
     if data is None or rois is None:
         return False
     channels = data[1]
@@ -125,13 +107,13 @@ def roi_geometry(p: ROIAlignParam, rois: np.ndarray, pooled: tuple[int, int]) ->
 
 
 def _output_shape(p: ROIAlignParam, data_shape: Any, n_rois: int) -> tuple[int, ...]:
-    ph, pw = pooled_hw(p)
+    ph, pw = pooled_hw(OP, p.pooled_size)
     channels = data_shape[1] // (ph * pw) if p.position_sensitive else data_shape[1]
     return (n_rois, channels, ph, pw)
 
 
 def roi_align_np(p: ROIAlignParam, data: np.ndarray, rois: np.ndarray) -> list[np.ndarray]:
-    geometry = roi_geometry(p, rois, pooled_hw(p))
+    geometry = roi_geometry(p, rois, pooled_hw(OP, p.pooled_size))
     shape = _output_shape(p, data.shape, rois.shape[0])
     return [sample_forward(data, geometry, shape, p.position_sensitive)]
 
@@ -139,19 +121,15 @@ def roi_align_np(p: ROIAlignParam, data: np.ndarray, rois: np.ndarray) -> list[n
 def roi_align_grad_np(
     p: ROIAlignParam, dy: np.ndarray, data: np.ndarray, rois: np.ndarray
 ) -> list[np.ndarray]:
-    geometry = roi_geometry(p, rois, pooled_hw(p))
+    geometry = roi_geometry(p, rois, pooled_hw(OP, p.pooled_size))
     dx = sample_backward(dy, geometry, data.shape, p.position_sensitive)
     return [dx, np.zeros(rois.shape)]
 
 
-def _roi_align_gradient(node: Any, ograds: list[Any]) -> list[Any]:
-    return make_grad_node(BACKWARD, node, [ograds[0], *node.inputs])
-
-
-_forward = host_compute(OP, roi_align_np)
-(
-    register_op(OP)
-    .describe(
+register_roi_op(
+    OP,
+    param=ROIAlignParam,
+    describe=(
         "This operator takes a 4D feature map as an input array and region proposals as "
         "`rois`, then align the feature map over sub-regions of input and produces a "
         "fixed-sized output array. This operator is typically used in Faster R-CNN & Mask "
@@ -163,34 +141,10 @@ _forward = host_compute(OP, roi_align_np)
         "map. No quantization is performed on any coordinates involved in the RoI, its bins, "
         "or the sampling points. Then the feature map can be aggregated by avgpooling.\n\n"
         'References: He, Kaiming, et al. "Mask R-CNN." ICCV, 2017\n'
-    )
-    .set_attr_parser(ROIAlignParam)
-    .set_num_inputs(2)
-    .set_num_outputs(1)
-    .set_attr(FListInputNames, lambda attrs: ["data", "rois"])
-    .set_attr(FInferShape, _roi_align_shape)
-    .set_attr(FInferType, same_float_type(OP, ("data", "rois")))
-    .set_attr(FCompute_cpu, _forward)
-    .set_attr(FCompute_gpu, _forward)
-    .set_attr(FGradient, _roi_align_gradient)
-    .add_argument(
-        "data", "NDArray-or-Symbol", "Input data to the pooling operator, a 4D Feature maps"
-    )
-    .add_argument(
-        "rois",
-        "NDArray-or-Symbol",
-        "Bounding box coordinates, a 2D array, if batchid is less than 0, it will be ignored.",
-    )
-    .add_arguments(ROIAlignParam.fields())
-)
-_backward = host_compute(BACKWARD, roi_align_grad_np)
-(
-    register_op(BACKWARD)
-    .describe("Backward of ROIAlign: inputs (dy, data, rois), outputs (d data, d rois = 0).")
-    .set_attr_parser(ROIAlignParam)
-    .set_num_inputs(3)
-    .set_num_outputs(2)
-    .set_attr(TIsBackward, True)
-    .set_attr(FCompute_cpu, _backward)
-    .set_attr(FCompute_gpu, _backward)
+    ),
+    infer_shape=_roi_align_shape,
+    forward=roi_align_np,
+    backward=roi_align_grad_np,
+    data_doc="Input data to the pooling operator, a 4D Feature maps",
+    rois_doc="Bounding box coordinates, a 2D array, if batchid is less than 0, it will be ignored.",
 )

@@ -11,7 +11,7 @@ A roi whose batch index is negative gives zeros.
 
 MXNet registers no gradient for it; here `data` gets the exact one (the samples' weights)
 and the rois a zero gradient, as ROIAlign's. Host loops; on the GPU through
-contrib_bbox.host_compute.
+_host_staged.host_compute.
 """
 
 from __future__ import annotations
@@ -20,26 +20,20 @@ from typing import Any
 
 import numpy as np
 
-from ..attrs import (
-    FCompute_cpu,
-    FCompute_gpu,
-    FGradient,
-    FInferShape,
-    FInferType,
-    FListInputNames,
-    TIsBackward,
-)
-from ..base import InferError
-from ..graph.grad import make_grad_node
-from ..infer import shape_assign, shape_str
+from ..infer import shape_assign
 from ..param import Parameter, field
 from ..param import Shape as ShapeField
-from ..registry import NodeAttrs, register_op
-from ._roi_sampling import sample_backward, sample_forward
-from .contrib_bbox import host_compute, same_float_type
+from ..registry import NodeAttrs
+from ._roi_sampling import (
+    check_roi_inputs,
+    pooled_hw,
+    register_roi_op,
+    sample_backward,
+    sample_forward,
+)
 
 OP = "_contrib_RROIAlign"
-BACKWARD = "_backward_contrib_RROIAlign"
+_ROW = ("batch index", "centre x", "centre y", "width", "height", "angle in degrees")
 
 
 class RROIAlignParam(Parameter):
@@ -56,23 +50,10 @@ class RROIAlignParam(Parameter):
     )
 
 
-def pooled_hw(p: RROIAlignParam) -> tuple[int, int]:
-    size = tuple(p.pooled_size)
-    if len(size) != 2 or min(size) < 1:
-        raise InferError(f"{OP}: pooled_size {size} must be two positive ints (h, w)")
-    return size[0], size[1]
-
-
 def _rroi_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
-    ph, pw = pooled_hw(attrs.parsed)
+    ph, pw = pooled_hw(OP, attrs.parsed.pooled_size)
     data, rois = in_shapes
-    if data is not None and len(data) != 4:
-        raise InferError(f"{OP}: input 'data' has shape {shape_str(data)}; expected NCHW (4-D)")
-    if rois is not None and (len(rois) != 2 or rois[1] not in (None, 6)):
-        raise InferError(
-            f"{OP}: input 'rois' has shape {shape_str(rois)}; expected (R, 6) rows of "
-            "(batch index, centre x, centre y, width, height, angle in degrees)"
-        )
+    check_roi_inputs(OP, data, rois, _ROW)
     if data is None or rois is None:
         return False
     return shape_assign(out_shapes, 0, (rois[0], data[1], ph, pw), f"{OP}: output")
@@ -81,7 +62,7 @@ def _rroi_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -
 def rroi_geometry(p: RROIAlignParam, rois: np.ndarray) -> np.ndarray:
     """The rows of _roi_sampling.GEOMETRY for rotated rois."""
     rois = rois.astype(np.float64)
-    ph, pw = pooled_hw(p)
+    ph, pw = pooled_hw(OP, p.pooled_size)
     cx, cy = rois[:, 1] * p.spatial_scale, rois[:, 2] * p.spatial_scale
     roi_w = np.maximum(rois[:, 3] * p.spatial_scale, 1.0)
     roi_h = np.maximum(rois[:, 4] * p.spatial_scale, 1.0)
@@ -97,7 +78,7 @@ def rroi_geometry(p: RROIAlignParam, rois: np.ndarray) -> np.ndarray:
 
 
 def rroi_align_np(p: RROIAlignParam, data: np.ndarray, rois: np.ndarray) -> list[np.ndarray]:
-    shape = (rois.shape[0], data.shape[1], *pooled_hw(p))
+    shape = (rois.shape[0], data.shape[1], *pooled_hw(OP, p.pooled_size))
     return [sample_forward(data, rroi_geometry(p, rois), shape, False)]
 
 
@@ -108,14 +89,10 @@ def rroi_align_grad_np(
     return [dx, np.zeros(rois.shape)]
 
 
-def _rroi_gradient(node: Any, ograds: list[Any]) -> list[Any]:
-    return make_grad_node(BACKWARD, node, [ograds[0], *node.inputs])
-
-
-_forward = host_compute(OP, rroi_align_np)
-(
-    register_op(OP)
-    .describe(
+register_roi_op(
+    OP,
+    param=RROIAlignParam,
+    describe=(
         "Performs Rotated ROI Align on the input array.\n\n"
         "This operator takes a 4D feature map as an input array and region proposals as "
         "`rois`, then align the feature map over sub-regions of input and produces a "
@@ -127,30 +104,10 @@ _forward = host_compute(OP, rroi_align_np)
         "sampling points. Then the feature map can be aggregated by avgpooling.\n\n"
         'References: Ma, Jianqi, et al. "Arbitrary-Oriented Scene Text Detection via '
         'Rotation Proposals." IEEE Transactions on Multimedia, 2018.\n'
-    )
-    .set_attr_parser(RROIAlignParam)
-    .set_num_inputs(2)
-    .set_num_outputs(1)
-    .set_attr(FListInputNames, lambda attrs: ["data", "rois"])
-    .set_attr(FInferShape, _rroi_shape)
-    .set_attr(FInferType, same_float_type(OP, ("data", "rois")))
-    .set_attr(FCompute_cpu, _forward)
-    .set_attr(FCompute_gpu, _forward)
-    .set_attr(FGradient, _rroi_gradient)
-    .add_argument(
-        "data", "NDArray-or-Symbol", "Input data to the pooling operator, a 4D Feature maps"
-    )
-    .add_argument("rois", "NDArray-or-Symbol", "Bounding box coordinates, a 2D array")
-    .add_arguments(RROIAlignParam.fields())
-)
-_backward = host_compute(BACKWARD, rroi_align_grad_np)
-(
-    register_op(BACKWARD)
-    .describe("Backward of RROIAlign: inputs (dy, data, rois), outputs (d data, d rois = 0).")
-    .set_attr_parser(RROIAlignParam)
-    .set_num_inputs(3)
-    .set_num_outputs(2)
-    .set_attr(TIsBackward, True)
-    .set_attr(FCompute_cpu, _backward)
-    .set_attr(FCompute_gpu, _backward)
+    ),
+    infer_shape=_rroi_shape,
+    forward=rroi_align_np,
+    backward=rroi_align_grad_np,
+    data_doc="Input data to the pooling operator, a 4D Feature maps",
+    rois_doc="Bounding box coordinates, a 2D array",
 )

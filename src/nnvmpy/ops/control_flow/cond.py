@@ -14,30 +14,16 @@ from typing import Any
 
 import numpy as np
 
-from ...attrs import (
-    FCreateOpState,
-    FGradient,
-    FInferShape,
-    FInferType,
-    FResourceRequest,
-    FStatefulCompute_cpu,
-    FStatefulCompute_gpu,
-    TIsBackward,
-)
 from ...base import NNVMError
-from ...registry import register_op
-from .host_staged import host_staged
 from .runner import assign
 from .subgraph_op import (
     LoopState,
     all_known,
-    backward_node_gradient,
-    create_loop_state,
     infer_subgraph_shapes,
     infer_subgraph_types,
     make_parser,
     merge_into,
-    subgraph_resources,
+    register_subgraph_op,
 )
 from .while_loop import cond_value
 
@@ -132,32 +118,17 @@ def _backward(
         assign(out, req[k], grads[k])
 
 
-(
-    register_op(OP)
-    .describe(
+register_subgraph_op(
+    OP,
+    BACKWARD_OP,
+    describe=(
         "Runs the then subgraph when the predicate subgraph gives true, else the else "
         "subgraph (MXNet's cond; build it with sym.contrib.cond)."
-    )
-    .set_attr_parser(_parse)
-    .set_num_inputs(lambda attrs: attrs.parsed.num_args)
-    .set_num_outputs(lambda attrs: attrs.parsed.num_outputs)
-    .set_attr(FInferShape, _infer_shape)
-    .set_attr(FInferType, _infer_type)
-    .set_attr(FCreateOpState, create_loop_state)
-    .set_attr(FResourceRequest, subgraph_resources(backward=False))
-    .set_attr(FStatefulCompute_cpu, _forward)
-    .set_attr(FStatefulCompute_gpu, host_staged(_forward))
-    .set_attr(FGradient, backward_node_gradient(BACKWARD_OP))
-    .add_argument("data", "NDArray-or-Symbol[]", "the inputs of the three subgraphs")
-)
-
-(
-    register_op(BACKWARD_OP)
-    .set_attr_parser(_parse)
-    .set_num_inputs(lambda attrs: attrs.parsed.num_outputs + attrs.parsed.num_args)
-    .set_num_outputs(lambda attrs: attrs.parsed.num_args)
-    .set_attr(TIsBackward, True)
-    .set_attr(FResourceRequest, subgraph_resources(backward=True))
-    .set_attr(FStatefulCompute_cpu, _backward)
-    .set_attr(FStatefulCompute_gpu, host_staged(_backward))
+    ),
+    parse=_parse,
+    infer_shape=_infer_shape,
+    infer_type=_infer_type,
+    forward=_forward,
+    backward=_backward,
+    inputs_doc="the inputs of the three subgraphs",
 )

@@ -1,5 +1,5 @@
 """What the three control-flow ops share: their parsed attributes (which hold the
-subgraphs), inference through a subgraph, and the backward node.
+subgraphs), inference through a subgraph, the backward node, and their registration.
 
 A control-flow node keeps its subgraphs (nnvm Graphs) in `attrs.parsed.subgraphs`, as
 NNVM keeps them in `NodeAttrs::subgraphs`: every pass that copies a node copies
@@ -13,15 +13,28 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ...attrs import FResourceRequest
+from ...attrs import (
+    FCreateOpState,
+    FGradient,
+    FInferShape,
+    FInferType,
+    FListInputNames,
+    FResourceRequest,
+    FStatefulCompute_cpu,
+    FStatefulCompute_gpu,
+    TIsBackward,
+)
 from ...base import NNVMError, ParamError
 from ...graph.attrs import DTYPE, SHAPE
 from ...graph.graph import Graph
 from ...graph.node import Node, NodeEntry
 from ...graph.pass_registry import apply_passes
 from ...infer import merge_shapes
-from ...registry import NodeAttrs, Op
+from ...registry import NodeAttrs, Op, register_op, skip_in_source_locations
+from .._host_staged import host_staged
 from .runner import GradientRunner, GraphRunner
+
+skip_in_source_locations(__file__)  # registrations name the op's own file
 
 
 class ControlFlowParam:
@@ -220,6 +233,57 @@ def subgraph_resources(backward: bool) -> Callable[[NodeAttrs], list[Any]]:
     return requests
 
 
+# -- registration --------------------------------------------------------------------------------
+
+
+def register_subgraph_op(
+    op_name: str,
+    backward_op: str,
+    *,
+    describe: str,
+    parse: Callable[[NodeAttrs], ControlFlowParam],
+    infer_shape: Callable[..., bool],
+    infer_type: Callable[..., bool],
+    forward: Callable[..., None],
+    backward: Callable[..., None],
+    inputs_doc: str,
+    input_names: Callable[[NodeAttrs], list[str]] | None = None,
+) -> None:
+    """Register a control-flow op and its backward op: num_args inputs, num_outputs
+    outputs, a LoopState op state, the subgraphs' resources, stateful computes (on the GPU
+    staged through the host) and one backward node reading every output gradient, then
+    every forward input."""
+    op = (
+        register_op(op_name)
+        .describe(describe)
+        .set_attr_parser(parse)
+        .set_num_inputs(lambda attrs: attrs.parsed.num_args)
+        .set_num_outputs(lambda attrs: attrs.parsed.num_outputs)
+    )
+    if input_names is not None:
+        op.set_attr(FListInputNames, input_names)
+    (
+        op.set_attr(FInferShape, infer_shape)
+        .set_attr(FInferType, infer_type)
+        .set_attr(FCreateOpState, create_loop_state)
+        .set_attr(FResourceRequest, subgraph_resources(backward=False))
+        .set_attr(FStatefulCompute_cpu, forward)
+        .set_attr(FStatefulCompute_gpu, host_staged(op_name, forward))
+        .set_attr(FGradient, backward_node_gradient(backward_op))
+        .add_argument("data", "NDArray-or-Symbol[]", inputs_doc)
+    )
+    (
+        register_op(backward_op)
+        .set_attr_parser(parse)
+        .set_num_inputs(lambda attrs: attrs.parsed.num_outputs + attrs.parsed.num_args)
+        .set_num_outputs(lambda attrs: attrs.parsed.num_args)
+        .set_attr(TIsBackward, True)
+        .set_attr(FResourceRequest, subgraph_resources(backward=True))
+        .set_attr(FStatefulCompute_cpu, backward)
+        .set_attr(FStatefulCompute_gpu, host_staged(backward_op, backward))
+    )
+
+
 __all__ = [
     "ControlFlowParam",
     "LoopState",
@@ -231,5 +295,6 @@ __all__ = [
     "make_parser",
     "merge_into",
     "parse_int_tuple",
+    "register_subgraph_op",
     "subgraph_resources",
 ]

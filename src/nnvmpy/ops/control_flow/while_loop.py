@@ -19,30 +19,16 @@ from typing import Any
 
 import numpy as np
 
-from ...attrs import (
-    FCreateOpState,
-    FGradient,
-    FInferShape,
-    FInferType,
-    FResourceRequest,
-    FStatefulCompute_cpu,
-    FStatefulCompute_gpu,
-    TIsBackward,
-)
 from ...base import NNVMError
-from ...registry import register_op
-from .host_staged import host_staged
 from .runner import assign
 from .subgraph_op import (
     LoopState,
     all_known,
-    backward_node_gradient,
-    create_loop_state,
     infer_subgraph_shapes,
     infer_subgraph_types,
     make_parser,
     merge_into,
-    subgraph_resources,
+    register_subgraph_op,
 )
 
 OP = "_while_loop"
@@ -189,34 +175,19 @@ def _backward(
         assign(out, req[k], grads[k])
 
 
-(
-    register_op(OP)
-    .describe(
+register_subgraph_op(
+    OP,
+    BACKWARD_OP,
+    describe=(
         "Runs the func subgraph while the cond subgraph gives true, at most max_iterations "
         "times (MXNet's while_loop; build it with sym.contrib.while_loop). Outputs: the "
         "per-step outputs stacked to (max_iterations, ...), zero after the last step, then "
         "the final loop variables."
-    )
-    .set_attr_parser(_parse)
-    .set_num_inputs(lambda attrs: attrs.parsed.num_args)
-    .set_num_outputs(lambda attrs: attrs.parsed.num_outputs)
-    .set_attr(FInferShape, _infer_shape)
-    .set_attr(FInferType, _infer_type)
-    .set_attr(FCreateOpState, create_loop_state)
-    .set_attr(FResourceRequest, subgraph_resources(backward=False))
-    .set_attr(FStatefulCompute_cpu, _forward)
-    .set_attr(FStatefulCompute_gpu, host_staged(_forward))
-    .set_attr(FGradient, backward_node_gradient(BACKWARD_OP))
-    .add_argument("data", "NDArray-or-Symbol[]", "loop variables, then free inputs")
-)
-
-(
-    register_op(BACKWARD_OP)
-    .set_attr_parser(_parse)
-    .set_num_inputs(lambda attrs: attrs.parsed.num_outputs + attrs.parsed.num_args)
-    .set_num_outputs(lambda attrs: attrs.parsed.num_args)
-    .set_attr(TIsBackward, True)
-    .set_attr(FResourceRequest, subgraph_resources(backward=True))
-    .set_attr(FStatefulCompute_cpu, _backward)
-    .set_attr(FStatefulCompute_gpu, host_staged(_backward))
+    ),
+    parse=_parse,
+    infer_shape=_infer_shape,
+    infer_type=_infer_type,
+    forward=_forward,
+    backward=_backward,
+    inputs_doc="loop variables, then free inputs",
 )

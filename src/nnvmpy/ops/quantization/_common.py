@@ -17,6 +17,7 @@ import numpy as np
 
 from ...base import InferError
 from ...infer import dtype_str, shape_assign, shape_is_known, type_assign
+from ...param import Field, field
 from ...registry import NodeAttrs
 
 INT32_MAX = 2147483647
@@ -95,6 +96,38 @@ def check_quantized(op: str, name: str, dtype: Any, allowed: Sequence[Any] = (IN
     if dtype is not None and np.dtype(dtype) not in [np.dtype(a) for a in allowed]:
         want = " or ".join(dtype_str(a) for a in allowed)
         raise InferError(f"{op}: input {name!r} has dtype {dtype_str(dtype)}; expected {want}")
+
+
+# -- the calibrated range an op may be given ---------------------------------------------------
+
+#: out_type of quantize_v2 / requantize: 'auto' is uint8 when min_calib_range >= 0 is given
+OUT_TYPES = ("auto", "int8", "uint8")
+
+
+def calib_range_fields(use: str) -> tuple[Field, Field]:
+    """The optional float fields min_calib_range and max_calib_range; `use` ends their
+    description (what the op does with the range)."""
+    return tuple(  # type: ignore[return-value]
+        field(
+            float,
+            optional=True,
+            describe=f"The {bound} scalar value in the form of float32{use}",
+        )
+        for bound in ("minimum", "maximum")
+    )
+
+
+def calibrated(p: Any) -> bool:
+    """Both min_calib_range and max_calib_range are given."""
+    return p.min_calib_range is not None and p.max_calib_range is not None
+
+
+def out_dtype(p: Any) -> np.dtype:
+    """The 8-bit type an out_type ('auto', 'int8', 'uint8') resolves to."""
+    if p.out_type == "auto":
+        unsigned = calibrated(p) and p.min_calib_range >= 0
+        return UINT8 if unsigned else INT8
+    return UINT8 if p.out_type == "uint8" else INT8
 
 
 def input_names(attrs: NodeAttrs, data_names: Sequence[str]) -> list[str]:

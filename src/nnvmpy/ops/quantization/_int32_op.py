@@ -20,7 +20,7 @@ from ...base import InferError
 from ...graph.grad import make_zero_grad_nodes
 from ...infer import type_assign
 from ...registry import NodeAttrs, register_op
-from ..contrib_bbox import host_compute
+from .._host_staged import host_compute
 from ._common import (
     INT8,
     INT32,

@@ -15,7 +15,7 @@ from ...attrs import FCompute_cpu, FCompute_gpu, FGradient, FInferShape, FInferT
 from ...graph.grad import make_zero_grad_nodes
 from ...infer import shape_assign, type_assign
 from ...registry import NodeAttrs, register_op
-from ..contrib_bbox import host_compute
+from .._host_staged import host_compute
 from ._common import F32, all_known, check_quantized
 
 NAMES = ["data", "min_data", "max_data"]

@@ -22,7 +22,7 @@ from ...base import InferError
 from ...infer import shape_assign, type_assign
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
-from ..contrib_bbox import host_compute
+from .._host_staged import host_compute
 from ._common import F32, all_known
 
 OP = "_contrib_calibrate_entropy"

@@ -25,9 +25,18 @@ from ...graph.grad import make_zero_grad_nodes
 from ...infer import shape_assign, type_assign
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
-from ..contrib_bbox import host_compute
-from ._common import F32, INT8, UINT8, all_known, check_quantized
-from .requantize import calibrated, out_dtype
+from .._host_staged import host_compute
+from ._common import (
+    F32,
+    INT8,
+    OUT_TYPES,
+    UINT8,
+    all_known,
+    calib_range_fields,
+    calibrated,
+    check_quantized,
+    out_dtype,
+)
 
 OP = "_contrib_quantize_v2"
 
@@ -36,21 +45,12 @@ class QuantizeV2Param(Parameter):
     out_type = field(
         str,
         default="int8",
-        enum=["auto", "int8", "uint8"],
+        enum=OUT_TYPES,
         describe="Output data type. `auto` can be specified to automatically determine "
         "output type according to min_calib_range.",
     )
-    min_calib_range = field(
-        float,
-        optional=True,
-        describe="The minimum scalar value in the form of float32. If present, it will be "
-        "used to quantize the fp32 data into int8 or uint8.",
-    )
-    max_calib_range = field(
-        float,
-        optional=True,
-        describe="The maximum scalar value in the form of float32. If present, it will be "
-        "used to quantize the fp32 data into int8 or uint8.",
+    min_calib_range, max_calib_range = calib_range_fields(
+        ". If present, it will be used to quantize the fp32 data into int8 or uint8."
     )
 
 

@@ -16,8 +16,8 @@ from ...attrs import FCompute_cpu, FCompute_gpu, FGradient, FInferShape, FInferT
 from ...graph.grad import make_zero_grad_nodes
 from ...infer import type_assign
 from ...registry import NodeAttrs, register_op
+from .._host_staged import host_compute
 from ..concat import ConcatParam, _concat_shape
-from ..contrib_bbox import host_compute
 from ._common import (
     F32,
     INT8,

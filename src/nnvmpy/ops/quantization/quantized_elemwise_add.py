@@ -17,9 +17,9 @@ import numpy as np
 from ...attrs import FCompute_cpu, FCompute_gpu, FGradient, FInferShape, FInferType, FListInputNames
 from ...graph.grad import make_zero_grad_nodes
 from ...infer import shape_assign, type_assign
-from ...param import Parameter, field
+from ...param import Parameter
 from ...registry import NodeAttrs, register_op
-from ..contrib_bbox import host_compute
+from .._host_staged import host_compute
 from ._common import (
     F32,
     INT8,
@@ -28,6 +28,8 @@ from ._common import (
     all_known,
     assign_range_shapes,
     assign_range_types,
+    calib_range_fields,
+    calibrated,
     check_quantized,
     max_abs,
     steps,
@@ -38,26 +40,13 @@ NAMES = ["lhs", "rhs", "lhs_min", "lhs_max", "rhs_min", "rhs_max"]
 
 
 class QuantizedAddParam(Parameter):
-    min_calib_range = field(
-        float,
-        optional=True,
-        describe="The minimum scalar value in the form of float32 obtained through "
-        "calibration. If present, it will be used to requantize the int32 sum.",
+    min_calib_range, max_calib_range = calib_range_fields(
+        " obtained through calibration. If present, it will be used to requantize the int32 sum."
     )
-    max_calib_range = field(
-        float,
-        optional=True,
-        describe="The maximum scalar value in the form of float32 obtained through "
-        "calibration. If present, it will be used to requantize the int32 sum.",
-    )
-
-
-def _calibrated(p: Any) -> bool:
-    return p.min_calib_range is not None and p.max_calib_range is not None
 
 
 def _out_dtype(p: Any) -> np.dtype:
-    if not _calibrated(p):
+    if not calibrated(p):
         return INT32
     return UINT8 if p.min_calib_range >= 0 else INT8
 
@@ -66,7 +55,7 @@ def add_np(p: Any, lhs: np.ndarray, rhs: np.ndarray, *ranges: np.ndarray) -> lis
     rl, rr = max_abs(ranges[0], ranges[1]), max_abs(ranges[2], ranges[3])
     real = lhs.astype(np.float64) * (rl / steps(lhs.dtype)) + rhs * (rr / steps(rhs.dtype))
     dtype = _out_dtype(p)
-    if _calibrated(p):
+    if calibrated(p):
         lo, hi = p.min_calib_range, p.max_calib_range
         r = max(abs(lo), abs(hi))
     else:

@@ -12,7 +12,7 @@ from ...attrs import FCompute_cpu, FCompute_gpu, FGradient, FInferShape, FInferT
 from ...graph.grad import make_zero_grad_nodes
 from ...infer import type_assign
 from ...registry import NodeAttrs, register_op
-from ..contrib_bbox import host_compute
+from .._host_staged import host_compute
 from ..indexing import EmbeddingParam, _embedding_shape
 from ._common import F32, INT8, all_known, assign_range_shapes, assign_range_types, check_quantized
 

@@ -17,7 +17,7 @@ from ...base import InferError
 from ...graph.grad import make_zero_grad_nodes
 from ...infer import type_assign
 from ...registry import NodeAttrs, register_op
-from ..contrib_bbox import host_compute
+from .._host_staged import host_compute
 from ..nn._geometry import as_5d, pool_out_size
 from ..nn.pooling import PoolingParam, infer_pool_shape, window
 from ._common import F32, all_known, assign_range_shapes, assign_range_types, check_quantized

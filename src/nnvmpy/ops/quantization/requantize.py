@@ -24,8 +24,21 @@ from ...graph.grad import make_zero_grad_nodes
 from ...infer import shape_assign, type_assign
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
-from ..contrib_bbox import host_compute
-from ._common import F32, INT8, INT32, INT32_MAX, UINT8, all_known, check_quantized, max_abs
+from .._host_staged import host_compute
+from ._common import (
+    F32,
+    INT8,
+    INT32,
+    INT32_MAX,
+    OUT_TYPES,
+    UINT8,
+    all_known,
+    calib_range_fields,
+    calibrated,
+    check_quantized,
+    max_abs,
+    out_dtype,
+)
 
 OP = "_contrib_requantize"
 NAMES = ["data", "min_range", "max_range"]
@@ -35,34 +48,14 @@ class RequantizeParam(Parameter):
     out_type = field(
         str,
         default="int8",
-        enum=["auto", "int8", "uint8"],
+        enum=OUT_TYPES,
         describe="Output data type. `auto`: uint8 when min_calib_range >= 0 is given, "
         "int8 otherwise.",
     )
-    min_calib_range = field(
-        float,
-        optional=True,
-        describe="The minimum scalar value in the form of float32 obtained through "
-        "calibration. If present, it will be used to requantize the int32 data into int8.",
+    min_calib_range, max_calib_range = calib_range_fields(
+        " obtained through calibration. If present, it will be used to requantize the int32 "
+        "data into int8."
     )
-    max_calib_range = field(
-        float,
-        optional=True,
-        describe="The maximum scalar value in the form of float32 obtained through "
-        "calibration. If present, it will be used to requantize the int32 data into int8.",
-    )
-
-
-def calibrated(p: Any) -> bool:
-    return p.min_calib_range is not None and p.max_calib_range is not None
-
-
-def out_dtype(p: Any) -> np.dtype:
-    """The 8-bit type an out_type ('auto', 'int8', 'uint8') resolves to."""
-    if p.out_type == "auto":
-        unsigned = calibrated(p) and p.min_calib_range >= 0
-        return UINT8 if unsigned else INT8
-    return UINT8 if p.out_type == "uint8" else INT8
 
 
 def quantize_real(x: np.ndarray, r: np.float32, dtype: np.dtype) -> list[np.ndarray]:
