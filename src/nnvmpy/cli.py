@@ -18,8 +18,10 @@ def cmd_ops(args: argparse.Namespace) -> int:
         names = [n for n in names if not n.startswith("_")]
     width = max(map(len, names), default=0)
     for name in names:
-        first = Op.get(name).description.strip().splitlines()
-        print(f"{name:<{width}}  {first[0] if first else ''}")
+        op = Op.get(name)
+        first = op.description.strip().splitlines()
+        about = f"(alias of {op.name})" if op.name != name else first[0] if first else ""
+        print(f"{name:<{width}}  {about}")
     print(f"\n{len(names)} operators" + ("" if args.all else " (--all lists internal ones)"))
     return 0
 
@@ -29,6 +31,8 @@ def cmd_info(args: argparse.Namespace) -> int:
 
     op = Op.get(args.op)
     print(f"{op.name}  (registered at {op.source})")
+    if op.aliases:
+        print("also named: " + ", ".join(sorted(op.aliases)))
     if op.description:
         print("\n" + op.description.strip())
     n_in = "variable" if callable(op.num_inputs) else op.num_inputs

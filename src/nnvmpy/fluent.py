@@ -144,7 +144,11 @@ def bind_positional(op: Op, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tu
     return args[: len(names)]
 
 
-def _method(name: str, op_name: str, call: Call, namespace: Callable[[], Any]) -> Any:
+def _method(
+    name: str, op_name: str, call: Call, namespace: Callable[[], Any], named: bool
+) -> Any:
+    hint = op_name.lower()  # a node is named after the function called, as in MXNet: flip0
+
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:
         if name in NAMESPACE_FUNCTIONS:
             fn = getattr(namespace(), name, None)
@@ -152,6 +156,8 @@ def _method(name: str, op_name: str, call: Call, namespace: Callable[[], Any]) -
                 return fn(self, *args, **kwargs)
         op = Op.get(op_name)  # NNVMError naming the op (with close matches) if unknown
         inputs = bind_positional(op, (self, *args), kwargs)
+        if named:
+            return call(op, inputs, kwargs, hint)  # type: ignore[call-arg]
         return call(op, inputs, kwargs)
 
     method.__name__ = method.__qualname__ = name
@@ -162,17 +168,20 @@ def _method(name: str, op_name: str, call: Call, namespace: Callable[[], Any]) -
     return method
 
 
-def install(cls: type, call: Call, namespace: Callable[[], Any]) -> list[str]:
+def install(
+    cls: type, call: Call, namespace: Callable[[], Any], named: bool = False
+) -> list[str]:
     """Attach every fluent method `cls` does not define itself; returns the names added.
 
     `call(op, inputs, kwargs)` runs the op in the front-end (nd.call_op, sym.call_op);
+    named: `call` takes a fourth argument, the node's name hint (sym.call_op);
     `namespace()` returns the front-end module (for NAMESPACE_FUNCTIONS).
     """
     added = []
     for name, op_name in FLUENT.items():
         if hasattr(cls, name):
             continue
-        setattr(cls, name, _method(name, op_name, call, namespace))
+        setattr(cls, name, _method(name, op_name, call, namespace, named))
         added.append(name)
     return added
 
@@ -188,7 +197,7 @@ def install_symbol() -> None:
     from nnvmpy import symbol as sym
     from nnvmpy.symbol import Symbol
 
-    install(Symbol, sym.call_op, lambda: sym)
+    install(Symbol, sym.call_op, lambda: sym, named=True)
 
 
 __all__ = ["FLUENT", "bind_positional", "install", "install_ndarray", "install_symbol"]

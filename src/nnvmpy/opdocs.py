@@ -109,6 +109,8 @@ def op_section(op: Op) -> str:
     """The Markdown of one op."""
     nd, sym = _call_names(op)
     lines = [f"## `{op.name}`", "", f"`{nd}(...)` · `{sym}(...)`", ""]
+    if op.aliases:
+        lines += ["Also named " + ", ".join(f"`{a}`" for a in sorted(op.aliases)) + ".", ""]
     if op.description.strip():
         lines += [op.description.strip(), ""]
     lines += [
@@ -155,8 +157,7 @@ def families() -> dict[str, list[Op]]:
 
     load_all_ops()
     grouped: dict[str, list[Op]] = defaultdict(list)
-    for name in Op.list_op_names():
-        op = Op.get(name)
+    for op in Op.list_ops():
         grouped[family_of(op)].append(op)
     return dict(sorted(grouped.items()))
 

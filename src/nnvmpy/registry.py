@@ -95,20 +95,40 @@ class Op:
         self.param_cls: Any = None  # the Parameter subclass given to set_attr_parser, if any
         self.arguments: list[ArgumentInfo] = []
         self.key_var_num_args: str | None = None  # e.g. "num_args" for Concat/add_n
+        self.aliases: tuple[str, ...] = ()  # other names of this op (add_alias)
         self.source = _caller_location()
         self._attrs: dict[str, AttrEntry] = {}
         self.version = next(_versions)  # changes on every registration; caches compare it
 
     def _touch(self) -> Self:
         self.version = next(_versions)
-        for listener in _change_listeners:
-            listener(self.name)
+        for name in (self.name, *self.aliases):
+            for listener in _change_listeners:
+                listener(name)
         return self
 
     def __repr__(self) -> str:
         return f"Op({self.name!r})"
 
     # -- fluent registration ---------------------------------------------------------------
+
+    def add_alias(self, alias: str) -> Self:
+        """Make `alias` another name of this op (NNVM's add_alias, MXNet's `concat` for
+        `Concat`): Op.get(alias) and register_op(alias) return this op, so a node made
+        through either name is this op and is saved under its name, as MXNet saves it."""
+        if not isinstance(alias, str) or not alias:
+            raise NNVMError(f"op {self.name!r}: add_alias expects a non-empty name, got {alias!r}")
+        with Op._lock:
+            other = Op._registry.get(alias)
+            if other is not None and other is not self:
+                raise NNVMError(
+                    f"op {self.name!r}: cannot add alias {alias!r}: op {other.name!r} of "
+                    f"that name is registered at {other.source}"
+                )
+            Op._registry[alias] = self
+            if alias != self.name and alias not in self.aliases:
+                self.aliases = (*self.aliases, alias)
+        return self._touch()
 
     def describe(self, description: str) -> Self:
         self.description = description
@@ -232,7 +252,13 @@ class Op:
 
     @staticmethod
     def list_op_names() -> list[str]:
+        """Every registered name, aliases included (as MXNet's MXListAllOpNames)."""
         return sorted(Op._registry)
+
+    @staticmethod
+    def list_ops() -> list[Op]:
+        """Every registered op once, by its own name (aliases left out)."""
+        return [op for name, op in sorted(Op._registry.items()) if name == op.name]
 
     @staticmethod
     def get_attr_map(key: AttrKey[T] | str) -> OpMap[T]:

@@ -148,7 +148,7 @@ class OpNamespace:
 
     def __init__(
         self,
-        factory: Callable[[Op], Callable[..., Any]],
+        factory: Callable[[Op, str], Callable[..., Any]],
         internal: bool,
         module: str = "",
         module_globals: dict[str, Any] | None = None,
@@ -211,9 +211,8 @@ class OpNamespace:
         if op is None or not self.wants(op_name):
             raise AttributeError(name)
         if fn is None or fn._op is not op or fn._op_version != op.version:  # type: ignore[attr-defined]
-            fn = self.factory(op)
-            if self.prefix:
-                fn.__name__ = fn.__qualname__ = name
+            fn = self.factory(op, op_name)
+            fn.__name__ = fn.__qualname__ = name
             self.cache[name] = fn
         return fn
 
@@ -224,7 +223,7 @@ class OpNamespace:
 
 
 def sub_namespace(
-    prefix: str, make: Callable[[Op], Callable[..., Any]], module: str, module_globals: dict
+    prefix: str, make: Callable[[Op, str], Callable[..., Any]], module: str, module_globals: dict
 ) -> OpNamespace:
     """The namespace of MXNet's `<prefix>` ops (nd.contrib, sym.linalg, ...) for a module."""
     return OpNamespace(make, internal=True, module=module, publish_to=module_globals, prefix=prefix)

@@ -37,7 +37,6 @@ QUANTIZABLE = {
     "Activation": ("_contrib_quantized_act", False, True),
     "Flatten": ("_contrib_quantized_flatten", False, True),
     "Concat": ("_contrib_quantized_concat", False, True),
-    "concat": ("_contrib_quantized_concat", False, True),
     "elemwise_add": ("_contrib_quantized_elemwise_add", True, True),
 }
 

@@ -114,7 +114,7 @@ def _inputs_by_params(op: Op, kwargs: dict[str, Any]) -> list[str] | None:
         return None
 
 
-def _make(op: Op) -> Any:
+def _make(op: Op, name: str = "") -> Any:
     return make_op_function(op, call_op, _EXTRAS, "out : NDArray or list of NDArrays")
 
 

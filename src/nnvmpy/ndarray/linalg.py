@@ -10,7 +10,7 @@ from typing import Any
 from ..signature import sub_namespace
 
 
-def _make(op: Any) -> Any:
+def _make(op: Any, name: str = "") -> Any:
     from nnvmpy.ndarray import _make as make_nd_function
 
     return make_nd_function(op)

@@ -308,7 +308,7 @@ pdf_dirichlet = pdf_function(_internal, "dirichlet", "alpha")
 # -- the other _random_<name> ops (the *_like samplers) as <name>, generated on access ----------
 
 
-def _make(op: Any) -> Any:
+def _make(op: Any, name: str = "") -> Any:
     from nnvmpy.ndarray import _make as make_nd_function
 
     return make_nd_function(op)

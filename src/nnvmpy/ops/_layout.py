@@ -40,8 +40,8 @@ def register_layout_op(
     plan: Plan,
     infer_shape: Any,
     describe: str,
-) -> list[Op]:
-    """Register forward ops `names` (MXNet's aliases are separate ops) and `backward_name`."""
+) -> Op:
+    """Register forward op `names[0]` (the other names are its aliases) and `backward_name`."""
 
     def forward(
         attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
@@ -56,23 +56,22 @@ def register_layout_op(
         dx = outputs[0]
         adjoint(backward_name, ctx, dx, req[0], inputs[0], plan(names[0], attrs, tuple(dx.shape)))
 
-    ops = []
-    for name in names:
-        op = (
-            register_op(name)
-            .describe(describe)
-            .set_num_inputs(1)
-            .set_num_outputs(1)
-            .set_attr(FInferShape, infer_shape)
-            .set_attr(FInferType, elemwise_type(1, 1))
-            .set_attr(FCompute_cpu, forward)
-            .set_attr(FCompute_gpu, forward)
-            .set_attr(FGradient, ElemwiseGradUseNone(backward_name))
-            .add_argument("data", "NDArray-or-Symbol", "Input data array")
-        )
-        if param is not None:
-            op.set_attr_parser(param).add_arguments(param.fields())
-        ops.append(op)
+    op = (
+        register_op(names[0])
+        .describe(describe)
+        .set_num_inputs(1)
+        .set_num_outputs(1)
+        .set_attr(FInferShape, infer_shape)
+        .set_attr(FInferType, elemwise_type(1, 1))
+        .set_attr(FCompute_cpu, forward)
+        .set_attr(FCompute_gpu, forward)
+        .set_attr(FGradient, ElemwiseGradUseNone(backward_name))
+        .add_argument("data", "NDArray-or-Symbol", "Input data array")
+    )
+    if param is not None:
+        op.set_attr_parser(param).add_arguments(param.fields())
+    for alias in names[1:]:
+        op.add_alias(alias)
     bwd = (  # inputs: (dy,); dx's shape comes from the forward node
         register_op(backward_name)
         .set_num_inputs(1)
@@ -83,4 +82,4 @@ def register_layout_op(
     )
     if param is not None:
         bwd.set_attr_parser(param)
-    return ops
+    return op

@@ -250,8 +250,9 @@ _ARITH: list[tuple[str, tuple[str, ...], Kernel, str, tuple[Kernel, Kernel] | No
 for _name, _aliases, _fn, _what, _grads in _ARITH:
     _bwd = f"_backward_{_name}"
     _grad = ElemwiseGradUseNone(_bwd) if _grads is None else ElemwiseGradUseIn(_bwd)
-    for _op in (_name, *_aliases):
-        register_broadcast_binary(_op, _fn, f"Returns {_what}, element-wise.", _grad)
+    register_broadcast_binary(_name, _fn, f"Returns {_what}, element-wise.", _grad)
+    for _alias in _aliases:
+        register_op(_name).add_alias(_alias)
     register_broadcast_backward(
         _bwd, _grads or (None, None), 1 if _grads is None else 3, _name == "broadcast_sub"
     )
@@ -416,12 +417,6 @@ for _name, _param, _infer, _doc in (
         _infer_broadcast_axis,
         "Broadcasts the input array over particular axes, which must have size 1.",
     ),
-    (
-        "broadcast_axes",
-        BroadcastAxesParam,
-        _infer_broadcast_axis,
-        "Broadcasts the input array over particular axes (alias of broadcast_axis).",
-    ),
 ):
     (
         register_op(_name)
@@ -437,3 +432,4 @@ for _name, _param, _infer, _doc in (
         .add_argument("data", "NDArray-or-Symbol", "The input")
         .add_arguments(_param.fields())
     )
+register_op("broadcast_axis").add_alias("broadcast_axes")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from .. import kernel
 from ..graph.grad import make_zero_grad_nodes
+from ..registry import register_op
 from ._family import register_binary, register_scalar
 from .broadcast import register_broadcast_binary
 from .elemwise_scalar import _equal, _greater, _lesser
@@ -85,14 +86,7 @@ def legacy_names(rel: str) -> tuple[str, str]:
 for _rel, _fn, _what in _RELATIONS:
     _doc = f"Returns 1 where {_what} and 0 elsewhere, element-wise, in the input's dtype."
     _legacy, _legacy_scalar = legacy_names(_rel)
-    for _name in (f"_{_rel}", _legacy):
-        register_binary(_name, _fn, _doc + " Both inputs have one shape.", make_zero_grad_nodes)
-    register_scalar(
-        _legacy_scalar,
-        _fn,
-        _doc.replace("rhs", "scalar") + " rhs is the scalar parameter.",
-        make_zero_grad_nodes,
-    )
+    register_binary(f"_{_rel}", _fn, _doc + " Both inputs have one shape.", make_zero_grad_nodes)
     if f"_{_rel}_scalar" not in _REGISTERED:
         register_scalar(
             f"_{_rel}_scalar",
@@ -100,5 +94,7 @@ for _rel, _fn, _what in _RELATIONS:
             _doc.replace("rhs", "scalar") + " rhs is the scalar parameter.",
             make_zero_grad_nodes,
         )
+    register_op(f"_{_rel}").add_alias(_legacy)
+    register_op(f"_{_rel}_scalar").add_alias(_legacy_scalar)
     if f"broadcast_{_rel}" not in _REGISTERED:
         register_broadcast_binary(f"broadcast_{_rel}", _fn, _doc, make_zero_grad_nodes)

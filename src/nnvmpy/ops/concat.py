@@ -171,27 +171,27 @@ def _num_args(attrs: NodeAttrs) -> int:
     return int(attrs.parsed.num_args)
 
 
-for _name in ("Concat", "concat"):
-    (
-        register_op(_name)
-        .describe(
-            "Joins input arrays along a given axis (dim). All inputs must have the same "
-            "shape except along dim; e.g. (2, 2) and (2, 3) along dim=1 give (2, 5)."
-        )
-        .set_attr_parser(ConcatParam)
-        .set_key_var_num_args("num_args")
-        .set_num_inputs(_num_args)
-        .set_num_outputs(1)
-        .set_attr(FListInputNames, lambda attrs: [f"arg{i}" for i in range(_num_args(attrs))])
-        .set_attr(FInferShape, _concat_shape)
-        .set_attr(FInferType, elemwise_type(-1, 1))
-        .set_attr(FCompute_cpu, _concat_forward)
-        .set_attr(FCompute_gpu, _concat_forward)
-        .set_attr(FGradient, ElemwiseGradUseNone("_backward_Concat"))
-        .add_argument("data", "NDArray-or-Symbol[]", "List of arrays to concatenate")
-        .add_arguments(ConcatParam.fields())
+(
+    register_op("Concat")
+    .describe(
+        "Joins input arrays along a given axis (dim). All inputs must have the same "
+        "shape except along dim; e.g. (2, 2) and (2, 3) along dim=1 give (2, 5)."
     )
+    .set_attr_parser(ConcatParam)
+    .set_key_var_num_args("num_args")
+    .set_num_inputs(_num_args)
+    .set_num_outputs(1)
+    .set_attr(FListInputNames, lambda attrs: [f"arg{i}" for i in range(_num_args(attrs))])
+    .set_attr(FInferShape, _concat_shape)
+    .set_attr(FInferType, elemwise_type(-1, 1))
+    .set_attr(FCompute_cpu, _concat_forward)
+    .set_attr(FCompute_gpu, _concat_forward)
+    .set_attr(FGradient, ElemwiseGradUseNone("_backward_Concat"))
+    .add_argument("data", "NDArray-or-Symbol[]", "List of arrays to concatenate")
+    .add_arguments(ConcatParam.fields())
+)
 
+register_op("Concat").add_alias("concat")
 (  # inputs (dy,) -> one gradient per forward input; shapes from the forward node
     register_op("_backward_Concat")
     .set_attr_parser(ConcatParam)
@@ -284,30 +284,28 @@ def _num_outputs(attrs: NodeAttrs) -> int:
     return int(attrs.parsed.num_outputs)
 
 
-for _name in ("SliceChannel", "split"):
-    (
-        register_op(_name)
-        .describe(
-            "Splits an array along an axis into num_outputs equal parts; e.g. (2, 6) with "
-            "num_outputs=3 gives three (2, 2) arrays. squeeze_axis=True drops the split axis "
-            "when each part has length 1 there."
-        )
-        .set_attr_parser(SliceChannelParam)
-        .set_num_inputs(1)
-        .set_num_outputs(_num_outputs)
-        .set_attr(FListInputNames, lambda attrs: ["data"])
-        .set_attr(
-            FListOutputNames, lambda attrs: [f"output{i}" for i in range(_num_outputs(attrs))]
-        )
-        .set_attr(FInferShape, _slice_channel_shape)
-        .set_attr(FInferType, elemwise_type(1, -1))
-        .set_attr(FCompute_cpu, _slice_channel_forward)
-        .set_attr(FCompute_gpu, _slice_channel_forward)
-        .set_attr(FGradient, ElemwiseGradUseNone("_backward_SliceChannel"))
-        .add_argument("data", "NDArray-or-Symbol", "The input")
-        .add_arguments(SliceChannelParam.fields())
+(
+    register_op("SliceChannel")
+    .describe(
+        "Splits an array along an axis into num_outputs equal parts; e.g. (2, 6) with "
+        "num_outputs=3 gives three (2, 2) arrays. squeeze_axis=True drops the split axis "
+        "when each part has length 1 there."
     )
+    .set_attr_parser(SliceChannelParam)
+    .set_num_inputs(1)
+    .set_num_outputs(_num_outputs)
+    .set_attr(FListInputNames, lambda attrs: ["data"])
+    .set_attr(FListOutputNames, lambda attrs: [f"output{i}" for i in range(_num_outputs(attrs))])
+    .set_attr(FInferShape, _slice_channel_shape)
+    .set_attr(FInferType, elemwise_type(1, -1))
+    .set_attr(FCompute_cpu, _slice_channel_forward)
+    .set_attr(FCompute_gpu, _slice_channel_forward)
+    .set_attr(FGradient, ElemwiseGradUseNone("_backward_SliceChannel"))
+    .add_argument("data", "NDArray-or-Symbol", "The input")
+    .add_arguments(SliceChannelParam.fields())
+)
 
+register_op("SliceChannel").add_alias("split")
 (  # inputs (dy_0, ..., dy_{n-1}) -> dx
     register_op("_backward_SliceChannel")
     .set_attr_parser(SliceChannelParam)

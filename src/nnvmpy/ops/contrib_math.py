@@ -22,7 +22,7 @@ from ..graph.grad import ElemwiseGradUseNone, make_zero_grad_nodes
 from ..registry import NodeAttrs
 from . import quadratic as _quadratic  # noqa: F401 - registered before its alias below
 from ._family import ScalarParam, _elemwise, register_unary
-from .aliases import register_alias
+from .aliases import register_copy
 from .elemwise_scalar import _div as _div_scalar
 from .elemwise_unary import _identity, _round, _sign
 
@@ -111,4 +111,4 @@ _elemwise(
     "Rescale the input by the square root of its last dimension: x / sqrt(x.shape[-1]).",
 ).set_attr(FGradient, ElemwiseGradUseNone("_contrib_div_sqrt_dim"))
 
-register_alias("_contrib_quadratic", "quadratic")
+register_copy("_contrib_quadratic", "quadratic")

@@ -149,6 +149,7 @@ def _backward(
 
 (
     register_op("cumsum")
+    .add_alias("_np_cumsum")  # the name MXNet 1.9.1 registers it under
     .describe(
         "Return the cumulative sum of the elements along a given axis (the flattened array "
         "when axis is None)."

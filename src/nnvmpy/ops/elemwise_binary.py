@@ -155,19 +155,23 @@ _BINARY: list[tuple[str, tuple[str, ...], Any, str, tuple[Any, Any]]] = [
 _NUMPY = {"_power": np.power}
 for _name, _aliases, _fn, _what, (_gl, _gr) in _BINARY:
     _bwd = "_backward_" + _name.removeprefix("elemwise_").removeprefix("_")
-    for _op in (_name, *_aliases):
-        _doc = f"y = {_what}, element-wise."
-        register_binary(_op, _fn, _doc, ElemwiseGradUseIn(_bwd), _NUMPY.get(_name))
+    _doc = f"y = {_what}, element-wise."
+    register_binary(_name, _fn, _doc, ElemwiseGradUseIn(_bwd), _NUMPY.get(_name))
+    for _alias in _aliases:
+        register_op(_name).add_alias(_alias)
     register_backward(_bwd, [_gl, _gr], 3)
 integer_gradients_are_zero("_backward_mod")
 
-for _name, _aliases, _fn, _what in (
-    ("elemwise_add", ("_add", "_plus", "_Plus", "_grad_add"), _add, "lhs + rhs"),
-    ("elemwise_sub", ("_sub", "_minus", "_Minus"), _sub, "lhs - rhs"),
+# _grad_add is an op of its own in MXNet (the sum the gradient pass writes), not an alias
+for _name, _aliases, _fn, _what, _bwd in (
+    ("elemwise_add", ("_add", "_plus", "_Plus"), _add, "lhs + rhs", "_backward_add"),
+    ("_grad_add", (), _add, "lhs + rhs", "_backward_add"),
+    ("elemwise_sub", ("_sub", "_minus", "_Minus"), _sub, "lhs - rhs", "_backward_sub"),
 ):
-    _grad = ElemwiseGradUseNone("_backward_" + _name.removeprefix("elemwise_"))
-    for _op in (_name, *_aliases):
-        register_binary(_op, _fn, f"y = {_what}, element-wise.", _grad)
+    _grad = ElemwiseGradUseNone(_bwd)
+    register_binary(_name, _fn, f"y = {_what}, element-wise.", _grad)
+    for _alias in _aliases:
+        register_op(_name).add_alias(_alias)
 register_backward("_backward_add", [_identity, _identity], 1)
 register_backward("_backward_sub", [_identity, _negative], 1)
 
@@ -249,21 +253,21 @@ def _num_args(attrs: NodeAttrs) -> int:
     return int(attrs.parsed.num_args)
 
 
-for _name in ("add_n", "ElementWiseSum"):
-    (
-        register_op(_name)
-        .describe("Adds all input arguments element-wise: y = x_0 + x_1 + ... + x_{n-1}.")
-        .set_attr_parser(AddNParam)
-        .set_key_var_num_args("num_args")
-        .set_num_inputs(_num_args)
-        .set_num_outputs(1)
-        .set_attr(FInferShape, elemwise_shape(-1, 1))
-        .set_attr(FInferType, elemwise_type(-1, 1))
-        .set_attr(FInplaceOption, same_slot)
-        .set_attr(FCompute_cpu, _add_n_compute)
-        .set_attr(FCompute_gpu, _add_n_compute)
-        .set_attr(FGradient, _add_n_grad)
-        .set_attr("FScalarFunction", _add_n_scalar)
-        .add_argument("args", "NDArray-or-Symbol[]", "Positional input arrays")
-        .add_arguments(AddNParam.fields())
-    )
+(
+    register_op("add_n")
+    .add_alias("ElementWiseSum")
+    .describe("Adds all input arguments element-wise: y = x_0 + x_1 + ... + x_{n-1}.")
+    .set_attr_parser(AddNParam)
+    .set_key_var_num_args("num_args")
+    .set_num_inputs(_num_args)
+    .set_num_outputs(1)
+    .set_attr(FInferShape, elemwise_shape(-1, 1))
+    .set_attr(FInferType, elemwise_type(-1, 1))
+    .set_attr(FInplaceOption, same_slot)
+    .set_attr(FCompute_cpu, _add_n_compute)
+    .set_attr(FCompute_gpu, _add_n_compute)
+    .set_attr(FGradient, _add_n_grad)
+    .set_attr("FScalarFunction", _add_n_scalar)
+    .add_argument("args", "NDArray-or-Symbol[]", "Positional input arrays")
+    .add_arguments(AddNParam.fields())
+)

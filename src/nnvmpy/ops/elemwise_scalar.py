@@ -1,6 +1,6 @@
 """Arithmetic between an array and a Python scalar (the `scalar` parameter).
 
-Every op also answers to MXNet's CamelCase alias (`_plus_scalar` is `_PlusScalar`). As
+Every op also answers to MXNet's CamelCase alias (`_PlusScalar` is `_plus_scalar`). As
 in MXNet (`x op DType(scalar)`), a float32 array meets the scalar as float32 on the CPU
 (kernel/cpu.py converts it inside the loop), so `_mod_scalar(x, 0.1)` is NumPy's
 `x % np.float32(0.1)` and the loop runs at float32 vector width.
@@ -21,6 +21,7 @@ from ..graph.grad import (
     make_zero_grad_nodes,
 )
 from ..kernel import vmath
+from ..registry import register_op
 from ._family import ScalarParam, register_backward, register_scalar
 from ._mod import floor_mod, integer_gradients_are_zero
 
@@ -222,8 +223,8 @@ def _np_rpower(x: np.ndarray, s: float, out: np.ndarray) -> np.ndarray:
 # pow through NumPy's SIMD loop on the CPU: numba calls libm's pow once per element
 _NUMPY = {"_power_scalar": np.power, "_rpower_scalar": _np_rpower}
 for _name, _alias, _fn, _what, _grad in _OPS:
-    for _op in (_name, _alias):
-        register_scalar(_op, _fn, f"y = {_what}, element-wise.", _grad, _NUMPY.get(_name))
+    register_scalar(_name, _fn, f"y = {_what}, element-wise.", _grad, _NUMPY.get(_name))
+    register_op(_name).add_alias(_alias)
 
 for _name, _fn in (
     ("_backward_rdiv_scalar", _rdiv_grad),

@@ -367,7 +367,7 @@ register_unary("ceil", _ceil, "Smallest integer >= x.", make_zero_grad_nodes)
 register_unary("round", _round, "Round half away from zero.", make_zero_grad_nodes)
 
 register_unary("_copy", _identity, "y = x (a copy).", ElemwiseGradUseNone("_copy"))
-register_unary("identity", _identity, "y = x (a copy).", ElemwiseGradUseNone("_copy"))
+Op.get("_copy").add_alias("identity")
 
 
 def _copy_compute(
@@ -381,7 +381,6 @@ def _copy_compute(
     _identity.launch(ctx, out, req[0], x)
 
 
-for _name in ("_copy", "identity"):
-    Op.get(_name).set_attr(FCompute_cpu, _copy_compute, plevel=11).set_attr(
-        FCompute_gpu, _copy_compute, plevel=11
-    )
+Op.get("_copy").set_attr(FCompute_cpu, _copy_compute, plevel=11).set_attr(
+    FCompute_gpu, _copy_compute, plevel=11
+)

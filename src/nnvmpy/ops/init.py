@@ -167,6 +167,7 @@ def _backward_cast_type(attrs: NodeAttrs, in_types: list[Any], out_types: list[A
 
 (
     register_op("Cast")
+    .add_alias("cast")
     .describe("Casts all elements of the input to a new type.")
     .set_attr_parser(CastParam)
     .set_num_inputs(1)

@@ -44,24 +44,26 @@ def _identity_flag(attrs: NodeAttrs) -> list[bool]:
     return [True]
 
 
-for _name in ("BlockGrad", "stop_gradient"):
-    (
-        register_op(_name)
-        .describe(
-            "Stops gradient computation: the output is the input, and the gradient "
-            "flowing back through it is zero."
-        )
-        .set_num_inputs(1)
-        .set_attr(FInferShape, elemwise_shape(1, 1))
-        .set_attr(FInferType, elemwise_type(1, 1))
-        .set_attr(FInplaceOption, _same_slot)
-        .set_attr(FInplaceIdentity, _identity_flag)
-        .set_attr(FCompute_cpu, _copy_first)
-        .set_attr(FCompute_gpu, _copy_first)
-        .set_attr(FGradient, make_zero_grad_nodes)
-        .set_attr("FScalarFunction", scalar_function(_identity))  # fuses as a copy
-        .add_argument("data", "NDArray-or-Symbol", "The input array.")
+(
+    register_op("BlockGrad")
+    .describe(
+        "Stops gradient computation: the output is the input, and the gradient "
+        "flowing back through it is zero."
     )
+    .set_num_inputs(1)
+    .set_attr(FInferShape, elemwise_shape(1, 1))
+    .set_attr(FInferType, elemwise_type(1, 1))
+    .set_attr(FInplaceOption, _same_slot)
+    .set_attr(FInplaceIdentity, _identity_flag)
+    .set_attr(FCompute_cpu, _copy_first)
+    .set_attr(FCompute_gpu, _copy_first)
+    .set_attr(FGradient, make_zero_grad_nodes)
+    .set_attr("FScalarFunction", scalar_function(_identity))  # fuses as a copy
+    .add_argument("data", "NDArray-or-Symbol", "The input array.")
+)
+
+
+register_op("BlockGrad").add_alias("stop_gradient")
 
 
 def _like_rhs_gradient(node: Node, ograds: list[NodeEntry]) -> list[NodeEntry]:

@@ -149,25 +149,25 @@ _UNRAVEL_DOC = (
     "    unravel(A, shape=(-1, 6)) = [[3, 6, 6], [4, 5, 1]]"
 )
 
-for _names, _doc, _infer, _fn in (
-    (("_ravel_multi_index", "ravel_multi_index"), _RAVEL_DOC, _ravel_shape, _compute(
+for _name, _doc, _infer, _fn in (
+    ("_ravel_multi_index", _RAVEL_DOC, _ravel_shape, _compute(
         _ravel, "_ravel_multi_index", lambda data, out: int(out.size))),
-    (("_unravel_index", "unravel_index"), _UNRAVEL_DOC, _unravel_shape, _compute(
+    ("_unravel_index", _UNRAVEL_DOC, _unravel_shape, _compute(
         _unravel, "_unravel_index", lambda data, out: int(data.size))),
 ):  # fmt: skip
-    for _name in _names:
-        (
-            register_op(_name)
-            .describe(_doc)
-            .set_attr_parser(RavelParam)
-            .set_num_inputs(1)
-            .set_num_outputs(1)
-            .set_attr(FListInputNames, lambda attrs: ["data"])
-            .set_attr(FInferShape, _infer)
-            .set_attr(FInferType, elemwise_type(1, 1))
-            .set_attr(FCompute_cpu, _fn)
-            .set_attr(FCompute_gpu, _fn)
-            .set_attr(FGradient, make_zero_grad_nodes)
-            .add_argument("data", "NDArray-or-Symbol", "Batch of multi-indices")
-            .add_arguments(RavelParam.fields())
-        )
+    (
+        register_op(_name)
+        .describe(_doc)
+        .set_attr_parser(RavelParam)
+        .set_num_inputs(1)
+        .set_num_outputs(1)
+        .set_attr(FListInputNames, lambda attrs: ["data"])
+        .set_attr(FInferShape, _infer)
+        .set_attr(FInferType, elemwise_type(1, 1))
+        .set_attr(FCompute_cpu, _fn)
+        .set_attr(FCompute_gpu, _fn)
+        .set_attr(FGradient, make_zero_grad_nodes)
+        .add_argument("data", "NDArray-or-Symbol", "Batch of multi-indices")
+        .add_arguments(RavelParam.fields())
+    )
+    register_op(_name).add_alias(_name[1:])  # MXNet's public name

@@ -103,7 +103,7 @@ def reduce_shape(shape: Shape, axes: tuple[int, ...], keepdims: bool) -> Shape:
     return kept or (1,)
 
 
-_NO_IDENTITY = frozenset({"max", "max_axis", "min", "min_axis"})
+_NO_IDENTITY = frozenset({"max", "min"})
 
 
 def _infer_reduce(
@@ -463,16 +463,15 @@ def _register_backward(
 _AXES = "over the given axes (all by default)"
 for _name, _red, _grad, _doc in (
     ("sum", "sum", "_backward_sum", f"Computes the sum of array elements {_AXES}."),
-    ("sum_axis", "sum", "_backward_sum", f"Computes the sum of array elements {_AXES}."),
     ("mean", "sum", "_backward_mean", f"Computes the mean of array elements {_AXES}."),
     ("prod", "prod", "_backward_prod", f"Computes the product of array elements {_AXES}."),
     ("max", "max", "_backward_max", f"Computes the max of array elements {_AXES}."),
-    ("max_axis", "max", "_backward_max", f"Computes the max of array elements {_AXES}."),
     ("min", "min", "_backward_min", f"Computes the min of array elements {_AXES}."),
-    ("min_axis", "min", "_backward_min", f"Computes the min of array elements {_AXES}."),
 ):
     _use = ElemwiseGradUseNone if _red == "sum" else ElemwiseGradUseInOut
     _register(_name, ReduceAxesParam, _forward(_red, _name == "mean"), _use(_grad), _doc)
+for _name in ("sum", "max", "min"):
+    register_op(_name).add_alias(f"{_name}_axis")
 
 _register_backward("_backward_sum", ReduceAxesParam, _backward_sum, 1)
 _register_backward("_backward_mean", ReduceAxesParam, _backward_mean, 1, temp=True)

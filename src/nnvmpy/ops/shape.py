@@ -259,21 +259,21 @@ def _reshape_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]
     return shape_is_known(in_shapes[0]) and shape_is_known(out_shapes[0])
 
 
-for _name in ("Reshape", "reshape"):
-    _register_identity_like(
-        _name,
-        "Reshapes the input array without copying (the output may share its memory).\n\n"
-        "Special values in `shape`: 0 copies this dimension from the input, -1 infers it "
-        "from the remaining size, -2 copies all remaining input dimensions, -3 merges two "
-        "consecutive input dimensions, -4 splits one input dimension into the two that "
-        "follow (one of them may be -1). With reverse=True the special values are matched "
-        "from right to left.\n\n"
-        "Examples for an input of shape (2, 3, 4): shape=(0, -1) -> (2, 12); "
-        "(-3, 4) -> (6, 4); (-2,) -> (2, 3, 4); (-4, 1, 2, -2) -> (1, 2, 3, 4).",
-        ReshapeParam,
-        _reshape_shape,
-    )
+_register_identity_like(
+    "Reshape",
+    "Reshapes the input array without copying (the output may share its memory).\n\n"
+    "Special values in `shape`: 0 copies this dimension from the input, -1 infers it "
+    "from the remaining size, -2 copies all remaining input dimensions, -3 merges two "
+    "consecutive input dimensions, -4 splits one input dimension into the two that "
+    "follow (one of them may be -1). With reverse=True the special values are matched "
+    "from right to left.\n\n"
+    "Examples for an input of shape (2, 3, 4): shape=(0, -1) -> (2, 12); "
+    "(-3, 4) -> (6, 4); (-2,) -> (2, 3, 4); (-4, 1, 2, -2) -> (1, 2, 3, 4).",
+    ReshapeParam,
+    _reshape_shape,
+)
 
+register_op("Reshape").add_alias("reshape")
 # -- Flatten ----------------------------------------------------------------------------------
 
 
@@ -291,15 +291,15 @@ def _flatten_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]
     return shape_is_known(in_shapes[0]) and shape_is_known(out_shapes[0])
 
 
-for _name in ("Flatten", "flatten"):
-    _register_identity_like(
-        _name,
-        "Flattens the input into a 2-D array, collapsing all axes but the first: "
-        "(d1, d2, ..., dk) -> (d1, d2*...*dk). The output may share the input's memory.",
-        None,
-        _flatten_shape,
-    )
+_register_identity_like(
+    "Flatten",
+    "Flattens the input into a 2-D array, collapsing all axes but the first: "
+    "(d1, d2, ..., dk) -> (d1, d2*...*dk). The output may share the input's memory.",
+    None,
+    _flatten_shape,
+)
 
+register_op("Flatten").add_alias("flatten")
 # -- expand_dims ------------------------------------------------------------------------------
 
 

@@ -278,28 +278,28 @@ def _slice_grad(node: Node, ograds: list[NodeEntry]) -> list[NodeEntry]:
     return make_grad_node("_backward_slice", node, [ograds[0]])
 
 
-for _name in ("slice", "crop"):
-    (
-        register_op(_name)
-        .describe(
-            "Slices a region of the array: along axis i, indices range(begin[i], end[i], "
-            "step[i]) as Python slicing reads them (None = from the start / to the end in "
-            "the step's direction, negatives count from the end). Axes past len(begin) are "
-            "kept whole.\n\nExample: x of shape (3, 4), begin=(0, 1), end=(2, 4) -> x[0:2, 1:4]; "
-            "begin=(None,), end=(None,), step=(-1,) reverses axis 0."
-        )
-        .set_attr_parser(SliceParam)
-        .set_num_inputs(1)
-        .set_num_outputs(1)
-        .set_attr(FInferShape, _slice_shape)
-        .set_attr(FInferType, elemwise_type(1, 1))
-        .set_attr(FCompute_cpu, _slice_forward)
-        .set_attr(FCompute_gpu, _slice_forward)
-        .set_attr(FGradient, _slice_grad)
-        .add_argument("data", "NDArray-or-Symbol", "Source input")
-        .add_arguments(SliceParam.fields())
+(
+    register_op("slice")
+    .describe(
+        "Slices a region of the array: along axis i, indices range(begin[i], end[i], "
+        "step[i]) as Python slicing reads them (None = from the start / to the end in "
+        "the step's direction, negatives count from the end). Axes past len(begin) are "
+        "kept whole.\n\nExample: x of shape (3, 4), begin=(0, 1), end=(2, 4) -> x[0:2, 1:4]; "
+        "begin=(None,), end=(None,), step=(-1,) reverses axis 0."
     )
+    .set_attr_parser(SliceParam)
+    .set_num_inputs(1)
+    .set_num_outputs(1)
+    .set_attr(FInferShape, _slice_shape)
+    .set_attr(FInferType, elemwise_type(1, 1))
+    .set_attr(FCompute_cpu, _slice_forward)
+    .set_attr(FCompute_gpu, _slice_forward)
+    .set_attr(FGradient, _slice_grad)
+    .add_argument("data", "NDArray-or-Symbol", "Source input")
+    .add_arguments(SliceParam.fields())
+)
 
+register_op("slice").add_alias("crop")
 (
     register_op("_backward_slice")
     .describe("Backward of slice: dy placed in the region of a zero array.")
@@ -315,6 +315,12 @@ for _name in ("slice", "crop"):
 
 
 class SliceAssignScalarParam(SliceParam):
+    field_order = (
+        "scalar",
+        "begin",
+        "end",
+        "step",
+    )  # MXNet's argument order
     scalar = field(float, default=0.0, describe="The scalar value for assignment.")
 
 
@@ -393,44 +399,44 @@ def _in_place(attrs: NodeAttrs) -> list[tuple[int, int]]:
     return [(0, 0)]
 
 
-for _name in ("_slice_assign", "_crop_assign"):
-    (
-        register_op(_name)
-        .describe(
-            "Returns lhs with the region begin/end/step (as in slice) replaced by rhs, "
-            "which has the region's shape. With out=lhs it assigns in place."
-        )
-        .set_attr_parser(SliceParam)
-        .set_num_inputs(2)
-        .set_num_outputs(1)
-        .set_attr(FListInputNames, lambda attrs: ["lhs", "rhs"])
-        .set_attr(FInferShape, _slice_assign_shape)
-        .set_attr(FInferType, elemwise_type(2, 1))
-        .set_attr(FInplaceOption, _in_place)
-        .set_attr(FCompute_cpu, _slice_assign_forward)
-        .set_attr(FCompute_gpu, _slice_assign_forward)
-        .set_attr(FGradient, _slice_assign_grad)
-        .add_argument("lhs", "NDArray-or-Symbol", "Source input")
-        .add_argument("rhs", "NDArray-or-Symbol", "value to assign")
-        .add_arguments(SliceParam.fields())
+(
+    register_op("_slice_assign")
+    .describe(
+        "Returns lhs with the region begin/end/step (as in slice) replaced by rhs, "
+        "which has the region's shape. With out=lhs it assigns in place."
     )
+    .set_attr_parser(SliceParam)
+    .set_num_inputs(2)
+    .set_num_outputs(1)
+    .set_attr(FListInputNames, lambda attrs: ["lhs", "rhs"])
+    .set_attr(FInferShape, _slice_assign_shape)
+    .set_attr(FInferType, elemwise_type(2, 1))
+    .set_attr(FInplaceOption, _in_place)
+    .set_attr(FCompute_cpu, _slice_assign_forward)
+    .set_attr(FCompute_gpu, _slice_assign_forward)
+    .set_attr(FGradient, _slice_assign_grad)
+    .add_argument("lhs", "NDArray-or-Symbol", "Source input")
+    .add_argument("rhs", "NDArray-or-Symbol", "value to assign")
+    .add_arguments(SliceParam.fields())
+)
 
-for _name in ("_slice_assign_scalar", "_crop_assign_scalar"):
-    (
-        register_op(_name)
-        .describe(
-            "Returns data with every element of the region begin/end/step (as in slice) "
-            "set to scalar. With out=data it assigns in place."
-        )
-        .set_attr_parser(SliceAssignScalarParam)
-        .set_num_inputs(1)
-        .set_num_outputs(1)
-        .set_attr(FInferShape, _slice_assign_shape)
-        .set_attr(FInferType, elemwise_type(1, 1))
-        .set_attr(FInplaceOption, _in_place)
-        .set_attr(FCompute_cpu, _slice_assign_scalar_forward)
-        .set_attr(FCompute_gpu, _slice_assign_scalar_forward)
-        .set_attr(FGradient, _slice_assign_scalar_grad)
-        .add_argument("data", "NDArray-or-Symbol", "Source input")
-        .add_arguments(SliceAssignScalarParam.fields())
+register_op("_slice_assign").add_alias("_crop_assign")
+(
+    register_op("_slice_assign_scalar")
+    .describe(
+        "Returns data with every element of the region begin/end/step (as in slice) "
+        "set to scalar. With out=data it assigns in place."
     )
+    .set_attr_parser(SliceAssignScalarParam)
+    .set_num_inputs(1)
+    .set_num_outputs(1)
+    .set_attr(FInferShape, _slice_assign_shape)
+    .set_attr(FInferType, elemwise_type(1, 1))
+    .set_attr(FInplaceOption, _in_place)
+    .set_attr(FCompute_cpu, _slice_assign_scalar_forward)
+    .set_attr(FCompute_gpu, _slice_assign_scalar_forward)
+    .set_attr(FGradient, _slice_assign_scalar_grad)
+    .add_argument("data", "NDArray-or-Symbol", "Source input")
+    .add_arguments(SliceAssignScalarParam.fields())
+)
+register_op("_slice_assign_scalar").add_alias("_crop_assign_scalar")

@@ -47,12 +47,16 @@ def call_op(
     return compose(op, args, kwargs, name, attr, hint=hint)
 
 
-def make(op: Op, prefix: str = "") -> Any:
-    """The composing function of `op`; in a sub-namespace (prefix '_contrib_', ...) its
-    nodes are named after the short name, as MXNet's (`box_nms0`, not `_contrib_box_nms0`)."""
-    if not prefix or not op.name.startswith(prefix):
+def make(op: Op, name: str = "", prefix: str = "") -> Any:
+    """The composing function of `op` served as `name` (default: the op's own name). Its
+    nodes are named after the name it is called by, as MXNet's: the short name in a
+    sub-namespace (`box_nms0`, not `_contrib_box_nms0`), an alias's own (`split0` for
+    SliceChannel through `split`)."""
+    name = name or op.name
+    short = name[len(prefix) :] if prefix and name.startswith(prefix) else name
+    if short == op.name:
         return make_op_function(op, call_op, EXTRAS, "out : Symbol")
-    hint = op.name[len(prefix) :].lower()
+    hint = short.lower()
 
     def call_short(op: Op, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Symbol:
         return call_op(op, args, kwargs, hint)

@@ -7,10 +7,10 @@ from typing import Any
 from ..signature import OpNamespace
 
 
-def _make(op: Any) -> Any:
+def _make(op: Any, name: str) -> Any:
     from nnvmpy.symbol import make
 
-    return make(op)
+    return make(op, name)
 
 
 _ops = OpNamespace(_make, internal=True, module="nnvmpy.sym._internal", publish_to=globals())

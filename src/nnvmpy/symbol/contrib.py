@@ -8,10 +8,10 @@ from typing import Any
 from ..signature import sub_namespace
 
 
-def _make(op: Any) -> Any:
+def _make(op: Any, name: str) -> Any:
     from nnvmpy.symbol import make
 
-    return make(op, "_contrib_")
+    return make(op, name, "_contrib_")
 
 
 _ops = sub_namespace("_contrib_", _make, "nnvmpy.sym.contrib", globals())

@@ -7,10 +7,10 @@ from typing import Any
 from ..signature import sub_namespace
 
 
-def _make(op: Any) -> Any:
+def _make(op: Any, name: str) -> Any:
     from nnvmpy.symbol import make
 
-    return make(op, "_image_")
+    return make(op, name, "_image_")
 
 
 _ops = sub_namespace("_image_", _make, "nnvmpy.sym.image", globals())

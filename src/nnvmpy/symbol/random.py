@@ -185,10 +185,10 @@ pdf_dirichlet = pdf_function(_internal, "dirichlet", "alpha")
 # -- the other _random_<name> ops (the *_like samplers) as <name>, generated on access ----------
 
 
-def _make(op: Any) -> Any:
+def _make(op: Any, name: str) -> Any:
     from nnvmpy.symbol import make
 
-    return make(op, "_random_")
+    return make(op, name, "_random_")
 
 
 _ops = OpNamespace(

@@ -258,30 +258,31 @@ def register_linalg(
     def output_list(attrs: NodeAttrs) -> list[str]:
         return list(output_names or ())
 
-    for op_name in (f"_linalg_{name}", f"linalg_{name}") if alias else (f"_linalg_{name}",):
-        op = (
-            register_op(op_name)
-            .describe(describe)
-            .set_num_inputs(len(inputs))
-            .set_num_outputs(num_outputs)
-            .set_attr(FListInputNames, input_names)
-            .set_attr(FInferShape, infer_shape)
-            .set_attr(FInferType, _la_type)
-            .set_attr(FResourceRequest, _temp_space)
-            .set_attr(FCompute_cpu, forward)
-            .set_attr(FCompute_gpu, forward)
-            .set_attr(FGradient, gradient(f"_backward_linalg_{name}"))
-        )
-        if param is not None:
-            op.set_attr_parser(param)
-        if inplace:
-            op.set_attr(FInplaceOption, inplace_pairs)
-        if output_names is not None:
-            op.set_attr(FListOutputNames, output_list)
-        for arg, doc in inputs:
-            op.add_argument(arg, "NDArray-or-Symbol", doc)
-        if param is not None:
-            op.add_arguments(param.fields())
+    op = (
+        register_op(f"_linalg_{name}")
+        .describe(describe)
+        .set_num_inputs(len(inputs))
+        .set_num_outputs(num_outputs)
+        .set_attr(FListInputNames, input_names)
+        .set_attr(FInferShape, infer_shape)
+        .set_attr(FInferType, _la_type)
+        .set_attr(FResourceRequest, _temp_space)
+        .set_attr(FCompute_cpu, forward)
+        .set_attr(FCompute_gpu, forward)
+        .set_attr(FGradient, gradient(f"_backward_linalg_{name}"))
+    )
+    if param is not None:
+        op.set_attr_parser(param)
+    if inplace:
+        op.set_attr(FInplaceOption, inplace_pairs)
+    if output_names is not None:
+        op.set_attr(FListOutputNames, output_list)
+    for arg, doc in inputs:
+        op.add_argument(arg, "NDArray-or-Symbol", doc)
+    if param is not None:
+        op.add_arguments(param.fields())
+    if alias:
+        op.add_alias(f"linalg_{name}")
     back = (
         register_op(f"_backward_linalg_{name}")
         .set_num_inputs(backward_inputs)

@@ -45,7 +45,6 @@ from ...kernel.launch import NULL, flat, req_code, run_rows
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
 from ...resource import ResourceRequest
-from ..aliases import register_alias
 from ..init import _fill
 from . import _ctc_kernels as k
 from ._layer_util import host_copy, to_device, via_float32
@@ -270,6 +269,9 @@ def _gradient(node: Any, ograds: list[Any]) -> list[Any]:
 
 (
     register_op("CTCLoss")
+    .add_alias("ctc_loss")
+    .add_alias("_contrib_CTCLoss")
+    .add_alias("_contrib_ctc_loss")
     .describe(
         "Connectionist Temporal Classification Loss: -log p(label | data) per sequence, "
         "for data (sequence_length, batch_size, alphabet_size) of unnormalised activations "
@@ -312,5 +314,3 @@ def _gradient(node: Any, ograds: list[Any]) -> list[Any]:
     .set_attr(FCompute_cpu, _backward)
     .set_attr(FCompute_gpu, _backward)
 )
-for _alias in ("ctc_loss", "_contrib_CTCLoss", "_contrib_ctc_loss"):
-    register_alias(_alias, "CTCLoss")

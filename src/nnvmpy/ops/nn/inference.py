@@ -358,8 +358,7 @@ def _epi_compute(
 # The element-wise ops an epilogue absorbs (their modules are the kernel layer's; the
 # steps are declared here, beside the loop that implements them). Activation declares its
 # own (activation.py).
-for _name in ("elemwise_add", "_add", "_plus", "_Plus"):
-    register_op(_name).set_attr(FEpilogueStep, lambda attrs: "add")
+register_op("elemwise_add").set_attr(FEpilogueStep, lambda attrs: "add")
 register_op("relu").set_attr(FEpilogueStep, lambda attrs: "relu")
 
 __all__ = [

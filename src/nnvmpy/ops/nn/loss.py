@@ -290,25 +290,25 @@ _SOFTMAX_OUTPUT_DOC = (
     "out_grad is set. See the module docstring of nnvmpy.ops.nn.loss for the layouts."
 )
 
-for _name in ("SoftmaxOutput", "Softmax"):
-    (
-        register_op(_name)
-        .describe(_SOFTMAX_OUTPUT_DOC)
-        .set_attr_parser(SoftmaxOutputParam)
-        .set_num_inputs(2)
-        .set_num_outputs(1)
-        .set_attr(FListInputNames, lambda attrs: ["data", "label"])
-        .set_attr(FInferShape, _softmax_output_shape)
-        .set_attr(FInferType, _softmax_output_type)
-        .set_attr(FInplaceOption, lambda attrs: [(0, 0)])
-        .set_attr(FCompute_cpu, _softmax_output_forward)
-        .set_attr(FCompute_gpu, _softmax_output_forward)
-        .set_attr(FGradient, _softmax_output_grad)
-        .add_argument("data", "NDArray-or-Symbol", "Input array.")
-        .add_argument("label", "NDArray-or-Symbol", "Ground truth label.")
-        .add_arguments(SoftmaxOutputParam.fields())
-    )
+(
+    register_op("SoftmaxOutput")
+    .describe(_SOFTMAX_OUTPUT_DOC)
+    .set_attr_parser(SoftmaxOutputParam)
+    .set_num_inputs(2)
+    .set_num_outputs(1)
+    .set_attr(FListInputNames, lambda attrs: ["data", "label"])
+    .set_attr(FInferShape, _softmax_output_shape)
+    .set_attr(FInferType, _softmax_output_type)
+    .set_attr(FInplaceOption, lambda attrs: [(0, 0)])
+    .set_attr(FCompute_cpu, _softmax_output_forward)
+    .set_attr(FCompute_gpu, _softmax_output_forward)
+    .set_attr(FGradient, _softmax_output_grad)
+    .add_argument("data", "NDArray-or-Symbol", "Input array.")
+    .add_argument("label", "NDArray-or-Symbol", "Ground truth label.")
+    .add_arguments(SoftmaxOutputParam.fields())
+)
 
+register_op("SoftmaxOutput").add_alias("Softmax")
 (
     register_op("_backward_SoftmaxOutput")
     .describe("Backward of SoftmaxOutput: inputs (output, label[, head gradient]).")

@@ -173,33 +173,35 @@ def _backward(
     launch(ctx, _grad_loop, grad, mode, ograd, data, sample, k, m, n=rows)
 
 
-for _name in ("_sample_multinomial", "sample_multinomial"):
-    (
-        register_op(_name)
-        .describe(
-            "Concurrent sampling from multiple multinomial distributions.\n\n"
-            "data is an n-dimensional array whose last axis has length k: the probabilities "
-            "of the k outcomes of each distribution (each row must sum to 1). One draw per "
-            "distribution, or `shape` draws; with get_prob=True a second output holds the "
-            "log likelihood of each draw."
-        )
-        .set_attr_parser(SampleMultinomialParam)
-        .set_num_inputs(1)
-        .set_num_outputs(_num_outputs)
-        .set_attr(FListInputNames, lambda attrs: ["data"])
-        .set_attr(FInferShape, _shape)
-        .set_attr(FInferType, _type)
-        .set_attr(FResourceRequest, random_resource)
-        .set_attr(FCompute_cpu, _forward)
-        .set_attr(FCompute_gpu, _forward)
-        .set_attr(FGradient, _gradient)
-        .add_argument(
-            "data",
-            "NDArray-or-Symbol",
-            "Distribution probabilities. Must sum to one on the last axis.",
-        )
-        .add_arguments(SampleMultinomialParam.fields())
+(
+    register_op("_sample_multinomial")
+    .describe(
+        "Concurrent sampling from multiple multinomial distributions.\n\n"
+        "data is an n-dimensional array whose last axis has length k: the probabilities "
+        "of the k outcomes of each distribution (each row must sum to 1). One draw per "
+        "distribution, or `shape` draws; with get_prob=True a second output holds the "
+        "log likelihood of each draw."
     )
+    .set_attr_parser(SampleMultinomialParam)
+    .set_num_inputs(1)
+    .set_num_outputs(_num_outputs)
+    .set_attr(FListInputNames, lambda attrs: ["data"])
+    .set_attr(FInferShape, _shape)
+    .set_attr(FInferType, _type)
+    .set_attr(FResourceRequest, random_resource)
+    .set_attr(FCompute_cpu, _forward)
+    .set_attr(FCompute_gpu, _forward)
+    .set_attr(FGradient, _gradient)
+    .add_argument(
+        "data",
+        "NDArray-or-Symbol",
+        "Distribution probabilities. Must sum to one on the last axis.",
+    )
+    .add_arguments(SampleMultinomialParam.fields())
+)
+
+
+register_op("_sample_multinomial").add_alias("sample_multinomial")
 
 
 def _backward_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:

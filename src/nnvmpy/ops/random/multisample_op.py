@@ -173,21 +173,21 @@ def _input_names(names: list[str]) -> Any:
 
 for _dist, _code, _inputs, _what in MULTI:
     _compute = multisample_compute(_code)
-    for _name in (f"_sample_{_dist}", f"sample_{_dist}"):
-        _op = (
-            register_op(_name)
-            .describe(_DESCRIBE.format(what=_what))
-            .set_attr_parser(MultiSampleParam)
-            .set_num_inputs(len(_inputs))
-            .set_num_outputs(1)
-            .set_attr(FListInputNames, _input_names([n for n, _ in _inputs]))
-            .set_attr(FInferShape, _shape)
-            .set_attr(FInferType, _type)
-            .set_attr(FResourceRequest, random_resource)
-            .set_attr(FCompute_cpu, _compute)
-            .set_attr(FCompute_gpu, _compute)
-            .set_attr(FGradient, make_zero_grad_nodes)
-        )
-        for _arg, _desc in _inputs:
-            _op.add_argument(_arg, "NDArray-or-Symbol", _desc)
-        _op.add_arguments(MultiSampleParam.fields())
+    _op = (
+        register_op(f"_sample_{_dist}")
+        .describe(_DESCRIBE.format(what=_what))
+        .set_attr_parser(MultiSampleParam)
+        .set_num_inputs(len(_inputs))
+        .set_num_outputs(1)
+        .set_attr(FListInputNames, _input_names([n for n, _ in _inputs]))
+        .set_attr(FInferShape, _shape)
+        .set_attr(FInferType, _type)
+        .set_attr(FResourceRequest, random_resource)
+        .set_attr(FCompute_cpu, _compute)
+        .set_attr(FCompute_gpu, _compute)
+        .set_attr(FGradient, make_zero_grad_nodes)
+    )
+    for _arg, _desc in _inputs:
+        _op.add_argument(_arg, "NDArray-or-Symbol", _desc)
+    _op.add_arguments(MultiSampleParam.fields())
+    _op.add_alias(f"sample_{_dist}")

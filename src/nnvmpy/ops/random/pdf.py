@@ -275,24 +275,24 @@ for _dist, _code, _params, _what in PDFS:
     _names = ["sample", *(n for n, _ in _params)]
     _event = 1 if _code is None else 0
     _backward = f"_backward_pdf_{_dist}"
-    for _name in (f"_random_pdf_{_dist}", f"random_pdf_{_dist}"):
-        _op = (
-            register_op(_name)
-            .describe(_DESCRIBE.format(what=_what, extra=_DIRICHLET if _event else ""))
-            .set_attr_parser(PdfParam)
-            .set_num_inputs(len(_names))
-            .set_num_outputs(1)
-            .set_attr(FListInputNames, _names_fn(_names))
-            .set_attr(FInferShape, pdf_shape(_event))
-            .set_attr(FInferType, pdf_type)
-            .set_attr(FCompute_cpu, pdf_compute(_code))
-            .set_attr(FCompute_gpu, pdf_compute(_code))
-            .set_attr(FGradient, ElemwiseGradUseInOut(_backward))
-            .add_argument("sample", "NDArray-or-Symbol", "Samples from the distributions.")
-        )
-        for _arg, _desc in _params:
-            _op.add_argument(_arg, "NDArray-or-Symbol", _desc)
-        _op.add_arguments(PdfParam.fields())
+    _op = (
+        register_op(f"_random_pdf_{_dist}")
+        .describe(_DESCRIBE.format(what=_what, extra=_DIRICHLET if _event else ""))
+        .set_attr_parser(PdfParam)
+        .set_num_inputs(len(_names))
+        .set_num_outputs(1)
+        .set_attr(FListInputNames, _names_fn(_names))
+        .set_attr(FInferShape, pdf_shape(_event))
+        .set_attr(FInferType, pdf_type)
+        .set_attr(FCompute_cpu, pdf_compute(_code))
+        .set_attr(FCompute_gpu, pdf_compute(_code))
+        .set_attr(FGradient, ElemwiseGradUseInOut(_backward))
+        .add_argument("sample", "NDArray-or-Symbol", "Samples from the distributions.")
+    )
+    for _arg, _desc in _params:
+        _op.add_argument(_arg, "NDArray-or-Symbol", _desc)
+    _op.add_arguments(PdfParam.fields())
+    register_op(f"_random_pdf_{_dist}").add_alias(f"random_pdf_{_dist}")
     (
         register_op(_backward)
         .set_attr_parser(PdfParam)

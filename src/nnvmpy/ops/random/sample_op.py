@@ -214,20 +214,21 @@ DISTRIBUTIONS: list[tuple[str, int, _Param, _Param, _Fields, tuple[str, ...], st
 
 for _suffix, _code, _like_param, _param, (_a, _b), _aliases, _doc in DISTRIBUTIONS:
     _compute = sample_compute(_code, _a, _b)
-    for _name in (f"_random_{_suffix}", *_aliases):
-        (
-            register_op(_name)
-            .describe(_doc)
-            .set_attr_parser(_param)
-            .set_num_inputs(0)
-            .set_num_outputs(1)
-            .set_attr(FInferShape, sampled_shape)
-            .set_attr(FInferType, float_output_type)
-            .set_attr(FResourceRequest, random_resource)
-            .set_attr(FCompute_cpu, _compute)
-            .set_attr(FCompute_gpu, _compute)
-            .add_arguments(_param.fields())
-        )
+    (
+        register_op(f"_random_{_suffix}")
+        .describe(_doc)
+        .set_attr_parser(_param)
+        .set_num_inputs(0)
+        .set_num_outputs(1)
+        .set_attr(FInferShape, sampled_shape)
+        .set_attr(FInferType, float_output_type)
+        .set_attr(FResourceRequest, random_resource)
+        .set_attr(FCompute_cpu, _compute)
+        .set_attr(FCompute_gpu, _compute)
+        .add_arguments(_param.fields())
+    )
+    for _alias in _aliases:
+        register_op(f"_random_{_suffix}").add_alias(_alias)
     (
         register_op(f"_random_{_suffix}_like")
         .describe(_LIKE_DESCRIBE.format(dist=_suffix.replace("_", " ")))
@@ -274,17 +275,17 @@ def _randint_compute(
     launch(ctx, samplers.randint_loop, out, mode, np.int64(p.low), span, k0, k1, first)
 
 
-for _name in ("_random_randint", "random_randint"):
-    (
-        register_op(_name)
-        .describe("Draws random integers uniformly from the half-open interval [low, high).")
-        .set_attr_parser(RandIntParam)
-        .set_num_inputs(0)
-        .set_num_outputs(1)
-        .set_attr(FInferShape, sampled_shape)
-        .set_attr(FInferType, _randint_type)
-        .set_attr(FResourceRequest, random_resource)
-        .set_attr(FCompute_cpu, _randint_compute)
-        .set_attr(FCompute_gpu, _randint_compute)
-        .add_arguments(RandIntParam.fields())
-    )
+(
+    register_op("_random_randint")
+    .describe("Draws random integers uniformly from the half-open interval [low, high).")
+    .set_attr_parser(RandIntParam)
+    .set_num_inputs(0)
+    .set_num_outputs(1)
+    .set_attr(FInferShape, sampled_shape)
+    .set_attr(FInferType, _randint_type)
+    .set_attr(FResourceRequest, random_resource)
+    .set_attr(FCompute_cpu, _randint_compute)
+    .set_attr(FCompute_gpu, _randint_compute)
+    .add_arguments(RandIntParam.fields())
+)
+register_op("_random_randint").add_alias("random_randint")

@@ -84,21 +84,21 @@ def _shuffle_forward(
     launch(ctx, _gather_rows_loop, out, mode, source, order, out.size // rows)
 
 
-for _name in ("_shuffle", "shuffle"):
-    (
-        register_op(_name)
-        .describe(
-            "Randomly shuffle the elements.\n\nThis shuffles the array along the first axis. "
-            "The order of the elements in each subarray does not change: for a 2-D array "
-            "the order of the rows changes randomly, not the order within each row."
-        )
-        .set_num_inputs(1)
-        .set_num_outputs(1)
-        .set_attr(FInferShape, elemwise_shape(1, 1))
-        .set_attr(FInferType, elemwise_type(1, 1))
-        .set_attr(FInplaceOption, lambda attrs: [(0, 0)])
-        .set_attr(FResourceRequest, random_resource)
-        .set_attr(FCompute_cpu, _shuffle_forward)
-        .set_attr(FCompute_gpu, _shuffle_forward)
-        .add_argument("data", "NDArray-or-Symbol", "Data to be shuffled.")
+(
+    register_op("_shuffle")
+    .describe(
+        "Randomly shuffle the elements.\n\nThis shuffles the array along the first axis. "
+        "The order of the elements in each subarray does not change: for a 2-D array "
+        "the order of the rows changes randomly, not the order within each row."
     )
+    .set_num_inputs(1)
+    .set_num_outputs(1)
+    .set_attr(FInferShape, elemwise_shape(1, 1))
+    .set_attr(FInferType, elemwise_type(1, 1))
+    .set_attr(FInplaceOption, lambda attrs: [(0, 0)])
+    .set_attr(FResourceRequest, random_resource)
+    .set_attr(FCompute_cpu, _shuffle_forward)
+    .set_attr(FCompute_gpu, _shuffle_forward)
+    .add_argument("data", "NDArray-or-Symbol", "Data to be shuffled.")
+)
+register_op("_shuffle").add_alias("shuffle")
