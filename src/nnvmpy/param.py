@@ -479,6 +479,10 @@ class Parameter:
     """
 
     _fields_: ClassVar[Mapping[str, Field]] = MappingProxyType({})
+    #: names put first, in this order (the rest follow as declared): where a subclass's
+    #: fields go before inherited ones in MXNet's argument order (`sgd_update(w, g, lr,
+    #: wd, rescale_grad, ...)` takes lr positionally before the inherited rescale_grad)
+    field_order: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -491,7 +495,11 @@ class Parameter:
                     value = _check_field(cls, name, value)
                     setattr(cls, name, value)
                 fields[name] = value
-        cls._fields_ = MappingProxyType(fields)
+        unknown = [n for n in cls.field_order if n not in fields]
+        if unknown:
+            raise TypeError(f"{cls.__name__}.field_order names no field {unknown}")
+        first = {n: fields[n] for n in cls.field_order}
+        cls._fields_ = MappingProxyType(first | fields)
 
     def __init__(self, **kwargs: Any) -> None:
         """Build from Python values (or strings), validated as `parse` does."""

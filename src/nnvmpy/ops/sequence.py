@@ -60,6 +60,11 @@ class SequenceLastParam(Parameter):
 
 
 class SequenceMaskParam(SequenceLastParam):
+    field_order = (
+        "use_sequence_length",
+        "value",
+        "axis",
+    )  # MXNet's argument order
     value = field(float, default=0.0, describe="The value to be used as a mask.")
 
 

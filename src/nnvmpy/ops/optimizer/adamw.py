@@ -75,12 +75,24 @@ class _AdamWCommon(Parameter):
 
 
 class AdamWParam(_AdamWCommon):
+    # MXNet's argument order
+    field_order = ("lr", "beta1", "beta2", "epsilon", "wd", "eta", "clip_gradient")
     lr = field(float, describe="Learning rate")
     wd = field(float, default=0.0, describe=WD_DESCRIPTION)
     eta = field(float, describe="Learning rate schedule multiplier")
 
 
 class MultiAdamWParam(_AdamWCommon):
+    field_order = (  # MXNet's argument order
+        "lrs",
+        "beta1",
+        "beta2",
+        "epsilon",
+        "wds",
+        "etas",
+        "clip_gradient",
+        "num_weights",
+    )
     lrs = field(FloatTuple, describe="Learning rates")
     wds = field(FloatTuple, describe=WD_DESCRIPTION)
     etas = field(FloatTuple, describe="Learning rates schedule multiplier")

@@ -65,6 +65,16 @@ def adam_loop(t, out, mean, var, weight, grad, mode, lr, beta1, beta2, rest1, re
 
 
 class AdamParam(ClipParam):
+    field_order = (  # MXNet's argument order
+        "lr",
+        "beta1",
+        "beta2",
+        "epsilon",
+        "wd",
+        "rescale_grad",
+        "clip_gradient",
+        "lazy_update",
+    )
     lr = field(float, describe="Learning rate")
     beta1 = field(float, default=0.9, describe="The decay rate for the 1st moment estimates.")
     beta2 = field(float, default=0.999, describe="The decay rate for the 2nd moment estimates.")
@@ -122,6 +132,8 @@ def rmsprop_loop(t, out, n, gs, delta, weight, grad, mode, centered, lr, gamma1,
 
 
 class RMSPropParam(ClipParam):
+    # MXNet's argument order
+    field_order = ("lr", "gamma1", "epsilon", "wd", "rescale_grad", "clip_gradient", "clip_weights")
     lr = field(float, describe="Learning rate")
     gamma1 = field(float, default=0.95, describe="The decay rate of momentum estimates.")
     epsilon = field(float, default=1e-8, describe="A small constant for numerical stability.")
@@ -136,6 +148,16 @@ class RMSPropParam(ClipParam):
 
 
 class RMSPropAlexParam(RMSPropParam):
+    field_order = (  # MXNet's argument order
+        "lr",
+        "gamma1",
+        "gamma2",
+        "epsilon",
+        "wd",
+        "rescale_grad",
+        "clip_gradient",
+        "clip_weights",
+    )
     gamma2 = field(float, default=0.9, describe="Decay rate.")
 
 
@@ -198,6 +220,8 @@ def ftrl_loop(t, out, z, n, weight, grad, mode, lr, lamda1, beta, wd, rescale, b
 
 
 class FtrlParam(ClipParam):
+    # MXNet's argument order
+    field_order = ("lr", "lamda1", "beta", "wd", "rescale_grad", "clip_gradient")
     lr = field(float, describe="Learning rate")
     lamda1 = field(float, default=0.01, describe="The L1 regularization coefficient.")
     beta = field(float, default=1.0, describe="Per-Coordinate Learning Rate beta.")

@@ -40,6 +40,16 @@ from ._common import (
 
 
 class LambUpdatePhaseOneParam(ClipParam):
+    field_order = (  # MXNet's argument order
+        "beta1",
+        "beta2",
+        "epsilon",
+        "t",
+        "bias_correction",
+        "wd",
+        "rescale_grad",
+        "clip_gradient",
+    )
     beta1 = field(float, default=0.9, describe="The decay rate for the 1st moment estimates.")
     beta2 = field(float, default=0.999, describe="The decay rate for the 2nd moment estimates.")
     epsilon = field(float, default=1e-6, describe="A small constant for numerical stability.")

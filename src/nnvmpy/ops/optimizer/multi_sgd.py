@@ -36,12 +36,16 @@ _F32 = np.dtype(np.float32)
 
 
 class MultiSGDParam(ClipParam):
+    # MXNet's argument order
+    field_order = ("lrs", "wds", "rescale_grad", "clip_gradient", "num_weights")
     lrs = field(FloatTuple, describe="Learning rates.")
     wds = field(FloatTuple, describe=WD_DESCRIPTION)
     num_weights = field(int, default=1, lower_bound=1, describe="Number of updated weights.")
 
 
 class MultiSGDMomParam(MultiSGDParam):
+    # MXNet's argument order
+    field_order = ("lrs", "wds", "momentum", "rescale_grad", "clip_gradient", "num_weights")
     momentum = field(float, default=0.0, describe=MOMENTUM_DESCRIPTION)
 
 
@@ -50,6 +54,8 @@ class PreloadedMultiSGDParam(ClipParam):
 
 
 class PreloadedMultiSGDMomParam(PreloadedMultiSGDParam):
+    # MXNet's argument order
+    field_order = ("momentum", "rescale_grad", "clip_gradient", "num_weights")
     momentum = field(float, default=0.0, describe=MOMENTUM_DESCRIPTION)
 
 

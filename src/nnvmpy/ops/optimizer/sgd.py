@@ -83,27 +83,41 @@ MOMENTUM_DESCRIPTION = "The decay rate of momentum estimates at each epoch."
 
 
 class SGDParam(ClipParam):
+    # MXNet's argument order
+    field_order = ("lr", "wd", "rescale_grad", "clip_gradient", "lazy_update")
     lr = field(float, describe="Learning rate")
     wd = field(float, default=0.0, describe=WD_DESCRIPTION)
     lazy_update = field(bool, default=True, describe=LAZY_DESCRIPTION)
 
 
 class SGDMomParam(SGDParam):
+    # MXNet's argument order
+    field_order = ("lr", "momentum", "wd", "rescale_grad", "clip_gradient", "lazy_update")
     momentum = field(float, default=0.0, describe=MOMENTUM_DESCRIPTION)
 
 
 class NAGMomParam(ClipParam):
+    # MXNet's argument order
+    field_order = ("lr", "momentum", "wd", "rescale_grad", "clip_gradient")
     lr = field(float, describe="Learning rate")
     momentum = field(float, default=0.0, describe=MOMENTUM_DESCRIPTION)
     wd = field(float, default=0.0, describe=WD_DESCRIPTION)
 
 
 class SignSGDParam(ClipParam):
+    field_order = (
+        "lr",
+        "wd",
+        "rescale_grad",
+        "clip_gradient",
+    )  # MXNet's argument order
     lr = field(float, describe="Learning rate")
     wd = field(float, default=0.0, describe=WD_DESCRIPTION)
 
 
 class SignumParam(NAGMomParam):
+    # MXNet's argument order
+    field_order = ("lr", "momentum", "wd", "rescale_grad", "clip_gradient", "wd_lh")
     wd_lh = field(
         float,
         default=0.0,
