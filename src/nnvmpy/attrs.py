@@ -236,6 +236,15 @@ FScalarFunction: AttrKey[ScalarFunctionFn] = _key(
     "is not fused.",
 )
 
+FInferDynamicShape: AttrKey[Any] = _key(
+    "FInferDynamicShape",
+    "(attrs, input NDArrays) -> output shapes, for an op whose output shapes depend on "
+    "its input values (MXNet's dynamic-shape ops: contrib.boolean_mask); it may wait for "
+    "the inputs. Read by imperative invoke when FInferShape leaves an output unknown; a "
+    "bound graph cannot run such a node (its memory is planned before any value exists). "
+    "Absent: output shapes come from FInferShape alone.",
+)
+
 # --- Inference simplification and epilogues (passes/simplify_inference.py, fuse_epilogue.py) --
 
 FScaleShift: AttrKey[Any] = _key(
@@ -387,6 +396,7 @@ __all__ = [
     "FCompute_gpu",
     "FCreateOpState",
     "FGradient",
+    "FInferDynamicShape",
     "FInferShape",
     "FInferType",
     "FInplaceIdentity",

@@ -15,6 +15,7 @@ import numpy as np
 from . import engine
 from .attrs import (
     FCreateOpState,
+    FInferDynamicShape,
     FInferShape,
     FInferType,
     FMutateInputs,
@@ -76,21 +77,34 @@ _infer_cache: dict[Any, tuple[list[Any], list[Any]]] = {}
 
 
 def infer_outputs(
-    attrs: NodeAttrs, in_shapes: list[Any], in_types: list[Any], n_out: int
+    attrs: NodeAttrs,
+    in_shapes: list[Any],
+    in_types: list[Any],
+    n_out: int,
+    out_shapes: list[Any] | None = None,
 ) -> tuple[list[Any], list[Any]]:
-    """Output shapes and dtypes for known inputs; an error names the op when unknown."""
-    key = (attrs, tuple(in_shapes), tuple(in_types))
+    """Output shapes and dtypes for known inputs; an error names the op when unknown.
+
+    `out_shapes`: the output shapes when known already (FInferDynamicShape's, from the
+    input values); then only the dtypes are inferred."""
+    key = (
+        attrs,
+        tuple(in_shapes),
+        tuple(in_types),
+        None if out_shapes is None else tuple(out_shapes),
+    )
     hit = _infer_cache.get(key)
     if hit is not None:
         return hit
     op = attrs.op
     assert op is not None
     ishapes: list[Any] = list(in_shapes)
-    oshapes: list[Any] = [None] * n_out
+    oshapes: list[Any] = [None] * n_out if out_shapes is None else list(out_shapes)
     infer_shape = op.get_attr(FInferShape)
     if infer_shape is None:
         raise NNVMError(f"{op.name}: has no FInferShape, so it cannot be called imperatively")
-    infer_shape(attrs, ishapes, oshapes)
+    if out_shapes is None:
+        infer_shape(attrs, ishapes, oshapes)
     for i, s in enumerate(oshapes):
         if not shape_is_known(s):
             raise InferError(
@@ -204,7 +218,7 @@ def _plan_for(
         plan = key = None
     if plan is None or plan.version != op.version:
         plan = CallPlan(op, inputs, kwargs, out)
-        if key is not None:
+        if key is not None and not plan.dynamic:  # value-dependent shapes: never reused
             if len(_plans) > 4096:
                 _plans.clear()
                 _plans_positional.clear()
@@ -252,9 +266,16 @@ def _check_and_infer(
             raise NNVMError(f"{op.name}: input {i} must be an NDArray, got {type(x).__name__}")
     ctx = inputs[0]._ctx if inputs else _no_input_ctx(kwargs, out)
     _check_same_device(op, inputs, ctx)
-    shapes, dtypes = infer_outputs(
-        attrs, [x.shape for x in inputs], [x.dtype for x in inputs], op.get_num_outputs(attrs)
-    )
+    in_shapes, in_types = [x.shape for x in inputs], [x.dtype for x in inputs]
+    n_out = op.get_num_outputs(attrs)
+    dynamic = op.get_attr(FInferDynamicShape)
+    if dynamic is None:
+        shapes, dtypes = infer_outputs(attrs, in_shapes, in_types, n_out)
+        return attrs, ctx, shapes, dtypes
+    # FInferShape checks the input shapes; the values give the output shapes
+    op.get_attr(FInferShape)(attrs, list(in_shapes), [None] * n_out)
+    shapes = [tuple(s) for s in dynamic(attrs, inputs)]
+    dtypes = infer_outputs(attrs, in_shapes, in_types, n_out, shapes)[1]
     return attrs, ctx, shapes, dtypes
 
 
@@ -280,6 +301,7 @@ class CallPlan:
         "compute",
         "ctx",
         "dtypes",
+        "dynamic",
         "fast",
         "mutated_inputs",
         "name",
@@ -307,6 +329,7 @@ class CallPlan:
         self.name = op.name
         self.version = op.version
         self.attrs, self.ctx, self.shapes, self.dtypes = _check_and_infer(op, inputs, kwargs, out)
+        self.dynamic = op.has_attr(FInferDynamicShape)
         self.nbytes = [math.prod(s) * d.itemsize for s, d in zip(self.shapes, self.dtypes)]
         self.req = _WRITE * len(self.shapes)
         compute, requests, mutated = _op_attrs(op, self.ctx)

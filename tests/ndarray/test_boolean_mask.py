@@ -1,4 +1,5 @@
-"""nd.contrib.boolean_mask against NumPy boolean indexing, with its gradient."""
+"""nd.contrib.boolean_mask (op _contrib_boolean_mask) against NumPy boolean indexing, with
+its gradient; the symbolic form, whose output shape stays unknown as in MXNet."""
 
 from __future__ import annotations
 
@@ -46,5 +47,87 @@ def test_out_argument_and_errors() -> None:
         nv.nd.contrib.boolean_mask(data, nv.nd.array([1, 0]))
     with pytest.raises(nv.NNVMError, match="axis 2"):
         nv.nd.contrib.boolean_mask(data, nv.nd.array([1, 0]), axis=2)
-    with pytest.raises(nv.NNVMError, match="out has shape"):
+    with pytest.raises(nv.NNVMError, match=r"boolean_mask: out\[0\] has shape \(2, 2\)"):
         nv.nd.contrib.boolean_mask(data, nv.nd.array([1, 1, 1]), out=out)
+
+
+def test_gradient_matches_finite_differences() -> None:
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(5, 3))
+    mask = nv.nd.array([1, 0, 0, 1, 1])
+    w = rng.normal(size=(3, 3))  # a weighted sum makes every kept element's gradient distinct
+
+    def loss(v: np.ndarray) -> float:
+        out = nv.nd.contrib.boolean_mask(nv.nd.array(v, dtype=np.float64), mask).asnumpy()
+        return float((out * w).sum())
+
+    data = nv.nd.array(x, dtype=np.float64)
+    data.attach_grad()
+    with nv.autograd.record():
+        out = nv.nd.contrib.boolean_mask(data, mask)
+    out.backward(nv.nd.array(w, dtype=np.float64))
+    eps, numeric = 1e-6, np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        up, down = x.copy(), x.copy()
+        up[i] += eps
+        down[i] -= eps
+        numeric[i] = (loss(up) - loss(down)) / (2 * eps)
+    np.testing.assert_allclose(data.grad.asnumpy(), numeric, atol=1e-6)
+
+
+def test_mxnet_unittest_gradient_accumulates_over_two_masks() -> None:
+    """MXNet's test_boolean_mask: grad_req='add', two masks, three backward passes."""
+    rng = np.random.default_rng(2)
+    a_np = rng.integers(0, 100, (20, 4)).astype(np.float32)
+    bi, ci = rng.integers(0, 100, 20) > 50, rng.integers(0, 100, 20) < 50
+    a = nv.nd.array(a_np)
+    grad = nv.nd.zeros_like(a)
+    nv.autograd.mark_variables([a], [grad], grad_reqs="add")
+    for _ in range(3):
+        with nv.autograd.record():
+            b = nv.nd.contrib.boolean_mask(a, nv.nd.array(bi))
+            c = nv.nd.contrib.boolean_mask(a, nv.nd.array(ci))
+            (b.sum() + c.sum()).backward()
+    want = np.tile((bi.astype(np.float32) + ci)[:, None], (1, 4)) * 3
+    np.testing.assert_array_equal(grad.asnumpy(), want)
+    np.testing.assert_array_equal(b.asnumpy(), a_np[bi])
+
+
+def test_dtypes_and_mask_values() -> None:
+    """Any non-zero mask value keeps a slice (MXNet: 1.5 and -0.2 keep, 0 drops); the
+    output has data's dtype whatever the mask's."""
+    data = nv.nd.array([[1, 2], [3, 4], [5, 6]], dtype=np.int32)
+    out = nv.nd.contrib.boolean_mask(data, nv.nd.array([1.5, -0.2, 0.0]))
+    assert out.dtype == np.int32
+    np.testing.assert_array_equal(out.asnumpy(), [[1, 2], [3, 4]])
+    out = nv.nd._internal._contrib_boolean_mask(data, nv.nd.array([0, 1, 1], dtype=np.int64))
+    np.testing.assert_array_equal(out.asnumpy(), [[3, 4], [5, 6]])
+
+
+def test_symbolic_output_shape_is_unknown_and_binding_fails_clearly() -> None:
+    """As MXNet 1.9.1: infer_shape cannot decide the output, infer_shape_partial leaves it
+    (), simple_bind refuses, naming the node and why."""
+    s = nv.sym.contrib.boolean_mask(nv.sym.var("data"), nv.sym.var("index"))
+    assert s.tojson().count('"_contrib_boolean_mask"') == 1
+    assert s.list_arguments() == ["data", "index"]
+    with pytest.warns(UserWarning, match="Cannot decide shape"):
+        assert s.infer_shape(data=(3, 2), index=(3,)) == (None, None, None)
+    assert s.infer_shape_partial(data=(3, 2), index=(3,)) == ([(3, 2), (3,)], [()], [])
+    with pytest.raises(nv.NNVMError, match=r"'boolean_mask0' \(_contrib_boolean_mask\).*input"):
+        s.simple_bind(nv.cpu(), data=(3, 2), index=(3,))
+    with pytest.raises(nv.NNVMError, match="_contrib_boolean_mask: input 'index' has shape"):
+        s.infer_shape_partial(data=(3, 2), index=(4,))
+
+
+def test_loads_mxnet_symbol_json() -> None:
+    """A symbol file MXNet wrote names the op _contrib_boolean_mask."""
+    js = (
+        '{"nodes": [{"op": "null", "name": "data", "inputs": []}, '
+        '{"op": "null", "name": "index", "inputs": []}, '
+        '{"op": "_contrib_boolean_mask", "name": "boolean_mask0", "attrs": {"axis": "0"}, '
+        '"inputs": [[0, 0, 0], [1, 0, 0]]}], "arg_nodes": [0, 1], '
+        '"node_row_ptr": [0, 1, 2, 3], "heads": [[2, 0, 0]], '
+        '"attrs": {"mxnet_version": ["int", 10901]}}'
+    )
+    s = nv.sym.load_json(js)
+    assert s.list_outputs() == ["boolean_mask0_output"]

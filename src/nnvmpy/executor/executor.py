@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .. import config, engine
+from ..attrs import FInferDynamicShape
 from ..base import Context, NNVMError, OpReqType, current_context
 from ..graph import Graph, apply_passes
 from ..graph.attrs import (
@@ -154,10 +155,16 @@ class Executor:
             if not shape_is_known(shape):
                 nid, i = idx.entry_node(eid)
                 node = idx.nodes[nid]
+                why = (
+                    ": its output shape depends on its input values, so it runs only "
+                    "imperatively (nd), as in MXNet"
+                    if node.op is not None and node.op.has_attr(FInferDynamicShape)
+                    else ""
+                )
                 raise NNVMError(
                     f"bind: cannot infer the shape of output {i} of node "
                     f"'{node.name}' ({node.op.name if node.op else 'variable'}), "
-                    f"got {shape_str(shape)}"
+                    f"got {shape_str(shape)}{why}"
                 )
         # With grad_req='add' a caller may accumulate by calling backward() repeatedly after
         # one forward(), so forward values that backward reads keep their blocks. Otherwise

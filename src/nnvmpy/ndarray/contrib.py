@@ -13,9 +13,10 @@ from typing import Any
 
 from ..base import ParamError
 from ..signature import sub_namespace
+from ._multi_lamb import multi_lamb_update, multi_mp_lamb_update  # noqa: F401 - MXNet's names
 
 
-def _make(op: Any) -> Any:
+def _make(op: Any, name: str = "") -> Any:
     from nnvmpy.ndarray import _make as make_nd_function
 
     return make_nd_function(op)
@@ -24,13 +25,6 @@ def _make(op: Any) -> Any:
 _ops = sub_namespace("_contrib_", _make, "nnvmpy.nd.contrib", globals())
 __getattr__ = _ops.module_getattr
 __dir__ = _ops.module_dir
-
-
-def boolean_mask(data: Any, index: Any, axis: int = 0, out: Any = None) -> Any:
-    """Slices of data along axis where the 1-D index is non-zero (ndarray/_boolean_mask.py)."""
-    from nnvmpy.ndarray._boolean_mask import boolean_mask as impl
-
-    return impl(data, index, axis, out)
 
 
 # -- control flow: Python loops over NDArray ops (nnvmpy/contrib/control_flow.py) -------------

@@ -17,7 +17,10 @@ turns into the output.
 Gradients: the weight and bias as a convolution's; the columns' gradient goes back to the
 data with the bilinear weights and to the offsets with the derivatives of the bilinear
 blend in y and x. Vectorised NumPy on the host, in float64; on the GPU through
-contrib_bbox.host_compute.
+_host_staged.host_compute.
+
+The sampling and gradients take an optional mask (N, DG K, OH, OW) that scales each tap
+after sampling: contrib_modulated_deformable_conv.py (DCNv2) registers that variant.
 """
 
 from __future__ import annotations
@@ -40,7 +43,8 @@ from ..graph.grad import make_grad_node
 from ..infer import shape_assign, shape_is_known, shape_str
 from ..param import Parameter, Shape, field
 from ..registry import NodeAttrs, register_op
-from .contrib_bbox import host_compute, same_float_type
+from ._host_staged import host_compute
+from .contrib_bbox import same_float_type
 
 OP = "_contrib_DeformableConvolution"
 BACKWARD = "_backward_contrib_DeformableConvolution"
@@ -71,60 +75,89 @@ class DeformableConvolutionParam(Parameter):
     )
 
 
-def geometry(p: DeformableConvolutionParam) -> tuple[tuple[int, int], ...]:
+def geometry(p: DeformableConvolutionParam, op: str = OP) -> tuple[tuple[int, int], ...]:
     """((KH, KW), stride, dilate, pad), each an (h, w) pair, defaults filled in."""
     if len(p.kernel) != 2:
-        raise InferError(f"{OP}: kernel {tuple(p.kernel)} must be (h, w): only 2-D is supported")
+        raise InferError(f"{op}: kernel {tuple(p.kernel)} must be (h, w): only 2-D is supported")
     pairs = [tuple(p.kernel)]
     for name, default in (("stride", 1), ("dilate", 1), ("pad", 0)):
         v = tuple(getattr(p, name)) or (default, default)
         if len(v) != 2:
-            raise InferError(f"{OP}: {name} {v} must be (h, w)")
+            raise InferError(f"{op}: {name} {v} must be (h, w)")
         pairs.append(v)
     return tuple(pairs)  # type: ignore[return-value]
 
 
-def _out_hw(p: DeformableConvolutionParam, h: int, w: int) -> tuple[int, int]:
-    (kh, kw), (sh, sw), (dh, dw), (ph, pw) = geometry(p)
+def _out_hw(p: DeformableConvolutionParam, h: int, w: int, op: str) -> tuple[int, int]:
+    (kh, kw), (sh, sw), (dh, dw), (ph, pw) = geometry(p, op)
     oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
     ow = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
     if oh < 1 or ow < 1:
-        raise InferError(f"{OP}: the kernel does not fit the {h} x {w} input (with padding)")
+        raise InferError(f"{op}: the kernel does not fit the {h} x {w} input (with padding)")
     return oh, ow
 
 
-def _input_names(attrs: NodeAttrs) -> list[str]:
-    return ["data", "offset", "weight"] + ([] if attrs.parsed.no_bias else ["bias"])
+def input_names(modulated: bool) -> Any:
+    """FListInputNames: data, offset[, mask], weight[, bias]."""
 
-
-def _deformable_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
-    p = attrs.parsed
-    (kh, kw), *_ = geometry(p)
-    data = in_shapes[0]
-    if data is None:
-        return False
-    if len(data) != 4:
-        raise InferError(f"{OP}: input 'data' has shape {shape_str(data)}; expected NCHW (4-D)")
-    n, c, h, w = data
-    for parts, name in (
-        (p.num_group, "num_group"),
-        (p.num_deformable_group, "num_deformable_group"),
-    ):
-        if c is not None and c % parts:
-            raise InferError(f"{OP}: the {c} channels of 'data' do not split into {name}={parts}")
-    if p.num_filter % p.num_group:
-        raise InferError(
-            f"{OP}: num_filter={p.num_filter} does not split into num_group={p.num_group}"
+    def names(attrs: NodeAttrs) -> list[str]:
+        return (
+            ["data", "offset"]
+            + (["mask"] if modulated else [])
+            + ["weight"]
+            + ([] if attrs.parsed.no_bias else ["bias"])
         )
-    if not shape_is_known(data):
-        return False
-    oh, ow = _out_hw(p, h, w)
-    k2 = p.num_deformable_group * kh * kw * 2
-    shape_assign(in_shapes, 1, (n, k2, oh, ow), f"{OP}: input 'offset'")
-    shape_assign(in_shapes, 2, (p.num_filter, c // p.num_group, kh, kw), f"{OP}: input 'weight'")
-    if not p.no_bias:
-        shape_assign(in_shapes, 3, (p.num_filter,), f"{OP}: input 'bias'")
-    return shape_assign(out_shapes, 0, (n, p.num_filter, oh, ow), f"{OP}: output")
+
+    return names
+
+
+_input_names = input_names(False)
+
+
+def deformable_shape(op: str, modulated: bool) -> Any:
+    """FInferShape from data: offset (N, DG 2K, OH, OW)[, mask (N, DG K, OH, OW)], weight,
+    bias and the output."""
+
+    def infer(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
+        p = attrs.parsed
+        (kh, kw), *_ = geometry(p, op)
+        data = in_shapes[0]
+        if data is None:
+            return False
+        if len(data) != 4:
+            raise InferError(f"{op}: input 'data' has shape {shape_str(data)}; expected NCHW (4-D)")
+        n, c, h, w = data
+        for parts, name in (
+            (p.num_group, "num_group"),
+            (p.num_deformable_group, "num_deformable_group"),
+        ):
+            if c is not None and c % parts:
+                raise InferError(
+                    f"{op}: the {c} channels of 'data' do not split into {name}={parts}"
+                )
+        if p.num_filter % p.num_group:
+            raise InferError(
+                f"{op}: num_filter={p.num_filter} does not split into num_group={p.num_group}"
+            )
+        if not shape_is_known(data):
+            return False
+        oh, ow = _out_hw(p, h, w, op)
+        taps = p.num_deformable_group * kh * kw
+        shape_assign(in_shapes, 1, (n, 2 * taps, oh, ow), f"{op}: input 'offset'")
+        i = 2
+        if modulated:
+            shape_assign(in_shapes, 2, (n, taps, oh, ow), f"{op}: input 'mask'")
+            i = 3
+        weight = (p.num_filter, c // p.num_group, kh, kw)
+        shape_assign(in_shapes, i, weight, f"{op}: input 'weight'")
+        if not p.no_bias:
+            shape_assign(in_shapes, i + 1, (p.num_filter,), f"{op}: input 'bias'")
+        return shape_assign(out_shapes, 0, (n, p.num_filter, oh, ow), f"{op}: output")
+
+    return infer
+
+
+_deformable_shape = deformable_shape(OP, False)
 
 
 def _deformable_type(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any]) -> bool:
@@ -184,14 +217,30 @@ def _gather(xg: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     return np.moveaxis(xg[ni, gi, :, rows, cols], -1, 2)
 
 
-def columns(s: _Samples, data: np.ndarray, dg: int) -> np.ndarray:
-    """The sampled columns (N, C, K, OH, OW)."""
-    xg = _grouped(data.astype(np.float64), dg)
+def _raw_columns(s: _Samples, xg: np.ndarray) -> np.ndarray:
+    """The bilinear samples (N, DG, C / DG, K, OH, OW) of xg (N, DG, C / DG, H, W)."""
     cols = 0.0
     for rows, cs, valid, a, b in s.corners():
         cols = cols + _gather(xg, rows, cs) * (s.weights(a, b) * valid)[:, :, None]
-    n, _, cg = xg.shape[:3]
-    return np.asarray(cols).reshape(n, dg * cg, *s.y.shape[2:])
+    return np.asarray(cols)
+
+
+def _mask_groups(mask: np.ndarray | None, dg: int) -> np.ndarray | None:
+    """DCNv2's modulation (N, DG K, OH, OW) as (N, DG, 1, K, OH, OW), or None (DCNv1)."""
+    if mask is None:
+        return None
+    n, dk, oh, ow = mask.shape
+    return mask.astype(np.float64).reshape(n, dg, 1, dk // dg, oh, ow)
+
+
+def columns(s: _Samples, data: np.ndarray, dg: int, mask: np.ndarray | None = None) -> np.ndarray:
+    """The sampled columns (N, C, K, OH, OW), each tap scaled by its mask when there is one."""
+    cols = _raw_columns(s, _grouped(data.astype(np.float64), dg))
+    m = _mask_groups(mask, dg)
+    if m is not None:
+        cols = cols * m
+    n, _, cg = cols.shape[:3]
+    return cols.reshape(n, dg * cg, *s.y.shape[2:])
 
 
 def _conv(p: DeformableConvolutionParam, cols: np.ndarray, weight: np.ndarray) -> np.ndarray:
@@ -203,26 +252,33 @@ def _conv(p: DeformableConvolutionParam, cols: np.ndarray, weight: np.ndarray) -
     return np.einsum("gfk,ngkp->ngfp", wg, cg).reshape(n, f, oh, ow)
 
 
-def deformable_conv_np(p: DeformableConvolutionParam, data, offset, weight, *bias) -> list:
+def deformable_forward_np(p: DeformableConvolutionParam, data, offset, mask, weight, bias) -> list:
     s = _Samples(p, data.shape, offset)
-    out = _conv(p, columns(s, data, p.num_deformable_group), weight)
-    if bias:
-        out += bias[0].astype(np.float64)[None, :, None, None]
+    out = _conv(p, columns(s, data, p.num_deformable_group, mask), weight)
+    if bias is not None:
+        out += bias.astype(np.float64)[None, :, None, None]
     return [out]
 
 
-def deformable_conv_grad_np(p: DeformableConvolutionParam, dy, data, offset, weight, *bias):
+def deformable_grads_np(
+    p: DeformableConvolutionParam, dy, data, offset, mask, weight, bias
+) -> list:
+    """Gradients wrt (data, offset[, mask], weight[, bias]); mask None is DCNv1."""
     n, c = data.shape[:2]
     g, f, dg = p.num_group, p.num_filter, p.num_deformable_group
     s = _Samples(p, data.shape, offset)
-    cols = columns(s, data, dg)
-    k, oh, ow = cols.shape[2:]
-    dyg = dy.astype(np.float64).reshape(n, g, f // g, oh * ow)
-    colg = cols.reshape(n, g, c // g * k, oh * ow)
-    d_weight = np.einsum("ngfp,ngkp->gfk", dyg, colg).reshape(weight.shape)
-    wg = weight.astype(np.float64).reshape(g, f // g, c // g * k)
-    d_cols = np.einsum("gfk,ngfp->ngkp", wg, dyg).reshape(n, dg, c // dg, k, oh, ow)
     xg = _grouped(data.astype(np.float64), dg)
+    raw = _raw_columns(s, xg)  # (N, DG, C / DG, K, OH, OW), before the mask
+    m = _mask_groups(mask, dg)
+    k, oh, ow = raw.shape[3:]
+    cols = (raw if m is None else raw * m).reshape(n, g, c // g * k, oh * ow)
+    dyg = dy.astype(np.float64).reshape(n, g, f // g, oh * ow)
+    d_weight = np.einsum("ngfp,ngkp->gfk", dyg, cols).reshape(weight.shape)
+    wg = weight.astype(np.float64).reshape(g, f // g, c // g * k)
+    d_cols = np.einsum("gfk,ngfp->ngkp", wg, dyg).reshape(raw.shape)
+    d_mask = None if m is None else (d_cols * raw).sum(axis=2).reshape(mask.shape)
+    if m is not None:
+        d_cols = d_cols * m  # what reaches the bilinear samples
     d_data = np.zeros(xg.shape)
     d_y = np.zeros(s.y.shape)
     d_x = np.zeros(s.x.shape)
@@ -240,10 +296,21 @@ def deformable_conv_grad_np(p: DeformableConvolutionParam, dy, data, offset, wei
         d_y += contrib * (1 if a else -1) * wx
         d_x += contrib * (1 if b else -1) * wy
     d_offset = np.stack([d_y * s.inside, d_x * s.inside], axis=3).reshape(offset.shape)
-    grads = [d_data.reshape(data.shape), d_offset, d_weight]
-    if bias:
+    grads = [d_data.reshape(data.shape), d_offset]
+    if d_mask is not None:
+        grads.append(d_mask)
+    grads.append(d_weight)
+    if bias is not None:
         grads.append(dy.astype(np.float64).sum(axis=(0, 2, 3)))
     return grads
+
+
+def deformable_conv_np(p: DeformableConvolutionParam, data, offset, weight, *bias) -> list:
+    return deformable_forward_np(p, data, offset, None, weight, bias[0] if bias else None)
+
+
+def deformable_conv_grad_np(p: DeformableConvolutionParam, dy, data, offset, weight, *bias):
+    return deformable_grads_np(p, dy, data, offset, None, weight, bias[0] if bias else None)
 
 
 def _deformable_gradient(node: Any, ograds: list[Any]) -> list[Any]:

@@ -190,7 +190,7 @@ class LAMB(Optimizer):
 
     with ||weight|| clamped to [lower_bound, upper_bound] when given. Each weight has its
     own trust ratio; a list of weights (the Updater's groups of `aggregate_num`) is updated
-    weight by weight.
+    by one _multi_(mp_)lamb_update op, as in MXNet.
     """
 
     def __init__(
@@ -234,8 +234,7 @@ class LAMB(Optimizer):
                     "LAMB.update: with a list of indices, weight, grad and state must be "
                     "lists of the same length"
                 )
-            for i, w, g, s in zip(index, weight, grad, state, strict=True):
-                self._update_impl(i, w, g, s, multi_precision)
+            self._update_group(list(index), weight, grad, state, multi_precision)
             return
         nd = nd_module()
         self._update_count(index)
@@ -260,3 +259,32 @@ class LAMB(Optimizer):
             g = nd.lamb_update_phase1(weight, grad, mean, var, **phase1)
             r1, r2 = nd.norm(weight), nd.norm(g)
             nd.lamb_update_phase2(weight, g, r1, r2, out=weight, **phase2)
+
+    def _update_group(
+        self, index: list[Any], weight: Any, grad: Any, state: Any, multi_precision: bool
+    ) -> None:
+        """One _multi_(mp_)lamb_update op for a group of weights, as MXNet's LAMB does."""
+        contrib = nd_module().contrib
+        for i in index:
+            self._update_count(i)
+        step_count = [self._index_update_count[i] for i in index]
+        lrs, wds = [self._get_lr(i) for i in index], [self._get_wd(i) for i in index]
+        kwargs: dict[str, Any] = {
+            "beta1": self.beta1, "beta2": self.beta2, "epsilon": self.epsilon,
+            "bias_correction": self.bias_correction, "rescale_grad": self.rescale_grad,
+            **self._clip_kwargs(),
+        }  # fmt: skip
+        if self.lower_bound:
+            kwargs["lower_bound"] = self.lower_bound
+        if self.upper_bound:
+            kwargs["upper_bound"] = self.upper_bound
+        weight, grad = list(weight), list(grad)
+        if multi_precision:
+            masters = [s[0] for s in state]
+            mean, var = [s[1][0] for s in state], [s[1][1] for s in state]
+            contrib.multi_mp_lamb_update(weight, grad, mean, var, masters, step_count, lrs, wds,
+                                         out=weight, **kwargs)  # fmt: skip
+        else:
+            mean, var = [s[0] for s in state], [s[1] for s in state]
+            contrib.multi_lamb_update(weight, grad, mean, var, step_count, lrs, wds,
+                                      out=weight, **kwargs)  # fmt: skip

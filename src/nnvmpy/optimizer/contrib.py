@@ -42,8 +42,9 @@ class GroupAdaGrad(Optimizer):
         lr, wd = self._get_lr(index), self._get_wd(index)
         if wd != 0:
             raise ParamError(f"GroupAdaGrad: weight decay is not supported, got wd={wd}")
-        g = grad * self.rescale_grad
-        if self.clip_gradient is not None:
-            g = nd.clip(g, a_min=-self.clip_gradient, a_max=self.clip_gradient)
-        state[:] = state + nd.mean(nd.square(g), axis=1, keepdims=True)
-        weight[:] = weight - nd.broadcast_div(g * lr, nd.sqrt(state + self.float_stable_eps))
+        clip = -1.0 if self.clip_gradient is None else self.clip_gradient
+        # one fused op (ops/optimizer/group_adagrad.py): updates `state` in place
+        nd.contrib.group_adagrad_update(
+            weight, grad, state, out=weight, lr=lr, rescale_grad=self.rescale_grad,
+            clip_gradient=clip, epsilon=self.float_stable_eps,
+        )  # fmt: skip

@@ -3,6 +3,7 @@
 from . import (  # noqa: F401 - imported for their registrations
     activation,
     batch_norm,
+    batch_norm_relu,
     bilinear_sampler,
     convolution,
     correlation,

@@ -103,23 +103,24 @@ class BatchNormParam(Parameter):
 
 def _infer_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
     """out = data's shape; gamma, beta, moving_*, mean, var = (C,) with C = data[axis]."""
-    shape_assign(in_shapes, 0, out_shapes[0], "BatchNorm: input 'data'")
-    shape_assign(out_shapes, 0, in_shapes[0], "BatchNorm: output 'output'")
+    op = attrs.op.name if attrs.op is not None else "BatchNorm"  # also BatchNormWithReLU
+    shape_assign(in_shapes, 0, out_shapes[0], f"{op}: input 'data'")
+    shape_assign(out_shapes, 0, in_shapes[0], f"{op}: output 'output'")
     data = in_shapes[0]
     if data is None:
         return False
-    axis = normalize_axis("BatchNorm", attrs.parsed.axis, data)
+    axis = normalize_axis(op, attrs.parsed.axis, data)
     channel: tuple[Any, ...] = (data[axis],)
     vectors = [(in_shapes, i, f"input '{INPUTS[i]}'") for i in range(1, 5)]
     vectors += [(out_shapes, j, f"output '{OUTPUTS[j]}'") for j in (1, 2)]
     for shapes, i, what in vectors:  # C from data, or from any vector that knows it
-        shape_assign(shapes, i, channel, f"BatchNorm: {what}")
+        shape_assign(shapes, i, channel, f"{op}: {what}")
         channel = shapes[i]
     for shapes, i, what in vectors:
-        shape_assign(shapes, i, channel, f"BatchNorm: {what}")
+        shape_assign(shapes, i, channel, f"{op}: {what}")
     data = tuple(channel[0] if k == axis else d for k, d in enumerate(data))
-    shape_assign(in_shapes, 0, data, "BatchNorm: input 'data'")
-    shape_assign(out_shapes, 0, data, "BatchNorm: output 'output'")
+    shape_assign(in_shapes, 0, data, f"{op}: input 'data'")
+    shape_assign(out_shapes, 0, data, f"{op}: output 'output'")
     return all(shape_is_known(s) for s in [*in_shapes, *out_shapes])
 
 

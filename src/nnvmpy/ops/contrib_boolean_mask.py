@@ -1,0 +1,165 @@
+"""boolean_mask: the slices of an array where a 1-D mask is non-zero (nd.contrib / sym.contrib).
+
+`_contrib_boolean_mask(data, index, axis=0)`: index is 1-D with data.shape[axis] entries
+of any dtype; the output keeps, in order, the slices of data along `axis` whose index
+entry is non-zero. MXNet 1.x supports axis=0 only; any axis works here.
+
+The output's length along `axis` is the number of non-zero entries, which only the
+mask's values tell (MXNet's dynamic-shape ops). Imperatively, FInferDynamicShape reads
+the mask (waiting for it) and invoke allocates the output from that. Symbolically the
+output shape stays unknown, as in MXNet: infer_shape leaves it unknown and binding a
+graph with this node fails, with an error naming the op and why.
+
+Gradient: dy goes back to the kept slices, zero elsewhere; index gets zeros. Runs on the
+host (NumPy); on the GPU through _host_staged.host_compute (a rarely-used op whose mask
+must come to the host for its shape anyway).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..attrs import (
+    FCompute_cpu,
+    FCompute_gpu,
+    FGradient,
+    FInferDynamicShape,
+    FInferShape,
+    FInferType,
+    FListInputNames,
+    TIsBackward,
+)
+from ..base import InferError, NNVMError
+from ..graph.grad import make_grad_node
+from ..infer import shape_str, type_assign
+from ..param import Parameter, field
+from ..registry import NodeAttrs, register_op
+from ._host_staged import host_compute
+
+OP = "_contrib_boolean_mask"
+BACKWARD = "_backward_contrib_boolean_mask"
+INPUTS = ["data", "index"]
+
+
+class BooleanMaskParam(Parameter):
+    axis = field(
+        int, default=0, describe="An integer that represents the axis in NDArray to mask from."
+    )
+
+
+def _axis(axis: int, ndim: int, data_shape: Any) -> int:
+    if not -ndim <= axis < ndim:
+        raise InferError(
+            f"{OP}: axis {axis} is out of range for input 'data' of shape {shape_str(data_shape)}"
+        )
+    return axis % ndim
+
+
+def _boolean_mask_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
+    """Checks data against index; the output shape needs the mask's values (stays unknown)."""
+    data, index = in_shapes
+    if index is not None and len(index) != 1:
+        raise InferError(f"{OP}: input 'index' has shape {shape_str(index)}; expected a 1-D mask")
+    if data is not None:
+        if len(data) == 0:
+            raise InferError(f"{OP}: input 'data' must have at least one dimension")
+        axis = _axis(attrs.parsed.axis, len(data), data)
+        n = data[axis]
+        if index is not None and n is not None and index[0] is not None and index[0] != n:
+            raise InferError(
+                f"{OP}: input 'index' has shape {shape_str(index)}; expected a 1-D mask of "
+                f"{n} entries (data.shape[{attrs.parsed.axis}] of data of shape {shape_str(data)})"
+            )
+    return False
+
+
+def _boolean_mask_type(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any]) -> bool:
+    known = in_types[0] if in_types[0] is not None else out_types[0]
+    if known is None:
+        return False
+    type_assign(in_types, 0, known, f"{OP}: input 'data'")
+    type_assign(out_types, 0, known, f"{OP}: output")
+    return in_types[1] is not None
+
+
+def _kept(index: np.ndarray) -> np.ndarray:
+    return np.flatnonzero(np.asarray(index).reshape(-1) != 0)
+
+
+def _boolean_mask_dynamic_shape(attrs: NodeAttrs, inputs: list[Any]) -> list[tuple[int, ...]]:
+    """The output shape from the mask's values (waits for the mask)."""
+    data, index = inputs
+    axis = attrs.parsed.axis % len(data.shape)
+    shape = list(data.shape)
+    shape[axis] = len(_kept(index.asnumpy()))
+    return [tuple(shape)]
+
+
+def boolean_mask_np(params: Any, data: np.ndarray, index: np.ndarray) -> list[np.ndarray]:
+    return [np.take(data, _kept(index), axis=params.axis % data.ndim)]
+
+
+def boolean_mask_grad_np(params: Any, dy: np.ndarray, index: np.ndarray) -> list[np.ndarray]:
+    axis = params.axis % dy.ndim
+    kept = _kept(index)
+    if dy.shape[axis] != len(kept):
+        raise NNVMError(
+            f"{BACKWARD}: the output gradient has {dy.shape[axis]} slices along axis "
+            f"{params.axis}; the mask keeps {len(kept)}"
+        )
+    shape = list(dy.shape)
+    shape[axis] = index.shape[0]
+    d_data = np.zeros(shape, dy.dtype)
+    where: list[Any] = [slice(None)] * dy.ndim
+    where[axis] = kept
+    d_data[tuple(where)] = dy
+    return [d_data, np.zeros(index.shape, index.dtype)]
+
+
+def _boolean_mask_gradient(node: Any, ograds: list[Any]) -> list[Any]:
+    return make_grad_node(BACKWARD, node, [ograds[0], node.inputs[1]])
+
+
+_forward = host_compute(OP, boolean_mask_np)
+(
+    register_op(OP)
+    .describe(
+        "The slices of data along `axis` whose entry in the 1-d index is non-zero, in "
+        "order: the output's length along axis is the number of non-zero entries, so "
+        "its shape depends on index's values.\n\n"
+        "The output shape is known only once index is computed, so the op runs "
+        "imperatively (nd.contrib.boolean_mask); a bound symbol graph cannot plan memory "
+        "for it, as in MXNet.\n\n"
+        "Example::\n\n"
+        "    data = mx.nd.array([[1, 2, 3], [4, 5, 6], [7, 8, 9]])\n"
+        "    index = mx.nd.array([0, 1, 0])\n"
+        "    mx.nd.contrib.boolean_mask(data, index)\n"
+        "    [[4. 5. 6.]]\n"
+    )
+    .set_attr_parser(BooleanMaskParam)
+    .set_num_inputs(2)
+    .set_num_outputs(1)
+    .set_attr(FListInputNames, lambda attrs: list(INPUTS))
+    .set_attr(FInferShape, _boolean_mask_shape)
+    .set_attr(FInferDynamicShape, _boolean_mask_dynamic_shape)
+    .set_attr(FInferType, _boolean_mask_type)
+    .set_attr(FCompute_cpu, _forward)
+    .set_attr(FCompute_gpu, _forward)
+    .set_attr(FGradient, _boolean_mask_gradient)
+    .add_argument("data", "NDArray-or-Symbol", "Data")
+    .add_argument("index", "NDArray-or-Symbol", "Mask")
+    .add_arguments(BooleanMaskParam.fields())
+)
+_backward = host_compute(BACKWARD, boolean_mask_grad_np)
+(
+    register_op(BACKWARD)
+    .describe("Backward of boolean_mask: inputs (dy, index), outputs (d_data, d_index).")
+    .set_attr_parser(BooleanMaskParam)
+    .set_num_inputs(2)
+    .set_num_outputs(2)
+    .set_attr(TIsBackward, True)
+    .set_attr(FCompute_cpu, _backward)
+    .set_attr(FCompute_gpu, _backward)
+)

@@ -1,0 +1,57 @@
+"""_copyto and _zeros_without_dtype as MXNet 1.9.1 uses them (checked against it): copyto
+casts to out's dtype and keeps the gradient flowing; zeros without a dtype take the dtype
+of out= or of their consumers in a graph."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import nnvmpy as nv
+
+
+def test_copyto_into_out_casts_like_mxnet() -> None:
+    a = nv.nd.array([1.7, 2, 3], dtype=np.float64)
+    b = nv.nd.zeros((3,), dtype=np.int32)
+    assert nv.nd._internal._copyto(a, out=b) is b
+    np.testing.assert_array_equal(b.asnumpy(), [1, 2, 3])
+    assert b.dtype == np.int32
+    with pytest.raises(nv.NNVMError, match="shape"):
+        nv.nd._internal._copyto(a, out=nv.nd.zeros((2,)))
+
+
+def test_copyto_without_out_and_its_gradient() -> None:
+    x = nv.nd.array([1.0, 2.0])
+    x.attach_grad()
+    with nv.autograd.record():
+        y = nv.nd._internal._copyto(x) * 2
+    y.backward()
+    np.testing.assert_array_equal(y.asnumpy(), [2.0, 4.0])
+    np.testing.assert_array_equal(x.grad.asnumpy(), [2.0, 2.0])
+    s = nv.sym._internal._copyto(nv.sym.var("x"))
+    assert s.infer_shape(x=(2, 3))[1] == [(2, 3)]
+
+
+def test_zeros_without_dtype_takes_out_or_a_flag() -> None:
+    z = nv.nd.ones((2, 2), dtype=np.float64)
+    assert nv.nd._internal._zeros_without_dtype(shape=(2, 2), out=z) is z
+    np.testing.assert_array_equal(z.asnumpy(), np.zeros((2, 2)))
+    assert nv.nd._internal._zeros_without_dtype(shape=(2, 3), dtype=6).dtype == np.int64
+    with pytest.raises(nv.NNVMError, match="_zeros_without_dtype: dtype=-1"):
+        nv.nd._internal._zeros_without_dtype(shape=(2, 3))
+    with pytest.raises(nv.NNVMError, match="dtype"):
+        nv.nd._internal._zeros_without_dtype(shape=(2, 3), dtype=9)
+
+
+def test_zeros_without_dtype_in_a_graph_takes_the_consumers_dtype_and_shape() -> None:
+    x = nv.sym.var("x")
+    s = nv.sym._internal._zeros_without_dtype(shape=(0, 3)) + x
+    assert s.infer_type(x=np.float64)[1] == [np.float64]
+    assert s.infer_shape(x=(2, 3))[1] == [(2, 3)]
+    exe = s.simple_bind(nv.cpu(), x=(2, 3), type_dict={"x": np.float64})
+    exe.arg_dict["x"][:] = 1.5
+    out = exe.forward()[0]
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(out.asnumpy(), np.full((2, 3), 1.5))
+    js = nv.sym._internal._zeros_without_dtype(shape=(2, 3)).tojson()
+    assert '"op": "_zeros_without_dtype"' in js
