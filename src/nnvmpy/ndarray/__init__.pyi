@@ -14,7 +14,8 @@ def _P(name: Any, kind: Any, *, default: Any, annotation: Any) -> Any: ...
 from nnvmpy.ndarray import arith as _arith
 def _inputs_by_params(op: Any, kwargs: Any) -> Any: ...
 from nnvmpy.ndarray import _internal as _internal
-def _make(op: Any) -> Any: ...
+def _make(op: Any, name: Any = ...) -> Any: ...
+from nnvmpy.ndarray import _multi_lamb as _multi_lamb
 _names_cache: Any
 _positional: Any
 from nnvmpy.ndarray.arith import add as add
@@ -1489,8 +1490,8 @@ def SequenceMask(
     sequence_length: NDArray | None = None,
     *,
     use_sequence_length: bool | int = False,
-    axis: int = 0,
     value: float = 0.0,
+    axis: int = 0,
     out: NDArray | list[NDArray] | None = None,
 ) -> NDArray:
     """Sets all elements outside the sequence to a constant value: with use_sequence_length, the steps t >= sequence_length[b] of sequence b become `value` (lengths in [0, T]); without it the data is returned unchanged.
@@ -1503,10 +1504,10 @@ def SequenceMask(
         vector of sequence lengths of the form [batch_size]
     use_sequence_length : boolean, optional, default=0
         If set to true, this layer takes in an extra input parameter `sequence_length` to specify variable length sequence
-    axis : int (non-negative), optional, default=0
-        The sequence axis. Only values of 0 and 1 are currently supported.
     value : float, optional, default=0.0
         The value to be used as a mask.
+    axis : int (non-negative), optional, default=0
+        The sequence axis. Only values of 0 and 1 are currently supported.
 
     Returns
     -------
@@ -1826,13 +1827,13 @@ def adam_update(
     mean: NDArray | None = None,
     var: NDArray | None = None,
     *,
-    rescale_grad: float = 1.0,
-    clip_gradient: float = -1.0,
     lr: float,
     beta1: float = 0.9,
     beta2: float = 0.999,
     epsilon: float = 1e-08,
     wd: float = 0.0,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
     lazy_update: bool | int = True,
     out: NDArray | list[NDArray] | None = None,
 ) -> NDArray:
@@ -1856,10 +1857,6 @@ def adam_update(
         Mean
     var : NDArray-or-Symbol
         Var
-    rescale_grad : float, optional, default=1.0
-        Rescale gradient to grad = rescale_grad*grad.
-    clip_gradient : float, optional, default=-1.0
-        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lr : float, required
         Learning rate
     beta1 : float, optional, default=0.9
@@ -1870,6 +1867,10 @@ def adam_update(
         A small constant for numerical stability.
     wd : float, optional, default=0.0
         Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lazy_update : boolean, optional, default=1
         If true, lazy updates are applied if gradient's stype is row_sparse (nnvmpy has dense arrays only, so this has no effect).
 
@@ -2286,7 +2287,7 @@ def broadcast_axes(
     size: _Shape = (),
     out: NDArray | list[NDArray] | None = None,
 ) -> NDArray:
-    """Broadcasts the input array over particular axes (alias of broadcast_axis).
+    """Broadcasts the input array over particular axes, which must have size 1.
 
     Parameters
     ----------
@@ -2835,7 +2836,7 @@ def cast(
     -------
     out : NDArray or list of NDArrays
 
-    Defined in nnvmpy/ops/aliases.py.
+    Defined in nnvmpy/ops/init.py.
     """
 
 def cast_storage(
@@ -2911,7 +2912,7 @@ def choose_element_0index(
     mode: Literal['clip', 'wrap'] | str = 'clip',
     out: NDArray | list[NDArray] | None = None,
 ) -> NDArray:
-    """An alias of pick. Picks elements from an input array according to the input indices along the given axis.
+    """Picks elements from an input array according to the input indices along the given axis.
 
     Given an input array of shape (d0, d1) and indices of shape (i0,), the result will be an output array of shape (i0,) with output[i] = input[i, indices[i]]. By default, an index too large is replaced by the last index of the axis (the 'clip' mode); 'wrap' wraps indices around the axis. The index array has the output's shape.
 
@@ -3132,7 +3133,7 @@ def ctc_loss(
     -------
     out : NDArray or list of NDArrays
 
-    Defined in nnvmpy/ops/aliases.py.
+    Defined in nnvmpy/ops/nn/ctc.py.
     """
 
 def cumsum(
@@ -3656,12 +3657,12 @@ def ftrl_update(
     z: NDArray | None = None,
     n: NDArray | None = None,
     *,
-    rescale_grad: float = 1.0,
-    clip_gradient: float = -1.0,
     lr: float,
     lamda1: float = 0.01,
     beta: float = 1.0,
     wd: float = 0.0,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
     out: NDArray | list[NDArray] | None = None,
 ) -> NDArray:
     """Update function for Ftrl optimizer (McMahan et al., "Ad Click Prediction").
@@ -3683,10 +3684,6 @@ def ftrl_update(
         Z
     n : NDArray-or-Symbol
         N
-    rescale_grad : float, optional, default=1.0
-        Rescale gradient to grad = rescale_grad*grad.
-    clip_gradient : float, optional, default=-1.0
-        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lr : float, required
         Learning rate
     lamda1 : float, optional, default=0.01
@@ -3695,6 +3692,10 @@ def ftrl_update(
         Per-Coordinate Learning Rate beta.
     wd : float, optional, default=0.0
         Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
 
     Returns
     -------
@@ -3880,14 +3881,14 @@ def lamb_update_phase1(
     mean: NDArray | None = None,
     var: NDArray | None = None,
     *,
-    rescale_grad: float = 1.0,
-    clip_gradient: float = -1.0,
     beta1: float = 0.9,
     beta2: float = 0.999,
     epsilon: float = 1e-06,
     t: int,
     bias_correction: bool | int = True,
     wd: float,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
     out: NDArray | list[NDArray] | None = None,
 ) -> NDArray:
     """Phase I of lamb update: the Adam-like direction g, decayed.
@@ -3910,10 +3911,6 @@ def lamb_update_phase1(
         Mean
     var : NDArray-or-Symbol
         Var
-    rescale_grad : float, optional, default=1.0
-        Rescale gradient to grad = rescale_grad*grad.
-    clip_gradient : float, optional, default=-1.0
-        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     beta1 : float, optional, default=0.9
         The decay rate for the 1st moment estimates.
     beta2 : float, optional, default=0.999
@@ -3926,6 +3923,10 @@ def lamb_update_phase1(
         Whether to use bias correction.
     wd : float, required
         Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
 
     Returns
     -------
@@ -4861,14 +4862,14 @@ def mp_lamb_update_phase1(
     var: NDArray | None = None,
     weight32: NDArray | None = None,
     *,
-    rescale_grad: float = 1.0,
-    clip_gradient: float = -1.0,
     beta1: float = 0.9,
     beta2: float = 0.999,
     epsilon: float = 1e-06,
     t: int,
     bias_correction: bool | int = True,
     wd: float,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
     out: NDArray | list[NDArray] | None = None,
 ) -> NDArray:
     """Mixed Precision version of Phase I of lamb update: the Adam-like direction g, decayed.
@@ -4895,10 +4896,6 @@ def mp_lamb_update_phase1(
         Var
     weight32 : NDArray-or-Symbol
         Weight32
-    rescale_grad : float, optional, default=1.0
-        Rescale gradient to grad = rescale_grad*grad.
-    clip_gradient : float, optional, default=-1.0
-        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     beta1 : float, optional, default=0.9
         The decay rate for the 1st moment estimates.
     beta2 : float, optional, default=0.999
@@ -4911,6 +4908,10 @@ def mp_lamb_update_phase1(
         Whether to use bias correction.
     wd : float, required
         Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
 
     Returns
     -------
@@ -4973,11 +4974,11 @@ def mp_nag_mom_update(
     mom: NDArray | None = None,
     weight32: NDArray | None = None,
     *,
-    rescale_grad: float = 1.0,
-    clip_gradient: float = -1.0,
     lr: float,
     momentum: float = 0.0,
     wd: float = 0.0,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
     out: NDArray | list[NDArray] | None = None,
 ) -> NDArray:
     """Update function for multi-precision Nesterov Accelerated Gradient (NAG) optimizer.
@@ -5002,16 +5003,16 @@ def mp_nag_mom_update(
         Mom
     weight32 : NDArray-or-Symbol
         Weight32
-    rescale_grad : float, optional, default=1.0
-        Rescale gradient to grad = rescale_grad*grad.
-    clip_gradient : float, optional, default=-1.0
-        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lr : float, required
         Learning rate
     momentum : float, optional, default=0.0
         The decay rate of momentum estimates at each epoch.
     wd : float, optional, default=0.0
         Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
 
     Returns
     -------
@@ -5026,12 +5027,12 @@ def mp_sgd_mom_update(
     mom: NDArray | None = None,
     weight32: NDArray | None = None,
     *,
+    lr: float,
+    momentum: float = 0.0,
+    wd: float = 0.0,
     rescale_grad: float = 1.0,
     clip_gradient: float = -1.0,
-    lr: float,
-    wd: float = 0.0,
     lazy_update: bool | int = True,
-    momentum: float = 0.0,
     out: NDArray | list[NDArray] | None = None,
 ) -> NDArray:
     """Updater function for multi-precision sgd optimizer.
@@ -5055,18 +5056,18 @@ def mp_sgd_mom_update(
         Mom
     weight32 : NDArray-or-Symbol
         Weight32
+    lr : float, required
+        Learning rate
+    momentum : float, optional, default=0.0
+        The decay rate of momentum estimates at each epoch.
+    wd : float, optional, default=0.0
+        Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
     rescale_grad : float, optional, default=1.0
         Rescale gradient to grad = rescale_grad*grad.
     clip_gradient : float, optional, default=-1.0
         Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
-    lr : float, required
-        Learning rate
-    wd : float, optional, default=0.0
-        Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
     lazy_update : boolean, optional, default=1
         If true, lazy updates are applied if gradient's stype is row_sparse (nnvmpy has dense arrays only, so this has no effect).
-    momentum : float, optional, default=0.0
-        The decay rate of momentum estimates at each epoch.
 
     Returns
     -------
@@ -5080,10 +5081,10 @@ def mp_sgd_update(
     grad: NDArray | None = None,
     weight32: NDArray | None = None,
     *,
-    rescale_grad: float = 1.0,
-    clip_gradient: float = -1.0,
     lr: float,
     wd: float = 0.0,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
     lazy_update: bool | int = True,
     out: NDArray | list[NDArray] | None = None,
 ) -> NDArray:
@@ -5105,14 +5106,14 @@ def mp_sgd_update(
         Grad
     weight32 : NDArray-or-Symbol
         Weight32
-    rescale_grad : float, optional, default=1.0
-        Rescale gradient to grad = rescale_grad*grad.
-    clip_gradient : float, optional, default=-1.0
-        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lr : float, required
         Learning rate
     wd : float, optional, default=0.0
         Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lazy_update : boolean, optional, default=1
         If true, lazy updates are applied if gradient's stype is row_sparse (nnvmpy has dense arrays only, so this has no effect).
 
@@ -5190,12 +5191,12 @@ def multi_lars(
 
 def multi_mp_sgd_mom_update(
     *data: NDArray,
-    rescale_grad: float = 1.0,
-    clip_gradient: float = -1.0,
     lrs: _FloatTuple,
     wds: _FloatTuple,
-    num_weights: int = 1,
     momentum: float = 0.0,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
+    num_weights: int = 1,
     out: NDArray | list[NDArray] | None = None,
 ) -> Any:
     """Update function for multiple mixed precision SGD with momentum in one op. For each weight i, with g_i = clip(rescale_grad * grad_i, clip_gradient) and lr_i, wd_i from lrs, wds:
@@ -5208,18 +5209,18 @@ def multi_mp_sgd_mom_update(
     ----------
     data : NDArray-or-Symbol[]
         Weights, gradients, momentum states, float32 master weights
-    rescale_grad : float, optional, default=1.0
-        Rescale gradient to grad = rescale_grad*grad.
-    clip_gradient : float, optional, default=-1.0
-        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lrs : tuple of <float>, required
         Learning rates.
     wds : tuple of <float>, required
         Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
-    num_weights : int (non-negative), optional, default=1
-        Number of updated weights.
     momentum : float, optional, default=0.0
         The decay rate of momentum estimates at each epoch.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
+    num_weights : int (non-negative), optional, default=1
+        Number of updated weights.
 
     Returns
     -------
@@ -5230,10 +5231,10 @@ def multi_mp_sgd_mom_update(
 
 def multi_mp_sgd_update(
     *data: NDArray,
-    rescale_grad: float = 1.0,
-    clip_gradient: float = -1.0,
     lrs: _FloatTuple,
     wds: _FloatTuple,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
     num_weights: int = 1,
     out: NDArray | list[NDArray] | None = None,
 ) -> Any:
@@ -5247,14 +5248,14 @@ def multi_mp_sgd_update(
     ----------
     data : NDArray-or-Symbol[]
         Weights, gradients, float32 master weights
-    rescale_grad : float, optional, default=1.0
-        Rescale gradient to grad = rescale_grad*grad.
-    clip_gradient : float, optional, default=-1.0
-        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lrs : tuple of <float>, required
         Learning rates.
     wds : tuple of <float>, required
         Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     num_weights : int (non-negative), optional, default=1
         Number of updated weights.
 
@@ -5267,12 +5268,12 @@ def multi_mp_sgd_update(
 
 def multi_sgd_mom_update(
     *data: NDArray,
-    rescale_grad: float = 1.0,
-    clip_gradient: float = -1.0,
     lrs: _FloatTuple,
     wds: _FloatTuple,
-    num_weights: int = 1,
     momentum: float = 0.0,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
+    num_weights: int = 1,
     out: NDArray | list[NDArray] | None = None,
 ) -> Any:
     """Update function for multiple SGD with momentum in one op. For each weight i, with g_i = clip(rescale_grad * grad_i, clip_gradient) and lr_i, wd_i from lrs, wds:
@@ -5285,18 +5286,18 @@ def multi_sgd_mom_update(
     ----------
     data : NDArray-or-Symbol[]
         Weights, gradients, momentum states
-    rescale_grad : float, optional, default=1.0
-        Rescale gradient to grad = rescale_grad*grad.
-    clip_gradient : float, optional, default=-1.0
-        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lrs : tuple of <float>, required
         Learning rates.
     wds : tuple of <float>, required
         Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
-    num_weights : int (non-negative), optional, default=1
-        Number of updated weights.
     momentum : float, optional, default=0.0
         The decay rate of momentum estimates at each epoch.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
+    num_weights : int (non-negative), optional, default=1
+        Number of updated weights.
 
     Returns
     -------
@@ -5307,10 +5308,10 @@ def multi_sgd_mom_update(
 
 def multi_sgd_update(
     *data: NDArray,
-    rescale_grad: float = 1.0,
-    clip_gradient: float = -1.0,
     lrs: _FloatTuple,
     wds: _FloatTuple,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
     num_weights: int = 1,
     out: NDArray | list[NDArray] | None = None,
 ) -> Any:
@@ -5324,14 +5325,14 @@ def multi_sgd_update(
     ----------
     data : NDArray-or-Symbol[]
         Weights, gradients
-    rescale_grad : float, optional, default=1.0
-        Rescale gradient to grad = rescale_grad*grad.
-    clip_gradient : float, optional, default=-1.0
-        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lrs : tuple of <float>, required
         Learning rates.
     wds : tuple of <float>, required
         Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     num_weights : int (non-negative), optional, default=1
         Number of updated weights.
 
@@ -5368,11 +5369,11 @@ def nag_mom_update(
     grad: NDArray | None = None,
     mom: NDArray | None = None,
     *,
-    rescale_grad: float = 1.0,
-    clip_gradient: float = -1.0,
     lr: float,
     momentum: float = 0.0,
     wd: float = 0.0,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
     out: NDArray | list[NDArray] | None = None,
 ) -> NDArray:
     """Update function for Nesterov Accelerated Gradient (NAG) optimizer.
@@ -5391,16 +5392,16 @@ def nag_mom_update(
         Grad
     mom : NDArray-or-Symbol
         Mom
-    rescale_grad : float, optional, default=1.0
-        Rescale gradient to grad = rescale_grad*grad.
-    clip_gradient : float, optional, default=-1.0
-        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lr : float, required
         Learning rate
     momentum : float, optional, default=0.0
         The decay rate of momentum estimates at each epoch.
     wd : float, optional, default=0.0
         Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
 
     Returns
     -------
@@ -5686,10 +5687,10 @@ def pick(
 
 def preloaded_multi_mp_sgd_mom_update(
     *data: NDArray,
+    momentum: float = 0.0,
     rescale_grad: float = 1.0,
     clip_gradient: float = -1.0,
     num_weights: int = 1,
-    momentum: float = 0.0,
     out: NDArray | list[NDArray] | None = None,
 ) -> Any:
     """Update function for multiple mixed precision SGD with momentum in one op. For each weight i, with g_i = clip(rescale_grad * grad_i, clip_gradient) and lr_i, wd_i from the float32 arrays lrs, wds (last inputs):
@@ -5702,14 +5703,14 @@ def preloaded_multi_mp_sgd_mom_update(
     ----------
     data : NDArray-or-Symbol[]
         Weights, gradients, momentum states, float32 master weights, then lrs and wds
+    momentum : float, optional, default=0.0
+        The decay rate of momentum estimates at each epoch.
     rescale_grad : float, optional, default=1.0
         Rescale gradient to grad = rescale_grad*grad.
     clip_gradient : float, optional, default=-1.0
         Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     num_weights : int (non-negative), optional, default=1
         Number of updated weights.
-    momentum : float, optional, default=0.0
-        The decay rate of momentum estimates at each epoch.
 
     Returns
     -------
@@ -5751,10 +5752,10 @@ def preloaded_multi_mp_sgd_update(
 
 def preloaded_multi_sgd_mom_update(
     *data: NDArray,
+    momentum: float = 0.0,
     rescale_grad: float = 1.0,
     clip_gradient: float = -1.0,
     num_weights: int = 1,
-    momentum: float = 0.0,
     out: NDArray | list[NDArray] | None = None,
 ) -> Any:
     """Update function for multiple SGD with momentum in one op. For each weight i, with g_i = clip(rescale_grad * grad_i, clip_gradient) and lr_i, wd_i from the float32 arrays lrs, wds (last inputs):
@@ -5767,14 +5768,14 @@ def preloaded_multi_sgd_mom_update(
     ----------
     data : NDArray-or-Symbol[]
         Weights, gradients, momentum states, then lrs and wds
+    momentum : float, optional, default=0.0
+        The decay rate of momentum estimates at each epoch.
     rescale_grad : float, optional, default=1.0
         Rescale gradient to grad = rescale_grad*grad.
     clip_gradient : float, optional, default=-1.0
         Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     num_weights : int (non-negative), optional, default=1
         Number of updated weights.
-    momentum : float, optional, default=0.0
-        The decay rate of momentum estimates at each epoch.
 
     Returns
     -------
@@ -6679,12 +6680,12 @@ def rmsprop_update(
     grad: NDArray | None = None,
     n: NDArray | None = None,
     *,
-    rescale_grad: float = 1.0,
-    clip_gradient: float = -1.0,
     lr: float,
     gamma1: float = 0.95,
     epsilon: float = 1e-08,
     wd: float = 0.0,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
     clip_weights: float = -1.0,
     out: NDArray | list[NDArray] | None = None,
 ) -> NDArray:
@@ -6704,10 +6705,6 @@ def rmsprop_update(
         Grad
     n : NDArray-or-Symbol
         N
-    rescale_grad : float, optional, default=1.0
-        Rescale gradient to grad = rescale_grad*grad.
-    clip_gradient : float, optional, default=-1.0
-        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lr : float, required
         Learning rate
     gamma1 : float, optional, default=0.95
@@ -6716,6 +6713,10 @@ def rmsprop_update(
         A small constant for numerical stability.
     wd : float, optional, default=0.0
         Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     clip_weights : float, optional, default=-1.0
         Clip weights to the range of [-clip_weights, clip_weights] If clip_weights <= 0, weight clipping is turned off. weights = max(min(weights, clip_weights), -clip_weights).
 
@@ -6733,14 +6734,14 @@ def rmspropalex_update(
     g: NDArray | None = None,
     delta: NDArray | None = None,
     *,
-    rescale_grad: float = 1.0,
-    clip_gradient: float = -1.0,
     lr: float,
     gamma1: float = 0.95,
+    gamma2: float = 0.9,
     epsilon: float = 1e-08,
     wd: float = 0.0,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
     clip_weights: float = -1.0,
-    gamma2: float = 0.9,
     out: NDArray | list[NDArray] | None = None,
 ) -> NDArray:
     """Update function for the centered RMSProp optimizer (Graves, 2013, eq. 38-45).
@@ -6765,22 +6766,22 @@ def rmspropalex_update(
         G
     delta : NDArray-or-Symbol
         Delta
-    rescale_grad : float, optional, default=1.0
-        Rescale gradient to grad = rescale_grad*grad.
-    clip_gradient : float, optional, default=-1.0
-        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lr : float, required
         Learning rate
     gamma1 : float, optional, default=0.95
         The decay rate of momentum estimates.
+    gamma2 : float, optional, default=0.9
+        Decay rate.
     epsilon : float, optional, default=1e-08
         A small constant for numerical stability.
     wd : float, optional, default=0.0
         Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     clip_weights : float, optional, default=-1.0
         Clip weights to the range of [-clip_weights, clip_weights] If clip_weights <= 0, weight clipping is turned off. weights = max(min(weights, clip_weights), -clip_weights).
-    gamma2 : float, optional, default=0.9
-        Decay rate.
 
     Returns
     -------
@@ -7095,12 +7096,12 @@ def sgd_mom_update(
     grad: NDArray | None = None,
     mom: NDArray | None = None,
     *,
+    lr: float,
+    momentum: float = 0.0,
+    wd: float = 0.0,
     rescale_grad: float = 1.0,
     clip_gradient: float = -1.0,
-    lr: float,
-    wd: float = 0.0,
     lazy_update: bool | int = True,
-    momentum: float = 0.0,
     out: NDArray | list[NDArray] | None = None,
 ) -> NDArray:
     """Momentum update function for Stochastic Gradient Descent (SGD) optimizer.
@@ -7118,18 +7119,18 @@ def sgd_mom_update(
         Grad
     mom : NDArray-or-Symbol
         Mom
+    lr : float, required
+        Learning rate
+    momentum : float, optional, default=0.0
+        The decay rate of momentum estimates at each epoch.
+    wd : float, optional, default=0.0
+        Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
     rescale_grad : float, optional, default=1.0
         Rescale gradient to grad = rescale_grad*grad.
     clip_gradient : float, optional, default=-1.0
         Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
-    lr : float, required
-        Learning rate
-    wd : float, optional, default=0.0
-        Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
     lazy_update : boolean, optional, default=1
         If true, lazy updates are applied if gradient's stype is row_sparse (nnvmpy has dense arrays only, so this has no effect).
-    momentum : float, optional, default=0.0
-        The decay rate of momentum estimates at each epoch.
 
     Returns
     -------
@@ -7142,10 +7143,10 @@ def sgd_update(
     weight: NDArray | None = None,
     grad: NDArray | None = None,
     *,
-    rescale_grad: float = 1.0,
-    clip_gradient: float = -1.0,
     lr: float,
     wd: float = 0.0,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
     lazy_update: bool | int = True,
     out: NDArray | list[NDArray] | None = None,
 ) -> NDArray:
@@ -7161,14 +7162,14 @@ def sgd_update(
         Weight
     grad : NDArray-or-Symbol
         Grad
-    rescale_grad : float, optional, default=1.0
-        Rescale gradient to grad = rescale_grad*grad.
-    clip_gradient : float, optional, default=-1.0
-        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lr : float, required
         Learning rate
     wd : float, optional, default=0.0
         Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lazy_update : boolean, optional, default=1
         If true, lazy updates are applied if gradient's stype is row_sparse (nnvmpy has dense arrays only, so this has no effect).
 
@@ -7267,10 +7268,10 @@ def signsgd_update(
     weight: NDArray | None = None,
     grad: NDArray | None = None,
     *,
-    rescale_grad: float = 1.0,
-    clip_gradient: float = -1.0,
     lr: float,
     wd: float = 0.0,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
     out: NDArray | list[NDArray] | None = None,
 ) -> NDArray:
     """Update function for SignSGD optimizer.
@@ -7285,14 +7286,14 @@ def signsgd_update(
         Weight
     grad : NDArray-or-Symbol
         Grad
-    rescale_grad : float, optional, default=1.0
-        Rescale gradient to grad = rescale_grad*grad.
-    clip_gradient : float, optional, default=-1.0
-        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lr : float, required
         Learning rate
     wd : float, optional, default=0.0
         Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
 
     Returns
     -------
@@ -7306,11 +7307,11 @@ def signum_update(
     grad: NDArray | None = None,
     mom: NDArray | None = None,
     *,
-    rescale_grad: float = 1.0,
-    clip_gradient: float = -1.0,
     lr: float,
     momentum: float = 0.0,
     wd: float = 0.0,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
     wd_lh: float = 0.0,
     out: NDArray | list[NDArray] | None = None,
 ) -> NDArray:
@@ -7329,16 +7330,16 @@ def signum_update(
         Grad
     mom : NDArray-or-Symbol
         Mom
-    rescale_grad : float, optional, default=1.0
-        Rescale gradient to grad = rescale_grad*grad.
-    clip_gradient : float, optional, default=-1.0
-        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lr : float, required
         Learning rate
     momentum : float, optional, default=0.0
         The decay rate of momentum estimates at each epoch.
     wd : float, optional, default=0.0
         Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     wd_lh : float, optional, default=0.0
         The amount of weight decay that does not go into gradient/momentum calculations otherwise do weight decay algorithmically only.
 

@@ -10,12 +10,11 @@ import numpy as np
 from nnvmpy.ndarray.ndarray import NDArray as NDArray
 def _call(op: Any, *args: Any, **kwargs: Any) -> Any: ...
 def _check_zipfian_args(fname: Any, true_classes: Any, array_type: Any, num_sampled: Any, range_max: Any) -> Any: ...
-def _make(op: Any) -> Any: ...
+def _make(op: Any, name: Any = ...) -> Any: ...
 def _multi(op: Any, columns: Any, rescale_grad: Any, size: Any, **kwargs: Any) -> Any: ...
 def _rescale(rescale_grad: Any, like: Any) -> Any: ...
 def _zipfian_expected_count(classes: Any, num_sampled: Any, log_range: Any) -> Any: ...
 def adamw_update(weight: Any, grad: Any, mean: Any, var: Any, rescale_grad: Any, lr: Any, eta: Any, beta1: Any = ..., beta2: Any = ..., epsilon: Any = ..., wd: Any = ..., clip_gradient: Any = ..., out: Any = ..., name: Any = ..., **kwargs: Any) -> Any: ...
-def boolean_mask(data: Any, index: Any, axis: Any = ..., out: Any = ...) -> Any: ...
 def cond(pred: Any, then_func: Any, else_func: Any, name: Any = ...) -> Any: ...
 def foreach(body: Any, data: Any, init_states: Any) -> Any: ...
 def mp_adamw_update(weight: Any, grad: Any, mean: Any, var: Any, weight32: Any, rescale_grad: Any, lr: Any, eta: Any, beta1: Any = ..., beta2: Any = ..., epsilon: Any = ..., wd: Any = ..., clip_gradient: Any = ..., out: Any = ..., name: Any = ..., **kwargs: Any) -> Any: ...
@@ -52,6 +51,68 @@ def AdaptiveAvgPooling2D(
     out : NDArray or list of NDArrays
 
     Defined in nnvmpy/ops/contrib_adaptive_avg_pool.py.
+    """
+
+def BatchNormWithReLU(
+    data: NDArray | None = None,
+    gamma: NDArray | None = None,
+    beta: NDArray | None = None,
+    moving_mean: NDArray | None = None,
+    moving_var: NDArray | None = None,
+    *,
+    eps: float = 0.001,
+    momentum: float = 0.9,
+    fix_gamma: bool | int = True,
+    use_global_stats: bool | int = False,
+    output_mean_var: bool | int = False,
+    axis: int = 1,
+    cudnn_off: bool | int = False,
+    min_calib_range: float | None = None,
+    max_calib_range: float | None = None,
+    out: NDArray | list[NDArray] | None = None,
+) -> Any:
+    """Batch normalization with ReLU fusion: BatchNorm, then max(0, x) on its output.
+
+        out = relu((data - mean) / sqrt(var + eps) * gamma + beta)
+
+    Takes BatchNorm's inputs and parameters; training uses the batch's statistics and updates moving_mean/moving_var in place, inference (or use_global_stats) the moving ones.
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        Input data to batch normalization
+    gamma : NDArray-or-Symbol
+        gamma array
+    beta : NDArray-or-Symbol
+        beta array
+    moving_mean : NDArray-or-Symbol
+        running mean of input
+    moving_var : NDArray-or-Symbol
+        running variance of input
+    eps : float, optional, default=0.001
+        Epsilon to prevent div 0.
+    momentum : float, optional, default=0.9
+        Momentum for moving average.
+    fix_gamma : boolean, optional, default=1
+        Fix gamma while training.
+    use_global_stats : boolean, optional, default=0
+        Whether use global moving statistics instead of local batch-norm. This will force change batch-norm into a scale shift operator.
+    output_mean_var : boolean, optional, default=0
+        Output the mean and var as well.
+    axis : int, optional, default=1
+        Specify which shape axis the channel is specified.
+    cudnn_off : boolean, optional, default=0
+        Accepted for MXNet compatibility; ignored.
+    min_calib_range : float or None, optional, default=None
+        Quantization calibration minimum (MXNet 1.9); accepted and ignored.
+    max_calib_range : float or None, optional, default=None
+        Quantization calibration maximum (MXNet 1.9); accepted and ignored.
+
+    Returns
+    -------
+    out : NDArray or list of NDArrays
+
+    Defined in nnvmpy/ops/nn/batch_norm_relu.py.
     """
 
 def BilinearResize2D(
@@ -130,7 +191,7 @@ def CTCLoss(
     -------
     out : NDArray or list of NDArrays
 
-    Defined in nnvmpy/ops/aliases.py.
+    Defined in nnvmpy/ops/nn/ctc.py.
     """
 
 def DeformableConvolution(
@@ -207,6 +268,139 @@ def DeformableConvolution(
     out : NDArray or list of NDArrays
 
     Defined in nnvmpy/ops/contrib_deformable_conv.py.
+    """
+
+def DeformablePSROIPooling(
+    data: NDArray | None = None,
+    rois: NDArray | None = None,
+    trans: NDArray | None = None,
+    *,
+    spatial_scale: float,
+    output_dim: int,
+    group_size: int,
+    pooled_size: int,
+    part_size: int = 0,
+    sample_per_part: int = 1,
+    trans_std: float = 0.0,
+    no_trans: bool | int = False,
+    out: NDArray | list[NDArray] | None = None,
+) -> Any:
+    """Performs deformable position-sensitive region-of-interest pooling on inputs.
+    The DeformablePSROIPooling operation is described in https://arxiv.org/abs/1703.06211 .batch_size will change to the number of region bounding boxes after DeformablePSROIPooling
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        Input data to the pooling operator, a 4D Feature maps
+    rois : NDArray-or-Symbol
+        Bounding box coordinates, a 2D array of [[batch_index, x1, y1, x2, y2]]. (x1, y1) and (x2, y2) are top left and down right corners of designated region of interest. batch_index indicates the index of corresponding image in the input data
+    trans : NDArray-or-Symbol
+        transition parameter
+    spatial_scale : float, required
+        Ratio of input feature map height (or w) to raw image height (or w). Equals the reciprocal of total stride in convolutional layers
+    output_dim : int (non-negative), required
+        fix output dim
+    group_size : int (non-negative), required
+        fix group size
+    pooled_size : int (non-negative), required
+        fix pooled size
+    part_size : int (non-negative), optional, default=0
+        fix part size
+    sample_per_part : int (non-negative), optional, default=1
+        fix samples per part
+    trans_std : float, optional, default=0.0
+        fix transition std
+    no_trans : boolean, optional, default=0
+        Whether to disable trans parameter.
+
+    Returns
+    -------
+    out : NDArray or list of NDArrays
+
+    Defined in nnvmpy/ops/contrib_deformable_psroi_pooling.py.
+    """
+
+def ModulatedDeformableConvolution(
+    data: NDArray | None = None,
+    offset: NDArray | None = None,
+    mask: NDArray | None = None,
+    weight: NDArray | None = None,
+    bias: NDArray | None = None,
+    *,
+    kernel: _Shape,
+    stride: _Shape = (),
+    dilate: _Shape = (),
+    pad: _Shape = (),
+    num_filter: int,
+    num_group: int = 1,
+    num_deformable_group: int = 1,
+    workspace: int = 1024,
+    no_bias: bool | int = False,
+    im2col_step: int = 64,
+    layout: Literal['NCHW'] | str | None = None,
+    out: NDArray | list[NDArray] | None = None,
+) -> NDArray:
+    """2-D convolution whose sampling grid is shifted per output position by learned offsets and whose samples are weighted by a learned mask (Deformable ConvNets v2, Zhu et al. 2018, arXiv:1811.11168).
+
+    Shapes:
+
+    - **data**: *(batch_size, channel, height, width)*
+    - **offset**: *(batch_size, num_deformable_group * kernel[0] * kernel[1] * 2, out_height, out_width)*
+    - **mask**: *(batch_size, num_deformable_group * kernel[0] * kernel[1], out_height, out_width)*
+    - **weight**: *(num_filter, channel / num_group, kernel[0], kernel[1])*
+    - **bias**: *(num_filter,)*
+    - **out**: *(batch_size, num_filter, out_height, out_width)*.
+
+    Define::
+
+      f(x,k,p,s,d) = floor((x+2*p-d*(k-1)-1)/s)+1
+
+    then out_height=f(height, kernel[0], pad[0], stride[0], dilate[0]) and out_width=f(width, kernel[1], pad[1], stride[1], dilate[1]).
+
+    Each tap is sampled bilinearly at its offset position, as in DeformableConvolution, and multiplied by its mask value before the convolution's weights apply. ``num_group`` and ``num_deformable_group`` split the channels as in DeformableConvolution; the i-th part of the offset and the mask moves and scales the i-th part of the data.
+
+    Runs on the host (NumPy); GPU arrays are staged through host memory.
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        Input data to the ModulatedDeformableConvolutionOp.
+    offset : NDArray-or-Symbol
+        Input offset to ModulatedDeformableConvolutionOp.
+    mask : NDArray-or-Symbol
+        Input mask to the ModulatedDeformableConvolutionOp.
+    weight : NDArray-or-Symbol
+        Weight matrix.
+    bias : NDArray-or-Symbol
+        Bias parameter.
+    kernel : Shape(tuple), required
+        Convolution kernel size: (h, w)
+    stride : Shape(tuple), optional, default=()
+        Convolution stride: (h, w). Defaults to 1.
+    dilate : Shape(tuple), optional, default=()
+        Convolution dilate: (h, w). Defaults to 1.
+    pad : Shape(tuple), optional, default=()
+        Zero pad for convolution: (h, w). Defaults to 0.
+    num_filter : int (non-negative), required
+        Convolution filter(channel) number
+    num_group : int (non-negative), optional, default=1
+        Number of group partitions.
+    num_deformable_group : int (non-negative), optional, default=1
+        Number of deformable group partitions.
+    workspace : int (non-negative), optional, default=1024
+        Maximum temperal workspace allowed for convolution (MB). Accepted and ignored.
+    no_bias : boolean, optional, default=0
+        Whether to disable bias parameter.
+    im2col_step : int (non-negative), optional, default=64
+        Maximum number of images per im2col computation; the batch size must be at most this value or divisible by it. Checked, otherwise no effect here.
+    layout : {None, 'NCHW'}, optional, default=None
+        Set layout for input, output and weight. Only NCHW (the default) is supported.
+
+    Returns
+    -------
+    out : NDArray or list of NDArrays
+
+    Defined in nnvmpy/ops/contrib_modulated_deformable_conv.py.
     """
 
 def MultiBoxDetection(
@@ -729,6 +923,40 @@ def bipartite_matching(
     Defined in nnvmpy/ops/contrib_bbox.py.
     """
 
+def boolean_mask(
+    data: NDArray | None = None,
+    index: NDArray | None = None,
+    *,
+    axis: int = 0,
+    out: NDArray | list[NDArray] | None = None,
+) -> NDArray:
+    """The slices of data along `axis` whose entry in the 1-d index is non-zero, in order: the output's length along axis is the number of non-zero entries, so its shape depends on index's values.
+
+    The output shape is known only once index is computed, so the op runs imperatively (nd.contrib.boolean_mask); a bound symbol graph cannot plan memory for it, as in MXNet.
+
+    Example::
+
+        data = mx.nd.array([[1, 2, 3], [4, 5, 6], [7, 8, 9]])
+        index = mx.nd.array([0, 1, 0])
+        mx.nd.contrib.boolean_mask(data, index)
+        [[4. 5. 6.]]
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        Data
+    index : NDArray-or-Symbol
+        Mask
+    axis : int, optional, default=0
+        An integer that represents the axis in NDArray to mask from.
+
+    Returns
+    -------
+    out : NDArray or list of NDArrays
+
+    Defined in nnvmpy/ops/contrib_boolean_mask.py.
+    """
+
 def box_decode(
     data: NDArray | None = None,
     anchors: NDArray | None = None,
@@ -1000,7 +1228,7 @@ def box_non_maximum_suppression(
     -------
     out : NDArray or list of NDArrays
 
-    Defined in nnvmpy/ops/aliases.py.
+    Defined in nnvmpy/ops/contrib_bbox.py.
     """
 
 def calibrate_entropy(
@@ -1029,6 +1257,41 @@ def calibrate_entropy(
     out : NDArray or list of NDArrays
 
     Defined in nnvmpy/ops/quantization/calibrate_entropy.py.
+    """
+
+def count_sketch(
+    data: NDArray | None = None,
+    h: NDArray | None = None,
+    s: NDArray | None = None,
+    *,
+    out_dim: int,
+    processing_batch_size: int = 32,
+    out: NDArray | list[NDArray] | None = None,
+) -> NDArray:
+    """Projects each row of d features onto out_dim buckets with random signs (a count sketch): out[..., h[j]] += s[j] * data[..., j] for every feature j, where h (1, d) holds bucket indices in [0, out_dim) and s (1, d) the signs.
+
+    With data [[1, 2, 3]], h [[2, 0, 2]], s [[1, -1, -1]] and out_dim 3 the output is [[-2, 0, -2]].
+
+    MXNet runs this on the GPU only; nnvmpy on both devices.
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        Input data to the CountSketchOp.
+    h : NDArray-or-Symbol
+        The index vector
+    s : NDArray-or-Symbol
+        The sign vector
+    out_dim : int (non-negative), required
+        The output dimension.
+    processing_batch_size : int (non-negative), optional, default=32
+        How many sketch vectors to process at one time.
+
+    Returns
+    -------
+    out : NDArray or list of NDArrays
+
+    Defined in nnvmpy/ops/contrib_count_sketch.py.
     """
 
 def ctc_loss(
@@ -1065,7 +1328,7 @@ def ctc_loss(
     -------
     out : NDArray or list of NDArrays
 
-    Defined in nnvmpy/ops/aliases.py.
+    Defined in nnvmpy/ops/nn/ctc.py.
     """
 
 def dequantize(
@@ -1123,6 +1386,32 @@ def div_sqrt_dim(
     Defined in nnvmpy/ops/contrib_math.py.
     """
 
+def fft(
+    data: NDArray | None = None,
+    *,
+    compute_size: int = 128,
+    out: NDArray | list[NDArray] | None = None,
+) -> NDArray:
+    """Apply 1D FFT to input along the last axis.
+
+    The input is real, shape (..., d); the output has shape (..., 2d) and holds the complex results with real and imaginary parts interleaved: [Re y_0, Im y_0, Re y_1, Im y_1, ...], y_k = sum_j x_j exp(-2 pi i jk / d).
+
+    MXNet runs this on the GPU only, for 2-D and 4-D input; nnvmpy on both devices and any rank.
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        Input data to the FFTOp.
+    compute_size : int (non-negative), optional, default=128
+        Maximum size of sub-batch to be forwarded at one time
+
+    Returns
+    -------
+    out : NDArray or list of NDArrays
+
+    Defined in nnvmpy/ops/contrib_fft.py.
+    """
+
 def gradientmultiplier(
     data: NDArray | None = None,
     *,
@@ -1146,6 +1435,52 @@ def gradientmultiplier(
     out : NDArray or list of NDArrays
 
     Defined in nnvmpy/ops/contrib_math.py.
+    """
+
+def group_adagrad_update(
+    weight: NDArray | None = None,
+    grad: NDArray | None = None,
+    history: NDArray | None = None,
+    *,
+    lr: float,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
+    epsilon: float = 1e-05,
+    out: NDArray | list[NDArray] | None = None,
+) -> NDArray:
+    """Update function for Group AdaGrad optimizer: AdaGrad (Duchi et al., 2011) with a
+    single learning rate for every row of the parameter array.
+
+        grad = clip(grad * rescale_grad, clip_gradient)
+        history += mean(square(grad), axis=1, keepdims=True)
+        div = grad / sqrt(history + epsilon)
+        weight -= div * lr
+
+    `history` (one value per row) is updated in place; returns the new weight (call with
+    out=weight). Weight decay is not supported.
+
+    Parameters
+    ----------
+    weight : NDArray-or-Symbol
+        Weight
+    grad : NDArray-or-Symbol
+        Grad
+    history : NDArray-or-Symbol
+        History
+    lr : float, required
+        Learning rate
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
+    epsilon : float, optional, default=1e-05
+        Epsilon for numerical stability
+
+    Returns
+    -------
+    out : NDArray or list of NDArrays
+
+    Defined in nnvmpy/ops/optimizer/_common.py.
     """
 
 def hawkesll(
@@ -1205,6 +1540,32 @@ def hawkesll(
     out : NDArray or list of NDArrays
 
     Defined in nnvmpy/ops/contrib_hawkes.py.
+    """
+
+def ifft(
+    data: NDArray | None = None,
+    *,
+    compute_size: int = 128,
+    out: NDArray | list[NDArray] | None = None,
+) -> NDArray:
+    """Apply 1D inverse FFT to input along the last axis.
+
+    The input, shape (..., 2d), holds complex numbers with real and imaginary parts interleaved; the output, shape (..., d), is the real part of the inverse transform, NOT divided by d (as Caffe): sum_k z_k exp(+2 pi i jk / d).
+
+    MXNet runs this on the GPU only, for 2-D and 4-D input; nnvmpy on both devices and any rank.
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        Input data to the FFTOp.
+    compute_size : int (non-negative), optional, default=128
+        Maximum size of sub-batch to be forwarded at one time
+
+    Returns
+    -------
+    out : NDArray or list of NDArrays
+
+    Defined in nnvmpy/ops/contrib_fft.py.
     """
 
 def index_array(
@@ -1520,6 +1881,36 @@ def quantize(
     Defined in nnvmpy/ops/contrib_quantize.py.
     """
 
+def quantize_asym(
+    data: NDArray | None = None,
+    *,
+    min_calib_range: float | None = None,
+    max_calib_range: float | None = None,
+    out: NDArray | list[NDArray] | None = None,
+) -> Any:
+    """Quantize a float32 tensor to uint8 with a scale and a shift.
+
+    `out[i] = in[i] * scale + shift + 0.5` (truncated), where `scale = 255 / (max_range - min_range)` and `shift = 255 - max_range * scale`; the range is (min_calib_range, max_calib_range) when both are given, else the data's minimum and maximum. Values outside the range saturate to 0 or 255. The outputs `scale` and `shift` are (1,) float32 arrays.
+
+    .. Note::
+        This operator only supports forward propagation. DO NOT use it in training.
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        A ndarray/symbol of type `float32`
+    min_calib_range : float or None, optional, default=None
+        The minimum scalar value in the form of float32. If present, it will be used to quantize the fp32 data.
+    max_calib_range : float or None, optional, default=None
+        The maximum scalar value in the form of float32. If present, it will be used to quantize the fp32 data.
+
+    Returns
+    -------
+    out : NDArray or list of NDArrays
+
+    Defined in nnvmpy/ops/contrib_quantize_asym.py.
+    """
+
 def quantize_v2(
     data: NDArray | None = None,
     *,
@@ -1586,6 +1977,72 @@ def quantized_act(
     out : NDArray or list of NDArrays
 
     Defined in nnvmpy/ops/quantization/_passthrough.py.
+    """
+
+def quantized_batch_norm(
+    data: NDArray | None = None,
+    gamma: NDArray | None = None,
+    beta: NDArray | None = None,
+    moving_mean: NDArray | None = None,
+    moving_var: NDArray | None = None,
+    min_data: NDArray | None = None,
+    max_data: NDArray | None = None,
+    *,
+    eps: float = 0.001,
+    momentum: float = 0.9,
+    fix_gamma: bool | int = True,
+    use_global_stats: bool | int = False,
+    output_mean_var: bool | int = False,
+    axis: int = 1,
+    cudnn_off: bool | int = False,
+    min_calib_range: float | None = None,
+    max_calib_range: float | None = None,
+    out: NDArray | list[NDArray] | None = None,
+) -> Any:
+    """Inference BatchNorm on quantized data: the int8 (or uint8) input with its float32 (min_data, max_data) range is normalised with the moving statistics, scaled by gamma and shifted by beta, and quantized to int8 over the calibrated (min_calib_range, max_calib_range), which is also returned as the output's range.
+
+    Forward only: it has no gradient and is meant for inference graphs.
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        Input data.
+    gamma : NDArray-or-Symbol
+        gamma.
+    beta : NDArray-or-Symbol
+        beta.
+    moving_mean : NDArray-or-Symbol
+        moving_mean.
+    moving_var : NDArray-or-Symbol
+        moving_var.
+    min_data : NDArray-or-Symbol
+        Minimum value of data.
+    max_data : NDArray-or-Symbol
+        Maximum value of data.
+    eps : float, optional, default=0.001
+        Epsilon to prevent div 0.
+    momentum : float, optional, default=0.9
+        Momentum for moving average.
+    fix_gamma : boolean, optional, default=1
+        Fix gamma while training.
+    use_global_stats : boolean, optional, default=0
+        Whether use global moving statistics instead of local batch-norm. This will force change batch-norm into a scale shift operator.
+    output_mean_var : boolean, optional, default=0
+        Output the mean and var as well.
+    axis : int, optional, default=1
+        Specify which shape axis the channel is specified.
+    cudnn_off : boolean, optional, default=0
+        Accepted for MXNet compatibility; ignored.
+    min_calib_range : float or None, optional, default=None
+        The minimum scalar value in the form of float32 obtained through calibration: the range of the int8 output (required).
+    max_calib_range : float or None, optional, default=None
+        The maximum scalar value in the form of float32 obtained through calibration: the range of the int8 output (required).
+
+    Returns
+    -------
+    out : NDArray or list of NDArrays
+
+    Defined in nnvmpy/ops/quantization/quantized_batch_norm.py.
     """
 
 def quantized_concat(
@@ -1735,6 +2192,52 @@ def quantized_elemwise_add(
     out : NDArray or list of NDArrays
 
     Defined in nnvmpy/ops/quantization/quantized_elemwise_add.py.
+    """
+
+def quantized_elemwise_mul(
+    lhs: NDArray | None = None,
+    rhs: NDArray | None = None,
+    lhs_min: NDArray | None = None,
+    lhs_max: NDArray | None = None,
+    rhs_min: NDArray | None = None,
+    rhs_max: NDArray | None = None,
+    *,
+    min_calib_range: float | None = None,
+    max_calib_range: float | None = None,
+    enable_float_output: bool | int = False,
+    out: NDArray | list[NDArray] | None = None,
+) -> Any:
+    """Element-wise product of two int8 arrays, each with its own float32 (min, max) range. By default the exact int32 products are returned with the real range of the int32 codes as the last two outputs; given min_calib_range / max_calib_range the products are requantized to int8 over that range; with enable_float_output the real products are returned in float32 (one output).
+
+    .. Note::
+        This operator only supports forward propagation. DO NOT use it in training.
+
+    Parameters
+    ----------
+    lhs : NDArray-or-Symbol
+        first input
+    rhs : NDArray-or-Symbol
+        second input
+    lhs_min : NDArray-or-Symbol
+        Minimum value of first input.
+    lhs_max : NDArray-or-Symbol
+        Maximum value of first input.
+    rhs_min : NDArray-or-Symbol
+        Minimum value of second input.
+    rhs_max : NDArray-or-Symbol
+        Maximum value of second input.
+    min_calib_range : float or None, optional, default=None
+        The minimum scalar value in the form of float32 obtained through calibration. If present, it will be used to requantize the int8 output data.
+    max_calib_range : float or None, optional, default=None
+        The maximum scalar value in the form of float32 obtained through calibration. If present, it will be used to requantize the int8 output data.
+    enable_float_output : boolean, optional, default=0
+        Whether to enable float32 output
+
+    Returns
+    -------
+    out : NDArray or list of NDArrays
+
+    Defined in nnvmpy/ops/quantization/quantized_elemwise_mul.py.
     """
 
 def quantized_embedding(

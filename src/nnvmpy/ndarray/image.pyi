@@ -8,7 +8,7 @@ from typing import Any, Literal, TypeAlias
 import numpy as np
 
 from nnvmpy.ndarray.ndarray import NDArray as NDArray
-def _make(op: Any) -> Any: ...
+def _make(op: Any, name: Any = ...) -> Any: ...
 
 _Shape: TypeAlias = tuple[int, ...] | list[int] | int
 _FloatTuple: TypeAlias = tuple[float, ...] | list[float] | float

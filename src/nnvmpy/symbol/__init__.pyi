@@ -31,7 +31,7 @@ from nnvmpy.symbol import linalg as linalg
 from nnvmpy.symbol.functions import linspace as linspace
 from nnvmpy.symbol.symbol import load as load
 from nnvmpy.symbol.symbol import load_json as load_json
-def make(op: Any, prefix: Any = ...) -> Any: ...
+def make(op: Any, name: Any = ..., prefix: Any = ...) -> Any: ...
 from nnvmpy.symbol.functions import maximum as maximum
 from nnvmpy.symbol.functions import minimum as minimum
 from nnvmpy.symbol.functions import ones as ones
@@ -1500,8 +1500,8 @@ def SequenceMask(
     sequence_length: Symbol | None = None,
     *,
     use_sequence_length: bool | int = False,
-    axis: int = 0,
     value: float = 0.0,
+    axis: int = 0,
     name: str | None = None,
     attr: dict[str, str] | None = None,
 ) -> Symbol:
@@ -1515,10 +1515,10 @@ def SequenceMask(
         vector of sequence lengths of the form [batch_size]
     use_sequence_length : boolean, optional, default=0
         If set to true, this layer takes in an extra input parameter `sequence_length` to specify variable length sequence
-    axis : int (non-negative), optional, default=0
-        The sequence axis. Only values of 0 and 1 are currently supported.
     value : float, optional, default=0.0
         The value to be used as a mask.
+    axis : int (non-negative), optional, default=0
+        The sequence axis. Only values of 0 and 1 are currently supported.
 
     Returns
     -------
@@ -1847,13 +1847,13 @@ def adam_update(
     mean: Symbol | None = None,
     var: Symbol | None = None,
     *,
-    rescale_grad: float = 1.0,
-    clip_gradient: float = -1.0,
     lr: float,
     beta1: float = 0.9,
     beta2: float = 0.999,
     epsilon: float = 1e-08,
     wd: float = 0.0,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
     lazy_update: bool | int = True,
     name: str | None = None,
     attr: dict[str, str] | None = None,
@@ -1878,10 +1878,6 @@ def adam_update(
         Mean
     var : NDArray-or-Symbol
         Var
-    rescale_grad : float, optional, default=1.0
-        Rescale gradient to grad = rescale_grad*grad.
-    clip_gradient : float, optional, default=-1.0
-        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lr : float, required
         Learning rate
     beta1 : float, optional, default=0.9
@@ -1892,6 +1888,10 @@ def adam_update(
         A small constant for numerical stability.
     wd : float, optional, default=0.0
         Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lazy_update : boolean, optional, default=1
         If true, lazy updates are applied if gradient's stype is row_sparse (nnvmpy has dense arrays only, so this has no effect).
 
@@ -2326,7 +2326,7 @@ def broadcast_axes(
     name: str | None = None,
     attr: dict[str, str] | None = None,
 ) -> Symbol:
-    """Broadcasts the input array over particular axes (alias of broadcast_axis).
+    """Broadcasts the input array over particular axes, which must have size 1.
 
     Parameters
     ----------
@@ -2898,7 +2898,7 @@ def cast(
     -------
     out : Symbol
 
-    Defined in nnvmpy/ops/aliases.py.
+    Defined in nnvmpy/ops/init.py.
     """
 
 def cast_storage(
@@ -2978,7 +2978,7 @@ def choose_element_0index(
     name: str | None = None,
     attr: dict[str, str] | None = None,
 ) -> Symbol:
-    """An alias of pick. Picks elements from an input array according to the input indices along the given axis.
+    """Picks elements from an input array according to the input indices along the given axis.
 
     Given an input array of shape (d0, d1) and indices of shape (i0,), the result will be an output array of shape (i0,) with output[i] = input[i, indices[i]]. By default, an index too large is replaced by the last index of the axis (the 'clip' mode); 'wrap' wraps indices around the axis. The index array has the output's shape.
 
@@ -3206,7 +3206,7 @@ def ctc_loss(
     -------
     out : Symbol
 
-    Defined in nnvmpy/ops/aliases.py.
+    Defined in nnvmpy/ops/nn/ctc.py.
     """
 
 def cumsum(
@@ -3750,12 +3750,12 @@ def ftrl_update(
     z: Symbol | None = None,
     n: Symbol | None = None,
     *,
-    rescale_grad: float = 1.0,
-    clip_gradient: float = -1.0,
     lr: float,
     lamda1: float = 0.01,
     beta: float = 1.0,
     wd: float = 0.0,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
     name: str | None = None,
     attr: dict[str, str] | None = None,
 ) -> Symbol:
@@ -3778,10 +3778,6 @@ def ftrl_update(
         Z
     n : NDArray-or-Symbol
         N
-    rescale_grad : float, optional, default=1.0
-        Rescale gradient to grad = rescale_grad*grad.
-    clip_gradient : float, optional, default=-1.0
-        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lr : float, required
         Learning rate
     lamda1 : float, optional, default=0.01
@@ -3790,6 +3786,10 @@ def ftrl_update(
         Per-Coordinate Learning Rate beta.
     wd : float, optional, default=0.0
         Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
 
     Returns
     -------
@@ -3982,14 +3982,14 @@ def lamb_update_phase1(
     mean: Symbol | None = None,
     var: Symbol | None = None,
     *,
-    rescale_grad: float = 1.0,
-    clip_gradient: float = -1.0,
     beta1: float = 0.9,
     beta2: float = 0.999,
     epsilon: float = 1e-06,
     t: int,
     bias_correction: bool | int = True,
     wd: float,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
     name: str | None = None,
     attr: dict[str, str] | None = None,
 ) -> Symbol:
@@ -4013,10 +4013,6 @@ def lamb_update_phase1(
         Mean
     var : NDArray-or-Symbol
         Var
-    rescale_grad : float, optional, default=1.0
-        Rescale gradient to grad = rescale_grad*grad.
-    clip_gradient : float, optional, default=-1.0
-        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     beta1 : float, optional, default=0.9
         The decay rate for the 1st moment estimates.
     beta2 : float, optional, default=0.999
@@ -4029,6 +4025,10 @@ def lamb_update_phase1(
         Whether to use bias correction.
     wd : float, required
         Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
 
     Returns
     -------
@@ -4994,14 +4994,14 @@ def mp_lamb_update_phase1(
     var: Symbol | None = None,
     weight32: Symbol | None = None,
     *,
-    rescale_grad: float = 1.0,
-    clip_gradient: float = -1.0,
     beta1: float = 0.9,
     beta2: float = 0.999,
     epsilon: float = 1e-06,
     t: int,
     bias_correction: bool | int = True,
     wd: float,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
     name: str | None = None,
     attr: dict[str, str] | None = None,
 ) -> Symbol:
@@ -5029,10 +5029,6 @@ def mp_lamb_update_phase1(
         Var
     weight32 : NDArray-or-Symbol
         Weight32
-    rescale_grad : float, optional, default=1.0
-        Rescale gradient to grad = rescale_grad*grad.
-    clip_gradient : float, optional, default=-1.0
-        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     beta1 : float, optional, default=0.9
         The decay rate for the 1st moment estimates.
     beta2 : float, optional, default=0.999
@@ -5045,6 +5041,10 @@ def mp_lamb_update_phase1(
         Whether to use bias correction.
     wd : float, required
         Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
 
     Returns
     -------
@@ -5108,11 +5108,11 @@ def mp_nag_mom_update(
     mom: Symbol | None = None,
     weight32: Symbol | None = None,
     *,
-    rescale_grad: float = 1.0,
-    clip_gradient: float = -1.0,
     lr: float,
     momentum: float = 0.0,
     wd: float = 0.0,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
     name: str | None = None,
     attr: dict[str, str] | None = None,
 ) -> Symbol:
@@ -5138,16 +5138,16 @@ def mp_nag_mom_update(
         Mom
     weight32 : NDArray-or-Symbol
         Weight32
-    rescale_grad : float, optional, default=1.0
-        Rescale gradient to grad = rescale_grad*grad.
-    clip_gradient : float, optional, default=-1.0
-        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lr : float, required
         Learning rate
     momentum : float, optional, default=0.0
         The decay rate of momentum estimates at each epoch.
     wd : float, optional, default=0.0
         Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
 
     Returns
     -------
@@ -5162,12 +5162,12 @@ def mp_sgd_mom_update(
     mom: Symbol | None = None,
     weight32: Symbol | None = None,
     *,
+    lr: float,
+    momentum: float = 0.0,
+    wd: float = 0.0,
     rescale_grad: float = 1.0,
     clip_gradient: float = -1.0,
-    lr: float,
-    wd: float = 0.0,
     lazy_update: bool | int = True,
-    momentum: float = 0.0,
     name: str | None = None,
     attr: dict[str, str] | None = None,
 ) -> Symbol:
@@ -5192,18 +5192,18 @@ def mp_sgd_mom_update(
         Mom
     weight32 : NDArray-or-Symbol
         Weight32
+    lr : float, required
+        Learning rate
+    momentum : float, optional, default=0.0
+        The decay rate of momentum estimates at each epoch.
+    wd : float, optional, default=0.0
+        Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
     rescale_grad : float, optional, default=1.0
         Rescale gradient to grad = rescale_grad*grad.
     clip_gradient : float, optional, default=-1.0
         Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
-    lr : float, required
-        Learning rate
-    wd : float, optional, default=0.0
-        Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
     lazy_update : boolean, optional, default=1
         If true, lazy updates are applied if gradient's stype is row_sparse (nnvmpy has dense arrays only, so this has no effect).
-    momentum : float, optional, default=0.0
-        The decay rate of momentum estimates at each epoch.
 
     Returns
     -------
@@ -5217,10 +5217,10 @@ def mp_sgd_update(
     grad: Symbol | None = None,
     weight32: Symbol | None = None,
     *,
-    rescale_grad: float = 1.0,
-    clip_gradient: float = -1.0,
     lr: float,
     wd: float = 0.0,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
     lazy_update: bool | int = True,
     name: str | None = None,
     attr: dict[str, str] | None = None,
@@ -5243,14 +5243,14 @@ def mp_sgd_update(
         Grad
     weight32 : NDArray-or-Symbol
         Weight32
-    rescale_grad : float, optional, default=1.0
-        Rescale gradient to grad = rescale_grad*grad.
-    clip_gradient : float, optional, default=-1.0
-        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lr : float, required
         Learning rate
     wd : float, optional, default=0.0
         Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lazy_update : boolean, optional, default=1
         If true, lazy updates are applied if gradient's stype is row_sparse (nnvmpy has dense arrays only, so this has no effect).
 
@@ -5330,12 +5330,12 @@ def multi_lars(
 
 def multi_mp_sgd_mom_update(
     *data: Symbol,
-    rescale_grad: float = 1.0,
-    clip_gradient: float = -1.0,
     lrs: _FloatTuple,
     wds: _FloatTuple,
-    num_weights: int = 1,
     momentum: float = 0.0,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
+    num_weights: int = 1,
     name: str | None = None,
     attr: dict[str, str] | None = None,
 ) -> Symbol:
@@ -5349,18 +5349,18 @@ def multi_mp_sgd_mom_update(
     ----------
     data : NDArray-or-Symbol[]
         Weights, gradients, momentum states, float32 master weights
-    rescale_grad : float, optional, default=1.0
-        Rescale gradient to grad = rescale_grad*grad.
-    clip_gradient : float, optional, default=-1.0
-        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lrs : tuple of <float>, required
         Learning rates.
     wds : tuple of <float>, required
         Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
-    num_weights : int (non-negative), optional, default=1
-        Number of updated weights.
     momentum : float, optional, default=0.0
         The decay rate of momentum estimates at each epoch.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
+    num_weights : int (non-negative), optional, default=1
+        Number of updated weights.
 
     Returns
     -------
@@ -5371,10 +5371,10 @@ def multi_mp_sgd_mom_update(
 
 def multi_mp_sgd_update(
     *data: Symbol,
-    rescale_grad: float = 1.0,
-    clip_gradient: float = -1.0,
     lrs: _FloatTuple,
     wds: _FloatTuple,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
     num_weights: int = 1,
     name: str | None = None,
     attr: dict[str, str] | None = None,
@@ -5389,14 +5389,14 @@ def multi_mp_sgd_update(
     ----------
     data : NDArray-or-Symbol[]
         Weights, gradients, float32 master weights
-    rescale_grad : float, optional, default=1.0
-        Rescale gradient to grad = rescale_grad*grad.
-    clip_gradient : float, optional, default=-1.0
-        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lrs : tuple of <float>, required
         Learning rates.
     wds : tuple of <float>, required
         Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     num_weights : int (non-negative), optional, default=1
         Number of updated weights.
 
@@ -5409,12 +5409,12 @@ def multi_mp_sgd_update(
 
 def multi_sgd_mom_update(
     *data: Symbol,
-    rescale_grad: float = 1.0,
-    clip_gradient: float = -1.0,
     lrs: _FloatTuple,
     wds: _FloatTuple,
-    num_weights: int = 1,
     momentum: float = 0.0,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
+    num_weights: int = 1,
     name: str | None = None,
     attr: dict[str, str] | None = None,
 ) -> Symbol:
@@ -5428,18 +5428,18 @@ def multi_sgd_mom_update(
     ----------
     data : NDArray-or-Symbol[]
         Weights, gradients, momentum states
-    rescale_grad : float, optional, default=1.0
-        Rescale gradient to grad = rescale_grad*grad.
-    clip_gradient : float, optional, default=-1.0
-        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lrs : tuple of <float>, required
         Learning rates.
     wds : tuple of <float>, required
         Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
-    num_weights : int (non-negative), optional, default=1
-        Number of updated weights.
     momentum : float, optional, default=0.0
         The decay rate of momentum estimates at each epoch.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
+    num_weights : int (non-negative), optional, default=1
+        Number of updated weights.
 
     Returns
     -------
@@ -5450,10 +5450,10 @@ def multi_sgd_mom_update(
 
 def multi_sgd_update(
     *data: Symbol,
-    rescale_grad: float = 1.0,
-    clip_gradient: float = -1.0,
     lrs: _FloatTuple,
     wds: _FloatTuple,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
     num_weights: int = 1,
     name: str | None = None,
     attr: dict[str, str] | None = None,
@@ -5468,14 +5468,14 @@ def multi_sgd_update(
     ----------
     data : NDArray-or-Symbol[]
         Weights, gradients
-    rescale_grad : float, optional, default=1.0
-        Rescale gradient to grad = rescale_grad*grad.
-    clip_gradient : float, optional, default=-1.0
-        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lrs : tuple of <float>, required
         Learning rates.
     wds : tuple of <float>, required
         Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     num_weights : int (non-negative), optional, default=1
         Number of updated weights.
 
@@ -5513,11 +5513,11 @@ def nag_mom_update(
     grad: Symbol | None = None,
     mom: Symbol | None = None,
     *,
-    rescale_grad: float = 1.0,
-    clip_gradient: float = -1.0,
     lr: float,
     momentum: float = 0.0,
     wd: float = 0.0,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
     name: str | None = None,
     attr: dict[str, str] | None = None,
 ) -> Symbol:
@@ -5537,16 +5537,16 @@ def nag_mom_update(
         Grad
     mom : NDArray-or-Symbol
         Mom
-    rescale_grad : float, optional, default=1.0
-        Rescale gradient to grad = rescale_grad*grad.
-    clip_gradient : float, optional, default=-1.0
-        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lr : float, required
         Learning rate
     momentum : float, optional, default=0.0
         The decay rate of momentum estimates at each epoch.
     wd : float, optional, default=0.0
         Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
 
     Returns
     -------
@@ -5841,10 +5841,10 @@ def pick(
 
 def preloaded_multi_mp_sgd_mom_update(
     *data: Symbol,
+    momentum: float = 0.0,
     rescale_grad: float = 1.0,
     clip_gradient: float = -1.0,
     num_weights: int = 1,
-    momentum: float = 0.0,
     name: str | None = None,
     attr: dict[str, str] | None = None,
 ) -> Symbol:
@@ -5858,14 +5858,14 @@ def preloaded_multi_mp_sgd_mom_update(
     ----------
     data : NDArray-or-Symbol[]
         Weights, gradients, momentum states, float32 master weights, then lrs and wds
+    momentum : float, optional, default=0.0
+        The decay rate of momentum estimates at each epoch.
     rescale_grad : float, optional, default=1.0
         Rescale gradient to grad = rescale_grad*grad.
     clip_gradient : float, optional, default=-1.0
         Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     num_weights : int (non-negative), optional, default=1
         Number of updated weights.
-    momentum : float, optional, default=0.0
-        The decay rate of momentum estimates at each epoch.
 
     Returns
     -------
@@ -5908,10 +5908,10 @@ def preloaded_multi_mp_sgd_update(
 
 def preloaded_multi_sgd_mom_update(
     *data: Symbol,
+    momentum: float = 0.0,
     rescale_grad: float = 1.0,
     clip_gradient: float = -1.0,
     num_weights: int = 1,
-    momentum: float = 0.0,
     name: str | None = None,
     attr: dict[str, str] | None = None,
 ) -> Symbol:
@@ -5925,14 +5925,14 @@ def preloaded_multi_sgd_mom_update(
     ----------
     data : NDArray-or-Symbol[]
         Weights, gradients, momentum states, then lrs and wds
+    momentum : float, optional, default=0.0
+        The decay rate of momentum estimates at each epoch.
     rescale_grad : float, optional, default=1.0
         Rescale gradient to grad = rescale_grad*grad.
     clip_gradient : float, optional, default=-1.0
         Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     num_weights : int (non-negative), optional, default=1
         Number of updated weights.
-    momentum : float, optional, default=0.0
-        The decay rate of momentum estimates at each epoch.
 
     Returns
     -------
@@ -6867,12 +6867,12 @@ def rmsprop_update(
     grad: Symbol | None = None,
     n: Symbol | None = None,
     *,
-    rescale_grad: float = 1.0,
-    clip_gradient: float = -1.0,
     lr: float,
     gamma1: float = 0.95,
     epsilon: float = 1e-08,
     wd: float = 0.0,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
     clip_weights: float = -1.0,
     name: str | None = None,
     attr: dict[str, str] | None = None,
@@ -6893,10 +6893,6 @@ def rmsprop_update(
         Grad
     n : NDArray-or-Symbol
         N
-    rescale_grad : float, optional, default=1.0
-        Rescale gradient to grad = rescale_grad*grad.
-    clip_gradient : float, optional, default=-1.0
-        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lr : float, required
         Learning rate
     gamma1 : float, optional, default=0.95
@@ -6905,6 +6901,10 @@ def rmsprop_update(
         A small constant for numerical stability.
     wd : float, optional, default=0.0
         Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     clip_weights : float, optional, default=-1.0
         Clip weights to the range of [-clip_weights, clip_weights] If clip_weights <= 0, weight clipping is turned off. weights = max(min(weights, clip_weights), -clip_weights).
 
@@ -6922,14 +6922,14 @@ def rmspropalex_update(
     g: Symbol | None = None,
     delta: Symbol | None = None,
     *,
-    rescale_grad: float = 1.0,
-    clip_gradient: float = -1.0,
     lr: float,
     gamma1: float = 0.95,
+    gamma2: float = 0.9,
     epsilon: float = 1e-08,
     wd: float = 0.0,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
     clip_weights: float = -1.0,
-    gamma2: float = 0.9,
     name: str | None = None,
     attr: dict[str, str] | None = None,
 ) -> Symbol:
@@ -6955,22 +6955,22 @@ def rmspropalex_update(
         G
     delta : NDArray-or-Symbol
         Delta
-    rescale_grad : float, optional, default=1.0
-        Rescale gradient to grad = rescale_grad*grad.
-    clip_gradient : float, optional, default=-1.0
-        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lr : float, required
         Learning rate
     gamma1 : float, optional, default=0.95
         The decay rate of momentum estimates.
+    gamma2 : float, optional, default=0.9
+        Decay rate.
     epsilon : float, optional, default=1e-08
         A small constant for numerical stability.
     wd : float, optional, default=0.0
         Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     clip_weights : float, optional, default=-1.0
         Clip weights to the range of [-clip_weights, clip_weights] If clip_weights <= 0, weight clipping is turned off. weights = max(min(weights, clip_weights), -clip_weights).
-    gamma2 : float, optional, default=0.9
-        Decay rate.
 
     Returns
     -------
@@ -7296,12 +7296,12 @@ def sgd_mom_update(
     grad: Symbol | None = None,
     mom: Symbol | None = None,
     *,
+    lr: float,
+    momentum: float = 0.0,
+    wd: float = 0.0,
     rescale_grad: float = 1.0,
     clip_gradient: float = -1.0,
-    lr: float,
-    wd: float = 0.0,
     lazy_update: bool | int = True,
-    momentum: float = 0.0,
     name: str | None = None,
     attr: dict[str, str] | None = None,
 ) -> Symbol:
@@ -7320,18 +7320,18 @@ def sgd_mom_update(
         Grad
     mom : NDArray-or-Symbol
         Mom
+    lr : float, required
+        Learning rate
+    momentum : float, optional, default=0.0
+        The decay rate of momentum estimates at each epoch.
+    wd : float, optional, default=0.0
+        Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
     rescale_grad : float, optional, default=1.0
         Rescale gradient to grad = rescale_grad*grad.
     clip_gradient : float, optional, default=-1.0
         Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
-    lr : float, required
-        Learning rate
-    wd : float, optional, default=0.0
-        Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
     lazy_update : boolean, optional, default=1
         If true, lazy updates are applied if gradient's stype is row_sparse (nnvmpy has dense arrays only, so this has no effect).
-    momentum : float, optional, default=0.0
-        The decay rate of momentum estimates at each epoch.
 
     Returns
     -------
@@ -7344,10 +7344,10 @@ def sgd_update(
     weight: Symbol | None = None,
     grad: Symbol | None = None,
     *,
-    rescale_grad: float = 1.0,
-    clip_gradient: float = -1.0,
     lr: float,
     wd: float = 0.0,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
     lazy_update: bool | int = True,
     name: str | None = None,
     attr: dict[str, str] | None = None,
@@ -7364,14 +7364,14 @@ def sgd_update(
         Weight
     grad : NDArray-or-Symbol
         Grad
-    rescale_grad : float, optional, default=1.0
-        Rescale gradient to grad = rescale_grad*grad.
-    clip_gradient : float, optional, default=-1.0
-        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lr : float, required
         Learning rate
     wd : float, optional, default=0.0
         Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lazy_update : boolean, optional, default=1
         If true, lazy updates are applied if gradient's stype is row_sparse (nnvmpy has dense arrays only, so this has no effect).
 
@@ -7474,10 +7474,10 @@ def signsgd_update(
     weight: Symbol | None = None,
     grad: Symbol | None = None,
     *,
-    rescale_grad: float = 1.0,
-    clip_gradient: float = -1.0,
     lr: float,
     wd: float = 0.0,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
     name: str | None = None,
     attr: dict[str, str] | None = None,
 ) -> Symbol:
@@ -7493,14 +7493,14 @@ def signsgd_update(
         Weight
     grad : NDArray-or-Symbol
         Grad
-    rescale_grad : float, optional, default=1.0
-        Rescale gradient to grad = rescale_grad*grad.
-    clip_gradient : float, optional, default=-1.0
-        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lr : float, required
         Learning rate
     wd : float, optional, default=0.0
         Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
 
     Returns
     -------
@@ -7514,11 +7514,11 @@ def signum_update(
     grad: Symbol | None = None,
     mom: Symbol | None = None,
     *,
-    rescale_grad: float = 1.0,
-    clip_gradient: float = -1.0,
     lr: float,
     momentum: float = 0.0,
     wd: float = 0.0,
+    rescale_grad: float = 1.0,
+    clip_gradient: float = -1.0,
     wd_lh: float = 0.0,
     name: str | None = None,
     attr: dict[str, str] | None = None,
@@ -7538,16 +7538,16 @@ def signum_update(
         Grad
     mom : NDArray-or-Symbol
         Mom
-    rescale_grad : float, optional, default=1.0
-        Rescale gradient to grad = rescale_grad*grad.
-    clip_gradient : float, optional, default=-1.0
-        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     lr : float, required
         Learning rate
     momentum : float, optional, default=0.0
         The decay rate of momentum estimates at each epoch.
     wd : float, optional, default=0.0
         Weight decay augments the objective function with a regularization term that penalizes large weights. The penalty scales with the square of the magnitude of each weight.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).
     wd_lh : float, optional, default=0.0
         The amount of weight decay that does not go into gradient/momentum calculations otherwise do weight decay algorithmically only.
 
