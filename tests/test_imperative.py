@@ -474,3 +474,26 @@ def test_signatures_off_the_plain_path_are_not_specialised() -> None:
     big = np.linspace(-3, 3, 1 << 16).astype(np.float32)
     assert CallPlan(registry.Op.get("tanh"), [nv.nd.array(big)], {}).fast is None
     np.testing.assert_allclose(nv.nd.tanh(nv.nd.array(big)).asnumpy(), np.tanh(big), rtol=1e-6)
+
+
+def test_list_valued_params_reuse_the_call_plan_and_parsed_attrs() -> None:
+    """multi_sgd_update(lrs=[...]) is planned once, not parsed and inferred on every call."""
+    from nnvmpy import imperative
+
+    ws = [nv.nd.ones((3,)) for _ in range(2)]
+    gs = [nv.nd.ones((3,)) for _ in range(2)]
+
+    def call() -> None:
+        nv.nd.multi_sgd_update(ws[0], gs[0], ws[1], gs[1], out=ws, lrs=[0.5, 0.25],
+                               wds=[0.0, 0.0], num_weights=2)  # fmt: skip
+
+    op = registry.Op.get("multi_sgd_update")
+    call()
+    assert any(key[0] is op for key in imperative._plans)  # planned and kept
+    assert any(key[0] is op for key in imperative._attrs_cache)
+    plans, attrs = dict(imperative._plans), dict(imperative._attrs_cache)
+    call()
+    assert imperative._plans == plans
+    assert imperative._attrs_cache == attrs
+    np.testing.assert_allclose(ws[0].asnumpy(), [0.0] * 3)  # 1 - 0.5 * 1, twice
+    np.testing.assert_allclose(ws[1].asnumpy(), [0.5] * 3)

@@ -57,12 +57,24 @@ def _ndarray_module() -> Any:
     return _nd
 
 
+def _frozen(value: Any) -> Any:
+    """A parameter value as a cache-key part: a list (or a list inside a tuple) becomes a
+    tuple; a value that stays unhashable makes the lookup raise TypeError (no caching)."""
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) if isinstance(v, (list, tuple)) else v for v in value)
+    return value
+
+
 def parse_attrs(op: Op, kwargs: dict[str, Any]) -> NodeAttrs:
     """op.parse_attrs with a cache keyed by the (hashable) keyword values."""
     try:
         key = (op, op.version, tuple(sorted(kwargs.items())))
-        cached = _attrs_cache.get(key)
-    except TypeError:  # a list or array among the values: no caching
+        try:
+            cached = _attrs_cache.get(key)
+        except TypeError:  # list values (multi_sgd's lrs=[...]): keyed as tuples
+            key = (op, op.version, tuple((k, _frozen(v)) for k, v in sorted(kwargs.items())))
+            cached = _attrs_cache.get(key)
+    except TypeError:  # an array among the values: no caching
         return op.parse_attrs(kwargs)
     if cached is None:
         cached = op.parse_attrs(kwargs)
@@ -213,7 +225,12 @@ def _plan_for(
             else ()
         )
         key = (op, params, where, _signature(inputs))
-        plan = _plans.get(key)
+        try:
+            plan = _plans.get(key)
+        except TypeError:  # list-valued params (multi_sgd's lrs=[...]): keyed as tuples
+            params = tuple((k, _frozen(v)) for k, v in params)
+            key = (op, params, where, _signature(inputs))
+            plan = _plans.get(key)
     except (AttributeError, TypeError):  # not NDArrays, or unhashable params
         plan = key = None
     if plan is None or plan.version != op.version:
