@@ -2,7 +2,8 @@
 
 tests/data/mxnet_op_aliases.json is MXNet 1.9.1's own alias table ({alias: op name}),
 read from its C API (NNGetOpHandle of every name in MXListAllOpNames, then the name
-MXSymbolGetAtomicSymbolInfo reports), without the `_np*`/`_sparse_*` front-end names.
+MXSymbolGetAtomicSymbolInfo reports), without the `_np*`/`_sparse_*` front-end names;
+tools/mxnet_op_tables.py regenerates it.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ MXNet's generated functions take parameters positionally after the inputs
 (`nd.sgd_update(w, g, 0.1)` is lr=0.1), in each op's declaration order.
 tests/data/mxnet_op_params.json holds that order ({op: [parameter, ...]}) for every op
 name nnvmpy registers, read from MXNet 1.9.1's C API (MXSymbolGetAtomicSymbolInfo's
-arguments that are not NDArray/Symbol inputs).
+arguments that are not NDArray/Symbol inputs); tools/mxnet_op_tables.py regenerates it.
 """
 
 from __future__ import annotations
