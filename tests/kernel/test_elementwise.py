@@ -135,6 +135,34 @@ def test_in_place_vector_math_reads_out_and_gives_the_same_bits(n):
     assert ("cpu", "add", "in0") in _tanh._variants
 
 
+@pytest.mark.parametrize("n", [1000, cpu_launcher.SERIAL_CUTOFF + 7])
+def test_planned_in_place_write_reads_out_for_any_kernel(n):
+    """A kernel without vector math takes the reading-from-out loop too when the request
+    says kWriteInplace (the executor's in-place writes: relu's gradient into dy ran the
+    scalar loop, 8x slower); a plain write into an input's storage keeps the general
+    loop. Same bits either way, NaN in y and dy included."""
+    from nnvmpy.base import OpReqType
+    from nnvmpy.ops.elemwise_unary import _relu_grad
+
+    rng = np.random.default_rng(n)
+    dy, y = rng.standard_normal((2, n)).astype(np.float32)
+    y[::97], dy[5::89] = np.nan, np.nan
+    expected = _relu_grad.py_func  # the scalar body, element by element, as reference
+    want = np.array([expected(a, b) for a, b in zip(dy[:50], y[:50])], np.float32)
+    for req in (OpReqType.kWriteInplace, "inplace"):
+        got = dy.copy()
+        _relu_grad.launch(None, got, req, got, y)  # dx into dy's storage
+        separate = np.empty_like(dy)
+        _relu_grad.launch(None, separate, "write", dy, y)
+        np.testing.assert_array_equal(got, separate)
+        np.testing.assert_array_equal(got[:50], want)
+    assert ("cpu", "write", "in0") in _relu_grad._variants
+    got = y.copy()
+    _relu_grad.launch(None, got, OpReqType.kWriteInplace, dy, got)  # ... into y's
+    np.testing.assert_array_equal(got, separate)
+    assert ("cpu", "write", "in1") in _relu_grad._variants
+
+
 def test_relu_and_math_kernels(kern):
     x = np.linspace(-2, 2, 9, dtype=np.float32)
     out = np.empty_like(x)

@@ -368,10 +368,11 @@ def build_loop(kernel: ElementwiseKernel, mode: str, aliased: tuple[int, ...] = 
     from nnvmpy.kernel.device import for_device  # device functions it calls: their CPU builds
 
     body = for_device(kernel.py_func, "cpu")
-    if _vector_math(kernel):
-        # inlined into the loop at numba's IR level: LLVM's inliner gives up on large
-        # bodies (gamma's), and a call per element is not vectorised
-        scalar = _jit_scalar(body, inline="always")
+    if _vector_math(kernel) or aliased:
+        # vector math is inlined into the loop at numba's IR level: LLVM's inliner gives up
+        # on large bodies (gamma's), and a call per element is not vectorised
+        options = {"inline": "always"} if _vector_math(kernel) else {}
+        scalar = _jit_scalar(body, **options)
         loop = _fixed_arity_loop(mode, scalar, kernel.py_func.__code__.co_argcount, aliased)
     else:
         loop = _TEMPLATES[mode](_jit_scalar(body))
@@ -404,8 +405,12 @@ def _in_place_arguments(flat: list[Any]) -> tuple[int, ...]:
     do not overlap; an in-place launch (the memory planner's FInplaceOption: tanh's
     output in its input's storage) fails the check and runs the scalar loop, where
     vector math costs 10-20x more: tanh on LeNet's 64x500 in place 216 us against 21,
-    sigmoid 335 against 19 (exp 147 / 17; relu, no vector math, 12 / 6). Reading such an
-    argument from `out` leaves one array in the loop and nothing to check."""
+    sigmoid 335 against 19 (exp 147 / 17). Reading such an argument from `out` leaves
+    one array in the loop and nothing to check. Kernels without vector math are looked
+    at only for the planner's in-place writes (kWriteInplace), where the check pays even
+    for a select: relu's gradient on the MLP's 64x512 in place ran 161 us in the
+    executor (30 alone, scalar and branchy) against 19 through this loop; elsewhere its
+    ~1 us a launch would cost small imperative calls more than it saves."""
     out = flat[0]
     return tuple(k for k, a in enumerate(flat[1:]) if type(a) is np.ndarray and same_array(a, out))
 
@@ -459,9 +464,16 @@ _VARIANT_KEYS = {"write": ("cpu", "write"), "add": ("cpu", "add")}
 
 
 def launch(
-    kernel: ElementwiseKernel, dev: Context, ctx: Any, out: Any, mode: str, args: tuple[Any, ...]
+    kernel: ElementwiseKernel,
+    dev: Context,
+    ctx: Any,
+    out: Any,
+    mode: str,
+    args: tuple[Any, ...],
+    in_place: bool = False,
 ) -> None:
-    """out[i] (+)= f(args[i]...) on the CPU; see ElementwiseKernel.launch."""
+    """out[i] (+)= f(args[i]...) on the CPU; see ElementwiseKernel.launch. in_place: the
+    request was kWriteInplace (out is one of the arguments' storage)."""
     # The hot path: plain C-contiguous arrays of native dtypes and Python numbers, which
     # is every launch from nd and the executor. Anything else takes _launch_checked,
     # which also words the errors. 1-d arrays go to the loop as they are (no reshape).
@@ -485,7 +497,7 @@ def launch(
         else:
             if out.size:
                 key = _VARIANT_KEYS[mode]
-                aliased = _in_place_arguments(flat) if _vector_math(kernel) else ()
+                aliased = _in_place_arguments(flat) if in_place or _vector_math(kernel) else ()
                 if aliased:
                     key = (*key, *(f"in{k}" for k in aliased))
                 loop = kernel._variants.get(key) or kernel.variant(

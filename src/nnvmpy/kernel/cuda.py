@@ -233,7 +233,13 @@ def _half_supported() -> bool:
 
 
 def launch(
-    kernel: ElementwiseKernel, dev: Context, ctx: Any, out: Any, mode: str, args: tuple[Any, ...]
+    kernel: ElementwiseKernel,
+    dev: Context,
+    ctx: Any,
+    out: Any,
+    mode: str,
+    args: tuple[Any, ...],
+    in_place: bool = False,  # the CPU loop's concern; a CUDA thread reads its own element
 ) -> None:
     """out[i] (+)= f(args[i]...) on a GPU; see ElementwiseKernel.launch."""
     name = kernel.name

@@ -37,9 +37,11 @@ _REQ_MODES.update(
     {alias: _REQ_MODES[OpReqType.parse(alias)] for alias in ("null", "write", "inplace", "add")}
 )
 _REQ_MODES.update({m.name: _REQ_MODES[m] for m in OpReqType})
+# the spellings of kWriteInplace: a CPU launch then looks for out among the arguments
+_IN_PLACE_REQS = frozenset({OpReqType.kWriteInplace, "inplace", "kWriteInplace"})
 
-# launch(kernel, device, ctx as given (for the stream), out, mode, args)
-Launcher = Callable[["ElementwiseKernel", Context, Any, Any, str, tuple[Any, ...]], None]
+# launch(kernel, device, ctx as given (for the stream), out, mode, args, in_place)
+Launcher = Callable[["ElementwiseKernel", Context, Any, Any, str, tuple[Any, ...], bool], None]
 _launchers: dict[str, Launcher] = {}
 
 
@@ -144,8 +146,10 @@ class ElementwiseKernel:
         """
         try:
             mode = _REQ_MODES[req]
+            in_place = req in _IN_PLACE_REQS
         except (KeyError, TypeError):  # an int or a spelling not in the table: parse it
             mode = req_mode(self.name, req)
+            in_place = False
         if mode is None:
             return
         run_ctx = getattr(ctx, "run_ctx", None)  # an OpContext: the common case, inline
@@ -158,7 +162,7 @@ class ElementwiseKernel:
                 self.numpy_impl(args[0], out=out)
             return
         launch = _launchers.get(device_type) or _launcher(device_type)
-        launch(self, dev, ctx, out, mode, args)
+        launch(self, dev, ctx, out, mode, args, in_place)
 
     def cpu_launcher(
         self,
