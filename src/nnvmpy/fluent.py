@@ -144,9 +144,7 @@ def bind_positional(op: Op, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tu
     return args[: len(names)]
 
 
-def _method(
-    name: str, op_name: str, call: Call, namespace: Callable[[], Any], named: bool
-) -> Any:
+def _method(name: str, op_name: str, call: Call, namespace: Callable[[], Any], named: bool) -> Any:
     hint = op_name.lower()  # a node is named after the function called, as in MXNet: flip0
 
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -168,9 +166,7 @@ def _method(
     return method
 
 
-def install(
-    cls: type, call: Call, namespace: Callable[[], Any], named: bool = False
-) -> list[str]:
+def install(cls: type, call: Call, namespace: Callable[[], Any], named: bool = False) -> list[str]:
     """Attach every fluent method `cls` does not define itself; returns the names added.
 
     `call(op, inputs, kwargs)` runs the op in the front-end (nd.call_op, sym.call_op);
