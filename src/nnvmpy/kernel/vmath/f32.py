@@ -16,6 +16,7 @@ INF = math.inf
 # ---------------------------------------------------------------- constants
 ZERO, HALF, ONE, TWO, THREE = F(0), F(0.5), F(1), F(2), F(3)
 THIRD = F(1 / 3)
+SIGN_BIT = np.int32(-(2**31))  # a float32's sign bit, as int32
 F_INF, F_NAN = F(INF), F(NAN)
 F_PI, F_PI_2, F_PI_4 = F(math.pi), F(math.pi / 2), F(math.pi / 4)
 LOG2E, LOG10E, LOG10_2 = F(1 / math.log(2)), F(1 / math.log(10)), F(math.log10(2))
@@ -104,9 +105,10 @@ def _exp_core(x):
 
 @_helper
 def _odd(x, y):
-    """y (computed from |x|, so >= 0) with x's sign; f(±0) = ±0 for odd f."""
-    y = pick(x < ZERO, -y, y)
-    return pick(x == ZERO, x, y)
+    """y (computed from |x|, so its sign bit is clear) with x's sign; f(±0) = ±0 for odd
+    f. The sign bit is copied (two integer operations where two compares, a negation and
+    two selects ran: erf 0.61 -> 0.55 ns per element in cache)."""
+    return bits_f32(f32_bits(y) | (f32_bits(x) & SIGN_BIT))
 
 
 @_helper
@@ -316,16 +318,16 @@ def asinh_f32(x):
     p = madd(p, z, F(-1.6666288134e-1))
     small = madd(p * z, a, a)
     big = a > BIG
-    b = pick(a < HALF, ONE, a)  # keeps the log's argument a normal float >= 1
-    r = pick(big, ZERO, np.sqrt(madd(b, b, ONE)))
-    u = b + r
-    # u's rounding error (exact: Fast2Sum, r >= b) over u, where 1 / u = r - b
-    du = pick(big, ZERO, (b - (u - r)) * (r - b))
-    large = _log_core(pick(big, b, u)) + (pick(big, LN2, ZERO) + du)
-    y = pick(a < HALF, small, large)
+    # below 1/2 `large` is not used, and its log's argument a + sqrt(a^2 + 1) >= 1 stays
+    # a normal float there too: no select needed to keep it in range
+    r = pick(big, ZERO, np.sqrt(madd(a, a, ONE)))
+    u = a + r
+    # u's rounding error (exact: Fast2Sum, r >= a) over u, where 1 / u = r - a
+    du = pick(big, ZERO, (a - (u - r)) * (r - a))
+    large = _log_core(u) + (pick(big, LN2, ZERO) + du)
+    y = pick(a >= HALF, large, small)  # NaN takes `small`, which is NaN
     y = pick(a == F_INF, F_INF, y)
-    y = _odd(x, y)
-    return pick(x != x, x, y)
+    return _odd(x, y)
 
 
 def _acosh_ref(x):
@@ -339,20 +341,19 @@ def acosh_f32(x):
     No division (log1p(t + sqrt(2t + t^2)) took one and a full log1p: 0.95 -> 0.77 ns
     per element in cache, loaded machine, single thread)."""
     z = x - ONE
-    near = z < HALF
+    far = z >= HALF  # false for NaN, which then takes `near`: sqrt(NaN) * p
     big = x > BIG
-    s = np.sqrt(pick(near, z, pick(big, ZERO, z * (x + ONE))))
+    # below 1, and for -inf, sqrt(z) is NaN, as acosh: no select for the domain
+    s = np.sqrt(pick(far, pick(big, ZERO, z * (x + ONE)), z))
     p = F(1.7596881071e-3)
     p = madd(p, z, F(-7.5272886713e-3))
     p = madd(p, z, F(2.6454905019e-2))
     p = madd(p, z, F(-1.1784741703e-1))
     p = madd(p, z, F(1.4142135263e0))
-    u = pick(near, TWO, pick(x == F_INF, TWO, x + s))  # a normal float for _log_core
-    large = _log_core(u) + pick(big, LN2, ZERO)
-    y = pick(near, p * s, large)
-    y = pick(x == F_INF, F_INF, y)
-    y = pick(x < ONE, F_NAN, y)
-    return pick(x != x, x, y)
+    # log(x + s) where `far` picks it (x + s >= 2, normal); elsewhere its value is unused
+    large = _log_core(x + s) + pick(big, LN2, ZERO)
+    y = pick(far, large, p * s)
+    return pick(x == F_INF, F_INF, y)
 
 
 def _atanh_ref(x):
@@ -467,10 +468,13 @@ def _rcbrt_ref(x):
 @_helper
 def _rcbrt_abs(a):
     """a^(-1/3) for finite a > 0, no division: a bit-level first guess (4%), then three
-    Newton steps y += y (1 - a y^3) / 3 (2e-3, 1e-5, then float32 rounding)."""
+    Newton steps y += y (1 - a y^3) / 3 (2e-3, 1e-5, then float32 rounding). The guess
+    divides the bits by 3 in float32 (its two roundings move the guess by < 1e-5):
+    an int32 `// 3` has no vector instruction and cost a quarter of the body (0.64 ->
+    0.49 ns per element in cache, one thread)."""
     small = a < MIN_NORMAL
     s = pick(small, a * F(16777216.0), a)  # 2^24: the result scales by 2^-8
-    y = bits_f32(0x54A21D2A - f32_bits(s) // 3)
+    y = bits_f32(0x54A21D2A - np.int32(F(f32_bits(s)) * THIRD))
     y = madd(y * THIRD, madd(-(s * y) * y, y, ONE), y)
     y = madd(y * THIRD, madd(-(s * y) * y, y, ONE), y)
     y = madd(y * THIRD, madd(-(s * y) * y, y, ONE), y)
@@ -568,7 +572,9 @@ def erf_f32(x):
     q = madd(q, z, _R2)
     q = madd(q, z, _R1)
     small = madd(a * z, q, a * _R0)
-    t = pick(a < F(3.95), a, ONE)  # keeps e^P in _exp_core's range (P(3.95) = -17.6)
+    # from 3.95 on erf is 1 in float32: clamped there, 1 - e^P(3.95) = 1 - 2.3e-8 rounds
+    # to 1 (and e^P stays in _exp_core's range)
+    t = pick(a < F(3.95), a, F(3.95))
     g = _L6
     g = madd(g, t, _L5)
     g = madd(g, t, _L4)
@@ -577,10 +583,8 @@ def erf_f32(x):
     g = madd(g, t, _L1)
     g = madd(g, t, _L0)
     large = ONE - _exp_core(g)
-    y = pick(a < F(0.875), small, large)
-    y = pick(a >= F(3.95), ONE, y)
-    y = _odd(x, y)
-    return pick(x != x, x, y)
+    y = pick(a >= F(0.875), large, small)  # NaN takes `small`, which is NaN
+    return _odd(x, y)
 
 
 def _erfinv_ref(y):
