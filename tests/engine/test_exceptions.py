@@ -133,22 +133,54 @@ def test_delete_variable_runs_even_when_the_var_holds_a_failure(engine: Engine) 
     assert freed == [True]
 
 
-def test_a_failure_reported_by_one_engine_does_not_skip_pushes_of_the_next() -> None:
+@pytest.mark.parametrize("later", ["NaiveEngine", "ThreadedEngine", "ThreadedEnginePerDevice"])
+def test_a_failure_reported_by_one_engine_does_not_skip_pushes_of_the_next(later: str) -> None:
     """A shared variable (a device's scratch space) keeps the failure of an op that ran on
-    the threaded engine after it was reported; a naive engine switched to later must still
-    run the pushes that use it (it once skipped them, silently leaving outputs unwritten)."""
+    the threaded engine after it was reported; an engine switched to later must still run
+    the pushes that use it (the naive engine, and then a new threaded one numbering its
+    pushes from 1, once skipped them, silently leaving outputs unwritten)."""
     from nnvmpy.engine import engine_type
 
     with engine_type("ThreadedEngine") as threaded:
         shared = threaded.new_var()
+        for _ in range(3):  # the failing engine's numbers run ahead of the next one's
+            threaded.push_sync(lambda rc: None, CTX, [], [threaded.new_var()])
         threaded.push_sync(_boom, CTX, [], [shared], name="failed_before")
         with pytest.raises(EngineError, match="failed_before"):
             threaded.wait_for_all()
-        with engine_type("NaiveEngine") as naive:
-            ran: list[str] = []
-            naive.push_sync(lambda rc: ran.append("later"), CTX, [], [shared], name="later")
-            naive.wait_for_all()
-            assert ran == ["later"]
+    with engine_type(later) as next_engine:
+        ran: list[str] = []
+        out = next_engine.new_var()
+        next_engine.push_sync(lambda rc: ran.append("later"), CTX, [], [shared, out], name="later")
+        next_engine.wait_for_var(out)
+        next_engine.wait_for_all()
+        assert ran == ["later"]
+
+
+def test_a_scratch_space_failure_leaves_later_engines_computing() -> None:
+    """The end-to-end case: an op that failed while holding the CPU scratch space, then a
+    network run on a new threaded engine computes (its outputs were zeros, unwritten)."""
+    import numpy as np
+
+    import nnvmpy as nv
+    from nnvmpy.engine import engine_type
+    from nnvmpy.resource import ResourceRequest, get_resource
+
+    _, scratch = get_resource(ResourceRequest.kTempSpace, CTX)
+    with engine_type("ThreadedEngine") as first:
+        for _ in range(5):
+            first.push_sync(lambda rc: None, CTX, [], [first.new_var()])
+        first.push_sync(_boom, CTX, [], [scratch], name="scratch_user")
+        with pytest.raises(EngineError, match="scratch_user"):
+            first.wait_for_all()
+    x = nv.sym.Variable("x")
+    net = nv.sym.Convolution(x, kernel=(3, 3), num_filter=2, no_bias=True, name="c")
+    with engine_type("ThreadedEngine"):
+        exe = net.simple_bind(CTX, grad_req="null", x=(1, 1, 4, 4))
+        exe.arg_dict["x"][:] = 1.0
+        exe.arg_dict["c_weight"][:] = 0.5
+        got = exe.forward()[0].asnumpy()
+    np.testing.assert_array_equal(got, np.full((1, 2, 2, 2), 4.5, np.float32))
 
 
 @pytest.mark.parametrize("kind", [IndexError, ValueError, ZeroDivisionError, TypeError])

@@ -159,6 +159,16 @@ class _OnComplete:
         self.engine._complete(self.blk, ExcCell(exc, opr.label), True)
 
 
+#: Push and report numbers, one sequence for every threaded engine of the process: a
+#: variable can outlive the engine that stored a failure in it (a device's shared scratch
+#: space or random state, created once), and rule 4 compares the failure's report number
+#: with later push numbers. With a count per engine, a new ThreadedEngine numbered its
+#: pushes from 1, below the old engine's report, and skipped every op using that
+#: variable: convolutions silently left their outputs unwritten after an earlier test had
+#: reported a failing op that used the scratch space.
+_PUSH_NUMBERS = itertools.count(1)
+
+
 class ThreadedEngine(InlinePushMixin, Engine):
     """One shared worker pool; ``num_workers`` defaults to NNVMPY_CPU_WORKER_NTHREADS."""
 
@@ -173,7 +183,7 @@ class ThreadedEngine(InlinePushMixin, Engine):
         self._errors: list[ExcCell] = []  # fresh failures, oldest first
         self._all_waiters: list[_Waiter] = []
         self._scratch: list[OprBlock] = []  # granted blocks, only used under the lock
-        self._seq = itertools.count(1)  # numbers pushes (OprBlock.seq) and reports
+        self._seq = _PUSH_NUMBERS  # numbers pushes (OprBlock.seq) and reports
         self._rctx: RunContext | None = None  # the last one made: inline pushes repeat a device
         _ENGINES.add(self)
 
