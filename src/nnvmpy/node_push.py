@@ -19,10 +19,10 @@ from .engine import RunContext
 from .imperative import (
     _INLINE,
     _NORMAL,
-    INLINE_MAX_SIZE,
     _check_stateful,
     _new_state,
     _op_attrs,
+    inline_limit,
 )
 from .registry import NodeAttrs
 from .resource import OpContext, Resource, get_resource
@@ -85,7 +85,8 @@ class NodePush:
             self.res_vars.append(var)
         self.mutated = list(mutated(attrs)) if mutated is not None else []
         cpu = kernel_device(ctx) == "cpu"
-        small = all(n <= INLINE_MAX_SIZE for n in out_sizes)
+        limit = inline_limit(op)
+        small = all(n <= limit for n in out_sizes)
         self.prop = _INLINE if cpu and small and not self.stateful else _NORMAL
         self.op_ctx = (
             [

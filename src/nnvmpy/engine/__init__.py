@@ -128,7 +128,7 @@ def engine_type(engine: str | Engine) -> Iterator[Engine]:
 # -- MXNet's bulk execution API ---------------------------------------------------------------
 # MXNet merges up to `size` consecutive pushes of one thread into a single engine operation
 # to save per-op overhead; results are the same as without bulking. nnvmpy's pushes are
-# already cheap (small CPU ops run inline, see imperative.INLINE_MAX_SIZE), so the engine
+# already cheap (small CPU ops run inline, see imperative.inline_limit), so the engine
 # merges nothing: the size is kept per thread and reported back as MXNet does, and ops run
 # exactly as they would unbulked.
 
