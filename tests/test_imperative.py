@@ -497,3 +497,31 @@ def test_list_valued_params_reuse_the_call_plan_and_parsed_attrs() -> None:
     assert imperative._attrs_cache == attrs
     np.testing.assert_allclose(ws[0].asnumpy(), [0.0] * 3)  # 1 - 0.5 * 1, twice
     np.testing.assert_allclose(ws[1].asnumpy(), [0.5] * 3)
+
+
+def test_element_wise_calls_below_the_parallel_cut_run_in_the_calling_thread() -> None:
+    """A free element-wise call on up to parallel_size() - 1 elements is pushed INLINE
+    (runs here: a worker hand-off costs more than the loop); a dot of the same output
+    size and an element-wise loop large enough for a thread team go to the workers."""
+    from nnvmpy import imperative, threads
+    from nnvmpy.engine import FnProperty
+
+    def prop(op_name: str, *arrays: nv.nd.NDArray) -> FnProperty:
+        out = getattr(nv.nd, op_name)(*arrays)
+        out.wait_to_read()
+        op = registry.Op.get(op_name)
+        found = [
+            plan.prop
+            for key, plan in imperative._plans.items()
+            if key[0] is op and [tuple(s) for s in plan.shapes] == [out.shape]
+        ]
+        assert found, op_name
+        return found[-1]
+
+    mid = nv.nd.ones((64, 512))  # 32768 elements: above INLINE_MAX_SIZE
+    assert imperative.INLINE_MAX_SIZE < 64 * 512
+    assert prop("relu", mid) is FnProperty.INLINE
+    assert prop("elemwise_add", mid, mid) is FnProperty.INLINE
+    assert prop("dot", mid, nv.nd.ones((512, 512))) is FnProperty.NORMAL
+    assert prop("relu", nv.nd.ones((threads.parallel_size(),))) is FnProperty.NORMAL
+    np.testing.assert_array_equal(nv.nd.relu(mid - 2).asnumpy(), np.zeros((64, 512)))

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import engine
+from . import threads as _threads
 from .attrs import (
     FCreateOpState,
     FInferDynamicShape,
@@ -489,13 +490,18 @@ INLINE_MAX_SIZE = 4096  # output elements up to which a CPU op is pushed as FnPr
 #: 1.0 ten times on 32k float32 ran 623 us through the workers and 207 inline, one op and
 #: its wait 84 us against 10; at 128k 851 against 468 us. Ops with more work per output
 #: element (dot, reductions) keep INLINE_MAX_SIZE: inline they block the caller, where a
-#: worker overlaps them with the Python that pushes the next op.
+#: worker overlaps them with the Python that pushes the next op. Capped by the parallel cut
+#: (nnvmpy.threads.parallel_size): a loop that starts a thread team stays on the workers,
+#: whose OpenMP teams are warm (a thread calling into OpenMP first gets a team of its own:
+#: a dot run by the waiting main thread instead of a worker took 620 us against 449).
 INLINE_ELEMENTWISE_MAX_SIZE = 1 << 18
 
 
 def inline_limit(op: Op) -> int:
     """Output elements up to which a free CPU call of `op` runs in the calling thread."""
-    return INLINE_ELEMENTWISE_MAX_SIZE if op.has_attr(FScalarFunction) else INLINE_MAX_SIZE
+    if op.has_attr(FScalarFunction):
+        return min(INLINE_ELEMENTWISE_MAX_SIZE, _threads.parallel_size() - 1)
+    return INLINE_MAX_SIZE
 
 
 _NORMAL, _INLINE = FnProperty.NORMAL, FnProperty.INLINE
