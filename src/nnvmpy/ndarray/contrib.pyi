@@ -80,7 +80,7 @@ def BatchNormWithReLU(
     Parameters
     ----------
     data : NDArray-or-Symbol
-        Input data to batch normalization
+        Input data to batch normalization.
     gamma : NDArray-or-Symbol
         gamma array
     beta : NDArray-or-Symbol

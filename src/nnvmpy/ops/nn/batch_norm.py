@@ -63,7 +63,7 @@ from ...kernel.launch import (  # cuda: a placeholder bound when a kernel compil
     uindex,
 )
 from ...param import Parameter, field
-from ...registry import NodeAttrs, register_op
+from ...registry import NodeAttrs, Op, register_op
 from ._layer_util import row_function, store
 from ._norm_rows import _typed, row_dy_sums, row_scale_shift
 from .inference import ScaleShift
@@ -447,39 +447,48 @@ def _batch_norm_grad(backward_op: str, node: Any, ograds: list[Any]) -> list[Any
     return [*grads, *zeros]
 
 
-(
-    register_op("BatchNorm")
-    .describe(
+def batch_norm_signature(op: Op, forward: Any, gradient: Any) -> Op:
+    """BatchNorm's inputs, outputs (output, mean, var), parameters, shape and type rules and
+    in-place moving statistics on `op`, with its forward and gradient: BatchNorm and
+    _contrib_BatchNormWithReLU (batch_norm_relu.py) share all of it."""
+    return (
+        op.set_attr_parser(BatchNormParam)
+        .set_num_inputs(5)
+        .set_num_outputs(3)
+        .set_attr(FListInputNames, lambda attrs: list(INPUTS))
+        .set_attr(FListOutputNames, lambda attrs: list(OUTPUTS))
+        .set_attr(FNumVisibleOutputs, lambda attrs: 3 if attrs.parsed.output_mean_var else 1)
+        .set_attr(FMutateInputs, lambda attrs: [3, 4])
+        # each channel's statistics are read before its outputs are written, so the output
+        # may take the input's memory (the planner only does so when backward does not
+        # read it)
+        .set_attr(FInplaceOption, lambda attrs: [(0, 0)])
+        .set_attr(FInferShape, _infer_shape)
+        .set_attr(FInferType, elemwise_type(5, 3))
+        .set_attr(FSetInputVarAttrOnCompose, _set_init)
+        .set_attr(FCompute_cpu, forward)
+        .set_attr(FCompute_gpu, forward)
+        .set_attr(FGradient, gradient)
+        .add_argument("data", "NDArray-or-Symbol", "Input data to batch normalization.")
+        .add_argument("gamma", "NDArray-or-Symbol", "gamma array")
+        .add_argument("beta", "NDArray-or-Symbol", "beta array")
+        .add_argument("moving_mean", "NDArray-or-Symbol", "running mean of input")
+        .add_argument("moving_var", "NDArray-or-Symbol", "running variance of input")
+        .add_arguments(BatchNormParam.fields())
+    )
+
+
+batch_norm_signature(
+    register_op("BatchNorm").describe(
         "Batch normalization: normalizes a data batch by mean and variance per channel, "
         "then applies a scale gamma and an offset beta.\n\n"
         "    out = (data - mean) / sqrt(var + eps) * gamma + beta\n\n"
         "Training uses the batch's statistics and updates moving_mean/moving_var in "
         "place (auxiliary states); inference, or use_global_stats, uses the moving ones."
-    )
-    .set_attr_parser(BatchNormParam)
-    .set_num_inputs(5)
-    .set_num_outputs(3)
-    .set_attr(FListInputNames, lambda attrs: list(INPUTS))
-    .set_attr(FListOutputNames, lambda attrs: list(OUTPUTS))
-    .set_attr(FNumVisibleOutputs, lambda attrs: 3 if attrs.parsed.output_mean_var else 1)
-    .set_attr(FMutateInputs, lambda attrs: [3, 4])
-    # each channel's statistics are read before its outputs are written, so the output
-    # may take the input's memory (the planner only does so when backward does not read it)
-    .set_attr(FInplaceOption, lambda attrs: [(0, 0)])
-    .set_attr(FInferShape, _infer_shape)
-    .set_attr(FInferType, elemwise_type(5, 3))
-    .set_attr(FSetInputVarAttrOnCompose, _set_init)
-    .set_attr(FCompute_cpu, _batch_norm_forward)
-    .set_attr(FCompute_gpu, _batch_norm_forward)
-    .set_attr(FGradient, batch_norm_grad("_backward_BatchNorm"))
-    .set_attr(FScaleShift, _scale_shift)
-    .add_argument("data", "NDArray-or-Symbol", "Input data to batch normalization.")
-    .add_argument("gamma", "NDArray-or-Symbol", "gamma array")
-    .add_argument("beta", "NDArray-or-Symbol", "beta array")
-    .add_argument("moving_mean", "NDArray-or-Symbol", "running mean of input")
-    .add_argument("moving_var", "NDArray-or-Symbol", "running variance of input")
-    .add_arguments(BatchNormParam.fields())
-)
+    ),
+    _batch_norm_forward,
+    batch_norm_grad("_backward_BatchNorm"),
+).set_attr(FScaleShift, _scale_shift)
 (
     register_op("_backward_BatchNorm")
     .describe("Backward of BatchNorm: inputs (dy, data, gamma, mean, var).")

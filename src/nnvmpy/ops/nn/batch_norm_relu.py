@@ -13,36 +13,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...attrs import (
-    FCompute_cpu,
-    FCompute_gpu,
-    FGradient,
-    FInferShape,
-    FInferType,
-    FInplaceOption,
-    FListInputNames,
-    FListOutputNames,
-    FMutateInputs,
-    FNumVisibleOutputs,
-    FResourceRequest,
-    FSetInputVarAttrOnCompose,
-)
+from ...attrs import FResourceRequest
 from ...graph.grad import make_node
 from ...graph.node import NodeEntry
-from ...infer import elemwise_type
 from ...kernel.launch import ADD, req_code
 from ...registry import NodeAttrs, register_op
 from ...resource import ResourceRequest
 from ..elemwise_unary import _relu
-from .batch_norm import (
-    INPUTS,
-    OUTPUTS,
-    BatchNormParam,
-    _batch_norm_forward,
-    _batch_norm_grad,
-    _infer_shape,
-    _set_init,
-)
+from .batch_norm import _batch_norm_forward, _batch_norm_grad, batch_norm_signature
 
 OP = "_contrib_BatchNormWithReLU"
 
@@ -73,34 +51,14 @@ def _gradient(node: Any, ograds: list[Any]) -> list[Any]:
     return _batch_norm_grad("_backward_BatchNorm", node, [NodeEntry(relu_grad, 0), *ograds[1:]])
 
 
-(
-    register_op(OP)
-    .describe(
+batch_norm_signature(
+    register_op(OP).describe(
         "Batch normalization with ReLU fusion: BatchNorm, then max(0, x) on its output.\n\n"
         "    out = relu((data - mean) / sqrt(var + eps) * gamma + beta)\n\n"
         "Takes BatchNorm's inputs and parameters; training uses the batch's statistics and "
         "updates moving_mean/moving_var in place, inference (or use_global_stats) the "
         "moving ones."
-    )
-    .set_attr_parser(BatchNormParam)
-    .set_num_inputs(5)
-    .set_num_outputs(3)
-    .set_attr(FListInputNames, lambda attrs: list(INPUTS))
-    .set_attr(FListOutputNames, lambda attrs: list(OUTPUTS))
-    .set_attr(FNumVisibleOutputs, lambda attrs: 3 if attrs.parsed.output_mean_var else 1)
-    .set_attr(FMutateInputs, lambda attrs: [3, 4])
-    .set_attr(FInplaceOption, lambda attrs: [(0, 0)])
-    .set_attr(FInferShape, _infer_shape)
-    .set_attr(FInferType, elemwise_type(5, 3))
-    .set_attr(FSetInputVarAttrOnCompose, _set_init)
-    .set_attr(FResourceRequest, lambda attrs: [ResourceRequest.kTempSpace])
-    .set_attr(FCompute_cpu, _forward)
-    .set_attr(FCompute_gpu, _forward)
-    .set_attr(FGradient, _gradient)
-    .add_argument("data", "NDArray-or-Symbol", "Input data to batch normalization")
-    .add_argument("gamma", "NDArray-or-Symbol", "gamma array")
-    .add_argument("beta", "NDArray-or-Symbol", "beta array")
-    .add_argument("moving_mean", "NDArray-or-Symbol", "running mean of input")
-    .add_argument("moving_var", "NDArray-or-Symbol", "running variance of input")
-    .add_arguments(BatchNormParam.fields())
-)
+    ),
+    _forward,
+    _gradient,
+).set_attr(FResourceRequest, lambda attrs: [ResourceRequest.kTempSpace])
