@@ -385,16 +385,14 @@ def build_loop(kernel: ElementwiseKernel, mode: str, aliased: tuple[int, ...] = 
 
 
 # ---------------------------------------------------------------- in place
-_vector_math_of: dict[int, bool] = {}
-
-
 def _vector_math(kernel: ElementwiseKernel) -> bool:
-    """Whether the kernel's body calls nnvmpy.kernel.vmath (remembered per kernel)."""
-    known = _vector_math_of.get(id(kernel))
+    """Whether the kernel's body calls nnvmpy.kernel.vmath (remembered on the kernel: a
+    table keyed by id() would answer for a dead kernel's successor at the same address)."""
+    known: bool | None = getattr(kernel, "_calls_vector_math", None)
     if known is None:
         from nnvmpy.kernel.vmath import calls_vector_math
 
-        known = _vector_math_of[id(kernel)] = calls_vector_math(kernel.py_func)
+        known = kernel._calls_vector_math = calls_vector_math(kernel.py_func)  # type: ignore[attr-defined]
     return known
 
 
