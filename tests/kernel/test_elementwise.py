@@ -551,3 +551,26 @@ def test_float32_transcendentals_are_within_an_ulp_or_two_of_libm():
     big = np.resize(x, NUMPY_MIN_SIZE)
     got_big = nv.nd.exp(nv.nd.array(big)).asnumpy()
     np.testing.assert_array_max_ulp(got_big, np.exp(big.astype(np.float64)).astype(np.float32), 2)
+
+
+def test_in_place_launch_of_a_body_with_star_args_or_defaults():
+    """The reading-from-out loop passes one argument per parameter; a body taking *args,
+    or called without its defaulted parameters, keeps the general loop in place."""
+    from nnvmpy.kernel import elementwise
+
+    @elementwise
+    def add_all(*xs):
+        return xs[0] + xs[1]
+
+    @elementwise
+    def scaled(x, a=2.0):
+        return a * x
+
+    x, y = np.arange(4, dtype=np.float32), np.full(4, 10, np.float32)
+    add_all.launch(None, x, "inplace", x, y)
+    np.testing.assert_array_equal(x, [10, 11, 12, 13])
+    scaled.launch(None, y, "inplace", y)
+    np.testing.assert_array_equal(y, np.full(4, 20))
+    scaled.launch(None, y, "inplace", y, 0.5)  # every parameter given: the aliased loop
+    np.testing.assert_array_equal(y, np.full(4, 10))
+    assert ("cpu", "write", "in0") in scaled._variants

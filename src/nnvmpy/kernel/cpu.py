@@ -33,6 +33,7 @@ helper that the scalar function calls from *another* file is not noticed.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import math
 import threading
 import types as pytypes
@@ -396,6 +397,16 @@ def _vector_math(kernel: ElementwiseKernel) -> bool:
     return known
 
 
+def _takes(kernel: ElementwiseKernel, n_args: int) -> bool:
+    """The body takes exactly n_args positional arguments (no *args, no defaults left
+    out): the fixed-arity loop that reads aliased arguments from out passes each one."""
+    code = kernel.py_func.__code__
+    return code.co_argcount == n_args and not code.co_flags & _VARARGS
+
+
+_VARARGS = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+
+
 def _in_place_arguments(flat: list[Any]) -> tuple[int, ...]:
     """The array arguments that are out itself (flat[0]): same start, shape and dtype.
 
@@ -495,7 +506,11 @@ def launch(
         else:
             if out.size:
                 key = _VARIANT_KEYS[mode]
-                aliased = _in_place_arguments(flat) if in_place or _vector_math(kernel) else ()
+                aliased = (
+                    _in_place_arguments(flat)
+                    if (in_place or _vector_math(kernel)) and _takes(kernel, len(args))
+                    else ()
+                )
                 if aliased:
                     key = (*key, *(f"in{k}" for k in aliased))
                 loop = kernel._variants.get(key) or kernel.variant(
