@@ -43,6 +43,25 @@ def test_zeros_without_dtype_takes_out_or_a_flag() -> None:
         nv.nd._internal._zeros_without_dtype(shape=(2, 3), dtype=9)
 
 
+def test_zeros_without_dtype_positional_parameters_and_bad_calls() -> None:
+    """MXNet's order (shape, ctx, dtype) by position; an array input or a parameter given
+    twice is a named error, not a Python TypeError of the wrapper (found by tools/fuzz.py)."""
+    z = nv.nd._internal._zeros_without_dtype((2, 3), None, 1)
+    assert z.shape == (2, 3)
+    assert z.dtype == np.float64
+    with pytest.raises(nv.NNVMError, match="_zeros_without_dtype: expects 0 inputs, got 1"):
+        nv.nd._internal._zeros_without_dtype(nv.nd.ones((2, 3)), shape=(2,))
+    with pytest.raises((nv.NNVMError, TypeError), match="'shape'"):
+        nv.nd._internal._zeros_without_dtype((2,), shape=(2,))
+
+
+def test_copyto_passes_other_keywords_to_the_op_call() -> None:
+    """Unknown keywords reach the `_copyto` op's call (an op without parameters keeps
+    them, as MXNet's attribute dict does) instead of failing the wrapper's signature."""
+    a = nv.nd.array([1.0, 2.0])
+    np.testing.assert_array_equal(nv.nd._internal._copyto(a, note="x").asnumpy(), [1.0, 2.0])
+
+
 def test_zeros_without_dtype_in_a_graph_takes_the_consumers_dtype_and_shape() -> None:
     x = nv.sym.var("x")
     s = nv.sym._internal._zeros_without_dtype(shape=(0, 3)) + x

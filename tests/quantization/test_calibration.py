@@ -67,6 +67,9 @@ def test_non_negative_layers_get_a_uint8_range_from_zero() -> None:
 def test_calibrate_entropy_op_checks_its_inputs() -> None:
     with pytest.raises(nv.NNVMError, match="odd number of bins"):
         nv.nd.contrib.calibrate_entropy(nv.nd.zeros((4,)), nv.nd.zeros((5,))).wait_to_read()
+    scalar = nv.nd.array(np.float32(1.0))  # a known 0-d shape is no 1-D histogram either
+    with pytest.raises(nv.NNVMError, match="must be 1-D"):
+        nv.nd.contrib.calibrate_entropy(scalar, scalar)
 
 
 def test_histogram_merge_keeps_every_count_and_the_bin_width() -> None:

@@ -22,18 +22,39 @@ __dir__ = _ops.module_dir
 # -- ops whose imperative call takes its dtype or device from out= (MXNet's special cases) --
 
 
-def _copyto(data: Any, out: Any = None, name: Any = None) -> Any:
+def _copyto(data: Any, out: Any = None, name: Any = None, **kwargs: Any) -> Any:
     """Copy `data` into `out` (cast to its dtype, onto its device: NDArray.copyto), or
-    into a new array (the `_copyto` op) when out is None."""
+    into a new array (the `_copyto` op) when out is None. Other keywords go to the op's
+    own call, which treats them as any op's call does."""
+    if kwargs:
+        return _ops.get("_copyto")(data, out=out, name=name, **kwargs)
     if out is not None:
         return data.copyto(out)
     return _ops.get("_copyto")(data)
 
 
-def _zeros_without_dtype(
+def _zeros_without_dtype(*args: Any, **kwargs: Any) -> Any:
+    """Zeros of `shape` (parameters shape, ctx, dtype, by position or keyword); with
+    dtype=-1 (MXNet's default) out='s dtype is used. A call this does not read as that
+    (an array input, a parameter given twice, unknown keywords) goes to the op's own
+    call, which names what is wrong."""
+    from nnvmpy.ndarray.ndarray import NDArray
+
+    fields = ("shape", "ctx", "dtype", "out", "name")
+    named = dict(zip(fields, args))
+    if (
+        len(args) > len(fields)
+        or any(isinstance(a, NDArray) for a in args[:3])
+        or named.keys() & kwargs.keys()
+        or not kwargs.keys() <= set(fields)
+    ):
+        return _ops.get("_zeros_without_dtype")(*args, **kwargs)
+    return _zeros_of(**(named | kwargs))
+
+
+def _zeros_of(
     shape: Any = (), ctx: Any = None, dtype: int = -1, out: Any = None, name: Any = None
 ) -> Any:
-    """Zeros of `shape`; with dtype=-1 (MXNet's default) out='s dtype is used."""
     from nnvmpy.passes.infer_type import dtype_to_flag
 
     if int(dtype) < 0:

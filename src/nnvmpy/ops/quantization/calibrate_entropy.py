@@ -94,7 +94,7 @@ def _compute(p: Any, hist: np.ndarray, edges: np.ndarray) -> list[np.ndarray]:
 
 def _shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
     hist = in_shapes[0]
-    if hist is not None and hist[0] is not None:
+    if hist is not None and (len(hist) != 1 or hist[0] is not None):  # () is known: 0-d
         if len(hist) != 1 or hist[0] % 2 == 0:
             raise InferError(
                 f"{OP}: input 'hist' must be 1-D with an odd number of bins, got {hist}"
