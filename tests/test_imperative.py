@@ -428,6 +428,14 @@ def test_a_hostile_input_count_is_refused_before_input_names_are_built() -> None
         nv.nd.multi_sgd_update(nv.nd.ones((2,)), num_weights=2**40, lrs=(0.1,), wds=(0.0,))
 
 
+def test_an_empty_output_with_a_dim_numpy_refuses_is_a_named_error() -> None:
+    """A fuzz finding: _eye(N=0, M=2**63) takes 0 bytes, so allocation passed, and NumPy's
+    view of the shape raised a bare ValueError; the system stays usable after it."""
+    with pytest.raises(nv.NNVMError, match=r"shape \(0, 9223372036854775808\)"):
+        nv.nd._internal._eye(N=0, M=2**63)
+    np.testing.assert_array_equal(nv.nd._internal._eye(N=2, M=3).asnumpy(), np.eye(2, 3))
+
+
 _SPECIALIZED_CALLS = [
     ("relu", [np.array([1.0, -2.0, 3.0, -4.0], np.float32)], {}, lambda x: np.maximum(x, 0)),
     ("relu", [np.linspace(-1, 1, 24).reshape(2, 3, 4)], {}, lambda x: np.maximum(x, 0)),

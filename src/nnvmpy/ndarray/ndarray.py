@@ -194,7 +194,10 @@ def new_array(shape: tuple[int, ...], dtype: np.dtype, nbytes: int, ctx: Context
     else:
         chunk = Chunk(nbytes, ctx)
     if data is None:
-        data = chunk.handle.view(shape, dtype)
+        try:
+            data = chunk.handle.view(shape, dtype)
+        except ValueError as e:  # an empty shape NumPy refuses: (0, 2**63) takes 0 bytes
+            raise NNVMError(f"cannot make an array of shape {shape} on {ctx}: {e}") from None
     chunk.data = data
     arr = NDArray.__new__(NDArray)
     arr._chunk = chunk
