@@ -116,7 +116,11 @@ class Health:
 
     def __init__(self) -> None:
         from nnvmpy.registry import Op
+        from nnvmpy.stubs import load_all_ops
 
+        # ops registered on first use (the fusion pass's _FusedOp, the lazy modules') in
+        # first: otherwise the first fused bind reads as the registry changing under a call
+        load_all_ops()
         self.n_ops = len(Op.list_op_names())
         data = nv.sym.Variable("data")
         net = nv.sym.FullyConnected(data, num_hidden=3, name="fc")
