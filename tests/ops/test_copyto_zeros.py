@@ -53,6 +53,8 @@ def test_zeros_without_dtype_positional_parameters_and_bad_calls() -> None:
         nv.nd._internal._zeros_without_dtype(nv.nd.ones((2, 3)), shape=(2,))
     with pytest.raises((nv.NNVMError, TypeError), match="'shape'"):
         nv.nd._internal._zeros_without_dtype((2,), shape=(2,))
+    with pytest.raises(nv.NNVMError, match="parameter 'dtype' expects int"):
+        nv.nd._internal._zeros_without_dtype(shape=(0,), dtype=1j)
 
 
 def test_copyto_passes_other_keywords_to_the_op_call() -> None:
@@ -60,6 +62,11 @@ def test_copyto_passes_other_keywords_to_the_op_call() -> None:
     them, as MXNet's attribute dict does) instead of failing the wrapper's signature."""
     a = nv.nd.array([1.0, 2.0])
     np.testing.assert_array_equal(nv.nd._internal._copyto(a, note="x").asnumpy(), [1.0, 2.0])
+    with pytest.raises(nv.NNVMError, match="_copyto: expects 1 inputs, got 0"):
+        nv.nd._internal._copyto(note="x")
+    b = nv.nd.zeros((2,), dtype=np.int32)
+    assert nv.nd._internal._copyto(a, b) is b  # MXNet's (data, out) positional order
+    np.testing.assert_array_equal(b.asnumpy(), [1, 2])
 
 
 def test_zeros_without_dtype_in_a_graph_takes_the_consumers_dtype_and_shape() -> None:

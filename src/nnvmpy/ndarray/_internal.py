@@ -22,47 +22,46 @@ __dir__ = _ops.module_dir
 # -- ops whose imperative call takes its dtype or device from out= (MXNet's special cases) --
 
 
-def _copyto(data: Any, out: Any = None, name: Any = None, **kwargs: Any) -> Any:
+def _copyto(*args: Any, **kwargs: Any) -> Any:
     """Copy `data` into `out` (cast to its dtype, onto its device: NDArray.copyto), or
-    into a new array (the `_copyto` op) when out is None. Other keywords go to the op's
-    own call, which treats them as any op's call does."""
-    if kwargs:
-        return _ops.get("_copyto")(data, out=out, name=name, **kwargs)
-    if out is not None:
-        return data.copyto(out)
-    return _ops.get("_copyto")(data)
+    into a new array (the `_copyto` op) when out is None. Any other call goes to the op's
+    own call, which treats it as any op's call does (named errors, unknown keywords kept
+    as an op without parameters keeps them)."""
+    from nnvmpy.ndarray.ndarray import NDArray
+
+    if len(args) == 2 and isinstance(args[1], NDArray) and "out" not in kwargs:
+        args, kwargs = args[:1], {**kwargs, "out": args[1]}  # MXNet's (data, out) order
+    out = kwargs.get("out")
+    plain = len(args) == 1 and isinstance(args[0], NDArray) and kwargs.keys() <= {"out", "name"}
+    if plain and isinstance(out, NDArray):
+        return args[0].copyto(out)
+    return _ops.get("_copyto")(*args, **kwargs)
 
 
 def _zeros_without_dtype(*args: Any, **kwargs: Any) -> Any:
-    """Zeros of `shape` (parameters shape, ctx, dtype, by position or keyword); with
-    dtype=-1 (MXNet's default) out='s dtype is used. A call this does not read as that
-    (an array input, a parameter given twice, unknown keywords) goes to the op's own
-    call, which names what is wrong."""
+    """Zeros of `shape` (parameters shape, ctx, dtype by position or keyword, as MXNet's
+    generated function); with dtype=-1 (MXNet's default) out='s dtype is used. The op's
+    own call checks everything else and names what is wrong."""
     from nnvmpy.ndarray.ndarray import NDArray
-
-    fields = ("shape", "ctx", "dtype", "out", "name")
-    named = dict(zip(fields, args))
-    if (
-        len(args) > len(fields)
-        or any(isinstance(a, NDArray) for a in args[:3])
-        or named.keys() & kwargs.keys()
-        or not kwargs.keys() <= set(fields)
-    ):
-        return _ops.get("_zeros_without_dtype")(*args, **kwargs)
-    return _zeros_of(**(named | kwargs))
-
-
-def _zeros_of(
-    shape: Any = (), ctx: Any = None, dtype: int = -1, out: Any = None, name: Any = None
-) -> Any:
     from nnvmpy.passes.infer_type import dtype_to_flag
 
-    if int(dtype) < 0:
-        if out is None:
+    call = _ops.get("_zeros_without_dtype")
+    named = dict(zip(("shape", "ctx", "dtype", "out", "name"), args))
+    if len(args) > len(named) or any(isinstance(a, NDArray) for a in args[:3]):
+        return call(*args, **kwargs)
+    if named.keys() & kwargs.keys():
+        return call(*args, **kwargs)
+    params = named | kwargs
+    try:
+        unset = int(params.get("dtype", -1)) < 0
+    except (TypeError, ValueError):
+        return call(**params)  # not a type flag: the op's parser says so
+    if unset:
+        out = params.get("out")
+        if not isinstance(out, NDArray):
             raise ParamError(
                 "_zeros_without_dtype: dtype=-1 leaves the dtype to a graph's type inference; "
                 "imperatively pass dtype= (MXNet's type flag: 0 float32, 1 float64, ...) or out="
             )
-        dtype = dtype_to_flag(out.dtype)
-    kwargs = {"shape": shape, "dtype": dtype} | ({} if ctx is None else {"ctx": ctx})
-    return _ops.get("_zeros_without_dtype")(out=out, **kwargs)
+        params["dtype"] = dtype_to_flag(out.dtype)
+    return call(**params)
