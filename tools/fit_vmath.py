@@ -15,6 +15,9 @@ test extra).
   replacing an 11-term Taylor series).
 - lgamma(2 + t) = t (t + 1) S(t) on t in [-1, 1/2] (gamma.py): S is smooth there (the
   nearest singularity, t = -2, is 1 away), degree 11 in v = t + 1/4.
+- log(1 + m) = m - m^2/2 + m^3 P(m) on m in [-1/3, 1/3] (f32.py's logs: the split of x
+  at 2/3 leaves 2/3 <= 1 + m < 4/3), degree 7, weighted by m^3 / log(1 + m) (relative
+  error of the log) and reweighted towards the largest errors.
 """
 
 from __future__ import annotations
@@ -103,7 +106,44 @@ def fit_lgamma_s() -> None:
     print(f"# largest relative error of the fit: {err:.2e}, in float32: {err32:.2e}")
 
 
+def _log_tail(m: np.ndarray) -> np.ndarray:
+    """(log(1 + m) - m + m^2/2) / m^3, by its series where the difference cancels."""
+    out = np.empty_like(m)
+    small = np.abs(m) < 0.02
+    ms = m[small]
+    out[small] = sum((-1) ** (k + 1) * ms ** (k - 3) / k for k in range(3, 30))
+    mb = m[~small]
+    out[~small] = (np.log1p(mb) - mb + mb * mb / 2) / mb**3
+    return out
+
+
+def fit_log() -> None:
+    from numpy.polynomial import polynomial
+
+    lo, hi, degree = -1 / 3, 1 / 3, 7
+    k = np.arange(8000)
+    u = np.cos(np.pi * (k + 0.5) / k.size)
+    m = lo + (u + 1) / 2 * (hi - lo)
+    g = _log_tail(m)
+    weight = np.abs(m**3 / np.log1p(m))
+    v = chebyshev.chebvander(u, degree)
+    w = weight.copy()
+    for _ in range(40):  # iteratively reweighted least squares towards the minimax fit
+        cheb, *_ = np.linalg.lstsq(v * w[:, None], g * w, rcond=None)
+        err = np.abs(v @ cheb - g) * weight
+        w = w * (1 + err / err.max())
+    power = np.zeros(1)
+    for i, c in enumerate(chebyshev.cheb2poly(cheb)):  # substitute u = (2m - lo - hi) / w
+        power = polynomial.polyadd(
+            power, c * polynomial.polypow([-(lo + hi) / (hi - lo), 2 / (hi - lo)], i)
+        )
+    coeffs = power[::-1]
+    print("LOG_P = (" + ", ".join(repr(float(c)) for c in coeffs) + ")")
+    print(f"# largest relative error of log(1 + m): {err.max():.2e}")
+
+
 def main() -> None:
+    fit_log()
     fit_log_erfc()
     fit_erf_small()
     fit_lgamma_s()
