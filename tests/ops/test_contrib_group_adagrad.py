@@ -83,6 +83,8 @@ def test_bad_input_is_refused() -> None:
         nv.nd.contrib.group_adagrad_update(w, g, nv.nd.zeros((3, 1)), lr=0.1)
     with pytest.raises(nv.NNVMError, match="'history' has shape \\(2, 3\\)"):
         nv.nd.contrib.group_adagrad_update(w, g, nv.nd.zeros((2, 3)), lr=0.1)
+    with pytest.raises(nv.NNVMError, match="'history' has shape \\(\\)"):  # fuzz: was IndexError
+        nv.nd.contrib.group_adagrad_update(w, g, nv.nd.array(np.float32(0)), lr=0.1)
     with pytest.raises(nv.NNVMError, match="lr"):
         nv.nd.contrib.group_adagrad_update(w, g, nv.nd.zeros((2, 1)))
     with pytest.raises(nv.NNVMError, match="grad"):

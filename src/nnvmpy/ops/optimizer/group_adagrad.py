@@ -65,7 +65,9 @@ def _group_adagrad_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: lis
         rows = weight[0]
         if history is None:
             in_shapes[2] = (rows, 1)
-        elif shape_is_known(history) and (history[0] != rows or math.prod(history) != rows):
+        elif shape_is_known(history) and (
+            len(history) == 0 or history[0] != rows or math.prod(history) != rows
+        ):  # a known 0-d history holds one value, not one per row
             raise InferError(
                 f"{OP}: input 'history' has shape {shape_str(history)}; expected one value "
                 f"per row of 'weight' {shape_str(weight)}: ({rows},) or ({rows}, 1)"
