@@ -82,6 +82,11 @@ def test_index_copy_reports_bad_indices_and_shapes() -> None:
         nv.nd.contrib.index_copy(nv.nd.zeros((2, 3)), nv.nd.array([0, 1, 1]), nv.nd.ones((3, 3)))
     with pytest.raises(nv.NNVMError, match="new_tensor"):
         nv.nd.contrib.index_copy(old, nv.nd.array([0, 1]), nv.nd.ones((2, 4)))
+    scalar = nv.nd.array(np.float32(1))  # fuzz finding: a 0-d tensor raised IndexError
+    with pytest.raises(nv.NNVMError, match="'new_tensor' must have at least one dimension"):
+        nv.nd.contrib.index_copy(nv.nd.ones((3,)), nv.nd.array([0]), scalar)
+    with pytest.raises(nv.NNVMError, match="'old_tensor' must have at least one dimension"):
+        nv.nd.contrib.index_copy(scalar, nv.nd.array([0]), nv.nd.ones((1,)))
 
 
 def test_index_copy_infers_shapes_from_either_side() -> None:

@@ -133,6 +133,20 @@ def test_bad_upsampling_shapes_raise_infer_error(
     still_works()
 
 
+def test_nearest_upsampling_of_zero_size_planes() -> None:
+    """A fuzz finding: a zero-size input plane divided the output size by 0."""
+    empty, plane = np.zeros((2, 3, 0, 0), np.float32), np.ones((2, 1, 2, 2), np.float32)
+    out = nv.nd.UpSampling(
+        nv.nd.array(empty), nv.nd.array(empty), scale=2, sample_type="nearest", num_args=2
+    )
+    assert out.shape == (2, 6, 0, 0)
+    with pytest.raises(InferError, match=r"'arg1' has height 0 .* output height 4"):
+        nv.nd.UpSampling(
+            nv.nd.array(plane), nv.nd.array(empty), scale=2, sample_type="nearest", num_args=2
+        )
+    still_works()
+
+
 def test_bad_upsampling_parameters_raise_param_error() -> None:
     op = Op.get("UpSampling")
     with pytest.raises(ParamError, match=r"UpSampling.*'bilinear' takes 2 inputs.*3"):

@@ -45,6 +45,9 @@ def _index_copy_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[A
         raise InferError(
             f"{OP}: input 'index_vector' has shape {shape_str(index)}; expected a 1-D vector"
         )
+    for shape, name in ((old, "old_tensor"), (new, "new_tensor")):
+        if shape is not None and len(shape) == 0:
+            raise InferError(f"{OP}: input {name!r} must have at least one dimension (its rows)")
     if new is not None:
         shape_assign(in_shapes, 1, (new[0],), f"{OP}: input 'index_vector'")
     if old is not None and new is not None:

@@ -151,7 +151,7 @@ def _infer_nearest(p: Any, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
             if shape is None:
                 continue
             for size, o, axis in ((shape[2], oh, "height"), (shape[3], ow, "width")):
-                if size is not None and o is not None and o % size:
+                if size is not None and o is not None and (o % size if size else o):
                     raise InferError(
                         f"UpSampling: input 'arg{k}' has {axis} {size} (shape "
                         f"{shape_str(shape)}), which does not divide the output {axis} {o}"
