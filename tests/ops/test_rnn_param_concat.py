@@ -55,3 +55,13 @@ def test_forward_and_gradient_are_concats() -> None:
     out.backward(nv.nd.array([1.0, 2, 3, 4, 5]))
     np.testing.assert_array_equal(x.grad.asnumpy(), [1, 2, 3])
     np.testing.assert_array_equal(y.grad.asnumpy(), [4, 5])
+
+
+@pytest.mark.parametrize("op", ["concat", "_rnn_param_concat"])
+def test_inputs_of_different_rank_are_an_infer_error(op: str) -> None:
+    """A fuzz finding: a (1,) input beside a (1, 2) one, concatenated along dim 1, indexed
+    an axis the shorter shape lacks (IndexError)."""
+    fn = nv.nd.concat if op == "concat" else nv.nd._internal._rnn_param_concat
+    with pytest.raises(nv.NNVMError, match="same number of dimensions"):
+        fn(nv.nd.ones((1, 2)), nv.nd.ones((1,)), num_args=2, dim=1)
+    assert fn(nv.nd.ones((1, 2)), nv.nd.ones((1, 3)), num_args=2, dim=1).shape == (1, 5)

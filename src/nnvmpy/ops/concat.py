@@ -117,6 +117,11 @@ def _concat_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any])
         slot = f"input 'arg{i}'" if i < len(in_shapes) else "output"
         if s is None:
             continue
+        if len(s) != len(known[0]):  # else a shorter shape loses its last axis below
+            raise InferError(
+                f"{op}: {slot} has shape {shape_str(s)} but another has "
+                f"{shape_str(known[0])}; all inputs must have the same number of dimensions"
+            )
         try:
             common = merge_shapes(common, (*s[:axis], None, *s[axis + 1 :]))
         except InferError:
