@@ -46,3 +46,11 @@ def test_errors_name_the_problem() -> None:
         nv.nd.contrib.BilinearResize2D(nv.nd.ones((1, 1, 4, 4)), mode="odd_scale")
     with pytest.raises(nv.NNVMError, match="NCHW"):
         nv.nd.contrib.BilinearResize2D(nv.nd.ones((1, 4, 4)), height=2, width=2)
+    x = nv.nd.ones((1, 1, 4, 4))  # fuzz findings: int() of these raised bare Python errors
+    with pytest.raises(nv.NNVMError, match="scale nan turns a side of 4 into nan"):
+        nv.nd.contrib.BilinearResize2D(x, scale_height=2.0, scale_width=float("nan"))
+    with pytest.raises(nv.NNVMError, match="into -inf"):
+        nv.nd.contrib.BilinearResize2D(x, scale_height=-1e300, scale_width=-1e300)
+    assert nv.nd.contrib.BilinearResize2D(x, scale_height=2.0, scale_width=0.5).shape == (
+        1, 1, 8, 2,
+    )  # fmt: skip

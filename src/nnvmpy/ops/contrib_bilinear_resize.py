@@ -93,7 +93,14 @@ class BilinearResizeParam(Parameter):
 
 
 def _scaled(n: int, scale: float) -> int:
-    return int(np.float32(n) * np.float32(scale))
+    with np.errstate(over="ignore", invalid="ignore"):  # float32 as MXNet: 1e300 -> inf
+        size = np.float32(n) * np.float32(scale)
+    if not np.isfinite(size) or size < 0:  # int() of these raised bare Python errors
+        raise InferError(
+            f"{OP}: scale {scale} turns a side of {n} into {size}; expected a finite, "
+            "non-negative scale_height / scale_width"
+        )
+    return int(size)
 
 
 def _parity(n: int, odd: bool, up: bool) -> int:
