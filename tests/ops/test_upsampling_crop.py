@@ -136,10 +136,14 @@ def test_bad_upsampling_shapes_raise_infer_error(
 def test_nearest_upsampling_of_zero_size_planes() -> None:
     """A fuzz finding: a zero-size input plane divided the output size by 0."""
     empty, plane = np.zeros((2, 3, 0, 0), np.float32), np.ones((2, 1, 2, 2), np.float32)
-    out = nv.nd.UpSampling(
-        nv.nd.array(empty), nv.nd.array(empty), scale=2, sample_type="nearest", num_args=2
-    )
-    assert out.shape == (2, 6, 0, 0)
+    with nv.util.np_shape(True):  # zero-size gradients: NumPy shape semantics
+        a, b = nv.nd.array(empty), nv.nd.array(empty)
+        a.attach_grad()
+        with nv.autograd.record():
+            out = nv.nd.UpSampling(a, b, scale=2, sample_type="nearest", num_args=2)
+        out.backward()
+        assert out.asnumpy().shape == (2, 6, 0, 0)  # computed (and waited for), no error
+        assert a.grad.asnumpy().shape == (2, 3, 0, 0)
     with pytest.raises(InferError, match=r"'arg1' has height 0 .* output height 4"):
         nv.nd.UpSampling(
             nv.nd.array(plane), nv.nd.array(empty), scale=2, sample_type="nearest", num_args=2

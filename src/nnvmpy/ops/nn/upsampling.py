@@ -241,6 +241,8 @@ def nearest_down(i, dy, dx, c_in, c_out, c_off, h, w, sh, sw, mode):
 def _nearest_forward(ctx: Any, inputs: list[Any], req: list[Any], out: Any, p: Any) -> None:
     mode = req_code("UpSampling", req[0])
     c_out, oh, ow = out.shape[1], out.shape[2], out.shape[3]
+    if out.size == 0:  # also where an input plane is empty (its scale oh // h is undefined)
+        return
     c_off = 0
     for k, x in enumerate(inputs):
         n, c_in, h, w = x.shape
@@ -257,7 +259,7 @@ def _nearest_backward(ctx: Any, dy: Any, req: list[Any], outputs: list[Any], p: 
     for k, dx in enumerate(outputs):
         c_in, h, w = dx.shape[1:]
         mode = req_code("_backward_UpSampling", req[k])
-        if mode != NULL:
+        if mode != NULL and dx.size:
             args = (dy, dx, c_in, c_out, c_off, h, w, oh // h, ow // w, mode)
             run_rows(ctx, "_backward_UpSampling", nearest_down, dx.size, *args)
         if p.multi_input_mode == "concat":
