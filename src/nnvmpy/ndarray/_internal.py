@@ -47,9 +47,8 @@ def _zeros_without_dtype(*args: Any, **kwargs: Any) -> Any:
 
     call = _ops.get("_zeros_without_dtype")
     named = dict(zip(("shape", "ctx", "dtype", "out", "name"), args))
-    if len(args) > len(named) or any(isinstance(a, NDArray) for a in args[:3]):
-        return call(*args, **kwargs)
-    if named.keys() & kwargs.keys():
+    odd = len(args) > len(named) or any(isinstance(a, NDArray) for a in args[:3])
+    if odd or named.keys() & kwargs.keys():
         return call(*args, **kwargs)
     params = named | kwargs
     try:
