@@ -291,6 +291,15 @@ FEpilogueStep: AttrKey[Any] = _key(
     "Read by passes.fuse_epilogue. Absent or None: not absorbed.",
 )
 
+FChannelsLast: AttrKey[Any] = _key(
+    "FChannelsLast",
+    "(attrs, input shapes, dtype) -> ChannelsLastTwin (ops/nn/channels_last.py) or None: "
+    "the node has a twin op that reads input `data` and writes output 0 channels-last "
+    "(N, H, W, C) and computes it faster (the op's own judgement for these shapes), its "
+    "weight packed by `_ChannelsLastWeight`. Read by passes.channels_last. Absent or None: "
+    "the node stays channels-first.",
+)
+
 # --- bfloat16 inference (passes/amp_bfloat16.py, ops/amp_bf16.py) ------------------------------
 
 FBFloat16Compute: AttrKey[Any] = _key(
@@ -392,6 +401,7 @@ __all__ = [
     "ComputeFn",
     "CreateOpStateFn",
     "FBFloat16Compute",
+    "FChannelsLast",
     "FCompute_cpu",
     "FCompute_gpu",
     "FCreateOpState",

@@ -141,6 +141,13 @@ FUSE_EPILOGUE = Knob(
     "residual add and relu applied in its output loop; docs/inference.md), 0: separate "
     "nodes.",
 )
+CHANNELS_LAST = Knob(
+    "NNVMPY_CHANNELS_LAST",
+    "1",
+    "1: CPU executors bound without gradients run the ChannelsLast pass (the layers that "
+    "are faster on (N, H, W, C) data, strided and 1x1 convolutions, run in that layout, "
+    "kept between them; docs/inference.md), 0: every layer channels-first.",
+)
 INFER_BF16 = Knob(
     "NNVMPY_INFER_BF16",
     "0",

@@ -151,8 +151,14 @@ def test_op_db_ids_are_unique() -> None:
 
 # Ops only graph passes make (their attribute parsers refuse user attributes, so a table
 # row cannot build them); the pass tests compare their graphs' outputs with the plain
-# graph's: tests/passes/test_simplify_inference.py and test_fuse_epilogue.py.
-MADE_BY_PASSES = {"_FoldScaleShift", "_Epilogue"}
+# graph's: tests/passes/test_simplify_inference.py, test_fuse_epilogue.py, test_channels_last.py.
+MADE_BY_PASSES = {
+    "_FoldScaleShift",
+    "_Epilogue",
+    "_ChannelsLastWeight",
+    "_ChannelsLastConvolution",
+    "_ChannelsLastPooling",
+}
 
 
 def test_every_builtin_forward_op_has_a_case() -> None:

@@ -23,6 +23,7 @@ RNG = np.random.default_rng(11)
 def _bind(net: Any, arrays: dict[str, np.ndarray], on: bool, mp: pytest.MonkeyPatch) -> Any:
     mp.setenv("NNVMPY_FUSE_EPILOGUE", "1" if on else "0")
     mp.setenv("NNVMPY_FUSION", "0")  # the reference keeps add and relu as their own nodes
+    mp.setenv("NNVMPY_CHANNELS_LAST", "0")  # Convolution's own epilogue (its paths below)
     try:
         args = {k: nv.nd.array(v, dtype=v.dtype) for k, v in arrays.items()}
         return net.bind(nv.cpu(), args, grad_req="null")

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 _PASSES = (
     ("SimplifyInference", config.SIMPLIFY_INFERENCE, "simplified"),
     ("AmpBFloat16", config.INFER_BF16, "amp_bf16"),
+    ("ChannelsLast", config.CHANNELS_LAST, "channels_last"),
     ("FuseEpilogue", config.FUSE_EPILOGUE, "epilogues"),
 )
 
@@ -34,6 +35,8 @@ _PASSES = (
 def _inputs(name: str, knob: Any, graph: Graph, device: str) -> dict[str, Any] | None:
     """The pass's inputs, or None to skip it: AmpBFloat16 is off by default and runs on
     the CPU where the knob is on or some node carries `__amp_dtype__`; the others are on."""
+    if name == "ChannelsLast":  # its twins run on the CPU only
+        return None if knob.get() == "0" or device != "cpu" else {}
     if name != "AmpBFloat16":
         return None if knob.get() == "0" else {}
     if device != "cpu":
@@ -63,7 +66,8 @@ def simplify(
         changed: dict[str, Any] = out.attrs.get(key) or {}
         if not changed:
             continue
-        notes.update({k: str(v) for k, v in changed.items()})
+        for k, v in changed.items():  # a node two passes changed keeps both notes
+            notes[k] = f"{notes[k]}; {v}" if k in notes else str(v)
         train_safe = train_safe and bool(out.attrs.get("simplified_train_safe", True))
         graph = apply_passes(
             Graph(out.outputs), ["InferShape", "InferType"], shapes=shapes, dtypes=dtypes

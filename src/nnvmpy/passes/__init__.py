@@ -6,6 +6,7 @@ nnvmpy.graph never imports the passes at module level (they import nnvmpy.graph)
 
 from . import (  # noqa: F401 - imported for their registrations
     amp_bfloat16,
+    channels_last,
     eliminate_common_expr,
     fuse_epilogue,
     fuse_pointwise,

@@ -5,6 +5,7 @@ from . import (  # noqa: F401 - imported for their registrations
     batch_norm,
     batch_norm_relu,
     bilinear_sampler,
+    channels_last,
     convolution,
     correlation,
     crop,
