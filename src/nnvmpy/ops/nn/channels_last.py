@@ -86,11 +86,17 @@ def _weight_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any])
     return True
 
 
-def _weight_type(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any]) -> bool:
-    if in_types[0] is None:
-        return False
-    type_assign(out_types, 0, in_types[0], f"{WEIGHT_OP}: output")
-    return True
+def _float_type(op: str, name: str) -> Any:
+    """FInferType of a one-input twin: its float input `name`'s dtype is the output's."""
+
+    def infer(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any]) -> bool:
+        if in_types[0] is None:
+            return False
+        check_float_dtype(op, name, in_types[0])
+        type_assign(out_types, 0, in_types[0], f"{op}: output")
+        return True
+
+    return infer
 
 
 def _weight_compute(
@@ -124,7 +130,7 @@ def _weight_compute(
     .set_num_outputs(1)
     .set_attr(FListInputNames, lambda attrs: ["weight"])
     .set_attr(FInferShape, _weight_shape)
-    .set_attr(FInferType, _weight_type)
+    .set_attr(FInferType, _float_type(WEIGHT_OP, "weight"))
     .set_attr(TMemoizable, True)
     .set_attr(FCompute_cpu, _weight_compute)
 )
@@ -326,14 +332,6 @@ def _pool_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -
     return True
 
 
-def _pool_type(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any]) -> bool:
-    if in_types[0] is None:
-        return False
-    check_float_dtype(POOL_OP, "data", in_types[0])
-    type_assign(out_types, 0, in_types[0], f"{POOL_OP}: output")
-    return True
-
-
 def _pool_compute(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
@@ -366,7 +364,7 @@ def _pool_compute(
     .set_num_outputs(1)
     .set_attr(FListInputNames, lambda attrs: ["data"])
     .set_attr(FInferShape, _pool_shape)
-    .set_attr(FInferType, _pool_type)
+    .set_attr(FInferType, _float_type(POOL_OP, "data"))
     .set_attr(FCompute_cpu, _pool_compute)
 )
 
