@@ -171,19 +171,38 @@ POOLS = {
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("params", POOLS.values(), ids=POOLS.keys())
 def test_pooling_matches_channels_first_pooling(params: dict[str, Any], dtype: Any) -> None:
+    x = RNG.standard_normal((2, 3, 7, 8)).astype(dtype)  # (N, C, H, W)
+    want = nv.nd.Pooling(nv.nd.array(x, dtype=dtype), **params).asnumpy().transpose(0, 2, 3, 1)
+    out = _pool_last(x, params, want.shape)
+    np.testing.assert_allclose(out, want, rtol=1e-6 if dtype == np.float32 else 1e-12)
+
+
+def _pool_last(x: np.ndarray, params: dict[str, Any], shape: tuple[int, ...]) -> np.ndarray:
+    """The twin's kernel on x (N, C, H, W) transposed: its (N, Ho, Wo, C) output."""
     from nnvmpy.ops.nn.channels_last import _POOL_MODES, _pool_window
 
-    x = RNG.standard_normal((2, 3, 7, 8)).astype(dtype)  # (N, C, H, W)
-    x[0, 1, 0, 0] = np.nan  # a NaN first in its windows stays; later, a maximum wins
-    x[1, 2, 3, 3] = np.nan
-    want = nv.nd.Pooling(nv.nd.array(x, dtype=dtype), **params).asnumpy().transpose(0, 2, 3, 1)
     p = nv.ops.nn.pooling.PoolingParam.parse({k: str(v) for k, v in params.items()})
     x_last = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
-    out = np.full(want.shape, 7.0, dtype)
+    out = np.full(shape, 7.0, x.dtype)
     include = p.count_include_pad is not False
-    _pool_nhwc.forward(x_last, out, _POOL_MODES[p.pool_type], _pool_window(p, x_last.shape),
-                       include)  # fmt: skip
-    np.testing.assert_allclose(out, want, rtol=1e-6 if dtype == np.float32 else 1e-12)
+    win = _pool_window(p, x_last.shape)
+    _pool_nhwc.forward(x_last, out, _POOL_MODES[p.pool_type], win, include)
+    return out
+
+
+def test_max_pooling_keeps_a_nan_only_where_it_comes_first() -> None:
+    """Pooling's window rule (_pool_window.py): the first value, then any greater one; so
+    a NaN is the result where it is first in the row-major window, and skipped after it.
+    (The channels-first CPU kernels take row maxima first, so a NaN may hide the rest of
+    its row there: the two agree wherever no NaN is.)"""
+    x = RNG.standard_normal((1, 2, 5, 5))
+    x[0, 0, 0, 0] = np.nan  # first in the window of output (0, 0)
+    x[0, 1, 1, 0] = np.nan  # inside the window of output (0, 0), first of its row, not first
+    params = {"pool_type": "max", "kernel": (2, 2), "stride": (2, 2), "pooling_convention": "full"}
+    out = _pool_last(x, params, (1, 3, 3, 2))
+    assert np.isnan(out[0, 0, 0, 0])
+    assert out[0, 0, 0, 1] == np.nanmax(x[0, 1, :2, :2])
+    assert out[0, 2, 2, 0] == x[0, 0, 4, 4]  # a 1x1 window, clipped by 'full' at the end
 
 
 # -- the pass, in executors -----------------------------------------------------------------------
