@@ -345,3 +345,69 @@ def test_a_begin_state_learns_its_batch_through_the_twins(monkeypatch: pytest.Mo
 def test_the_twins_are_made_by_the_pass_only(op: str) -> None:
     with pytest.raises(ParamError, match=f"{op}: node 'n' cannot be made .* ChannelsLast pass"):
         nv.Op.get(op).parse_attrs({"kernel": "(3, 3)"}, "n")
+
+
+def _random_net(rng: np.random.Generator) -> tuple[Any, tuple[int, ...]]:
+    """A random chain of 2-D layers a twin may replace (or not), with skips where shapes
+    allow: convolutions of any window, pooling of every type and convention, BatchNorm,
+    relu, residual adds, a 1-D-free mix of what the pass meets in image networks."""
+    shape = (int(rng.integers(1, 3)), int(rng.integers(1, 7)), *rng.integers(6, 13, 2))
+    y = sym.var("x")
+    cur = tuple(int(d) for d in shape)
+    seen = {cur: y}
+    for i in range(int(rng.integers(3, 8))):
+        kind = rng.choice(["conv", "conv", "conv", "pool", "relu", "bn", "add"])
+        h, w = cur[2], cur[3]
+        if kind == "conv":
+            k = int(rng.integers(1, 4))
+            s, d = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+            p = int(rng.integers(0, k))
+            if (k - 1) * d + 1 > min(h, w) + 2 * p:
+                continue
+            f, g = int(rng.integers(1, 7)), 1
+            if rng.random() < 0.2 and cur[1] % 2 == 0 and f % 2 == 0:
+                g = 2  # grouped: no twin
+            y = sym.Convolution(y, kernel=(k, k), stride=(s, s), pad=(p, p), dilate=(d, d),
+                                num_filter=f, num_group=g, no_bias=bool(rng.random() < 0.3),
+                                name=f"c{i}")  # fmt: skip
+            ho, wo = ((x + 2 * p - (k - 1) * d - 1) // s + 1 for x in (h, w))
+            cur = (cur[0], f, ho, wo)
+        elif kind == "pool":
+            k = int(rng.integers(1, 4))
+            if k > min(h, w):
+                continue
+            s, p = int(rng.integers(1, 3)), int(rng.integers(0, k))
+            conv = str(rng.choice(["valid", "full"]))
+            y = sym.Pooling(y, kernel=(k, k), stride=(s, s), pad=(p, p), name=f"p{i}",
+                            pool_type=str(rng.choice(["max", "avg", "sum"])),
+                            pooling_convention=conv)  # fmt: skip
+            up = -(-(h + 2 * p - k) // s) if conv == "full" else (h + 2 * p - k) // s
+            wp = -(-(w + 2 * p - k) // s) if conv == "full" else (w + 2 * p - k) // s
+            cur = (cur[0], cur[1], up + 1, wp + 1)
+        elif kind == "relu":
+            y = sym.relu(y)
+        elif kind == "bn":
+            y = sym.BatchNorm(y, name=f"bn{i}")
+        elif cur in seen and seen[cur] is not y:
+            y = y + seen[cur]
+        seen[cur] = y
+        if min(cur[2:]) < 1:
+            return _random_net(rng)
+    return sym.Pooling(y, global_pool=True, pool_type="avg"), shape
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_random_image_networks_agree_with_the_channels_first_graph(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(seed)
+    net, shape = _random_net(rng)
+    arg_shapes, _, aux_shapes = net.infer_shape(x=shape)
+    args = {
+        n: nv.nd.array(rng.standard_normal(s)) for n, s in zip(net.list_arguments(), arg_shapes)
+    }
+    aux = {n: nv.nd.array(rng.uniform(0.5, 2.0, s))
+           for n, s in zip(net.list_auxiliary_states(), aux_shapes)}  # fmt: skip
+    exe, plain = (_bind(net, args, aux, on, monkeypatch) for on in (True, False))
+    np.testing.assert_allclose(exe.forward()[0].asnumpy(), plain.forward()[0].asnumpy(),
+                               rtol=1e-4, atol=1e-4)  # fmt: skip
