@@ -279,3 +279,19 @@ def test_every_device_forward_backward_and_lengths(ctx):
     got = nv.nd.RNN(*args.values(), lengths, use_sequence_length=True, **kw).asnumpy()
     want = rnn_reference(data, params, hx, cx, [3, 1], **kw)[0]
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.timeout(30)
+def test_a_huge_num_layers_is_sized_at_once():
+    """The packed parameter size is a closed form: num_layers=10**9 (a fuzzed value) used
+    to loop over every layer in shape inference and hang the call."""
+    layers, hidden, features = 10**9, 8, 5
+    net = nv.sym.RNN(nv.sym.var("data"), nv.sym.var("parameters"), nv.sym.var("state"),
+                     nv.sym.var("state_cell"), mode="lstm", state_size=hidden,
+                     num_layers=layers)  # fmt: skip
+    arg_shapes, _, _ = net.infer_shape(data=(3, 2, features))
+    params = dict(zip(net.list_arguments(), arg_shapes))["parameters"]
+    gates = 4 * hidden  # an LSTM layer: W_x (4H x in), W_h (4H x H), two biases of 4H
+    first = gates * features + gates * hidden
+    others = gates * hidden + gates * hidden
+    assert params == (first + (layers - 1) * others + layers * 2 * gates,)

@@ -54,7 +54,11 @@ class RnnLayout:
         return gh * self.layer_input(layer), gh * self.out_size, wr
 
     def param_size(self) -> int:
-        weights = sum(sum(self._weight_sizes(layer)) for layer in range(self.layers))
+        # layers after the first all have the same sizes: a product, not a loop, so that
+        # num_layers=10**9 is answered at once (and then refused for its size) instead of
+        # hanging shape inference
+        first = sum(self._weight_sizes(0))
+        weights = first + (self.layers - 1) * sum(self._weight_sizes(1)) if self.layers else 0
         biases = self.layers * 2 * self.gates * self.hidden
         return self.dirs * (weights + biases)
 
@@ -95,11 +99,12 @@ class RnnLayout:
         return kept * steps, (self.gates * self.hidden + self._extra()) * steps
 
     def reserve_size(self, steps: int, batch: int) -> int:
-        total = 0
-        for layer in range(self.layers):
-            kept, per_dir = self._per_layer(layer, steps * batch)
-            total += kept + self.dirs * per_dir
-        return total
+        # every layer but the last keeps its output (and mask): a product, not a loop over
+        # the layers (see param_size)
+        if self.layers == 0:
+            return 0
+        kept, per_dir = self._per_layer(0, steps * batch)
+        return (self.layers - 1) * kept + self.layers * self.dirs * per_dir
 
     def reserve_views(self, reserve: Any, steps: int, batch: int) -> list[dict[str, Any]]:
         """Per layer: 'out' and 'mask' (T, N, D*out) or None, 'dirs': [{'gates', 'extra'}]."""
