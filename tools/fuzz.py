@@ -53,7 +53,9 @@ def main(argv: list[str] | None = None) -> int:
     op = None
     if args.op is not None:
         from nnvmpy.registry import Op
+        from nnvmpy.stubs import load_all_ops
 
+        load_all_ops()  # _FusedOp and the lazy modules' ops register on first use
         op = Op.get(args.op)
     warnings.simplefilter("ignore")  # partial-inference warnings of hostile shapes
     health = Health()
