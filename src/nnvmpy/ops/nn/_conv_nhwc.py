@@ -123,11 +123,6 @@ def _epilogue(out, r0, r1, bias, has_bias, res, has_res, relu, add_to, acc):
                 of[_u(base + q)] = v
 
 
-def out_size(size: int, k: int, s: int, p: int, d: int) -> int:
-    """Output length of one spatial axis."""
-    return (size + 2 * p - d * (k - 1) - 1) // s + 1
-
-
 def forward(
     x: Any,
     w: Any,
