@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 import nnvmpy.kernel as K
 from nnvmpy.kernel import uindex
+
+cuda = None  # numba.cuda in a CUDA kernel's build (kernel.device.for_device binds it)
 
 
 @K.device_function
@@ -69,3 +73,24 @@ def make_scaled(scale_fn):
         out[i] = scale_fn(x[i])
 
     return scaled
+
+
+@K.cpu_kernel
+def poly_rows_cpu(out, x, a, b):  # a hand-written CPU kernel calling a device function
+    for r in range(x.shape[0]):
+        for k in range(x.shape[1]):
+            out[r, k] = poly(x[r, k], a, b)
+
+
+@K.cpu_kernel(parallel=False)
+def floor_poly_cpu(out, x):  # np inside, device function beside it
+    for i in range(x.size):
+        out[i] = square(np.floor(x[i]))
+
+
+@K.cuda_kernel
+def poly_rows_cuda(out, x, a, b):  # the same rule from a hand-written CUDA kernel
+    r = cuda.grid(1)
+    if r < x.shape[0]:
+        for k in range(x.shape[1]):
+            out[r, k] = poly(x[r, k], a, b)

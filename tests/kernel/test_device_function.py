@@ -179,6 +179,18 @@ def test_concurrent_cpu_launches_from_threads():
         np.testing.assert_allclose(outs[k], _poly_ref(xs[k], float(k), 1.0), rtol=1e-12, atol=1e-12)
 
 
+def test_hand_written_cpu_kernels_may_call_device_functions():
+    x = np.random.default_rng(8).uniform(-3, 3, (5, 7))
+    out = np.empty_like(x)
+    dk.poly_rows_cpu(out, x, 2.0, 0.5)
+    np.testing.assert_allclose(out, _poly_ref(x, 2.0, 0.5), rtol=1e-12, atol=1e-12)
+    flat = np.linspace(-2.5, 2.5, 11, dtype=np.float32)
+    sq = np.empty_like(flat)
+    dk.floor_poly_cpu(sq, flat)
+    np.testing.assert_array_equal(sq, np.floor(flat) ** 2)
+    assert dk.floor_poly_cpu.parallel is False
+
+
 # ---------------------------------------------------------------- disk cache
 def test_a_second_process_compiles_nothing(tmp_path):
     mod = tmp_path / "cached_body.py"
@@ -221,6 +233,51 @@ def test_a_second_process_compiles_nothing(tmp_path):
 
     assert hits_misses() == [0, 1]  # compiled and stored
     assert hits_misses() == [1, 0]  # loaded: nothing compiled
+
+
+_RULE = "import nnvmpy.kernel as K\n\n@K.device_function\ndef rule(x):\n    return {} * x\n"
+_APPLY_RULE = """
+import numpy as np
+import user
+
+x, out = np.arange(4.0), np.empty(4)
+user.apply(out, x)
+print(out.tolist(), sum(user.apply.dispatcher.stats.cache_hits.values()))
+"""
+
+
+def test_a_device_function_edit_recompiles_a_hand_written_kernel(tmp_path):
+    """A hand-written kernel's disk cache is keyed by its callees: after an edit to the
+    device function (in another file) a new process must not load the old machine code."""
+    (tmp_path / "rule.py").write_text(_RULE.format(2))
+    (tmp_path / "user.py").write_text(
+        textwrap.dedent(
+            """
+            import nnvmpy.kernel as K
+            from rule import rule
+
+            @K.cpu_kernel(parallel=False)
+            def apply(out, x):
+                for i in range(x.size):
+                    out[i] = rule(x[i])
+            """
+        )
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(SRC)])}
+    env.pop("NUMBA_DISABLE_JIT", None)
+
+    def result() -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", _APPLY_RULE], env=env, capture_output=True, text=True,
+            timeout=300,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    assert result() == "[0.0, 2.0, 4.0, 6.0] 0"
+    assert result() == "[0.0, 2.0, 4.0, 6.0] 1"  # loaded from the cache
+    (tmp_path / "rule.py").write_text(_RULE.format(3))
+    assert result() == "[0.0, 3.0, 6.0, 9.0] 0"
 
 
 # ---------------------------------------------------------------- GPU (or the simulator)
@@ -269,6 +326,15 @@ def test_gpu_elementwise_and_closure_device_functions():
     np.testing.assert_allclose(dout.copy_to_host(), x / (1 + np.abs(x)), rtol=1e-12)
     dk.make_scaled(dk.square).launch(gpu(0), 33, dout, cuda.to_device(x))
     np.testing.assert_allclose(dout.copy_to_host(), x * x, rtol=1e-12)
+
+
+@pytest.mark.gpu
+def test_gpu_hand_written_kernel_calls_a_device_function():
+    cuda = _cuda()
+    x = np.random.default_rng(9).uniform(-3, 3, (6, 5))
+    dout = cuda.device_array(x.shape)
+    dk.poly_rows_cuda.launch(None, 6, dout, cuda.to_device(x), -1.5, 2.0)
+    np.testing.assert_allclose(dout.copy_to_host(), _poly_ref(x, -1.5, 2.0), rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.gpu

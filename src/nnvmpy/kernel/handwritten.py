@@ -10,6 +10,12 @@
 
 Decorating compiles nothing and imports neither numba nor numba.cuda, so an op file
 can define its GPU kernel and still import on a machine without the `gpu` extra.
+
+Both may call device functions (kernel.device_function), named as plain globals, as
+parallel_for bodies do: each is built from the copy kernel.device.for_device makes, so a
+rule written once (a pooling window, an index clamp) serves the hand-written kernels of
+both devices and the parallel_for ones. The CUDA copy also gets the GPU's `np`
+(kernel/_gpu_numpy.py: np.floor and friends, which numba-cuda lacks).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from collections.abc import Callable
 from typing import Any, overload
 
 from ..base import NNVMError
+from .device import for_device
 
 
 class _Lazy:
@@ -66,10 +73,19 @@ class CPUKernel(_Lazy):
         options: dict[str, Any] = {"parallel": self.parallel, "nogil": True, "error_model": "numpy"}
         if self.reassociate:
             options["fastmath"] = {"reassoc", "contract"}
+        fn = for_device(self.py_func, "cpu")
+        if fn is not self.py_func:
+            # it calls device functions: numba's own cache would check this file only
+            # and keep stale code after an edit to a callee elsewhere; key it by callees
+            dispatcher = numba.njit(**options)(fn)
+            cache = cpu._disk_cache(fn, self.py_func, "cpuk1")
+            if cache is not None:
+                dispatcher._cache = cache  # = enable_caching()
+            return dispatcher
         try:
-            return numba.njit(cache=True, **options)(self.py_func)
+            return numba.njit(cache=True, **options)(fn)
         except Exception:  # no source file to cache beside (REPL, exec)
-            return numba.njit(**options)(self.py_func)
+            return numba.njit(**options)(fn)
 
     def __call__(self, *args: Any) -> Any:
         return self.dispatcher(*args)
@@ -81,7 +97,7 @@ class CUDAKernel(_Lazy):
     def _build(self) -> Any:
         from nnvmpy.kernel.cuda import get_cuda
 
-        return get_cuda(self.__name__).jit(self.py_func)
+        return get_cuda(self.__name__).jit(for_device(self.py_func, "gpu"))
 
     def __getitem__(self, config: Any) -> Any:
         return self.dispatcher[config]

@@ -26,20 +26,12 @@ tasks write the same element (the GPU's gather recomputes the windows per input 
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 from numba import prange
 
 from ... import kernel
+from ._pool_window import window as _window
 from ._uindex import u as _u
-
-
-@numba.njit(cache=True, nogil=True)
-def _bounds(y, k, s, pad, end, size):
-    # start, padded end (for the divisor), clipped start and end (for the values)
-    start = y * s - pad
-    stop = min(start + k, end)
-    return start, stop, max(start, 0), min(stop, size)
 
 
 # The max-pooling kernels work on the flat (contiguous) arrays with unsigned indices (see
@@ -401,7 +393,7 @@ def _pool_backward(
         if not add:
             plane[:, :] = 0
         for y in range(ho):
-            hs, he, h0, h1 = _bounds(y, kh, sh, ph, eh, height)
+            hs, he, h0, h1 = _window(y, kh, sh, ph, eh, height)
             for z in range(wo):
                 g = dy[n, c, y, z]
                 if mode == 0 and use_mask:
@@ -409,7 +401,7 @@ def _pool_backward(
                     if a >= 0:
                         plane[a // width, a % width] += g
                     continue
-                ws, we, w0, w1 = _bounds(z, kw, sw, pw, ew, width)
+                ws, we, w0, w1 = _window(z, kw, sw, pw, ew, width)
                 if mode == 0:  # no mask: the first position holding the maximum, as forward
                     target = out[n, c, y, z]
                     found = False

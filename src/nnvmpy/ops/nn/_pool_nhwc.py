@@ -12,19 +12,12 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 from numba import prange
 
 from ... import kernel
+from ._pool_window import window as _window
 from ._uindex import u as _u
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _span(y, k, s, pad, end, size):  # pragma: no cover - numba
-    start = y * s - pad
-    stop = min(start + k, end)
-    return stop - start, max(start, 0), min(stop, size)
 
 
 @kernel.cpu_kernel
@@ -37,10 +30,10 @@ def _pool(x, out, acc, mode, kh, kw, sh, sw, ph, pw, eh, ew, include_pad):
     for row in prange(n * ho):
         b = row // ho
         y = row - b * ho
-        span_h, h0, h1 = _span(y, kh, sh, ph, eh, height)
+        hs, he, h0, h1 = _window(y, kh, sh, ph, eh, height)
         a = acc[row * c : (row + 1) * c]
         for z in range(wo):
-            span_w, w0, w1 = _span(z, kw, sw, pw, ew, width)
+            ws, we, w0, w1 = _window(z, kw, sw, pw, ew, width)
             dst = ((b * ho + y) * wo + z) * c
             if h0 >= h1 or w0 >= w1:
                 for e in range(c):
@@ -69,7 +62,7 @@ def _pool(x, out, acc, mode, kh, kw, sh, sw, ph, pw, eh, ew, include_pad):
                 for e in range(c):
                     of[_u(dst + e)] = a[e]
                 continue
-            size = span_h * span_w if include_pad else (h1 - h0) * (w1 - w0)
+            size = (he - hs) * (we - ws) if include_pad else (h1 - h0) * (w1 - w0)
             for e in range(c):
                 of[_u(dst + e)] = a[e] / size if size > 0 else 0.0
 
