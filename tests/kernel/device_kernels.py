@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 import nnvmpy.kernel as K
-from nnvmpy.kernel import uindex
+from nnvmpy.kernel import fmax, uindex
 
 cuda = None  # numba.cuda in a CUDA kernel's build (kernel.device.for_device binds it)
 
@@ -94,3 +94,8 @@ def poly_rows_cuda(out, x, a, b):  # the same rule from a hand-written CUDA kern
     if r < x.shape[0]:
         for k in range(x.shape[1]):
             out[r, k] = poly(x[r, k], a, b)
+
+
+@K.parallel_for
+def fmax_map(i, out, a, b):  # kernel.fmax: one LLVM maxnum on the CPU
+    out[i] = fmax(a[i], b[i])

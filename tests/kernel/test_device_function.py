@@ -13,6 +13,7 @@ import textwrap
 import threading
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import device_kernels as dk
 import numpy as np
@@ -179,6 +180,26 @@ def test_concurrent_cpu_launches_from_threads():
         np.testing.assert_allclose(outs[k], _poly_ref(xs[k], float(k), 1.0), rtol=1e-12, atol=1e-12)
 
 
+def _fmax_inputs(dtype: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Every pairing of NaN, infinities, signed zeros and ordinary values."""
+    special = np.array([np.nan, -np.inf, np.inf, -0.0, 0.0, 1.5, -2.0, 3e-39], dtype)
+    a, b = np.meshgrid(special, special)
+    return a.ravel(), b.ravel()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fmax_is_c_fmax(dtype: Any) -> None:
+    """kernel.fmax (LLVM's maxnum on the CPU) skips NaN as C's fmax and np.fmax do."""
+    a, b = _fmax_inputs(dtype)
+    out = np.empty_like(a)
+    dk.fmax_map.launch(None, a.size, out, a, b)
+    np.testing.assert_array_equal(out, np.fmax(a, b))  # ±0 compare equal either way
+    assert [K.fmax(x, y) for x, y in zip(a, b)] == pytest.approx(np.fmax(a, b), nan_ok=True)
+    wide = np.empty(a.size)
+    dk.fmax_map.launch(None, a.size, wide, a.astype(np.float32), b.astype(np.float64))
+    np.testing.assert_array_equal(wide, np.fmax(a.astype(np.float32), b.astype(np.float64)))
+
+
 def test_hand_written_cpu_kernels_may_call_device_functions():
     x = np.random.default_rng(8).uniform(-3, 3, (5, 7))
     out = np.empty_like(x)
@@ -335,6 +356,15 @@ def test_gpu_hand_written_kernel_calls_a_device_function():
     dout = cuda.device_array(x.shape)
     dk.poly_rows_cuda.launch(None, 6, dout, cuda.to_device(x), -1.5, 2.0)
     np.testing.assert_allclose(dout.copy_to_host(), _poly_ref(x, -1.5, 2.0), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.gpu
+def test_gpu_fmax_is_c_fmax():
+    cuda = _cuda()
+    a, b = _fmax_inputs(np.float64)
+    dout = cuda.device_array(a.size)
+    dk.fmax_map.launch(None, a.size, dout, cuda.to_device(a), cuda.to_device(b))
+    np.testing.assert_array_equal(dout.copy_to_host(), np.fmax(a, b))
 
 
 @pytest.mark.gpu

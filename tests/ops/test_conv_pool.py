@@ -641,3 +641,103 @@ def test_max_pooling_3x3_forward_and_backward_match_windows(
         net, {"data": x}, [dy], {"data": grad}, rtol=1e-6, atol=1e-6, grad_req="add",
         dtype=np.float64,
     )  # fmt: skip
+
+
+NAN_WINDOWS = [
+    {"kernel": (2, 2), "stride": (2, 2)},  # the written-out 2x2 kernels
+    {"kernel": (3, 2), "stride": (1, 1)},  # every window inside: _max_pool_inside
+    {"kernel": (3, 3), "stride": (2, 2), "pad": (1, 1)},  # the 3x3 kernels
+    {"kernel": (2, 3), "stride": (1, 2), "pad": (1, 0)},  # the separable mask-free kernel
+    {"kernel": (3, 3), "stride": (2, 2), "pooling_convention": "full"},
+    {"kernel": (2, 2, 2), "stride": (1, 2, 1), "pad": (1, 0, 0)},  # 3-D: the one-body kernel
+    {"kernel": (3,), "stride": (2,), "pad": (1,)},
+]
+
+
+def _nan_max_pool_reference(x: np.ndarray, **p: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(values, gradient of sum(values * dy) with dy = 1 + output index) by explicit
+    windows: the maximum of the window's non-NaN values (NaN when it has none), and the
+    gradient at the first position holding it (nowhere for an all-NaN window)."""
+    nd = x.ndim - 2
+    kernel, stride = p["kernel"], p["stride"]
+    pad = p.get("pad", (0,) * nd)
+    full = p.get("pooling_convention", "valid") == "full"
+    sizes = [
+        -(-(n + 2 * q - k) // s) + 1 if full else (n + 2 * q - k) // s + 1
+        for n, k, s, q in zip(x.shape[2:], kernel, stride, pad)
+    ]
+    out = np.empty((*x.shape[:2], *sizes))
+    dx = np.zeros_like(x)
+    for idx in np.ndindex(*out.shape):
+        lo = [max(o * s - q, 0) for o, s, q in zip(idx[2:], stride, pad)]
+        hi = [
+            min(o * s - q + k, n)
+            for o, s, q, k, n in zip(idx[2:], stride, pad, kernel, x.shape[2:])
+        ]
+        win = x[(*idx[:2], *(slice(a, b) for a, b in zip(lo, hi)))]
+        flat = win.ravel()
+        out[idx] = np.fmax.reduce(flat)
+        if not np.isnan(out[idx]):
+            at = np.unravel_index(int(np.flatnonzero(flat == out[idx])[0]), win.shape)
+            dx[(*idx[:2], *(a + i for a, i in zip(lo, at)))] += 1 + np.ravel_multi_index(
+                idx, out.shape
+            )
+    return out, dx
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("params", NAN_WINDOWS)
+def test_max_pooling_skips_nan_in_every_kernel(params: dict[str, Any], dtype: type) -> None:
+    """Every max-pooling kernel (masked for the imperative call with autograd, mask-free
+    in a bound graph) gives a window's largest non-NaN value, NaN only for an all-NaN
+    window, and routes the gradient to that value's first position, nowhere for NaN."""
+    rng = np.random.default_rng(11)
+    shape = (2, 2, *(7, 9, 6)[-len(params["kernel"]) :])
+    x = rng.standard_normal(shape).astype(dtype)
+    x[rng.random(shape) < 0.3] = np.nan
+    x[(0, 0, *(slice(0, 3),) * len(params["kernel"]))] = np.nan  # an all-NaN window
+    want, want_dx = _nan_max_pool_reference(x.astype(np.float64), **params)
+    assert np.isnan(want).any()
+    assert not np.isnan(want).all()
+    dy = (1 + np.arange(want.size)).reshape(want.shape)
+    # imperative with autograd: the masked kernels, backward through the mask
+    data = nv.nd.array(x, dtype=dtype)
+    data.attach_grad()
+    with nv.autograd.record():
+        out = nv.nd.Pooling(data, pool_type="max", **params)
+    out.backward(nv.nd.array(dy, dtype=dtype))
+    np.testing.assert_array_equal(out.asnumpy(), want.astype(dtype))
+    np.testing.assert_array_equal(data.grad.asnumpy(), want_dx.astype(dtype))
+    # a bound graph: the mask-free kernels, backward by finding the maximum again
+    net = nv.sym.Pooling(nv.sym.Variable("data"), pool_type="max", **params)
+    exe = net.simple_bind(nv.cpu(), data=shape, type_dict={"data": dtype})
+    exe.arg_dict["data"][:] = x
+    exe.forward(is_train=True)
+    np.testing.assert_array_equal(exe.outputs[0].asnumpy(), want.astype(dtype))
+    exe.backward(nv.nd.array(dy, dtype=dtype))
+    np.testing.assert_array_equal(exe.grad_dict["data"].asnumpy(), want_dx.astype(dtype))
+    inference = net.simple_bind(nv.cpu(), grad_req="null", data=shape, type_dict={"data": dtype})
+    inference.arg_dict["data"][:] = x
+    np.testing.assert_array_equal(inference.forward()[0].asnumpy(), want.astype(dtype))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("params", [NAN_WINDOWS[2], NAN_WINDOWS[5]])
+def test_gpu_max_pooling_skips_nan(params: dict[str, Any]) -> None:
+    """The GPU's one-body kernels keep the CPU's NaN rule, with and without the mask."""
+    rng = np.random.default_rng(12)
+    shape = (1, 2, *(5, 6, 4)[-len(params["kernel"]) :])
+    x = rng.standard_normal(shape)
+    x[rng.random(shape) < 0.3] = np.nan
+    x[(0, 0, *(slice(0, 3),) * len(params["kernel"]))] = np.nan
+    want, want_dx = _nan_max_pool_reference(x, **params)
+    dy = (1 + np.arange(want.size)).reshape(want.shape)
+    data = nv.nd.array(x, ctx=nv.gpu(0), dtype=np.float64)
+    data.attach_grad()
+    with nv.autograd.record():
+        out = nv.nd.Pooling(data, pool_type="max", **params)
+    out.backward(nv.nd.array(dy, ctx=nv.gpu(0), dtype=np.float64))
+    np.testing.assert_array_equal(out.asnumpy(), want)
+    np.testing.assert_array_equal(data.grad.asnumpy(), want_dx)
+    net = sym.Pooling(sym.Variable("x"), pool_type="max", **params)
+    np.testing.assert_array_equal(_gradients(net, {"x": x}, dy, nv.gpu(0))["x"], want_dx)

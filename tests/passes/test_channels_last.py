@@ -171,7 +171,12 @@ POOLS = {
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("params", POOLS.values(), ids=POOLS.keys())
 def test_pooling_matches_channels_first_pooling(params: dict[str, Any], dtype: Any) -> None:
-    x = RNG.standard_normal((2, 3, 7, 8)).astype(dtype)  # (N, C, H, W)
+    """With NaNs too: max pooling skips them in both layouts (NaN only for an all-NaN
+    window; an average or sum takes them in)."""
+    rng = np.random.default_rng(21)
+    x = rng.standard_normal((2, 3, 7, 8)).astype(dtype)  # (N, C, H, W)
+    x[rng.random(x.shape) < 0.2] = np.nan
+    x[0, 0, :3, :3] = np.nan  # an all-NaN window
     want = nv.nd.Pooling(nv.nd.array(x, dtype=dtype), **params).asnumpy().transpose(0, 2, 3, 1)
     out = _pool_last(x, params, want.shape)
     np.testing.assert_allclose(out, want, rtol=1e-6 if dtype == np.float32 else 1e-12)
@@ -190,18 +195,19 @@ def _pool_last(x: np.ndarray, params: dict[str, Any], shape: tuple[int, ...]) ->
     return out
 
 
-def test_max_pooling_keeps_a_nan_only_where_it_comes_first() -> None:
-    """Pooling's window rule (_pool_window.py): the first value, then any greater one; so
-    a NaN is the result where it is first in the row-major window, and skipped after it.
-    (The channels-first CPU kernels take row maxima first, so a NaN may hide the rest of
-    its row there: the two agree wherever no NaN is.)"""
+def test_max_pooling_skips_nan() -> None:
+    """Pooling's NaN rule (_pool_window.replaces): a window's largest non-NaN value, NaN
+    only where the whole window is NaN."""
     x = RNG.standard_normal((1, 2, 5, 5))
     x[0, 0, 0, 0] = np.nan  # first in the window of output (0, 0)
-    x[0, 1, 1, 0] = np.nan  # inside the window of output (0, 0), first of its row, not first
+    x[0, 1, 1, 0] = np.nan  # inside the window of output (0, 0), not first
+    x[0, 0, 2:4, 2:4] = np.nan  # the whole window of output (1, 1)
     params = {"pool_type": "max", "kernel": (2, 2), "stride": (2, 2), "pooling_convention": "full"}
     out = _pool_last(x, params, (1, 3, 3, 2))
-    assert np.isnan(out[0, 0, 0, 0])
+    assert out[0, 0, 0, 0] == np.nanmax(x[0, 0, :2, :2])
     assert out[0, 0, 0, 1] == np.nanmax(x[0, 1, :2, :2])
+    assert np.isnan(out[0, 1, 1, 0])
+    assert out[0, 1, 1, 1] == x[0, 1, 2:4, 2:4].max()
     assert out[0, 2, 2, 0] == x[0, 0, 4, 4]  # a 1x1 window, clipped by 'full' at the end
 
 

@@ -1224,7 +1224,7 @@ def Pooling(
     where f is, by ``pooling_convention``: valid (default) ``floor((x+2*p-k)/s)+1``, full (Caffe) ``ceil((x+2*p-k)/s)+1``, same ``ceil(x/s)``. ``global_pool`` pools each whole plane (kernel = (height, width)).
     ``pool_type`` is avg, max, sum or lp (``(sum x^p)^(1/p)``, p = ``p_value``). 1-D pooling takes *(batch_size, channel, width)*.
 
-    Max pooling has a second, hidden output (an int32 argmax mask for backward).
+    Max pooling has a second, hidden output (an int32 argmax mask for backward). It skips NaN, as MXNet's CPU pooling does: a window's value is its largest non-NaN element (NaN only when the whole window is NaN; MXNet gives the lowest float there), and the gradient goes to the first position holding it.
 
     Parameters
     ----------

@@ -101,8 +101,25 @@ def _bit_casts() -> dict[str, Any]:
 
             return a(a, b, c), codegen
 
+        @intrinsic
+        def fmax(typingctx: Any, a: Any, b: Any) -> Any:
+            if not isinstance(a, types.Float) or not isinstance(b, types.Float):
+                return None
+            wide = a if a.bitwidth >= b.bitwidth else b  # float32 meets float64: float64
+
+            def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+                x, y = (context.cast(builder, v, s, wide) for v, s in zip(args, (a, b)))
+                t = x.type
+                fn = builder.module.declare_intrinsic(
+                    "llvm.maxnum", [t], ir.FunctionType(t, [t, t])
+                )
+                return builder.call(fn, [x, y])
+
+            return wide(a, b), codegen
+
         _casts.update(
             fma=fma,
+            fmax=fmax,
             madd=madd,
             pick=pick,
             f32_bits=to_int(32, types.float32),

@@ -30,9 +30,10 @@ import numpy as np
 from numba import prange
 
 from ... import kernel
+from ...kernel.device import fmax as _fmax
+from ._pool_window import replaces as _replaces
 from ._pool_window import window as _window
 from ._uindex import u as _u
-
 
 # The max-pooling kernels work on the flat (contiguous) arrays with unsigned indices (see
 # _im2col._u): numba's negative-index checks cost more than the comparisons otherwise.
@@ -41,7 +42,8 @@ from ._uindex import u as _u
 @kernel.cpu_kernel
 def _max_pool_forward(x, out, mask, kh, kw, sh, sw, ph, pw, add, masked):
     # separable: row maxima over each column window, then the max of those over each row
-    # window; strict > keeps the first maximum in row-major order, as the mask promises
+    # window; strict > keeps the first maximum in row-major order, as the mask promises.
+    # NaN is skipped at both steps (_replaces), so the value is the window's (module doc)
     n_img, n_c, height, width = x.shape
     ho, wo = out.shape[2], out.shape[3]
     xf = x.reshape(-1)
@@ -66,7 +68,7 @@ def _max_pool_forward(x, out, mask, kh, kw, sh, sw, ph, pw, add, masked):
                 arg = w0
                 for w in range(w0 + 1, w1):
                     v = xf[_u(row + w)]
-                    if v > best:
+                    if _replaces(v, best):
                         best = v
                         arg = w
                 rmax[_u(k)] = best
@@ -82,9 +84,11 @@ def _max_pool_forward(x, out, mask, kh, kw, sh, sw, ph, pw, add, masked):
                     best_h = h0
                     for h in range(h0 + 1, h1):
                         v = rmax[_u(h * wo + z)]
-                        if v > best:
+                        if _replaces(v, best):
                             best = v
                             best_h = h
+                    if best != best:
+                        best_h = -1  # all NaN: no position holds the maximum
                 o = dst + y * wo + z
                 if add:
                     of[_u(o)] += best
@@ -115,18 +119,18 @@ def _max_pool_values(x, out, kh, kw, sh, sw, ph, pw, add):
             r = h * wo
             for z in range(wo):
                 if z < z_in or z >= z_end:  # a clipped window at either end
-                    best = -np.inf
-                    for w in range(max(z * sw - pw, 0), min(z * sw - pw + kw, width)):
-                        v = xf[_u(row + w)]
-                        best = v if v > best else best
+                    w0 = max(z * sw - pw, 0)
+                    w1 = min(z * sw - pw + kw, width)
+                    best = xf[_u(row + w0)] if w0 < w1 else -np.inf
+                    for w in range(w0 + 1, w1):
+                        best = _fmax(best, xf[_u(row + w)])
                     rmax[_u(r + z)] = best
             for z in range(z_in, z_end):
                 rmax[_u(r + z)] = xf[_u(row + z * sw - pw)]
             for j in range(1, kw):
                 for z in range(z_in, z_end):
                     v = xf[_u(row + z * sw - pw + j)]
-                    m = rmax[_u(r + z)]
-                    rmax[_u(r + z)] = v if v > m else m
+                    rmax[_u(r + z)] = _fmax(rmax[_u(r + z)], v)
         best_row = np.empty(wo, x.dtype)
         for y in range(ho):
             h0 = max(y * sh - ph, 0)
@@ -138,9 +142,7 @@ def _max_pool_values(x, out, kh, kw, sh, sw, ph, pw, add):
                     best_row[_u(z)] = rmax[_u(h0 * wo + z)]
                 for h in range(h0 + 1, h1):
                     for z in range(wo):
-                        v = rmax[_u(h * wo + z)]
-                        m = best_row[_u(z)]
-                        best_row[_u(z)] = v if v > m else m
+                        best_row[_u(z)] = _fmax(best_row[_u(z)], rmax[_u(h * wo + z)])
             o = (t * ho + y) * wo
             if add:
                 for z in range(wo):
@@ -171,9 +173,7 @@ def _max_pool_inside(x, out, kh, kw, sh, sw, add):
                     if i + j > 0:
                         row = src + i * width + j
                         for z in range(wo):
-                            v = xf[_u(row + z * sw)]
-                            m = acc[_u(z)]
-                            acc[_u(z)] = v if v > m else m
+                            acc[_u(z)] = _fmax(acc[_u(z)], xf[_u(row + z * sw)])
             o = (t * ho + y) * wo
             if add:
                 for z in range(wo):
@@ -185,9 +185,9 @@ def _max_pool_inside(x, out, kh, kw, sh, sw, add):
 
 @kernel.cpu_kernel
 def _max_pool_2x2(x, out, sh, sw, add):
-    # _max_pool_inside for a 2x2 window, the four loads written out (same order, so the
-    # same result with NaNs): 1.8x faster again on LeNet's 64x20x24x24 (386 -> 210 us),
-    # 3.7x on its 64x50x8x8, whose 4-wide rows leave the generic loops little to vectorise
+    # _max_pool_inside for a 2x2 window, the four loads written out: 1.8x faster again on
+    # LeNet's 64x20x24x24 (386 -> 210 us), 3.7x on its 64x50x8x8, whose 4-wide rows leave
+    # the generic loops little to vectorise
     n_img, n_c, height, width = x.shape
     ho, wo = out.shape[2], out.shape[3]
     xf = x.reshape(-1)
@@ -199,13 +199,8 @@ def _max_pool_2x2(x, out, sh, sw, add):
             o = (t * ho + y) * wo
             for z in range(wo):
                 p = z * sw
-                m = xf[_u(a + p)]
-                v = xf[_u(a + p + 1)]
-                m = v if v > m else m
-                v = xf[_u(b + p)]
-                m = v if v > m else m
-                v = xf[_u(b + p + 1)]
-                m = v if v > m else m
+                top = _fmax(xf[_u(a + p)], xf[_u(a + p + 1)])
+                m = _fmax(top, _fmax(xf[_u(b + p)], xf[_u(b + p + 1)]))
                 if add:
                     of[_u(o + z)] += m
                 else:
@@ -299,22 +294,16 @@ def _max_pool_3x3(x, out, sh, sw, ph, pw, add):
             b = (t * height + r1) * width
             c = (t * height + r2) * width
             for w in range(width):
-                m = xf[_u(a + w)]
-                v = xf[_u(b + w)]
-                m = v if v > m else m
-                v = xf[_u(c + w)]
-                vmax[_u(w)] = v if v > m else m
+                m = _fmax(xf[_u(a + w)], xf[_u(b + w)])
+                vmax[_u(w)] = _fmax(m, xf[_u(c + w)])
             o = (t * ho + y) * wo
             for z in range(wo):
                 w0 = z * sw - pw
                 c0 = min(max(w0, 0), width - 1)
                 c2 = min(max(w0 + 2, 0), width - 1)
                 c1 = min(max(w0 + 1, c0), c2)
-                m = vmax[_u(c0)]
-                v = vmax[_u(c1)]
-                m = v if v > m else m
-                v = vmax[_u(c2)]
-                m = v if v > m else m
+                m = _fmax(vmax[_u(c0)], vmax[_u(c1)])
+                m = _fmax(m, vmax[_u(c2)])
                 if add:
                     of[_u(o + z)] += m
                 else:

@@ -2,7 +2,7 @@
 
 The window rules are Pooling's (_pool_window.py): output (y, z) covers rows
 [y*sh - ph, y*sh - ph + kh) clipped to the padded end `eh` for the average's divisor and to
-[0, H) for the values read; max keeps the first maximum (NaN only where it comes first),
+[0, H) for the values read; max skips NaN (NaN only where the whole window is),
 an empty window gives -inf (max) or 0 (avg); sums accumulate in float64. Here every step
 of a window is one vector loop over the C contiguous channels of a position, instead of
 one scalar loop per channel plane. Modes: 0 max, 1 avg, 2 sum.
@@ -16,6 +16,7 @@ import numpy as np
 from numba import prange
 
 from ... import kernel
+from ...kernel.device import fmax as _fmax
 from ._pool_window import window as _window
 from ._uindex import u as _u
 
@@ -47,9 +48,7 @@ def _pool(x, out, acc, mode, kh, kw, sh, sw, ph, pw, eh, ew, include_pad):
                     for w in range(w0, w1):
                         src = ((b * height + h) * width + w) * c
                         for e in range(c):
-                            v = xf[_u(src + e)]
-                            if v > of[_u(dst + e)]:
-                                of[_u(dst + e)] = v
+                            of[_u(dst + e)] = _fmax(of[_u(dst + e)], xf[_u(src + e)])
                 continue
             for e in range(c):
                 a[e] = 0.0

@@ -5,7 +5,8 @@ Window of output (v, y, z): rows [y*sh - ph, y*sh - ph + kh) clipped to the padd
 `eh` (H + bottom padding) for the avg divisor, and to [0, H) for the values it reads;
 likewise for depth and columns. Modes: 0 max, 1 avg, 2 sum, 3 lp.
 
-    max  y = max over the window;  mask = (u*H + h)*W + w of the first maximum (-1 if empty)
+    max  y = max over the window, NaN skipped (NaN only if all of it is, -inf if empty);
+         mask = (u*H + h)*W + w of the first maximum (-1 if empty or all NaN)
     avg  y = sum / size, size = padded window (count_include_pad) or valid window
     sum  y = sum over the window
     lp   y = (sum x^p)^(1/p);      dx = dy * (x / y)^(p-1)
@@ -27,6 +28,13 @@ import math
 
 from ... import kernel
 from ...kernel import uindex
+
+
+@kernel.device_function
+def replaces(v, m):
+    """Whether v replaces m as a window's running maximum: it is greater, or m is NaN.
+    Max pooling skips NaN this way (C's fmax): a window is NaN only when all of it is."""
+    return (v > m) | (m != m)
 
 
 @kernel.device_function
@@ -66,10 +74,12 @@ def pool_forward(
                     row = (u * height + h) * width
                     for w in range(w0, w1):
                         xv = x[uindex(vol + row + w)]
-                        if arg < 0 or xv > best:
+                        if arg < 0 or replaces(xv, best):
                             best = xv
                             arg = row + w
             val = best
+            if best != best:
+                arg = -1  # all NaN: no position holds the maximum (backward finds none)
             if masked:
                 mask[uindex(o)] = arg
         else:

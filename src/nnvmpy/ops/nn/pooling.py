@@ -8,6 +8,8 @@ Max pooling has two outputs, as in MXNet 1.9.1's MKL-DNN build (node_row_ptr in 
 symbol files counts them): the pooled values and a hidden int32 mask holding, per
 output, the flat index (d*H + h)*W + w of the maximum in its input volume; backward
 routes the gradient through it. The mask is always overwritten (req 'add' adds to the values only).
+Max pooling skips NaN in every kernel (_pool_window.replaces): an all-NaN window gives NaN and
+a mask of -1, so no gradient.
 Kernels: _pool_window.py (one body for both devices: every forward but the CPU's 2-D
 max pooling, the GPU's backward and the CPU's 3-D one) and _pool_cpu.py (CPU-only 2-D
 max pooling and backward kernels, faster there; numba, imported on the first CPU launch).
@@ -427,7 +429,10 @@ def _pool_gradient(node: Any, ograds: list[Any]) -> list[Any]:
         "``ceil(x/s)``. ``global_pool`` pools each whole plane (kernel = (height, width)).\n"
         "``pool_type`` is avg, max, sum or lp (``(sum x^p)^(1/p)``, p = ``p_value``). "
         "1-D pooling takes *(batch_size, channel, width)*.\n\n"
-        "Max pooling has a second, hidden output (an int32 argmax mask for backward)."
+        "Max pooling has a second, hidden output (an int32 argmax mask for backward). "
+        "It skips NaN, as MXNet's CPU pooling does: a window's value is its largest "
+        "non-NaN element (NaN only when the whole window is NaN; MXNet gives the "
+        "lowest float there), and the gradient goes to the first position holding it."
     )
     .set_attr_parser(PoolingParam)
     .set_num_inputs(1)
