@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+import op_db  # noqa: F401  (first: it loads every cases_*.py)
 import pytest
+from cases_contrib_bilinear_resize import _source, bilinear_resize_ref
 
 import nnvmpy as nv
 
@@ -51,6 +53,81 @@ def test_errors_name_the_problem() -> None:
         nv.nd.contrib.BilinearResize2D(x, scale_height=2.0, scale_width=float("nan"))
     with pytest.raises(nv.NNVMError, match="into -inf"):
         nv.nd.contrib.BilinearResize2D(x, scale_height=-1e300, scale_width=-1e300)
+    empty = nv.nd.array(np.ones((1, 1, 0, 4)))  # read out of bounds before
+    with pytest.raises(nv.NNVMError, match=r"needs an input plane of at least 1x1"):
+        nv.nd.contrib.BilinearResize2D(empty, height=3, width=2)
     assert nv.nd.contrib.BilinearResize2D(x, scale_height=2.0, scale_width=0.5).shape == (
         1, 1, 8, 2,
     )  # fmt: skip
+
+
+def _resize_grad_ref(dy: np.ndarray, x_shape: tuple, align: bool) -> np.ndarray:
+    """Each output gradient spread over the four inputs it blends, with their weights."""
+    h, w = x_shape[2:]
+    oh, ow = dy.shape[2:]
+    dx = np.zeros(x_shape)
+    for i in range(oh):
+        r0, r1, a = _source(i, h, oh, align)
+        for j in range(ow):
+            c0, c1, b = _source(j, w, ow, align)
+            g = dy[:, :, i, j]
+            dx[:, :, r0, c0] += (1 - a) * (1 - b) * g
+            dx[:, :, r0, c1] += (1 - a) * b * g
+            dx[:, :, r1, c0] += a * (1 - b) * g
+            dx[:, :, r1, c1] += a * b * g
+    return dx
+
+
+@pytest.mark.parametrize("align", [True, False])
+@pytest.mark.parametrize(
+    ("x_shape", "out_hw"),
+    [
+        ((2, 3, 5, 7), (11, 4)),
+        ((1, 2, 9, 3), (2, 8)),
+        ((3, 1, 1, 4), (6, 1)),
+        ((1, 1, 4, 4), (4, 4)),
+    ],
+)
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_forward_and_backward_match_per_pixel_blends(
+    x_shape: tuple, out_hw: tuple, align: bool, dtype: type
+) -> None:
+    """The kernels (separable per plane on the CPU) against four-input blends per pixel,
+    up and down, both corner rules, write and add requests."""
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal(x_shape).astype(dtype)
+    dy = rng.standard_normal((*x_shape[:2], *out_hw)).astype(dtype)
+    tol = {"rtol": 1e-2, "atol": 1e-2} if dtype == np.float16 else {"rtol": 1e-5, "atol": 1e-5}
+    params = {"height": out_hw[0], "width": out_hw[1], "align_corners": align}
+    want = bilinear_resize_ref(x.astype(np.float64), **params)
+    want_dx = _resize_grad_ref(dy.astype(np.float64), x_shape, align)
+    data = nv.nd.array(x, dtype=dtype)
+    data.attach_grad(grad_req="add")
+    data.grad[:] = 1.0
+    with nv.autograd.record():
+        y = nv.nd.contrib.BilinearResize2D(data, **params)
+    y.backward(nv.nd.array(dy, dtype=dtype))
+    np.testing.assert_allclose(y.asnumpy().astype(np.float64), want, **tol)
+    np.testing.assert_allclose(data.grad.asnumpy().astype(np.float64), want_dx + 1.0, **tol)
+    out = nv.nd.ones(y.shape, dtype=dtype)
+    nv.nd.contrib.BilinearResize2D(data, out=out, **params)  # a write over old values
+    np.testing.assert_allclose(out.asnumpy().astype(np.float64), want, **tol)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("align", [True, False])
+def test_gpu_kernels_match_per_pixel_blends(align: bool) -> None:
+    """The GPU's items (one output forward, one input row backward) on the device."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 2, 5, 3))
+    dy = rng.standard_normal((2, 2, 3, 7))
+    params = {"height": 3, "width": 7, "align_corners": align}
+    data = nv.nd.array(x, ctx=nv.gpu(0), dtype=np.float64)
+    data.attach_grad()
+    with nv.autograd.record():
+        y = nv.nd.contrib.BilinearResize2D(data, **params)
+    y.backward(nv.nd.array(dy, ctx=nv.gpu(0), dtype=np.float64))
+    np.testing.assert_allclose(y.asnumpy(), bilinear_resize_ref(x, **params), rtol=1e-12)
+    np.testing.assert_allclose(
+        data.grad.asnumpy(), _resize_grad_ref(dy, x.shape, align), rtol=1e-12
+    )

@@ -224,12 +224,16 @@ def assign(out: np.ndarray, mode: int, value: Any) -> None:
 
 def device_ints(ctx: Any, values: Sequence[int]) -> Any:
     """A small int64 array of `values` on ctx's device (shapes and strides for kernels)."""
-    host = np.asarray(values, dtype=np.int64)
+    return to_ctx(ctx, np.asarray(values, dtype=np.int64))
+
+
+def to_ctx(ctx: Any, host: np.ndarray) -> Any:
+    """A small host array (a kernel's table) on ctx's device: itself on the CPU."""
     if not is_gpu(ctx):
         return host
     from nnvmpy.kernel.cuda import get_cuda
 
-    return get_cuda("device_ints").to_device(host)
+    return get_cuda("to_ctx").to_device(np.ascontiguousarray(host))
 
 
 def _is_half(a: Any) -> bool:
