@@ -86,6 +86,16 @@ def uindex(i: int) -> Any:
     return np.uint64(i)
 
 
+@device_function
+def store(out: Any, i: int, v: Any, mode: int) -> None:
+    """out[i] = v (WRITE) or out[i] += v (ADD), as a kernel's write mode says; NULL (kNullOp)
+    leaves out alone. The one copy every hand-written body calls."""
+    if mode == ADD:
+        out[i] += v
+    elif mode != NULL:
+        out[i] = v
+
+
 def run_rows(ctx: Any, name: str, loop: ParallelFor, rows: int, *args: Any) -> None:
     """Run op `name`'s one-body row loop over `rows` items; arrays are passed flattened.
 
@@ -200,5 +210,6 @@ __all__ = [
     "req_code",
     "run_rows",
     "split_axis",
+    "store",
     "uindex",
 ]

@@ -36,11 +36,11 @@ from ..base import InferError, NNVMError
 from ..graph.grad import make_grad_node
 from ..infer import shape_assign, shape_is_known, shape_str, type_assign
 from ..kernel import parallel_for
-from ..kernel.launch import NULL, req_code, run_rows
+from ..kernel.launch import NULL, req_code, run_rows, store
 from ..param import Parameter, field
 from ..registry import NodeAttrs, register_op
 from .init import _fill
-from .nn._layer_util import host_copy, store, via_float32
+from .nn._layer_util import host_copy, via_float32
 
 
 class SequenceLastParam(Parameter):
@@ -113,7 +113,7 @@ def _mask_item(i, out, x, lens, t_len, n, st, sb, use_len, value, mode):
     keep = True
     if use_len:
         keep = t < int(lens[(i // sb) % n])
-    store(out, i, mode, x[i] if keep else value)
+    store(out, i, x[i] if keep else value, mode)
 
 
 @parallel_for
@@ -126,7 +126,7 @@ def _reverse_item(i, out, x, lens, t_len, n, st, sb, use_len, mode):
     src = i
     if t < length:
         src = i + (length - 1 - 2 * t) * st
-    store(out, i, mode, x[src])
+    store(out, i, x[src], mode)
 
 
 @parallel_for
@@ -136,7 +136,7 @@ def _last_item(j, out, x, lens, t_len, rest, st, sb, use_len, mode):
     length = t_len
     if use_len:
         length = int(lens[b])
-    store(out, j, mode, x[(length - 1) * st + b * sb + (j - b * rest)])
+    store(out, j, x[(length - 1) * st + b * sb + (j - b * rest)], mode)
 
 
 @parallel_for
@@ -148,7 +148,7 @@ def _last_grad_item(i, dx, dy, lens, t_len, n, rest, st, sb, use_len, mode):
     if use_len:
         length = int(lens[b])
     v = dy[b * rest + i % rest] if t == length - 1 else 0.0
-    store(dx, i, mode, v)
+    store(dx, i, v, mode)
 
 
 # -- shape and type ----------------------------------------------------------------------------

@@ -13,7 +13,7 @@ themselves use NumPy's BLAS/LAPACK there (see _batched.py).
 from __future__ import annotations
 
 from ... import kernel
-from ...kernel.launch import ADD
+from ...kernel.launch import store
 
 
 @kernel.device_function
@@ -24,14 +24,6 @@ def in_triangle(r, c, tri):
     if tri == 2:
         return c >= r
     return True
-
-
-@kernel.device_function
-def store(out, i, v, mode):
-    if mode == ADD:
-        out[i] += v
-    else:
-        out[i] = v
 
 
 @kernel.parallel_for

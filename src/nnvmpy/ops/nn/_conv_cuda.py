@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import kernel
-from ...kernel.launch import ADD, NULL
+from ...kernel.launch import store
 
 
 def geometry(s: Any) -> tuple[int, ...]:
@@ -33,15 +33,6 @@ def geometry(s: Any) -> tuple[int, ...]:
         s.groups, s.c, s.d, s.h, s.w, s.f, d.do, w.ho, w.wo,
         d.kd, w.kh, w.kw, d.sd, w.sh, w.sw, d.pd, w.ph, w.pw, d.dd, w.dh, w.dw,
     )  # fmt: skip
-
-
-@kernel.device_function
-def store(a, k, v, mode):
-    """a[k] (=|+=) v as the write mode says (NULL: untouched)."""
-    if mode == ADD:
-        a[k] += v
-    elif mode != NULL:
-        a[k] = v
 
 
 @kernel.device_function

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 
 from ...kernel import device_function, parallel_for
-from ._layer_util import store
+from ...kernel.launch import store
 
 
 @device_function
@@ -92,7 +92,7 @@ def alpha_beta(
     ab = b * t_max * s_max
     if steps == 0:  # only the empty label fits (checked on the host): p = 1
         logp[b] = 0.0
-        store(loss, b, mode, 0.0)
+        store(loss, b, 0.0, mode)
         return
     for s in range(n_states):
         alpha[ab + s] = -math.inf
@@ -116,7 +116,7 @@ def alpha_beta(
     if n_states > 1:
         lp = _log_add(lp, alpha[last + n_states - 2])
     logp[b] = lp
-    store(loss, b, mode, -lp)
+    store(loss, b, -lp, mode)
     if not need_beta:
         return
     for s in range(n_states):
@@ -167,10 +167,10 @@ def row_grad(
     base = r * a_len
     if t >= tlen[b]:
         for k in range(a_len):
-            store(grad, base + k, mode, 0.0)
+            store(grad, base + k, 0.0, mode)
         return
     for k in range(a_len):
-        store(grad, base + k, mode, math.exp(x[base + k] - lse[r]))
+        store(grad, base + k, math.exp(x[base + k] - lse[r]), mode)
     lp = logp[b]
     if lp == -math.inf:  # an impossible label: no posterior to subtract
         return
@@ -184,4 +184,4 @@ def row_grad(
 @parallel_for
 def scale_grad(i, dx, grad, dloss, n, a_len, mode):
     """dx[t, b, c] = grad[t, b, c] * dloss[b] (the backward op)."""
-    store(dx, i, mode, grad[i] * dloss[(i // a_len) % n])
+    store(dx, i, grad[i] * dloss[(i // a_len) % n], mode)

@@ -41,8 +41,8 @@ from typing import Any
 
 from ... import kernel
 from ...base import OpReqType
-from ...kernel.launch import ADD, NULL, WRITE, run_rows
-from ._conv_cuda import _tap_hit, geometry, store, unravel
+from ...kernel.launch import ADD, NULL, WRITE, run_rows, store
+from ._conv_cuda import _tap_hit, geometry, unravel
 
 #: scratch cap in bytes for one GPU convolution's chunk (column matrix plus tmp/dyt)
 MAX_WORKSPACE_BYTES = 256 << 20

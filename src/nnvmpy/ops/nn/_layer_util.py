@@ -19,22 +19,12 @@ import numpy as np
 
 from ...base import InferError
 from ...infer import shape_str
-from ...kernel import device_function
 from ...kernel.device import DeviceFunction, for_device
-from ...kernel.launch import ADD, WRITE, is_gpu
+from ...kernel.launch import is_gpu, store
 from ._geometry import run_via_float32
 
 _HALF = np.dtype(np.float16)
 Compute = Callable[[Any, Any, list[Any], list[Any], list[Any]], None]
-
-
-@device_function
-def store(out, j, mode, v):
-    """out[j] = v (WRITE), out[j] += v (ADD); kNullOp (0) leaves out alone."""
-    if mode == ADD:
-        out[j] += v
-    elif mode == WRITE:
-        out[j] = v
 
 
 #: LLVM may reorder float additions in a row function, so its sums vectorise (10x on a

@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 
 from ...kernel import device_function, parallel_for
-from ...kernel.launch import ADD, NULL, is_gpu, uindex
-from ._layer_util import cpu_threads, row_function, store
+from ...kernel.launch import ADD, NULL, is_gpu, store, uindex
+from ._layer_util import cpu_threads, row_function
 
 # --- whole-row loops (RowFunctions: vectorised sums on the CPU; L2Normalization uses them
 # too) -------------------------------------------------------------------------------------
@@ -178,8 +178,8 @@ def _norm_forward_row(
     mu = row_sum(x, base, n, inner) / n
     var = row_sqdev(x, base, n, inner, mu) / n
     sd = math.sqrt(var + eps)
-    store(mean, r, m_mean, mu)
-    store(std, r, m_std, var if stat_var else sd)
+    store(mean, r, mu, m_mean)
+    store(std, r, var if stat_var else sd, m_std)
     if m_out == NULL:
         return
     if groups > 0:  # one gamma per row: y = x * a + b
@@ -237,7 +237,7 @@ def _sum_columns(col, out, part, count, stride, mode):
     s = 0.0
     for t in range(count):
         s += part[uindex(t * stride + col)]
-    store(out, col, mode, s)
+    store(out, col, s, mode)
 
 
 def _acc_dtype(x: Any) -> Any:

@@ -60,11 +60,12 @@ from ...kernel.launch import (  # cuda: a placeholder bound when a kernel compil
     normalize_axis,
     req_code,
     split_axis,
+    store,
     uindex,
 )
 from ...param import Parameter, field
 from ...registry import NodeAttrs, Op, register_op
-from ._layer_util import row_function, store
+from ._layer_util import row_function
 from ._norm_rows import _typed, row_dy_sums, row_scale_shift
 from .inference import ScaleShift
 
@@ -185,8 +186,8 @@ def _bn_forward_channel(
     else:
         mu = float(mm[c])
         v = float(mv[c])
-    store(mean, c, m_mean, mu)
-    store(var, c, m_var, 1.0 / math.sqrt(v + eps) if invstd_out else v)
+    store(mean, c, mu, m_mean)
+    store(var, c, 1.0 / math.sqrt(v + eps) if invstd_out else v, m_var)
     if m_out != NULL:
         # y = x * scale + shift in x's dtype (a float32 row vectorises twice as wide)
         scale = (1.0 if fix_gamma else gamma[c]) / math.sqrt(v + eps)
@@ -211,8 +212,8 @@ def _bn_backward_channel(
         ds, dsx = row_dy_sums(dy, x, gamma, (o * C + c) * inner, inner, 1, mu, False)
         sdy += ds
         sdyx += dsx
-    store(dgamma, c, m_dgamma, 0.0 if fix_gamma else sdyx * invstd)
-    store(dbeta, c, m_dbeta, sdy)
+    store(dgamma, c, 0.0 if fix_gamma else sdyx * invstd, m_dgamma)
+    store(dbeta, c, sdy, m_dbeta)
     if m_dx != NULL:
         k = _typed(sc, 4 * c, (1.0 if fix_gamma else gamma[c]) * invstd)
         a = _typed(sc, 4 * c + 1, sdy / size if batch else 0.0)

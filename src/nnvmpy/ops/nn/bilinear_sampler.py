@@ -36,10 +36,10 @@ from ...base import InferError
 from ...graph.grad import ElemwiseGradUseIn
 from ...infer import elemwise_type, shape_assign, shape_is_known, shape_str
 from ...kernel import device_function, parallel_for
-from ...kernel.launch import ADD, NULL, WRITE, req_code, uindex
+from ...kernel.launch import ADD, NULL, WRITE, req_code, store, uindex
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
-from ._layer_util import store, via_float32
+from ._layer_util import via_float32
 
 
 class BilinearSamplerParam(Parameter):
@@ -85,7 +85,7 @@ def _sample_loop(i, out, data, grid, C, H, W, Ho, Wo, mode):
         wx * _pixel(data, base, y0 + 1, x0, H, W)
         + (1.0 - wx) * _pixel(data, base, y0 + 1, x0 + 1, H, W)
     )
-    store(out, i, mode, v)
+    store(out, i, v, mode)
 
 
 @device_function

@@ -34,10 +34,10 @@ from ...base import InferError
 from ...graph.grad import ElemwiseGradUseIn
 from ...infer import elemwise_type, shape_assign, shape_is_known, shape_str
 from ...kernel import device_function, parallel_for
-from ...kernel.launch import NULL, WRITE, req_code, uindex
+from ...kernel.launch import NULL, WRITE, req_code, store, uindex
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
-from ._layer_util import store, via_float32
+from ._layer_util import via_float32
 
 
 class CorrelationParam(Parameter):
@@ -121,7 +121,7 @@ def _corr_loop(i, out, a, b, C, H, W, th, tw, D, radius, k, d, s1, s2, pad, mult
                 va = _at(a, base, y1 + h, x1 + w, H, W)
                 vb = _at(b, base, y2 + h, x2 + w, H, W)
                 s += va * vb if mult else abs(va - vb)
-    store(out, i, mode, s / (k * k * C))
+    store(out, i, s / (k * k * C), mode)
 
 
 @device_function

@@ -26,10 +26,9 @@ from ...attrs import (
 from ...base import InferError, ParamError
 from ...graph.grad import make_grad_node
 from ...infer import shape_assign, shape_is_known, shape_str, type_assign
-from ...kernel.launch import NULL, WRITE, is_gpu, req_code, run_rows
+from ...kernel.launch import NULL, WRITE, is_gpu, req_code, run_rows, store
 from ...param import Parameter, Shape, field
 from ...registry import NodeAttrs, register_op
-from ._conv_cuda import store
 from ._geometry import run_via_float32
 
 

@@ -43,7 +43,7 @@ from ...graph.grad import make_grad_node
 from ...graph.node import NodeEntry
 from ...infer import elemwise_shape, elemwise_type, shape_str
 from ...kernel import parallel_for
-from ...kernel.launch import NULL, is_gpu, req_code, uindex
+from ...kernel.launch import NULL, is_gpu, req_code, store, uindex
 from ...kernel.philox import uniform_pair
 from ...param import Parameter, Shape, field
 from ...registry import NodeAttrs, register_op
@@ -53,7 +53,6 @@ from ..elemwise_binary import _mul
 from ..elemwise_unary import _identity
 from ..init import _fill
 from ..random._common import launch
-from ..random.samplers import store
 
 _U0 = np.uint64(0)
 
@@ -112,8 +111,8 @@ def _dropout_loop(i, out, mode, mask, mask_mode, x, keep, scale, k0, k1, first, 
             d += q * steps[a]
     u, _v = uniform_pair(k0, k1, first + uindex(d), _U0, _U0)
     m = (1.0 if u < keep else 0.0) * scale
-    store(mask, i, mask_mode, m)
-    store(out, i, mode, x[i] * m)
+    store(mask, i, m, mask_mode)
+    store(out, i, x[i] * m, mode)
 
 
 def _draw_layout(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, Any, Any]:

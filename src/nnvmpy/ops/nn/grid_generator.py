@@ -34,10 +34,10 @@ from ...base import InferError, ParamError
 from ...graph.grad import ElemwiseGradUseNone
 from ...infer import elemwise_type, shape_assign, shape_is_known, shape_str
 from ...kernel import parallel_for
-from ...kernel.launch import NULL, req_code, uindex
+from ...kernel.launch import NULL, req_code, store, uindex
 from ...param import Parameter, Shape, field
 from ...registry import NodeAttrs, register_op
-from ._layer_util import store, via_float32
+from ._layer_util import via_float32
 
 
 class GridGeneratorParam(Parameter):
@@ -85,12 +85,12 @@ def _affine_loop(i, grid, theta, H, W, sx, sy, mode):
     xt = -1.0 + (p - h * W) * sx
     yt = -1.0 + h * sy
     t = n * 6
-    store(grid, uindex(2 * n * HW + p), mode, theta[t] * xt + theta[t + 1] * yt + theta[t + 2])
+    store(grid, uindex(2 * n * HW + p), theta[t] * xt + theta[t + 1] * yt + theta[t + 2], mode)
     store(
         grid,
         uindex((2 * n + 1) * HW + p),
-        mode,
         theta[t + 3] * xt + theta[t + 4] * yt + theta[t + 5],
+        mode,
     )
 
 
@@ -111,7 +111,7 @@ def _affine_grad_loop(q, dtheta, dgrid, H, W, sx, sy, mode):
         elif k == 1:
             basis = -1.0 + h * sy
         s += dgrid[uindex(base + p)] * basis
-    store(dtheta, q, mode, s)
+    store(dtheta, q, s, mode)
 
 
 @parallel_for
@@ -122,14 +122,14 @@ def _warp_loop(i, grid, flow, H, W, sx, sy, mode):
     p = i % HW
     h = p // W
     if c == 0:
-        store(grid, i, mode, ((p - h * W) + flow[i]) * sx - 1.0)
+        store(grid, i, ((p - h * W) + flow[i]) * sx - 1.0, mode)
     else:
-        store(grid, i, mode, (h + flow[i]) * sy - 1.0)
+        store(grid, i, (h + flow[i]) * sy - 1.0, mode)
 
 
 @parallel_for
 def _warp_grad_loop(i, dflow, dgrid, HW, sx, sy, mode):
-    store(dflow, i, mode, dgrid[i] * (sx if (i // HW) % 2 == 0 else sy))
+    store(dflow, i, dgrid[i] * (sx if (i // HW) % 2 == 0 else sy), mode)
 
 
 def affine_grid(ctx: Any, grid: Any, theta: Any, mode: int) -> None:

@@ -36,12 +36,12 @@ from ...graph.grad import make_grad_node, make_node
 from ...graph.node import NodeEntry
 from ...infer import elemwise_type, shape_assign, shape_is_known
 from ...kernel import parallel_for
-from ...kernel.launch import NULL, is_gpu, req_code, uindex
+from ...kernel.launch import NULL, is_gpu, req_code, store, uindex
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
 from ..elemwise_unary import _identity
 from ._geometry import run_via_float32
-from ._layer_util import check_ndim, store
+from ._layer_util import check_ndim
 
 
 class IdentityAttachKLSparseRegParam(Parameter):
@@ -86,7 +86,7 @@ def _kl_grad_channel(c, dx, dy, x, avg, outer, C, inner, rho, penalty, momentum,
         base = (o * C + c) * inner
         for i in range(inner):
             j = uindex(base + i)
-            store(dx, j, mode, dy[j] + reg)
+            store(dx, j, dy[j] + reg, mode)
 
 
 def _forward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):

@@ -32,10 +32,10 @@ from ...graph.grad import make_grad_node
 from ...graph.node import NodeEntry
 from ...infer import elemwise_type, shape_assign, shape_is_known
 from ...kernel import parallel_for
-from ...kernel.launch import NULL, req_code
+from ...kernel.launch import NULL, req_code, store
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
-from ._layer_util import check_ndim, store, via_float32
+from ._layer_util import check_ndim, via_float32
 from ._norm_rows import row_axpby, row_dy_sums, row_scale_shift, row_sqdev
 
 
@@ -84,7 +84,7 @@ def _l2_forward_row(r, out, norm, x, n, inner, eps, m_out, m_norm):
     o = r // inner
     base = o * n * inner + (r - o * inner)
     s = math.sqrt(row_sqdev(x, base, n, inner, 0.0) + eps)
-    store(norm, r, m_norm, s)
+    store(norm, r, s, m_norm)
     if m_out != NULL:
         row_scale_shift(out, x, base, n, inner, 1.0 / s, 0.0, m_out)
 

@@ -45,14 +45,14 @@ from ...graph.grad import ElemwiseGradUseIn, make_grad_node
 from ...graph.node import NodeEntry
 from ...infer import elemwise_type, shape_assign, shape_is_known, shape_str
 from ...kernel import parallel_for
-from ...kernel.launch import NULL, req_code, uindex
+from ...kernel.launch import NULL, req_code, store, uindex
 from ...kernel.philox import uniform_pair
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
 from ...resource import ResourceRequest
 from ..init import _fill
 from ..random._common import launch
-from ._layer_util import store, via_float32
+from ._layer_util import via_float32
 
 elementwise = kernel.elementwise
 
@@ -204,12 +204,12 @@ def _gamma_index(i, B, R, ga, gb):
 @parallel_for
 def _prelu_loop(i, out, x, gamma, B, R, ga, gb, mode):
     v = x[i]
-    store(out, i, mode, v if v > 0 else gamma[_gamma_index(i, B, R, ga, gb)] * v)
+    store(out, i, v if v > 0 else gamma[_gamma_index(i, B, R, ga, gb)] * v, mode)
 
 
 @parallel_for
 def _prelu_grad_x(i, dx, dy, x, gamma, B, R, ga, gb, mode):
-    store(dx, i, mode, dy[i] if x[i] > 0 else gamma[_gamma_index(i, B, R, ga, gb)] * dy[i])
+    store(dx, i, dy[i] if x[i] > 0 else gamma[_gamma_index(i, B, R, ga, gb)] * dy[i], mode)
 
 
 @parallel_for
@@ -227,16 +227,16 @@ def _prelu_grad_gamma(j, dgamma, dy, x, A, B, R, ga, gb, mode):
                 v = x[uindex(base + r)]
                 if v <= 0:
                     s += dy[uindex(base + r)] * v
-    store(dgamma, j, mode, s)
+    store(dgamma, j, s, mode)
 
 
 @parallel_for
 def _rrelu_loop(i, out, mode, mask, mask_mode, x, lower, width, k0, k1, first):
     u, _v = uniform_pair(k0, k1, first + uindex(i), _U0, _U0)
     m = lower + width * u
-    store(mask, i, mask_mode, m)
+    store(mask, i, m, mask_mode)
     v = x[i]
-    store(out, i, mode, v if v > 0 else m * v)
+    store(out, i, v if v > 0 else m * v, mode)
 
 
 # --- compute -----------------------------------------------------------------------------------

@@ -33,11 +33,11 @@ from ...graph.grad import make_grad_node
 from ...graph.node import NodeEntry
 from ...infer import elemwise_type, shape_assign, shape_is_known
 from ...kernel import parallel_for
-from ...kernel.launch import NULL, req_code, uindex
+from ...kernel.launch import NULL, req_code, store, uindex
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
 from ...resource import ResourceRequest
-from ._layer_util import check_ndim, store, via_float32
+from ._layer_util import check_ndim, via_float32
 
 
 class LRNParam(Parameter):
@@ -73,8 +73,8 @@ def _lrn_forward_row(r, out, tmp, x, C, inner, nsize, salpha, knorm, beta, m_out
             s += v * v
         t = knorm + salpha * s
         j = uindex(base + c * inner)
-        store(tmp, j, m_tmp, t)
-        store(out, j, m_out, x[j] * math.pow(t, -beta))
+        store(tmp, j, t, m_tmp)
+        store(out, j, x[j] * math.pow(t, -beta), m_out)
 
 
 @parallel_for
@@ -90,7 +90,7 @@ def _lrn_backward_row(r, dx, q, dy, x, tmp, C, inner, nsize, salpha, beta, mode)
         for w in range(max(c + h - nsize + 1, 0), min(c + h + 1, C)):
             s += q[uindex(base + w * inner)]
         j = uindex(base + c * inner)
-        store(dx, j, mode, dy[j] * math.pow(tmp[j], -beta) - 2.0 * beta * salpha * x[j] * s)
+        store(dx, j, dy[j] * math.pow(tmp[j], -beta) - 2.0 * beta * salpha * x[j] * s, mode)
 
 
 def _layout(shape: tuple[int, ...]) -> tuple[int, int, int]:

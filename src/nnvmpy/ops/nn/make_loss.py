@@ -29,13 +29,13 @@ from ...graph.grad import make_grad_node, make_node
 from ...graph.node import NodeEntry
 from ...infer import elemwise_shape, elemwise_type
 from ...kernel import parallel_for
-from ...kernel.launch import NULL, req_code, run_rows
+from ...kernel.launch import NULL, req_code, run_rows, store
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
 from ...resource import ResourceRequest
 from ..elemwise_unary import _identity
 from ..init import _fill
-from ._layer_util import store, via_float32
+from ._layer_util import via_float32
 
 _CHUNK = 4096  # elements counted per work item for normalization='valid'
 
@@ -82,7 +82,7 @@ def _sum_counts(i, counts, chunks):
 
 @parallel_for
 def _scale_by_count(i, dx, counts, scale, mode):
-    store(dx, i, mode, scale / counts[0])
+    store(dx, i, scale / counts[0], mode)
 
 
 def _forward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):

@@ -38,11 +38,11 @@ from ...graph.grad import make_grad_node
 from ...graph.node import NodeEntry
 from ...infer import shape_assign, shape_is_known, shape_str, type_assign
 from ...kernel import device_function, parallel_for
-from ...kernel.launch import NULL, WRITE, req_code, uindex
+from ...kernel.launch import NULL, WRITE, req_code, store, uindex
 from ...param import Parameter, Shape, field
 from ...registry import NodeAttrs, register_op
 from ..init import _fill
-from ._layer_util import host_copy, store, via_float32
+from ._layer_util import host_copy, via_float32
 
 _LOWEST = -3.4028234663852886e38  # -FLT_MAX: where MXNet's max starts
 
@@ -142,8 +142,8 @@ def _roi_pool_loop(i, out, maxidx, data, rois, C, H, W, PH, PW, scale, m_out, m_
                 if v > best:
                     best = v
                     arg = h * W + w
-    store(out, i, m_out, best)
-    store(maxidx, i, m_idx, arg)
+    store(out, i, best, m_out)
+    store(maxidx, i, arg, m_idx)
 
 
 @parallel_for

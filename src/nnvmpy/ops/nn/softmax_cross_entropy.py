@@ -29,11 +29,11 @@ from ...base import InferError, NNVMError
 from ...graph.grad import make_grad_node
 from ...infer import shape_assign, shape_is_known, shape_str, type_assign
 from ...kernel import parallel_for
-from ...kernel.launch import NULL, req_code, run_rows
+from ...kernel.launch import NULL, req_code, run_rows, store
 from ...registry import NodeAttrs, register_op
 from ...resource import ResourceRequest
 from ..init import _fill
-from ._layer_util import host_copy, store, via_float32
+from ._layer_util import host_copy, via_float32
 
 _NAME = "softmax_cross_entropy"
 
@@ -56,7 +56,7 @@ def _sum_losses(i, out, losses, rows, mode):
     total = 0.0
     for r in range(rows):
         total += losses[r]
-    store(out, 0, mode, total)
+    store(out, 0, total, mode)
 
 
 @parallel_for
@@ -73,7 +73,7 @@ def _row_grad(r, dx, x, label, dy, k_len, mode):
     g = dy[0]
     for k in range(k_len):
         p = math.exp(x[base + k] - m) / s
-        store(dx, base + k, mode, (p - 1.0 if k == gold else p) * g)
+        store(dx, base + k, (p - 1.0 if k == gold else p) * g, mode)
 
 
 def _check_labels(ctx: Any, name: str, label: Any, classes: int) -> None:

@@ -33,12 +33,12 @@ from ...graph.grad import make_grad_node
 from ...graph.node import NodeEntry
 from ...infer import shape_assign, shape_str, type_assign
 from ...kernel import parallel_for
-from ...kernel.launch import NULL, req_code, run_rows
+from ...kernel.launch import NULL, req_code, run_rows, store
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
 from ..elemwise_unary import _identity
 from ..init import _fill
-from ._layer_util import store, via_float32
+from ._layer_util import via_float32
 
 
 class SVMOutputParam(Parameter):
@@ -76,7 +76,7 @@ def _svm_grad_row(r, dx, out, label, k_len, margin, coef, linear, mode):
             v = coef if margin > -x else 0.0
         else:
             v = 2.0 * coef * (margin + x) if margin > -x else 0.0
-        store(dx, base + k, mode, v)
+        store(dx, base + k, v, mode)
 
 
 def _infer_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:

@@ -35,12 +35,11 @@ from ...attrs import (
 from ...base import InferError, ParamError
 from ...graph.grad import make_grad_node
 from ...infer import shape_assign, shape_is_known, shape_str
-from ...kernel.launch import ADD, NULL, is_gpu, req_code, run_rows
+from ...kernel.launch import ADD, NULL, is_gpu, req_code, run_rows, store
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
 from ...resource import ResourceRequest
 from . import deconvolution as deconv
-from ._conv_cuda import store
 from ._geometry import check_float_dtype, run_via_float32
 from .convolution import infer_same_float_type
 

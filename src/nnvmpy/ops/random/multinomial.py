@@ -34,12 +34,11 @@ from ...graph.grad import make_grad_node, make_zero_grad_nodes
 from ...graph.node import NodeEntry
 from ...infer import elemwise_shape, shape_assign, shape_str, type_assign
 from ...kernel import parallel_for
-from ...kernel.launch import NULL, WRITE, req_code, uindex
+from ...kernel.launch import NULL, WRITE, req_code, store, uindex
 from ...kernel.philox import uniform_pair
 from ...param import Parameter, Shape, field
 from ...registry import NodeAttrs, register_op
 from ._common import check_float, launch, random_resource
-from .samplers import store
 
 _U0 = np.uint64(0)
 _DTYPES = {"float16": 2, "float32": 0, "float64": 1, "int32": 4, "uint8": 3}
@@ -78,10 +77,10 @@ def _draw_loop(i, out, mode, prob, prob_mode, data, k, m, k0, k1, first):
         if acc > u:
             pick = j
             break
-    store(out, i, mode, pick)
+    store(out, i, pick, mode)
     if prob_mode != NULL:
         p = float(data[base + pick])
-        store(prob, i, prob_mode, math.log(p) if p > 0.0 else -math.inf)
+        store(prob, i, math.log(p) if p > 0.0 else -math.inf, prob_mode)
 
 
 @parallel_for

@@ -32,8 +32,8 @@ from __future__ import annotations
 import math
 
 from ...kernel import device_function, parallel_for
+from ...kernel.launch import store
 from ..special import digamma, is_pole
-from .samplers import store
 
 UNIFORM, NORMAL, GAMMA, EXPONENTIAL, POISSON, NEGATIVE_BINOMIAL, GENERALIZED_NEGATIVE_BINOMIAL = (
     range(7)
@@ -152,7 +152,7 @@ def pdf_loop(i, out, mode, sample, p1, p2, n, dist, is_log):
     """out[i] = (log) pdf of sample[i] under the parameters of its row r = i // n."""
     r = i // n
     v = log_density(dist, float(sample[i]), float(p1[r]), float(p2[r]))
-    store(out, i, mode, v if is_log else safe_exp(v))
+    store(out, i, v if is_log else safe_exp(v), mode)
 
 
 @parallel_for
@@ -166,11 +166,11 @@ def pdf_grad_loop(r, gx, gp1, gp2, dy, sample, p1, p2, out, n, dist, is_log, mx,
         i = r * n + j
         dx, da, db = log_density_grad(dist, float(sample[i]), a, b)
         w = float(dy[i]) if is_log else float(dy[i]) * float(out[i])
-        store(gx, i, mx, dx * w)
+        store(gx, i, dx * w, mx)
         s1 += da * w
         s2 += db * w
-    store(gp1, r, m1, s1)
-    store(gp2, r, m2, s2)
+    store(gp1, r, s1, m1)
+    store(gp2, r, s2, m2)
 
 
 @parallel_for
@@ -186,7 +186,7 @@ def dirichlet_loop(i, out, mode, sample, alpha, n, k, is_log):
         total += a
         v += xlogy(a - 1.0, float(sample[i * k + c])) - safe_lgamma(a)
     v += safe_lgamma(total)
-    store(out, i, mode, v if is_log else safe_exp(v))
+    store(out, i, v if is_log else safe_exp(v), mode)
 
 
 @parallel_for
@@ -204,6 +204,6 @@ def dirichlet_grad_loop(r, gx, ga, dy, sample, alpha, out, n, k, is_log, mx, ma)
             i = r * n + j
             w = float(dy[i]) if is_log else float(dy[i]) * float(out[i])
             x = float(sample[i * k + c])
-            store(gx, i * k + c, mx, w * (a - 1.0) / x)
+            store(gx, i * k + c, w * (a - 1.0) / x, mx)
             s += w * (base + safe_log(x))
-        store(ga, r * k + c, ma, s)
+        store(ga, r * k + c, s, ma)

@@ -27,7 +27,7 @@ import math
 import numpy as np
 
 from ...kernel import device_function, parallel_for
-from ...kernel.launch import ADD, WRITE, uindex
+from ...kernel.launch import store, uindex
 from ...kernel.philox import bits64, uniform_bits, uniform_pair
 
 UNIFORM, NORMAL, GAMMA, EXPONENTIAL, POISSON, NEGATIVE_BINOMIAL, GENERALIZED_NEGATIVE_BINOMIAL = (
@@ -45,15 +45,6 @@ _INF = math.inf
 _MAX_ATTEMPTS = 1 << 20  # a rejection loop gives up (NaN) rather than hang a kernel
 _KNUTH_BELOW = 12.0
 _PTRS_BELOW = 1e12
-
-
-@device_function
-def store(out, i, mode, value):
-    """out[i] = value (WRITE), out[i] += value (ADD), nothing otherwise (kNullOp)."""
-    if mode == ADD:
-        out[i] += value
-    elif mode == WRITE:
-        out[i] = value
 
 
 @device_function
@@ -201,7 +192,7 @@ def draw(dist, a, b, k0, k1, counter, bits):
 @parallel_for
 def sample_loop(i, out, mode, dist, a, b, k0, k1, first, bits):
     """out[i] ~ dist(a, b): scalar parameters (the _random_* ops)."""
-    store(out, i, mode, draw(dist, a, b, k0, k1, first + uindex(i), bits))
+    store(out, i, draw(dist, a, b, k0, k1, first + uindex(i), bits), mode)
 
 
 @parallel_for
@@ -209,14 +200,14 @@ def sample_rows_loop(i, out, mode, dist, p1, p2, per_row, k0, k1, first, bits):
     """out[i] ~ dist(p1[r], p2[r]), r = i // per_row: element i's row of parameters."""
     r = i // per_row
     value = draw(dist, float(p1[r]), float(p2[r]), k0, k1, first + uindex(i), bits)
-    store(out, i, mode, value)
+    store(out, i, value, mode)
 
 
 @parallel_for
 def randint_loop(i, out, mode, low, span, k0, k1, first):
     """out[i] uniform on the integers [low, low + span) (64 bits modulo span: bias < 2^-40)."""
     x = bits64(k0, k1, first + uindex(i), _U0, _U0)
-    store(out, i, mode, low + np.int64(x % span))
+    store(out, i, low + np.int64(x % span), mode)
 
 
 @parallel_for

@@ -25,17 +25,17 @@ from ...attrs import (
 from ...base import Context
 from ...infer import elemwise_shape, elemwise_type
 from ...kernel import parallel_for
-from ...kernel.launch import NULL, is_gpu, req_code
+from ...kernel.launch import NULL, is_gpu, req_code, store
 from ...registry import NodeAttrs, register_op
 from ._common import launch, random_resource
-from .samplers import keys_loop, store
+from .samplers import keys_loop
 
 
 @parallel_for
 def _gather_rows_loop(i, out, mode, x, order, inner):
     """out row r = x row order[r]; element i is in row i // inner."""
     row = i // inner
-    store(out, i, mode, x[order[row] * inner + (i - row * inner)])
+    store(out, i, x[order[row] * inner + (i - row * inner)], mode)
 
 
 def row_order(resource: Any, rows: int) -> np.ndarray:

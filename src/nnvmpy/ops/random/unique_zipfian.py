@@ -26,12 +26,11 @@ from ...attrs import FCompute_cpu, FInferShape, FInferType, FResourceRequest
 from ...base import InferError, ParamError
 from ...infer import shape_assign, shape_str, type_assign
 from ...kernel import parallel_for
-from ...kernel.launch import NULL, req_code, uindex
+from ...kernel.launch import NULL, req_code, store, uindex
 from ...kernel.philox import uniform_pair
 from ...param import Parameter, Shape, field
 from ...registry import NodeAttrs, register_op
 from ._common import launch, random_resource
-from .samplers import store
 
 _OP = "_sample_unique_zipfian"
 _U0 = np.uint64(0)
@@ -77,9 +76,9 @@ def _rows_loop(r, out, mode, trials, trials_mode, table, size, per_row, range_ma
                 slot = (slot + 1) & mask
             if table[base + slot] == _EMPTY:
                 table[base + slot] = c
-                store(out, r * per_row + found, mode, c)
+                store(out, r * per_row + found, c, mode)
                 found += 1
-    store(trials, r, trials_mode, tries)
+    store(trials, r, tries, trials_mode)
 
 
 def _batch_and_count(attrs: NodeAttrs) -> tuple[int, int]:
