@@ -1,9 +1,12 @@
-"""ROIAlign: a value by hand, the zero roi gradient, and its errors."""
+"""ROIAlign: a value by hand, the zero roi gradient, its errors, and the kernels'
+backward against their forward."""
 
 from __future__ import annotations
 
 import numpy as np
+import op_db  # noqa: F401  (first: it loads every cases_*.py)
 import pytest
+from cases_contrib_roi_align import roi_align_ref
 
 import nnvmpy as nv
 
@@ -58,3 +61,53 @@ def test_rroi_align_at_zero_degrees_is_roi_align_and_180_flips_the_bins() -> Non
     np.testing.assert_allclose(turned[0].asnumpy(), aligned.asnumpy(), rtol=1e-5, atol=1e-6)
     flipped = turned[0].asnumpy()[:, :, ::-1, ::-1]
     np.testing.assert_allclose(turned[1].asnumpy(), flipped, rtol=1e-4, atol=1e-5)
+
+
+def _overlapping_rois(rng: np.random.Generator, n: int, batch: int, size: float) -> np.ndarray:
+    """n rois over `batch` images, most of them overlapping; the first has batch index -1."""
+    corner = rng.uniform(-1, size / 2, (n, 2))
+    far = corner + rng.uniform(1, size, (n, 2))
+    rois = np.concatenate([rng.integers(0, batch, (n, 1)), corner, far], 1)
+    rois[0, 0] = -1  # zeros, no gradient
+    return rois
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+@pytest.mark.parametrize("sensitive", [False, True])
+def test_backward_is_the_adjoint_of_forward_over_overlapping_rois(
+    device: str, sensitive: bool
+) -> None:
+    """<roi_align(x), dy> == <x, dx>: the gradient kernel (one input channel per item) is
+    the exact transpose of the forward, with 40 rois sharing pixels; an add request adds."""
+    ctx = nv.cpu() if device == "cpu" else nv.gpu(0)
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((2, 8, 9, 11))
+    rois = _overlapping_rois(rng, 40, 2, 6.0)
+    params = {"pooled_size": (2, 2), "spatial_scale": 0.9, "position_sensitive": sensitive}
+    data = nv.nd.array(x, ctx=ctx, dtype=np.float64)
+    data.attach_grad(grad_req="add")
+    data.grad[:] = 0.5
+    boxes = nv.nd.array(rois, ctx=ctx, dtype=np.float64)
+    with nv.autograd.record():
+        y = nv.nd.contrib.ROIAlign(data, boxes, **params)
+    dy = rng.standard_normal(y.shape)
+    y.backward(nv.nd.array(dy, ctx=ctx, dtype=np.float64))
+    np.testing.assert_allclose(
+        y.asnumpy(), roi_align_ref(x, rois, **params), rtol=1e-10, atol=1e-12
+    )
+    dx = data.grad.asnumpy() - 0.5
+    assert abs((y.asnumpy() * dy).sum() - (x * dx).sum()) < 1e-9 * np.abs(x * dx).sum()
+    np.testing.assert_array_equal(y.asnumpy()[0], 0.0)
+
+
+def test_float16_computes_through_float32() -> None:
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((1, 3, 6, 7)).astype(np.float16)
+    rois = _overlapping_rois(rng, 6, 1, 4.0)
+    params = {"pooled_size": (3, 2), "spatial_scale": 0.7}
+    y = nv.nd.contrib.ROIAlign(
+        nv.nd.array(x, dtype=np.float16), nv.nd.array(rois, dtype=np.float16), **params
+    )
+    want = roi_align_ref(x.astype(np.float64), rois.astype(np.float16).astype(np.float64), **params)
+    assert y.dtype == np.float16
+    np.testing.assert_allclose(y.asnumpy().astype(np.float64), want, rtol=1e-2, atol=1e-2)

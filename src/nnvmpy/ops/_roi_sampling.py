@@ -9,7 +9,17 @@ corner and bin size of its (unrotated) grid, the sample grid per bin, and a rota
 (ROIAlign: cos 1, sin 0, centre 0). A sample more than one pixel outside the map counts
 0; otherwise it is clamped onto the map and blends its four neighbouring pixels. Bins
 average their samples. The backward pass spreads dy / count onto the same pixels with
-the same weights; it runs sequentially, since bins share pixels.
+the same weights.
+
+Kernels (kernel.parallel_for, one body for both devices; the geometry rows are made on
+the host from the rois, which are copied there first, and sent back as a small table).
+Forward: one roi bin per item, each sample's pixels and weights found once and applied to
+every channel. Backward: one input channel per item, walking every roi and bin that reads
+that channel, so no two items write the same pixel (bins of overlapping rois share
+pixels). Samples accumulate in the output's type, as MXNet's kernels do (the CPU computes
+float16 in float32). They replace one serial host loop, which the GPU reached by copying
+the feature map to the host and back: 256 rois, 7x7 bins, 2x2 samples over 2x256x50x84
+float32 on two cores, forward 120 -> 18 ms, forward and backward 251 -> 80 ms.
 
 Also what the roi ops (ROIAlign, RROIAlign, PSROIPooling, DeformablePSROIPooling) share:
 the checks of their data and rois inputs and of pooled_size, and the registration of an
@@ -36,9 +46,12 @@ from ..attrs import (
 from ..base import InferError
 from ..graph.grad import make_grad_node
 from ..infer import shape_str
+from ..kernel import uindex
+from ..kernel.launch import NULL, WRITE, flat, is_gpu, req_code, store
 from ..param import Parameter
 from ..registry import register_op, skip_in_source_locations
-from ._host_staged import host_compute
+from ._host_staged import host_compute, to_host
+from ._index_kernels import half_as_float32, to_ctx, zero
 from .contrib_bbox import same_float_type
 
 skip_in_source_locations(__file__)  # registrations name the op's own file
@@ -46,80 +59,164 @@ skip_in_source_locations(__file__)  # registrations name the op's own file
 GEOMETRY = ("batch", "x0", "y0", "bin_w", "bin_h", "grid_w", "grid_h", "cos", "sin", "cx", "cy")
 
 
-@kernel.cpu_kernel(parallel=False)
-def roi_bins(data, geometry, dy, out, sensitive, backward):  # pragma: no cover - compiled
-    """Forward (backward False): out (R, C', PH, PW) from data. Backward: data += spread dy.
+_G = len(GEOMETRY)
 
-    With `sensitive`, bin (ph, pw) of output channel c reads channel (c PH + ph) PW + pw.
-    """
-    n_batch, _, height, width = data.shape
-    n_rois, c_out, ph_n, pw_n = dy.shape if backward else out.shape
+
+@kernel.device_function
+def sample_at(yy, xx, cos, sin, cx, cy, height, width):
+    """The grid point (xx, yy) of a roi, rotated about (cx, cy) onto the map: (counts, yl,
+    xl, yh, xh, w1, w2, w3, w4), its four pixels and their bilinear weights."""
+    x = xx * cos + yy * sin + cx
+    y = yy * cos - xx * sin + cy
+    if y < -1.0 or y > height or x < -1.0 or x > width:
+        return False, 0, 0, 0, 0, 0.0, 0.0, 0.0, 0.0
+    y = min(max(y, 0.0), height - 1.0)
+    x = min(max(x, 0.0), width - 1.0)
+    yl = min(int(y), height - 1)
+    xl = min(int(x), width - 1)
+    ly = y - yl
+    lx = x - xl
+    return (
+        True, yl, xl, min(yl + 1, height - 1), min(xl + 1, width - 1),
+        (1 - ly) * (1 - lx), (1 - ly) * lx, ly * (1 - lx), ly * lx,
+    )  # fmt: skip
+
+
+@kernel.parallel_for
+def roi_forward(item, out, data, geo, n_batch, channels, height, width, c_out, ph_n, pw_n,
+                sensitive, mode):  # fmt: skip
+    """Bin `item` = (r, ph, pw) of every output channel: the mean of its samples (0 for a
+    roi whose batch index is out of range). Each sample's pixels and weights are found
+    once and applied to every channel (per output they were found again per channel: 3x
+    the time). With `sensitive`, bin (ph, pw) of output channel c reads input channel
+    (c PH + ph) PW + pw."""
+    pw = item % pw_n
+    t = item // pw_n
+    ph = t % ph_n
+    r = t // ph_n
+    g = r * _G
+    plane = height * width
+    bin_w = geo[g + 3]
+    bin_h = geo[g + 4]
+    grid_w = int(geo[g + 5])
+    grid_h = int(geo[g + 6])
+    b = int(geo[g])
+    first = (r * c_out * ph_n + ph) * pw_n + pw  # out[r, 0, ph, pw]; channels step ph_n pw_n
+    step = ph_n * pw_n
+    if mode == WRITE or b < 0 or b >= n_batch:
+        for c in range(c_out):
+            store(out, first + c * step, 0.0, mode)
+    if b < 0 or b >= n_batch:
+        return
+    scale = 1.0 / max(grid_h * grid_w, 1)
+    dy_ = bin_h / grid_h
+    dx_ = bin_w / grid_w
+    for iy in range(grid_h):
+        yy = geo[g + 2] + ph * bin_h + (iy + 0.5) * dy_
+        for ix in range(grid_w):
+            xx = geo[g + 1] + pw * bin_w + (ix + 0.5) * dx_
+            ok, yl, xl, yh, xh, w1, w2, w3, w4 = sample_at(
+                yy, xx, geo[g + 7], geo[g + 8], geo[g + 9], geo[g + 10], height, width
+            )
+            if ok:
+                for c in range(c_out):
+                    ci = (c * ph_n + ph) * pw_n + pw if sensitive else c
+                    base = (b * channels + ci) * plane
+                    v = (
+                        w1 * data[uindex(base + yl * width + xl)]
+                        + w2 * data[uindex(base + yl * width + xh)]
+                        + w3 * data[uindex(base + yh * width + xl)]
+                        + w4 * data[uindex(base + yh * width + xh)]
+                    )
+                    out[uindex(first + c * step)] += scale * v
+
+
+@kernel.parallel_for
+def roi_backward(ci, dx, dy, geo, n_rois, n_batch, channels, height, width, c_out, ph_n, pw_n,
+                 sensitive, mode):  # fmt: skip
+    """Input channel `ci` (of every image): dy / count of each bin reading it, spread onto
+    its samples' pixels. Only this item writes channel ci, so overlapping rois are safe."""
+    plane = height * width
+    if mode == WRITE:
+        for b in range(n_batch):
+            for k in range(plane):
+                dx[uindex((b * channels + ci) * plane + k)] = 0
+    c = ci
+    ph0, ph1, pw0, pw1 = 0, ph_n, 0, pw_n
+    if sensitive:  # channel ci is read by one bin of one output channel
+        c = ci // (ph_n * pw_n)
+        ph0 = (ci // pw_n) % ph_n
+        pw0 = ci % pw_n
+        ph1 = ph0 + 1
+        pw1 = pw0 + 1
     for r in range(n_rois):
-        b = int(geometry[r, 0])
+        g = r * _G
+        b = int(geo[g])
         if b < 0 or b >= n_batch:
             continue
-        x0, y0 = geometry[r, 1], geometry[r, 2]
-        bin_w, bin_h = geometry[r, 3], geometry[r, 4]
-        grid_w, grid_h = int(geometry[r, 5]), int(geometry[r, 6])
-        cos, sin, cx, cy = geometry[r, 7], geometry[r, 8], geometry[r, 9], geometry[r, 10]
+        base = (b * channels + ci) * plane
+        bin_w = geo[g + 3]
+        bin_h = geo[g + 4]
+        grid_w = int(geo[g + 5])
+        grid_h = int(geo[g + 6])
         count = max(grid_h * grid_w, 1)
-        for c in range(c_out):
-            for ph in range(ph_n):
-                for pw in range(pw_n):
-                    ci = (c * ph_n + ph) * pw_n + pw if sensitive else c
-                    g = dy[r, c, ph, pw] / count if backward else 0.0
-                    total = 0.0
-                    for iy in range(grid_h):
-                        yy = y0 + ph * bin_h + (iy + 0.5) * bin_h / grid_h
-                        for ix in range(grid_w):
-                            xx = x0 + pw * bin_w + (ix + 0.5) * bin_w / grid_w
-                            x = xx * cos + yy * sin + cx
-                            y = yy * cos - xx * sin + cy
-                            if y < -1.0 or y > height or x < -1.0 or x > width:
-                                continue
-                            y = min(max(y, 0.0), height - 1.0)
-                            x = min(max(x, 0.0), width - 1.0)
-                            yl = min(int(y), height - 1)
-                            xl = min(int(x), width - 1)
-                            yh = min(yl + 1, height - 1)
-                            xh = min(xl + 1, width - 1)
-                            ly = y - yl
-                            lx = x - xl
-                            w1 = (1 - ly) * (1 - lx)
-                            w2 = (1 - ly) * lx
-                            w3 = ly * (1 - lx)
-                            w4 = ly * lx
-                            if backward:
-                                data[b, ci, yl, xl] += g * w1
-                                data[b, ci, yl, xh] += g * w2
-                                data[b, ci, yh, xl] += g * w3
-                                data[b, ci, yh, xh] += g * w4
-                            else:
-                                total += (
-                                    w1 * data[b, ci, yl, xl]
-                                    + w2 * data[b, ci, yl, xh]
-                                    + w3 * data[b, ci, yh, xl]
-                                    + w4 * data[b, ci, yh, xh]
-                                )
-                    if not backward:
-                        out[r, c, ph, pw] = total / count
+        dy_ = bin_h / grid_h
+        dx_ = bin_w / grid_w
+        for ph in range(ph0, ph1):
+            for pw in range(pw0, pw1):
+                d = dy[uindex(((r * c_out + c) * ph_n + ph) * pw_n + pw)] / count
+                for iy in range(grid_h):
+                    yy = geo[g + 2] + ph * bin_h + (iy + 0.5) * dy_
+                    for ix in range(grid_w):
+                        xx = geo[g + 1] + pw * bin_w + (ix + 0.5) * dx_
+                        ok, yl, xl, yh, xh, w1, w2, w3, w4 = sample_at(
+                            yy, xx, geo[g + 7], geo[g + 8], geo[g + 9], geo[g + 10], height, width
+                        )
+                        if ok:
+                            dx[uindex(base + yl * width + xl)] += d * w1
+                            dx[uindex(base + yl * width + xh)] += d * w2
+                            dx[uindex(base + yh * width + xl)] += d * w3
+                            dx[uindex(base + yh * width + xh)] += d * w4
 
 
-def sample_forward(data: np.ndarray, geometry: np.ndarray, out_shape: tuple, sensitive: bool):
-    """out (float64) of roi_bins for host arrays."""
-    out = np.zeros(out_shape)
-    x = np.ascontiguousarray(data, np.float64)
-    geo = np.ascontiguousarray(geometry, np.float64)
-    roi_bins(x, geo, out, out, sensitive, False)
-    return out
+def _geometry_on(ctx: Any, geometry: Callable[..., np.ndarray], p: Any, rois: Any) -> Any:
+    """The geometry rows of `rois` (copied to the host for it) as a flat table on ctx."""
+    host = to_host(ctx, rois) if is_gpu(ctx) else rois
+    return to_ctx(ctx, np.ascontiguousarray(geometry(p, host), np.float64).reshape(-1))
 
 
-def sample_backward(dy: np.ndarray, geometry: np.ndarray, data_shape: tuple, sensitive: bool):
-    """d data (float64) of roi_bins for host arrays."""
-    dx = np.zeros(data_shape)
-    geo = np.ascontiguousarray(geometry, np.float64)
-    roi_bins(dx, geo, np.ascontiguousarray(dy, np.float64), dx, sensitive, True)
-    return dx
+def sampling_computes(op: str, geometry: Callable[..., np.ndarray]) -> tuple[Any, Any]:
+    """FCompute of `op` and of its backward for the ops built on roi_forward/roi_backward;
+    geometry(params, host rois) gives the GEOMETRY rows."""
+
+    def forward(attrs: Any, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):
+        mode = req_code(op, req[0])
+        data, rois = inputs
+        out = outputs[0]
+        if mode == NULL or out.size == 0:
+            return
+        geo = _geometry_on(ctx, geometry, attrs.parsed, rois)
+        sensitive = bool(getattr(attrs.parsed, "position_sensitive", False))
+        with half_as_float32(ctx, [out], [mode], [data]) as ([o], [d]):
+            args = (flat(o), flat(d), geo, *data.shape, *out.shape[1:], sensitive, mode)
+            bins = out.shape[0] * out.shape[2] * out.shape[3]
+            roi_forward.launch(ctx, bins, *args, work=out.size)
+
+    def backward(attrs: Any, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):
+        modes = [req_code(f"_backward{op}", r) for r in req]
+        dy, data, rois = inputs
+        if modes[1] == WRITE:  # the rois get a zero gradient, as in MXNet
+            zero(ctx, outputs[1])
+        if modes[0] == NULL or data.size == 0:
+            return
+        geo = _geometry_on(ctx, geometry, attrs.parsed, rois)
+        sensitive = bool(getattr(attrs.parsed, "position_sensitive", False))
+        with half_as_float32(ctx, outputs[:1], modes[:1], [dy]) as ([d], [g]):
+            args = (flat(d), flat(g), geo, rois.shape[0], *data.shape, *dy.shape[1:])
+            roi_backward.launch(ctx, data.shape[1], *args, sensitive, modes[0],
+                                work=dy.size + data.size)  # fmt: skip
+
+    return forward, backward
 
 
 # --- argument checks -------------------------------------------------------------------------
@@ -166,13 +263,15 @@ def register_roi_op(
     param: type[Parameter],
     describe: str,
     infer_shape: Callable[..., bool],
-    forward: Callable[..., list[np.ndarray]],
-    backward: Callable[..., list[np.ndarray]],
     data_doc: str,
     rois_doc: str,
+    forward: Callable[..., list[np.ndarray]] | None = None,
+    backward: Callable[..., list[np.ndarray]] | None = None,
+    geometry: Callable[..., np.ndarray] | None = None,
 ) -> None:
     """Register `op` (inputs data and rois, one output) and `_backward_<op>` (inputs dy,
-    data, rois; outputs d data and a zero d rois), both computed on the host by the NumPy
+    data, rois; outputs d data and a zero d rois). Computed either by the sampling
+    kernels, given geometry(params, rois) -> GEOMETRY rows, or on the host by the NumPy
     functions forward(params, data, rois) and backward(params, dy, data, rois)."""
     backward_op = f"_backward{op}"
     title = op.removeprefix("_contrib_")
@@ -180,7 +279,13 @@ def register_roi_op(
     def gradient(node: Any, ograds: list[Any]) -> list[Any]:
         return make_grad_node(backward_op, node, [ograds[0], *node.inputs])
 
-    forward_compute = host_compute(op, forward)
+    if geometry is not None:
+        forward_compute, backward_compute = sampling_computes(op, geometry)
+    else:
+        if forward is None or backward is None:
+            raise TypeError(f"register_roi_op({op!r}): give geometry, or forward and backward")
+        forward_compute = host_compute(op, forward)
+        backward_compute = host_compute(backward_op, backward)
     (
         register_op(op)
         .describe(describe)
@@ -197,7 +302,6 @@ def register_roi_op(
         .add_argument("rois", "NDArray-or-Symbol", rois_doc)
         .add_arguments(param.fields())
     )
-    backward_compute = host_compute(backward_op, backward)
     (
         register_op(backward_op)
         .describe(f"Backward of {title}: inputs (dy, data, rois), outputs (d data, d rois = 0).")

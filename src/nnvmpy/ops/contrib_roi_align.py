@@ -12,8 +12,8 @@ more than one pixel outside the map, clamped onto the border otherwise. Without
 A roi whose batch index is negative gives zeros.
 
 The gradient spreads each bin's dy back onto the sampled pixels with the same weights;
-the rois get a zero gradient (as in MXNet). The sampling loop (_roi_sampling.py, shared
-with RROIAlign) runs on the host; on the GPU through _host_staged.host_compute.
+the rois get a zero gradient (as in MXNet). The sampling kernels (_roi_sampling.py, shared
+with RROIAlign) run on either device.
 """
 
 from __future__ import annotations
@@ -32,8 +32,6 @@ from ._roi_sampling import (
     check_roi_inputs,
     pooled_hw,
     register_roi_op,
-    sample_backward,
-    sample_forward,
 )
 
 OP = "_contrib_ROIAlign"
@@ -106,24 +104,9 @@ def roi_geometry(p: ROIAlignParam, rois: np.ndarray, pooled: tuple[int, int]) ->
     return np.stack([batch, x0, y0, bin_w, bin_h, grid_w, grid_h, one, zero, zero, zero], 1)
 
 
-def _output_shape(p: ROIAlignParam, data_shape: Any, n_rois: int) -> tuple[int, ...]:
-    ph, pw = pooled_hw(OP, p.pooled_size)
-    channels = data_shape[1] // (ph * pw) if p.position_sensitive else data_shape[1]
-    return (n_rois, channels, ph, pw)
-
-
-def roi_align_np(p: ROIAlignParam, data: np.ndarray, rois: np.ndarray) -> list[np.ndarray]:
-    geometry = roi_geometry(p, rois, pooled_hw(OP, p.pooled_size))
-    shape = _output_shape(p, data.shape, rois.shape[0])
-    return [sample_forward(data, geometry, shape, p.position_sensitive)]
-
-
-def roi_align_grad_np(
-    p: ROIAlignParam, dy: np.ndarray, data: np.ndarray, rois: np.ndarray
-) -> list[np.ndarray]:
-    geometry = roi_geometry(p, rois, pooled_hw(OP, p.pooled_size))
-    dx = sample_backward(dy, geometry, data.shape, p.position_sensitive)
-    return [dx, np.zeros(rois.shape)]
+def roi_geometry_rows(p: ROIAlignParam, rois: np.ndarray) -> np.ndarray:
+    """roi_geometry at the op's pooled size (register_roi_op's geometry)."""
+    return roi_geometry(p, rois, pooled_hw(OP, p.pooled_size))
 
 
 register_roi_op(
@@ -143,8 +126,7 @@ register_roi_op(
         'References: He, Kaiming, et al. "Mask R-CNN." ICCV, 2017\n'
     ),
     infer_shape=_roi_align_shape,
-    forward=roi_align_np,
-    backward=roi_align_grad_np,
+    geometry=roi_geometry_rows,
     data_doc="Input data to the pooling operator, a 4D Feature maps",
     rois_doc="Bounding box coordinates, a 2D array, if batchid is less than 0, it will be ignored.",
 )

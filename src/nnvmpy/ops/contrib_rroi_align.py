@@ -10,8 +10,7 @@ samples (g = sampling_ratio when > 0, else ceil(bin size)); see _roi_sampling.py
 A roi whose batch index is negative gives zeros.
 
 MXNet registers no gradient for it; here `data` gets the exact one (the samples' weights)
-and the rois a zero gradient, as ROIAlign's. Host loops; on the GPU through
-_host_staged.host_compute.
+and the rois a zero gradient, as ROIAlign's. The sampling kernels run on either device.
 """
 
 from __future__ import annotations
@@ -28,8 +27,6 @@ from ._roi_sampling import (
     check_roi_inputs,
     pooled_hw,
     register_roi_op,
-    sample_backward,
-    sample_forward,
 )
 
 OP = "_contrib_RROIAlign"
@@ -77,18 +74,6 @@ def rroi_geometry(p: RROIAlignParam, rois: np.ndarray) -> np.ndarray:
     return np.stack([*columns, np.cos(theta), np.sin(theta), cx, cy], axis=1)
 
 
-def rroi_align_np(p: RROIAlignParam, data: np.ndarray, rois: np.ndarray) -> list[np.ndarray]:
-    shape = (rois.shape[0], data.shape[1], *pooled_hw(OP, p.pooled_size))
-    return [sample_forward(data, rroi_geometry(p, rois), shape, False)]
-
-
-def rroi_align_grad_np(
-    p: RROIAlignParam, dy: np.ndarray, data: np.ndarray, rois: np.ndarray
-) -> list[np.ndarray]:
-    dx = sample_backward(dy, rroi_geometry(p, rois), data.shape, False)
-    return [dx, np.zeros(rois.shape)]
-
-
 register_roi_op(
     OP,
     param=RROIAlignParam,
@@ -106,8 +91,7 @@ register_roi_op(
         'Rotation Proposals." IEEE Transactions on Multimedia, 2018.\n'
     ),
     infer_shape=_rroi_shape,
-    forward=rroi_align_np,
-    backward=rroi_align_grad_np,
+    geometry=rroi_geometry,
     data_doc="Input data to the pooling operator, a 4D Feature maps",
     rois_doc="Bounding box coordinates, a 2D array",
 )
