@@ -179,15 +179,28 @@ def roi_backward(ci, dx, dy, geo, n_rois, n_batch, channels, height, width, c_ou
                             dx[uindex(base + yh * width + xh)] += d * w4
 
 
-def _geometry_on(ctx: Any, geometry: Callable[..., np.ndarray], p: Any, rois: Any) -> Any:
-    """The geometry rows of `rois` (copied to the host for it) as a flat table on ctx."""
+def _table_on(ctx: Any, table: Callable[..., np.ndarray], p: Any, rois: Any) -> Any:
+    """table(p, rois) (the rois copied to the host for it) as a flat float64 array on ctx."""
     host = to_host(ctx, rois) if is_gpu(ctx) else rois
-    return to_ctx(ctx, np.ascontiguousarray(geometry(p, host), np.float64).reshape(-1))
+    return to_ctx(ctx, np.ascontiguousarray(table(p, host), np.float64).reshape(-1))
 
 
-def sampling_computes(op: str, geometry: Callable[..., np.ndarray]) -> tuple[Any, Any]:
-    """FCompute of `op` and of its backward for the ops built on roi_forward/roi_backward;
-    geometry(params, host rois) gives the GEOMETRY rows."""
+def roi_kernel_computes(
+    op: str,
+    table: Callable[..., np.ndarray],
+    forward_kernel: Any,
+    backward_kernel: Any,
+    extra: Callable[[Any], tuple[Any, ...]],
+) -> tuple[Any, Any]:
+    """FCompute of `op` and of its backward from a pair of parallel_for kernels:
+
+        forward_kernel(bin, out, data, table, N, C, H, W, C', PH, PW, *extra, mode)
+            over the R x PH x PW bins (each bin writes every output channel);
+        backward_kernel(ci, dx, dy, table, R, N, C, H, W, C', PH, PW, *extra, mode)
+            over the C input channels (only item ci writes channel ci).
+
+    table(params, host rois) is the rois' per-row table; extra(params) the kernels' own
+    parameters. The rois get a zero gradient, as in MXNet."""
 
     def forward(attrs: Any, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):
         mode = req_code(op, req[0])
@@ -195,28 +208,30 @@ def sampling_computes(op: str, geometry: Callable[..., np.ndarray]) -> tuple[Any
         out = outputs[0]
         if mode == NULL or out.size == 0:
             return
-        geo = _geometry_on(ctx, geometry, attrs.parsed, rois)
-        sensitive = bool(getattr(attrs.parsed, "position_sensitive", False))
+        rows = _table_on(ctx, table, attrs.parsed, rois)
         with half_as_float32(ctx, [out], [mode], [data]) as ([o], [d]):
-            args = (flat(o), flat(d), geo, *data.shape, *out.shape[1:], sensitive, mode)
+            args = (flat(o), flat(d), rows, *data.shape, *out.shape[1:], *extra(attrs.parsed))
             bins = out.shape[0] * out.shape[2] * out.shape[3]
-            roi_forward.launch(ctx, bins, *args, work=out.size)
+            forward_kernel.launch(ctx, bins, *args, mode, work=out.size)
 
     def backward(attrs: Any, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):
         modes = [req_code(f"_backward{op}", r) for r in req]
         dy, data, rois = inputs
-        if modes[1] == WRITE:  # the rois get a zero gradient, as in MXNet
+        if modes[1] == WRITE:
             zero(ctx, outputs[1])
         if modes[0] == NULL or data.size == 0:
             return
-        geo = _geometry_on(ctx, geometry, attrs.parsed, rois)
-        sensitive = bool(getattr(attrs.parsed, "position_sensitive", False))
+        rows = _table_on(ctx, table, attrs.parsed, rois)
         with half_as_float32(ctx, outputs[:1], modes[:1], [dy]) as ([d], [g]):
-            args = (flat(d), flat(g), geo, rois.shape[0], *data.shape, *dy.shape[1:])
-            roi_backward.launch(ctx, data.shape[1], *args, sensitive, modes[0],
-                                work=dy.size + data.size)  # fmt: skip
+            args = (flat(d), flat(g), rows, rois.shape[0], *data.shape, *dy.shape[1:])
+            backward_kernel.launch(ctx, data.shape[1], *args, *extra(attrs.parsed), modes[0],
+                                   work=dy.size + data.size)  # fmt: skip
 
     return forward, backward
+
+
+def _sensitive(p: Any) -> tuple[bool]:
+    return (bool(getattr(p, "position_sensitive", False)),)
 
 
 # --- argument checks -------------------------------------------------------------------------
@@ -268,11 +283,14 @@ def register_roi_op(
     forward: Callable[..., list[np.ndarray]] | None = None,
     backward: Callable[..., list[np.ndarray]] | None = None,
     geometry: Callable[..., np.ndarray] | None = None,
+    kernels: tuple[Any, ...] | None = None,
 ) -> None:
     """Register `op` (inputs data and rois, one output) and `_backward_<op>` (inputs dy,
-    data, rois; outputs d data and a zero d rois). Computed either by the sampling
-    kernels, given geometry(params, rois) -> GEOMETRY rows, or on the host by the NumPy
-    functions forward(params, data, rois) and backward(params, dy, data, rois)."""
+    data, rois; outputs d data and a zero d rois). Computed by the sampling kernels, given
+    geometry(params, rois) -> GEOMETRY rows; or by other kernels, given kernels = (table,
+    forward_kernel, backward_kernel, extra) as roi_kernel_computes takes them; or on the
+    host by the NumPy functions forward(params, data, rois) and backward(params, dy,
+    data, rois)."""
     backward_op = f"_backward{op}"
     title = op.removeprefix("_contrib_")
 
@@ -280,7 +298,9 @@ def register_roi_op(
         return make_grad_node(backward_op, node, [ograds[0], *node.inputs])
 
     if geometry is not None:
-        forward_compute, backward_compute = sampling_computes(op, geometry)
+        kernels = (geometry, roi_forward, roi_backward, _sensitive)
+    if kernels is not None:
+        forward_compute, backward_compute = roi_kernel_computes(op, *kernels)
     else:
         if forward is None or backward is None:
             raise TypeError(f"register_roi_op({op!r}): give geometry, or forward and backward")

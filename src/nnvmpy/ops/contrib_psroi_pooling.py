@@ -10,7 +10,10 @@ the map, columns likewise, and output channel c of it averages input channel
 (MXNet's docstring says max pooling; the op averages, as R-FCN does.)
 
 The gradient spreads each bin's dy evenly over its pixels; the rois get a zero gradient.
-Numba loops on the host; on the GPU through _host_staged.host_compute.
+Kernels for both devices (_roi_sampling.roi_kernel_computes): forward one bin of every
+output channel per item, backward one input channel per item (race-free: only its item
+writes a channel). They replace a serial host loop, which the GPU reached by copying the
+feature map to the host and back.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ import numpy as np
 from .. import kernel
 from ..base import InferError
 from ..infer import shape_assign
+from ..kernel import uindex
+from ..kernel.launch import WRITE, store
 from ..param import Parameter, field
 from ..registry import NodeAttrs
 from ._roi_sampling import ROI_ROW, check_roi_inputs, register_roi_op, rounded_rois
@@ -61,64 +66,90 @@ def _psroi_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) 
     return shape_assign(out_shapes, 0, size, f"{OP}: output") and data is not None
 
 
-@kernel.cpu_kernel(parallel=False)
-def _psroi_loops(data, rois, dy, out, scale, group, backward):  # pragma: no cover - compiled
-    """Forward (backward False): out (R, D, P, P) from data. Backward: data += spread dy.
-    The rois' corners come rounded (_roi_sampling.rounded_rois)."""
-    n_batch, _, height, width = data.shape
-    n_rois, out_dim, pooled, _ = dy.shape if backward else out.shape
+@kernel.device_function
+def _bin(rois, r, ph, pw, pooled, group, scale, height, width, n_batch):
+    """(b, h0, h1, w0, w1, gh, gw): bin (ph, pw) of roi r (rows of rounded corners) covers
+    rows [h0, h1) and columns [w0, w1) of image b (-1: out of range) and reads the
+    channel group (gh, gw)."""
+    k = r * 5
+    b = int(rois[k])
+    if b < 0 or b >= n_batch:
+        b = -1
+    x0 = rois[k + 1] * scale
+    y0 = rois[k + 2] * scale
+    bin_h = max((rois[k + 4] + 1.0) * scale - y0, 0.1) / pooled
+    bin_w = max((rois[k + 3] + 1.0) * scale - x0, 0.1) / pooled
+    # int(): numba-cuda's math.floor/ceil return floats
+    h0 = min(max(int(math.floor(ph * bin_h + y0)), 0), height)  # noqa: RUF046
+    h1 = min(max(int(math.ceil((ph + 1) * bin_h + y0)), 0), height)  # noqa: RUF046
+    w0 = min(max(int(math.floor(pw * bin_w + x0)), 0), width)  # noqa: RUF046
+    w1 = min(max(int(math.ceil((pw + 1) * bin_w + x0)), 0), width)  # noqa: RUF046
+    gh = min(max(ph * group // pooled, 0), group - 1)
+    gw = min(max(pw * group // pooled, 0), group - 1)
+    return b, h0, h1, w0, w1, gh, gw
+
+
+@kernel.parallel_for
+def _psroi_forward(item, out, data, rois, n_batch, channels, height, width, out_dim, pooled,
+                   _pw, group, scale, mode):  # fmt: skip
+    # bin `item` = (r, ph, pw) of every output channel: the mean of its pixels (0 if empty)
+    pw = item % pooled
+    t = item // pooled
+    ph = t % pooled
+    r = t // pooled
+    b, h0, h1, w0, w1, gh, gw = _bin(rois, r, ph, pw, pooled, group, scale, height, width,
+                                     n_batch)  # fmt: skip
+    first = (r * out_dim * pooled + ph) * pooled + pw
+    for c in range(out_dim):
+        v = 0.0
+        if b >= 0 and h0 < h1 and w0 < w1:
+            base = (b * channels + (c * group + gh) * group + gw) * height * width
+            for h in range(h0, h1):
+                for w in range(w0, w1):
+                    v += data[uindex(base + h * width + w)]
+            v = v / ((h1 - h0) * (w1 - w0))
+        store(out, first + c * pooled * pooled, v, mode)
+
+
+@kernel.parallel_for
+def _psroi_backward(ci, dx, dy, rois, n_rois, n_batch, channels, height, width, out_dim,
+                    pooled, _pw, group, scale, mode):  # fmt: skip
+    # input channel ci (of every image): the bins of output channel ci // G^2 whose group
+    # is ci's spread dy / area evenly over their pixels; only this item writes channel ci
+    plane = height * width
+    if mode == WRITE:
+        for b in range(n_batch):
+            for k in range(plane):
+                dx[uindex((b * channels + ci) * plane + k)] = 0
+    c = ci // (group * group)
+    gh = (ci // group) % group
+    gw = ci % group
+    # the bins of group (gh, gw): ph * G // P == gh for ph in [ceil(gh P / G), ...)
+    ph0 = (gh * pooled + group - 1) // group
+    ph1 = ((gh + 1) * pooled + group - 1) // group
+    pw0 = (gw * pooled + group - 1) // group
+    pw1 = ((gw + 1) * pooled + group - 1) // group
     for r in range(n_rois):
-        b = int(rois[r, 0])
-        if b < 0 or b >= n_batch:
-            continue
-        x0 = rois[r, 1] * scale
-        y0 = rois[r, 2] * scale
-        roi_w = max((rois[r, 3] + 1.0) * scale - x0, 0.1)
-        roi_h = max((rois[r, 4] + 1.0) * scale - y0, 0.1)
-        bin_h = roi_h / pooled
-        bin_w = roi_w / pooled
-        for ph in range(pooled):
-            h0 = min(max(math.floor(ph * bin_h + y0), 0), height)
-            h1 = min(max(math.ceil((ph + 1) * bin_h + y0), 0), height)
-            gh = min(max(ph * group // pooled, 0), group - 1)
-            for pw in range(pooled):
-                w0 = min(max(math.floor(pw * bin_w + x0), 0), width)
-                w1 = min(max(math.ceil((pw + 1) * bin_w + x0), 0), width)
-                gw = min(max(pw * group // pooled, 0), group - 1)
-                if h1 <= h0 or w1 <= w0:
+        for ph in range(ph0, ph1):
+            for pw in range(pw0, pw1):
+                b, h0, h1, w0, w1, bh, bw = _bin(rois, r, ph, pw, pooled, group, scale, height,
+                                                 width, n_batch)  # fmt: skip
+                if b < 0 or bh != gh or bw != gw or h0 >= h1 or w0 >= w1:
                     continue
-                area = (h1 - h0) * (w1 - w0)
-                for c in range(out_dim):
-                    ci = (c * group + gh) * group + gw
-                    if backward:
-                        g = dy[r, c, ph, pw] / area
-                        for h in range(h0, h1):
-                            for w in range(w0, w1):
-                                data[b, ci, h, w] += g
-                    else:
-                        total = 0.0
-                        for h in range(h0, h1):
-                            for w in range(w0, w1):
-                                total += data[b, ci, h, w]
-                        out[r, c, ph, pw] = total / area
+                g = dy[uindex(((r * out_dim + c) * pooled + ph) * pooled + pw)]
+                g = g / ((h1 - h0) * (w1 - w0))
+                base = (b * channels + ci) * plane
+                for h in range(h0, h1):
+                    for w in range(w0, w1):
+                        dx[uindex(base + h * width + w)] += g
 
 
-def psroi_pooling_np(p: PSROIPoolingParam, data: np.ndarray, rois: np.ndarray) -> list:
-    out = np.zeros((rois.shape[0], p.output_dim, p.pooled_size, p.pooled_size))
-    x = np.ascontiguousarray(data, np.float64)
-    r = rounded_rois(rois)
-    _psroi_loops(x, r, out, out, p.spatial_scale, _group(p), False)
-    return [out]
+def _table(p: PSROIPoolingParam, rois: np.ndarray) -> np.ndarray:
+    return rounded_rois(rois)
 
 
-def psroi_pooling_grad_np(
-    p: PSROIPoolingParam, dy: np.ndarray, data: np.ndarray, rois: np.ndarray
-) -> list:
-    dx = np.zeros(data.shape)
-    r = rounded_rois(rois)
-    g = np.ascontiguousarray(dy, np.float64)
-    _psroi_loops(dx, r, g, dx, p.spatial_scale, _group(p), True)
-    return [dx, np.zeros(rois.shape)]
+def _extra(p: PSROIPoolingParam) -> tuple[Any, ...]:
+    return (_group(p), float(p.spatial_scale))
 
 
 register_roi_op(
@@ -132,8 +163,7 @@ register_roi_op(
         "number of region bounding boxes after PSROIPooling"
     ),
     infer_shape=_psroi_shape,
-    forward=psroi_pooling_np,
-    backward=psroi_pooling_grad_np,
+    kernels=(_table, _psroi_forward, _psroi_backward, _extra),
     data_doc="Input data to the pooling operator, a 4D Feature maps",
     rois_doc=(
         "Bounding box coordinates, a 2D array of [[batch_index, x1, y1, x2, y2]]. (x1, y1) "
