@@ -63,9 +63,16 @@ _G = len(GEOMETRY)
 
 
 @kernel.device_function
-def sample_at(yy, xx, cos, sin, cx, cy, height, width):
-    """The grid point (xx, yy) of a roi, rotated about (cx, cy) onto the map: (counts, yl,
-    xl, yh, xh, w1, w2, w3, w4), its four pixels and their bilinear weights."""
+def sample_at(geo, g, ph, pw, iy, ix, step_h, step_w, height, width):
+    """Sample (iy, ix) of bin (ph, pw) of the roi whose geometry row starts at geo[g]
+    (step_h, step_w: the bin's size over its sample grid), rotated about the centre onto
+    the map: (counts, yl, xl, yh, xh, w1, w2, w3, w4), its four pixels and weights."""
+    yy = geo[g + 2] + ph * geo[g + 4] + (iy + 0.5) * step_h
+    xx = geo[g + 1] + pw * geo[g + 3] + (ix + 0.5) * step_w
+    cos = geo[g + 7]
+    sin = geo[g + 8]
+    cx = geo[g + 9]
+    cy = geo[g + 10]
     x = xx * cos + yy * sin + cx
     y = yy * cos - xx * sin + cy
     if y < -1.0 or y > height or x < -1.0 or x > width:
@@ -96,8 +103,6 @@ def roi_forward(item, out, data, geo, n_batch, channels, height, width, c_out, p
     r = t // ph_n
     g = r * _G
     plane = height * width
-    bin_w = geo[g + 3]
-    bin_h = geo[g + 4]
     grid_w = int(geo[g + 5])
     grid_h = int(geo[g + 6])
     b = int(geo[g])
@@ -109,14 +114,12 @@ def roi_forward(item, out, data, geo, n_batch, channels, height, width, c_out, p
     if b < 0 or b >= n_batch:
         return
     scale = 1.0 / max(grid_h * grid_w, 1)
-    dy_ = bin_h / grid_h
-    dx_ = bin_w / grid_w
+    step_h = geo[g + 4] / grid_h
+    step_w = geo[g + 3] / grid_w
     for iy in range(grid_h):
-        yy = geo[g + 2] + ph * bin_h + (iy + 0.5) * dy_
         for ix in range(grid_w):
-            xx = geo[g + 1] + pw * bin_w + (ix + 0.5) * dx_
             ok, yl, xl, yh, xh, w1, w2, w3, w4 = sample_at(
-                yy, xx, geo[g + 7], geo[g + 8], geo[g + 9], geo[g + 10], height, width
+                geo, g, ph, pw, iy, ix, step_h, step_w, height, width
             )
             if ok:
                 for c in range(c_out):
@@ -155,22 +158,18 @@ def roi_backward(ci, dx, dy, geo, n_rois, n_batch, channels, height, width, c_ou
         if b < 0 or b >= n_batch:
             continue
         base = (b * channels + ci) * plane
-        bin_w = geo[g + 3]
-        bin_h = geo[g + 4]
         grid_w = int(geo[g + 5])
         grid_h = int(geo[g + 6])
         count = max(grid_h * grid_w, 1)
-        dy_ = bin_h / grid_h
-        dx_ = bin_w / grid_w
+        step_h = geo[g + 4] / grid_h
+        step_w = geo[g + 3] / grid_w
         for ph in range(ph0, ph1):
             for pw in range(pw0, pw1):
                 d = dy[uindex(((r * c_out + c) * ph_n + ph) * pw_n + pw)] / count
                 for iy in range(grid_h):
-                    yy = geo[g + 2] + ph * bin_h + (iy + 0.5) * dy_
                     for ix in range(grid_w):
-                        xx = geo[g + 1] + pw * bin_w + (ix + 0.5) * dx_
                         ok, yl, xl, yh, xh, w1, w2, w3, w4 = sample_at(
-                            yy, xx, geo[g + 7], geo[g + 8], geo[g + 9], geo[g + 10], height, width
+                            geo, g, ph, pw, iy, ix, step_h, step_w, height, width
                         )
                         if ok:
                             dx[uindex(base + yl * width + xl)] += d * w1

@@ -37,7 +37,7 @@ from ..base import InferError
 from ..graph.grad import ElemwiseGradUseIn
 from ..infer import elemwise_type, shape_assign, shape_str
 from ..kernel import uindex
-from ..kernel.launch import ADD, NULL, flat, is_gpu, req_code
+from ..kernel.launch import ADD, NULL, flat, is_gpu, req_code, store
 from ..param import Parameter, field
 from ..param import Shape as ShapeField
 from ..registry import NodeAttrs, register_op
@@ -100,7 +100,7 @@ def _pool_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -
 
 
 @kernel.parallel_for
-def _pool_forward(item, out, x, ints, inv, h, w, oh, ow, chunk, add):
+def _pool_forward(item, out, x, ints, inv, h, w, oh, ow, chunk, mode):
     first = item * chunk
     row = first // ow
     plane = row // oh
@@ -118,14 +118,11 @@ def _pool_forward(item, out, x, ints, inv, h, w, oh, ow, chunk, add):
             for c in range(c0, c1):
                 acc += x[uindex(base + c)]
         v = acc * inv[o] * inv[oh + q]
-        if add:
-            out[uindex(k)] += v
-        else:
-            out[uindex(k)] = v
+        store(out, uindex(k), v, mode)
 
 
 @kernel.parallel_for
-def _pool_backward(item, dx, dy, ints, inv, h, w, oh, ow, chunk, add):
+def _pool_backward(item, dx, dy, ints, inv, h, w, oh, ow, chunk, mode):
     # the GPU's backward: input (y, z) gathers dy / window size over the windows holding
     # it (they overlap: no scatter)
     first = item * chunk
@@ -142,14 +139,11 @@ def _pool_backward(item, dx, dy, ints, inv, h, w, oh, ow, chunk, add):
             for q in range(ints[cols + 2 * ow + z], ints[cols + 2 * ow + w + z] + 1):
                 part += dy[uindex(src + q)] * inv[oh + q]
             acc += part * inv[o]
-        if add:
-            dx[uindex(k)] += acc
-        else:
-            dx[uindex(k)] = acc
+        store(dx, uindex(k), acc, mode)
 
 
 @kernel.parallel_for
-def _pool_backward_planes(item, dx, dy, ints, inv, h, w, oh, ow, scratch, add):
+def _pool_backward_planes(item, dx, dy, ints, inv, h, w, oh, ow, scratch, mode):
     # the CPU's backward, one plane per item and separably (the gather above costs integer
     # work per element): scratch row o = dy row o / window sizes spread over the input
     # columns, then input row y = the sum of the scratch rows of the windows holding y
@@ -166,7 +160,7 @@ def _pool_backward_planes(item, dx, dy, ints, inv, h, w, oh, ow, scratch, add):
                 scratch[uindex(srow + z)] += g
     for y in range(h):
         dst = (item * h + y) * w
-        if not add:
+        if mode != ADD:
             for z in range(w):
                 dx[uindex(dst + z)] = 0.0
         for o in range(ints[2 * oh + y], ints[2 * oh + h + y] + 1):
@@ -193,7 +187,7 @@ def _forward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outp
     chunk = 1 if is_gpu(ctx) else ow
     with half_as_float32(ctx, [out], [mode], [x]) as ([o], [xc]):
         args = (flat(o), flat(xc), *_tables(ctx, x.shape, oh, ow), h, w, oh, ow, chunk)
-        _pool_forward.launch(ctx, out.size // chunk, *args, mode == ADD, work=x.size + out.size)
+        _pool_forward.launch(ctx, out.size // chunk, *args, mode, work=x.size + out.size)
 
 
 def _backward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):
@@ -207,11 +201,11 @@ def _backward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], out
     with half_as_float32(ctx, [dx], [mode], [dy]) as ([d], [g]):
         args = (flat(d), flat(g), *_tables(ctx, x.shape, oh, ow), h, w, oh, ow)
         if is_gpu(ctx):
-            _pool_backward.launch(ctx, dx.size, *args, 1, mode == ADD, work=work)
+            _pool_backward.launch(ctx, dx.size, *args, 1, mode, work=work)
         else:
             planes = x.shape[0] * x.shape[1]
             scratch = np.empty(planes * oh * w, np.float64)
-            _pool_backward_planes.launch(ctx, planes, *args, scratch, mode == ADD, work=work)
+            _pool_backward_planes.launch(ctx, planes, *args, scratch, mode, work=work)
 
 
 (

@@ -49,7 +49,7 @@ from ..base import InferError
 from ..graph.grad import make_grad_node
 from ..infer import shape_assign, shape_is_known, shape_str, type_assign
 from ..kernel import uindex
-from ..kernel.launch import ADD, NULL, WRITE, flat, is_gpu, req_code
+from ..kernel.launch import ADD, NULL, WRITE, flat, is_gpu, req_code, store
 from ..param import Parameter, field
 from ..registry import NodeAttrs, register_op
 from ._index_kernels import half_as_float32, to_ctx, zero
@@ -195,7 +195,7 @@ def _axis_tables(n_in: int, n_out: int, align_corners: bool) -> tuple[np.ndarray
 
 
 @kernel.parallel_for
-def _resize_forward(item, out, x, idx, wts, h, w, oh, ow, scratch, add):
+def _resize_forward(item, out, x, idx, wts, h, w, oh, ow, scratch, mode):
     # idx/wts: the rows' tables (2 * oh entries), then the columns' (2 * ow)
     if scratch.size == 0:  # the GPU's item: one output, four inputs blended
         row = item // ow
@@ -208,10 +208,7 @@ def _resize_forward(item, out, x, idx, wts, h, w, oh, ow, scratch, add):
         b1 = wts[j + ow]
         v = wts[o] * (b0 * x[uindex(top + idx[j])] + b1 * x[uindex(top + idx[j + ow])])
         v += wts[oh + o] * (b0 * x[uindex(bottom + idx[j])] + b1 * x[uindex(bottom + idx[j + ow])])
-        if add:
-            out[uindex(item)] += v
-        else:
-            out[uindex(item)] = v
+        store(out, uindex(item), v, mode)
         return
     # the CPU's item: one plane, separably: the two input rows blended into a scratch row
     # (contiguous: vectorises), then two of its entries per output (4-input gathers ran
@@ -231,20 +228,17 @@ def _resize_forward(item, out, x, idx, wts, h, w, oh, ow, scratch, add):
                 wts[j] * scratch[uindex(t0 + idx[j])]
                 + wts[j + ow] * scratch[uindex(t0 + idx[j + ow])]
             )
-            if add:
-                out[uindex(dst + q)] += v
-            else:
-                out[uindex(dst + q)] = v
+            store(out, uindex(dst + q), v, mode)
 
 
 @kernel.parallel_for
-def _resize_backward_rows(item, dx, dy, idx, wts, h, w, oh, ow, add):
+def _resize_backward_rows(item, dx, dy, idx, wts, h, w, oh, ow, mode):
     # the GPU's item: input row `item` (of all planes' rows) gathers the gradients of the
     # output rows sampling it, so no two items write the same element
     plane = item // h
     r = item - plane * h
     row = item * w
-    if not add:
+    if mode != ADD:
         for c in range(w):
             dx[uindex(row + c)] = 0
     for o in range(oh):
@@ -261,12 +255,12 @@ def _resize_backward_rows(item, dx, dy, idx, wts, h, w, oh, ow, add):
 
 
 @kernel.parallel_for
-def _resize_backward_planes(item, dx, dy, idx, wts, h, w, oh, ow, scratch, add):
+def _resize_backward_planes(item, dx, dy, idx, wts, h, w, oh, ow, scratch, mode):
     # the CPU's item: one plane, separably: each gradient row spread over a scratch row of
     # input columns, which is added to the two input rows it came from (contiguous)
     plane = item * h * w
     t0 = item * w
-    if not add:
+    if mode != ADD:
         for k in range(h * w):
             dx[uindex(plane + k)] = 0
     for o in range(oh):
@@ -316,7 +310,7 @@ def _forward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outp
     scratch = _scratch(ctx, n * c, w, x.dtype)
     items = out.size if is_gpu(ctx) else n * c
     with half_as_float32(ctx, [out], [mode], [x]) as ([o], [xc]):
-        args = (flat(o), flat(xc), idx, wts, h, w, oh, ow, scratch, mode == ADD)
+        args = (flat(o), flat(xc), idx, wts, h, w, oh, ow, scratch, mode)
         _resize_forward.launch(ctx, items, *args, work=out.size)
 
 
@@ -334,10 +328,10 @@ def _backward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], out
     with half_as_float32(ctx, [dx], modes[:1], [dy]) as ([d], [g]):
         args = (flat(d), flat(g), idx, wts, h, w, oh, ow)
         if is_gpu(ctx):
-            _resize_backward_rows.launch(ctx, n * c * h, *args, modes[0] == ADD, work=dy.size)
+            _resize_backward_rows.launch(ctx, n * c * h, *args, modes[0], work=dy.size)
         else:
             scratch = _scratch(ctx, n * c, w, x.dtype)
-            _resize_backward_planes.launch(ctx, n * c, *args, scratch, modes[0] == ADD,
+            _resize_backward_planes.launch(ctx, n * c, *args, scratch, modes[0],
                                            work=dy.size)  # fmt: skip
 
 
