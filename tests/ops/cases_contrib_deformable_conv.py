@@ -1,6 +1,6 @@
 """OpCase rows for contrib_deformable_conv.py: the reference samples every tap of every
 output position with a scalar bilinear lookup and sums the products, loop by loop (the
-op gathers column matrices with NumPy and multiplies them)."""
+op's kernels build column matrices and multiply them with BLAS)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """OpCase rows for contrib_modulated_deformable_conv.py: the reference loops over every tap
 of every output position, samples it with a scalar bilinear lookup and scales it by its
-mask value (the op scales gathered column matrices)."""
+mask value (the op's kernels scale the column matrices' entries)."""
 
 from __future__ import annotations
 

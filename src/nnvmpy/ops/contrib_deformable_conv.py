@@ -16,18 +16,15 @@ turns into the output.
 
 Gradients: the weight and bias as a convolution's; the columns' gradient goes back to the
 data with the bilinear weights and to the offsets with the derivatives of the bilinear
-blend in y and x. Vectorised NumPy on the host, in float64; on the GPU through
-_host_staged.host_compute.
+blend in y and x. Kernels for both devices, the products by BLAS / cuBLAS (_deformable.py).
 
-The sampling and gradients take an optional mask (N, DG K, OH, OW) that scales each tap
+The kernels take an optional mask (N, DG K, OH, OW) that scales each tap
 after sampling: contrib_modulated_deformable_conv.py (DCNv2) registers that variant.
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-import numpy as np
 
 from ..attrs import (
     FCompute_cpu,
@@ -36,14 +33,19 @@ from ..attrs import (
     FInferShape,
     FInferType,
     FListInputNames,
+    FResourceRequest,
     TIsBackward,
 )
 from ..base import InferError
 from ..graph.grad import make_grad_node
 from ..infer import shape_assign, shape_is_known, shape_str
+from ..kernel.launch import NULL, req_code
 from ..param import Parameter, Shape, field
 from ..registry import NodeAttrs, register_op
-from ._host_staged import host_compute
+from ..resource import ResourceRequest
+from . import _deformable
+from ._deformable import DeformShape
+from ._index_kernels import half_as_float32
 from .contrib_bbox import same_float_type
 
 OP = "_contrib_DeformableConvolution"
@@ -165,159 +167,56 @@ def _deformable_type(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any]
     return same_float_type(OP, tuple(_input_names(attrs)))(attrs, in_types, out_types)
 
 
-# --- sampling ---------------------------------------------------------------------------------
+# --- compute ------------------------------------------------------------------------------
 
 
-class _Samples:
-    """Where every (channel group, tap, output position) samples, and its bilinear corners."""
-
-    def __init__(self, p: DeformableConvolutionParam, data_shape: Any, offset: np.ndarray):
-        (kh, kw), (sh, sw), (dh, dw), (ph, pw) = geometry(p)
-        n, _, self.h, self.w = data_shape
-        dg, k = p.num_deformable_group, kh * kw
-        oh, ow = offset.shape[2:]
-        off = offset.astype(np.float64).reshape(n, dg, k, 2, oh, ow)
-        i, j = np.divmod(np.arange(k), kw)
-        base_y = (np.arange(oh) * sh - ph)[None, :, None] + (i * dh)[:, None, None]
-        base_x = (np.arange(ow) * sw - pw)[None, None, :] + (j * dw)[:, None, None]
-        self.y = base_y + off[:, :, :, 0]  # (N, DG, K, OH, OW)
-        self.x = base_x + off[:, :, :, 1]
-        self.inside = (self.y > -1) & (self.y < self.h) & (self.x > -1) & (self.x < self.w)
-        self.y0 = np.floor(self.y).astype(np.int64)
-        self.x0 = np.floor(self.x).astype(np.int64)
-        self.ly = self.y - self.y0
-        self.lx = self.x - self.x0
-
-    def corners(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
-        """(rows, cols, valid, dy weight sign, dx weight sign) of the 4 corners."""
-        out = []
-        for a, b in ((0, 0), (0, 1), (1, 0), (1, 1)):
-            rows, cols = self.y0 + a, self.x0 + b
-            valid = self.inside & (rows >= 0) & (rows < self.h) & (cols >= 0) & (cols < self.w)
-            out.append((np.clip(rows, 0, self.h - 1), np.clip(cols, 0, self.w - 1), valid, a, b))
-        return out
-
-    def weights(self, a: int, b: int) -> np.ndarray:
-        wy = self.ly if a else 1 - self.ly
-        wx = self.lx if b else 1 - self.lx
-        return wy * wx
+def temp_space(attrs: NodeAttrs) -> list[ResourceRequest]:
+    return [ResourceRequest.kTempSpace]
 
 
-def _grouped(x: np.ndarray, dg: int) -> np.ndarray:
-    """(N, C, H, W) -> (N, DG, C / DG, H, W)."""
-    n, c, h, w = x.shape
-    return x.reshape(n, dg, c // dg, h, w)
+def deformable_computes(op: str, backward_op: str, modulated: bool) -> tuple[Any, Any]:
+    """FCompute of `op` (inputs data, offset[, mask], weight[, bias]) and of `backward_op`
+    (inputs dy and op's; outputs the gradients of op's inputs), by _deformable's kernels.
+    The CPU computes float16 in float32."""
 
+    def split(p: Any, arrays: list[Any]) -> tuple[Any, ...]:
+        """(data, offset, mask, weight, bias) of op's inputs; None where there is none."""
+        data, offset, *rest = arrays
+        mask = rest.pop(0) if modulated else None
+        return data, offset, mask, rest[0], (None if p.no_bias else rest[1])
 
-def _gather(xg: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """xg (N, DG, Cg, H, W) at rows/cols (N, DG, K, OH, OW) -> (N, DG, Cg, K, OH, OW)."""
-    n, dg = xg.shape[:2]
-    ni = np.arange(n)[:, None, None, None, None]
-    gi = np.arange(dg)[None, :, None, None, None]
-    return np.moveaxis(xg[ni, gi, :, rows, cols], -1, 2)
+    def shape(p: Any, data_shape: Any, out_shape: Any) -> DeformShape:
+        return DeformShape(p, tuple(data_shape), tuple(out_shape[2:]), geometry(p, op))
 
+    def forward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):
+        p, mode, out = attrs.parsed, req_code(op, req[0]), outputs[0]
+        if mode == NULL or out.size == 0:
+            return
+        s = shape(p, inputs[0].shape, out.shape)
+        with half_as_float32(ctx, [out], [mode], inputs) as ([o], ins):
+            data, offset, mask, weight, bias = split(p, ins)
+            _deformable.forward(ctx, op, s, data, offset, mask, weight, bias, o, mode,
+                                ctx.requested[0])  # fmt: skip
 
-def _raw_columns(s: _Samples, xg: np.ndarray) -> np.ndarray:
-    """The bilinear samples (N, DG, C / DG, K, OH, OW) of xg (N, DG, C / DG, H, W)."""
-    cols = 0.0
-    for rows, cs, valid, a, b in s.corners():
-        cols = cols + _gather(xg, rows, cs) * (s.weights(a, b) * valid)[:, :, None]
-    return np.asarray(cols)
+    def backward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):
+        p, modes = attrs.parsed, [req_code(backward_op, r) for r in req]
+        if all(m == NULL for m in modes):
+            return
+        s = shape(p, inputs[1].shape, inputs[0].shape)
+        with half_as_float32(ctx, outputs, modes, inputs) as (grads, ins):
+            data, offset, mask, weight, _ = split(p, ins[1:])
+            _deformable.backward(ctx, backward_op, s, ins[0], data, offset, mask, weight,
+                                 list(split(p, grads)), list(split(p, modes)),
+                                 ctx.requested[0])  # fmt: skip
 
-
-def _mask_groups(mask: np.ndarray | None, dg: int) -> np.ndarray | None:
-    """DCNv2's modulation (N, DG K, OH, OW) as (N, DG, 1, K, OH, OW), or None (DCNv1)."""
-    if mask is None:
-        return None
-    n, dk, oh, ow = mask.shape
-    return mask.astype(np.float64).reshape(n, dg, 1, dk // dg, oh, ow)
-
-
-def columns(s: _Samples, data: np.ndarray, dg: int, mask: np.ndarray | None = None) -> np.ndarray:
-    """The sampled columns (N, C, K, OH, OW), each tap scaled by its mask when there is one."""
-    cols = _raw_columns(s, _grouped(data.astype(np.float64), dg))
-    m = _mask_groups(mask, dg)
-    if m is not None:
-        cols = cols * m
-    n, _, cg = cols.shape[:3]
-    return cols.reshape(n, dg * cg, *s.y.shape[2:])
-
-
-def _conv(p: DeformableConvolutionParam, cols: np.ndarray, weight: np.ndarray) -> np.ndarray:
-    """Grouped product: cols (N, C, K, OH, OW), weight (F, C/G, KH, KW) -> (N, F, OH, OW)."""
-    n, c, k, oh, ow = cols.shape
-    g, f = p.num_group, p.num_filter
-    cg = cols.reshape(n, g, c // g * k, oh * ow)
-    wg = weight.astype(np.float64).reshape(g, f // g, c // g * k)
-    return np.einsum("gfk,ngkp->ngfp", wg, cg).reshape(n, f, oh, ow)
-
-
-def deformable_forward_np(p: DeformableConvolutionParam, data, offset, mask, weight, bias) -> list:
-    s = _Samples(p, data.shape, offset)
-    out = _conv(p, columns(s, data, p.num_deformable_group, mask), weight)
-    if bias is not None:
-        out += bias.astype(np.float64)[None, :, None, None]
-    return [out]
-
-
-def deformable_grads_np(
-    p: DeformableConvolutionParam, dy, data, offset, mask, weight, bias
-) -> list:
-    """Gradients wrt (data, offset[, mask], weight[, bias]); mask None is DCNv1."""
-    n, c = data.shape[:2]
-    g, f, dg = p.num_group, p.num_filter, p.num_deformable_group
-    s = _Samples(p, data.shape, offset)
-    xg = _grouped(data.astype(np.float64), dg)
-    raw = _raw_columns(s, xg)  # (N, DG, C / DG, K, OH, OW), before the mask
-    m = _mask_groups(mask, dg)
-    k, oh, ow = raw.shape[3:]
-    cols = (raw if m is None else raw * m).reshape(n, g, c // g * k, oh * ow)
-    dyg = dy.astype(np.float64).reshape(n, g, f // g, oh * ow)
-    d_weight = np.einsum("ngfp,ngkp->gfk", dyg, cols).reshape(weight.shape)
-    wg = weight.astype(np.float64).reshape(g, f // g, c // g * k)
-    d_cols = np.einsum("gfk,ngfp->ngkp", wg, dyg).reshape(raw.shape)
-    d_mask = None if m is None else (d_cols * raw).sum(axis=2).reshape(mask.shape)
-    if m is not None:
-        d_cols = d_cols * m  # what reaches the bilinear samples
-    d_data = np.zeros(xg.shape)
-    d_y = np.zeros(s.y.shape)
-    d_x = np.zeros(s.x.shape)
-    ni = np.arange(n)[:, None, None, None, None, None]
-    gi = np.arange(dg)[None, :, None, None, None, None]
-    ci = np.arange(c // dg)[None, None, :, None, None, None]
-    for rows, cs, valid, a, b in s.corners():
-        wy = s.ly if a else 1 - s.ly
-        wx = s.lx if b else 1 - s.lx
-        scatter = d_cols * (wy * wx * valid)[:, :, None]
-        np.add.at(d_data, (ni, gi, ci, rows[:, :, None], cs[:, :, None]), scatter)
-        # d val / d y: the corner's value times d wy / d y (+1 for the lower row, -1 upper)
-        v = _gather(xg, rows, cs) * valid[:, :, None]
-        contrib = (d_cols * v).sum(axis=2)
-        d_y += contrib * (1 if a else -1) * wx
-        d_x += contrib * (1 if b else -1) * wy
-    d_offset = np.stack([d_y * s.inside, d_x * s.inside], axis=3).reshape(offset.shape)
-    grads = [d_data.reshape(data.shape), d_offset]
-    if d_mask is not None:
-        grads.append(d_mask)
-    grads.append(d_weight)
-    if bias is not None:
-        grads.append(dy.astype(np.float64).sum(axis=(0, 2, 3)))
-    return grads
-
-
-def deformable_conv_np(p: DeformableConvolutionParam, data, offset, weight, *bias) -> list:
-    return deformable_forward_np(p, data, offset, None, weight, bias[0] if bias else None)
-
-
-def deformable_conv_grad_np(p: DeformableConvolutionParam, dy, data, offset, weight, *bias):
-    return deformable_grads_np(p, dy, data, offset, None, weight, bias[0] if bias else None)
+    return forward, backward
 
 
 def _deformable_gradient(node: Any, ograds: list[Any]) -> list[Any]:
     return make_grad_node(BACKWARD, node, [ograds[0], *node.inputs])
 
 
-_forward = host_compute(OP, deformable_conv_np)
+_forward, _backward = deformable_computes(OP, BACKWARD, modulated=False)
 (
     register_op(OP)
     .describe(
@@ -345,6 +244,7 @@ _forward = host_compute(OP, deformable_conv_np)
     .set_attr(FListInputNames, _input_names)
     .set_attr(FInferShape, _deformable_shape)
     .set_attr(FInferType, _deformable_type)
+    .set_attr(FResourceRequest, temp_space)
     .set_attr(FCompute_cpu, _forward)
     .set_attr(FCompute_gpu, _forward)
     .set_attr(FGradient, _deformable_gradient)
@@ -354,7 +254,6 @@ _forward = host_compute(OP, deformable_conv_np)
     .add_argument("bias", "NDArray-or-Symbol", "Bias parameter.")
     .add_arguments(DeformableConvolutionParam.fields())
 )
-_backward = host_compute(BACKWARD, deformable_conv_grad_np)
 (
     register_op(BACKWARD)
     .describe("Backward of DeformableConvolution: inputs (dy, data, offset, weight[, bias]).")
@@ -362,6 +261,7 @@ _backward = host_compute(BACKWARD, deformable_conv_grad_np)
     .set_num_inputs(lambda attrs: 4 if attrs.parsed.no_bias else 5)
     .set_num_outputs(lambda attrs: 3 if attrs.parsed.no_bias else 4)
     .set_attr(TIsBackward, True)
+    .set_attr(FResourceRequest, temp_space)
     .set_attr(FCompute_cpu, _backward)
     .set_attr(FCompute_gpu, _backward)
 )

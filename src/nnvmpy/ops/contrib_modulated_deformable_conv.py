@@ -10,8 +10,7 @@ gradient times the unscaled sample, summed over the group's channels.
 
 `im2col_step` only bounds how many images MXNet unfolds at a time; it is checked as MXNet
 checks it (the batch must be at most it or a multiple of it) and otherwise has no effect.
-Host NumPy in float64; on the GPU through host staging (_host_staged.host_compute), as
-for DeformableConvolution.
+Computed by DeformableConvolution's kernels (_deformable.py) on both devices.
 """
 
 from __future__ import annotations
@@ -25,20 +24,20 @@ from ..attrs import (
     FInferShape,
     FInferType,
     FListInputNames,
+    FResourceRequest,
     TIsBackward,
 )
 from ..base import InferError
 from ..graph.grad import make_grad_node
 from ..param import field
 from ..registry import NodeAttrs, register_op
-from ._host_staged import host_compute
 from .contrib_bbox import same_float_type
 from .contrib_deformable_conv import (
     DeformableConvolutionParam,
-    deformable_forward_np,
-    deformable_grads_np,
+    deformable_computes,
     deformable_shape,
     input_names,
+    temp_space,
 )
 
 OP = "_contrib_ModulatedDeformableConvolution"
@@ -93,19 +92,11 @@ def _modulated_type(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any])
     return same_float_type(OP, tuple(_input_names(attrs)))(attrs, in_types, out_types)
 
 
-def modulated_conv_np(p: Any, data, offset, mask, weight, *bias) -> list:
-    return deformable_forward_np(p, data, offset, mask, weight, bias[0] if bias else None)
-
-
-def modulated_conv_grad_np(p: Any, dy, data, offset, mask, weight, *bias) -> list:
-    return deformable_grads_np(p, dy, data, offset, mask, weight, bias[0] if bias else None)
-
-
 def _modulated_gradient(node: Any, ograds: list[Any]) -> list[Any]:
     return make_grad_node(BACKWARD, node, [ograds[0], *node.inputs])
 
 
-_forward = host_compute(OP, modulated_conv_np)
+_forward, _backward = deformable_computes(OP, BACKWARD, modulated=True)
 (
     register_op(OP)
     .describe(
@@ -129,7 +120,6 @@ _forward = host_compute(OP, modulated_conv_np)
         "``num_group`` and ``num_deformable_group`` split the channels as in "
         "DeformableConvolution; the i-th part of the offset and the mask moves and scales "
         "the i-th part of the data.\n\n"
-        "Runs on the host (NumPy); GPU arrays are staged through host memory.\n"
     )
     .set_attr_parser(ModulatedDeformableConvolutionParam)
     .set_num_inputs(lambda attrs: 4 if attrs.parsed.no_bias else 5)
@@ -137,6 +127,7 @@ _forward = host_compute(OP, modulated_conv_np)
     .set_attr(FListInputNames, _input_names)
     .set_attr(FInferShape, _modulated_shape)
     .set_attr(FInferType, _modulated_type)
+    .set_attr(FResourceRequest, temp_space)
     .set_attr(FCompute_cpu, _forward)
     .set_attr(FCompute_gpu, _forward)
     .set_attr(FGradient, _modulated_gradient)
@@ -153,7 +144,6 @@ _forward = host_compute(OP, modulated_conv_np)
     .add_argument("bias", "NDArray-or-Symbol", "Bias parameter.")
     .add_arguments(ModulatedDeformableConvolutionParam.fields())
 )
-_backward = host_compute(BACKWARD, modulated_conv_grad_np)
 (
     register_op(BACKWARD)
     .describe(
@@ -164,6 +154,7 @@ _backward = host_compute(BACKWARD, modulated_conv_grad_np)
     .set_num_inputs(lambda attrs: 5 if attrs.parsed.no_bias else 6)
     .set_num_outputs(lambda attrs: 4 if attrs.parsed.no_bias else 5)
     .set_attr(TIsBackward, True)
+    .set_attr(FResourceRequest, temp_space)
     .set_attr(FCompute_cpu, _backward)
     .set_attr(FCompute_gpu, _backward)
 )

@@ -357,8 +357,6 @@ def ModulatedDeformableConvolution(
 
     Each tap is sampled bilinearly at its offset position, as in DeformableConvolution, and multiplied by its mask value before the convolution's weights apply. ``num_group`` and ``num_deformable_group`` split the channels as in DeformableConvolution; the i-th part of the offset and the mask moves and scales the i-th part of the data.
 
-    Runs on the host (NumPy); GPU arrays are staged through host memory.
-
     Parameters
     ----------
     data : NDArray-or-Symbol
