@@ -199,3 +199,20 @@ def test_out_of_range_parameters_are_rejected() -> None:
             **{**PARAMS, "spatial_scale": 2.0},
             no_trans=True,
         )
+
+
+def test_channels_and_trans_rows_nothing_reads_get_zero_gradients(ctx) -> None:
+    """data's channels past output_dim x group_size^2 and trans rows past the rois are
+    read by no bin: their gradients are written 0 (the others match the reference)."""
+    rng = np.random.default_rng(11)
+    params = {**PARAMS, "sample_per_part": 2, "trans_std": 0.4}
+    data = rng.uniform(-1, 1, (1, 8 + 3, 6, 7))
+    rois = np.array([[0, 1, 1, 8, 9], [0, 3, 0, 12, 6]])
+    trans = rng.uniform(-1, 1, (3, 2, 2, 2))
+    dy = rng.uniform(-1, 1, (2, 2, 2, 2))
+    _, grads = _run(ctx, params, data, rois, trans, dy)
+    d_data, d_trans = _grad_ref(params, dy, data, rois, trans)
+    np.testing.assert_allclose(grads[0], d_data, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(grads[2], d_trans, rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(grads[0][:, 8:], 0.0)
+    np.testing.assert_array_equal(grads[2][2], 0.0)

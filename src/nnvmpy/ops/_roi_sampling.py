@@ -50,7 +50,7 @@ from ..kernel import uindex
 from ..kernel.launch import NULL, WRITE, flat, is_gpu, req_code, store
 from ..param import Parameter
 from ..registry import register_op, skip_in_source_locations
-from ._host_staged import host_compute, to_host
+from ._host_staged import to_host
 from ._index_kernels import half_as_float32, to_ctx, zero
 from .contrib_bbox import same_float_type
 
@@ -178,7 +178,7 @@ def roi_backward(ci, dx, dy, geo, n_rois, n_batch, channels, height, width, c_ou
                             dx[uindex(base + yh * width + xh)] += d * w4
 
 
-def _table_on(ctx: Any, table: Callable[..., np.ndarray], p: Any, rois: Any) -> Any:
+def table_on(ctx: Any, table: Callable[..., np.ndarray], p: Any, rois: Any) -> Any:
     """table(p, rois) (the rois copied to the host for it) as a flat float64 array on ctx."""
     host = to_host(ctx, rois) if is_gpu(ctx) else rois
     return to_ctx(ctx, np.ascontiguousarray(table(p, host), np.float64).reshape(-1))
@@ -207,7 +207,7 @@ def roi_kernel_computes(
         out = outputs[0]
         if mode == NULL or out.size == 0:
             return
-        rows = _table_on(ctx, table, attrs.parsed, rois)
+        rows = table_on(ctx, table, attrs.parsed, rois)
         with half_as_float32(ctx, [out], [mode], [data]) as ([o], [d]):
             args = (flat(o), flat(d), rows, *data.shape, *out.shape[1:], *extra(attrs.parsed))
             bins = out.shape[0] * out.shape[2] * out.shape[3]
@@ -220,7 +220,7 @@ def roi_kernel_computes(
             zero(ctx, outputs[1])
         if modes[0] == NULL or data.size == 0:
             return
-        rows = _table_on(ctx, table, attrs.parsed, rois)
+        rows = table_on(ctx, table, attrs.parsed, rois)
         with half_as_float32(ctx, outputs[:1], modes[:1], [dy]) as ([d], [g]):
             args = (flat(d), flat(g), rows, rois.shape[0], *data.shape, *dy.shape[1:])
             backward_kernel.launch(ctx, data.shape[1], *args, *extra(attrs.parsed), modes[0],
@@ -279,17 +279,13 @@ def register_roi_op(
     infer_shape: Callable[..., bool],
     data_doc: str,
     rois_doc: str,
-    forward: Callable[..., list[np.ndarray]] | None = None,
-    backward: Callable[..., list[np.ndarray]] | None = None,
     geometry: Callable[..., np.ndarray] | None = None,
     kernels: tuple[Any, ...] | None = None,
 ) -> None:
     """Register `op` (inputs data and rois, one output) and `_backward_<op>` (inputs dy,
     data, rois; outputs d data and a zero d rois). Computed by the sampling kernels, given
     geometry(params, rois) -> GEOMETRY rows; or by other kernels, given kernels = (table,
-    forward_kernel, backward_kernel, extra) as roi_kernel_computes takes them; or on the
-    host by the NumPy functions forward(params, data, rois) and backward(params, dy,
-    data, rois)."""
+    forward_kernel, backward_kernel, extra) as roi_kernel_computes takes them."""
     backward_op = f"_backward{op}"
     title = op.removeprefix("_contrib_")
 
@@ -298,13 +294,9 @@ def register_roi_op(
 
     if geometry is not None:
         kernels = (geometry, roi_forward, roi_backward, _sensitive)
-    if kernels is not None:
-        forward_compute, backward_compute = roi_kernel_computes(op, *kernels)
-    else:
-        if forward is None or backward is None:
-            raise TypeError(f"register_roi_op({op!r}): give geometry, or forward and backward")
-        forward_compute = host_compute(op, forward)
-        backward_compute = host_compute(backward_op, backward)
+    if kernels is None:
+        raise TypeError(f"register_roi_op({op!r}): give geometry or kernels")
+    forward_compute, backward_compute = roi_kernel_computes(op, *kernels)
     (
         register_op(op)
         .describe(describe)
