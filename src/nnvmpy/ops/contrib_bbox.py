@@ -59,6 +59,7 @@ from ..infer import shape_assign, shape_is_known, shape_str, type_assign
 from ..param import Parameter, field
 from ..registry import NodeAttrs, register_op
 from ._host_staged import host_compute
+from ._ranking import top_order
 
 FORMATS = {"corner": 0, "center": 1}
 FLOAT_TYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
@@ -368,7 +369,7 @@ def box_nms_np(p: BoxNMSParam, data: np.ndarray) -> list[np.ndarray]:
         if p.id_index >= 0:
             valid &= rows[:, p.id_index] != p.background_id
         idx = np.flatnonzero(valid)
-        order = idx[np.argsort(-scores[idx], kind="stable")][:topk]
+        order = idx[top_order(scores[idx], topk)]
         ids = (
             rows[order, p.id_index].astype(np.int64)
             if p.id_index >= 0

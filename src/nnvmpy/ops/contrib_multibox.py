@@ -68,6 +68,7 @@ from ..infer import shape_assign, shape_is_known, shape_str
 from ..param import FloatTuple, Parameter, field
 from ..registry import NodeAttrs, register_op
 from ._host_staged import host_compute
+from ._ranking import top_order
 from .contrib_bbox import same_float_type
 
 _PRIOR = "_contrib_MultiBoxPrior"
@@ -469,13 +470,12 @@ def multibox_detection_np(
         rows[:count, 2:] = _decode_rows(anchors[hit], loc, p.variances, p.clip)
         if count == 0 or not nms:
             continue
-        order = np.argsort(-rows[:count, 1], kind="stable")
         keep = count if p.nms_topk <= 0 else min(count, p.nms_topk)
-        rows[:keep] = rows[order[:keep]].copy()
-        rows[keep:count, 0] = -1
-        work = _compute_dtype(rows[:count])
-        _suppress_rows(work, count, p.nms_threshold, p.force_suppress)
-        rows[:count, 0] = work[:, 0]
+        rows[:keep] = rows[top_order(rows[:count, 1], keep)]
+        rows[keep:count, 0] = -1  # past nms_topk: out, and no part in the suppression
+        work = _compute_dtype(rows[:keep])
+        _suppress_rows(work, keep, p.nms_threshold, p.force_suppress)
+        rows[:keep, 0] = work[:, 0]
     return [out]
 
 

@@ -53,6 +53,7 @@ from ..infer import shape_assign, shape_is_known, shape_str, type_assign
 from ..param import FloatTuple, Parameter, field
 from ..registry import NodeAttrs, register_op
 from ._host_staged import host_compute
+from ._ranking import top_order
 
 _F32 = np.float32
 INPUTS = ("cls_prob", "bbox_pred", "im_info")
@@ -235,9 +236,7 @@ def _proposals_of_image(
     dets = np.empty((num * height * width, 5), _F32)
     min_size = _F32(p.rpn_min_size) * im_scale
     _decode(fg, deltas, anchors, stride, im_h, im_w, min_size, real_h, real_w, p.iou_loss, dets)
-    order = np.argsort(-dets[:, 4], kind="stable")
-    if p.rpn_pre_nms_top_n > 0:
-        order = order[: p.rpn_pre_nms_top_n]
+    order = top_order(dets[:, 4], p.rpn_pre_nms_top_n if p.rpn_pre_nms_top_n > 0 else None)
     ranked = np.ascontiguousarray(dets[order])
     post = p.rpn_post_nms_top_n
     keep = np.zeros(post, np.int64)
