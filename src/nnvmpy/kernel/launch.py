@@ -89,11 +89,12 @@ def uindex(i: int) -> Any:
 @device_function
 def store(out: Any, i: int, v: Any, mode: int) -> None:
     """out[i] = v (WRITE) or out[i] += v (ADD), as a kernel's write mode says; NULL (kNullOp)
-    leaves out alone. The one copy every hand-written body calls."""
+    leaves out alone. The one copy every hand-written body calls; i is a flat index,
+    never negative (unsigned: no wraparound check, so element loops vectorise)."""
     if mode == ADD:
-        out[i] += v
+        out[uindex(i)] += v
     elif mode != NULL:
-        out[i] = v
+        out[uindex(i)] = v
 
 
 def run_rows(ctx: Any, name: str, loop: ParallelFor, rows: int, *args: Any) -> None:
