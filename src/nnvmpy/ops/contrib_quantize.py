@@ -12,8 +12,8 @@ max_output); min_range and max_range are (1,) float32 arrays:
 gives min_range + q * (max_range - min_range) / 255 (MXNet's docstring leaves out the
 min_range offset, which the inverse of quantize needs), int8 gives q * r / 127.
 
-Forward only, as in MXNet: the gradients are zero. Element-wise on the host (NumPy); on
-the GPU through _host_staged.host_compute.
+Forward only, as in MXNet: the gradients are zero. Element-wise kernels for both devices
+(quantization/_kernels.py), in float64.
 """
 
 from __future__ import annotations
@@ -33,9 +33,10 @@ from ..attrs import (
 from ..base import InferError
 from ..graph.grad import make_zero_grad_nodes
 from ..infer import dtype_str, shape_assign, shape_is_known, type_assign
+from ..kernel.launch import NULL, req_code, run_rows
 from ..param import Parameter, field
 from ..registry import NodeAttrs, register_op
-from ._host_staged import host_compute
+from .quantization import _kernels as qk
 
 QUANTIZE = "_contrib_quantize"
 DEQUANTIZE = "_contrib_dequantize"
@@ -91,31 +92,23 @@ def _dequantize_type(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any]
     return data is not None
 
 
-def _real_range(lo: np.ndarray, hi: np.ndarray) -> np.float64:
-    return np.maximum(np.abs(np.float64(lo[0])), np.abs(np.float64(hi[0])))
+def _quantize(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):
+    """codes over (min_range, max_range), and the codes' range."""
+    modes = [req_code(QUANTIZE, r) for r in req]
+    data, lo, hi = inputs
+    signed = attrs.parsed.out_type == "int8"
+    bounds = qk.range_of(ctx, lo, hi)
+    qk.quantize(ctx, QUANTIZE, data, bounds, signed, outputs, modes)
 
 
-def quantize_np(p: Any, data: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> list[np.ndarray]:
-    x = data.astype(np.float64)
-    if p.out_type == "uint8":
-        lo64, hi64 = np.float64(lo[0]), np.float64(hi[0])
-        width = hi64 - lo64  # an empty range (a constant tensor) maps everything to 0
-        scale = 255.0 / width if width > 0 else 0.0
-        q = np.clip((x - lo64) * scale + 0.5, 0, 255).astype(np.uint8)
-        return [q, lo.astype(np.float32), hi.astype(np.float32)]
-    r = _real_range(lo, hi)
-    scale = 127.0 / r if r > 0 else 0.0  # an all-zero tensor (a fresh bias) stays zero
-    magnitude = np.minimum(np.abs(x) * scale + 0.5, 127.0).astype(np.int8)
-    q = (np.sign(x) * magnitude).astype(np.int8)
-    return [q, np.array([-r], np.float32), np.array([r], np.float32)]
-
-
-def dequantize_np(p: Any, q: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> list[np.ndarray]:
-    x = q.astype(np.float64)
-    if q.dtype == np.uint8:
-        lo64, hi64 = np.float64(lo[0]), np.float64(hi[0])
-        return [(lo64 + x * (hi64 - lo64) / 255.0).astype(np.float32)]
-    return [(x * _real_range(lo, hi) / 127.0).astype(np.float32)]
+def _dequantize(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):
+    mode = req_code(DEQUANTIZE, req[0])
+    q, lo, hi = inputs
+    if mode != NULL:
+        signed = q.dtype == np.int8
+        bounds = qk.range_of(ctx, lo, hi)
+        coef = qk.coefficients(ctx, DEQUANTIZE, qk.dequantize_coefficients, 2, bounds, signed)
+        run_rows(ctx, DEQUANTIZE, qk.dequantize_codes, q.size, q, outputs[0], coef, signed, mode)
 
 
 _ARGS = (
@@ -124,7 +117,6 @@ _ARGS = (
     ("max_range", "The maximum scalar value possibly produced for the input"),
 )
 
-_quantize = host_compute(QUANTIZE, quantize_np)
 op = (
     register_op(QUANTIZE)
     .describe(
@@ -151,7 +143,6 @@ for _name, _doc in _ARGS:
     op.add_argument(_name, "NDArray-or-Symbol", _doc)
 op.add_arguments(QuantizeParam.fields())
 
-_dequantize = host_compute(DEQUANTIZE, dequantize_np)
 op = (
     register_op(DEQUANTIZE)
     .describe(

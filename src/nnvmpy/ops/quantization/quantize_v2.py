@@ -23,9 +23,10 @@ import numpy as np
 from ...attrs import FCompute_cpu, FCompute_gpu, FGradient, FInferShape, FInferType, FListInputNames
 from ...graph.grad import make_zero_grad_nodes
 from ...infer import shape_assign, type_assign
+from ...kernel.launch import NULL, req_code, run_rows
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
-from .._host_staged import host_compute
+from . import _kernels
 from ._common import (
     F32,
     INT8,
@@ -54,33 +55,27 @@ class QuantizeV2Param(Parameter):
     )
 
 
-def _passthrough(p: Any, data: np.ndarray) -> list[np.ndarray]:
-    if calibrated(p):
-        lo, hi = p.min_calib_range, p.max_calib_range
-    else:
-        lo, hi = (0.0, 255.0) if data.dtype == UINT8 else (-127.0, 127.0)
-    return [data.copy(), np.array([lo], F32), np.array([hi], F32)]
-
-
-def quantize_v2_np(p: Any, data: np.ndarray) -> list[np.ndarray]:
+def _compute(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):
+    """codes over the calibrated range or the data's own; 8-bit data passes through."""
+    p, (data,) = attrs.parsed, inputs
+    modes = [req_code(OP, r) for r in req]
+    signed = out_dtype(p) == INT8
     if data.dtype in (INT8, UINT8):
-        return _passthrough(p, data)
+        if calibrated(p):
+            lo, hi = p.min_calib_range, p.max_calib_range
+        else:
+            lo, hi = (0.0, 255.0) if data.dtype == UINT8 else (-127.0, 127.0)
+        bounds, signed = _kernels.fixed_range(ctx, lo, hi), False  # the range passes through
+        if modes[0] != NULL:
+            run_rows(ctx, OP, _kernels.copy_codes, data.size, data, outputs[0], modes[0])
+        run_rows(ctx, OP, _kernels.quantized_range, 1, bounds, signed, *outputs[1:], *modes[1:])
+        return
     if calibrated(p):
-        lo, hi = np.float32(p.min_calib_range), np.float32(p.max_calib_range)
-    elif data.size:
-        lo, hi = np.float32(data.min()), np.float32(data.max())
+        lo, hi = float(F32.type(p.min_calib_range)), float(F32.type(p.max_calib_range))
+        bounds = _kernels.fixed_range(ctx, lo, hi)
     else:
-        lo = hi = np.float32(0.0)
-    x = data.astype(np.float64)
-    if out_dtype(p) == INT8:
-        r = max(abs(float(lo)), abs(float(hi)))
-        scale = 127.0 / r if r > 0 else 0.0
-        q = np.sign(x) * np.trunc(np.minimum(np.abs(x) * scale + 0.5, 127.0))
-        return [q.astype(INT8), np.array([-r], F32), np.array([r], F32)]
-    width = float(hi) - float(lo)
-    scale = 255.0 / width if width > 0 else 0.0
-    q = np.clip((x - float(lo)) * scale + 0.5, 0.0, 255.0).astype(UINT8)
-    return [q, np.array([lo], F32), np.array([hi], F32)]
+        bounds = _kernels.data_range(ctx, data)
+    _kernels.quantize(ctx, OP, data, bounds, signed, outputs, modes)
 
 
 def _shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
@@ -102,7 +97,6 @@ def _type(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any]) -> bool:
     return type_assign(out_types, 2, F32, f"{OP}: output 2 (max_output)")
 
 
-_compute = host_compute(OP, quantize_v2_np)
 op = (
     register_op(OP)
     .describe(

@@ -17,26 +17,22 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ...attrs import FCompute_cpu, FCompute_gpu, FGradient, FInferShape, FInferType, FListInputNames
 from ...graph.grad import make_zero_grad_nodes
 from ...infer import shape_assign, type_assign
+from ...kernel.launch import NULL, req_code, run_rows
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
-from .._host_staged import host_compute
+from . import _kernels
 from ._common import (
     F32,
     INT8,
     INT32,
-    INT32_MAX,
     OUT_TYPES,
-    UINT8,
     all_known,
     calib_range_fields,
     calibrated,
     check_quantized,
-    max_abs,
     out_dtype,
 )
 
@@ -58,28 +54,23 @@ class RequantizeParam(Parameter):
     )
 
 
-def quantize_real(x: np.ndarray, r: np.float32, dtype: np.dtype) -> list[np.ndarray]:
-    """float32 values with symmetric real range r -> 8-bit codes and their range."""
-    steps = np.float32(127.0 if dtype == INT8 else 255.0)
-    scale = np.float32(steps / r) if r > 0 else np.float32(0.0)
-    if dtype == INT8:
-        magnitude = np.minimum(np.abs(x) * scale + np.float32(0.5), steps)
-        q = (np.sign(x) * np.trunc(magnitude)).astype(INT8)
-        return [q, np.array([-r], F32), np.array([r], F32)]
-    q = np.clip(x * scale + np.float32(0.5), 0, steps).astype(UINT8)
-    return [q, np.array([0.0], F32), np.array([r], F32)]
-
-
-def requantize_np(p: Any, data: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> list[np.ndarray]:
-    scale_in = np.float32(max_abs(lo, hi) / INT32_MAX)
-    x = data.astype(F32) * scale_in
+def _compute(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):
+    """int32 codes over (min_range, max_range) -> 8-bit codes over the new range."""
+    p = attrs.parsed
+    modes = [req_code(OP, r) for r in req]
+    data, lo, hi = inputs
+    signed = out_dtype(p) == INT8
+    bounds = _kernels.range_of(ctx, lo, hi)
     if calibrated(p):
-        r = np.float32(max(abs(p.min_calib_range), abs(p.max_calib_range)))
-    elif data.size:
-        r = np.float32(max(abs(int(data.min())), abs(int(data.max())))) * scale_in
+        data_bounds = _kernels.fixed_range(ctx, p.min_calib_range, p.max_calib_range)
     else:
-        r = np.float32(0.0)
-    return quantize_real(x, r, out_dtype(p))
+        data_bounds = _kernels.data_range(ctx, data)
+    coef = _kernels.coefficients(ctx, OP, _kernels.requantize_coefficients, 3, bounds,
+                                 data_bounds, bool(calibrated(p)), signed)  # fmt: skip
+    if modes[0] != NULL:
+        run_rows(ctx, OP, _kernels.requantize_codes, data.size, data, outputs[0], coef, signed,
+                 modes[0])  # fmt: skip
+    run_rows(ctx, OP, _kernels.requantized_range, 1, coef, signed, *outputs[1:], *modes[1:])
 
 
 def _shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
@@ -102,7 +93,6 @@ def _type(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any]) -> bool:
     return type_assign(out_types, 2, F32, f"{OP}: output 2 (max_output)")
 
 
-_compute = host_compute(OP, requantize_np)
 op = (
     register_op(OP)
     .describe(
