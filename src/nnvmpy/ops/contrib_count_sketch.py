@@ -11,9 +11,10 @@ them unwritten). `processing_batch_size` (rows per GPU launch in MXNet) is accep
 does not change the result. An index outside [0, out_dim) is an error (MXNet's GPU kernel
 writes out of bounds).
 
-MXNet 1.9.1 has a GPU kernel only; here both devices run the NumPy scatter on the host
-(np.add.at over the buckets, the gradient a gather): a rarely-used contrib op, so the GPU
-path stages through the host (_host_staged.host_compute).
+MXNet 1.9.1 has a GPU kernel only; here kernels for both devices (kernel.parallel_for):
+the forward gathers, one output element per item, the features of its bucket (listed
+bucket by bucket on the host from h, which is checked there), so no two items write one
+element and the sums run in feature order; the gradient gathers dy per element.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import kernel
 from ..attrs import (
     FCompute_cpu,
     FCompute_gpu,
@@ -34,9 +36,12 @@ from ..attrs import (
 from ..base import InferError, NNVMError
 from ..graph.grad import make_grad_node
 from ..infer import shape_assign, shape_is_known, shape_str
+from ..kernel import uindex
+from ..kernel.launch import NULL, WRITE, flat, is_gpu, req_code, store
 from ..param import Parameter, field
 from ..registry import NodeAttrs, register_op
-from ._host_staged import host_compute
+from ._host_staged import to_host
+from ._index_kernels import half_as_float32, to_ctx, zero
 from .contrib_bbox import same_float_type
 
 OP = "_contrib_count_sketch"
@@ -79,8 +84,9 @@ def _count_sketch_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list
     return all(shape_is_known(s) for s in [*in_shapes, *out_shapes])
 
 
-def _buckets(h: np.ndarray, k: int, what: str) -> np.ndarray:
-    flat = h.reshape(-1)
+def _buckets(ctx: Any, h: Any, k: int, what: str) -> np.ndarray:
+    """h's bucket indices (int64, on the host: a GPU's h is copied there), checked."""
+    flat = (to_host(ctx, h) if is_gpu(ctx) else h).reshape(-1)
     idx = flat.astype(np.int64)
     bad = (idx < 0) | (idx >= k)
     if bad.any():
@@ -89,27 +95,62 @@ def _buckets(h: np.ndarray, k: int, what: str) -> np.ndarray:
     return idx
 
 
-def count_sketch_np(p: Any, data: np.ndarray, h: np.ndarray, s: np.ndarray) -> list:
-    d = data.shape[-1]
-    idx = _buckets(h, p.out_dim, OP)
-    rows = data.reshape(-1, d)
-    signed = rows * s.reshape(-1).astype(data.dtype)
-    out_t = np.zeros((p.out_dim, rows.shape[0]), data.dtype)
-    np.add.at(out_t, idx, signed.T)  # bucket by bucket, duplicates accumulate
-    return [out_t.T.reshape((*data.shape[:-1], p.out_dim))]
+@kernel.parallel_for
+def _sketch(item, x, s, out, order, starts, d, k, mode):
+    """out[row, b] for item = row k + b: the signed sum of the row's features in bucket b
+    (order lists the features bucket by bucket, each bucket's in increasing order, from
+    starts[b]), summed in that order in float64."""
+    b = item % k
+    base = (item // k) * d
+    acc = 0.0
+    for t in range(starts[b], starts[b + 1]):
+        j = order[t]
+        acc += s[j] * x[uindex(base + j)]
+    store(out, item, acc, mode)
 
 
-def count_sketch_grad_np(p: Any, dy: np.ndarray, h: np.ndarray, s: np.ndarray) -> list:
-    idx = _buckets(h, p.out_dim, BACKWARD)
-    dx = dy[..., idx] * s.reshape(-1).astype(dy.dtype)
-    return [dx, np.zeros(h.shape, h.dtype), np.zeros(s.shape, s.dtype)]
+@kernel.parallel_for
+def _sketch_grad(item, dy, s, buckets, dx, d, k, mode):
+    """dx[row, j] = s[j] dy[row, h[j]] for item = row d + j."""
+    j = item % d
+    store(dx, item, s[j] * dy[uindex((item // d) * k + buckets[j])], mode)
+
+
+def _forward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):
+    mode = req_code(OP, req[0])
+    data, h, s = inputs
+    out, k = outputs[0], attrs.parsed.out_dim
+    idx = _buckets(ctx, h, k, OP)
+    if mode == NULL or out.size == 0:
+        return
+    order = np.argsort(idx, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(np.bincount(idx, minlength=k))])
+    d = tuple(data.shape)[-1]  # the simulator's device shapes refuse [-1]
+    with half_as_float32(ctx, [out], [mode], [data, s]) as ([o], [x, signs]):
+        _sketch.launch(ctx, out.size, flat(x), flat(signs), flat(o), to_ctx(ctx, order),
+                       to_ctx(ctx, starts), d, k, mode, work=data.size)  # fmt: skip
+
+
+def _backward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):
+    """(dy, h, s) -> (d data, d h = 0, d s = 0)."""
+    modes = [req_code(BACKWARD, r) for r in req]
+    dy, h, s = inputs
+    idx = _buckets(ctx, h, attrs.parsed.out_dim, BACKWARD)
+    for grad, mode in zip(outputs[1:], modes[1:]):
+        if mode == WRITE:
+            zero(ctx, grad)
+    dx = outputs[0]
+    if modes[0] == NULL or dx.size == 0:
+        return
+    with half_as_float32(ctx, [dx], modes[:1], [dy, s]) as ([g], [d_out, signs]):
+        _sketch_grad.launch(ctx, dx.size, flat(d_out), flat(signs), to_ctx(ctx, idx), flat(g),
+                            tuple(dx.shape)[-1], tuple(dy.shape)[-1], modes[0])  # fmt: skip
 
 
 def _count_sketch_gradient(node: Any, ograds: list[Any]) -> list[Any]:
     return make_grad_node(BACKWARD, node, [ograds[0], node.inputs[1], node.inputs[2]])
 
 
-_forward = host_compute(OP, count_sketch_np)
 (
     register_op(OP)
     .describe(
@@ -134,7 +175,6 @@ _forward = host_compute(OP, count_sketch_np)
     .add_argument("s", "NDArray-or-Symbol", "The sign vector")
     .add_arguments(CountSketchParam.fields())
 )
-_backward = host_compute(BACKWARD, count_sketch_grad_np)
 (
     register_op(BACKWARD)
     .describe("Backward of count_sketch: inputs (dy, h, s), outputs (d_data, d_h, d_s).")
