@@ -45,29 +45,29 @@ def test_index_array_gradient_is_zero_and_axes_are_checked() -> None:
         nv.nd.contrib.index_array(x, axes=(-3,))
 
 
-def test_index_copy_documented_example_and_gradients() -> None:
-    old = nv.nd.zeros((5, 3))
-    new = nv.nd.array([[1, 2, 3], [4, 5, 6], [7, 8, 9]])
-    index = nv.nd.array([0, 4, 2], dtype=np.int64)
+def test_index_copy_documented_example_and_gradients(ctx) -> None:
+    old = nv.nd.zeros((5, 3), ctx=ctx)
+    new = nv.nd.array([[1, 2, 3], [4, 5, 6], [7, 8, 9]], ctx=ctx)
+    index = nv.nd.array([0, 4, 2], ctx=ctx, dtype=np.int64)
     old.attach_grad()
     new.attach_grad()
     dy = np.arange(15.0).reshape(5, 3)
     with nv.autograd.record():
         out = nv.nd.contrib.index_copy(old, index, new)
-    out.backward(nv.nd.array(dy))
+    out.backward(nv.nd.array(dy, ctx=ctx))
     want = [[1, 2, 3], [0, 0, 0], [7, 8, 9], [0, 0, 0], [4, 5, 6]]
     np.testing.assert_array_equal(out.asnumpy(), want)
     np.testing.assert_array_equal(old.grad.asnumpy(), dy * np.array([0, 1, 0, 1, 0])[:, None])
     np.testing.assert_array_equal(new.grad.asnumpy(), dy[[0, 4, 2]])
 
 
-def test_index_copy_last_duplicate_wins_and_gets_the_gradient() -> None:
-    old = nv.nd.zeros((3, 2))
-    new = nv.nd.array([[1, 1], [2, 2], [3, 3]])
+def test_index_copy_last_duplicate_wins_and_gets_the_gradient(ctx) -> None:
+    old = nv.nd.zeros((3, 2), ctx=ctx)
+    new = nv.nd.array([[1, 1], [2, 2], [3, 3]], ctx=ctx)
     new.attach_grad()
     with nv.autograd.record():
-        out = nv.nd.contrib.index_copy(old, nv.nd.array([1, 1, 0]), new)
-    out.backward(nv.nd.ones((3, 2)))
+        out = nv.nd.contrib.index_copy(old, nv.nd.array([1, 1, 0], ctx=ctx), new)
+    out.backward(nv.nd.ones((3, 2), ctx=ctx))
     np.testing.assert_array_equal(out.asnumpy(), [[3, 3], [2, 2], [0, 0]])
     np.testing.assert_array_equal(new.grad.asnumpy(), [[0, 0], [1, 1], [1, 1]])
 

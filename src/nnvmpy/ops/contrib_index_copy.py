@@ -9,7 +9,9 @@ silently).
 
 Gradient: old_tensor gets dy with the replaced rows zeroed; new_tensor gets dy of the row
 each of its rows landed in (zero for a row a later duplicate overwrote); index_vector
-gets zeros. Runs on the host (NumPy); on the GPU through _host_staged.host_compute.
+gets zeros. Kernels for both devices (kernel.parallel_for), one row per item: the index
+is checked on the host, which also finds the row of new_tensor (if any) that replaces
+each row, so duplicates need no ordering on the device.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import kernel
 from ..attrs import (
     FCompute_cpu,
     FCompute_gpu,
@@ -30,8 +33,11 @@ from ..attrs import (
 from ..base import InferError, NNVMError
 from ..graph.grad import make_grad_node
 from ..infer import shape_assign, shape_is_known, shape_str, type_assign
+from ..kernel import uindex
+from ..kernel.launch import NULL, WRITE, flat, is_gpu, req_code, store
 from ..registry import NodeAttrs, register_op
-from ._host_staged import host_compute
+from ._host_staged import to_host
+from ._index_kernels import half_as_float32, to_ctx, zero
 
 OP = "_contrib_index_copy"
 INPUTS = ["old_tensor", "index_vector", "new_tensor"]
@@ -74,41 +80,96 @@ def _index_copy_type(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any]
     return in_types[1] is not None
 
 
-def _rows(index: np.ndarray, n: int) -> np.ndarray:
-    rows = np.asarray(index).astype(np.int64)
+def _sources(ctx: Any, index: Any, n: int, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, source): index_vector as checked int64 rows (on the host: a GPU's index is
+    copied there), and for each of the n rows of old_tensor the row of new_tensor that
+    replaces it (the last one naming it), -1 for none."""
+    host = to_host(ctx, index) if is_gpu(ctx) else np.asarray(index)
+    rows = host.astype(np.int64)
     bad = (rows < 0) | (rows >= n)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise NNVMError(
-            f"{OP}: index_vector[{i}] = {index[i]} is out of range for 'old_tensor' with {n} rows"
+            f"{what}: index_vector[{i}] = {host[i]} is out of range for 'old_tensor' with {n} rows"
         )
-    return rows
+    source = np.full(n, -1, np.int64)
+    source[rows] = np.arange(len(rows))  # assigned in order: the last duplicate wins
+    return rows, source
 
 
-def index_copy_np(params: Any, old: np.ndarray, index: np.ndarray, new: np.ndarray) -> list:
-    out = old.copy()
-    out[_rows(index, old.shape[0])] = new  # NumPy assigns in order: the last duplicate wins
-    return [out]
+@kernel.parallel_for
+def _copy_rows(r, old, new, source, width, out, mode):
+    """Row r of out: row source[r] of new for a replaced row, else row r of old."""
+    base = r * width
+    src = source[r]
+    if src >= 0:
+        for c in range(width):
+            store(out, base + c, new[uindex(src * width + c)], mode)
+    else:
+        for c in range(width):
+            store(out, base + c, old[uindex(base + c)], mode)
 
 
-def index_copy_grad_np(params: Any, dy: np.ndarray, index: np.ndarray) -> list:
-    rows = _rows(index, dy.shape[0])
-    d_old = dy.copy()
-    d_old[rows] = 0
-    last = np.zeros(len(rows), bool)  # the rows of new_tensor that survive in the output
-    seen: set[int] = set()
-    for i in range(len(rows) - 1, -1, -1):
-        last[i] = int(rows[i]) not in seen
-        seen.add(int(rows[i]))
-    d_new = dy[rows] * last.reshape((-1,) + (1,) * (dy.ndim - 1))
-    return [d_old, np.zeros(index.shape), d_new]
+@kernel.parallel_for
+def _old_grad(r, dy, source, width, d_old, mode):
+    """Row r of dy, zero for a replaced row."""
+    base = r * width
+    keep = source[r] < 0
+    for c in range(width):
+        store(d_old, base + c, dy[uindex(base + c)] if keep else 0, mode)
+
+
+@kernel.parallel_for
+def _new_grad(i, dy, rows, source, width, d_new, mode):
+    """Row i of new_tensor gets dy's row rows[i] if it is the one that landed there."""
+    r = rows[i]
+    landed = source[r] == i
+    for c in range(width):
+        store(d_new, i * width + c, dy[uindex(r * width + c)] if landed else 0, mode)
+
+
+def _forward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):
+    mode = req_code(OP, req[0])
+    old, index, new = inputs
+    out = outputs[0]
+    _, source = _sources(ctx, index, old.shape[0], OP)
+    if mode == NULL or out.size == 0:
+        return
+    width = out.size // out.shape[0]
+    with half_as_float32(ctx, [out], [mode], [old, new]) as ([o], [a, b]):
+        _copy_rows.launch(ctx, out.shape[0], flat(a), flat(b), to_ctx(ctx, source), width,
+                          flat(o), mode, work=out.size)  # fmt: skip
+
+
+def _backward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):
+    """(dy, index_vector) -> (d old_tensor, d index_vector = 0, d new_tensor)."""
+    name = "_backward_contrib_index_copy"
+    modes = [req_code(name, r) for r in req]
+    dy, index = inputs
+    rows, source = _sources(ctx, index, dy.shape[0], name)
+    if modes[1] == WRITE:
+        zero(ctx, outputs[1])
+    if dy.size == 0:
+        for grad, mode in zip(outputs[::2], modes[::2]):
+            if mode == WRITE:
+                zero(ctx, grad)
+        return
+    width = dy.size // dy.shape[0]
+    d_old, d_new = outputs[0], outputs[2]
+    with half_as_float32(ctx, [d_old, d_new], modes[::2], [dy]) as ([g_old, g_new], [g]):
+        table = to_ctx(ctx, source)
+        if modes[0] != NULL:
+            _old_grad.launch(ctx, dy.shape[0], flat(g), table, width, flat(g_old), modes[0],
+                             work=dy.size)  # fmt: skip
+        if modes[2] != NULL and d_new.size:
+            _new_grad.launch(ctx, len(rows), flat(g), to_ctx(ctx, rows), table, width,
+                             flat(g_new), modes[2], work=d_new.size)  # fmt: skip
 
 
 def _index_copy_gradient(node: Any, ograds: list[Any]) -> list[Any]:
     return make_grad_node("_backward_contrib_index_copy", node, [ograds[0], node.inputs[1]])
 
 
-_forward = host_compute(OP, index_copy_np)
 (
     register_op(OP)
     .describe(
@@ -143,7 +204,6 @@ _forward = host_compute(OP, index_copy_np)
     .add_argument("index_vector", "NDArray-or-Symbol", "Index vector")
     .add_argument("new_tensor", "NDArray-or-Symbol", "New tensor to be copied")
 )
-_backward = host_compute("_backward_contrib_index_copy", index_copy_grad_np)
 (
     register_op("_backward_contrib_index_copy")
     .describe("Backward of index_copy: inputs (dy, index_vector), outputs the 3 input grads.")
