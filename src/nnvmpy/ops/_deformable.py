@@ -47,6 +47,7 @@ from .. import kernel
 from ..base import OpReqType
 from ..kernel import uindex
 from ..kernel.launch import ADD, NULL, WRITE, is_gpu, run_rows, store
+from .nn._conv_cuda import unravel
 
 #: scratch cap in bytes for one chunk of images (column matrix plus tmp/dyt)
 MAX_WORKSPACE_BYTES = 256 << 20
@@ -135,17 +136,6 @@ def outside(hy, wx, height, width):
     return hy <= -1.0 or hy >= height or wx <= -1.0 or wx >= width
 
 
-@kernel.device_function
-def tap_of(item, hw, k_n, dg):
-    """(b, g, k, p) of item = ((b DG + g) K + k) P + p: image b of the chunk, deformable
-    group g, tap k, output position p."""
-    p = item % hw
-    t = item // hw
-    k = t % k_n
-    t = t // k_n
-    return t // dg, t % dg, k, p
-
-
 @kernel.parallel_for
 def deform_im2col(
     item, x, offset, mask, has_mask, col, n0, m,
@@ -158,7 +148,7 @@ def deform_im2col(
     (y) and P further on (x), mask values at mask[j P + p]."""
     hw = oh * ow
     k_n = kh * kw
-    b, g, k, p = tap_of(item, hw, k_n, dg)
+    b, g, k, p = unravel(item, dg, k_n, hw)
     n = n0 + b
     j = (n * dg + g) * k_n + k
     hy, wx = tap_position(offset, 2 * j * hw + p, hw, p // ow, p % ow, k // kw, k % kw,
@@ -245,7 +235,7 @@ def deform_coord_grad(
     x (and the samples themselves, for the mask). 0 for a sample off the map."""
     hw = oh * ow
     k_n = kh * kw
-    b, g, k, p = tap_of(item, hw, k_n, dg)
+    b, g, k, p = unravel(item, dg, k_n, hw)
     n = n0 + b
     j = (n * dg + g) * k_n + k
     at = 2 * j * hw + p

@@ -89,6 +89,14 @@ def sample_at(geo, g, ph, pw, iy, ix, step_h, step_w, height, width):
     )  # fmt: skip
 
 
+@kernel.device_function
+def zero_channel(dx, ci, n_batch, channels, plane):
+    """dx[b, ci] = 0 for every image b: a gradient item that owns channel ci starts so."""
+    for b in range(n_batch):
+        for k in range(plane):
+            dx[uindex((b * channels + ci) * plane + k)] = 0
+
+
 @kernel.parallel_for
 def roi_forward(item, out, data, geo, n_batch, channels, height, width, c_out, ph_n, pw_n,
                 sensitive, mode):  # fmt: skip
@@ -141,9 +149,7 @@ def roi_backward(ci, dx, dy, geo, n_rois, n_batch, channels, height, width, c_ou
     its samples' pixels. Only this item writes channel ci, so overlapping rois are safe."""
     plane = height * width
     if mode == WRITE:
-        for b in range(n_batch):
-            for k in range(plane):
-                dx[uindex((b * channels + ci) * plane + k)] = 0
+        zero_channel(dx, ci, n_batch, channels, plane)
     c = ci
     ph0, ph1, pw0, pw1 = 0, ph_n, 0, pw_n
     if sensitive:  # channel ci is read by one bin of one output channel

@@ -61,8 +61,9 @@ from ..kernel.launch import NULL, WRITE, flat, req_code, store
 from ..param import Parameter, field
 from ..registry import NodeAttrs, register_op
 from ._index_kernels import half_as_float32, zero
-from ._roi_sampling import ROI_ROW, check_roi_inputs, rounded_rois, table_on
+from ._roi_sampling import ROI_ROW, check_roi_inputs, rounded_rois, table_on, zero_channel
 from .contrib_bbox import same_float_type
+from .nn._conv_cuda import unravel
 
 OP = "_contrib_DeformablePSROIPooling"
 BACKWARD = "_backward_contrib_DeformablePSROIPooling"
@@ -232,12 +233,7 @@ def _dpsroi_forward(
 ):  # fmt: skip
     """Bin item = ((r D + c) P + ph) P + pw: the mean of its samples and their count (0
     and 0 for a roi whose batch index is out of range)."""
-    pw = item % pooled
-    t = item // pooled
-    ph = t % pooled
-    t = t // pooled
-    c = t % out_dim
-    r = t // out_dim
+    r, c, ph, pw = unravel(item, out_dim, pooled, pooled)
     b = int(table[r * _ROW])
     total = 0.0
     n = 0
@@ -273,9 +269,7 @@ def _dpsroi_data_grad(
     its samples' pixels with the bilinear weights. Only this item writes channel ci."""
     plane = height * width
     if mode == WRITE:
-        for b in range(n_batch):
-            for q in range(plane):
-                d_data[uindex((b * channels + ci) * plane + q)] = 0
+        zero_channel(d_data, ci, n_batch, channels, plane)
     c = ci // (group * group)
     if c >= out_dim:  # read by no output channel
         return
@@ -319,13 +313,8 @@ def _dpsroi_trans_grad(
     """Trans cell item = ((r K + k) Q + qh) Q + qw, both its x and y entries: the blend's
     slope at each sample of every bin of class k that the cell shifts, times trans_std,
     the roi's extent and the bin's dy / count (0 for rows past the rois)."""
-    qw = item % part
-    t = item // part
-    qh = t % part
-    t = t // part
     classes = pairs // 2
-    k = t % classes
-    r = t // classes
+    r, k, qh, qw = unravel(item, classes, part, part)
     gx = 0.0
     gy = 0.0
     b = int(table[r * _ROW]) if r < n_rois else -1

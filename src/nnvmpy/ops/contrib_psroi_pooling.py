@@ -30,7 +30,7 @@ from ..kernel import uindex
 from ..kernel.launch import WRITE, store
 from ..param import Parameter, field
 from ..registry import NodeAttrs
-from ._roi_sampling import ROI_ROW, check_roi_inputs, register_roi_op, rounded_rois
+from ._roi_sampling import ROI_ROW, check_roi_inputs, register_roi_op, rounded_rois, zero_channel
 
 OP = "_contrib_PSROIPooling"
 
@@ -118,9 +118,7 @@ def _psroi_backward(ci, dx, dy, rois, n_rois, n_batch, channels, height, width, 
     # is ci's spread dy / area evenly over their pixels; only this item writes channel ci
     plane = height * width
     if mode == WRITE:
-        for b in range(n_batch):
-            for k in range(plane):
-                dx[uindex((b * channels + ci) * plane + k)] = 0
+        zero_channel(dx, ci, n_batch, channels, plane)
     c = ci // (group * group)
     gh = (ci // group) % group
     gw = ci % group
