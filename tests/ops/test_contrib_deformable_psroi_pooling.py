@@ -216,3 +216,23 @@ def test_channels_and_trans_rows_nothing_reads_get_zero_gradients(ctx) -> None:
     np.testing.assert_allclose(grads[2], d_trans, rtol=1e-10, atol=1e-12)
     np.testing.assert_array_equal(grads[0][:, 8:], 0.0)
     np.testing.assert_array_equal(grads[2][2], 0.0)
+
+
+def test_nan_shifts_and_rois_sample_nothing(ctx) -> None:
+    """A NaN in trans or a roi leaves its samples off the map (skipped: the bin averages
+    none and is 0), as a shift far outside does; no index is made from it."""
+    rng = np.random.default_rng(12)
+    params = {**PARAMS, "sample_per_part": 2, "trans_std": 0.5}
+    data = rng.uniform(-1, 1, (1, 8, 6, 7))
+    rois = np.array([[0, 1, 1, 8, 9], [0, 3, 0, 12, 6], [0, 2, 2, 5, 5]], np.float64)
+    trans = rng.uniform(-1, 1, (3, 2, 2, 2))
+    far_trans, far_rois = trans.copy(), rois.copy()
+    far_trans[0, 0, 1, 0], far_rois[2, 1:] = 1e6, 1e6
+    nan_trans, nan_rois = trans.copy(), rois.copy()
+    nan_trans[0, 0, 1, 0], nan_rois[2, 1:] = np.nan, np.nan
+    dy = rng.uniform(-1, 1, (3, 2, 2, 2))
+    far = _run(ctx, params, data, far_rois, far_trans, dy)
+    nan = _run(ctx, params, data, nan_rois, nan_trans, dy)
+    np.testing.assert_array_equal(nan[0], far[0])
+    for got, want in zip(nan[1], far[1]):
+        np.testing.assert_array_equal(got, want)

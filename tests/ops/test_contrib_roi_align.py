@@ -111,3 +111,50 @@ def test_float16_computes_through_float32() -> None:
     want = roi_align_ref(x.astype(np.float64), rois.astype(np.float16).astype(np.float64), **params)
     assert y.dtype == np.float16
     np.testing.assert_allclose(y.asnumpy().astype(np.float64), want, rtol=1e-2, atol=1e-2)
+
+
+def _pool_with_grad(ctx, x: np.ndarray, rois: np.ndarray, **params) -> tuple[np.ndarray, ...]:
+    data = nv.nd.array(x, ctx=ctx, dtype=np.float64)
+    data.attach_grad()
+    with nv.autograd.record():
+        y = nv.nd.contrib.ROIAlign(data, nv.nd.array(rois, ctx=ctx, dtype=np.float64), **params)
+    y.backward()
+    return y.asnumpy(), data.grad.asnumpy()
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+def test_nan_and_infinite_rois_pool_nothing(device: str) -> None:
+    """A roi with a NaN or infinite batch index or NaN corners pools zeros and passes no
+    gradient, as one with batch index -1: the kernels never make an index from them."""
+    ctx = nv.cpu() if device == "cpu" else nv.gpu(0)
+    x = np.random.default_rng(9).standard_normal((2, 3, 7, 8))
+    good = [1, 1.5, 0.5, 5.0, 6.0]
+    bad = [[np.nan, 1, 1, 4, 4], [np.inf, 1, 1, 4, 4], [0, np.nan, 1, 4, 4], [1, 1, 1, 4, np.nan]]
+    params = {"pooled_size": (2, 2), "spatial_scale": 1.0, "sample_ratio": 2}
+    y, grad = _pool_with_grad(ctx, x, np.array([*bad, good]), **params)
+    skipped = np.array([[-1, 1, 1, 4, 4]] * len(bad) + [good])
+    want_y, want_grad = _pool_with_grad(ctx, x, skipped, **params)
+    np.testing.assert_array_equal(y[: len(bad)], 0.0)
+    np.testing.assert_array_equal(y, want_y)
+    np.testing.assert_array_equal(grad, want_grad)
+
+
+def test_a_huge_roi_samples_a_capped_grid() -> None:
+    """Bins of a 1e30-wide roi would take ceil(bin) samples a side, past any loop (and
+    past int64, where the kernels' int() is undefined): the grid is capped at MAX_GRID,
+    a NaN bin gets none; the far samples fall off the map and the bin pools zeros."""
+    from nnvmpy.ops._roi_sampling import GEOMETRY, MAX_GRID
+    from nnvmpy.ops.contrib_roi_align import roi_geometry
+    from nnvmpy.registry import Op
+
+    x = np.ones((1, 2, 5, 5))
+    rois = np.array([[0, 0, 0, 1e30, 1e30], [0, 0, 0, 3, 3], [0, np.nan, 0, 3, 3]])
+    params = {"pooled_size": (2, 2), "spatial_scale": 1.0}
+    p = Op.get("_contrib_ROIAlign").parse_attrs(params).parsed
+    table = roi_geometry(p, rois, (2, 2))
+    grid = table[:, [GEOMETRY.index("grid_h"), GEOMETRY.index("grid_w")]]
+    np.testing.assert_array_equal(grid, [[MAX_GRID, MAX_GRID], [2, 2], [2, 0]])
+    y, grad = _pool_with_grad(nv.cpu(), x, rois, **params)
+    np.testing.assert_array_equal(y[0], 0.0)
+    np.testing.assert_allclose(y[1], 1.0)
+    assert grad.sum() == pytest.approx(2 * 4)  # only the small roi's bins, each averaging 1

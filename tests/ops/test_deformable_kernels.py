@@ -162,3 +162,28 @@ def test_data_gradient_over_channel_blocks(monkeypatch: pytest.MonkeyPatch, bloc
     x, grads, _, dy = _run(g, True, np.float64, nv.cpu(), 0.0)
     _, want_grads = _reference(g, x, dy, True)
     np.testing.assert_allclose(grads[0], want_grads[0], rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize(("device", "name"), CASES)
+def test_nan_offsets_sample_nothing(device: str, name: str) -> None:
+    """A NaN offset leaves its tap off the map (0, no gradient), as one far outside
+    does; no index is made from it."""
+    g = GEOMETRIES[name]
+    ctx = nv.cpu() if device == "cpu" else nv.gpu(0)
+    host = _arrays(g, np.random.default_rng(8))
+    far = host["offset"].copy()
+    far.reshape(-1)[::7] = 1e6
+    nan = far.copy()
+    nan[far == 1e6] = np.nan
+    runs = []
+    for offset in (far, nan):
+        arrays = [nv.nd.array(a, ctx=ctx, dtype=np.float64)
+                  for a in (host["data"], offset, host["mask"], host["weight"])]  # fmt: skip
+        for a in arrays:
+            a.attach_grad()
+        with nv.autograd.record():
+            y = nv.nd.contrib.ModulatedDeformableConvolution(*arrays, no_bias=True, **_params(g))
+        y.backward()
+        runs.append([y.asnumpy(), *(a.grad.asnumpy() for a in arrays)])
+    for got, want in zip(runs[1], runs[0]):
+        np.testing.assert_array_equal(got, want)

@@ -132,8 +132,10 @@ def blend(v00, v01, v10, v11, ly, lx):
 
 @kernel.device_function
 def outside(hy, wx, height, width):
-    """A sample at (hy, wx) counts 0 (and has no gradient) beyond one pixel off the map."""
-    return hy <= -1.0 or hy >= height or wx <= -1.0 or wx >= width
+    """A sample at (hy, wx) counts 0 (and has no gradient) beyond one pixel off the map, or
+    at NaN (an offset of NaN: MXNet's in-range test fails for it too), so no index is ever
+    made from NaN."""
+    return not (hy > -1.0 and hy < height and wx > -1.0 and wx < width)
 
 
 @kernel.parallel_for

@@ -75,7 +75,7 @@ def sample_at(geo, g, ph, pw, iy, ix, step_h, step_w, height, width):
     cy = geo[g + 10]
     x = xx * cos + yy * sin + cx
     y = yy * cos - xx * sin + cy
-    if y < -1.0 or y > height or x < -1.0 or x > width:
+    if not (y >= -1.0 and y <= height and x >= -1.0 and x <= width):  # NaN too
         return False, 0, 0, 0, 0, 0.0, 0.0, 0.0, 0.0
     y = min(max(y, 0.0), height - 1.0)
     x = min(max(x, 0.0), width - 1.0)
@@ -259,11 +259,33 @@ def check_roi_inputs(op: str, data: Any, rois: Any, row: Sequence[str]) -> None:
 
 def rounded_rois(rois: np.ndarray) -> np.ndarray:
     """A float64 copy of (batch index, x1, y1, x2, y2) rows with the corners rounded half
-    away from zero (C's round), as PSROIPooling and DeformablePSROIPooling take them."""
+    away from zero (C's round), as PSROIPooling and DeformablePSROIPooling take them,
+    and the batch index as `batch_indices` gives it."""
     out = np.array(rois, dtype=np.float64)
     v = out[:, 1:5]
     out[:, 1:5] = np.where(v >= 0, np.floor(v + 0.5), np.ceil(v - 0.5))
+    out[:, 0] = batch_indices(out[:, 0])
     return out
+
+
+def batch_indices(v: np.ndarray) -> np.ndarray:
+    """The rois' batch-index column truncated (C's cast), as the kernels' int() reads it;
+    NaN, infinite or beyond-int32 entries give -1 (no image: the roi pools zeros), since
+    a kernel's int() of them is undefined."""
+    ok = np.isfinite(v) & (np.abs(v) < 2.0**31)
+    return np.where(ok, np.trunc(np.where(ok, v, 0.0)), -1.0)
+
+
+#: most samples per side of a roi bin (a sampling grid of ceil(bin size))
+MAX_GRID = 1024
+
+
+def sample_grid(bin_size: np.ndarray) -> np.ndarray:
+    """ceil(bin_size) samples per bin side, none for a NaN size and at most MAX_GRID: a
+    bin over 1024 pixels wide lies mostly off any feature map, and an uncapped grid of a
+    huge roi would loop for ever (the kernels' int() of a grid past 2^63 is undefined)."""
+    grid = np.ceil(np.where(np.isnan(bin_size), 0.0, bin_size))
+    return np.minimum(grid, MAX_GRID)
 
 
 def pooled_hw(op: str, pooled_size: Sequence[int]) -> tuple[int, int]:

@@ -196,10 +196,11 @@ def _bin_origin(table, trans, r, k, ph, pw, pairs, pooled, part, trans_std, no_t
 @kernel.device_function
 def _sample(x0, y0, bin_w, bin_h, ih, iw, samples, height, width):
     """(inside, x, y): sample (ih, iw) of a bin from (x0, y0), clamped onto the map; not
-    inside (skipped) beyond [-0.5, W - 0.5] x [-0.5, H - 0.5]."""
+    inside (skipped) beyond [-0.5, W - 0.5] x [-0.5, H - 0.5], or at NaN (a NaN roi or
+    trans: no index is made from it)."""
     x = x0 + iw * bin_w / samples
     y = y0 + ih * bin_h / samples
-    if x < -0.5 or x > width - 0.5 or y < -0.5 or y > height - 0.5:
+    if not (x >= -0.5 and x <= width - 0.5 and y >= -0.5 and y <= height - 0.5):
         return False, 0.0, 0.0
     return True, min(max(x, 0.0), width - 1.0), min(max(y, 0.0), height - 1.0)
 

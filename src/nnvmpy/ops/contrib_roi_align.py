@@ -29,9 +29,11 @@ from ..param import Shape as ShapeField
 from ..registry import NodeAttrs
 from ._roi_sampling import (
     ROI_ROW,
+    batch_indices,
     check_roi_inputs,
     pooled_hw,
     register_roi_op,
+    sample_grid,
 )
 
 OP = "_contrib_ROIAlign"
@@ -98,9 +100,9 @@ def roi_geometry(p: ROIAlignParam, rois: np.ndarray, pooled: tuple[int, int]) ->
     if p.sample_ratio > 0:
         grid_h = grid_w = np.full(len(rois), float(p.sample_ratio))
     else:
-        grid_h, grid_w = np.ceil(bin_h), np.ceil(bin_w)
+        grid_h, grid_w = sample_grid(bin_h), sample_grid(bin_w)
     one, zero = np.ones(len(rois)), np.zeros(len(rois))
-    batch = np.trunc(rois[:, 0])
+    batch = batch_indices(rois[:, 0])
     return np.stack([batch, x0, y0, bin_w, bin_h, grid_w, grid_h, one, zero, zero, zero], 1)
 
 

@@ -24,9 +24,11 @@ from ..param import Parameter, field
 from ..param import Shape as ShapeField
 from ..registry import NodeAttrs
 from ._roi_sampling import (
+    batch_indices,
     check_roi_inputs,
     pooled_hw,
     register_roi_op,
+    sample_grid,
 )
 
 OP = "_contrib_RROIAlign"
@@ -68,8 +70,8 @@ def rroi_geometry(p: RROIAlignParam, rois: np.ndarray) -> np.ndarray:
     if p.sampling_ratio > 0:
         grid_h = grid_w = np.full(len(rois), float(p.sampling_ratio))
     else:
-        grid_h, grid_w = np.ceil(bin_h), np.ceil(bin_w)
-    batch = np.trunc(rois[:, 0])
+        grid_h, grid_w = sample_grid(bin_h), sample_grid(bin_w)
+    batch = batch_indices(rois[:, 0])
     columns = [batch, -roi_w / 2, -roi_h / 2, bin_w, bin_h, grid_w, grid_h]
     return np.stack([*columns, np.cos(theta), np.sin(theta), cx, cy], axis=1)
 
