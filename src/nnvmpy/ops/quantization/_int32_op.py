@@ -4,8 +4,14 @@ quantized_fully_connected and quantized_conv share everything but the product: i
 data, weight[, bias], then min/max of each; outputs the int32 result and its range.
 One int32 step is worth step(data) * step(weight) (see _common), so the output range is
 +-(2^31 - 1) * step(data) * step(weight). An int8 bias is rescaled into that step,
-rounded to nearest, and added. The products are summed in float64 through BLAS, which
-is exact for 8-bit operands at any realistic reduction length (< 2^53 / 2^15 terms).
+rounded to nearest, and added.
+
+The products are summed in float64, which is exact for 8-bit operands at any realistic
+reduction length (< 2^53 / 2^15 terms): the operands are widened to float64 on the op's
+device and multiplied by the float ops' own machinery (ops.matrix.gemm for FC; for conv
+the im2col + GEMM driver the GPU's Convolution uses, whose kernels run on both devices),
+then a kernel adds the bias and saturates to int32. BLAS / cuBLAS do the work on both
+devices; only the six range scalars and the bias travel to the host (to rescale it).
 """
 
 from __future__ import annotations
@@ -15,12 +21,25 @@ from typing import Any
 
 import numpy as np
 
-from ...attrs import FCompute_cpu, FCompute_gpu, FGradient, FInferShape, FInferType, FListInputNames
+from ... import kernel
+from ...attrs import (
+    FCompute_cpu,
+    FCompute_gpu,
+    FGradient,
+    FInferShape,
+    FInferType,
+    FListInputNames,
+    FResourceRequest,
+)
 from ...base import InferError
 from ...graph.grad import make_zero_grad_nodes
 from ...infer import type_assign
+from ...kernel import uindex
+from ...kernel.launch import NULL, is_gpu, req_code, run_rows, store
 from ...registry import NodeAttrs, register_op
-from .._host_staged import host_compute
+from ...resource import ResourceRequest
+from .._host_staged import to_host
+from .._index_kernels import to_ctx
 from ._common import (
     INT8,
     INT32,
@@ -34,7 +53,7 @@ from ._common import (
     step_size,
 )
 
-Product = Callable[[Any, np.ndarray, np.ndarray], np.ndarray]
+Product = Callable[..., None]
 
 
 def data_names(attrs: NodeAttrs) -> list[str]:
@@ -45,23 +64,73 @@ def names(attrs: NodeAttrs) -> list[str]:
     return input_names(attrs, data_names(attrs))
 
 
-def accumulate(product: Product, bias_axis: int) -> Callable[..., list[np.ndarray]]:
-    """fn(params, *inputs) -> [int32 out, min_out, max_out] around a float64 product."""
+@kernel.parallel_for
+def widen(i, x, out):
+    """out[i] = x[i] as float64 (8-bit codes: exact)."""
+    out[uindex(i)] = x[uindex(i)]
 
-    def compute(p: Any, *inputs: np.ndarray) -> list[np.ndarray]:
+
+@kernel.parallel_for
+def saturate(i, acc, bias, has_bias, inner, n_f, out, mode):
+    """out[i] (=|+=) acc[i] + bias[f], f = (i // inner) % n_f, saturated to int32."""
+    v = acc[uindex(i)]
+    if has_bias:
+        v += bias[(i // inner) % n_f]
+    v = min(max(v, -2147483648.0), 2147483647.0)
+    store(out, i, int(v), mode)
+
+
+@kernel.parallel_for
+def put_range(i, lo_out, hi_out, lo, hi, mode_lo, mode_hi):
+    store(lo_out, 0, lo, mode_lo)
+    store(hi_out, 0, hi, mode_hi)
+
+
+def empty_on(ctx: Any, shape: tuple[int, ...], dtype: Any) -> Any:
+    """An uninitialised array of `shape` on ctx's device."""
+    if not is_gpu(ctx):
+        return np.empty(shape, dtype)
+    from nnvmpy.kernel.cuda import get_cuda
+
+    return get_cuda("quantized").device_array(shape, dtype)
+
+
+def widened(ctx: Any, name: str, x: Any) -> Any:
+    """x as a float64 array of its shape on ctx's device."""
+    out = empty_on(ctx, tuple(x.shape), np.float64)
+    run_rows(ctx, name, widen, x.size, x, out)
+    return out
+
+
+def accumulate(name: str, product: Product, bias_axis: int) -> Any:
+    """The FCompute of both devices around product(ctx, name, params, data64, weight64,
+    acc, res): acc (the output's shape, float64) = the exact int sums."""
+
+    def compute(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):
+        p = attrs.parsed
+        modes = [req_code(name, r) for r in req]
         n = 2 if p.no_bias else 3
-        data, weight = inputs[0], inputs[1]
-        ranges = inputs[n:]
+        data, weight, out = inputs[0], inputs[1], outputs[0]
+        ranges = [to_host(ctx, r) if is_gpu(ctx) else r for r in inputs[n:]]
         step = step_size(data.dtype, ranges[0], ranges[1]) * step_size(INT8, ranges[2], ranges[3])
-        acc = product(p, data.astype(np.float64), weight.astype(np.float64))
+        lo, hi = (float(v[0]) for v in int32_range(step))
+        run_rows(ctx, name, put_range, 1, *outputs[1:], lo, hi, *modes[1:])
+        if modes[0] == NULL or out.size == 0:
+            return
+        acc = empty_on(ctx, tuple(out.shape), np.float64)
+        product(ctx, name, p, widened(ctx, name, data), widened(ctx, name, weight), acc,
+                ctx.requested[0])  # fmt: skip
+        bias = acc  # a stand-in the kernel never reads
         if not p.no_bias:
+            host_bias = to_host(ctx, inputs[2]) if is_gpu(ctx) else inputs[2]
             bias_step = step_size(INT8, ranges[4], ranges[5])
-            rescaled = np.rint(inputs[2].astype(np.float64) * (bias_step / step if step else 0.0))
-            shape = [1] * acc.ndim
-            shape[bias_axis] = -1
-            acc = acc + rescaled.reshape(shape)
-        out = np.clip(acc, np.iinfo(INT32).min, np.iinfo(INT32).max).astype(INT32)
-        return [out, *int32_range(step)]
+            rescaled = np.rint(host_bias.astype(np.float64) * (bias_step / step if step else 0.0))
+            bias = to_ctx(ctx, rescaled)
+        shape = tuple(out.shape)
+        axis = bias_axis % len(shape)
+        inner = int(np.prod(shape[axis + 1 :], dtype=np.int64))
+        run_rows(ctx, name, saturate, out.size, acc, bias, not p.no_bias, inner, shape[axis], out,
+                 modes[0])  # fmt: skip
 
     return compute
 
@@ -91,7 +160,7 @@ def register_int32_op(
         type_assign(out_types, 0, INT32, f"{name}: output 0")
         return in_types[0] is not None
 
-    kernel = host_compute(name, accumulate(product, bias_axis))
+    compute = accumulate(name, product, bias_axis)
     op = (
         register_op(name)
         .describe(doc)
@@ -101,8 +170,9 @@ def register_int32_op(
         .set_attr(FListInputNames, names)
         .set_attr(FInferShape, shape)
         .set_attr(FInferType, dtype)
-        .set_attr(FCompute_cpu, kernel)
-        .set_attr(FCompute_gpu, kernel)
+        .set_attr(FResourceRequest, lambda attrs: [ResourceRequest.kTempSpace])
+        .set_attr(FCompute_cpu, compute)
+        .set_attr(FCompute_gpu, compute)
         .set_attr(FGradient, make_zero_grad_nodes)
     )
     for arg, what in (("data", "int8 or uint8 input data"), ("weight", "int8 weight"),

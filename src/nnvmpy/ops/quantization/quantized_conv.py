@@ -1,7 +1,7 @@
 """quantized_conv: Convolution (NCW/NCHW/NCDHW) on int8/uint8 data, int8 weights, int32 out.
 
-Exact int32 accumulation (see _int32_op): the padded input is viewed as windows
-(stride, dilate) and contracted with the weight per group through float64 BLAS.
+Exact int32 accumulation (see _int32_op) in float64: on the GPU the float Convolution's
+im2col + GEMM driver (cuBLAS), on the CPU a window view contracted by BLAS.
 """
 
 from __future__ import annotations
@@ -11,16 +11,27 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from ...kernel.launch import WRITE, is_gpu
 from ..nn.convolution import ConvolutionParam, infer_conv_shape
 from ._int32_op import register_int32_op
 
 OP = "_contrib_quantized_conv"
 
 
-def conv_product(p: Any, data: np.ndarray, weight: np.ndarray) -> np.ndarray:
+def conv_product(ctx: Any, name: str, p: Any, data: Any, weight: Any, acc: Any, res: Any) -> None:
+    """acc = conv(data, weight) in float64. GPU: the float Convolution's im2col + GEMM
+    driver (cuBLAS). CPU: the padded input viewed as windows (stride, dilate), contracted
+    with the weight per group by BLAS; the GPU driver's per-element im2col kernel ran 6x
+    slower there (80 against 12 ms for 64 x 56 x 56, 3x3, 64 filters)."""
+    if is_gpu(ctx):
+        from nnvmpy.ops.nn import _im2col_cuda
+        from nnvmpy.ops.nn.convolution import conv_shape
+
+        s = conv_shape(p, tuple(data.shape), weight.shape[0], tuple(acc.shape[2:]))
+        _im2col_cuda.forward(ctx, name, s, data, weight, None, acc, WRITE, res)
+        return
     nd = len(p.kernel)
-    pads = [(0, 0), (0, 0), *((q, q) for q in p.pad)]
-    x = np.pad(data, pads)
+    x = np.pad(data, [(0, 0), (0, 0), *((q, q) for q in p.pad)])
     spans = [(k - 1) * d + 1 for k, d in zip(p.kernel, p.dilate)]
     win = sliding_window_view(x, spans, axis=tuple(range(2, 2 + nd)))
     # win: (N, C, *out_full, *spans) -> strided outputs and dilated taps
@@ -29,14 +40,12 @@ def conv_product(p: Any, data: np.ndarray, weight: np.ndarray) -> np.ndarray:
     win = win[(slice(None), slice(None), *out_sel, *tap_sel)]
     g, f = p.num_group, weight.shape[0]
     cg, fg = data.shape[1] // g, f // g
-    outs = []
     k_axes = tuple(range(2 + nd, 2 + 2 * nd))
     for i in range(g):
         w = win[:, i * cg : (i + 1) * cg]  # (N, cg, *out, *k)
         wt = weight[i * fg : (i + 1) * fg]  # (fg, cg, *k)
         y = np.tensordot(w, wt, axes=((1, *k_axes), (1, *range(2, 2 + nd))))  # (N, *out, fg)
-        outs.append(np.moveaxis(y, -1, 1))
-    return np.concatenate(outs, axis=1) if g > 1 else outs[0]
+        acc[:, i * fg : (i + 1) * fg] = np.moveaxis(y, -1, 1)
 
 
 register_int32_op(

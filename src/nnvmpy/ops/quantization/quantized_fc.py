@@ -1,24 +1,27 @@
 """quantized_fully_connected: FullyConnected on int8/uint8 data and int8 weights, int32 out.
 
 out = data . weight^T (+ rescaled bias) exactly, with the range of _int32_op; data is
-flattened to (N, -1) unless flatten=False (then the last axis is contracted).
+flattened to (N, -1) unless flatten=False (then the last axis is contracted). One
+float64 GEMM (BLAS / cuBLAS) on the widened operands.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
+from ...base import OpReqType
 from ..nn.fully_connected import FullyConnectedParam, _fc_shape
 from ._int32_op import register_int32_op
 
 OP = "_contrib_quantized_fully_connected"
 
 
-def fc_product(p: Any, data: np.ndarray, weight: np.ndarray) -> np.ndarray:
-    x = data.reshape(data.shape[0], -1) if p.flatten else data
-    return x @ weight.T
+def fc_product(ctx: Any, name: str, p: Any, data: Any, weight: Any, acc: Any, res: Any) -> None:
+    """acc = data . weight^T, data flattened to (N, -1) (or its last axis contracted)."""
+    from nnvmpy.ops.matrix import gemm
+
+    k, f = weight.shape[1], weight.shape[0]
+    gemm(ctx, acc.reshape(-1, f), OpReqType.kWriteTo, data.reshape(-1, k), False, weight, True)
 
 
 register_int32_op(
