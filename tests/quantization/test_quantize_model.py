@@ -109,6 +109,10 @@ def test_calibrate_quantized_sym_sets_the_calib_ranges() -> None:
 
 
 def _fp32_module(sym: nv.sym.Symbol, dshape: tuple[int, ...]) -> Module:
+    """Bound, with weights from a fixed seed: they came from whatever state the tests
+    before left the generator in, and one draw in a CI run (int8, entropy) put the
+    quantized model 0.0215 from the float one (seeds 0-11 give 0.002-0.020)."""
+    nv.random.seed(0)
     mod = Module(symbol=sym)
     mod.bind(data_shapes=[("data", dshape)], label_shapes=[("softmax_label", (dshape[0],))])
     mod.init_params(initializer=nv.init.Uniform(0.5))
