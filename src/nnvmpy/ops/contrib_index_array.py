@@ -3,16 +3,17 @@
 `_contrib_index_array(data, axes=None)` -> int64 array of shape data.shape + (m,):
 out[i0, ..., in-1, :] = (i0, ..., in-1) restricted to `axes` (all axes in order when
 None; m = len(axes)); negative axes count from the end. Only data's shape matters, so
-the gradient is zero. Runs on the host (np.indices); on the GPU the result is copied
-to the device (_host_staged.host_compute).
+the gradient is zero. One kernel for both devices, one output entry per item.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
+from .. import kernel
 from ..attrs import (
     FCompute_cpu,
     FCompute_gpu,
@@ -24,10 +25,11 @@ from ..attrs import (
 from ..base import InferError
 from ..graph.grad import make_zero_grad_nodes
 from ..infer import shape_assign, shape_is_known, type_assign
+from ..kernel.launch import NULL, req_code, run_rows, store
 from ..param import Parameter, field
 from ..param import Shape as ShapeField
 from ..registry import NodeAttrs, register_op
-from ._host_staged import host_compute
+from ._index_kernels import device_ints
 
 OP = "_contrib_index_array"
 
@@ -65,15 +67,27 @@ def _index_array_type(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any
     return in_types[0] is not None
 
 
-def index_array_np(params: Any, data: np.ndarray) -> list[np.ndarray]:
-    axes = _selected_axes(params.axes, data.ndim)
-    grid = np.indices(data.shape, dtype=np.int64)
-    if not axes:
-        return [np.zeros((*data.shape, 0), np.int64)]
-    return [np.stack([grid[a] for a in axes], axis=-1)]
+@kernel.parallel_for
+def _indices(item, out, strides, sizes, m, mode):
+    """out[e, j] = element e's index along axis j of the selected axes, item = e m + j
+    (strides[j], sizes[j]: that axis's row-major stride and length)."""
+    j = item % m
+    store(out, item, (item // m) // strides[j] % sizes[j], mode)
 
 
-_compute = host_compute(OP, index_array_np)
+def _compute(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):
+    mode = req_code(OP, req[0])
+    data, out = inputs[0], outputs[0]
+    if mode == NULL or out.size == 0:
+        return
+    shape = tuple(data.shape)
+    axes = _selected_axes(attrs.parsed.axes, len(shape))
+    strides = [math.prod(shape[a + 1 :]) for a in axes]
+    sizes = [shape[a] for a in axes]
+    run_rows(ctx, OP, _indices, out.size, out, device_ints(ctx, strides), device_ints(ctx, sizes),
+             len(axes), mode)  # fmt: skip
+
+
 (
     register_op(OP)
     .describe(

@@ -207,6 +207,20 @@ def copy_codes(i, x, out, mode):
     store(out, i, x[uindex(i)], mode)
 
 
+@kernel.parallel_for
+def relu_codes(i, x, out, mode):
+    """max(code, 0): the code of max(x, 0) under a symmetric range (quantized_act)."""
+    v = x[uindex(i)]
+    store(out, i, v if v > 0 else 0, mode)
+
+
+@kernel.parallel_for
+def pass_range(i, lo, hi, lo_out, hi_out, mode_lo, mode_hi):
+    """The input range, unchanged, as the output range."""
+    store(lo_out, 0, lo[0], mode_lo)
+    store(hi_out, 0, hi[0], mode_hi)
+
+
 # -- float32 rules: requantize -------------------------------------------------------------
 
 
@@ -271,11 +285,13 @@ __all__ = [
     "dequantize_codes",
     "dequantize_coefficients",
     "fixed_range",
+    "pass_range",
     "quantize",
     "quantize_codes",
     "quantize_coefficients",
     "quantized_range",
     "range_of",
+    "relu_codes",
     "requantize_codes",
     "requantize_coefficients",
     "requantized_range",

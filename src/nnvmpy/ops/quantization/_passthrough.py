@@ -9,30 +9,30 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from ...attrs import FCompute_cpu, FCompute_gpu, FGradient, FInferShape, FInferType, FListInputNames
 from ...graph.grad import make_zero_grad_nodes
 from ...infer import shape_assign, type_assign
+from ...kernel.launch import NULL, req_code, run_rows
 from ...registry import NodeAttrs, register_op
-from .._host_staged import host_compute
 from ._common import F32, all_known, check_quantized
+from ._kernels import pass_range
 
 NAMES = ["data", "min_data", "max_data"]
 ShapeFn = Callable[[tuple[int, ...]], tuple[int, ...]]
 
 
 def register_passthrough(
-    name: str,
-    doc: str,
-    data_fn: Callable[[Any, np.ndarray], np.ndarray],
-    out_shape: ShapeFn,
-    param: Any = None,
+    name: str, doc: str, codes: Any, out_shape: ShapeFn, param: Any = None
 ) -> Any:
-    """Register `name` with out = data_fn(params, data) and the range copied through."""
+    """Register `name`: out[i] = codes(data[i]) element by element (`codes` a parallel_for
+    body (i, x, out, mode), on both devices) and the range copied through."""
 
-    def compute(p: Any, data: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> list[np.ndarray]:
-        return [data_fn(p, data), lo.astype(F32), hi.astype(F32)]
+    def compute(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):
+        modes = [req_code(name, r) for r in req]
+        data, lo, hi = inputs
+        if modes[0] != NULL:
+            run_rows(ctx, name, codes, data.size, data, outputs[0], modes[0])
+        run_rows(ctx, name, pass_range, 1, lo, hi, *outputs[1:], *modes[1:])
 
     def shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
         for i in (1, 2):
@@ -52,7 +52,6 @@ def register_passthrough(
             return False
         return type_assign(out_types, 0, in_types[0], f"{name}: output 0")
 
-    kernel = host_compute(name, compute)
     op = register_op(name).describe(doc)
     if param is not None:
         op.set_attr_parser(param)
@@ -62,8 +61,8 @@ def register_passthrough(
         .set_attr(FListInputNames, lambda attrs: list(NAMES))
         .set_attr(FInferShape, shape)
         .set_attr(FInferType, dtype)
-        .set_attr(FCompute_cpu, kernel)
-        .set_attr(FCompute_gpu, kernel)
+        .set_attr(FCompute_cpu, compute)
+        .set_attr(FCompute_gpu, compute)
         .set_attr(FGradient, make_zero_grad_nodes)
         .add_argument("data", "NDArray-or-Symbol", "A ndarray/symbol of type `int8` or `uint8`")
         .add_argument("min_data", "NDArray-or-Symbol", "The minimum scalar value possibly "

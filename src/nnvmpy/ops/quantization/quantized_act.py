@@ -3,11 +3,8 @@ the code of max(x, 0) under a symmetric range, so the range passes through."""
 
 from __future__ import annotations
 
-from typing import Any
-
-import numpy as np
-
 from ...param import Parameter, field
+from ._kernels import relu_codes
 from ._passthrough import register_passthrough
 
 OP = "_contrib_quantized_act"
@@ -19,10 +16,6 @@ class QuantizedActParam(Parameter):
     )
 
 
-def _relu(p: Any, data: np.ndarray) -> np.ndarray:
-    return np.maximum(data, np.zeros((), data.dtype))
-
-
 register_passthrough(
     OP,
     "Activation operator for input and output data type of int8 or uint8. The input and "
@@ -30,7 +23,7 @@ register_passthrough(
     "int8; only `act_type='relu'` is supported, and the range passes through.\n\n"
     ".. Note::\n    This operator only supports forward propagation. DO NOT use it in "
     "training.\n",
-    _relu,
+    relu_codes,
     lambda shape: shape,
     QuantizedActParam,
 )

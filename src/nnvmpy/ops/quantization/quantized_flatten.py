@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
-import numpy as np
-
+from ._kernels import copy_codes
 from ._passthrough import register_passthrough
 
 OP = "_contrib_quantized_flatten"
@@ -17,14 +15,10 @@ def flat_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
     return (shape[0], math.prod(shape[1:])) if shape else (1, 1)
 
 
-def _flatten(p: Any, data: np.ndarray) -> np.ndarray:
-    return data.reshape(flat_shape(data.shape)).copy()
-
-
 register_passthrough(
     OP,
     "Flatten a quantized (int8 or uint8) input into a 2-D array, keeping the first "
     "axis; the min/max range passes through unchanged.\n",
-    _flatten,
+    copy_codes,  # the same codes in the same (row-major) order
     flat_shape,
 )
