@@ -97,3 +97,18 @@ def test_index_copy_infers_shapes_from_either_side() -> None:
     arg_types, out_types, _ = s.infer_type(new=np.float64, idx=np.int32)
     assert arg_types == [np.float64, np.int32, np.float64]
     assert out_types == [np.float64]
+
+
+@pytest.mark.parametrize(
+    ("shape", "axes"),
+    [((5, 1), None), ((1, 1), None), ((2, 1, 4), None), ((3, 4, 5), (2, 0)), ((3, 4, 5), (-2,)),
+     ((7,), None), ((2, 3), ())],
+)  # fmt: skip
+def test_index_array_matches_np_indices(ctx, shape: tuple, axes) -> None:
+    """Unit axes before the last (their stride is 1, like the last axis's), chosen and
+    reordered axes, 1-D data and no axes at all."""
+    got = nv.nd.contrib.index_array(nv.nd.zeros(shape, ctx=ctx), axes=axes).asnumpy()
+    grid = np.indices(shape)
+    chosen = range(len(shape)) if axes is None else [a % len(shape) for a in axes]
+    want = np.stack([grid[a] for a in chosen], -1) if chosen else np.zeros((*shape, 0))
+    np.testing.assert_array_equal(got, want)

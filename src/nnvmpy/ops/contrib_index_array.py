@@ -3,7 +3,7 @@
 `_contrib_index_array(data, axes=None)` -> int64 array of shape data.shape + (m,):
 out[i0, ..., in-1, :] = (i0, ..., in-1) restricted to `axes` (all axes in order when
 None; m = len(axes)); negative axes count from the end. Only data's shape matters, so
-the gradient is zero. One kernel for both devices, one output entry per item.
+the gradient is zero. One kernel for both devices, one row of the data per item.
 """
 
 from __future__ import annotations
@@ -68,11 +68,16 @@ def _index_array_type(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any
 
 
 @kernel.parallel_for
-def _indices(item, out, strides, sizes, m, mode):
-    """out[e, j] = element e's index along axis j of the selected axes, item = e m + j
-    (strides[j], sizes[j]: that axis's row-major stride and length)."""
-    j = item % m
-    store(out, item, (item // m) // strides[j] % sizes[j], mode)
+def _indices(r, out, strides, sizes, along, m, last, mode):
+    """Row r of the data (its last axis, `last` elements from element r last): out[e, j]
+    = e's index along the j-th selected axis (strides[j], sizes[j]: its row-major stride
+    and length; along[j]: it is the last axis). Any other axis's stride is a multiple of
+    `last`, so its index is found once per row."""
+    first = r * last
+    for j in range(m):
+        fixed = (first // strides[j]) % sizes[j]
+        for t in range(last):
+            store(out, (first + t) * m + j, t if along[j] else fixed, mode)
 
 
 def _compute(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):
@@ -82,10 +87,14 @@ def _compute(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outp
         return
     shape = tuple(data.shape)
     axes = _selected_axes(attrs.parsed.axes, len(shape))
-    strides = [math.prod(shape[a + 1 :]) for a in axes]
-    sizes = [shape[a] for a in axes]
-    run_rows(ctx, OP, _indices, out.size, out, device_ints(ctx, strides), device_ints(ctx, sizes),
-             len(axes), mode)  # fmt: skip
+    tables = (
+        [math.prod(shape[a + 1 :]) for a in axes],
+        [shape[a] for a in axes],
+        [int(a == len(shape) - 1) for a in axes],
+    )
+    last = shape[-1]  # out.size > 0: data has an axis and no zero one
+    run_rows(ctx, OP, _indices, data.size // last, out, *(device_ints(ctx, t) for t in tables),
+             len(axes), last, mode)  # fmt: skip
 
 
 (
