@@ -35,7 +35,7 @@ from ...base import InferError
 from ...graph.grad import make_zero_grad_nodes
 from ...infer import type_assign
 from ...kernel import uindex
-from ...kernel.launch import NULL, is_gpu, req_code, run_rows, store
+from ...kernel.launch import NULL, WRITE, is_gpu, req_code, run_rows, store
 from ...registry import NodeAttrs, register_op
 from ...resource import ResourceRequest
 from .._host_staged import to_host
@@ -52,6 +52,7 @@ from ._common import (
     int32_range,
     step_size,
 )
+from ._kernels import copy_codes
 
 Product = Callable[..., None]
 
@@ -62,12 +63,6 @@ def data_names(attrs: NodeAttrs) -> list[str]:
 
 def names(attrs: NodeAttrs) -> list[str]:
     return input_names(attrs, data_names(attrs))
-
-
-@kernel.parallel_for
-def widen(i, x, out):
-    """out[i] = x[i] as float64 (8-bit codes: exact)."""
-    out[uindex(i)] = x[uindex(i)]
 
 
 @kernel.parallel_for
@@ -98,7 +93,7 @@ def empty_on(ctx: Any, shape: tuple[int, ...], dtype: Any) -> Any:
 def widened(ctx: Any, name: str, x: Any) -> Any:
     """x as a float64 array of its shape on ctx's device."""
     out = empty_on(ctx, tuple(x.shape), np.float64)
-    run_rows(ctx, name, widen, x.size, x, out)
+    run_rows(ctx, name, copy_codes, x.size, x, out, WRITE)  # 8-bit codes: exact
     return out
 
 
