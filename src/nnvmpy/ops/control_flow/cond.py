@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ...base import NNVMError
-from .runner import assign
+from .arrays import Arrays, shape_of
 from .subgraph_op import (
     LoopState,
     all_known,
@@ -80,7 +80,7 @@ def _infer_type(attrs: Any, in_types: list[Any], out_types: list[Any]) -> bool:
 
 def _branch(p: Any, inputs: list[np.ndarray], ctx: Any) -> int:
     pred = p.runner(0).run([inputs[k] for k in p.cond_input_locs], ctx)[0]
-    return 1 if cond_value(pred, f"{OP}: the predicate") else 2
+    return 1 if cond_value(pred, ctx, f"{OP}: the predicate") else 2
 
 
 def _forward(
@@ -94,8 +94,9 @@ def _forward(
     rec: dict[int, Any] | None = {} if ctx.is_train else None
     res = p.runner(g).run(sub, ctx, record=rec)
     state.records = (g, sub, rec) if ctx.is_train else None
+    arrays = Arrays(ctx)
     for i, out in enumerate(outputs):
-        assign(out, req[i], res[i])
+        arrays.assign(out, req[i], res[i])
 
 
 def _backward(
@@ -111,11 +112,12 @@ def _backward(
         sub, rec = [fwd_in[k] for k in getattr(p, _LOCS[g])], None
     locs = getattr(p, _LOCS[g])
     sub_grads = p.grad_runner(g).run(sub, ograds, ctx, rec)
-    grads = [np.zeros(a.shape, a.dtype) for a in fwd_in]
+    arrays = Arrays(ctx)
+    grads = [arrays.zeros(shape_of(a), a.dtype) for a in fwd_in]
     for k, gk in zip(locs, sub_grads):
-        grads[k] += gk
+        arrays.add_into(grads[k], gk)
     for k, out in enumerate(outputs):
-        assign(out, req[k], grads[k])
+        arrays.assign(out, req[k], grads[k])
 
 
 register_subgraph_op(

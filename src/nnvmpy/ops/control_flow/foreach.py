@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ...base import NNVMError
-from .runner import assign
+from .arrays import Arrays, shape_of
 from .subgraph_op import (
     LoopState,
     all_known,
@@ -130,9 +130,10 @@ def _infer_type(attrs: Any, in_types: list[Any], out_types: list[Any]) -> bool:
 # -- compute ---------------------------------------------------------------------------------
 
 
-def _step_slice(a: np.ndarray, t: int) -> np.ndarray:
-    """Step t of a (view); a 1-D array gives shape (1,), as MXNet 1.x slices do."""
-    return a[t] if a.ndim > 1 else a[t : t + 1]
+def _step_slice(a: Any, t: int) -> Any:
+    """Step t of a (a view, NumPy or device); a 1-D array gives shape (1,), as MXNet 1.x
+    slices do."""
+    return a[t] if len(a.shape) > 1 else a[t : t + 1]
 
 
 def _steps(p: Any, inputs: list[np.ndarray], ctx: Any, keep: bool) -> tuple[Any, list[Any]]:
@@ -167,13 +168,14 @@ def _forward(
     p = state.parsed
     n_d, n_s, _ = _layout(p)
     n_od = p.num_out_data
+    arrays = Arrays(ctx)
     state.records, step_outs = _steps(p, inputs, ctx, keep=bool(ctx.is_train))
     for t, res in enumerate(step_outs):
         for k in range(n_od):
-            assign(outputs[k][t], req[k], res[k])
+            arrays.assign(_step_slice(outputs[k], t), req[k], res[k])
     final = step_outs[-1][n_od:] if step_outs else [inputs[n_d + i] for i in range(n_s)]
     for i in range(n_s):
-        assign(outputs[n_od + i], req[n_od + i], final[i])
+        arrays.assign(outputs[n_od + i], req[n_od + i], final[i])
 
 
 def _backward(
@@ -185,24 +187,30 @@ def _backward(
     ograds, fwd_in = inputs[:n_out], inputs[n_out:]
     records = state.records or _steps(p, fwd_in, ctx, keep=True)[0]
     step_ins, step_recs = records
-    grads = [np.zeros(a.shape, a.dtype) for a in fwd_in]
+    arrays = Arrays(ctx)
+    grads = [arrays.zeros(shape_of(a), a.dtype) for a in fwd_in]
     state_g = [ograds[n_od + i] for i in range(n_s)]
     grad_runner = p.grad_runner(0) if step_ins else None
     for t in reversed(range(len(step_ins))):
-        heads = [ograds[k][t] for k in range(n_od)] + state_g
+        heads = [_step_slice(ograds[k], t) for k in range(n_od)] + state_g
         g = grad_runner.run(step_ins[t], heads, ctx, step_recs[t])  # type: ignore[union-attr]
-        state_g = [np.zeros(fwd_in[n_d + i].shape, fwd_in[n_d + i].dtype) for i in range(n_s)]
+        new_state_g: list[Any] = [None] * n_s
         for (kind, i, k), gj in zip(sources, g):
             if kind == "data":
-                _step_slice(grads[k], t)[...] += gj
-            elif kind == "state":
-                state_g[i] = state_g[i] + gj
+                arrays.add_into(_step_slice(grads[k], t), gj)
+            elif kind == "state":  # a state the body reads twice sums both gradients
+                old = new_state_g[i]
+                new_state_g[i] = gj if old is None else arrays.plus(old, gj)
             else:
-                grads[k] += gj
+                arrays.add_into(grads[k], gj)
+        state_g = [
+            gs if gs is not None else arrays.zeros(shape_of(fwd_in[n_d + i]), fwd_in[n_d + i].dtype)
+            for i, gs in enumerate(new_state_g)
+        ]
     for i in range(n_s):
-        grads[n_d + i] += state_g[i]
+        arrays.add_into(grads[n_d + i], state_g[i])
     for k, out in enumerate(outputs):
-        assign(out, req[k], grads[k])
+        arrays.assign(out, req[k], grads[k])
 
 
 def _input_names(attrs: Any) -> list[str]:

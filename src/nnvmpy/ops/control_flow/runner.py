@@ -1,11 +1,12 @@
-"""Run a subgraph node by node on NumPy arrays, inside the compute of a control-flow op.
+"""Run a subgraph node by node on the op's device, inside the compute of a control-flow op.
 
 A control-flow op (`_foreach`, `_while_loop`, `_cond`) runs its subgraphs many times per
 call, with shapes known only then. Pushing each subgraph node to the engine from inside
 the op's own push would wait on the engine from an engine worker; instead the op's
-compute calls each node's FCompute<cpu> (or FStatefulCompute<cpu>) itself, in topological
-order, on arrays it allocates. Shapes and dtypes come from the InferShape / InferType
-passes, once per distinct input signature.
+compute calls each node's FCompute (or FStatefulCompute) of the op's device itself, in
+topological order, on arrays it allocates there (arrays.Arrays): on a GPU nothing but
+the loop conditions leaves the device. Shapes and dtypes come from the InferShape /
+InferType passes, once per distinct input signature.
 
 `GradientRunner` runs the gradient graph of a subgraph (the Gradient pass over each op's
 FGradient, as the executor builds it): inputs are the subgraph's inputs and one head
@@ -26,10 +27,12 @@ from ...graph.node import Node, NodeEntry
 from ...graph.pass_registry import apply_passes
 from ...infer import shape_is_known, shape_str
 from ...resource import OpContext, get_resource
+from .arrays import Arrays
 
 
 class GraphRunner:
-    """Evaluates `graph` on NumPy inputs given in the order of `input_nodes`."""
+    """Evaluates `graph` on inputs (NumPy or device arrays) given in the order of
+    `input_nodes`."""
 
     def __init__(self, graph: Graph, input_nodes: list[Node] | None = None) -> None:
         self.graph = graph
@@ -92,7 +95,8 @@ class GraphRunner:
             raise NNVMError(
                 f"control flow: subgraph takes {self.num_inputs} inputs, got {len(inputs)}"
             )
-        inputs = [np.ascontiguousarray(a) for a in inputs]
+        arrays = Arrays(ctx)
+        inputs = [arrays.contiguous(a) for a in inputs]
         shapes, dtypes = self._plan(inputs)
         idx = self.idx
         values: list[Any] = [None] * idx.num_node_entries
@@ -109,7 +113,7 @@ class GraphRunner:
                 if state is not None:
                     states[id(node)] = state
             else:
-                outs = [np.zeros(shapes[e], dtypes[e]) for e in out_eids]
+                outs = [arrays.zeros(shapes[e], dtypes[e]) for e in out_eids]
                 ins = [values[e] for e in idx[nid].input_eids]
                 _run_node(node, ins, outs, ctx, states)
             if record is not None:
@@ -187,14 +191,4 @@ class GradientRunner:
         return self.runner.run(list(inputs) + list(head_grads), ctx, known=forward)
 
 
-def assign(dst: np.ndarray, req: OpReqType, src: np.ndarray) -> None:
-    """dst = src, dst += src or nothing, by write request (KERNEL_ASSIGN)."""
-    if req == OpReqType.kNullOp:
-        return
-    if req == OpReqType.kAddTo:
-        dst += src.astype(dst.dtype, copy=False)
-    else:
-        dst[...] = src
-
-
-__all__ = ["GradientRunner", "GraphRunner", "assign"]
+__all__ = ["GradientRunner", "GraphRunner"]

@@ -31,7 +31,6 @@ from ...graph.node import Node, NodeEntry
 from ...graph.pass_registry import apply_passes
 from ...infer import merge_shapes
 from ...registry import NodeAttrs, Op, register_op, skip_in_source_locations
-from .._host_staged import host_staged
 from .runner import GradientRunner, GraphRunner
 
 skip_in_source_locations(__file__)  # registrations name the op's own file
@@ -250,9 +249,9 @@ def register_subgraph_op(
     input_names: Callable[[NodeAttrs], list[str]] | None = None,
 ) -> None:
     """Register a control-flow op and its backward op: num_args inputs, num_outputs
-    outputs, a LoopState op state, the subgraphs' resources, stateful computes (on the GPU
-    staged through the host) and one backward node reading every output gradient, then
-    every forward input."""
+    outputs, a LoopState op state, the subgraphs' resources, stateful computes (one for
+    both devices: the subgraph nodes run where the op runs) and one backward node
+    reading every output gradient, then every forward input."""
     op = (
         register_op(op_name)
         .describe(describe)
@@ -268,7 +267,7 @@ def register_subgraph_op(
         .set_attr(FCreateOpState, create_loop_state)
         .set_attr(FResourceRequest, subgraph_resources(backward=False))
         .set_attr(FStatefulCompute_cpu, forward)
-        .set_attr(FStatefulCompute_gpu, host_staged(op_name, forward))
+        .set_attr(FStatefulCompute_gpu, forward)
         .set_attr(FGradient, backward_node_gradient(backward_op))
         .add_argument("data", "NDArray-or-Symbol[]", inputs_doc)
     )
@@ -280,7 +279,7 @@ def register_subgraph_op(
         .set_attr(TIsBackward, True)
         .set_attr(FResourceRequest, subgraph_resources(backward=True))
         .set_attr(FStatefulCompute_cpu, backward)
-        .set_attr(FStatefulCompute_gpu, host_staged(backward_op, backward))
+        .set_attr(FStatefulCompute_gpu, backward)
     )
 
 

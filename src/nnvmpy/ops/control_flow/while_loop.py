@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ...base import NNVMError
-from .runner import assign
+from .arrays import Arrays, shape_of
 from .subgraph_op import (
     LoopState,
     all_known,
@@ -104,10 +104,12 @@ def _infer_type(attrs: Any, in_types: list[Any], out_types: list[Any]) -> bool:
     return _infer(attrs, in_types, out_types, False)
 
 
-def cond_value(value: np.ndarray, what: str) -> bool:
+def cond_value(value: Any, ctx: Any, what: str) -> bool:
+    """The truth of a condition subgraph's output (read back from a GPU: one element)."""
     if value.size != 1:
-        raise NNVMError(f"{what} must give a scalar (one element), got shape {value.shape}")
-    return bool(value.reshape(-1)[0])
+        shape = tuple(int(d) for d in value.shape)
+        raise NNVMError(f"{what} must give a scalar (one element), got shape {shape}")
+    return bool(Arrays(ctx).to_host(value).reshape(-1)[0])
 
 
 def _steps(
@@ -121,7 +123,7 @@ def _steps(
     step_ins, step_recs, step_outs = [], [], []
     while len(step_outs) < p.max_iterations:
         c = cond.run([current[k] for k in p.cond_input_locs], ctx)[0]
-        if not cond_value(c, f"{OP}: cond"):
+        if not cond_value(c, ctx, f"{OP}: cond"):
             break
         sub = [current[k] for k in p.func_input_locs]
         rec: dict[int, Any] | None = {} if keep else None
@@ -139,14 +141,15 @@ def _forward(
 ) -> None:
     p = state.parsed
     var_in, n_od = _layout(p)
+    arrays = Arrays(ctx)
     state.records, step_outs, final = _steps(p, inputs, ctx, keep=bool(ctx.is_train))
     for k in range(n_od):
         for t, res in enumerate(step_outs):
-            assign(outputs[k][t], req[k], res[k])
+            arrays.assign(outputs[k][t], req[k], res[k])
         if len(step_outs) < p.max_iterations:  # rows no step wrote
-            assign(outputs[k][len(step_outs) :], req[k], np.zeros((), outputs[k].dtype))
+            arrays.clear(outputs[k][len(step_outs) :], req[k])
     for i in range(len(var_in)):
-        assign(outputs[n_od + i], req[n_od + i], final[i])
+        arrays.assign(outputs[n_od + i], req[n_od + i], final[i])
 
 
 def _backward(
@@ -157,22 +160,28 @@ def _backward(
     var_of = {k: i for i, k in enumerate(var_in)}
     ograds, fwd_in = inputs[: p.num_outputs], inputs[p.num_outputs :]
     step_ins, step_recs = state.records or _steps(p, fwd_in, ctx, keep=True)[0]
-    grads = [np.zeros(a.shape, a.dtype) for a in fwd_in]
+    arrays = Arrays(ctx)
+    grads = [arrays.zeros(shape_of(a), a.dtype) for a in fwd_in]
     var_g = [ograds[n_od + i] for i in range(len(var_in))]
     grad_runner = p.grad_runner(1) if step_ins else None
     for t in reversed(range(len(step_ins))):
         heads = [ograds[k][t] for k in range(n_od)] + var_g
         g = grad_runner.run(step_ins[t], heads, ctx, step_recs[t])  # type: ignore[union-attr]
-        var_g = [np.zeros(fwd_in[k].shape, fwd_in[k].dtype) for k in var_in]
+        new_var_g: list[Any] = [None] * len(var_in)
         for k, gj in zip(p.func_input_locs, g):
-            if k in var_of:
-                var_g[var_of[k]] = var_g[var_of[k]] + gj
+            if k in var_of:  # func may read a loop variable at several inputs
+                old = new_var_g[var_of[k]]
+                new_var_g[var_of[k]] = gj if old is None else arrays.plus(old, gj)
             else:
-                grads[k] += gj
+                arrays.add_into(grads[k], gj)
+        var_g = [
+            g_i if g_i is not None else arrays.zeros(shape_of(fwd_in[k]), fwd_in[k].dtype)
+            for g_i, k in zip(new_var_g, var_in)
+        ]
     for i, k in enumerate(var_in):
-        grads[k] += var_g[i]
+        arrays.add_into(grads[k], var_g[i])
     for k, out in enumerate(outputs):
-        assign(out, req[k], grads[k])
+        arrays.assign(out, req[k], grads[k])
 
 
 register_subgraph_op(
