@@ -49,3 +49,32 @@ def test_readme_example_runs_and_prints_what_it_says(capsys):
     out = capsys.readouterr().out
     assert "[[ 6. 11.]\n [18. 27.]]" in out
     assert "[[7. 7. 7. 7.]" in out
+
+
+def _host_staged_ops() -> set[str]:
+    """The registry's forward ops whose GPU compute stages through the host (MXNet's names
+    without the `_contrib_` prefix)."""
+    import nnvmpy  # noqa: F401  (registers the ops)
+    from nnvmpy.attrs import FCompute_gpu, FStatefulCompute_gpu, TIsBackward
+    from nnvmpy.registry import Op
+
+    names = set()
+    for op in Op.list_ops():
+        if op.get_attr(TIsBackward, False):
+            continue
+        computes = (op.get_attr(FCompute_gpu), op.get_attr(FStatefulCompute_gpu))
+        if any(getattr(fn, "stages_through_host", False) for fn in computes):
+            names.add(op.name.removeprefix("_contrib_"))
+    return names
+
+
+def test_readme_lists_exactly_the_ops_that_stage_through_the_host():
+    text = (ROOT / "README.md").read_text()
+    section = re.search(r"<!-- host-staged:begin -->(.*?)<!-- host-staged:end -->", text, re.S)
+    assert section, "README.md lost its host-staged markers"
+    listed = set(re.findall(r"`([A-Za-z_]+)`", section.group(1)))
+    registry = _host_staged_ops()
+    assert listed == registry, (
+        f"README lists as host-staged but runs on the device: {sorted(listed - registry)}; "
+        f"host-staged but not in the README: {sorted(registry - listed)}"
+    )

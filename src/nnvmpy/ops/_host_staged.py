@@ -9,6 +9,9 @@ back, honouring each write request. Correct on every device, but the work runs o
 - host_compute(op_name, fn): the FCompute of both devices from a NumPy function
   fn(params, *inputs) -> one array per output.
 
+Both mark what they return `stages_through_host` (the README's list of such ops is
+checked against the registry by that mark).
+
 This lives in the op layer, not the kernel layer: it works on whole FCompute calls
 (OpContext, write requests, NodeAttrs.parsed), which the kernel layer does not know.
 """
@@ -76,6 +79,7 @@ def host_staged(op_name: str, compute: Compute) -> Compute:
             if m != NULL:
                 to_device(ctx, o, h)
 
+    gpu_compute.stages_through_host = True  # type: ignore[attr-defined]
     return gpu_compute
 
 
@@ -104,6 +108,7 @@ def host_compute(op_name: str, fn: HostFn) -> Compute:
         run = gpu_compute if is_gpu(ctx) else cpu_compute
         run(attrs, ctx, inputs, req, outputs)
 
+    compute.stages_through_host = True  # type: ignore[attr-defined]
     return compute
 
 
