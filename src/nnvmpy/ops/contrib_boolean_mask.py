@@ -10,9 +10,15 @@ the mask (waiting for it) and invoke allocates the output from that. Symbolicall
 output shape stays unknown, as in MXNet: infer_shape leaves it unknown and binding a
 graph with this node fails, with an error naming the op and why.
 
-Gradient: dy goes back to the kept slices, zero elsewhere; index gets zeros. Runs on the
-host (NumPy); on the GPU through _host_staged.host_compute (a rarely-used op whose mask
-must come to the host for its shape anyway).
+Gradient: dy goes back to the kept slices, zero elsewhere; index gets zeros.
+
+The CPU runs NumPy (np.take and a slice assignment: a copy, nothing to gain from a
+kernel). On a GPU nothing but one count leaves the device: a block-wise scan of the
+mask gives each kept slice its position (count per block of BLOCK entries, one item
+scanning the block totals, then the positions within each block), and element kernels
+copy the kept slices forward and route dy back. The total the scan finds is read back
+and checked against the output (or dy) length before anything is written, so a wrong
+shape raises a named error instead of writing out of bounds.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import kernel
 from ..attrs import (
     FCompute_cpu,
     FCompute_gpu,
@@ -34,9 +41,11 @@ from ..attrs import (
 from ..base import InferError, NNVMError
 from ..graph.grad import make_grad_node
 from ..infer import shape_str, type_assign
+from ..kernel.launch import NULL, flat, is_gpu, req_code, run_rows, split_axis, store, uindex
 from ..param import Parameter, field
 from ..registry import NodeAttrs, register_op
-from ._host_staged import host_compute
+from ._host_staged import to_host
+from ._index_kernels import assign
 
 OP = "_contrib_boolean_mask"
 BACKWARD = "_backward_contrib_boolean_mask"
@@ -122,7 +131,117 @@ def _boolean_mask_gradient(node: Any, ograds: list[Any]) -> list[Any]:
     return make_grad_node(BACKWARD, node, [ograds[0], node.inputs[1]])
 
 
-_forward = host_compute(OP, boolean_mask_np)
+# -- the GPU's kernels ---------------------------------------------------------------------
+
+BLOCK = 1024  # mask entries per scan item
+
+
+@kernel.parallel_for
+def _count_blocks(b, counts, index, n, block):
+    """counts[b] = the non-zero entries of block b of the mask."""
+    lo = b * block
+    hi = min(lo + block, n)
+    c = 0
+    for i in range(lo, hi):
+        if index[i] != 0:
+            c += 1
+    counts[b] = c
+
+
+@kernel.parallel_for
+def _scan_blocks(item, counts, nblocks):
+    """One item: counts (nblocks + 1 entries) to the exclusive prefix sums, the total last."""
+    total = 0
+    for b in range(nblocks):
+        c = counts[b]
+        counts[b] = total
+        total += c
+    counts[nblocks] = total
+
+
+@kernel.parallel_for
+def _block_positions(b, pos, counts, index, n, block):
+    """pos[i] = the output slice of mask entry i, or -1 where it is zero."""
+    lo = b * block
+    hi = min(lo + block, n)
+    p = counts[b]
+    for i in range(lo, hi):
+        if index[i] != 0:
+            pos[i] = p
+            p += 1
+        else:
+            pos[i] = -1
+
+
+@kernel.parallel_for
+def _gather_kept(e, out, data, pos, n, k, inner, mode):
+    """Data element e (of (outer, n, inner)) to its place in out (outer, k, inner)."""
+    r = e // inner
+    o = r // n
+    j = pos[r - o * n]
+    if j >= 0:
+        store(out, (o * k + j) * inner + (e - r * inner), data[uindex(e)], mode)
+
+
+@kernel.parallel_for
+def _route_grad(e, d_data, dy, pos, n, k, inner, mode):
+    """d_data element e: its kept slice's gradient, or zero."""
+    r = e // inner
+    o = r // n
+    j = pos[r - o * n]
+    if j >= 0:
+        store(d_data, e, dy[uindex((o * k + j) * inner + (e - r * inner))], mode)
+    else:
+        store(d_data, e, 0, mode)
+
+
+@kernel.parallel_for
+def _fill_zero(i, out, mode):
+    store(out, i, 0, mode)
+
+
+def _device_positions(ctx: Any, index: Any) -> tuple[Any, int]:
+    """(per mask entry its output slice or -1, the number kept) on the mask's device."""
+    from nnvmpy.kernel.cuda import get_cuda
+
+    cuda = get_cuda(OP)
+    n = int(index.size)
+    nblocks = -(-n // BLOCK)
+    counts = cuda.device_array(nblocks + 1, np.int64)
+    pos = cuda.device_array(max(n, 1), np.int64)
+    mask = flat(index)
+    if n:
+        run_rows(ctx, OP, _count_blocks, nblocks, counts, mask, n, BLOCK)
+    run_rows(ctx, OP, _scan_blocks, 1, counts, nblocks)
+    if n:
+        run_rows(ctx, OP, _block_positions, nblocks, pos, counts, mask, n, BLOCK)
+    return pos, int(to_host(ctx, counts[nblocks:])[0])
+
+
+def _check_kept(name: str, what: str, got: int, kept: int, axis: int) -> None:
+    if got != kept:
+        raise NNVMError(f"{name}: {what} has {got} slices along axis {axis}; the mask keeps {kept}")
+
+
+def _forward(
+    attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
+) -> None:
+    mode = req_code(OP, req[0])
+    if mode == NULL:
+        return
+    data, index = inputs
+    out = outputs[0]
+    if not is_gpu(ctx):
+        assign(out, mode, boolean_mask_np(attrs.parsed, data, index)[0])
+        return
+    axis = attrs.parsed.axis % len(data.shape)
+    _, n, inner = split_axis(data.shape, axis)
+    pos, kept = _device_positions(ctx, index)
+    _check_kept(OP, "the output", int(out.shape[axis]), kept, attrs.parsed.axis)
+    if data.size:
+        run_rows(ctx, OP, _gather_kept, int(data.size), out, data, pos, n, kept, inner, mode)
+
+
 (
     register_op(OP)
     .describe(
@@ -152,7 +271,30 @@ _forward = host_compute(OP, boolean_mask_np)
     .add_argument("index", "NDArray-or-Symbol", "Mask")
     .add_arguments(BooleanMaskParam.fields())
 )
-_backward = host_compute(BACKWARD, boolean_mask_grad_np)
+
+
+def _backward(
+    attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
+) -> None:
+    dy, index = inputs
+    d_data, d_index = outputs
+    modes = [req_code(BACKWARD, r) for r in req]
+    if not is_gpu(ctx):
+        for out, mode, res in zip(outputs, modes, boolean_mask_grad_np(attrs.parsed, dy, index)):
+            assign(out, mode, res)
+        return
+    if d_index.size and modes[1] != NULL:
+        run_rows(ctx, BACKWARD, _fill_zero, int(d_index.size), d_index, modes[1])
+    if modes[0] == NULL or d_data.size == 0:
+        return
+    axis = attrs.parsed.axis % len(dy.shape)
+    _, n, inner = split_axis(d_data.shape, axis)
+    pos, kept = _device_positions(ctx, index)
+    _check_kept(BACKWARD, "the output gradient", int(dy.shape[axis]), kept, attrs.parsed.axis)
+    run_rows(ctx, BACKWARD, _route_grad, int(d_data.size), d_data, dy, pos, n, kept, inner,
+             modes[0])  # fmt: skip
+
+
 (
     register_op(BACKWARD)
     .describe("Backward of boolean_mask: inputs (dy, index), outputs (d_data, d_index).")
