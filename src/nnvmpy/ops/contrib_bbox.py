@@ -28,9 +28,9 @@
   x = d0 * std0 * aw + ax, y likewise, half width = exp(d2 * std2) * aw / 2 (d2 * std2
   capped at `clip` when clip > 0), half height likewise; anchors in `format`. Zero gradient.
 
-All run on the host (NumPy, numba for the sequential loops); on the GPU the inputs are
-copied to the host and the results back (_host_staged.host_compute). Float types only,
-as in MXNet.
+All run on the host (NumPy, numba for the sequential loops); on the GPU box_nms and its
+gradient run as device kernels (_nms_device), the others copy their inputs to the host
+and the results back (_host_staged.host_compute). Float types only, as in MXNet.
 """
 
 from __future__ import annotations
@@ -56,8 +56,10 @@ from ..base import InferError
 from ..graph.grad import make_grad_node, make_zero_grad_nodes
 from ..graph.node import NodeEntry
 from ..infer import shape_assign, shape_is_known, shape_str, type_assign
+from ..kernel.launch import req_code
 from ..param import Parameter, field
 from ..registry import NodeAttrs, register_op
+from . import _nms_device
 from ._host_staged import host_compute
 from ._ranking import top_order
 
@@ -399,6 +401,17 @@ def _box_nms_gradient(node: Any, ograds: list[Any]) -> list[Any]:
     return make_grad_node("_backward_contrib_box_nms", node, [ograds[0], NodeEntry(node, 1)])
 
 
+def _nms_gpu(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
+             ) -> None:  # fmt: skip
+    modes = [req_code(_NMS, r) for r in req]
+    _nms_device.box_nms(ctx, attrs.parsed, inputs[0], outputs[0], outputs[1], modes)
+
+
+def _nms_grad_gpu(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any],
+                  outputs: list[Any]) -> None:  # fmt: skip
+    _nms_device.box_nms_grad(ctx, inputs[0], inputs[1], outputs[0], req_code(_NMS, req[0]))
+
+
 _nms_compute = host_compute(_NMS, box_nms_np)
 (
     register_op(_NMS)
@@ -445,7 +458,7 @@ _nms_compute = host_compute(_NMS, box_nms_np)
     .set_attr(FInferShape, _box_nms_shape)
     .set_attr(FInferType, same_float_type(_NMS, ("data",)))
     .set_attr(FCompute_cpu, _nms_compute)
-    .set_attr(FCompute_gpu, _nms_compute)
+    .set_attr(FCompute_gpu, _nms_gpu)
     .set_attr(FGradient, _box_nms_gradient)
     .add_argument("data", "NDArray-or-Symbol", "The input")
     .add_arguments(BoxNMSParam.fields())
@@ -459,7 +472,7 @@ _nms_grad_compute = host_compute("_backward_contrib_box_nms", box_nms_grad_np)
     .set_num_outputs(1)
     .set_attr(TIsBackward, True)
     .set_attr(FCompute_cpu, _nms_grad_compute)
-    .set_attr(FCompute_gpu, _nms_grad_compute)
+    .set_attr(FCompute_gpu, _nms_grad_gpu)
 )
 
 
