@@ -28,9 +28,8 @@
   x = d0 * std0 * aw + ax, y likewise, half width = exp(d2 * std2) * aw / 2 (d2 * std2
   capped at `clip` when clip > 0), half height likewise; anchors in `format`. Zero gradient.
 
-All run on the host (NumPy, numba for the sequential loops); on the GPU box_nms and its
-gradient run as device kernels (_nms_device), the others copy their inputs to the host
-and the results back (_host_staged.host_compute). Float types only, as in MXNet.
+All run on the host on the CPU (NumPy, numba for the sequential loops), as device
+kernels on a GPU (_nms_device, _bbox_device). Float types only, as in MXNet.
 """
 
 from __future__ import annotations
@@ -59,7 +58,7 @@ from ..infer import shape_assign, shape_is_known, shape_str, type_assign
 from ..kernel.launch import req_code
 from ..param import Parameter, field
 from ..registry import NodeAttrs, register_op
-from . import _nms_device
+from . import _bbox_device, _nms_device
 from ._host_staged import host_compute
 from ._ranking import top_order
 
@@ -95,6 +94,17 @@ def same_float_type(op: str, in_names: Sequence[str]) -> Any:
         return True
 
     return infer
+
+
+def _device_compute(op: str, run: Any) -> Any:
+    """FCompute<gpu> calling one of _bbox_device's run(ctx, params, inputs, outputs,
+    write modes)."""
+
+    def compute(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any],
+                outputs: list[Any]) -> None:  # fmt: skip
+        run(ctx, attrs.parsed, inputs, outputs, [req_code(op, r) for r in req])
+
+    return compute
 
 
 def _check_ndim(op: str, what: str, shape: Any, at_least: int) -> None:
@@ -196,10 +206,7 @@ def _box_iou_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]
         FCompute_cpu,
         host_compute("_contrib_box_iou", lambda p, a, b: [box_iou_np(a, b, p.format)]),
     )
-    .set_attr(
-        FCompute_gpu,
-        host_compute("_contrib_box_iou", lambda p, a, b: [box_iou_np(a, b, p.format)]),
-    )
+    .set_attr(FCompute_gpu, _device_compute("_contrib_box_iou", _bbox_device.box_iou))
     .set_attr(FGradient, make_zero_grad_nodes)
     .add_argument("lhs", "NDArray-or-Symbol", "The first input")
     .add_argument("rhs", "NDArray-or-Symbol", "The second input")
@@ -571,7 +578,10 @@ _match_compute = host_compute("_contrib_bipartite_matching", bipartite_matching_
     .set_attr(FInferShape, _matching_shape)
     .set_attr(FInferType, same_float_type("_contrib_bipartite_matching", ("data",)))
     .set_attr(FCompute_cpu, _match_compute)
-    .set_attr(FCompute_gpu, _match_compute)
+    .set_attr(
+        FCompute_gpu,
+        _device_compute("_contrib_bipartite_matching", _bbox_device.bipartite_matching),
+    )
     .set_attr(FGradient, make_zero_grad_nodes)
     .add_argument("data", "NDArray-or-Symbol", "The input")
     .add_arguments(BipartiteMatchingParam.fields())
@@ -648,7 +658,7 @@ _encode_compute = host_compute("_contrib_box_encode", box_encode_np)
     .set_attr(FInferShape, _box_encode_shape)
     .set_attr(FInferType, same_float_type("_contrib_box_encode", _ENCODE_INPUTS))
     .set_attr(FCompute_cpu, _encode_compute)
-    .set_attr(FCompute_gpu, _encode_compute)
+    .set_attr(FCompute_gpu, _device_compute("_contrib_box_encode", _bbox_device.box_encode))
     .set_attr(FGradient, make_zero_grad_nodes)
     .add_argument(
         "samples", "NDArray-or-Symbol", "(B, N) value +1 (positive), -1 (negative), 0 (ignore)"
@@ -734,7 +744,7 @@ _decode_compute = host_compute("_contrib_box_decode", box_decode_np)
     .set_attr(FInferShape, _box_decode_shape)
     .set_attr(FInferType, same_float_type("_contrib_box_decode", ("data", "anchors")))
     .set_attr(FCompute_cpu, _decode_compute)
-    .set_attr(FCompute_gpu, _decode_compute)
+    .set_attr(FCompute_gpu, _device_compute("_contrib_box_decode", _bbox_device.box_decode))
     .set_attr(FGradient, make_zero_grad_nodes)
     .add_argument("data", "NDArray-or-Symbol", "(B, N, 4) predicted bbox offset")
     .add_argument("anchors", "NDArray-or-Symbol", "(1, N, 4) encoded in corner or center")
