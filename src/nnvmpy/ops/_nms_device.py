@@ -30,7 +30,7 @@ import numpy as np
 
 from .. import kernel
 from ..kernel.launch import ADD, NULL, WRITE, is_gpu, run_rows, store, uindex
-from ._bitonic import key_dtype, padded, scratch_bytes, sort_rows
+from ._bitonic import key_dtype, scratch_bytes, sort_rows
 
 WORD = 64  # candidates per overlap word
 
@@ -89,18 +89,27 @@ def _candidates(t, boxes, ids, src, data, order, counts, p2, n, k, width, cs, id
 
 
 @kernel.device_function
-def _suppresses(boxes, i, j, thresh):
-    """Candidate i's box overlaps j's by IoU > thresh (NaN, as 0 / 0, does not)."""
+def _suppresses(boxes, i, j, thresh, pixel):
+    """Candidate i's box overlaps j's by IoU > thresh (NaN, as 0 / 0, does not).
+
+    box_nms (pixel False) forms the intersection in float64, as its host loop does;
+    Proposal (pixel True: float32 boxes whose sides count one pixel more) all in float32
+    against the threshold rounded to float32, as MXNet's proposal kernel."""
     oi = i * 5
     oj = j * 5
     iw = min(boxes[oi + 2], boxes[oj + 2]) - max(boxes[oi], boxes[oj])
     ih = min(boxes[oi + 3], boxes[oj + 3]) - max(boxes[oi + 1], boxes[oj + 1])
-    inter = max(iw, 0.0) * max(ih, 0.0)  # float64, as the host's numba loop computes it
+    if pixel:
+        one = np.float32(1.0)
+        zero = np.float32(0.0)
+        inter32 = max(iw + one, zero) * max(ih + one, zero)
+        return inter32 / (boxes[oi + 4] + boxes[oj + 4] - inter32) > np.float32(thresh)
+    inter = max(iw, 0.0) * max(ih, 0.0)
     return inter / (boxes[oi + 4] + boxes[oj + 4] - inter) > thresh
 
 
 @kernel.parallel_for
-def _overlaps(t, mask, boxes, ids, src, k, words, thresh, use_ids):
+def _overlaps(t, mask, boxes, ids, src, k, words, thresh, use_ids, pixel):
     """Word t = (batch b, candidate i, block w): bit j - 64 w for each later candidate j
     of the block that i would suppress."""
     q = t // words
@@ -118,14 +127,15 @@ def _overlaps(t, mask, boxes, ids, src, k, words, thresh, use_ids):
                 break
             if use_ids and ids[c] != ids[q]:
                 continue
-            if _suppresses(boxes, q, c, thresh):
+            if _suppresses(boxes, q, c, thresh, pixel):
                 bits |= np.uint64(1) << np.uint64(j - lo)
     mask[t] = bits
 
 
 @kernel.parallel_for
-def _walk(b, kept, kept_count, removed, mask, src, k, words):
-    """Batch b: greedy suppression in rank order; kept[b, :count] are the kept ranks."""
+def _walk(b, kept, kept_count, removed, mask, src, k, words, limit):
+    """Batch b: greedy suppression in rank order, stopping once `limit` boxes are kept;
+    kept[b, :count] are the kept ranks."""
     for w in range(words):
         removed[b * words + w] = np.uint64(0)
     count = 0
@@ -137,6 +147,8 @@ def _walk(b, kept, kept_count, removed, mask, src, k, words):
         if (removed[b * words + w] >> np.uint64(i - w * WORD)) & np.uint64(1) == np.uint64(0):
             kept[b * k + count] = i
             count += 1
+            if count >= limit:
+                break
             for v in range(w, words):
                 removed[b * words + v] |= mask[q * words + v]
     kept_count[b] = count
@@ -207,7 +219,7 @@ def _fill(i, out, value):
     out[uindex(i)] = value
 
 
-class _Alloc:
+class Alloc:
     """Scratch arrays on ctx's device."""
 
     def __init__(self, ctx: Any) -> None:
@@ -228,6 +240,23 @@ def _flat(a: Any) -> Any:
     return a.reshape(int(a.size)) if len(a.shape) != 1 else a
 
 
+def suppress(ctx: Any, alloc: Any, boxes: Any, ids: Any, src: Any, sizes: tuple[int, int],
+             thresh: float, use_ids: bool, pixel: bool, limit: int) -> tuple[Any, Any]:  # fmt: skip
+    """Greedy NMS of every batch's ranked candidates: boxes (batches, k, 5) as
+    [left, top, right, bottom, area], ids (batches, k), src (batches, k) (-1 past a batch's
+    candidates). Returns (kept ranks (batches, k), kept count per batch)."""
+    batches, k = sizes
+    words = -(-k // WORD)
+    mask = alloc(batches * k * words, np.uint64)
+    run_rows(ctx, "nms", _overlaps, batches * k * words, mask, boxes, ids, src, k, words,
+             float(thresh), use_ids, pixel)  # fmt: skip
+    kept = alloc(batches * k, np.int64)
+    kept_count = alloc(batches, np.int64)
+    removed = alloc(batches * words, np.uint64)
+    run_rows(ctx, "nms", _walk, batches, kept, kept_count, removed, mask, src, k, words, limit)
+    return kept, kept_count
+
+
 def box_nms(ctx: Any, p: Any, data: Any, out: Any, record: Any, modes: list[int]) -> None:
     """box_nms of data (..., N, W) into out and record (..., N, 1), on data's device;
     modes: the write modes of out and record (NULL, WRITE or ADD)."""
@@ -242,7 +271,7 @@ def box_nms(ctx: Any, p: Any, data: Any, out: Any, record: Any, modes: list[int]
     if topk < 1:
         run_rows(ctx, "box_nms", _copy_all, batches * n, o, rec, x, width, omode, rmode)
         return
-    alloc = _Alloc(ctx)
+    alloc = Alloc(ctx)
     kdt = key_dtype(data.dtype)
     neg_inf = -np.inf  # scalars go in as Python floats (run_rows flattens NumPy scalars)
     keys = alloc(batches * n, kdt)
@@ -260,15 +289,9 @@ def box_nms(ctx: Any, p: Any, data: Any, out: Any, record: Any, modes: list[int]
     src = alloc(batches * k, np.int64)
     run_rows(ctx, "box_nms", _candidates, batches * k, boxes, ids, src, x, order, counts, p2,
              n, k, width, p.coord_start, p.id_index, p.in_format == "center")  # fmt: skip
-    words = -(-k // WORD)
-    mask = alloc(batches * k * words, np.uint64)
     use_ids = p.id_index >= 0 and not p.force_suppress
-    run_rows(ctx, "box_nms", _overlaps, batches * k * words, mask, boxes, ids, src, k, words,
-             float(p.overlap_thresh), use_ids)  # fmt: skip
-    kept = alloc(batches * k, np.int64)
-    kept_count = alloc(batches, np.int64)
-    removed = alloc(batches * words, np.uint64)
-    run_rows(ctx, "box_nms", _walk, batches, kept, kept_count, removed, mask, src, k, words)
+    kept, kept_count = suppress(ctx, alloc, boxes, ids, src, (batches, k), p.overlap_thresh,
+                                use_ids, False, k)  # fmt: skip
     convert = p.in_format != p.out_format
     run_rows(ctx, "box_nms", _emit, batches * n, o, rec, x, kept, kept_count, src, n, k, width,
              p.coord_start, convert, p.out_format == "center", omode, rmode)  # fmt: skip
@@ -287,4 +310,4 @@ def box_nms_grad(ctx: Any, dy: Any, record: Any, d_data: Any, mode: int) -> None
     run_rows(ctx, "box_nms", _route_grad, rows, g, _flat(dy), _flat(record), width, mode)
 
 
-__all__ = ["box_nms", "box_nms_grad", "padded"]
+__all__ = ["WORD", "Alloc", "box_nms", "box_nms_grad", "suppress"]

@@ -26,7 +26,8 @@ Per image, everything in float32 as MXNet computes it:
 5. Output row i is kept box i, or kept box i % kept when fewer than post survive.
 
 Forward only: the gradient of every input is zero, as in MXNet. float32 only (MXNet's
-"Unsupported data type"). On the GPU the inputs are copied to the host and back.
+"Unsupported data type"). The CPU runs the numba loops below; a GPU the same steps as
+device kernels (_proposal_device).
 """
 
 from __future__ import annotations
@@ -50,8 +51,10 @@ from ..attrs import (
 from ..base import InferError, NNVMError, ParamError
 from ..graph.grad import make_zero_grad_nodes
 from ..infer import shape_assign, shape_is_known, shape_str, type_assign
+from ..kernel.launch import req_code
 from ..param import FloatTuple, Parameter, field
 from ..registry import NodeAttrs, register_op
+from . import _proposal_device
 from ._host_staged import host_compute
 from ._ranking import top_order
 
@@ -331,6 +334,17 @@ _DESCRIBE = (
 )
 
 
+def _gpu_compute(op: str) -> Any:
+    def compute(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any],
+                outputs: list[Any]) -> None:  # fmt: skip
+        p = attrs.parsed
+        anchors = base_anchors(p.feature_stride, p.scales, p.ratios)
+        modes = [req_code(op, r) for r in req]
+        _proposal_device.multi_proposal(ctx, op, p, anchors, inputs, outputs, modes)
+
+    return compute
+
+
 def _register(op: str, single: bool) -> None:
     compute = host_compute(op, lambda p, c, b, i: multi_proposal_np(op, p, c, b, i))
     (
@@ -345,7 +359,7 @@ def _register(op: str, single: bool) -> None:
         .set_attr(FInferShape, _shape_fn(op, single))
         .set_attr(FInferType, _type_fn(op))
         .set_attr(FCompute_cpu, compute)
-        .set_attr(FCompute_gpu, compute)
+        .set_attr(FCompute_gpu, _gpu_compute(op))
         .set_attr(FGradient, make_zero_grad_nodes)
         .add_argument("cls_prob", "NDArray-or-Symbol", "Score of how likely proposal is object.")
         .add_argument(
