@@ -12,8 +12,11 @@ the range saturate to 0 or 255, as MXNet's oneDNN kernel (the one MXNet 1.9.1 ru
 CPU) does; its plain C++ kernel leaves the overflowing cast undefined. A constant tensor
 (hi == lo) gives scale = inf and every output 0, as MXNet's does.
 
-Forward only, as in MXNet: the gradient is zero. On the host (NumPy); on the GPU through
-_host_staged.host_compute (a one-pass element-wise op used only at calibration time).
+Forward only, as in MXNet: the gradient is zero. One body for both devices: the range
+as a (lo, hi) pair on the device (quantization/_kernels: calibrated, or the data's
+min and max by blocks, NaN propagating), a one-item kernel for scale and shift, then an
+element kernel (x * scale + shift in float32, + 0.5 in float64, clipped and truncated;
+NaN gives 0).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import kernel
 from ..attrs import (
     FCompute_cpu,
     FCompute_gpu,
@@ -34,10 +38,11 @@ from ..attrs import (
 from ..base import InferError
 from ..graph.grad import make_zero_grad_nodes
 from ..infer import dtype_str, shape_assign, shape_is_known, type_assign
+from ..kernel.launch import NULL, req_code, run_rows, store, uindex
 from ..param import Parameter
 from ..registry import NodeAttrs, register_op
-from ._host_staged import host_compute
 from .quantization._common import calib_range_fields, calibrated
+from .quantization._kernels import clip_code, coefficients, data_range, fixed_range
 
 OP = "_contrib_quantize_asym"
 _F32 = np.dtype(np.float32)
@@ -68,23 +73,45 @@ def _quantize_asym_type(attrs: NodeAttrs, in_types: list[Any], out_types: list[A
     return type_assign(out_types, 2, _F32, f"{OP}: output 'shift'")
 
 
-def quantize_asym_np(p: Any, data: np.ndarray) -> list[np.ndarray]:
-    x = data.astype(np.float32)
+@kernel.parallel_for
+def _coefficients(i, bounds, coef):
+    """coef = (scale, shift) in float32 arithmetic: 255 / (hi - lo), 255 - hi * scale."""
+    lo = np.float32(bounds[0])
+    hi = np.float32(bounds[1])
+    scale = np.float32(255.0) / (hi - lo)
+    coef[0] = scale
+    coef[1] = np.float32(255.0) - hi * scale
+
+
+@kernel.parallel_for
+def _codes(i, x, q, coef, mode):
+    v = float(x[uindex(i)] * np.float32(coef[0]) + np.float32(coef[1])) + 0.5
+    store(q, i, clip_code(v, 255.0), mode)
+
+
+@kernel.parallel_for
+def _scale_shift(i, coef, scale, shift, scale_mode, shift_mode):
+    store(scale, 0, np.float32(coef[0]), scale_mode)
+    store(shift, 0, np.float32(coef[1]), shift_mode)
+
+
+def _quantize_asym(
+    attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
+) -> None:
+    modes = [req_code(OP, r) for r in req]
+    if all(m == NULL for m in modes):
+        return
+    p, data = attrs.parsed, inputs[0]
     if calibrated(p):
-        lo, hi = np.float32(p.min_calib_range), np.float32(p.max_calib_range)
-    elif x.size:
-        lo, hi = x.min(), x.max()
+        bounds = fixed_range(ctx, p.min_calib_range, p.max_calib_range)
     else:
-        lo, hi = np.float32(0), np.float32(0)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        scale = np.float32(255) / (hi - lo)
-        shift = np.float32(255) - hi * scale
-        v = (x * scale + shift).astype(np.float64) + 0.5
-        q = np.nan_to_num(np.trunc(np.clip(v, 0, 255)), nan=0.0).astype(np.uint8)
-    return [q, np.array([scale], np.float32), np.array([shift], np.float32)]
+        bounds = data_range(ctx, data)
+    coef = coefficients(ctx, OP, _coefficients, 2, bounds)
+    if modes[0] != NULL and data.size:
+        run_rows(ctx, OP, _codes, int(data.size), data, outputs[0], coef, modes[0])
+    run_rows(ctx, OP, _scale_shift, 1, coef, outputs[1], outputs[2], modes[1], modes[2])
 
 
-_quantize_asym = host_compute(OP, quantize_asym_np)
 (
     register_op(OP)
     .describe(
