@@ -26,8 +26,9 @@ from typing import Any
 import numpy as np
 
 from .. import kernel
-from ..kernel.launch import NULL, WRITE, is_gpu, run_rows, store, uindex
+from ..kernel.launch import NULL, WRITE, run_rows, store, uindex
 from ._bitonic import key_dtype, scratch_bytes, sort_rows
+from ._index_kernels import device_empty
 
 NAN = math.nan
 INF = math.inf
@@ -184,15 +185,6 @@ def _flat(a: Any) -> Any:
     return a.reshape(int(a.size)) if len(a.shape) != 1 else a
 
 
-def _device_array(ctx: Any, size: int, dtype: Any) -> Any:
-    """Scratch on ctx's device (NumPy on the CPU, where the tests run these kernels)."""
-    if not is_gpu(ctx):
-        return np.empty(max(int(size), 1), dtype)
-    from nnvmpy.kernel.cuda import get_cuda
-
-    return get_cuda("bounding box").device_array(max(int(size), 1), np.dtype(dtype))
-
-
 def box_iou(ctx: Any, p: Any, inputs: list[Any], outputs: list[Any], modes: list[int]
             ) -> None:  # fmt: skip
     """out (+)= the IoU of every lhs box with every rhs box."""
@@ -201,7 +193,7 @@ def box_iou(ctx: Any, p: Any, inputs: list[Any], outputs: list[Any], modes: list
     if mode == NULL or na * nb == 0:
         return
     if mode != WRITE:  # an add request: IoUs into scratch, then added
-        tmp = _device_array(ctx, na * nb, out.dtype)
+        tmp = device_empty(ctx, na * nb, out.dtype)
         run_rows(ctx, "box_iou", _iou, na * nb, tmp, _flat(lhs), _flat(rhs), nb,
                  p.format == "center")  # fmt: skip
         run_rows(ctx, "box_iou", _emit_markers, na * nb, _flat(out), tmp, mode)
@@ -223,7 +215,7 @@ def box_encode(ctx: Any, p: Any, inputs: list[Any], outputs: list[Any], modes: l
     targets, masks = (
         (_flat(o) for o in outputs)
         if direct
-        else (_device_array(ctx, 4 * count, o.dtype) for o in outputs)
+        else (device_empty(ctx, 4 * count, o.dtype) for o in outputs)
     )
     run_rows(ctx, "box_encode", _encode, count, targets, masks, samples, matches, anchors,
              refs, means, stds, n, m)  # fmt: skip
@@ -240,7 +232,7 @@ def box_decode(ctx: Any, p: Any, inputs: list[Any], outputs: list[Any], modes: l
     if mode == NULL or count == 0:
         return
     n = int(anchors.size) // 4
-    dst = _flat(out) if mode == WRITE else _device_array(ctx, 4 * count, out.dtype)
+    dst = _flat(out) if mode == WRITE else device_empty(ctx, 4 * count, out.dtype)
     run_rows(ctx, "box_decode", _decode, count, dst, _flat(data), _flat(anchors), n,
              float(p.std0), float(p.std1), float(p.std2), float(p.std3), float(p.clip),
              p.format == "corner")  # fmt: skip
@@ -259,13 +251,13 @@ def bipartite_matching(ctx: Any, p: Any, inputs: list[Any], outputs: list[Any],
     if batches * size == 0 or all(mode == NULL for mode in modes):
         return
     kdt = key_dtype(data.dtype)
-    keys = _device_array(ctx, batches * size, kdt)
+    keys = device_empty(ctx, batches * size, kdt)
     run_rows(ctx, "bipartite_matching", _match_keys, batches * size, keys, _flat(data),
              not p.is_ascend)  # fmt: skip
-    space = _device_array(ctx, scratch_bytes(batches, size, kdt), np.uint8)
+    space = device_empty(ctx, scratch_bytes(batches, size, kdt), np.uint8)
     sorted_keys, order, p2 = sort_rows(ctx, space, keys, (batches, size, 1), True)
-    rows = _device_array(ctx, batches * nrow, np.int64)
-    cols = _device_array(ctx, batches * ncol, np.int64)
+    rows = device_empty(ctx, batches * nrow, np.int64)
+    cols = device_empty(ctx, batches * ncol, np.int64)
     run_rows(ctx, "bipartite_matching", _greedy_match, batches, rows, cols, sorted_keys, order,
              p2, nrow, ncol, float(p.threshold), bool(p.is_ascend), int(p.topk))  # fmt: skip
     for out, markers, mode in zip(outputs, (rows, cols), modes):

@@ -227,6 +227,17 @@ def device_ints(ctx: Any, values: Sequence[int]) -> Any:
     return to_ctx(ctx, np.asarray(values, dtype=np.int64))
 
 
+def device_empty(ctx: Any, size: int, dtype: Any) -> Any:
+    """A flat scratch array of `size` (at least 1) elements on ctx's device, uninitialised:
+    NumPy on the CPU (where tests run the device kernels too), a device array on a GPU."""
+    size = max(int(size), 1)
+    if not is_gpu(ctx):
+        return np.empty(size, dtype)
+    from nnvmpy.kernel.cuda import get_cuda
+
+    return get_cuda("scratch").device_array(size, np.dtype(dtype))
+
+
 def to_ctx(ctx: Any, host: np.ndarray) -> Any:
     """A small host array (a kernel's table) on ctx's device: itself on the CPU."""
     if not is_gpu(ctx):

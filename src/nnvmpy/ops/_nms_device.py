@@ -29,8 +29,9 @@ from typing import Any
 import numpy as np
 
 from .. import kernel
-from ..kernel.launch import ADD, NULL, WRITE, is_gpu, run_rows, store, uindex
+from ..kernel.launch import ADD, NULL, WRITE, run_rows, store, uindex
 from ._bitonic import key_dtype, scratch_bytes, sort_rows
+from ._index_kernels import device_empty
 
 WORD = 64  # candidates per overlap word
 
@@ -220,20 +221,13 @@ def _fill(i, out, value):
 
 
 class Alloc:
-    """Scratch arrays on ctx's device."""
+    """Scratch arrays on ctx's device: alloc(size, dtype) (see _index_kernels.device_empty)."""
 
     def __init__(self, ctx: Any) -> None:
-        self.cuda = None
-        if is_gpu(ctx):
-            from nnvmpy.kernel.cuda import get_cuda
-
-            self.cuda = get_cuda("box_nms")
+        self.ctx = ctx
 
     def __call__(self, size: int, dtype: Any) -> Any:
-        size = max(int(size), 1)
-        if self.cuda is None:
-            return np.empty(size, dtype)
-        return self.cuda.device_array(size, np.dtype(dtype))
+        return device_empty(self.ctx, size, dtype)
 
 
 def _flat(a: Any) -> Any:

@@ -45,7 +45,7 @@ from ..kernel.launch import NULL, flat, is_gpu, req_code, run_rows, split_axis, 
 from ..param import Parameter, field
 from ..registry import NodeAttrs, register_op
 from ._host_staged import to_host
-from ._index_kernels import assign
+from ._index_kernels import assign, device_empty
 
 OP = "_contrib_boolean_mask"
 BACKWARD = "_backward_contrib_boolean_mask"
@@ -202,13 +202,10 @@ def _fill_zero(i, out, mode):
 
 def _device_positions(ctx: Any, index: Any) -> tuple[Any, int]:
     """(per mask entry its output slice or -1, the number kept) on the mask's device."""
-    from nnvmpy.kernel.cuda import get_cuda
-
-    cuda = get_cuda(OP)
     n = int(index.size)
     nblocks = -(-n // BLOCK)
-    counts = cuda.device_array(nblocks + 1, np.int64)
-    pos = cuda.device_array(max(n, 1), np.int64)
+    counts = device_empty(ctx, nblocks + 1, np.int64)
+    pos = device_empty(ctx, n, np.int64)
     mask = flat(index)
     if n:
         run_rows(ctx, OP, _count_blocks, nblocks, counts, mask, n, BLOCK)
