@@ -1,4 +1,5 @@
-"""hawkesll against a direct evaluation of the likelihood, and its exact gradient."""
+"""hawkesll against a direct evaluation of the likelihood, and its exact gradient, on
+every device (one kernel body per sample for both)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ import nnvmpy as nv
 REAL = {"lda": 0, "alpha": 1, "beta": 2, "state": 3, "lags": 4, "max_time": 7}
 
 
-def _nd(xs: list[np.ndarray]) -> list[nv.nd.NDArray]:
-    return [nv.nd.array(x, dtype=x.dtype) for x in xs]
+def _nd(xs: list[np.ndarray], ctx: nv.Context | None = None) -> list[nv.nd.NDArray]:
+    return [nv.nd.array(x, dtype=x.dtype, ctx=ctx) for x in xs]
 
 
 def test_docstring_example_by_hand() -> None:
@@ -36,9 +37,9 @@ def test_docstring_example_by_hand() -> None:
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
-def test_forward_matches_direct_sum(dtype: type) -> None:
+def test_forward_matches_direct_sum(dtype: type, ctx: nv.Context) -> None:
     xs = hawkes_inputs(np.random.default_rng(3), dtype, n=4, k=3, steps=7)
-    ll, state = nv.nd.contrib.hawkesll(*_nd(xs))
+    ll, state = nv.nd.contrib.hawkesll(*_nd(xs, ctx))
     assert ll.dtype == dtype
     assert state.dtype == dtype
     want = hawkesll_ref(*[x.astype(np.float64) if x.dtype.kind == "f" else x for x in xs])
@@ -70,17 +71,18 @@ def test_state_carries_the_memory_across_windows() -> None:
     np.testing.assert_allclose(ll1.asnumpy() + ll2.asnumpy(), whole[0], rtol=1e-5)
 
 
-def test_gradient_of_both_outputs_matches_finite_differences() -> None:
+def test_gradient_of_both_outputs_matches_finite_differences(ctx: nv.Context) -> None:
     rng = np.random.default_rng(11)
     xs = hawkes_inputs(rng, np.float64)
     g = rng.normal(size=xs[0].shape[0])
     h = rng.normal(size=xs[0].shape)
-    arrays = _nd(xs)
+    arrays = _nd(xs, ctx)
     for i in REAL.values():
         arrays[i].attach_grad()
     with nv.autograd.record():
         ll, state = nv.nd.contrib.hawkesll(*arrays)
-    nv.autograd.backward([ll, state], [nv.nd.array(g, dtype=np.float64), nv.nd.array(h)])
+    heads = [nv.nd.array(g, dtype=np.float64, ctx=ctx), nv.nd.array(h, ctx=ctx)]
+    nv.autograd.backward([ll, state], heads)
 
     def objective(values: list[np.ndarray]) -> float:
         a, b = hawkesll_ref(*values)
@@ -136,12 +138,18 @@ def test_shape_and_type_inference() -> None:
         s.infer_type(lda=np.float32, marks=np.float32)
 
 
-def test_bad_marks_and_lengths_are_reported() -> None:
+def test_bad_marks_and_lengths_are_reported(ctx: nv.Context) -> None:
     xs = hawkes_inputs(np.random.default_rng(4), np.float32, k=2)
-    xs[5][0, 0] = 2
-    with pytest.raises(nv.NNVMError, match=r"marks\[0, 0\] = 2"):
-        nv.nd.contrib.hawkesll(*_nd(xs))[0].asnumpy()
+    xs[6][1] = 6  # the whole row of sample 1 is valid
+    xs[5][1, 4] = 2
+    with pytest.raises(nv.NNVMError, match=r"marks\[1, 4\] = 2"):
+        nv.nd.contrib.hawkesll(*_nd(xs, ctx))[0].asnumpy()
     xs = hawkes_inputs(np.random.default_rng(4), np.float32, steps=4)
     xs[6][1] = 5
     with pytest.raises(nv.NNVMError, match="valid_length"):
-        nv.nd.contrib.hawkesll(*_nd(xs))[0].asnumpy()
+        nv.nd.contrib.hawkesll(*_nd(xs, ctx))[0].asnumpy()
+    xs[6][1] = -0.5  # truncated to 0, as the length is cast to an int: valid
+    assert np.isfinite(nv.nd.contrib.hawkesll(*_nd(xs, ctx))[0].asnumpy()).all()
+    xs[5][0, 3] = 7  # past sample 0's valid length (beyond it marks are not read)
+    xs[6][0] = 3
+    assert np.isfinite(nv.nd.contrib.hawkesll(*_nd(xs, ctx))[0].asnumpy()).all()

@@ -97,6 +97,15 @@ def store(out: Any, i: int, v: Any, mode: int) -> None:
         out[uindex(i)] = v
 
 
+@device_function
+def log_ieee(x: float) -> float:
+    """math.log with the IEEE results where Python's raises: log(0) = -inf, log(x < 0) =
+    NaN (kernels run as Python on the CUDA simulator; compiled, math.log gives these)."""
+    if x > 0:
+        return math.log(x)
+    return -math.inf if x == 0 else math.nan
+
+
 def run_rows(ctx: Any, name: str, loop: ParallelFor, rows: int, *args: Any) -> None:
     """Run op `name`'s one-body row loop over `rows` items; arrays are passed flattened.
 

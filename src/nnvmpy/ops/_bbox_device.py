@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from .. import kernel
-from ..kernel.launch import NULL, WRITE, run_rows, store, uindex
+from ..kernel.launch import NULL, WRITE, log_ieee, run_rows, store, uindex
 from ._bitonic import key_dtype, scratch_bytes, sort_rows
 from ._index_kernels import device_empty
 
@@ -69,14 +69,6 @@ def _iou(t, out, lhs, rhs, nb, center):
 
 
 @kernel.device_function
-def _log(x):
-    """math.log with IEEE results where Python's raises: log(0) = -inf, log(x < 0) = NaN."""
-    if x > 0:
-        return math.log(x)
-    return -INF if x == 0 else NAN
-
-
-@kernel.device_function
 def _centre(boxes, i):
     """(x, y, width, height) of corner box i, float64."""
     left = float(boxes[uindex(4 * i)])
@@ -112,8 +104,8 @@ def _encode(t, targets, masks, samples, matches, anchors, refs, means, stds, n, 
     ax, ay, aw, ah = _centre(anchors, t)
     targets[o] = (_ratio(rx - ax, aw) - means[0]) / stds[0]
     targets[o + 1] = (_ratio(ry - ay, ah) - means[1]) / stds[1]
-    targets[o + 2] = (_log(_ratio(rw, aw)) - means[2]) / stds[2]
-    targets[o + 3] = (_log(_ratio(rh, ah)) - means[3]) / stds[3]
+    targets[o + 2] = (log_ieee(_ratio(rw, aw)) - means[2]) / stds[2]
+    targets[o + 3] = (log_ieee(_ratio(rh, ah)) - means[3]) / stds[3]
     for c in range(4):
         masks[o + c] = 1
 

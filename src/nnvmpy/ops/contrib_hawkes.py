@@ -19,13 +19,15 @@ max_time) and for both outputs; marks and valid_length are discrete and get zero
 refuses gradients for lags and max_time, returns zeros for state and ignores the head
 gradient of out_state: here the calculus is carried through.)
 
-Each sample is a sequential walk over its events: one numba loop per sample (samples in
-parallel), in float64 whatever the input dtype. On the GPU the inputs are copied to the
-host and the results back (_host_staged.host_compute).
+Each sample is a sequential walk over its events: one item per sample of a
+kernel.parallel_for body (the same on both devices), in float64 whatever the input dtype,
+with its per-process and per-event state in scratch rows. Out-of-range lengths and marks
+are found by a flag kernel; only then are they read back, to name the culprit.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -44,8 +46,10 @@ from ..attrs import (
 from ..base import InferError, NNVMError
 from ..graph.grad import make_grad_node
 from ..infer import shape_assign, shape_is_known, shape_str, type_assign
+from ..kernel.launch import NULL, is_gpu, log_ieee, req_code, run_rows, store
 from ..registry import NodeAttrs, register_op
-from ._host_staged import host_compute
+from ._host_staged import to_host
+from ._index_kernels import device_empty, half_as_float32, to_ctx
 from .contrib_bbox import float_type
 
 OP = "_contrib_hawkesll"
@@ -55,7 +59,6 @@ OUTPUTS = ["output", "out_state"]
 _INPUT_DIMS = ["NK", "K", "K", "NK", "NT", "NT", "N", "N"]
 _OUTPUT_DIMS = ["N", "NK"]
 _MARKS = INPUTS.index("marks")
-prange = range  # numba.prange once a kernel is first used (see _use_numba_prange)
 
 
 # --- shape and type inference ----------------------------------------------------------------
@@ -105,200 +108,242 @@ def _hawkes_type(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any]) ->
     return True
 
 
-# --- kernels ---------------------------------------------------------------------------------
+# --- kernels: one item per sample, the same bodies on both devices ---------------------------
 
 
-@kernel.cpu_kernel
-def _forward_kernel(  # pragma: no cover - compiled
-    lda, alpha, beta, state, lags, marks, length, tmax, ll, out_state
-):
-    """Per sample: walk the events, keeping each process's memory at its last event."""
-    n_samples, k_procs = lda.shape
-    for n in prange(n_samples):
-        mem = state[n].copy()  # s_k at the process's last event (or at 0)
-        last = np.zeros(k_procs)
-        count = np.zeros(k_procs)
-        t = 0.0
-        total = 0.0
-        for j in range(length[n]):
-            k = marks[n, j]
-            t += lags[n, j]
-            r = mem[k] * np.exp(-beta[k] * (t - last[k]))
-            total += np.log(lda[n, k] + alpha[k] * beta[k] * r)
-            mem[k] = r + 1.0
-            last[k] = t
-            count[k] += 1.0
-        end = tmax[n]
-        for k in range(k_procs):
-            s_end = mem[k] * np.exp(-beta[k] * (end - last[k]))
-            total -= lda[n, k] * end + alpha[k] * (state[n, k] + count[k] - s_end)
-            out_state[n, k] = s_end
-        ll[n] = total
+@kernel.parallel_for
+def _check_sample(n, flag, marks, length, k_procs, steps):
+    """flag[0] = 1 when sample n's valid_length or one of its valid marks is out of range."""
+    size = length[n]
+    if not (size > -1.0 and size < steps + 1.0):  # as cast to int: [0, T]; NaN fails too
+        flag[0] = 1
+        return
+    for j in range(int(size)):
+        k = marks[n * steps + j]
+        if k < 0 or k >= k_procs:
+            flag[0] = 1
 
 
-@kernel.cpu_kernel
-def _backward_kernel(  # pragma: no cover - compiled
-    g,
-    h,
-    lda,
-    alpha,
-    beta,
-    state,
-    lags,
-    marks,
-    length,
-    tmax,
-    d_lda,
-    d_alpha,
-    d_beta,
-    d_state,
-    d_lags,
-    d_tmax,
-):
-    """Per sample, the gradient of g . output + h . out_state; alpha/beta per sample.
+@kernel.parallel_for
+def _forward_sample(n, ll, out_state, lda, alpha, beta, state, lags, marks, length, tmax,
+                    mem, last, count, k_procs, steps, ll_mode, state_mode):  # fmt: skip
+    """Sample n: walk its events keeping each process's memory at its last event (mem,
+    last, count: this sample's K-entry rows of scratch), in float64."""
+    base = n * k_procs
+    for k in range(k_procs):
+        mem[base + k] = float(state[base + k])
+        last[base + k] = 0.0
+        count[base + k] = 0.0
+    t = 0.0
+    total = 0.0
+    for j in range(int(length[n])):
+        k = int(marks[n * steps + j])
+        t += float(lags[n * steps + j])
+        b = float(beta[k])
+        r = mem[base + k] * math.exp(-b * (t - last[base + k]))
+        total += log_ieee(float(lda[base + k]) + float(alpha[k]) * b * r)
+        mem[base + k] = r + 1.0
+        last[base + k] = t
+        count[base + k] += 1.0
+    end = float(tmax[n])
+    for k in range(k_procs):
+        b = float(beta[k])
+        s_end = mem[base + k] * math.exp(-b * (end - last[base + k]))
+        rest = float(state[base + k]) + count[base + k] - s_end
+        total -= float(lda[base + k]) * end + float(alpha[k]) * rest
+        store(out_state, base + k, s_end, state_mode)
+    store(ll, n, total, ll_mode)
+
+
+@kernel.parallel_for
+def _backward_sample(n, g, h, lda, alpha, beta, state, lags, marks, length, tmax,
+                     d_lda, d_alpha, d_beta, d_state, d_lags, d_tmax,
+                     times, lam, excite, mem, mem_b, last, count, k_procs, steps):  # fmt: skip
+    """Sample n's gradient of g . output + h . out_state (float64 rows of d_*; alpha and
+    beta per sample, summed over samples afterwards).
 
     A forward sweep keeps, per process, the memory m and its beta-derivative mb; a reverse
     sweep accumulates d/dt_j of every event time (t_j moves every later intensity of its
     process) and turns them into lag gradients by suffix sums (t_j = sum_{i<=j} lags_i).
+    times / lam / excite are the sample's T-entry rows of scratch; mem, mem_b, last and
+    count its K-entry rows (the reverse sweep reuses mem_b as `later`, last as `t_next`).
     """
-    n_samples, k_procs = lda.shape
-    for n in prange(n_samples):
-        steps = length[n]
-        times = np.empty(steps)
-        lam = np.empty(steps)
-        excite = np.empty(steps)  # s_k(t_j) just before event j
-        mem = state[n].copy()
-        mem_b = np.zeros(k_procs)  # d mem / d beta
-        last = np.zeros(k_procs)
-        count = np.zeros(k_procs)
-        gn = g[n]
-        t = 0.0
-        for j in range(steps):
-            k = marks[n, j]
-            t += lags[n, j]
-            a, b = alpha[k], beta[k]
-            gap = t - last[k]
-            decay = np.exp(-b * gap)
-            r = mem[k] * decay
-            r_b = (mem_b[k] - gap * mem[k]) * decay
-            lj = lda[n, k] + a * b * r
-            d_lda[n, k] += gn / lj
-            d_alpha[n, k] += gn * b * r / lj
-            d_beta[n, k] += gn * a * (r + b * r_b) / lj
-            d_state[n, k] += gn * a * b * np.exp(-b * t) / lj
-            times[j], lam[j], excite[j] = t, lj, r
-            mem[k] = r + 1.0
-            mem_b[k] = r_b
-            last[k] = t
-            count[k] += 1.0
-        end = tmax[n]
-        dt_end = 0.0
-        for k in range(k_procs):
-            a, b = alpha[k], beta[k]
-            gap = end - last[k]
-            decay = np.exp(-b * gap)
-            s_end = mem[k] * decay
-            s_end_b = (mem_b[k] - gap * mem[k]) * decay
-            decay_all = np.exp(-b * end)
-            hk = h[n, k]
-            d_lda[n, k] -= gn * end
-            d_alpha[n, k] -= gn * (state[n, k] + count[k] - s_end)
-            d_beta[n, k] += (gn * a + hk) * s_end_b
-            d_state[n, k] += -gn * a * (1.0 - decay_all) + hk * decay_all
-            dt_end -= gn * (lda[n, k] + a * b * s_end) + hk * b * s_end
-        d_tmax[n] = dt_end
-        # reverse sweep: later[k] = sum over process k's events after the current one of
-        # exp(-b (t_m - t_next)) / lam_m, relative to the next event's time t_next
-        later = np.zeros(k_procs)
-        t_next = np.zeros(k_procs)
-        suffix = 0.0
-        for j in range(steps - 1, -1, -1):
-            k = marks[n, j]
-            a, b = alpha[k], beta[k]
-            tj = times[j]
-            after = later[k] * np.exp(-b * (t_next[k] - tj))
-            to_end = np.exp(-b * (end - tj))
-            dtj = gn * a * b * (b * (after - excite[j] / lam[j]) + to_end) + h[n, k] * b * to_end
-            later[k] = 1.0 / lam[j] + after
-            t_next[k] = tj
-            suffix += dtj
-            d_lags[n, j] = suffix
-        for j in range(steps, d_lags.shape[1]):
-            d_lags[n, j] = 0.0
+    base = n * k_procs
+    row = n * steps
+    size = int(length[n])
+    gn = float(g[n])
+    for k in range(k_procs):
+        mem[base + k] = float(state[base + k])
+        mem_b[base + k] = 0.0
+        last[base + k] = 0.0
+        count[base + k] = 0.0
+        d_lda[base + k] = 0.0
+        d_alpha[base + k] = 0.0
+        d_beta[base + k] = 0.0
+        d_state[base + k] = 0.0
+    t = 0.0
+    for j in range(size):
+        k = int(marks[row + j])
+        q = base + k
+        t += float(lags[row + j])
+        a = float(alpha[k])
+        b = float(beta[k])
+        gap = t - last[q]
+        decay = math.exp(-b * gap)
+        r = mem[q] * decay
+        r_b = (mem_b[q] - gap * mem[q]) * decay
+        lj = float(lda[q]) + a * b * r
+        d_lda[q] += gn / lj
+        d_alpha[q] += gn * b * r / lj
+        d_beta[q] += gn * a * (r + b * r_b) / lj
+        d_state[q] += gn * a * b * math.exp(-b * t) / lj
+        times[row + j] = t
+        lam[row + j] = lj
+        excite[row + j] = r
+        mem[q] = r + 1.0
+        mem_b[q] = r_b
+        last[q] = t
+        count[q] += 1.0
+    end = float(tmax[n])
+    dt_end = 0.0
+    for k in range(k_procs):
+        q = base + k
+        a = float(alpha[k])
+        b = float(beta[k])
+        gap = end - last[q]
+        decay = math.exp(-b * gap)
+        s_end = mem[q] * decay
+        s_end_b = (mem_b[q] - gap * mem[q]) * decay
+        decay_all = math.exp(-b * end)
+        hk = float(h[q])
+        d_lda[q] -= gn * end
+        d_alpha[q] -= gn * (float(state[q]) + count[q] - s_end)
+        d_beta[q] += (gn * a + hk) * s_end_b
+        d_state[q] += -gn * a * (1.0 - decay_all) + hk * decay_all
+        dt_end -= gn * (float(lda[q]) + a * b * s_end) + hk * b * s_end
+    d_tmax[n] = dt_end
+    # reverse sweep: later[k] = sum over process k's events after the current one of
+    # exp(-b (t_m - t_next)) / lam_m, relative to the next event's time t_next
+    for k in range(k_procs):
+        mem_b[base + k] = 0.0  # later
+        last[base + k] = 0.0  # t_next
+    suffix = 0.0
+    for j in range(size - 1, -1, -1):
+        k = int(marks[row + j])
+        q = base + k
+        a = float(alpha[k])
+        b = float(beta[k])
+        tj = times[row + j]
+        after = mem_b[q] * math.exp(-b * (last[q] - tj))
+        to_end = math.exp(-b * (end - tj))
+        dtj = gn * a * b * (b * (after - excite[row + j] / lam[row + j]) + to_end)
+        dtj += float(h[q]) * b * to_end
+        mem_b[q] = 1.0 / lam[row + j] + after
+        last[q] = tj
+        suffix += dtj
+        d_lags[row + j] = suffix
+    for j in range(size, steps):
+        d_lags[row + j] = 0.0
 
 
-def _use_numba_prange() -> None:
-    """Make the kernels' sample loops numba.prange (numba is imported only here, lazily)."""
-    global prange
-    import numba
-
-    prange = numba.prange
-
-
-# --- host computations -----------------------------------------------------------------------
+@kernel.parallel_for
+def _sum_samples(k, total, per_sample, n_samples, k_procs):
+    """total[k] = sum over samples of per_sample[n, k]."""
+    acc = 0.0
+    for n in range(n_samples):
+        acc += per_sample[n * k_procs + k]
+    total[k] = acc
 
 
-def _prepared(*inputs: np.ndarray) -> list[np.ndarray]:
-    """float64 copies of the real inputs, int64 marks and lengths, after checking them."""
-    lda, _, _, _, lags, marks, valid_length, max_time = inputs
-    k_procs = lda.shape[1]
-    steps = lags.shape[1]
-    length = np.asarray(valid_length).astype(np.int64)
-    if np.any(length < 0) or np.any(length > steps):
+@kernel.parallel_for
+def _emit(i, out, value, mode):
+    store(out, i, value[i], mode)
+
+
+@kernel.parallel_for
+def _emit_zero(i, out, mode):
+    store(out, i, 0, mode)
+
+
+# --- the computes ----------------------------------------------------------------------------
+
+
+def _sizes(inputs: list[Any]) -> tuple[int, int, int]:
+    n_samples, k_procs = (int(d) for d in inputs[0].shape)
+    return n_samples, k_procs, int(inputs[4].shape[1])
+
+
+def _check(ctx: Any, inputs: list[Any]) -> None:
+    """A named error for a valid_length outside [0, T] or a mark that is no process id:
+    one flag on the device, the arrays read back only to name the culprit."""
+    n_samples, k_procs, steps = _sizes(inputs)
+    marks, valid_length = inputs[_MARKS], inputs[_MARKS + 1]
+    flag = to_ctx(ctx, np.zeros(1, np.int64))
+    run_rows(ctx, OP, _check_sample, n_samples, flag, marks, valid_length, k_procs, steps)
+    if not (to_host(ctx, flag) if is_gpu(ctx) else flag)[0]:
+        return
+    given = np.asarray(to_host(ctx, valid_length) if is_gpu(ctx) else valid_length)
+    with np.errstate(invalid="ignore"):
+        length = given.astype(np.int64)  # NaN: far below 0
+    if np.any((length < 0) | (length > steps)):
         raise NNVMError(
             f"{OP}: valid_length must lie in [0, {steps}] (the length of 'lags'); "
-            f"got {np.asarray(valid_length).tolist()}"
+            f"got {given.tolist()}"
         )
-    mk = np.asarray(marks).astype(np.int64)
+    mk = np.asarray(to_host(ctx, marks) if is_gpu(ctx) else marks).astype(np.int64)
     valid = np.arange(steps)[None, :] < length[:, None]
-    bad = valid & ((mk < 0) | (mk >= k_procs))
-    if bad.any():
-        n, j = np.argwhere(bad)[0]
-        raise NNVMError(
-            f"{OP}: marks[{n}, {j}] = {mk[n, j]} is not a process id in [0, {k_procs}) "
-            f"(K = {k_procs}, the last dimension of 'lda')"
-        )
-    mk = np.where(valid, mk, 0)
-    f64 = [np.ascontiguousarray(x, dtype=np.float64) for x in inputs[:5]]
-    return [*f64, np.ascontiguousarray(mk), length, np.ascontiguousarray(max_time, np.float64)]
+    n, j = np.argwhere(valid & ((mk < 0) | (mk >= k_procs)))[0]
+    raise NNVMError(
+        f"{OP}: marks[{n}, {j}] = {mk[n, j]} is not a process id in [0, {k_procs}) "
+        f"(K = {k_procs}, the last dimension of 'lda')"
+    )
 
 
-def hawkesll_np(params: Any, *inputs: np.ndarray) -> list[np.ndarray]:
-    """(output, out_state) for host inputs in the op's order."""
-    args = _prepared(*inputs)
-    n_samples, k_procs = args[0].shape
-    ll = np.empty(n_samples)
-    out_state = np.empty((n_samples, k_procs))
-    _use_numba_prange()
-    _forward_kernel(*args, ll, out_state)
-    return [ll, out_state]
+def _forward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any],
+             outputs: list[Any]) -> None:  # fmt: skip
+    modes = [req_code(OP, r) for r in req]
+    n_samples, k_procs, steps = _sizes(inputs)
+    if all(m == NULL for m in modes) or n_samples == 0:
+        return
+    mem, last, count = (device_empty(ctx, n_samples * k_procs, np.float64) for _ in range(3))
+    with half_as_float32(ctx, outputs, modes, inputs) as (outs, ins):
+        _check(ctx, ins)
+        run_rows(ctx, OP, _forward_sample, n_samples, *outs, *ins, mem, last, count, k_procs,
+                 steps, *modes)  # fmt: skip
 
 
-def hawkesll_grad_np(params: Any, *inputs: np.ndarray) -> list[np.ndarray]:
-    """Input gradients for host inputs (d output, d out_state, then the op's inputs)."""
-    g = np.ascontiguousarray(inputs[0], dtype=np.float64)
-    h = np.ascontiguousarray(inputs[1], dtype=np.float64)
-    args = _prepared(*inputs[2:])
-    marks, valid_length = inputs[2 + _MARKS], inputs[2 + _MARKS + 1]
-    n_samples, k_procs = args[0].shape
-    d_lda = np.zeros((n_samples, k_procs))
-    d_alpha = np.zeros((n_samples, k_procs))
-    d_beta = np.zeros((n_samples, k_procs))
-    d_state = np.zeros((n_samples, k_procs))
-    d_lags = np.zeros(args[4].shape)
-    d_tmax = np.zeros(n_samples)
-    _use_numba_prange()
-    _backward_kernel(g, h, *args, d_lda, d_alpha, d_beta, d_state, d_lags, d_tmax)
-    return [
-        d_lda,
-        d_alpha.sum(axis=0),
-        d_beta.sum(axis=0),
-        d_state,
-        d_lags,
-        np.zeros(np.shape(marks)),
-        np.zeros(np.shape(valid_length)),
-        d_tmax,
-    ]
+def _backward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any],
+              outputs: list[Any]) -> None:  # fmt: skip
+    """inputs: d output, d out_state, the op's 8 inputs; outputs: the 8 input gradients."""
+    name = "_backward_contrib_hawkesll"
+    modes = [req_code(name, r) for r in req]
+    fwd = inputs[2:]
+    n_samples, k_procs, steps = _sizes(fwd)
+    if all(m == NULL for m in modes):
+        return
+    nk, nt = n_samples * k_procs, n_samples * steps
+    d_lda, d_alpha, d_beta, d_state = (device_empty(ctx, nk, np.float64) for _ in range(4))
+    d_lags, times, lam, excite = (device_empty(ctx, nt, np.float64) for _ in range(4))
+    d_tmax = device_empty(ctx, n_samples, np.float64)
+    mem, mem_b, last, count = (device_empty(ctx, nk, np.float64) for _ in range(4))
+    with half_as_float32(ctx, [], [], inputs) as (_, ins):
+        if n_samples:
+            _check(ctx, ins[2:])
+        run_rows(ctx, name, _backward_sample, n_samples, *ins, d_lda, d_alpha, d_beta,
+                 d_state, d_lags, d_tmax, times, lam, excite, mem, mem_b, last, count, k_procs,
+                 steps)  # fmt: skip
+    sums = [device_empty(ctx, k_procs, np.float64) for _ in range(2)]
+    for total, per_sample in zip(sums, (d_alpha, d_beta)):
+        run_rows(ctx, name, _sum_samples, k_procs, total, per_sample, n_samples, k_procs)
+    grads = [d_lda, sums[0], sums[1], d_state, d_lags, None, None, d_tmax]
+    for out, mode, value in zip(outputs, modes, grads):
+        size = int(out.size)
+        if size == 0 or mode == NULL:
+            continue
+        if value is None:  # marks and valid_length: discrete
+            run_rows(ctx, name, _emit_zero, size, out, mode)
+        else:
+            run_rows(ctx, name, _emit, size, out, value, mode)
 
 
 # --- registration ----------------------------------------------------------------------------
@@ -308,7 +353,6 @@ def _hawkes_gradient(node: Any, ograds: list[Any]) -> list[Any]:
     return make_grad_node("_backward_contrib_hawkesll", node, [*ograds[:2], *node.inputs])
 
 
-_forward = host_compute(OP, hawkesll_np)
 (
     register_op(OP)
     .describe(
@@ -365,7 +409,6 @@ _forward = host_compute(OP, hawkesll_np)
         "the length of the interval where the processes were sampled",
     )
 )
-_backward = host_compute("_backward_contrib_hawkesll", hawkesll_grad_np)
 (
     register_op("_backward_contrib_hawkesll")
     .describe("Backward of hawkesll: inputs (d output, d out_state, the 8 inputs).")
