@@ -72,3 +72,44 @@ def test_shapes_both_ways_and_errors() -> None:
         nv.nd.contrib.fft(nv.nd.ones((2, 2)), compute_size=0)
     with pytest.raises(nv.NNVMError, match="at least one dimension"):
         nv.nd.contrib.fft(nv.nd.array(np.float32(1.0)))
+
+
+@pytest.mark.parametrize("name", ["_contrib_fft", "_backward_contrib_fft", "_contrib_ifft"])
+def test_cufft_path_wiring_with_numpy_standing_in_for_cupy(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The GPU compute with the CuPy layer in use, NumPy standing in for CuPy (the real one
+    runs in tests/gpu_hw on hardware): the same transform as the host's, written and added
+    as the request says, nothing staged through the host."""
+    import contextlib
+    import sys
+
+    import nnvmpy.ops._host_staged as staged
+    import nnvmpy.ops.contrib_fft as fft_mod
+    from nnvmpy.attrs import FCompute_gpu
+    from nnvmpy.base import OpReqType
+    from nnvmpy.registry import NodeAttrs, Op
+
+    monkeypatch.setattr(fft_mod.gpu_lib, "available", lambda: True)
+    monkeypatch.setattr(fft_mod.gpu_lib, "as_cupy", lambda a: a)
+    monkeypatch.setattr(fft_mod.gpu_lib, "cupy_stream", lambda s: contextlib.nullcontext())
+    monkeypatch.setattr(fft_mod, "is_gpu", lambda ctx: True)
+    monkeypatch.setitem(sys.modules, "cupy", np)
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("staged through the host")
+
+    monkeypatch.setattr(staged, "to_host", refuse)
+
+    op = Op.get(name)
+    attrs = NodeAttrs(op, "f", {})
+    x = np.random.default_rng(3).normal(size=(2, 3, 8)).astype(np.float32)
+    host = {"_contrib_fft": fft_mod.fft_np, "_backward_contrib_fft": fft_mod.fft_grad_np,
+            "_contrib_ifft": fft_mod.ifft_np}[name]  # fmt: skip
+    (want,) = host(attrs.parsed, x)
+    ctx = type("Ctx", (), {"run_ctx": None})()
+    out = np.full(want.shape, 2.0, np.float32)
+    op.get_attr(FCompute_gpu)(attrs, ctx, [x], [OpReqType.kWriteTo], [out])
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+    op.get_attr(FCompute_gpu)(attrs, ctx, [x], [OpReqType.kAddTo], [out])
+    np.testing.assert_allclose(out, 2 * want, rtol=1e-6)

@@ -12,9 +12,11 @@ interleaved dy), ifft's the interleaved DFT of dy. `compute_size` (how many rows
 cuFFT plan takes at a time) is accepted and has no effect on the result.
 
 MXNet 1.9.1 registers these for the GPU only and for 2-D and 4-D data; here they run on
-both devices and any rank. The transform is NumPy's FFT on the host (pocketfft, O(d log d)
-per row, in the data's precision for float32/float64): numba has no FFT, and a hand-written
-kernel would be slower and less accurate. On the GPU the data goes through the host
+both devices and any rank. The transform is an FFT library's (O(d log d) per row, in the
+data's precision for float32/float64; numba has none, and a hand-written kernel would be
+slower and less accurate): NumPy's pocketfft on the CPU; on a GPU cuFFT through CuPy's
+cupy.fft when the CuPy layer is in use (kernel/gpu_lib: the same functions with `xp =
+cupy`, on the engine worker's stream, no copy), else the data goes through the host
 (_host_staged.host_compute): there is no cuFFT binding in numba.cuda.
 """
 
@@ -36,6 +38,8 @@ from ..attrs import (
 from ..base import InferError
 from ..graph.grad import make_grad_node
 from ..infer import shape_assign, shape_is_known, shape_str
+from ..kernel import gpu_lib
+from ..kernel.launch import ADD, NULL, is_gpu, req_code
 from ..param import Parameter, field
 from ..registry import NodeAttrs, register_op
 from ._host_staged import host_compute
@@ -82,43 +86,73 @@ def _last_axis_shape(op: str, factor_in: int, factor_out: int) -> Any:
     return infer
 
 
-def _interleave(z: np.ndarray, dtype: Any) -> np.ndarray:
+# Each function takes the array module: NumPy on the host, CuPy on a GPU (same API).
+
+
+def _interleave(z: Any, dtype: Any, xp: Any) -> Any:
     """(..., d) complex -> (..., 2d) real: [re_0, im_0, re_1, im_1, ...]."""
-    out = np.empty((*z.shape[:-1], 2 * z.shape[-1]), dtype)
+    out = xp.empty((*z.shape[:-1], 2 * z.shape[-1]), dtype)
     out[..., 0::2] = z.real
     out[..., 1::2] = z.imag
     return out
 
 
-def _complex(x: np.ndarray) -> np.ndarray:
+def _complex(x: Any) -> Any:
     """(..., 2d) interleaved real -> (..., d) complex, in x's precision (float16: float32)."""
     work = np.complex128 if x.dtype == np.float64 else np.complex64
     return (x[..., 0::2] + 1j * x[..., 1::2]).astype(work)
 
 
-def _real_work(x: np.ndarray) -> np.ndarray:
+def _real_work(x: Any) -> Any:
     return x if x.dtype in (np.float32, np.float64) else x.astype(np.float32)
 
 
-def _unnormalised_inverse(z: np.ndarray) -> np.ndarray:
+def _unnormalised_inverse(z: Any, xp: Any) -> Any:
     """sum_k z_k exp(+2 pi i jk / d) along the last axis."""
-    return np.fft.ifft(z, axis=-1, norm="forward")
+    return xp.fft.ifft(z, axis=-1, norm="forward")
 
 
-def fft_np(params: Any, data: np.ndarray) -> list[np.ndarray]:
-    return [_interleave(np.fft.fft(_real_work(data), axis=-1), data.dtype)]
+def fft_np(params: Any, data: Any, xp: Any = np) -> list[Any]:
+    return [_interleave(xp.fft.fft(_real_work(data), axis=-1), data.dtype, xp)]
 
 
-def fft_grad_np(params: Any, dy: np.ndarray) -> list[np.ndarray]:
-    return [_unnormalised_inverse(_complex(dy)).real.astype(dy.dtype)]
+def fft_grad_np(params: Any, dy: Any, xp: Any = np) -> list[Any]:
+    return [_unnormalised_inverse(_complex(dy), xp).real.astype(dy.dtype)]
 
 
-def ifft_np(params: Any, data: np.ndarray) -> list[np.ndarray]:
-    return [_unnormalised_inverse(_complex(data)).real.astype(data.dtype)]
+def ifft_np(params: Any, data: Any, xp: Any = np) -> list[Any]:
+    return [_unnormalised_inverse(_complex(data), xp).real.astype(data.dtype)]
 
 
-def ifft_grad_np(params: Any, dy: np.ndarray) -> list[np.ndarray]:
-    return [_interleave(np.fft.fft(_real_work(dy), axis=-1), dy.dtype)]
+def ifft_grad_np(params: Any, dy: Any, xp: Any = np) -> list[Any]:
+    return [_interleave(xp.fft.fft(_real_work(dy), axis=-1), dy.dtype, xp)]
+
+
+def _with_cufft(name: str, fn: Any) -> Any:
+    """FCompute of both devices: fn on NumPy (CPU), on CuPy arrays over the same device
+    memory (GPU with the CuPy layer in use), else staged through the host."""
+    host = host_compute(name, fn)
+
+    def compute(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any],
+                outputs: list[Any]) -> None:  # fmt: skip
+        if not is_gpu(ctx) or not gpu_lib.available():
+            host(attrs, ctx, inputs, req, outputs)
+            return
+        mode = req_code(name, req[0])
+        if mode == NULL:
+            return
+        import cupy
+
+        with gpu_lib.cupy_stream(getattr(ctx.run_ctx, "stream", None)):
+            (result,) = fn(attrs.parsed, gpu_lib.as_cupy(inputs[0]), xp=cupy)
+            out = gpu_lib.as_cupy(outputs[0])
+            if mode == ADD:
+                out += result.reshape(out.shape)
+            else:
+                out[...] = result.reshape(out.shape)
+
+    compute.stages_through_host = True  # type: ignore[attr-defined]  # without CuPy
+    return compute
 
 
 def _register(name: str, describe: str, forward: Any, backward: Any, shape: Any) -> None:
@@ -127,7 +161,7 @@ def _register(name: str, describe: str, forward: Any, backward: Any, shape: Any)
     def gradient(node: Any, ograds: list[Any]) -> list[Any]:
         return make_grad_node(backward_name, node, [ograds[0]])
 
-    compute = host_compute(name, forward)
+    compute = _with_cufft(name, forward)
     (
         register_op(name)
         .describe(describe)
@@ -143,7 +177,7 @@ def _register(name: str, describe: str, forward: Any, backward: Any, shape: Any)
         .add_argument("data", "NDArray-or-Symbol", "Input data to the FFTOp.")
         .add_arguments(FFTParam.fields())
     )
-    grad_compute = host_compute(backward_name, backward)
+    grad_compute = _with_cufft(backward_name, backward)
     (
         register_op(backward_name)
         .describe(f"Backward of {name}: input dy, output the gradient of data.")
