@@ -1,9 +1,10 @@
-"""Proposal / MultiProposal's device kernels (ops/_proposal_device.py) against the host
-implementation (contrib_proposal.multi_proposal_np, checked against a plain float64
-reference by the op table): random images through the kernels on the CPU (where the
-kernels compute as the host's numba loops do: results bitwise equal), and the ops on the
-GPU, with images smaller than the feature map, tiny boxes, few survivors (cyclic
-padding), write / add requests and the error for an image too large."""
+"""Proposal / MultiProposal's device path (ops/_proposal_device.py: parallel suppression
+over overlap words) against the CPU's (contrib_proposal.multi_proposal_np: the same
+decode kernel, then the host's ranking and greedy NMS; the op table checks both against
+a plain float64 reference): images through the device kernels on the CPU (results
+bitwise equal), and the ops on the GPU, with images smaller than the feature map, tiny
+boxes, few survivors (cyclic padding), write / add requests and the error for an image
+too large."""
 
 from __future__ import annotations
 

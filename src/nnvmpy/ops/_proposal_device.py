@@ -22,7 +22,7 @@ from ..base import NNVMError
 from ..kernel.launch import NULL, is_gpu, run_rows, store
 from ._bitonic import scratch_bytes, sort_rows
 from ._host_staged import to_host
-from ._index_kernels import to_ctx
+from ._index_kernels import device_empty, to_ctx
 from ._nms_device import Alloc, suppress
 
 _F32 = np.float32
@@ -139,17 +139,36 @@ def _flat(a: Any) -> Any:
     return a.reshape(int(a.size)) if len(a.shape) != 1 else a
 
 
-def multi_proposal(ctx: Any, op: str, p: Any, anchors: np.ndarray, inputs: list[Any],
-                   outputs: list[Any], modes: list[int]) -> None:  # fmt: skip
-    """(rois, scores) of (Multi)Proposal for float32 inputs on ctx's device."""
+def decode(ctx: Any, p: Any, anchors: np.ndarray, inputs: list[Any]) -> Any:
+    """dets (images, H * W * A, 5) on ctx's device: every anchor's clipped box and score
+    (its rows flat on a GPU; the CPU's multi_proposal_np uses it too)."""
+    dets, _ = _decode_with_keys(ctx, p, anchors, inputs)
+    if is_gpu(ctx):
+        return dets
+    batches = int(inputs[0].shape[0])
+    return dets[: int(dets.size) // 5 * 5].reshape(batches, -1, 5)
+
+
+def _decode_with_keys(ctx: Any, p: Any, anchors: np.ndarray, inputs: list[Any]
+                      ) -> tuple[Any, Any]:  # fmt: skip
     cls_prob, bbox_pred, im_info = inputs
-    if all(mode == NULL for mode in modes):
-        return
     batches, _, height, width = (int(d) for d in cls_prob.shape)
     num = int(anchors.shape[0])
-    stride = p.feature_stride
-    host_info = to_host(ctx, im_info) if is_gpu(ctx) else np.asarray(im_info)
-    for b, (im_h, im_w, _) in enumerate(host_info.reshape(-1, 3).astype(_F32)):
+    m = height * width * num
+    dets = device_empty(ctx, batches * m * 5, _F32)
+    keys = device_empty(ctx, batches * m, _F32)
+    if batches * m:
+        run_rows(ctx, "Proposal", _decode, batches * m, dets, keys, _flat(cls_prob),
+                 _flat(bbox_pred), _flat(im_info), to_ctx(ctx, anchors.reshape(-1)), num,
+                 height, width, p.feature_stride, float(p.rpn_min_size),
+                 bool(p.iou_loss))  # fmt: skip
+    return dets, keys
+
+
+def check_image_sizes(op: str, stride: int, im_info: np.ndarray, height: int, width: int
+                      ) -> None:  # fmt: skip
+    """NNVMError when an image (host im_info rows) is larger than the feature map covers."""
+    for b, (im_h, im_w, _) in enumerate(np.asarray(im_info, _F32).reshape(-1, 3)):
         real_h, real_w = int(im_h / _F32(stride)), int(im_w / _F32(stride))
         if real_h > height or real_w > width:
             raise NNVMError(
@@ -157,16 +176,23 @@ def multi_proposal(ctx: Any, op: str, p: Any, anchors: np.ndarray, inputs: list[
                 f"feature_stride {stride} covers {real_h} x {real_w} cells; the feature "
                 f"map has only {height} x {width}"
             )
-    m = height * width * num
+
+
+def multi_proposal(ctx: Any, op: str, p: Any, anchors: np.ndarray, inputs: list[Any],
+                   outputs: list[Any], modes: list[int]) -> None:  # fmt: skip
+    """(rois, scores) of (Multi)Proposal for float32 inputs on ctx's device."""
+    cls_prob, _, im_info = inputs
+    if all(mode == NULL for mode in modes):
+        return
+    batches, _, height, width = (int(d) for d in cls_prob.shape)
+    host_info = to_host(ctx, im_info) if is_gpu(ctx) else np.asarray(im_info)
+    check_image_sizes(op, p.feature_stride, host_info, height, width)
+    m = height * width * int(anchors.shape[0])
     post = p.rpn_post_nms_top_n
     if batches * m == 0:
         return
     alloc = Alloc(ctx)
-    dets = alloc(batches * m * 5, _F32)
-    keys = alloc(batches * m, _F32)
-    run_rows(ctx, op, _decode, batches * m, dets, keys, _flat(cls_prob), _flat(bbox_pred),
-             _flat(im_info), to_ctx(ctx, anchors.reshape(-1)), num, height, width, stride,
-             float(p.rpn_min_size), bool(p.iou_loss))  # fmt: skip
+    dets, keys = _decode_with_keys(ctx, p, anchors, inputs)
     space = alloc(scratch_bytes(batches, m, _F32), np.uint8)
     _, order, p2 = sort_rows(ctx, space, keys, (batches, m, 1), True)
     pre = min(m, p.rpn_pre_nms_top_n) if p.rpn_pre_nms_top_n > 0 else m

@@ -173,24 +173,30 @@ def _block_positions(b, pos, counts, index, n, block):
             pos[i] = -1
 
 
-@kernel.parallel_for
-def _gather_kept(e, out, data, pos, n, k, inner, mode):
-    """Data element e (of (outer, n, inner)) to its place in out (outer, k, inner)."""
+@kernel.device_function
+def _kept_at(e, pos, n, k, inner):
+    """Where element e of data (outer, n, inner) sits in the kept (outer, k, inner), or -1
+    when its slice is not kept."""
     r = e // inner
     o = r // n
     j = pos[r - o * n]
-    if j >= 0:
-        store(out, (o * k + j) * inner + (e - r * inner), data[uindex(e)], mode)
+    return (o * k + j) * inner + (e - r * inner) if j >= 0 else -1
+
+
+@kernel.parallel_for
+def _gather_kept(e, out, data, pos, n, k, inner, mode):
+    """Data element e to its place in out."""
+    at = _kept_at(e, pos, n, k, inner)
+    if at >= 0:
+        store(out, at, data[uindex(e)], mode)
 
 
 @kernel.parallel_for
 def _route_grad(e, d_data, dy, pos, n, k, inner, mode):
     """d_data element e: its kept slice's gradient, or zero."""
-    r = e // inner
-    o = r // n
-    j = pos[r - o * n]
-    if j >= 0:
-        store(d_data, e, dy[uindex((o * k + j) * inner + (e - r * inner))], mode)
+    at = _kept_at(e, pos, n, k, inner)
+    if at >= 0:
+        store(d_data, e, dy[uindex(at)], mode)
     else:
         store(d_data, e, 0, mode)
 

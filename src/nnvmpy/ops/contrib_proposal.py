@@ -32,7 +32,6 @@ device kernels (_proposal_device).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -48,12 +47,14 @@ from ..attrs import (
     FListOutputNames,
     FNumVisibleOutputs,
 )
-from ..base import InferError, NNVMError, ParamError
+from ..base import Context, InferError, ParamError
+from ..engine.base import RunContext
 from ..graph.grad import make_zero_grad_nodes
 from ..infer import shape_assign, shape_is_known, shape_str, type_assign
 from ..kernel.launch import req_code
 from ..param import FloatTuple, Parameter, field
 from ..registry import NodeAttrs, register_op
+from ..resource import OpContext
 from . import _proposal_device
 from ._host_staged import host_compute
 from ._ranking import top_order
@@ -133,65 +134,6 @@ def base_anchors(stride: int, scales: Any, ratios: Any) -> np.ndarray:
 
 
 @kernel.cpu_kernel(parallel=False)
-def _decode(
-    fg, deltas, anchors, stride, im_h, im_w, min_size, real_h, real_w, iou_loss, dets
-):  # pragma: no cover - compiled
-    """dets (H * W * A, 5): clipped boxes and scores of every anchor, see the docstring."""
-    num, height, width = fg.shape
-    one = np.float32(1.0)
-    half = np.float32(0.5)
-    zero = np.float32(0.0)
-    xmax = im_w - one
-    ymax = im_h - one
-    grow = min_size / np.float32(2.0)
-    for y in range(height):
-        for x in range(width):
-            sx = np.float32(x * stride)
-            sy = np.float32(y * stride)
-            for a in range(num):
-                i = (y * width + x) * num + a
-                ax1 = anchors[a, 0] + sx
-                ay1 = anchors[a, 1] + sy
-                ax2 = anchors[a, 2] + sx
-                ay2 = anchors[a, 3] + sy
-                d0 = deltas[4 * a, y, x]
-                d1 = deltas[4 * a + 1, y, x]
-                d2 = deltas[4 * a + 2, y, x]
-                d3 = deltas[4 * a + 3, y, x]
-                if iou_loss:
-                    x1, y1, x2, y2 = ax1 + d0, ay1 + d1, ax2 + d2, ay2 + d3
-                else:
-                    aw = ax2 - ax1 + one
-                    ah = ay2 - ay1 + one
-                    cx = d0 * aw + (ax1 + half * (aw - one))
-                    cy = d1 * ah + (ay1 + half * (ah - one))
-                    pw = math.exp(d2) * aw
-                    ph = math.exp(d3) * ah
-                    x1 = cx - half * (pw - one)
-                    y1 = cy - half * (ph - one)
-                    x2 = cx + half * (pw - one)
-                    y2 = cy + half * (ph - one)
-                x1 = max(min(x1, xmax), zero)
-                y1 = max(min(y1, ymax), zero)
-                x2 = max(min(x2, xmax), zero)
-                y2 = max(min(y2, ymax), zero)
-                score = fg[a, y, x]
-                if y >= real_h or x >= real_w:
-                    score = np.float32(-1.0)
-                if x2 - x1 + one < min_size or y2 - y1 + one < min_size:
-                    x1 -= grow
-                    y1 -= grow
-                    x2 += grow
-                    y2 += grow
-                    score = np.float32(-1.0)
-                dets[i, 0] = x1
-                dets[i, 1] = y1
-                dets[i, 2] = x2
-                dets[i, 3] = y2
-                dets[i, 4] = score
-
-
-@kernel.cpu_kernel(parallel=False)
 def _nms(boxes, thresh, limit, keep):  # pragma: no cover - compiled
     """Greedy NMS over boxes (k, >= 4) sorted by score; fills keep, returns how many."""
     k = boxes.shape[0]
@@ -223,50 +165,36 @@ def _nms(boxes, thresh, limit, keep):  # pragma: no cover - compiled
 # --- the computation --------------------------------------------------------------------------
 
 
-def _proposals_of_image(
-    op: str, p: ProposalParam, anchors: np.ndarray, fg: Any, deltas: Any, info: Any
-) -> tuple[np.ndarray, np.ndarray]:
-    """(boxes (post, 4), scores (post,)) of one image."""
-    num, height, width = fg.shape
-    im_h, im_w, im_scale = (_F32(v) for v in info)
-    stride = p.feature_stride
-    real_h, real_w = int(im_h / _F32(stride)), int(im_w / _F32(stride))
-    if real_h > height or real_w > width:
-        raise NNVMError(
-            f"{op}: im_info (height {im_h:g}, width {im_w:g}) / feature_stride {stride} covers "
-            f"{real_h} x {real_w} cells; the feature map has only {height} x {width}"
-        )
-    dets = np.empty((num * height * width, 5), _F32)
-    min_size = _F32(p.rpn_min_size) * im_scale
-    _decode(fg, deltas, anchors, stride, im_h, im_w, min_size, real_h, real_w, p.iou_loss, dets)
-    order = top_order(dets[:, 4], p.rpn_pre_nms_top_n if p.rpn_pre_nms_top_n > 0 else None)
-    ranked = np.ascontiguousarray(dets[order])
-    post = p.rpn_post_nms_top_n
-    keep = np.zeros(post, np.int64)
-    count = _nms(ranked, _F32(p.threshold), post, keep) if len(ranked) else 0
-    if count == 0:
-        return np.zeros((post, 4), _F32), np.zeros(post, _F32)
-    rows = ranked[keep[np.arange(post) % count]]
-    return rows[:, :4], rows[:, 4]
-
-
 def multi_proposal_np(
     op: str, p: ProposalParam, cls_prob: Any, bbox_pred: Any, im_info: Any
 ) -> list[np.ndarray]:
-    """(rois (N * post, 5), scores (N * post, 1)) of float32 inputs; see the docstring."""
-    batch = cls_prob.shape[0]
-    num = num_anchors(p)
+    """(rois (N * post, 5), scores (N * post, 1)) of float32 inputs; see the docstring.
+
+    The boxes are decoded by the device kernel (_proposal_device.decode, run here on the
+    CPU: one parallel item per anchor); ranking and the greedy NMS, which stops once
+    `post` boxes are kept, stay on the host (on a GPU the suppression runs in parallel
+    instead: _proposal_device)."""
+    batch, _, height, width = cls_prob.shape
+    _proposal_device.check_image_sizes(op, p.feature_stride, im_info, height, width)
     anchors = base_anchors(p.feature_stride, p.scales, p.ratios)
+    cpu = OpContext(False, RunContext(Context("cpu", 0)), [])
+    dets = _proposal_device.decode(cpu, p, anchors, [cls_prob, bbox_pred, im_info])
     post = p.rpn_post_nms_top_n
     rois = np.empty((batch, post, 5), _F32)
     scores = np.empty((batch, post, 1), _F32)
     for b in range(batch):
-        fg = np.ascontiguousarray(cls_prob[b, num:], _F32)
-        deltas = np.ascontiguousarray(bbox_pred[b], _F32)
-        boxes, score = _proposals_of_image(op, p, anchors, fg, deltas, im_info[b])
+        order = top_order(dets[b, :, 4], p.rpn_pre_nms_top_n if p.rpn_pre_nms_top_n > 0 else None)
+        ranked = np.ascontiguousarray(dets[b, order])
+        keep = np.zeros(post, np.int64)
+        count = _nms(ranked, _F32(p.threshold), post, keep) if len(ranked) else 0
         rois[b, :, 0] = b
-        rois[b, :, 1:] = boxes
-        scores[b, :, 0] = score
+        if count == 0:
+            rois[b, :, 1:] = 0
+            scores[b, :, 0] = 0
+            continue
+        rows = ranked[keep[np.arange(post) % count]]
+        rois[b, :, 1:] = rows[:, :4]
+        scores[b, :, 0] = rows[:, 4]
     return [rois.reshape(-1, 5), scores.reshape(-1, 1)]
 
 
