@@ -7,6 +7,7 @@ calibrated parameters, or from the data's own min and max. So a range is always 
 
 - `range_of(ctx, lo, hi)`: the first entries of two (1,) range inputs (a kernel copies
   them, so a GPU's range never visits the host);
+- `ranges_of(ctx, ranges)`: the same for several inputs' pairs, in one array;
 - `fixed_range(ctx, lo, hi)`: two numbers (calibrated parameters);
 - `data_range(ctx, x)`: the data's min and max (blocks of BLOCK elements per item, then
   one item over the blocks; NaN propagates, as NumPy's min and max; an empty array gives
@@ -22,20 +23,27 @@ They replaced NumPy on the host (staged through it on a GPU). 1M elements, two c
 before -> after (MXNet 1.9.1 in the same sitting): quantize 6.5 -> 0.26 ms (0.23),
 dequantize 4.3 -> 0.25 (0.13), quantize_v2 calibrated 9.2 -> 0.25 (0.19), with the range
 found in the data 9.7 -> 0.54 (1.28), requantize 2.0 -> 0.55 (1.68).
+
+The other quantized ops that rescale codes (elemwise add / mul, concat, pooling,
+embedding, batch_norm) keep their bodies in their own files and share from here
+`clamp_code` (NumPy's clip-then-cast, NaN as x86 casts it), `range_out` (an output
+range computed on the device, as float32) and `row_chunks` (items of a row loop).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ... import kernel
 from ...kernel import uindex
-from ...kernel.launch import NULL, flat, run_rows, store
+from ...kernel.launch import NULL, flat, is_gpu, run_rows, store
 from .._index_kernels import to_ctx
 
 BLOCK = 1 << 14  # elements per partial min/max item
+CHUNK = 1 << 12  # elements per CPU item of a row loop (row_chunks)
 INT32_MAX = 2147483647.0
 _F32 = np.float32
 
@@ -60,11 +68,27 @@ def signed_code(x, scale, half, top):
 
 
 @kernel.device_function
+def clamp_code(v, lo, hi, nan):
+    """v clipped to [lo, hi] and truncated, `nan` for NaN: NumPy's clip-then-cast, whose
+    NaN gives 0 in 8 bits and lo (INT32_MIN) in int32 on x86 (`code_limits`). Selects
+    only: the simulator cannot convert NaN."""
+    c = v if v > lo else lo
+    c = c if c < hi else hi
+    return int(c if v == v else nan)
+
+
+@kernel.device_function
 def max_abs(lo, hi):
     """max(|lo|, |hi|), NaN when lo is (as Python's max(nan, h))."""
     a = abs(lo)
     b = abs(hi)
     return b if b > a else a
+
+
+def code_limits(dtype: Any) -> tuple[float, float, int]:
+    """clamp_code's (lo, hi, nan) for integer codes of `dtype`."""
+    info = np.iinfo(dtype)
+    return float(info.min), float(info.max), int(info.min) if info.bits == 32 else 0
 
 
 # -- ranges --------------------------------------------------------------------------------
@@ -118,6 +142,15 @@ def range_of(ctx: Any, lo: Any, hi: Any) -> Any:
     """bounds from two (1,) range inputs."""
     bounds = to_ctx(ctx, np.zeros(2))
     _copy_range.launch(ctx, 1, flat(lo), flat(hi), bounds)
+    return bounds
+
+
+def ranges_of(ctx: Any, ranges: Sequence[Any]) -> Any:
+    """bounds of several inputs, (lo_0, hi_0, lo_1, hi_1, ...), from their (1,) range
+    inputs in that order."""
+    bounds = to_ctx(ctx, np.zeros(len(ranges)))
+    for k in range(0, len(ranges), 2):
+        _copy_range.launch(ctx, 1, flat(ranges[k]), flat(ranges[k + 1]), bounds[k : k + 2])
     return bounds
 
 
@@ -215,6 +248,14 @@ def relu_codes(i, x, out, mode):
 
 
 @kernel.parallel_for
+def range_out(i, coef, k, lo_out, hi_out, mode_lo, mode_hi):
+    """The output range (coef[k], coef[k + 1]), rounded to float32 before an add request
+    adds it (as NumPy's `out += value.astype(float32)`)."""
+    store(lo_out, 0, _F32(coef[k]), mode_lo)
+    store(hi_out, 0, _F32(coef[k + 1]), mode_hi)
+
+
+@kernel.parallel_for
 def pass_range(i, lo, hi, lo_out, hi_out, mode_lo, mode_hi):
     """The input range, unchanged, as the output range."""
     store(lo_out, 0, lo[0], mode_lo)
@@ -260,6 +301,13 @@ def requantized_range(i, coef, signed, lo_out, hi_out, mode_lo, mode_hi):
     store(hi_out, 0, r, mode_hi)
 
 
+def row_chunks(ctx: Any, width: int) -> tuple[int, int]:
+    """(chunk, chunks per row) for a loop over rows of `width` elements: one element per
+    item on the GPU (coalesced), up to CHUNK on the CPU (one index division per item)."""
+    chunk = 1 if is_gpu(ctx) else max(1, min(width, CHUNK))
+    return chunk, -(-width // chunk)
+
+
 def coefficients(ctx: Any, name: str, prologue: Any, size: int, *args: Any) -> Any:
     """A float64 array of `size` coefficients on ctx's device, filled by the one-item
     kernel `prologue(0, *args, coef)`."""
@@ -279,20 +327,27 @@ def quantize(ctx: Any, op: str, data: Any, bounds: Any, signed: bool, outputs: l
 
 __all__ = [
     "BLOCK",
+    "CHUNK",
+    "clamp_code",
+    "code_limits",
     "coefficients",
     "copy_codes",
     "data_range",
     "dequantize_codes",
     "dequantize_coefficients",
     "fixed_range",
+    "max_abs",
     "pass_range",
     "quantize",
     "quantize_codes",
     "quantize_coefficients",
     "quantized_range",
     "range_of",
+    "range_out",
+    "ranges_of",
     "relu_codes",
     "requantize_codes",
     "requantize_coefficients",
     "requantized_range",
+    "row_chunks",
 ]

@@ -13,16 +13,23 @@ range:
 127.5 and 255.5 are MXNet's kInt8Range/kUint8Range, which its kernel scales by; the
 moving statistics are always used. As MXNet's kernel, gamma applies even with
 fix_gamma=True (a model trained with fix_gamma keeps gamma at 1). With uint8 data MXNet's
-MKL-DNN kernel may differ from this formula by one code. Host NumPy in float64, staged
-through host memory on the GPU.
+MKL-DNN kernel may differ from this formula by one code. Computed in float64, rounded to
+the nearest code (ties to even); NaN (a negative moving_var + eps) gives code 0.
+
+One body for both devices: a kernel over the channels computes 1 / sqrt(var + eps) and
+the data's step from the (1,) range inputs on the op's device (a GPU's ranges never
+visit the host), then a chunk of a channel row per item on the CPU, one element per
+item on the GPU.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
+from ... import kernel
 from ...attrs import (
     FCompute_cpu,
     FCompute_gpu,
@@ -36,9 +43,10 @@ from ...attrs import (
 from ...base import NNVMError
 from ...graph.grad import make_zero_grad_nodes
 from ...infer import shape_assign, type_assign
-from ...kernel.launch import normalize_axis
+from ...kernel import uindex
+from ...kernel.launch import NULL, normalize_axis, req_code, run_rows, split_axis, store
 from ...registry import NodeAttrs, register_op
-from .._host_staged import host_compute
+from .._index_kernels import to_ctx
 from ..nn.batch_norm import BatchNormParam
 from ._common import (
     F32,
@@ -50,8 +58,8 @@ from ._common import (
     calib_range_fields,
     calibrated,
     check_quantized,
-    max_abs,
 )
+from ._kernels import clamp_code, max_abs, range_out, row_chunks
 
 OP = "_contrib_quantized_batch_norm"
 NAMES = ["data", "gamma", "beta", "moving_mean", "moving_var", "min_data", "max_data"]
@@ -65,26 +73,60 @@ class QuantizedBatchNormParam(BatchNormParam):
     )
 
 
-def batch_norm_np(p: Any, data: np.ndarray, gamma, beta, mean, var, lo, hi) -> list[np.ndarray]:
+@kernel.parallel_for
+def bn_coefficients(c, var, lo, hi, eps, data_steps, channels, coef):
+    """coef[c] = 1 / sqrt(var[c] + eps) (NaN for a negative sum); coef[channels] = the real
+    value of one data code, MaxAbs(min_data, max_data) / data_steps."""
+    v = np.float64(var[c]) + eps
+    # math.sqrt (numba-cuda lowers no np.sqrt); a negative sum gives NaN, as np.sqrt does,
+    # without calling it (the simulator's math.sqrt raises there)
+    coef[c] = 1.0 / np.float64(math.sqrt(v)) if v >= 0 else np.nan
+    if c == 0:
+        coef[channels] = max_abs(np.float64(lo[0]), np.float64(hi[0])) / data_steps
+
+
+@kernel.parallel_for
+def bn_codes(t, x, out, gamma, beta, mean, coef, channels, inner, chunk, nchunk, scale, mode):
+    """Item t: `chunk` elements of row (o, c) of x viewed as (outer, channels, inner):
+    y = (code step - mean) invstd gamma + beta in float64, then rint(y scale) saturated to
+    int8 (NaN: 0)."""
+    row = t // nchunk
+    k0 = (t - row * nchunk) * chunk
+    c = row % channels
+    step = coef[channels]
+    invstd = coef[c]
+    m = np.float64(mean[c])
+    g = np.float64(gamma[c])
+    b = np.float64(beta[c])
+    base = row * inner
+    for k in range(k0, min(k0 + chunk, inner)):
+        v = np.float64(x[uindex(base + k)]) * step
+        y = (v - m) * invstd * g + b
+        store(out, base + k, clamp_code(np.rint(y * scale), -128.0, 127.0, 0), mode)
+
+
+def _compute(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):
+    p = attrs.parsed
     if not calibrated(p):
         raise NNVMError(
             f"{OP}: min_calib_range and max_calib_range are required (the int8 output's "
             f"range); calibrate the model first"
         )
-    axis = normalize_axis(OP, p.axis, data.shape)
-    shape = [1] * data.ndim
-    shape[axis] = -1
-
-    def per_channel(v: np.ndarray) -> np.ndarray:
-        return v.astype(np.float64).reshape(shape)
-
-    x = data.astype(np.float64) * (max_abs(lo, hi) / _SCALE_RANGE[np.dtype(data.dtype)])
-    invstd = 1.0 / np.sqrt(per_channel(var) + p.eps)
-    y = (x - per_channel(mean)) * invstd * per_channel(gamma) + per_channel(beta)
-    r = max(abs(p.min_calib_range), abs(p.max_calib_range))
-    scale = _SCALE_RANGE[INT8] / r if r > 0 else 0.0
-    codes = np.clip(np.rint(y * scale), -128, 127).astype(np.int8)
-    return [codes, np.array([p.min_calib_range], F32), np.array([p.max_calib_range], F32)]
+    modes = [req_code(OP, r) for r in req]
+    data, gamma, beta, mean, var, lo, hi = inputs
+    shape = tuple(data.shape)
+    outer, channels, inner = split_axis(shape, normalize_axis(OP, p.axis, shape))
+    # (invstd per channel, data step, the output range: the calibrated one)
+    coef = to_ctx(ctx, np.r_[np.zeros(channels + 1), p.min_calib_range, p.max_calib_range])
+    run_rows(ctx, OP, bn_coefficients, channels, var, lo, hi, p.eps,
+             _SCALE_RANGE[np.dtype(data.dtype)], channels, coef)  # fmt: skip
+    if modes[0] != NULL:
+        r = max(abs(p.min_calib_range), abs(p.max_calib_range))
+        scale = _SCALE_RANGE[INT8] / r if r > 0 else 0.0
+        chunk, nchunk = row_chunks(ctx, inner)
+        run_rows(ctx, OP, bn_codes, outer * channels * nchunk, data, outputs[0], gamma, beta,
+                 mean, coef, channels, inner, chunk, nchunk, scale, modes[0])  # fmt: skip
+    run_rows(ctx, OP, range_out, 1, coef, channels + 1, *outputs[1:], *modes[1:])
 
 
 def _shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
@@ -108,7 +150,6 @@ def _type(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any]) -> bool:
     return in_types[0] is not None
 
 
-_kernel = host_compute(OP, batch_norm_np)
 (
     register_op(OP)
     .describe(
@@ -127,8 +168,8 @@ _kernel = host_compute(OP, batch_norm_np)
     .set_attr(FMutateInputs, lambda attrs: [3, 4])
     .set_attr(FInferShape, _shape)
     .set_attr(FInferType, _type)
-    .set_attr(FCompute_cpu, _kernel)
-    .set_attr(FCompute_gpu, _kernel)
+    .set_attr(FCompute_cpu, _compute)
+    .set_attr(FCompute_gpu, _compute)
     .set_attr(FGradient, make_zero_grad_nodes)
     .add_argument("data", "NDArray-or-Symbol", "Input data.")
     .add_argument("gamma", "NDArray-or-Symbol", "gamma.")

@@ -4,8 +4,12 @@ Inputs lhs, rhs, lhs_min, lhs_max, rhs_min, rhs_max. Each code stands for code *
 (see _common). Without a calibrated range the result is int32 over the range
 (-(R_l + R_r), R_l + R_r), R = MaxAbs of each input's range, which no sum can leave;
 with min_calib_range/max_calib_range it is requantized to int8 (uint8 when
-min_calib_range >= 0) over the calibrated range, as requantize would. Codes are rounded
-to the nearest.
+min_calib_range >= 0) over the calibrated range, as requantize would. The real sum is
+formed in float64 and rounded to the nearest code (ties to even), saturating.
+
+One body for both devices: a one-item kernel turns the four (1,) range inputs into the
+coefficients on the op's device (a GPU's ranges never visit the host), then one item per
+element.
 """
 
 from __future__ import annotations
@@ -14,14 +18,15 @@ from typing import Any
 
 import numpy as np
 
+from ... import kernel
 from ...attrs import FCompute_cpu, FCompute_gpu, FGradient, FInferShape, FInferType, FListInputNames
 from ...graph.grad import make_zero_grad_nodes
 from ...infer import shape_assign, type_assign
+from ...kernel import uindex
+from ...kernel.launch import NULL, req_code, run_rows, store
 from ...param import Parameter
 from ...registry import NodeAttrs, register_op
-from .._host_staged import host_compute
 from ._common import (
-    F32,
     INT8,
     INT32,
     UINT8,
@@ -31,9 +36,9 @@ from ._common import (
     calib_range_fields,
     calibrated,
     check_quantized,
-    max_abs,
     steps,
 )
+from ._kernels import clamp_code, code_limits, coefficients, max_abs, range_out
 
 OP = "_contrib_quantized_elemwise_add"
 NAMES = ["lhs", "rhs", "lhs_min", "lhs_max", "rhs_min", "rhs_max"]
@@ -51,20 +56,49 @@ def _out_dtype(p: Any) -> np.dtype:
     return UINT8 if p.min_calib_range >= 0 else INT8
 
 
-def add_np(p: Any, lhs: np.ndarray, rhs: np.ndarray, *ranges: np.ndarray) -> list[np.ndarray]:
-    rl, rr = max_abs(ranges[0], ranges[1]), max_abs(ranges[2], ranges[3])
-    real = lhs.astype(np.float64) * (rl / steps(lhs.dtype)) + rhs * (rr / steps(rhs.dtype))
-    dtype = _out_dtype(p)
-    if calibrated(p):
-        lo, hi = p.min_calib_range, p.max_calib_range
-        r = max(abs(lo), abs(hi))
+@kernel.parallel_for
+def add_coefficients(i, lhs_lo, lhs_hi, rhs_lo, rhs_hi, lhs_steps, rhs_steps, out_steps,
+                     calib, calib_lo, calib_hi, coef):  # fmt: skip
+    """coef = (a, b, scale, lo, hi): real = lhs a + rhs b (a, b: each input's step),
+    code = rint(real scale), over the output range (lo, hi) (+-(R_l + R_r), or the
+    calibrated one); scale = codes per MaxAbs(lo, hi), 0 for an empty range."""
+    r_lhs = max_abs(np.float64(lhs_lo[0]), np.float64(lhs_hi[0]))
+    r_rhs = max_abs(np.float64(rhs_lo[0]), np.float64(rhs_hi[0]))
+    if calib:
+        lo = calib_lo
+        hi = calib_hi
+        r = max_abs(lo, hi)
     else:
-        r = rl + rr
-        lo, hi = -r, r
-    scale = steps(dtype) / r if r > 0 else 0.0
-    info = np.iinfo(dtype)
-    out = np.clip(np.rint(real * scale), info.min, info.max).astype(dtype)
-    return [out, np.array([lo], F32), np.array([hi], F32)]
+        r = r_lhs + r_rhs
+        lo = -r
+        hi = r
+    coef[0] = r_lhs / lhs_steps
+    coef[1] = r_rhs / rhs_steps
+    coef[2] = out_steps / r if r > 0 else 0.0
+    coef[3] = lo
+    coef[4] = hi
+
+
+@kernel.parallel_for
+def add_codes(i, lhs, rhs, out, coef, lo, hi, nan, mode):
+    """out[i] = the code of lhs[i]'s real value plus rhs[i]'s, in float64, rounded to the
+    nearest (ties to even) and saturated (coef from add_coefficients)."""
+    real = np.float64(lhs[uindex(i)]) * coef[0] + np.float64(rhs[uindex(i)]) * coef[1]
+    store(out, i, clamp_code(np.rint(real * coef[2]), lo, hi, nan), mode)
+
+
+def _compute(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):
+    p = attrs.parsed
+    modes = [req_code(OP, r) for r in req]
+    lhs, rhs = inputs[:2]
+    dtype = _out_dtype(p)
+    calib = (p.min_calib_range, p.max_calib_range) if calibrated(p) else (0.0, 0.0)
+    coef = coefficients(ctx, OP, add_coefficients, 5, *inputs[2:], steps(lhs.dtype),
+                        steps(rhs.dtype), steps(dtype), calibrated(p), *calib)  # fmt: skip
+    if modes[0] != NULL:
+        run_rows(ctx, OP, add_codes, lhs.size, lhs, rhs, outputs[0], coef, *code_limits(dtype),
+                 modes[0])  # fmt: skip
+    run_rows(ctx, OP, range_out, 1, coef, 3, *outputs[1:], *modes[1:])
 
 
 def _shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
@@ -84,7 +118,6 @@ def _type(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any]) -> bool:
     return in_types[0] is not None and in_types[1] is not None
 
 
-_kernel = host_compute(OP, add_np)
 op = (
     register_op(OP)
     .describe(
@@ -102,8 +135,8 @@ op = (
     .set_attr(FListInputNames, lambda attrs: list(NAMES))
     .set_attr(FInferShape, _shape)
     .set_attr(FInferType, _type)
-    .set_attr(FCompute_cpu, _kernel)
-    .set_attr(FCompute_gpu, _kernel)
+    .set_attr(FCompute_cpu, _compute)
+    .set_attr(FCompute_gpu, _compute)
     .set_attr(FGradient, make_zero_grad_nodes)
     .add_argument("lhs", "NDArray-or-Symbol", "first input")
     .add_argument("rhs", "NDArray-or-Symbol", "second input")

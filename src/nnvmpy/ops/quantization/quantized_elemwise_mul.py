@@ -12,7 +12,11 @@ product of the codes is exact in int32; what the op returns depends on its param
 MXNet's kernel scales by 127.5 / MaxAbs (its kInt8Range) where it leaves int32, and casts
 to int8 by truncating toward zero; both are kept here so the values agree. Unlike MXNet,
 whose cast wraps around, a product outside the calibrated range saturates at -128..127.
-Host NumPy, staged through host memory on the GPU.
+
+One body for both devices: a one-item kernel turns the four (1,) range inputs into the
+scale and the output range on the op's device (a GPU's ranges never visit the host),
+then one item per element. A zero input range gives in_scale = inf, so float outputs
+and calibrated codes are 0 (IEEE arithmetic, as MXNet's float kernel).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import kernel
 from ...attrs import (
     FCompute_cpu,
     FCompute_gpu,
@@ -32,9 +37,10 @@ from ...attrs import (
 )
 from ...graph.grad import make_zero_grad_nodes
 from ...infer import shape_assign, type_assign
+from ...kernel import uindex
+from ...kernel.launch import NULL, req_code, run_rows, store
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
-from .._host_staged import host_compute
 from ._common import (
     F32,
     INT8,
@@ -45,14 +51,13 @@ from ._common import (
     calib_range_fields,
     calibrated,
     check_quantized,
-    int32_range,
-    max_abs,
-    step_size,
 )
+from ._kernels import clamp_code, coefficients, max_abs, range_out
 
 OP = "_contrib_quantized_elemwise_mul"
 NAMES = ["lhs", "rhs", "lhs_min", "lhs_max", "rhs_min", "rhs_max"]
 INT8_SCALE_RANGE = 127.5  # MXNet's kInt8Range: codes per MaxAbs when it rescales
+_F32 = np.float32
 
 
 class QuantizedMulParam(Parameter):
@@ -73,21 +78,67 @@ def _num_outputs(attrs: NodeAttrs) -> int:
     return 1 if attrs.parsed.enable_float_output else 3
 
 
-def mul_np(p: Any, lhs: np.ndarray, rhs: np.ndarray, *ranges: np.ndarray) -> list[np.ndarray]:
-    product = lhs.astype(np.int32) * rhs.astype(np.int32)
-    if not p.enable_float_output and not calibrated(p):
-        step = step_size(INT8, ranges[0], ranges[1]) * step_size(INT8, ranges[2], ranges[3])
-        return [product, *int32_range(step)]
-    in_scale = np.float32(INT8_SCALE_RANGE / max_abs(ranges[0], ranges[1])) * np.float32(
-        INT8_SCALE_RANGE / max_abs(ranges[2], ranges[3])
-    )
+# what mul_codes makes of the products
+_INT32, _FLOAT, _CALIBRATED = 0, 1, 2
+
+
+def _kind(p: Any) -> int:
     if p.enable_float_output:
-        return [product.astype(np.float32) * (np.float32(1.0) / in_scale)]
-    lo, hi = p.min_calib_range, p.max_calib_range
-    r = max(abs(lo), abs(hi))
-    scale = np.float32(INT8_SCALE_RANGE / r) / in_scale if r > 0 else np.float32(0.0)
-    codes = np.clip(np.trunc(product.astype(np.float32) * scale), -128, 127).astype(np.int8)
-    return [codes, np.array([lo], F32), np.array([hi], F32)]
+        return _FLOAT
+    return _CALIBRATED if calibrated(p) else _INT32
+
+
+@kernel.parallel_for
+def mul_coefficients(i, lhs_lo, lhs_hi, rhs_lo, rhs_hi, kind, calib_scale, calib_lo, calib_hi,
+                     coef):  # fmt: skip
+    """coef = (scale, lo, hi). scale (a float32 value): the real value of one product
+    (float output) or the output codes per product (calibrated; calib_scale is
+    127.5 / MaxAbs of the calibrated range in float32, negative for an empty range:
+    scale 0). (lo, hi): the output range, +-INT32_MAX step_l step_r for int32 output."""
+    r_lhs = max_abs(np.float64(lhs_lo[0]), np.float64(lhs_hi[0]))
+    r_rhs = max_abs(np.float64(rhs_lo[0]), np.float64(rhs_hi[0]))
+    # MXNet's in_scale, float32: codes per real unit of each input, multiplied
+    in_scale = _F32(INT8_SCALE_RANGE / r_lhs) * _F32(INT8_SCALE_RANGE / r_rhs)
+    if kind == _INT32:
+        r = (r_lhs / 127.0) * (r_rhs / 127.0) * 2147483647.0
+        coef[1] = -r
+        coef[2] = r
+    elif kind == _FLOAT:
+        coef[0] = _F32(1.0) / in_scale
+    else:
+        coef[0] = _F32(calib_scale) / in_scale if calib_scale >= 0 else _F32(0.0)
+        coef[1] = calib_lo
+        coef[2] = calib_hi
+
+
+@kernel.parallel_for
+def mul_codes(i, lhs, rhs, out, coef, kind, mode):
+    """out[i]: the exact int32 product of the codes, its real value (float32) or, calibrated,
+    the float32 product times coef[0] truncated toward zero into -128..127."""
+    product = int(lhs[uindex(i)]) * int(rhs[uindex(i)])
+    if kind == _INT32:
+        store(out, i, product, mode)
+    elif kind == _FLOAT:
+        store(out, i, _F32(product) * _F32(coef[0]), mode)
+    else:
+        store(out, i, clamp_code(_F32(product) * _F32(coef[0]), -128.0, 127.0, 0), mode)
+
+
+def _compute(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):
+    p = attrs.parsed
+    modes = [req_code(OP, r) for r in req]
+    kind = _kind(p)
+    calib = (-1.0, 0.0, 0.0)
+    if kind == _CALIBRATED:
+        r = max(abs(p.min_calib_range), abs(p.max_calib_range))
+        scale = float(np.float32(INT8_SCALE_RANGE / r)) if r > 0 else -1.0
+        calib = (scale, p.min_calib_range, p.max_calib_range)
+    coef = coefficients(ctx, OP, mul_coefficients, 3, *inputs[2:], kind, *calib)
+    if modes[0] != NULL:
+        lhs, rhs = inputs[:2]
+        run_rows(ctx, OP, mul_codes, lhs.size, lhs, rhs, outputs[0], coef, kind, modes[0])
+    if kind != _FLOAT:
+        run_rows(ctx, OP, range_out, 1, coef, 1, *outputs[1:], *modes[1:])
 
 
 def _shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
@@ -108,7 +159,6 @@ def _type(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any]) -> bool:
     return True
 
 
-_kernel = host_compute(OP, mul_np)
 (
     register_op(OP)
     .describe(
@@ -130,8 +180,8 @@ _kernel = host_compute(OP, mul_np)
     )
     .set_attr(FInferShape, _shape)
     .set_attr(FInferType, _type)
-    .set_attr(FCompute_cpu, _kernel)
-    .set_attr(FCompute_gpu, _kernel)
+    .set_attr(FCompute_cpu, _compute)
+    .set_attr(FCompute_gpu, _compute)
     .set_attr(FGradient, make_zero_grad_nodes)
     .add_argument("lhs", "NDArray-or-Symbol", "first input")
     .add_argument("rhs", "NDArray-or-Symbol", "second input")

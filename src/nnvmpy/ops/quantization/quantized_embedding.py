@@ -1,6 +1,11 @@
 """quantized_embedding: Embedding lookup in an int8 weight; the weight's range passes
-through to the output. Indices are rounded and clipped into [0, input_dim - 1], as
-Embedding does."""
+through to the output. Indices are rounded to the nearest (ties to even) and clipped into
+[0, input_dim - 1]; a NaN index reads row 0.
+
+One body for both devices: a chunk of an output row per item on the CPU, one code per
+item on the GPU (float16 indices go through a float32 copy on the CPU, which numba
+cannot compute in).
+"""
 
 from __future__ import annotations
 
@@ -8,23 +13,45 @@ from typing import Any
 
 import numpy as np
 
+from ... import kernel
 from ...attrs import FCompute_cpu, FCompute_gpu, FGradient, FInferShape, FInferType, FListInputNames
 from ...graph.grad import make_zero_grad_nodes
 from ...infer import type_assign
+from ...kernel import uindex
+from ...kernel.launch import NULL, req_code, run_rows, store
 from ...registry import NodeAttrs, register_op
-from .._host_staged import host_compute
+from .._index_kernels import half_as_float32
 from ..indexing import EmbeddingParam, _embedding_shape
-from ._common import F32, INT8, all_known, assign_range_shapes, assign_range_types, check_quantized
+from ._common import INT8, all_known, assign_range_shapes, assign_range_types, check_quantized
+from ._kernels import clamp_code, pass_range, row_chunks
 
 OP = "_contrib_quantized_embedding"
 NAMES = ["data", "weight", "min_weight", "max_weight"]
 
 
-def embedding_np(
-    p: Any, data: np.ndarray, weight: np.ndarray, *ranges: np.ndarray
-) -> list[np.ndarray]:
-    rows = np.clip(np.rint(data.astype(np.float64)), 0, p.input_dim - 1).astype(np.int64)
-    return [weight[rows], ranges[0].astype(F32), ranges[1].astype(F32)]
+@kernel.parallel_for
+def embedding_rows(t, out, data, weight, top, dim, chunk, nchunk, mode):
+    """Item t: `chunk` codes of output row r = t // nchunk, copied from the weight row
+    data[r] rounded to the nearest (ties to even) and clipped into [0, top] (NaN: 0)."""
+    r = t // nchunk
+    k0 = (t - r * nchunk) * chunk
+    src = clamp_code(np.rint(np.float64(data[uindex(r)])), 0.0, top, 0) * dim
+    dst = r * dim
+    for k in range(k0, min(k0 + chunk, dim)):
+        store(out, dst + k, weight[uindex(src + k)], mode)
+
+
+def _compute(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):
+    p = attrs.parsed
+    modes = [req_code(OP, r) for r in req]
+    data, weight, lo, hi = inputs
+    if modes[0] != NULL:
+        chunk, nchunk = row_chunks(ctx, p.output_dim)
+        with half_as_float32(ctx, [], [], [data]) as (_, (indices,)):
+            # out first: the CPU's serial cutoff counts its elements
+            run_rows(ctx, OP, embedding_rows, data.size * nchunk, outputs[0], indices, weight,
+                     float(p.input_dim - 1), p.output_dim, chunk, nchunk, modes[0])  # fmt: skip
+    run_rows(ctx, OP, pass_range, 1, lo, hi, *outputs[1:], *modes[1:])
 
 
 def _shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
@@ -43,7 +70,6 @@ def _type(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any]) -> bool:
     return in_types[0] is not None
 
 
-_kernel = host_compute(OP, embedding_np)
 op = (
     register_op(OP)
     .describe(
@@ -58,8 +84,8 @@ op = (
     .set_attr(FListInputNames, lambda attrs: list(NAMES))
     .set_attr(FInferShape, _shape)
     .set_attr(FInferType, _type)
-    .set_attr(FCompute_cpu, _kernel)
-    .set_attr(FCompute_gpu, _kernel)
+    .set_attr(FCompute_cpu, _compute)
+    .set_attr(FCompute_gpu, _compute)
     .set_attr(FGradient, make_zero_grad_nodes)
     .add_argument("data", "NDArray-or-Symbol", "The input array to the embedding operator.")
     .add_argument("weight", "NDArray-or-Symbol", "The embedding weight matrix (int8).")

@@ -2,81 +2,95 @@
 
 Max pooling of codes is exact. Average pooling divides the window's sum of codes by the
 same count the float Pooling uses (padding counted unless count_include_pad=False) and
-rounds to the nearest code. Windows, conventions (valid / full / same) and global_pool
-come from the float op's geometry, computed here on the host with NumPy.
+rounds to the nearest code (ties to even). An empty window (the 'full' convention's last
+one, with a stride larger than the kernel) gives 0. Windows, conventions (valid / full /
+same) and global_pool come from the float op's geometry (nn.pooling.window).
+
+One body for both devices: an output row per item on the CPU, an output per item on the
+GPU, on the 5-D (N, C, D, H, W) view (1-D and 2-D pooling have D = 1).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
+from ... import kernel
 from ...attrs import FCompute_cpu, FCompute_gpu, FGradient, FInferShape, FInferType, FListInputNames
 from ...base import InferError
 from ...graph.grad import make_zero_grad_nodes
 from ...infer import type_assign
+from ...kernel import uindex
+from ...kernel.launch import NULL, is_gpu, req_code, run_rows, store
 from ...registry import NodeAttrs, register_op
-from .._host_staged import host_compute
-from ..nn._geometry import as_5d, pool_out_size
-from ..nn.pooling import PoolingParam, infer_pool_shape, window
-from ._common import F32, all_known, assign_range_shapes, assign_range_types, check_quantized
+from ..nn._pool_window import window as window_bounds
+from ..nn.pooling import PoolingParam, _volume_args, infer_pool_shape, window
+from ._common import all_known, assign_range_shapes, assign_range_types, check_quantized
+from ._kernels import clamp_code, code_limits, pass_range
 
 OP = "_contrib_quantized_pooling"
 NAMES = ["data", "min_data", "max_data"]
 
 
-def _axis_windows(x: int, k: int, s: int, pad: int, end: int, out: int) -> tuple[np.ndarray, ...]:
-    """Per output position: the input indices of its window, which are inside, and the
-    avg divisor counting padding (up to `end`)."""
-    starts = np.arange(out) * s - pad
-    pos = starts[:, None] + np.arange(k)[None, :]
-    inside = (pos >= 0) & (pos < x)
-    with_pad = np.minimum(starts + k, end) - starts
-    return np.clip(pos, 0, max(x - 1, 0)), inside, with_pad
-
-
-def pool_codes(p: Any, data: np.ndarray) -> np.ndarray:
-    nd = data.ndim - 2
-    x = as_5d(data).astype(np.float64)
-    geo = window(p, tuple(data.shape))
-    kernel, stride, pad, ends = geo[0:3], geo[3:6], geo[6:9], geo[9:12]
-    convention = "valid" if p.global_pool else p.pooling_convention
-    res, inside_all, with_pad_all = x, [], []
-    for axis in range(3):
-        size = x.shape[2 + axis]
-        out = pool_out_size(size, kernel[axis], stride[axis], pad[axis], convention)
-        idx, inside, with_pad = _axis_windows(
-            size, kernel[axis], stride[axis], pad[axis], ends[axis], out
-        )
-        res = np.take(res, idx, axis=2 + 2 * axis)  # axis -> (out, k)
-        inside_all.append(inside)
-        with_pad_all.append(with_pad)
-    # res: (N, C, oD, kD, oH, kH, oW, kW)
-    mask = (
-        inside_all[0][:, :, None, None, None, None]
-        & inside_all[1][None, None, :, :, None, None]
-        & inside_all[2][None, None, None, None, :, :]
-    )
-    k_axes = (3, 5, 7)
-    if p.pool_type == "max":
-        pooled = np.where(mask, res, -np.inf).max(axis=k_axes)
-        pooled = np.where(np.isfinite(pooled), pooled, 0.0)
-    else:
-        total = np.where(mask, res, 0.0).sum(axis=k_axes)
-        if p.count_include_pad is False:
-            count = mask.sum(axis=(1, 3, 5)).astype(np.float64)
+@kernel.parallel_for
+def pool_codes(
+    item, x, out, depth, height, width, do, ho, wo, chunk,
+    is_max, kd, kh, kw, sd, sh, sw, pd, ph, pw, ed, eh, ew, include_pad, lo, hi, mode,
+):  # fmt: skip
+    """Outputs [item * chunk, +chunk) of one output row (chunk: the row on the CPU, one
+    output on the GPU), in float64: the window's largest code (0 for an empty window), or
+    its sum over the divisor (at least 1) rounded to the nearest (ties to even)."""
+    first = item * chunk
+    row = first // wo
+    z0 = first - row * wo
+    plane = row // ho
+    y = row - plane * ho
+    t = plane // do
+    v = plane - t * do
+    ds, de, d0, d1 = window_bounds(v, kd, sd, pd, ed, depth)
+    hs, he, h0, h1 = window_bounds(y, kh, sh, ph, eh, height)
+    vol = t * depth * height * width
+    for z in range(z0, z0 + chunk):
+        ws, we, w0, w1 = window_bounds(z, kw, sw, pw, ew, width)
+        if is_max:
+            best = -math.inf
+            for u in range(d0, d1):
+                for h in range(h0, h1):
+                    start = vol + (u * height + h) * width
+                    for w in range(w0, w1):
+                        xv = np.float64(x[uindex(start + w)])
+                        best = xv if xv > best else best
+            val = best if best > -math.inf else 0.0
         else:
-            d, h, w = with_pad_all
-            count = (d[:, None, None] * h[None, :, None] * w[None, None, :]).astype(np.float64)
-        pooled = np.rint(total / np.maximum(count, 1.0))
-    info = np.iinfo(data.dtype)
-    pooled = np.clip(pooled, info.min, info.max).astype(data.dtype)
-    return pooled.reshape(*data.shape[:2], *pooled.shape[5 - nd :])
+            total = 0.0
+            for u in range(d0, d1):
+                for h in range(h0, h1):
+                    start = vol + (u * height + h) * width
+                    for w in range(w0, w1):
+                        total += np.float64(x[uindex(start + w)])
+            if include_pad:
+                count = (de - ds) * (he - hs) * (we - ws)
+            else:
+                count = max(d1 - d0, 0) * max(h1 - h0, 0) * max(w1 - w0, 0)
+            val = np.rint(total / max(count, 1))
+        store(out, first + z - z0, clamp_code(val, lo, hi, 0), mode)
 
 
-def _compute(p: Any, data: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> list[np.ndarray]:
-    return [pool_codes(p, data), lo.astype(F32), hi.astype(F32)]
+def _compute(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):
+    p = attrs.parsed
+    modes = [req_code(OP, r) for r in req]
+    data, lo, hi = inputs
+    out = outputs[0]
+    if modes[0] != NULL and out.size > 0:
+        chunk = 1 if is_gpu(ctx) else tuple(out.shape)[-1]
+        include = p.count_include_pad is not False
+        code_lo, code_hi, _ = code_limits(data.dtype)
+        run_rows(ctx, OP, pool_codes, out.size // chunk, data, out, *_volume_args(data, out),
+                 chunk, p.pool_type == "max", *window(p, tuple(data.shape)), include, code_lo,
+                 code_hi, modes[0])  # fmt: skip
+    run_rows(ctx, OP, pass_range, 1, lo, hi, *outputs[1:], *modes[1:])
 
 
 def _check_pool_type(attrs: NodeAttrs) -> None:
@@ -105,7 +119,6 @@ def _type(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any]) -> bool:
     return type_assign(out_types, 0, in_types[0], f"{OP}: output 0")
 
 
-_kernel = host_compute(OP, _compute)
 op = (
     register_op(OP)
     .describe(
@@ -122,8 +135,8 @@ op = (
     .set_attr(FListInputNames, lambda attrs: list(NAMES))
     .set_attr(FInferShape, _shape)
     .set_attr(FInferType, _type)
-    .set_attr(FCompute_cpu, _kernel)
-    .set_attr(FCompute_gpu, _kernel)
+    .set_attr(FCompute_cpu, _compute)
+    .set_attr(FCompute_gpu, _compute)
     .set_attr(FGradient, make_zero_grad_nodes)
     .add_argument("data", "NDArray-or-Symbol", "A ndarray/symbol of type `int8` or `uint8`")
     .add_argument("min_data", "NDArray-or-Symbol", "Minimum value of data.")
