@@ -9,20 +9,30 @@ num_quantized_bins groups and spread back evenly over each group's non-empty bin
 are smoothed (_smooth_distribution) and the candidate with the least KL(p || q) wins;
 its threshold is the upper edge of its last bin. This is entropy calibration as MXNet
 (after TensorRT) describes it.
+
+One body for both devices: a prefix sum of the histogram, one item per candidate width
+(its group sums in a scratch row; smoothed bins rounded to float32 as the NumPy
+reference does, sums and the KL terms in float64), then one item picking the first
+least divergence. The histogram
+never leaves the op's device. smooth_distribution (NumPy) stays for the Python-side
+calibration (contrib/_calibration.py).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
+from ... import kernel
 from ...attrs import FCompute_cpu, FCompute_gpu, FInferShape, FInferType, FListInputNames
 from ...base import InferError
 from ...infer import shape_assign, type_assign
+from ...kernel.launch import NULL, req_code, run_rows, store
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
-from .._host_staged import host_compute
+from .._index_kernels import device_empty
 from ._common import F32, all_known
 
 OP = "_contrib_calibrate_entropy"
@@ -34,7 +44,10 @@ class CalibrateEntropyParam(Parameter):
     )
 
 
-def smooth_distribution(p: np.ndarray, eps: float = 0.0001) -> np.ndarray:
+EPS = 0.0001  # what smoothing gives each empty bin
+
+
+def smooth_distribution(p: np.ndarray, eps: float = EPS) -> np.ndarray:
     """Give every empty bin eps, taking it evenly from the non-empty ones, so that
     KL(p || q) stays finite. ValueError when every bin is empty or eps is too large."""
     empty = p == 0
@@ -51,45 +64,119 @@ def smooth_distribution(p: np.ndarray, eps: float = 0.0001) -> np.ndarray:
     return smoothed
 
 
-def _kl(p: np.ndarray, q: np.ndarray) -> float:
-    p = p / p.sum()
-    q = q / q.sum()
-    return float(np.sum(p * np.log(p / q)))
+# -- kernels: one item per candidate width, then one picking the least divergence --------
 
 
-def _spread(sliced: np.ndarray, nonzero: np.ndarray, n_groups: int) -> np.ndarray:
-    """Merge sliced into n_groups (the last takes the remainder) and spread each group's
-    sum evenly over its non-empty bins."""
-    group = np.minimum(np.arange(sliced.size) // (sliced.size // n_groups), n_groups - 1)
-    sums = np.bincount(group, weights=sliced, minlength=n_groups)
-    counts = np.bincount(group, weights=nonzero, minlength=n_groups)
-    per_bin = np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0)
-    return np.where(nonzero, per_bin[group], 0.0)
+@kernel.device_function
+def _smoothing(empty, full, eps):
+    """The amount taken from each non-empty bin to give the empty ones eps, or -1 when
+    the distribution cannot be smoothed (all empty, or eps too large)."""
+    if full == 0:
+        return -1.0
+    taken = eps * empty / full
+    return -1.0 if taken >= 1.0 else taken
 
 
-def optimal_threshold(hist: np.ndarray, edges: np.ndarray, n_quantized: int) -> tuple[float, float]:
-    hist = hist.astype(np.float64)
-    middle, half = hist.size // 2, n_quantized // 2
-    best = (float(edges[-1]), np.inf)
-    for i in range(half, middle + 1):
-        start, stop = middle - i, middle + i + 1
-        sliced = hist[start:stop]
-        p = sliced.copy()
-        p[0] += hist[:start].sum()
-        p[-1] += hist[stop:].sum()
-        q = _spread(sliced, p != 0, n_quantized)
-        try:
-            divergence = _kl(smooth_distribution(p), smooth_distribution(q))
-        except ValueError:
-            divergence = np.inf
-        if divergence < best[1]:
-            best = (float(edges[stop]), divergence)
-    return best
+@kernel.parallel_for
+def _prefix(item, hist, n_bins, prefix):
+    """prefix[t] = the sum of hist[:t] (n_bins + 1 entries), in float64."""
+    acc = 0.0
+    prefix[0] = 0.0
+    for t in range(n_bins):
+        acc += float(hist[t])
+        prefix[t + 1] = acc
 
 
-def _compute(p: Any, hist: np.ndarray, edges: np.ndarray) -> list[np.ndarray]:
-    threshold, divergence = optimal_threshold(hist, edges, p.num_quantized_bins)
-    return [np.array([threshold], F32), np.array([divergence], F32)]
+@kernel.parallel_for
+def _divergence(c, div, hist, prefix, sums, counts, n_bins, n_quantized, half, eps):
+    """div[c]: KL(p || q) of candidate width i = half + c (inf when p or q cannot be
+    smoothed); sums / counts: this candidate's n_quantized-entry scratch rows.
+
+    Two passes over the 2i + 1 bins, group by group (no index division): the groups'
+    sums and non-empty counts, then the smoothed bins (rounded to float32 as the NumPy
+    reference rounds them) with their totals P, Q and S = sum p log(p / q), so that
+    KL = S / P + log(Q / P) without normalising every bin first."""
+    i = half + c
+    start = n_bins // 2 - i
+    size = 2 * i + 1
+    stop = start + size
+    left = prefix[start]  # the outliers, added to the end bins of p
+    right = prefix[n_bins] - prefix[stop]
+    width = size // n_quantized
+    base = c * n_quantized
+    p_full = 0.0
+    q_full = 0.0
+    for g in range(n_quantized):
+        lo = start + g * width
+        hi = stop if g == n_quantized - 1 else lo + width
+        total = 0.0
+        count = 0.0
+        for t in range(lo, hi):
+            v = float(hist[t])
+            total += v
+            pv = v + (left if t == start else 0.0) + (right if t == stop - 1 else 0.0)
+            count += 1.0 if pv != 0 else 0.0
+        sums[base + g] = total
+        counts[base + g] = count
+        p_full += count
+        q_full += count if total != 0 else 0.0  # q spreads the group's sum over them
+    p_taken = _smoothing(size - p_full, p_full, eps)
+    q_taken = _smoothing(size - q_full, q_full, eps)
+    if p_taken < 0 or q_taken < 0:
+        div[c] = math.inf
+        return
+    p_sum = 0.0
+    q_sum = 0.0
+    s = 0.0
+    for g in range(n_quantized):
+        lo = start + g * width
+        hi = stop if g == n_quantized - 1 else lo + width
+        share = sums[base + g] / counts[base + g] if counts[base + g] > 0 else 0.0
+        for t in range(lo, hi):
+            pv = float(hist[t]) + (left if t == start else 0.0) + (right if t == stop - 1 else 0.0)
+            qv = share if pv != 0 else 0.0
+            ps = float(np.float32(pv) + np.float32(eps if pv == 0 else -p_taken))
+            qs = float(np.float32(qv) + np.float32(eps if qv == 0 else -q_taken))
+            if not (ps > 0 and qs > 0):
+                div[c] = math.inf
+                return
+            p_sum += ps
+            q_sum += qs
+            s += ps * math.log(ps / qs)
+    div[c] = s / p_sum + math.log(q_sum / p_sum)
+
+
+@kernel.parallel_for
+def _pick(item, div, edges, candidates, n_bins, half, threshold, divergence, t_mode, d_mode):
+    """The first candidate of least divergence: its threshold (the upper edge of its last
+    bin) and divergence; (last edge, inf) when none is finite."""
+    best_edge = float(edges[n_bins])
+    best = math.inf
+    for c in range(candidates):
+        if div[c] < best:
+            best = div[c]
+            best_edge = float(edges[n_bins // 2 + half + c + 1])
+    store(threshold, 0, best_edge, t_mode)
+    store(divergence, 0, best, d_mode)
+
+
+def _compute(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any],
+             outputs: list[Any]) -> None:  # fmt: skip
+    modes = [req_code(OP, r) for r in req]
+    if all(m == NULL for m in modes):
+        return
+    hist, edges = inputs
+    n_bins, n_quantized = int(hist.size), attrs.parsed.num_quantized_bins
+    half = n_quantized // 2
+    candidates = max(n_bins // 2 - half + 1, 0)
+    div = device_empty(ctx, candidates, np.float64)
+    if candidates:
+        prefix = device_empty(ctx, n_bins + 1, np.float64)
+        run_rows(ctx, OP, _prefix, 1, hist, n_bins, prefix)
+        sums, counts = (device_empty(ctx, candidates * n_quantized, np.float64) for _ in "sc")
+        run_rows(ctx, OP, _divergence, candidates, div, hist, prefix, sums, counts, n_bins,
+                 n_quantized, half, EPS)  # fmt: skip
+    run_rows(ctx, OP, _pick, 1, div, edges, candidates, n_bins, half, *outputs, *modes)
 
 
 def _shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
@@ -113,7 +200,6 @@ def _type(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any]) -> bool:
     return True
 
 
-_kernel = host_compute(OP, _compute)
 op = (
     register_op(OP)
     .describe(
@@ -128,8 +214,8 @@ op = (
     .set_attr(FListInputNames, lambda attrs: ["hist", "hist_edges"])
     .set_attr(FInferShape, _shape)
     .set_attr(FInferType, _type)
-    .set_attr(FCompute_cpu, _kernel)
-    .set_attr(FCompute_gpu, _kernel)
+    .set_attr(FCompute_cpu, _compute)
+    .set_attr(FCompute_gpu, _compute)
     .add_argument("hist", "NDArray-or-Symbol", "A ndarray/symbol of type `float32`")
     .add_argument("hist_edges", "NDArray-or-Symbol", "A ndarray/symbol of type `float32`")
     .add_arguments(CalibrateEntropyParam.fields())
