@@ -42,8 +42,9 @@ rows [class, score, xmin, ymin, xmax, ymax], as MXNet's CPU kernel computes them
    it is >= nms_threshold. Rows past the detections are all -1.
 
 MXNet's CPU kernel accepts `background_id` but always treats class 0 as the background;
-so does this one. Zero gradient for every input. All three ops run on the host
-(`host_compute`).
+so does this one. Zero gradient for every input. On the CPU the three ops run the NumPy
+functions below (`host_compute`); on a GPU _multibox_device's kernels, which repeat their
+arithmetic (equal results but for the rounding of exp and log).
 """
 
 from __future__ import annotations
@@ -65,9 +66,12 @@ from ..attrs import (
 from ..base import InferError, NNVMError, ParamError
 from ..graph.grad import make_zero_grad_nodes
 from ..infer import shape_assign, shape_is_known, shape_str
+from ..kernel.launch import req_code
 from ..param import FloatTuple, Parameter, field
 from ..registry import NodeAttrs, register_op
 from ._host_staged import host_compute
+from ._multibox_device import multibox_detection, multibox_prior
+from ._multibox_target_device import multibox_target
 from ._ranking import top_order
 from .contrib_bbox import same_float_type
 
@@ -135,26 +139,47 @@ def _prior_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) 
     return shape_is_known(s)
 
 
-def multibox_prior_np(p: MultiBoxPriorParam, data: np.ndarray) -> list[np.ndarray]:
-    """The anchors of MultiBoxPrior for data (N, C, H, W), in data's dtype."""
+def prior_table(p: MultiBoxPriorParam, height: int, width: int) -> np.ndarray:
+    """float32 [step_y, step_x, offset_y, offset_x, 0, 1, K half widths, K half heights]:
+    the numbers every anchor is computed from (the host's and the device's)."""
     _check_prior_param(p)
-    height, width = data.shape[2], data.shape[3]
     step_y = _F32(p.steps[0]) if p.steps[0] > 0 else _F32(1) / _F32(height)
     step_x = _F32(p.steps[1]) if p.steps[1] > 0 else _F32(1) / _F32(width)
-    cy = (np.arange(height, dtype=_F32) + _F32(p.offsets[0])) * step_y
-    cx = (np.arange(width, dtype=_F32) + _F32(p.offsets[1])) * step_x
     sizes = np.array(p.sizes, _F32)
     ratios = np.sqrt(np.array(p.ratios, _F32))
     size = np.concatenate([sizes, np.full(len(ratios) - 1, sizes[0], _F32)])
     ratio = np.concatenate([np.full(len(sizes), ratios[0], _F32), ratios[1:]])
     half_w = size * _F32(height) / _F32(width) * ratio / _F32(2)
     half_h = size / ratio / _F32(2)
+    head = np.array([step_y, step_x, _F32(p.offsets[0]), _F32(p.offsets[1]), 0, 1], _F32)
+    return np.concatenate([head, half_w, half_h])
+
+
+def multibox_prior_np(p: MultiBoxPriorParam, data: np.ndarray) -> list[np.ndarray]:
+    """The anchors of MultiBoxPrior for data (N, C, H, W), in data's dtype."""
+    height, width = data.shape[2], data.shape[3]
+    table = prior_table(p, height, width)
+    k = _num_anchors(p)
+    half_w, half_h = table[6 : 6 + k], table[6 + k :]
+    cy = (np.arange(height, dtype=_F32) + table[2]) * table[0]
+    cx = (np.arange(width, dtype=_F32) + table[3]) * table[1]
     y = cy[:, None, None]
     x = cx[None, :, None]
     boxes = np.stack(np.broadcast_arrays(x - half_w, y - half_h, x + half_w, y + half_h), axis=-1)
     if p.clip:
         boxes = np.clip(boxes, _F32(0), _F32(1))
     return [boxes.reshape(1, -1, 4).astype(data.dtype)]
+
+
+def _prior_gpu(
+    attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
+) -> None:
+    p = attrs.parsed
+    shape = tuple(int(d) for d in inputs[0].shape)  # the simulator's shapes do not slice
+    height, width = shape[2], shape[3]
+    table = prior_table(p, height, width)
+    sizes = (height, width, _num_anchors(p))
+    multibox_prior(ctx, table, sizes, p.clip, outputs[0], req_code(_PRIOR, req[0]))
 
 
 _prior_compute = host_compute(_PRIOR, multibox_prior_np)
@@ -168,7 +193,7 @@ _prior_compute = host_compute(_PRIOR, multibox_prior_np)
     .set_attr(FInferShape, _prior_shape)
     .set_attr(FInferType, same_float_type(_PRIOR, ("data",)))
     .set_attr(FCompute_cpu, _prior_compute)
-    .set_attr(FCompute_gpu, _prior_compute)
+    .set_attr(FCompute_gpu, _prior_gpu)
     .set_attr(FGradient, make_zero_grad_nodes)
     .add_argument("data", "NDArray-or-Symbol", "Input data.")
     .add_arguments(MultiBoxPriorParam.fields())
@@ -226,6 +251,13 @@ def _target_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any])
     shape_assign(out_shapes, 1, loc, f"{_TARGET}: output 'loc_mask'")
     shape_assign(out_shapes, 2, (batch, num), f"{_TARGET}: output 'cls_target'")
     return all(shape_is_known(s) for s in in_shapes)
+
+
+def _check_variances(op: str, p: Any) -> None:
+    if len(p.variances) != 4:
+        raise ParamError(
+            f"{op}: parameter 'variances' must hold 4 values, got {tuple(p.variances)}"
+        )
 
 
 def _overlaps(anchors: np.ndarray, gts: np.ndarray) -> np.ndarray:
@@ -322,10 +354,7 @@ def multibox_target_np(
     p: MultiBoxTargetParam, anchor: np.ndarray, label: np.ndarray, cls_pred: np.ndarray
 ) -> list[np.ndarray]:
     """(loc_target, loc_mask, cls_target) of MultiBoxTarget; see the module docstring."""
-    if len(p.variances) != 4:
-        raise ParamError(
-            f"{_TARGET}: parameter 'variances' must hold 4 values, got {tuple(p.variances)}"
-        )
+    _check_variances(_TARGET, p)
     dtype = anchor.dtype
     anchors = anchor.reshape(-1, 4)
     batches, num_a = label.shape[0], anchors.shape[0]
@@ -349,6 +378,14 @@ def multibox_target_np(
     return [loc.reshape(batches, -1), mask.reshape(batches, -1), cls]
 
 
+def _target_gpu(
+    attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
+) -> None:
+    p = attrs.parsed
+    _check_variances(_TARGET, p)
+    multibox_target(ctx, p, inputs, outputs, [req_code(_TARGET, r) for r in req])
+
+
 _target_compute = host_compute(_TARGET, multibox_target_np)
 (
     register_op(_TARGET)
@@ -361,7 +398,7 @@ _target_compute = host_compute(_TARGET, multibox_target_np)
     .set_attr(FInferShape, _target_shape)
     .set_attr(FInferType, same_float_type(_TARGET, ("anchor", "label", "cls_pred")))
     .set_attr(FCompute_cpu, _target_compute)
-    .set_attr(FCompute_gpu, _target_compute)
+    .set_attr(FCompute_gpu, _target_gpu)
     .set_attr(FGradient, make_zero_grad_nodes)
     .add_argument("anchor", "NDArray-or-Symbol", "Generated anchor boxes.")
     .add_argument("label", "NDArray-or-Symbol", "Object detection labels.")
@@ -449,10 +486,7 @@ def multibox_detection_np(
     p: MultiBoxDetectionParam, cls_prob: np.ndarray, loc_pred: np.ndarray, anchor: np.ndarray
 ) -> list[np.ndarray]:
     """The detections of MultiBoxDetection; see the module docstring."""
-    if len(p.variances) != 4:
-        raise ParamError(
-            f"{_DETECT}: parameter 'variances' must hold 4 values, got {tuple(p.variances)}"
-        )
+    _check_variances(_DETECT, p)
     batches, _, num = cls_prob.shape
     anchors = anchor.reshape(-1, 4)
     out = np.full((batches, num, 6), -1, cls_prob.dtype)
@@ -483,6 +517,15 @@ def _compute_dtype(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a, np.float32 if a.dtype == np.float16 else a.dtype)
 
 
+def _detect_gpu(
+    attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
+) -> None:
+    p = attrs.parsed
+    _check_variances(_DETECT, p)
+    cls_prob, loc_pred, anchor = inputs
+    multibox_detection(ctx, p, cls_prob, loc_pred, anchor, outputs[0], req_code(_DETECT, req[0]))
+
+
 _detect_compute = host_compute(_DETECT, multibox_detection_np)
 (
     register_op(_DETECT)
@@ -494,7 +537,7 @@ _detect_compute = host_compute(_DETECT, multibox_detection_np)
     .set_attr(FInferShape, _detect_shape)
     .set_attr(FInferType, same_float_type(_DETECT, ("cls_prob", "loc_pred", "anchor")))
     .set_attr(FCompute_cpu, _detect_compute)
-    .set_attr(FCompute_gpu, _detect_compute)
+    .set_attr(FCompute_gpu, _detect_gpu)
     .set_attr(FGradient, make_zero_grad_nodes)
     .add_argument("cls_prob", "NDArray-or-Symbol", "Class probabilities.")
     .add_argument("loc_pred", "NDArray-or-Symbol", "Location regression predictions.")
