@@ -1,9 +1,12 @@
 """Ops that compute on the host: the round trip a GPU FCompute makes to run CPU code.
 
-Rarely-used ops (contrib boxes and pooling, quantization, the control-flow loops) have
-one host implementation. On the GPU their FCompute copies the inputs to the host (and
-the outputs a kAddTo request adds to), runs the CPU code there and copies the results
-back, honouring each write request. Correct on every device, but the work runs on the CPU.
+An op with only a host implementation can still serve a GPU context: its FCompute
+copies the inputs to the host (and the outputs a kAddTo request adds to), runs the CPU
+code there and copies the results back, honouring each write request. Correct on every
+device, but the work runs on the CPU. Today only fft / ifft without the CuPy layer take
+that path on a GPU; the detection ops use host_compute for their CPU FCompute (NumPy
+and sequential numba walks, faster there than their device kernels), and the kernels
+read single values back with to_host (loop conditions, counts for error messages).
 
 - host_staged(op_name, compute): an FCompute<gpu> (or FStatefulCompute<gpu>) from a CPU one.
 - host_compute(op_name, fn): the FCompute of both devices from a NumPy function
