@@ -11,11 +11,11 @@ its threshold is the upper edge of its last bin. This is entropy calibration as 
 (after TensorRT) describes it.
 
 One body for both devices: a prefix sum of the histogram, one item per candidate width
-(its group sums in a scratch row; smoothed bins rounded to float32 as the NumPy
-reference does, sums and the KL terms in float64), then one item picking the first
-least divergence. The histogram
-never leaves the op's device. smooth_distribution (NumPy) stays for the Python-side
-calibration (contrib/_calibration.py).
+(no scratch: its memory does not grow with candidates x groups; smoothed bins rounded
+to float32 as the NumPy reference does, sums and the KL terms in float64), then one
+item picking the first least divergence. The histogram never leaves the op's device.
+smooth_distribution (NumPy) stays for the Python-side calibration
+(contrib/_calibration.py).
 """
 
 from __future__ import annotations
@@ -87,15 +87,30 @@ def _prefix(item, hist, n_bins, prefix):
         prefix[t + 1] = acc
 
 
-@kernel.parallel_for
-def _divergence(c, div, hist, prefix, sums, counts, n_bins, n_quantized, half, eps):
-    """div[c]: KL(p || q) of candidate width i = half + c (inf when p or q cannot be
-    smoothed); sums / counts: this candidate's n_quantized-entry scratch rows.
+@kernel.device_function
+def _group(hist, lo, hi, start, stop, left, right):
+    """(sum of hist[lo:hi], how many of p's bins there are non-empty): p's end bins
+    carry the outliers left and right of the slice [start, stop)."""
+    total = 0.0
+    count = 0.0
+    for t in range(lo, hi):
+        v = float(hist[t])
+        total += v
+        pv = v + (left if t == start else 0.0) + (right if t == stop - 1 else 0.0)
+        count += 1.0 if pv != 0 else 0.0
+    return total, count
 
-    Two passes over the 2i + 1 bins, group by group (no index division): the groups'
-    sums and non-empty counts, then the smoothed bins (rounded to float32 as the NumPy
-    reference rounds them) with their totals P, Q and S = sum p log(p / q), so that
-    KL = S / P + log(Q / P) without normalising every bin first."""
+
+@kernel.parallel_for
+def _divergence(c, div, hist, prefix, n_bins, n_quantized, half, eps):
+    """div[c]: KL(p || q) of candidate width i = half + c (inf when p or q cannot be
+    smoothed).
+
+    Group by group (no index division, no scratch: a group's sum and count are formed
+    again where they are needed): the non-empty counts of p and q, then the smoothed
+    bins (rounded to float32 as the NumPy reference rounds them) with their totals P, Q
+    and S = sum p log(p / q), so that KL = S / P + log(Q / P) without normalising every
+    bin first."""
     i = half + c
     start = n_bins // 2 - i
     size = 2 * i + 1
@@ -103,21 +118,12 @@ def _divergence(c, div, hist, prefix, sums, counts, n_bins, n_quantized, half, e
     left = prefix[start]  # the outliers, added to the end bins of p
     right = prefix[n_bins] - prefix[stop]
     width = size // n_quantized
-    base = c * n_quantized
     p_full = 0.0
     q_full = 0.0
     for g in range(n_quantized):
         lo = start + g * width
         hi = stop if g == n_quantized - 1 else lo + width
-        total = 0.0
-        count = 0.0
-        for t in range(lo, hi):
-            v = float(hist[t])
-            total += v
-            pv = v + (left if t == start else 0.0) + (right if t == stop - 1 else 0.0)
-            count += 1.0 if pv != 0 else 0.0
-        sums[base + g] = total
-        counts[base + g] = count
+        total, count = _group(hist, lo, hi, start, stop, left, right)
         p_full += count
         q_full += count if total != 0 else 0.0  # q spreads the group's sum over them
     p_taken = _smoothing(size - p_full, p_full, eps)
@@ -131,7 +137,8 @@ def _divergence(c, div, hist, prefix, sums, counts, n_bins, n_quantized, half, e
     for g in range(n_quantized):
         lo = start + g * width
         hi = stop if g == n_quantized - 1 else lo + width
-        share = sums[base + g] / counts[base + g] if counts[base + g] > 0 else 0.0
+        total, count = _group(hist, lo, hi, start, stop, left, right)
+        share = total / count if count > 0 else 0.0
         for t in range(lo, hi):
             pv = float(hist[t]) + (left if t == start else 0.0) + (right if t == stop - 1 else 0.0)
             qv = share if pv != 0 else 0.0
@@ -173,9 +180,8 @@ def _compute(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any],
     if candidates:
         prefix = device_empty(ctx, n_bins + 1, np.float64)
         run_rows(ctx, OP, _prefix, 1, hist, n_bins, prefix)
-        sums, counts = (device_empty(ctx, candidates * n_quantized, np.float64) for _ in "sc")
-        run_rows(ctx, OP, _divergence, candidates, div, hist, prefix, sums, counts, n_bins,
-                 n_quantized, half, EPS)  # fmt: skip
+        run_rows(ctx, OP, _divergence, candidates, div, hist, prefix, n_bins, n_quantized,
+                 half, EPS)  # fmt: skip
     run_rows(ctx, OP, _pick, 1, div, edges, candidates, n_bins, half, *outputs, *modes)
 
 
