@@ -49,3 +49,17 @@ def test_empty_histogram_gives_the_last_edge_and_inf(device: str) -> None:
     t, d = _run(device, np.zeros(11, np.float32), edges, 3)
     assert t == edges[-1]
     assert np.isinf(d)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_empty_end_bins_filled_by_the_outliers(device: str) -> None:
+    """Gaps in the tails: many candidates' end bins are empty in hist but not in p (the
+    clipped outliers land there), which changes how many bins smoothing sees."""
+    hist = np.array([2, 0, 0, 1, 0, 4, 6, 9, 12, 15, 20, 14, 10, 0, 7, 0, 0, 3, 0, 0, 5],
+                    np.float32)  # fmt: skip
+    edges = np.linspace(-4, 4, 22).astype(np.float32)
+    for n_quantized in (3, 5):
+        want_t, want_d = (a[0] for a in calibrate_ref(hist, edges, num_quantized_bins=n_quantized))
+        got_t, got_d = _run(device, hist, edges, n_quantized)
+        assert got_t == np.float32(want_t)
+        np.testing.assert_allclose(got_d, want_d, rtol=1e-4, atol=1e-6)

@@ -10,10 +10,11 @@ are smoothed (_smooth_distribution) and the candidate with the least KL(p || q) 
 its threshold is the upper edge of its last bin. This is entropy calibration as MXNet
 (after TensorRT) describes it.
 
-One body for both devices: a prefix sum of the histogram, one item per candidate width
-(no scratch: its memory does not grow with candidates x groups; smoothed bins rounded
-to float32 as the NumPy reference does, sums and the KL terms in float64), then one
-item picking the first least divergence. The histogram never leaves the op's device.
+One body for both devices: prefix sums and non-empty counts of the histogram, one item
+per candidate width (its groups' sums and counts from the prefixes: no scratch, so
+memory does not grow with candidates x groups; one pass over its bins, rounded to
+float32 as the NumPy reference does, sums and the KL terms in float64), then one item
+picking the first least divergence. The histogram never leaves the op's device.
 smooth_distribution (NumPy) stays for the Python-side calibration
 (contrib/_calibration.py).
 """
@@ -78,39 +79,52 @@ def _smoothing(empty, full, eps):
 
 
 @kernel.parallel_for
-def _prefix(item, hist, n_bins, prefix):
-    """prefix[t] = the sum of hist[:t] (n_bins + 1 entries), in float64."""
+def _prefix(item, hist, n_bins, prefix, nonzero):
+    """prefix[t] = the sum of hist[:t], nonzero[t] = how many of hist[:t] are non-zero
+    (n_bins + 1 entries each, float64): any group's sum and count in O(1)."""
     acc = 0.0
+    count = 0.0
     prefix[0] = 0.0
+    nonzero[0] = 0.0
     for t in range(n_bins):
-        acc += float(hist[t])
+        v = float(hist[t])
+        acc += v
+        count += 1.0 if v != 0 else 0.0
         prefix[t + 1] = acc
+        nonzero[t + 1] = count
 
 
 @kernel.device_function
-def _group(hist, lo, hi, start, stop, left, right):
-    """(sum of hist[lo:hi], how many of p's bins there are non-empty): p's end bins
-    carry the outliers left and right of the slice [start, stop)."""
-    total = 0.0
-    count = 0.0
-    for t in range(lo, hi):
-        v = float(hist[t])
-        total += v
-        pv = v + (left if t == start else 0.0) + (right if t == stop - 1 else 0.0)
-        count += 1.0 if pv != 0 else 0.0
+def _end_fix(v, pv):
+    """How p's end bin pv (hist's v plus outliers) changes the count of non-empty bins."""
+    return (1.0 if pv != 0 else 0.0) - (1.0 if v != 0 else 0.0)
+
+
+@kernel.device_function
+def _group(hist, prefix, nonzero, lo, hi, start, stop, left, right):
+    """(sum of hist[lo:hi], how many of p's bins there are non-empty), from the prefix
+    arrays: p's end bins carry the outliers left and right of the slice [start, stop)."""
+    total = prefix[hi] - prefix[lo]
+    count = nonzero[hi] - nonzero[lo]
+    last = stop - 1
+    if lo <= start and start < hi:
+        v = float(hist[start])
+        count += _end_fix(v, v + left + (right if last == start else 0.0))
+    if last != start and lo <= last and last < hi:
+        v = float(hist[last])
+        count += _end_fix(v, v + right)
     return total, count
 
 
 @kernel.parallel_for
-def _divergence(c, div, hist, prefix, n_bins, n_quantized, half, eps):
+def _divergence(c, div, hist, prefix, nonzero, n_bins, n_quantized, half, eps):
     """div[c]: KL(p || q) of candidate width i = half + c (inf when p or q cannot be
     smoothed).
 
-    Group by group (no index division, no scratch: a group's sum and count are formed
-    again where they are needed): the non-empty counts of p and q, then the smoothed
-    bins (rounded to float32 as the NumPy reference rounds them) with their totals P, Q
-    and S = sum p log(p / q), so that KL = S / P + log(Q / P) without normalising every
-    bin first."""
+    The groups' sums and non-empty counts come from the prefix arrays (no scratch, no
+    index division); one pass over the smoothed bins (rounded to float32 as the NumPy
+    reference rounds them) forms their totals P, Q and S = sum p log(p / q), so that
+    KL = S / P + log(Q / P) without normalising every bin first."""
     i = half + c
     start = n_bins // 2 - i
     size = 2 * i + 1
@@ -123,7 +137,7 @@ def _divergence(c, div, hist, prefix, n_bins, n_quantized, half, eps):
     for g in range(n_quantized):
         lo = start + g * width
         hi = stop if g == n_quantized - 1 else lo + width
-        total, count = _group(hist, lo, hi, start, stop, left, right)
+        total, count = _group(hist, prefix, nonzero, lo, hi, start, stop, left, right)
         p_full += count
         q_full += count if total != 0 else 0.0  # q spreads the group's sum over them
     p_taken = _smoothing(size - p_full, p_full, eps)
@@ -137,7 +151,7 @@ def _divergence(c, div, hist, prefix, n_bins, n_quantized, half, eps):
     for g in range(n_quantized):
         lo = start + g * width
         hi = stop if g == n_quantized - 1 else lo + width
-        total, count = _group(hist, lo, hi, start, stop, left, right)
+        total, count = _group(hist, prefix, nonzero, lo, hi, start, stop, left, right)
         share = total / count if count > 0 else 0.0
         for t in range(lo, hi):
             pv = float(hist[t]) + (left if t == start else 0.0) + (right if t == stop - 1 else 0.0)
@@ -178,10 +192,10 @@ def _compute(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any],
     candidates = max(n_bins // 2 - half + 1, 0)
     div = device_empty(ctx, candidates, np.float64)
     if candidates:
-        prefix = device_empty(ctx, n_bins + 1, np.float64)
-        run_rows(ctx, OP, _prefix, 1, hist, n_bins, prefix)
-        run_rows(ctx, OP, _divergence, candidates, div, hist, prefix, n_bins, n_quantized,
-                 half, EPS)  # fmt: skip
+        prefix, nonzero = (device_empty(ctx, n_bins + 1, np.float64) for _ in "pn")
+        run_rows(ctx, OP, _prefix, 1, hist, n_bins, prefix, nonzero)
+        run_rows(ctx, OP, _divergence, candidates, div, hist, prefix, nonzero, n_bins,
+                 n_quantized, half, EPS)  # fmt: skip
     run_rows(ctx, OP, _pick, 1, div, edges, candidates, n_bins, half, *outputs, *modes)
 
 
