@@ -27,11 +27,28 @@ from nnvmpy.ops.nn._geometry import Window
 WRITE, ADD = OpReqType.kWriteTo, OpReqType.kAddTo
 
 
-def _lanes_forced(monkeypatch: Any, n_parts: int, lanes: int) -> list[int]:
-    """Deal chunks into (at most) n_parts partitions and run them on `lanes` threads,
-    whatever the BLAS and the machine; returns the partition counts used."""
+@pytest.fixture(autouse=True)
+def _blas_threads_restored() -> Any:
+    """Give the BLAS back the current width after a test held it at one (autouse: set up
+    before monkeypatch, so torn down after it has put the real setter back)."""
+    yield
     from nnvmpy import threads
 
+    threads.set_blas_threads(threads.width())
+
+
+def _lanes_forced(monkeypatch: Any, n_parts: int, lanes: int) -> list[int]:
+    """Deal chunks into (at most) n_parts partitions and run them on `lanes` threads,
+    whatever the BLAS and the machine; returns the partition counts used.
+
+    The BLAS's process-wide thread count is held at one meanwhile: the load governor
+    (nnvmpy.threads) narrows it when other processes run, and OpenBLAS's sums change in
+    their last bits with it (7x7 layer: one thread against two), which made the
+    comparisons below fail in CI under load. A lane's GEMMs are one-thread anyway."""
+    from nnvmpy import threads
+
+    threads.set_blas_threads(1)
+    monkeypatch.setattr(threads, "set_blas_threads", lambda n: None)  # governor: no-op
     used: list[int] = []
 
     def parts(items: int) -> int:
