@@ -89,3 +89,37 @@ def test_cupy_view_of_a_storage_block_keeps_it_alive(cupy_ready: Any) -> None:
     storage.free(h)
     storage.release_all(ctx)
     assert float(c.sum()) == 3.0 * 1024
+
+
+def test_scratch_is_reused_on_its_stream_only(cupy_ready: Any) -> None:
+    """kernel/scratch.py relies on CuPy's pool being stream-ordered: a scratch block freed
+    on a worker's stream comes back for the next call on that stream (no cudaMalloc), and
+    never for another stream, whose kernels are not ordered after the first's."""
+    from types import SimpleNamespace
+
+    from numba import cuda
+
+    from nnvmpy.kernel import scratch
+    from nnvmpy.resource import OpContext
+
+    s1, s2 = cuda.stream(), cuda.stream()
+    on = [OpContext(run_ctx=SimpleNamespace(ctx=nv.gpu(0), stream=s)) for s in (s1, s2)]
+    pool = cupy_ready.get_default_memory_pool()
+    n = (37 << 20) // 4  # 37 MiB of float32: a size no other test asks for
+    a = scratch.empty(on[0], n, np.float32)
+    ptr, held = _ptr(a), pool.total_bytes()
+    a.copy_to_device(np.ones(n, np.float32), stream=s1)
+    del a  # the call returned: the block goes back to the pool, for s1 only
+    b = scratch.empty(on[0], n, np.float32)
+    assert _ptr(b) == ptr
+    assert pool.total_bytes() == held
+    c = scratch.empty(on[1], n, np.float32)
+    assert _ptr(c) != ptr  # the other stream gets other memory while b lives...
+    del b
+    d = scratch.empty(on[1], n, np.float32)
+    assert _ptr(d) != ptr  # ...and after b died too: s2 is not ordered after s1's kernels
+    table = scratch.upload(on[1], np.arange(10, dtype=np.int64))
+    s2.synchronize()
+    np.testing.assert_array_equal(table.copy_to_host(), np.arange(10))
+    del c, d, table
+    pool.free_all_blocks()

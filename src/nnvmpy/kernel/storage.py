@@ -18,6 +18,7 @@ cuBLAS, CuPy calls and this pool share one caching allocator; otherwise from num
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import threading
@@ -171,7 +172,7 @@ def _new_block(ctx: Context, size: int) -> Any:
         from nnvmpy.kernel import gpu_lib
 
         if gpu_lib.available():
-            return _cupy_block(ctx, size)
+            return cupy_block(ctx, size)
         from nnvmpy.kernel.cuda import get_cuda
 
         cuda = get_cuda("storage.alloc")
@@ -190,8 +191,13 @@ def _new_block(ctx: Context, size: int) -> Any:
     return raw[offset : offset + size]
 
 
-def _cupy_block(ctx: Context, size: int) -> Any:
+def cupy_block(ctx: Context, size: int, stream: Any = None) -> Any:
     """A block from CuPy's memory pool (kernel/gpu_lib.py), as a numba device array.
+
+    With a `stream` (a numba stream) it is allocated with that stream as CuPy's current
+    one: CuPy hands the block out again, once its last view is dropped, only to
+    allocations on that stream (kernel/scratch.py relies on it). None or 0: under CuPy's
+    current stream (the default stream, unless a caller made another current).
 
     When the device is full, this pool's freed blocks of other sizes are dropped back to
     CuPy's pool and that pool's unused memory to the device, and the allocation is tried
@@ -201,12 +207,13 @@ def _cupy_block(ctx: Context, size: int) -> Any:
     """
     from nnvmpy.kernel import gpu_lib
 
-    try:
-        return gpu_lib.device_block(size, ctx.device_id)
-    except gpu_lib.OutOfMemory:
-        release_all(ctx)
-        gpu_lib.free_pooled_memory(ctx.device_id)
-        return gpu_lib.device_block(size, ctx.device_id)
+    with gpu_lib.cupy_stream(stream) if stream else contextlib.nullcontext():
+        try:
+            return gpu_lib.device_block(size, ctx.device_id)
+        except gpu_lib.OutOfMemory:
+            release_all(ctx)
+            gpu_lib.free_pooled_memory(ctx.device_id)
+            return gpu_lib.device_block(size, ctx.device_id)
 
 
 _NO_CUDA: list[bool] = []  # [True] once CUDA was found unusable for pinned memory

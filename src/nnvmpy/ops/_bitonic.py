@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from .. import kernel
-from ..kernel.launch import NULL, WRITE, flat, is_gpu
+from ..kernel import scratch as _scratch
+from ..kernel.launch import NULL, WRITE, flat
 from ..kernel.launch import uindex as uidx
 from ._index_kernels import zero
 
@@ -130,11 +131,7 @@ def scratch(ctx: Any, requested: Any, nbytes: int) -> Any:
     """A uint8 scratch array of nbytes on ctx's device (the op's kTempSpace resource)."""
     if requested:
         return requested[0].get_space((max(nbytes, 1),), np.uint8)
-    if is_gpu(ctx):
-        from nnvmpy.kernel.cuda import get_cuda
-
-        return get_cuda("sort").device_array(max(nbytes, 1), np.uint8)
-    return np.empty(max(nbytes, 1), np.uint8)
+    return _scratch.empty(ctx, max(nbytes, 1), np.uint8)
 
 
 # --- writing the selection ------------------------------------------------------------------
@@ -199,6 +196,4 @@ def select(ctx: Any, data: Any, sizes: tuple[int, int, int], k: int, ascending: 
 
 
 def _placeholder(ctx: Any, dtype: Any) -> Any:
-    from nnvmpy.kernel.cuda import get_cuda
-
-    return get_cuda("sort").device_array(1, dtype)
+    return _scratch.empty(ctx, 1, dtype)

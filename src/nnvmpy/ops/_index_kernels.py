@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from .. import kernel
+from ..kernel import scratch
 from ..kernel.device import DeviceFunction, for_device
 from ..kernel.launch import ADD, NULL, flat, is_gpu
 from ..kernel.launch import uindex as uidx
@@ -229,22 +230,16 @@ def device_ints(ctx: Any, values: Sequence[int]) -> Any:
 
 def device_empty(ctx: Any, size: int, dtype: Any) -> Any:
     """A flat scratch array of `size` (at least 1) elements on ctx's device, uninitialised:
-    NumPy on the CPU (where tests run the device kernels too), a device array on a GPU."""
-    size = max(int(size), 1)
-    if not is_gpu(ctx):
-        return np.empty(size, dtype)
-    from nnvmpy.kernel.cuda import get_cuda
-
-    return get_cuda("scratch").device_array(size, np.dtype(dtype))
+    NumPy on the CPU (where tests run the device kernels too), pooled scratch on the op's
+    stream on a GPU (kernel/scratch.py)."""
+    return scratch.empty(ctx, max(int(size), 1), dtype)
 
 
 def to_ctx(ctx: Any, host: np.ndarray) -> Any:
     """A small host array (a kernel's table) on ctx's device: itself on the CPU."""
     if not is_gpu(ctx):
         return host
-    from nnvmpy.kernel.cuda import get_cuda
-
-    return get_cuda("to_ctx").to_device(np.ascontiguousarray(host))
+    return scratch.upload(ctx, host)
 
 
 def _is_half(a: Any) -> bool:

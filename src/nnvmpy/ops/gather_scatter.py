@@ -40,6 +40,7 @@ from ..base import IndexOutOfRange, InferError
 from ..graph.grad import make_grad_node, make_node, make_zero_grad_nodes
 from ..graph.node import Node, NodeEntry
 from ..infer import shape_assign, shape_is_known, shape_str, type_assign
+from ..kernel import scratch
 from ..kernel.elementwise import req_mode
 from ..param import Parameter, field
 from ..param import Shape as ShapeField
@@ -238,7 +239,7 @@ def scatter_nd(
         return
     if mode == "add" and not accumulate:
         # out += (base with data written in): build that in a temporary, then add it
-        temp = _empty_like(out)
+        temp = _empty_like(ctx, out)
         scatter_nd(ctx, temp, "write", data, indices, False, op, base)
         _identity.launch(ctx, out, "add", temp)
         return
@@ -265,10 +266,11 @@ def scatter_nd(
     )  # fmt: skip
 
 
-def _empty_like(out: Any) -> Any:
+def _empty_like(ctx: Any, out: Any) -> Any:
     if is_cpu(out):
         return np.empty_like(out)
-    return bind_cuda("scatter_nd").device_array(shape_of(out), out.dtype)
+    bind_cuda("scatter_nd")  # a clear error where CUDA is unusable
+    return scratch.empty(ctx, shape_of(out), out.dtype)
 
 
 def _gather_nd_forward(

@@ -19,6 +19,7 @@ import numpy as np
 
 from ...base import InferError
 from ...infer import shape_str
+from ...kernel import scratch
 from ...kernel.device import DeviceFunction, for_device
 from ...kernel.launch import is_gpu, store
 from ._geometry import run_via_float32
@@ -78,9 +79,7 @@ def to_device(ctx: Any, a: np.ndarray) -> Any:
     """A small host array where ctx's kernels run (a device copy on the GPU)."""
     if not is_gpu(ctx):
         return a
-    from numba import cuda
-
-    return cuda.to_device(a, stream=getattr(ctx.run_ctx, "stream", None) or 0)
+    return scratch.upload(ctx, a)
 
 
 def host_copy(ctx: Any, a: Any) -> np.ndarray:

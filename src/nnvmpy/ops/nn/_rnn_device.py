@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ...base import OpReqType
+from ...kernel import scratch
 from ...kernel.elementwise import req_mode
 from ...kernel.launch import run_rows
 from ..matrix import gemm, is_cpu, view
@@ -67,18 +68,16 @@ class Device:
 
     def __init__(self, ctx: Any, like: Any) -> None:
         self.ctx, self.dtype, self.cpu = ctx, like.dtype, is_cpu(like)
-        self.cuda = None
         if not self.cpu:
             from nnvmpy.ops.matrix import bind_cuda
 
-            self.cuda = bind_cuda(_OP)
-        self.stream = getattr(getattr(ctx, "run_ctx", None), "stream", None) or 0
+            bind_cuda(_OP)  # a clear error where CUDA is unusable
 
     def empty(self, *shape: int, dtype: Any = None) -> Any:
         dtype = self.dtype if dtype is None else dtype
         if self.cpu:
             return np.empty(shape, dtype)
-        return self.cuda.device_array(shape, dtype, stream=self.stream)  # type: ignore[union-attr]
+        return scratch.empty(self.ctx, shape, dtype)
 
     def full(self, shape: tuple[int, ...], value: float) -> Any:
         """A new array of `value` (filled by a kernel: nothing is uploaded)."""
@@ -90,7 +89,7 @@ class Device:
         a = np.ascontiguousarray(a, dtype=self.dtype)
         if self.cpu:
             return a
-        return self.cuda.to_device(a, stream=self.stream)  # type: ignore[union-attr]
+        return scratch.upload(self.ctx, a)
 
     def run(self, kernel: Any, items: int, *args: Any) -> None:
         run_rows(self.ctx, _OP, kernel, items, *args)

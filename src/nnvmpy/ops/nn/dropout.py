@@ -42,7 +42,7 @@ from ...base import InferError
 from ...graph.grad import make_grad_node
 from ...graph.node import NodeEntry
 from ...infer import elemwise_shape, elemwise_type, shape_str
-from ...kernel import parallel_for
+from ...kernel import parallel_for, scratch
 from ...kernel.launch import NULL, is_gpu, req_code, store, uindex
 from ...kernel.philox import uniform_pair
 from ...param import Parameter, Shape, field
@@ -143,9 +143,7 @@ _NO_AXES = np.zeros(0, dtype=np.int64)
 def _on_device(ctx: Any, a: np.ndarray) -> Any:
     if not is_gpu(ctx):
         return a
-    from numba import cuda
-
-    return cuda.to_device(a, stream=getattr(ctx.run_ctx, "stream", None) or 0)
+    return scratch.upload(ctx, a)
 
 
 def _dropout_forward(

@@ -39,6 +39,7 @@ from ...base import InferError, OpReqType, ParamError
 from ...graph.grad import make_grad_node
 from ...graph.node import NodeEntry
 from ...infer import shape_assign, shape_is_known, shape_str, type_assign
+from ...kernel import scratch
 from ...kernel.cuda import get_cuda
 from ...kernel.launch import run_rows
 from ...param import Parameter, Shape, field
@@ -376,15 +377,15 @@ def forward_gpu(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
     """FCompute<gpu> of Pooling: one output per work item."""
-    cuda = get_cuda(op_name(attrs, "Pooling"))
+    get_cuda(op_name(attrs, "Pooling"))  # a clear error where CUDA is unusable
     check_float_dtype(op_name(attrs, "Pooling"), "data", inputs[0].dtype, gpu=True)
     if req[0] == OpReqType.kNullOp and (len(outputs) < 2 or req[1] == OpReqType.kNullOp):
         return
     out = outputs[0]
     if req[0] == OpReqType.kNullOp:
-        out = cuda.device_array(out.shape, out.dtype)
+        out = scratch.empty(ctx, out.shape, out.dtype)
     masked = len(outputs) > 1 and req[1] != OpReqType.kNullOp
-    mask = outputs[1] if masked else cuda.device_array((1,), _MASK_DTYPE)
+    mask = outputs[1] if masked else scratch.empty(ctx, 1, _MASK_DTYPE)
     add = req[0] == OpReqType.kAddTo
     scalars = _scalars(attrs.parsed, inputs[0].shape)
     args = (inputs[0], out, mask, *_volume_args(inputs[0], out), 1, *scalars, add, masked)
@@ -395,12 +396,12 @@ def backward_gpu(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
     """FCompute<gpu> of _backward_Pooling: one input element per work item."""
-    cuda = get_cuda(op_name(attrs, "Pooling"))
+    get_cuda(op_name(attrs, "Pooling"))  # a clear error where CUDA is unusable
     check_float_dtype(op_name(attrs, "Pooling"), "data", inputs[1].dtype, gpu=True)
     if req[0] == OpReqType.kNullOp:
         return
     use_mask = len(inputs) > 3
-    mask = inputs[3] if use_mask else cuda.device_array((1,), _MASK_DTYPE)
+    mask = inputs[3] if use_mask else scratch.empty(ctx, 1, _MASK_DTYPE)
     add = req[0] == OpReqType.kAddTo
     scalars = _scalars(attrs.parsed, inputs[1].shape)
     sizes = _volume_args(inputs[1], inputs[0])

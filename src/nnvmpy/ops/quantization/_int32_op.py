@@ -34,7 +34,7 @@ from ...attrs import (
 from ...base import InferError
 from ...graph.grad import make_zero_grad_nodes
 from ...infer import type_assign
-from ...kernel import uindex
+from ...kernel import scratch, uindex
 from ...kernel.launch import NULL, WRITE, is_gpu, req_code, run_rows, store
 from ...registry import NodeAttrs, register_op
 from ...resource import ResourceRequest
@@ -83,11 +83,7 @@ def put_range(i, lo_out, hi_out, lo, hi, mode_lo, mode_hi):
 
 def empty_on(ctx: Any, shape: tuple[int, ...], dtype: Any) -> Any:
     """An uninitialised array of `shape` on ctx's device."""
-    if not is_gpu(ctx):
-        return np.empty(shape, dtype)
-    from nnvmpy.kernel.cuda import get_cuda
-
-    return get_cuda("quantized").device_array(shape, dtype)
+    return scratch.empty(ctx, shape, dtype)
 
 
 def widened(ctx: Any, name: str, x: Any) -> Any:

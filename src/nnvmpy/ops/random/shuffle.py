@@ -24,7 +24,7 @@ from ...attrs import (
 )
 from ...base import Context
 from ...infer import elemwise_shape, elemwise_type
-from ...kernel import parallel_for
+from ...kernel import parallel_for, scratch
 from ...kernel.launch import NULL, is_gpu, req_code, store
 from ...registry import NodeAttrs, register_op
 from ._common import launch, random_resource
@@ -53,11 +53,8 @@ def _private_copy(ctx: Any, x: Any, out: Any) -> Any:
     a, b = _device_pointer(x), _device_pointer(out)
     if a is not None and b is not None and (a + x.nbytes <= b or b + out.nbytes <= a):
         return x
-    from numba import cuda
-
-    stream = getattr(ctx.run_ctx, "stream", None) or 0
-    copy = cuda.device_array(tuple(x.shape), x.dtype, stream=stream)
-    copy.copy_to_device(x, stream=stream)
+    copy = scratch.empty(ctx, tuple(x.shape), x.dtype)
+    copy.copy_to_device(x, stream=scratch.stream_of(ctx))
     return copy
 
 
@@ -77,9 +74,7 @@ def _shuffle_forward(
     rows = int(x.shape[0]) if len(x.shape) else 1
     order = row_order(ctx.requested[0], rows)
     if is_gpu(ctx):
-        from numba import cuda
-
-        order = cuda.to_device(order, stream=getattr(ctx.run_ctx, "stream", None) or 0)
+        order = scratch.upload(ctx, order)
     source = _private_copy(ctx, x, out)
     launch(ctx, _gather_rows_loop, out, mode, source, order, out.size // rows)
 
