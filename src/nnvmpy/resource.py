@@ -104,7 +104,14 @@ _COUNTER_SPAN = 1 << 64
 
 
 def _alloc_bytes(ctx: Context, nbytes: int) -> Any:
+    """A temp space's bytes: from CuPy's pool where the GPU library layer is on (a space
+    outgrown is dropped only when the op now holding the resource asks for more, after its
+    earlier users completed: the engine orders them by the resource's variable)."""
     if ctx.device_type == "gpu":
+        from .kernel import gpu_lib
+
+        if gpu_lib.available():
+            return storage.cupy_block(ctx, nbytes)
         from numba import cuda
 
         return cuda.device_array(nbytes, dtype=np.uint8)

@@ -60,3 +60,17 @@ def test_out_of_memory_releases_the_pool_and_retries_once(fake_cupy: dict[str, A
         storage.alloc(200 << 10, ctx)
     assert storage.stats(ctx).bytes_in_use == 0  # the failed request holds nothing
     storage.release_all(ctx)
+
+
+def test_gpu_temp_space_comes_from_cupys_pool_and_only_grows(fake_cupy: dict[str, Any]) -> None:
+    from nnvmpy.resource import Resource, ResourceRequest
+
+    res = Resource(ResourceRequest.kTempSpace, Context("gpu", 8))
+    a = res.get_space((100,), np.float32)
+    assert fake_cupy["blocks"] == [(400, 8)]  # the bytes asked for, on the resource's device
+    assert (a.shape, a.dtype) == ((100,), np.float32)
+    b = res.get_space((10, 5), np.float64)  # fits: the same space, CuPy is not asked
+    assert fake_cupy["blocks"] == [(400, 8)]
+    assert b.shape == (10, 5)
+    res.get_space((1000,), np.int8)  # more: a bigger space
+    assert fake_cupy["blocks"] == [(400, 8), (1000, 8)]
