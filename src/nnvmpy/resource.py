@@ -108,7 +108,7 @@ def _alloc_bytes(ctx: Context, nbytes: int) -> Any:
     outgrown is dropped only when the op now holding the resource asks for more, after its
     earlier users completed: the engine orders them by the resource's variable)."""
     if ctx.device_type == "gpu":
-        from .kernel import gpu_lib
+        from nnvmpy.kernel import gpu_lib
 
         if gpu_lib.available():
             return storage.cupy_block(ctx, nbytes)

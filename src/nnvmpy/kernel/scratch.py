@@ -47,14 +47,14 @@ def empty(ctx: Any, shape: int | tuple[int, ...], dtype: Any) -> Any:
     shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(d) for d in shape)
     if dev.device_type != "gpu":
         return np.empty(shape, dt)
-    from . import gpu_lib
-    from .cuda import get_cuda
+    from nnvmpy.kernel import gpu_lib
+    from nnvmpy.kernel.cuda import get_cuda
 
     stream = stream_of(ctx)
     nbytes = math.prod(shape) * dt.itemsize
     if nbytes == 0 or not gpu_lib.available():
         return get_cuda("scratch").device_array(shape, dt, stream=stream)
-    from .storage import cupy_block
+    from nnvmpy.kernel.storage import cupy_block
 
     block = cupy_block(dev, nbytes, stream)
     return block.view(dt).reshape(shape)
