@@ -17,7 +17,7 @@ from ..graph.grad import ElemwiseGradUseNone, make_zero_grad_nodes
 from ..kernel import vmath
 from ..registry import NodeAttrs, Op
 from ._family import ZERO, register_unary, register_unary_math
-from ._numpy_fast import threaded
+from ._numpy_fast import numpy_but_float32, threaded
 from ._second_order import reciprocal_power, unary_chain
 
 elementwise = kernel.elementwise
@@ -178,7 +178,7 @@ def _cos_grad(dy, x):
     return -dy * math.sin(x)
 
 
-@elementwise(numpy_impl=threaded(np.log1p))
+@numpy_but_float32(np.log1p)
 def _log1p(x):
     return v_log1p(x)
 

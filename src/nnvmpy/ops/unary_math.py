@@ -4,19 +4,19 @@ hard_sigmoid.
 
 Each op is a kernel, its derivative kernel (dy, x) or (dy, y), and the second-derivative
 kernel (g, dy, v) that makes the backward op differentiable (_second_order.py). The bodies
-call kernel.vmath, so float32 loops (small arrays, float32 `add` requests, fused chains)
-are vectorised; large float32/float64 arrays use NumPy's SIMD ufunc where it has one, split
-across the cores (`numpy_impl`, _numpy_fast.threaded). Outside a function's domain the
-result is NaN (or ±inf at a pole) on every device, as in C (vmath's references hold the
-explicit branches that keep the CUDA simulator, which runs kernels as Python, from raising
-math domain errors).
+call kernel.vmath, so float32 loops are vectorised: every float32 array of the inverse
+trigonometric and hyperbolic functions, log2/log10 and cbrt runs them
+(_numpy_fast.numpy_but_float32: as fast as NumPy's SIMD loops on valid data, and ~12x
+faster where NumPy's turn scalar on NaN / inf results); tan, and float64 arrays, use
+NumPy's ufunc, split across the cores (`numpy_impl`, _numpy_fast.threaded). Outside a
+function's domain the result is NaN (or ±inf at a pole) on every device, as in C (vmath's
+references hold the explicit branches that keep the CUDA simulator, which runs kernels as
+Python, from raising math domain errors).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
@@ -25,7 +25,7 @@ from ..graph.grad import ElemwiseGradUseNone, make_zero_grad_nodes
 from ..kernel import vmath
 from ..param import Parameter, field
 from ._family import ZERO, register_unary, register_unary_math
-from ._numpy_fast import threaded
+from ._numpy_fast import numpy_but_float32, threaded
 from ._second_order import ThirdDerivative, reciprocal_power, unary_chain
 
 elementwise = kernel.elementwise
@@ -47,31 +47,6 @@ NAN = math.nan
 INF = math.inf
 
 
-def numpy_but_float32(ufunc: Any) -> Callable[[Any], Any]:
-    """`@elementwise(numpy_impl=threaded(ufunc))` for float64 arrays only: large float32
-    arrays run the body's own vectorised (vmath) loop.
-
-    For arccos and arctan vmath's float32 body beats NumPy's SIMD loop (single thread,
-    10M elements: 0.635 vs 0.679 and 0.567 vs 0.603 ns per element); for the other
-    functions here NumPy's is faster (tools/bench_vmath.py). The float32 loop is a
-    second kernel of the same body without a NumPy path."""
-
-    def wrap(body: Any) -> Any:
-        numpy_run = threaded(ufunc)
-        own = elementwise(body)
-
-        def run(x: np.ndarray, out: np.ndarray) -> np.ndarray:
-            if out.dtype == np.float32:
-                own.launch(None, out, "write", x)
-                return out
-            return numpy_run(x, out=out)
-
-        run.__name__ = f"{ufunc.__name__}_but_float32"
-        return elementwise(body, numpy_impl=run)
-
-    return wrap
-
-
 # -- trigonometric ---------------------------------------------------------------------------
 
 
@@ -90,7 +65,7 @@ def _tan_grad2(g, dy, y):  # d/dy [dy (1 + y^2)] = 2 y dy
     return 2 * g * dy * y
 
 
-@elementwise(numpy_impl=threaded(np.arcsin))
+@numpy_but_float32(np.arcsin)
 def _arcsin(x):
     return v_asin(x)
 
@@ -151,7 +126,7 @@ def _radians(x):
 # -- hyperbolic --------------------------------------------------------------------------------
 
 
-@elementwise(numpy_impl=threaded(np.sinh))
+@numpy_but_float32(np.sinh)
 def _sinh(x):
     return v_sinh(x)
 
@@ -166,7 +141,7 @@ def _sinh_grad2(g, dy, x):  # sinh
     return g * dy * v_sinh(x)
 
 
-@elementwise(numpy_impl=threaded(np.cosh))
+@numpy_but_float32(np.cosh)
 def _cosh(x):
     return v_cosh(x)
 
@@ -181,7 +156,7 @@ def _cosh_grad2(g, dy, x):  # cosh
     return g * dy * v_cosh(x)
 
 
-@elementwise(numpy_impl=threaded(np.arcsinh))
+@numpy_but_float32(np.arcsinh)
 def _arcsinh(x):
     return v_asinh(x)
 
@@ -197,7 +172,7 @@ def _arcsinh_grad2(g, dy, x):  # -x (x^2 + 1)^-3/2
     return -g * dy * x / (w * math.sqrt(w))
 
 
-@elementwise(numpy_impl=threaded(np.arccosh))
+@numpy_but_float32(np.arccosh)
 def _arccosh(x):
     return v_acosh(x)
 
@@ -214,7 +189,7 @@ def _arccosh_grad2(g, dy, x):  # -x (x^2 - 1)^-3/2
     return -g * dy * x / (w * math.sqrt(w)) if w >= 0 else g * dy * NAN
 
 
-@elementwise(numpy_impl=threaded(np.arctanh))
+@numpy_but_float32(np.arctanh)
 def _arctanh(x):
     return v_atanh(x)
 
@@ -233,12 +208,12 @@ def _arctanh_grad2(g, dy, x):  # 2x / (1 - x^2)^2
 # -- logarithms and roots ------------------------------------------------------------------------
 
 
-@elementwise(numpy_impl=threaded(np.log2))
+@numpy_but_float32(np.log2)
 def _log2(x):
     return v_log2(x)
 
 
-@elementwise(numpy_impl=threaded(np.log10))
+@numpy_but_float32(np.log10)
 def _log10(x):
     return v_log10(x)
 
@@ -263,7 +238,7 @@ def _log10_grad2(g, dy, x):
     return -g * dy / (x * x * LN10)
 
 
-@elementwise(numpy_impl=threaded(np.cbrt))
+@numpy_but_float32(np.cbrt)
 def _cbrt(x):
     return v_cbrt(x)
 
