@@ -37,24 +37,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
-@pytest.fixture(autouse=True)
-def _same_random_state_in_every_test() -> None:
-    """Every test starts from nnvmpy's and NumPy's global generators seeded with 0, as
-    MXNet's `with_seed` starts its tests: xdist hands tests to its workers by load, so
-    what ran before a test in its process changes from run to run, and a test drawing
-    unseeded numbers (init_params, nd.random, np.random, random) would see other numbers each
-    time (a quantization test's error bound failed in CI that way)."""
-    import random
-
-    import numpy as np
-
-    import nnvmpy as nv
-
-    nv.random.seed(0)
-    random.seed(0)
-    np.random.seed(0)  # noqa: NPY002  (the legacy global generator is what such tests draw from)
-
-
 @pytest.fixture
 def scoped_registry():
     """Ops and attributes registered in the test are undone afterwards."""
