@@ -6,7 +6,20 @@ import math
 
 import numpy as np
 
-from ._dispatch import _helper, bits_f32, f32_bits, madd, pick, vector_function
+from ._dispatch import (
+    _helper,
+    add32,
+    and32,
+    bits_f32,
+    f32_bits,
+    madd,
+    or32,
+    pick,
+    shl32,
+    sra32,
+    sub32,
+    vector_function,
+)
 
 F = np.float32
 NAN = math.nan
@@ -26,6 +39,7 @@ LN2 = F(math.log(2))
 # (rounded up) carry e in their exponent field, and x's bits less that field give 1 + m
 LOG_SPLIT = np.int32(0x3F2AAAAB)
 EXPONENT_FIELD = np.int32(-8388608)  # 0xFF800000: sign and exponent bits
+RCBRT_MAGIC = np.int32(0x54A21D2A)  # bits of a first guess at a^(-1/3), less bits(a) / 3
 # log(1 + m) = m - m^2/2 + m^3 P(m) for |m| <= 1/3 (tools/fit_vmath.py; relative error
 # 4.6e-9), highest power first
 LOG_P = tuple(
@@ -97,8 +111,8 @@ def exp_f32(x):
     p = madd(p, r, F(5.0000001201e-1))
     y = p * r * r + r + ONE
     ki = np.int32(k)
-    h = ki >> 1
-    y = y * bits_f32((h + 127) << 23) * bits_f32((ki - h + 127) << 23)
+    h = sra32(ki, 1)
+    y = y * bits_f32(shl32(add32(h, 127), 23)) * bits_f32(shl32(add32(sub32(ki, h), 127), 23))
     y = pick(x > EXP_MAX, F_INF, y)
     y = pick(x < EXP_MIN, ZERO, y)
     return pick(x != x, x, y)
@@ -119,7 +133,7 @@ def _exp_core(x):
     p = madd(p, r, F(1.6666665459e-1))
     p = madd(p, r, F(5.0000001201e-1))
     y = madd(p * r, r, r) + ONE
-    return y * bits_f32((np.int32(k) + 127) << 23)
+    return y * bits_f32(shl32(add32(np.int32(k), 127), 23))
 
 
 @_helper
@@ -127,7 +141,7 @@ def _odd(x, y):
     """y (computed from |x|, so its sign bit is clear) with x's sign; f(±0) = ±0 for odd
     f. The sign bit is copied (two integer operations where two compares, a negation and
     two selects ran: erf 0.61 -> 0.55 ns per element in cache)."""
-    return bits_f32(f32_bits(y) | (f32_bits(x) & SIGN_BIT))
+    return bits_f32(or32(f32_bits(y), and32(f32_bits(x), SIGN_BIT)))
 
 
 @_helper
@@ -136,9 +150,9 @@ def _log_reduce(x):
     small = x < MIN_NORMAL
     xs = pick(small, x * F(8388608.0), x)  # 2^23: subnormals become normal
     bits = f32_bits(xs)
-    split = bits - LOG_SPLIT
-    e = F(split >> 23) - pick(small, F(23), ZERO)
-    m = bits_f32(bits - (split & EXPONENT_FIELD)) - ONE
+    split = sub32(bits, LOG_SPLIT)
+    e = F(sra32(split, 23)) - pick(small, F(23), ZERO)
+    m = bits_f32(sub32(bits, and32(split, EXPONENT_FIELD))) - ONE
     return e, m
 
 
@@ -189,8 +203,8 @@ def _log_core(x):
     """log x for normal finite x > 0: log_f32 less its subnormal scaling and special
     cases, for bodies whose argument is known to be in range."""
     bits = f32_bits(x)
-    split = bits - LOG_SPLIT
-    return _log_of(F(split >> 23), bits_f32(bits - (split & EXPONENT_FIELD)) - ONE)
+    split = sub32(bits, LOG_SPLIT)
+    return _log_of(F(sra32(split, 23)), bits_f32(sub32(bits, and32(split, EXPONENT_FIELD))) - ONE)
 
 
 def _log_ref(x):
@@ -504,7 +518,7 @@ def _rcbrt_abs(a):
     0.49 ns per element in cache, one thread)."""
     small = a < MIN_NORMAL
     s = pick(small, a * F(16777216.0), a)  # 2^24: the result scales by 2^-8
-    y = bits_f32(0x54A21D2A - np.int32(F(f32_bits(s)) * THIRD))
+    y = bits_f32(sub32(RCBRT_MAGIC, np.int32(F(f32_bits(s)) * THIRD)))
     y = madd(y * THIRD, madd(-(s * y) * y, y, ONE), y)
     y = madd(y * THIRD, madd(-(s * y) * y, y, ONE), y)
     y = madd(y * THIRD, madd(-(s * y) * y, y, ONE), y)

@@ -42,7 +42,7 @@ import math
 
 import numpy as np
 
-from ._dispatch import _helper, bits_f64, f64_bits, madd, pick, vector_function
+from ._dispatch import _helper, and32, bits_f64, f64_bits, madd, pick, vector_function
 from .f32 import (
     F_INF,
     F_NAN,
@@ -324,7 +324,7 @@ def gamma_f32(x):
     lg = (zd - 0.5) * _log_d(zd) - zd + (D_HALF_LOG_2PI + series)
     far = _exp_d(pick(negative, -lg, lg))
     r = xc - np.floor(xc + HALF)  # xc = n + r, sin(pi xc) = (-1)^n sin(pi r)
-    odd = (np.int32(xc - r) & 1) != 0
+    odd = and32(np.int32(xc - r), 1) != 0
     s = _sin_pi(r)
     s = pick(odd, -s, s)
     refl = np.float64(F_PI / pick(s != ZERO, s, ONE)) * far  # pi / (sin(pi x) Gamma(1 - x))
