@@ -3,14 +3,13 @@
     .venv/bin/python tools/bench_vmath.py [--n N] [--reps R] [--only NAME,NAME]
 
 For each function: a serial numba loop over n float32 elements calling the vmath body
-(the loop an element-wise kernel runs on each core; a small --n such as 100000 stays
-in cache and measures compute alone), and the NumPy/SciPy ufunc on the same
-array, both timed with time.thread_time() (CPU time of this thread: robust to other
-processes on a shared machine, unlike wall-clock ratios), best of R. For scale: issue
-11's target (0.8x np.copyto's 2.88 ms at 10M on the quiet 2-core machine: <= 3.6 ms)
-leaves ~0.72 ns per element and core, memory traffic included; a plain numba loop
-(out = 2x) costs ~0.33 ns per element at 10M on one thread, so ~0.4 ns remain for the
-arithmetic. No assertions: a report.
+(the loop an element-wise kernel runs on each core; for tan, vmath.trig.tan_into's
+block loop), and the NumPy/SciPy ufunc on the same array, both timed with
+time.thread_time() (CPU time of this thread: robust to other processes on a shared
+machine, unlike wall-clock ratios), best of R; a small --n such as 65536 stays in cache
+and measures compute alone. For scale: issue 11's target is 0.8x np.copyto's bandwidth
+at 10M on two threads; with copy at ~54 GB/s on one thread (2026-11-30) that leaves
+~0.37 ns per element and core, memory traffic included. No assertions: a report.
 """
 
 from __future__ import annotations
@@ -56,6 +55,7 @@ def _inputs(n: int) -> dict[str, tuple[np.ndarray, Callable[..., Any]]]:
         "atan": (xsym, np.arctan),
         "sinh": (xsym, np.sinh),
         "cosh": (xsym, np.cosh),
+        "tan": (xsym, np.tan),
         "asinh": (xsym, np.arcsinh),
         "acosh": (np.add(xpos, 1, out=_staggered(n)), np.arccosh),
         "atanh": (x01, np.arctanh),
@@ -76,6 +76,10 @@ def _serial_loop(fn: vmath.VectorFunction) -> Any:
     namespace: dict[str, Any] = {"f": fn.compiled("cpu")}
     exec("def loop(out, x):\n    for i in range(x.size):\n        out[i] = f(x[i])\n", namespace)
     return numba.njit(nogil=True, error_model="numpy")(namespace["loop"])
+
+
+def _tan_loop(out: np.ndarray, x: np.ndarray) -> None:
+    vmath.trig.tan_into(x, out)
 
 
 def _best(fn: Callable[[], Any], reps: int, inner: int = 1) -> float:
@@ -108,8 +112,9 @@ def main() -> None:
     for name, (x, ref) in _inputs(n).items():
         if only and name not in only:
             continue
-        loop = _serial_loop(getattr(vmath, name))
         out = _staggered(n)
+        # tan is vmath.trig's block loop (its body covers |x| <= 8192 only)
+        loop = _serial_loop(getattr(vmath, name)) if name != "tan" else _tan_loop
         t_v = _best(lambda loop=loop, x=x, out=out: loop(out, x), args.reps, inner)
         with np.errstate(all="ignore"):
             t_n = _best(lambda ref=ref, x=x, out=out: ref(x, out=out), args.reps, inner)

@@ -134,6 +134,21 @@ def numpy_but_float32(ufunc: Any) -> Callable[[Any], Any]:
     return wrap
 
 
+def float32_loop_or(other: Callable[..., Any], f32_into: Callable[..., Any]) -> Any:
+    """A `numpy_impl`: float32 arrays through f32_into(x, out) (C-contiguous arrays of
+    one shape; e.g. vmath.trig.tan_into) in chunks on every core; other dtypes through
+    other(x, out=)."""
+
+    def run(x: np.ndarray, out: np.ndarray) -> np.ndarray:
+        if out.dtype == np.float32 and out.flags.c_contiguous and x.flags.c_contiguous:
+            run_chunked(f32_into, out, (x,))
+            return out
+        return other(x, out=out)
+
+    run.__name__ = f"{getattr(f32_into, '__name__', 'loop')}_or_{getattr(other, '__name__', '')}"
+    return run
+
+
 def _numpy_ok(out: Any, inputs: list[Any]) -> bool:
     """Plain float NumPy arrays of out's shape and dtype."""
     if type(out) is not np.ndarray or out.dtype not in _FLOATS:

@@ -7,8 +7,10 @@ kernel (g, dy, v) that makes the backward op differentiable (_second_order.py). 
 call kernel.vmath, so float32 loops are vectorised: every float32 array of the inverse
 trigonometric and hyperbolic functions, log2/log10 and cbrt runs them
 (_numpy_fast.numpy_but_float32: as fast as NumPy's SIMD loops on valid data, and ~12x
-faster where NumPy's turn scalar on NaN / inf results); tan, and float64 arrays, use
-NumPy's ufunc, split across the cores (`numpy_impl`, _numpy_fast.threaded). Outside a
+faster where NumPy's turn scalar on NaN / inf results); float32 tan runs vmath.trig's
+block loop (a vectorised body for |x| <= 8192, NumPy for the rare larger arguments);
+float64 arrays use NumPy's ufunc, split across the cores (`numpy_impl`,
+_numpy_fast.threaded). Outside a
 function's domain the result is NaN (or ±inf at a pole) on every device, as in C (vmath's
 references hold the explicit branches that keep the CUDA simulator, which runs kernels as
 Python, from raising math domain errors).
@@ -25,7 +27,7 @@ from ..graph.grad import ElemwiseGradUseNone, make_zero_grad_nodes
 from ..kernel import vmath
 from ..param import Parameter, field
 from ._family import ZERO, register_unary, register_unary_math
-from ._numpy_fast import numpy_but_float32, threaded
+from ._numpy_fast import float32_loop_or, numpy_but_float32, threaded
 from ._second_order import ThirdDerivative, reciprocal_power, unary_chain
 
 elementwise = kernel.elementwise
@@ -50,7 +52,7 @@ INF = math.inf
 # -- trigonometric ---------------------------------------------------------------------------
 
 
-@elementwise(numpy_impl=threaded(np.tan))
+@elementwise(numpy_impl=float32_loop_or(threaded(np.tan), vmath.trig.tan_into))
 def _tan(x):
     return math.tan(x)
 

@@ -34,10 +34,15 @@ precision library (range reduction, then a short polynomial); the coefficients a
 Cephes' where noted, Taylor series where the range is small, and our own fits for erf,
 erfc and lgamma (tools/fit_vmath.py). tools/bench_vmath.py times each body per element
 on one thread against NumPy's ufunc.
+
+trig.py is the exception to "one body per element": float32 tan is a body valid for
+|x| <= 8192 plus a block loop (`trig.tan_into`) that hands the rare larger arguments
+to NumPy, since no branch-free body can reduce those modulo pi/2.
 """
 
 from __future__ import annotations
 
+from . import trig
 from ._dispatch import VectorFunction, calls_vector_math, vector_function
 from .f32 import (
     acos_f32,
@@ -115,6 +120,7 @@ __all__ = [
     "sigmoid",
     "sinh",
     "tanh",
+    "trig",
     "vector_function",
     "zero",
 ]
