@@ -149,6 +149,26 @@ def float32_loop_or(other: Callable[..., Any], f32_into: Callable[..., Any]) -> 
     return run
 
 
+def float32_blocks(block_loop: Any) -> Callable[[Any], Any]:
+    """`@elementwise` for a body whose float32 arrays run a vmath.blocks loop (a light
+    body on blocks whose arguments all lie in its range) on every core; other dtypes
+    run the body's own kernel."""
+
+    def into(x: np.ndarray, out: np.ndarray) -> None:
+        block_loop.compiled("cpu")(x.reshape(-1), out.reshape(-1))
+
+    def wrap(body: Any) -> Any:
+        own = elementwise(body)
+
+        def kernel_run(x: np.ndarray, out: np.ndarray) -> np.ndarray:
+            own.launch(None, out, "write", x)
+            return out
+
+        return elementwise(body, numpy_impl=float32_loop_or(kernel_run, into))
+
+    return wrap
+
+
 def _numpy_ok(out: Any, inputs: list[Any]) -> bool:
     """Plain float NumPy arrays of out's shape and dtype."""
     if type(out) is not np.ndarray or out.dtype not in _FLOATS:

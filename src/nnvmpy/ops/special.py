@@ -1,11 +1,12 @@
 """Special functions: erf, erfinv, gamma, gammaln (MXNet's elemwise_unary_op_basic.cc).
 
-The functions come from kernel.vmath: vectorised float32 bodies on the CPU (10-40x faster
-than libm's one call per element), libm (and erfinv's double-precision Newton refinement)
-for other types and on the GPU. The digamma function that the gamma gradients need is a
-device function here, one body for both devices. Poles and values outside a domain give
-what C gives (gamma(±0) = ±inf, gamma(-1) = nan, gammaln(-1) = inf, erfinv(1) = inf,
-erfinv(2) = nan).
+The functions come from kernel.vmath: vectorised float32 bodies on the CPU (10-40x
+faster than libm's one call per element; float32 arrays of erfinv, gamma and gammaln run
+vmath.blocks' loops, which skip the regions a block's arguments do not reach), libm
+(and erfinv's double-precision Newton refinement) for other types and on the GPU.
+The digamma function that the gamma gradients need is a device function here, one body
+for both devices. Poles and values outside a domain give what C gives (gamma(±0) = ±inf,
+gamma(-1) = nan, gammaln(-1) = inf, erfinv(1) = inf, erfinv(2) = nan).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 from .. import kernel
 from ..kernel import vmath
 from ._family import register_unary_math
+from ._numpy_fast import float32_blocks
 
 elementwise = kernel.elementwise
 device_function = kernel.device_function
@@ -76,7 +78,7 @@ def _erf_grad2(g, dy, x):  # -2x * 2 / sqrt(pi) e^(-x^2)
     return -2 * g * dy * x * TWO_OVER_SQRT_PI * v_exp(-x * x)
 
 
-@elementwise
+@float32_blocks(vmath.blocks.erfinv_into)
 def _erfinv(x):
     return v_erfinv(x)
 
@@ -87,7 +89,7 @@ def _erfinv_grad(dy, x):  # 1 / erf'(erfinv(x)) = sqrt(pi) / 2 e^(erfinv(x)^2)
     return dy * SQRT_PI_OVER_TWO * v_exp(v * v)
 
 
-@elementwise
+@float32_blocks(vmath.blocks.gamma_into)
 def _gamma(x):
     return v_gamma(x)
 
@@ -99,7 +101,7 @@ def _gamma_grad(dy, x):  # gamma(x) psi(x)
     return dy * math.gamma(x) * digamma(x)
 
 
-@elementwise
+@float32_blocks(vmath.blocks.gammaln_into)
 def _gammaln(x):  # log |gamma(x)|
     return v_gammaln(x)
 

@@ -37,12 +37,14 @@ on one thread against NumPy's ufunc.
 
 trig.py is the exception to "one body per element": float32 tan is a body valid for
 |x| <= 8192 plus a block loop (`trig.tan_into`) that hands the rare larger arguments
-to NumPy, since no branch-free body can reduce those modulo pi/2.
+to NumPy, since no branch-free body can reduce those modulo pi/2. blocks.py holds block
+loops for erfinv, gamma and gammaln: a lighter body where a block's arguments all lie
+in one region of the function.
 """
 
 from __future__ import annotations
 
-from . import trig
+from . import blocks, trig
 from ._dispatch import VectorFunction, calls_vector_math, vector_function
 from .f32 import (
     acos_f32,
@@ -102,6 +104,7 @@ __all__ = [
     "asinh",
     "atan",
     "atanh",
+    "blocks",
     "calls_vector_math",
     "cbrt",
     "cosh",

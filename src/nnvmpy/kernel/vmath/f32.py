@@ -680,13 +680,9 @@ def _erfinv_ref(y):
     return x if y >= 0 else -x
 
 
-@vector_function(_erfinv_ref)
-def erfinv_f32(y):
-    """Giles' single-precision polynomials ("Approximating the erfinv function", GPU
-    Computing Gems, 2011) in w = -log(1 - y^2)."""
-    a = abs(y)
-    w = -_log_core(pick(a < ONE, (ONE - a) * (ONE + a), ONE))  # >= 1.2e-7: normal
-    c = w - F(2.5)
+@_helper
+def erfinv_central_poly(c):
+    """Giles' polynomial for w = -log(1 - y^2) < 5, in c = w - 2.5: erfinv(y) = p y."""
     p = F(2.81022636e-08)
     p = madd(p, c, F(3.43273939e-07))
     p = madd(p, c, F(-3.5233877e-06))
@@ -695,7 +691,16 @@ def erfinv_f32(y):
     p = madd(p, c, F(-0.00125372503))
     p = madd(p, c, F(-0.00417768164))
     p = madd(p, c, F(0.246640727))
-    p = madd(p, c, F(1.50140941))
+    return madd(p, c, F(1.50140941))
+
+
+@vector_function(_erfinv_ref)
+def erfinv_f32(y):
+    """Giles' single-precision polynomials ("Approximating the erfinv function", GPU
+    Computing Gems, 2011) in w = -log(1 - y^2)."""
+    a = abs(y)
+    w = -_log_core(pick(a < ONE, (ONE - a) * (ONE + a), ONE))  # >= 1.2e-7: normal
+    p = erfinv_central_poly(w - F(2.5))
     s = np.sqrt(w) - THREE
     q = F(-0.000200214257)
     q = madd(q, s, F(0.000100950558))

@@ -52,9 +52,9 @@ from .f32 import (
     ONE,
     TWO,
     ZERO,
+    _exp_core,
     _log1pm,
     _log_reduce,
-    exp_f32,
     log_f32,
 )
 
@@ -314,7 +314,7 @@ def gamma_f32(x):
     t, f, p = _reduce(pick(negative | (xc >= SHIFT_MAX), ONE, xc))
     t = pick(negative, u, t)
     f = pick(negative, u + ONE, f)
-    g2 = exp_f32(t * f * _lgamma_s(t))
+    g2 = _exp_core(t * f * _lgamma_s(t))  # the exponent lies in [-0.13, 0.29]
     near = g2 * pick(xc < ONE, ONE / xc, p)
     near_neg = g2 / F(q * np.float64(u) * np.float64(f))  # the product is exact in float64
     # Stirling in float64: Gamma(z), or 1 / Gamma(z) for the reflection (no division)

@@ -1,0 +1,108 @@
+"""Block loops for float32 arrays: a light body where every argument of a block lies in
+its range, the full body elsewhere.
+
+A branch-free body computes every region of its function for every element and selects
+one: gamma's float64 Stirling and reflection terms, erfinv's tail polynomial and sqrt.
+On typical data only one region is ever picked. These loops look at a block of BLOCK
+arguments first (a vectorised OR over their bits, ~0.03 ns per element in cache) and run
+a body of that region alone when all of them are in it. The light bodies are the full
+bodies' own expressions for the region, so the results are the same bits either way
+(tests/kernel/test_vmath_blocks.py). One thread, in cache, 2026-11-30: gamma on (0.5, 4)
+3.5 -> 0.6 ns per element, gammaln on x > 0 1.3 -> 0.8, erfinv on |y| <= 0.99 0.58 ->
+0.29.
+
+Each loop is written out (not one loop taking the bodies as arguments): numba does not
+cache a function whose arguments are other compiled functions, and gamma's body takes
+seconds to compile.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._dispatch import _helper, and32, f32_bits, or32, pick, sub32
+from .f32 import ONE, _exp_core, _log_core, erfinv_central_poly, erfinv_f32
+from .gamma import SHIFT_MAX, _lgamma_pos, _lgamma_s, _reduce, gamma_f32, gammaln_f32
+
+F = np.float32
+BLOCK = 2048
+ALL_BITS = np.int32(-1)
+ABS_BITS = np.int32(0x7FFFFFFF)  # a float32's bits less the sign
+FINITE_MAX = np.int32(0x7F7FFFFF)  # bits of the largest finite float32
+SMALLEST = np.int32(1)  # bits of the smallest positive float32 (a subnormal)
+GAMMA_NEAR_MAX = np.int32(np.nextafter(SHIFT_MAX, F(0)).view(np.int32))  # x < 6.5
+ERFINV_CENTRAL = F(0.99)  # -log(1 - y^2) < 5 below 0.9966: Giles' central polynomial
+ERFINV_CENTRAL_BITS = np.int32(ERFINV_CENTRAL.view(np.int32))
+
+
+@_helper
+def any_outside(xs, mask, lo, hi):
+    """Whether some x in xs has (bits(x) & mask) outside [lo, hi] (0 <= lo <= hi). With
+    the sign bit masked off, [0, hi] is |x| <= x_hi; with it kept, [1, hi] is 0 < x <=
+    x_hi (negative x have negative bits, NaN the largest). One word is ORed per element:
+    b - lo and hi - b, whose sign bit is set when b lies below lo or above hi (for any
+    int32 b: where one difference wraps around, the other is negative)."""
+    flags = np.int32(0)
+    for i in range(xs.size):
+        b = and32(f32_bits(xs[i]), mask)
+        flags = or32(flags, or32(sub32(b, lo), sub32(hi, b)))
+    return flags < 0
+
+
+@_helper(inline=True)
+def gamma_near_f32(x):
+    """gamma_f32 for 0 < x < 6.5: Gamma(2 + t), times p or over x (gamma_f32's `near`)."""
+    t, f, p = _reduce(x)
+    g2 = _exp_core(t * f * _lgamma_s(t))
+    return g2 * pick(x < ONE, ONE / x, p)
+
+
+@_helper
+def erfinv_central_f32(y):
+    """erfinv_f32 for |y| <= ERFINV_CENTRAL: its polynomial in w - 2.5, no tail branch."""
+    a = abs(y)
+    return erfinv_central_poly(-_log_core((ONE - a) * (ONE + a)) - F(2.5)) * y
+
+
+@_helper
+def gamma_into(x, out):
+    """out = gamma(x) over 1-D float32 arrays, blocks of 0 < x < 6.5 by gamma_near_f32."""
+    for start in range(0, x.size, BLOCK):
+        xs = x[start : start + BLOCK]
+        ys = out[start : start + BLOCK]
+        if any_outside(xs, ALL_BITS, SMALLEST, GAMMA_NEAR_MAX):
+            for i in range(xs.size):
+                ys[i] = gamma_f32(xs[i])
+        else:
+            for i in range(xs.size):
+                ys[i] = gamma_near_f32(xs[i])
+
+
+@_helper
+def gammaln_into(x, out):
+    """out = gammaln(x) over 1-D float32 arrays, blocks of finite x > 0 without the
+    reflection (gammaln_f32's lgamma of the positive argument alone)."""
+    for start in range(0, x.size, BLOCK):
+        xs = x[start : start + BLOCK]
+        ys = out[start : start + BLOCK]
+        if any_outside(xs, ALL_BITS, SMALLEST, FINITE_MAX):
+            for i in range(xs.size):
+                ys[i] = gammaln_f32(xs[i])
+        else:
+            for i in range(xs.size):
+                ys[i] = _lgamma_pos(xs[i])
+
+
+@_helper
+def erfinv_into(x, out):
+    """out = erfinv(x) over 1-D float32 arrays, blocks of |x| <= 0.99 by the central
+    polynomial alone."""
+    for start in range(0, x.size, BLOCK):
+        xs = x[start : start + BLOCK]
+        ys = out[start : start + BLOCK]
+        if any_outside(xs, ABS_BITS, 0, ERFINV_CENTRAL_BITS):
+            for i in range(xs.size):
+                ys[i] = erfinv_f32(xs[i])
+        else:
+            for i in range(xs.size):
+                ys[i] = erfinv_central_f32(xs[i])
