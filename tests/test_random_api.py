@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 
 import numpy as np
 import pytest
@@ -157,3 +158,34 @@ def test_a_seed_gives_the_same_numbers_on_every_engine_and_thread_count() -> Non
     assert done.stdout.strip()
     assert done.stdout.strip() != next(iter(digests.values()))
     assert len(hashlib.sha256().hexdigest()) == len(done.stdout.strip())
+
+
+def test_a_seed_pushed_before_an_engine_switch_applies_after_it(ctx) -> None:
+    """A per-test nv.random.seed(0), then a test under engine_type("NaiveEngine") (the GPU
+    simulator's `dev` fixture) that seeds and draws twice: the earlier seed, held up behind
+    a random op still running on the old engine, must not land between a later seed and
+    its draw (test_rrelu_draws_slopes... once drew different slopes after seed(11) twice)."""
+    from nnvmpy import engine, resource
+
+    nv.random.seed(0)
+    seed0 = nd.random.uniform(shape=(16,), ctx=ctx).asnumpy()
+    nv.random.seed(11)
+    seed11 = nd.random.uniform(shape=(16,), ctx=ctx).asnumpy()
+    eng = engine.get_engine()
+    _, var = resource.get_resource(resource.ResourceRequest.kRandom, ctx)
+    gate = threading.Event()
+    eng.push_sync(lambda rc: gate.wait(10), ctx, [], [var], name="a slow random op")
+    timer = threading.Timer(0.3, gate.set)
+    timer.start()
+    try:
+        nv.random.seed(0)  # queued behind the slow op
+        with engine.engine_type("NaiveEngine"):
+            first = nd.random.uniform(shape=(16,), ctx=ctx).asnumpy()
+            nv.random.seed(11)
+            again = nd.random.uniform(shape=(16,), ctx=ctx).asnumpy()
+    finally:
+        timer.join()
+        gate.set()
+        eng.wait_for_all()
+    np.testing.assert_array_equal(first, seed0)
+    np.testing.assert_array_equal(again, seed11)

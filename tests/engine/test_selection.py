@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -101,3 +102,45 @@ def test_engine_type_switches_temporarily(restore_engine: None) -> None:
         assert engine.get_engine() is mine
     assert engine.get_engine() is outer
     mine.shutdown()
+
+
+def _held_until_released(eng: engine.Engine, var: engine.Var, log: list[str]) -> threading.Timer:
+    """Push to `eng` a write of `var` that finishes 0.3 s from now (a slow kernel)."""
+    gate = threading.Event()
+
+    def slow(rc: engine.RunContext) -> None:
+        gate.wait(10)
+        log.append("pushed before the switch")
+
+    eng.push_sync(slow, cpu(), [], [var])
+    timer = threading.Timer(0.3, gate.set)
+    timer.start()
+    return timer
+
+
+def test_set_engine_lets_the_old_engine_finish_first(restore_engine: None) -> None:
+    """Variables outlive engines (NDArrays', the devices' random and scratch resources),
+    and an engine does not see another's queues: a push made after the switch must not
+    run before one made before it on the same variable."""
+    old = ThreadedEngine(num_workers=1)
+    engine.set_engine(old)
+    v, log = old.new_var(), []
+    timer = _held_until_released(old, v, log)
+    with engine.engine_type("NaiveEngine") as naive:
+        naive.push_sync(lambda rc: log.append("pushed after it"), cpu(), [], [v])
+    timer.join()
+    old.wait_for_all()
+    assert log == ["pushed before the switch", "pushed after it"]
+
+
+def test_leaving_engine_type_lets_its_engine_finish_first(restore_engine: None) -> None:
+    outer = NaiveEngine()
+    engine.set_engine(outer)
+    mine = ThreadedEngine(num_workers=1)
+    v, log = outer.new_var(), []
+    with engine.engine_type(mine):
+        timer = _held_until_released(mine, v, log)
+    outer.push_sync(lambda rc: log.append("pushed after it"), cpu(), [], [v])
+    timer.join()
+    mine.shutdown()
+    assert log == ["pushed before the switch", "pushed after it"]

@@ -87,13 +87,20 @@ def get_engine() -> Engine:
 def set_engine(engine: str | Engine) -> Engine | None:
     """Make ``engine`` (a name from ENGINE_TYPES, or an instance) the process-wide engine.
 
-    Returns the previous engine, which keeps running: call its ``shutdown()`` if nothing
-    else will use it.
+    Returns the previous engine once the functions pushed to it so far have finished (it
+    keeps its threads: call its ``shutdown()`` if nothing else will use it). Variables
+    outlive the engine that made them (every NDArray's, and each device's temp space and
+    random generator, created once per process), and engines do not see each other's
+    queues: work still pending on the old engine would otherwise run unordered with the
+    new engine's pushes on the same variables (a ``random.seed`` pushed before the switch
+    landing after a draw made after it).
     """
     global _engine
     new = create_engine(engine) if isinstance(engine, str) else engine
     with _engine_lock:
         old, _engine = _engine, new
+    if old is not None and old is not new:
+        old.quiesce()
     return old
 
 
@@ -115,12 +122,13 @@ def engine_type(engine: str | Engine) -> Iterator[Engine]:
     """
     global _engine
     new = create_engine(engine) if isinstance(engine, str) else engine
-    old = set_engine(new)
+    old = set_engine(new)  # waits for the work pushed to `old` so far (see set_engine)
     try:
         yield new
     finally:
         with _engine_lock:
             _engine = old
+        new.quiesce()  # and `old` must not overtake what was pushed to `new`
         if isinstance(engine, str):
             new.shutdown()
 

@@ -243,6 +243,12 @@ class Engine(abc.ABC):
         """Block until every pushed function has finished; re-raise the first failure not
         reported yet (and mark all stored failures reported)."""
 
+    def quiesce(self, timeout: float | None = None) -> bool:
+        """Block until every function pushed so far has finished, without reporting
+        failures (they stay for the next wait); False if ``timeout`` seconds passed first.
+        Engines that finish every push before it returns (NaiveEngine) have nothing to do."""
+        return True
+
     def shutdown(self, wait: bool = True) -> None:  # noqa: B027 - optional hook
         """Stop worker threads after finishing pending work; a later push restarts them."""
 

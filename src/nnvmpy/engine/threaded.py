@@ -622,6 +622,9 @@ class ThreadedEngine(InlinePushMixin, Engine):
             self._all_waiters.append(waiter)
         return self._sleep_until(waiter, timeout)
 
+    def quiesce(self, timeout: float | None = None) -> bool:
+        return self._wait_all(timeout)
+
     def wait_for_all(self) -> None:
         self._wait_all()
         with self._lock:
