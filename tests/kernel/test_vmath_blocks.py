@@ -139,6 +139,9 @@ def test_ops_run_the_block_loops_on_float32(name: str) -> None:
     got = getattr(nv.nd, name)(nv.nd.array(x, dtype="float32")).asnumpy()
     with np.errstate(all="ignore"):
         assert _same_bits(got, _full(name, x))
+    same = nv.nd.array(x, dtype="float32")
+    getattr(nv.nd, name)(same, out=same)  # in place: out is the input's memory
+    assert _same_bits(same.asnumpy(), got)
     x64 = x.astype(np.float64)  # other dtypes keep the kernel (libm)
     got64 = getattr(nv.nd, name)(nv.nd.array(x64, dtype="float64")).asnumpy()
     with np.errstate(all="ignore"):

@@ -36,11 +36,33 @@ def test_within_three_ulps_below_the_bound(bound: float) -> None:
 
 
 @pytest.mark.parametrize("bound", [1e6, 3e38])
-def test_arrays_of_large_arguments_take_numpys_loop(bound: float) -> None:
-    """Beyond FAR_LIMIT large arguments the array is NumPy's float32 tan, bit for bit."""
+@pytest.mark.parametrize("in_place", [False, True])
+def test_arrays_of_large_arguments_take_numpys_loop(bound: float, in_place: bool) -> None:
+    """All arguments beyond the bound: the first FAR_LIMIT get float64 tan, rounded; from
+    the block where the list is full on, the array is NumPy's float32 tan, bit for bit,
+    also when out is x (nothing from that block on was written before NumPy read it)."""
     x = np.random.default_rng(1).uniform(-bound, bound, 100_000).astype(np.float32)
+    out = x.copy() if in_place else np.empty_like(x)
+    trig.tan_into(out if in_place else x, out)
+    k = trig.FAR_LIMIT
     with np.errstate(all="ignore"):
-        np.testing.assert_array_equal(_tan32(x), np.tan(x))
+        np.testing.assert_array_equal(out[k:], np.tan(x[k:]))
+        rounded = np.tan(x[:k].astype(np.float64)).astype(np.float32)
+    far = np.abs(x[:k]) > trig.TAN_NEAR_MAX  # all but a few below 8192 (the body's)
+    np.testing.assert_array_equal(out[:k][far], rounded[far])
+    assert _ulps(out[:k], x[:k]).max() <= 3.0
+
+
+def test_in_place_calls_list_large_arguments_before_writing() -> None:
+    rng = np.random.default_rng(2)
+    x = rng.uniform(-3, 3, 10_000).astype(np.float32)
+    x[rng.choice(x.size, 50, replace=False)] = rng.uniform(1e4, 1e7, 50).astype(np.float32)
+    x[7] = np.nan
+    expected = _tan32(x)
+    y = x.copy()
+    trig.tan_into(y, y)
+    np.testing.assert_array_equal(y, expected)
+    assert _ulps(y[8:], x[8:]).max() <= 3.0
 
 
 def test_next_to_every_zero_and_pole_below_the_bound() -> None:
@@ -106,6 +128,9 @@ def test_nd_tan_float32_runs_the_block_loop_on_every_chunk() -> None:
     got = nv.nd.tan(nv.nd.array(x, dtype="float32")).asnumpy()
     assert got.dtype == np.float32
     assert _ulps(got, x).max() <= 3.0
+    same = nv.nd.array(x, dtype="float32")
+    nv.nd.tan(same, out=same)  # in place: out is the input's memory
+    np.testing.assert_array_equal(same.asnumpy(), got)
     x64 = x.astype(np.float64)  # float64 stays NumPy's
     np.testing.assert_array_equal(
         nv.nd.tan(nv.nd.array(x64, dtype="float64")).asnumpy(), np.tan(x64)

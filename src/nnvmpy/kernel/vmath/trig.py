@@ -9,13 +9,13 @@ lookups), and a per-element branch to libm stops LLVM's vectoriser. So the work 
   -1/t in odd quadrants). Within 3 ulp there, 2.6 seen (tests/kernel/test_vmath_tan.py,
   also at the float32 arguments nearest every multiple of pi/2). Beyond that bound its
   value is not tan's: only `tan_into` calls it.
-- `tan_into(x, out)`: the loop over an array, in blocks of BLOCK elements: the vectorised
-  body over the block while flagging arguments beyond the bound, then (rarely) a scalar
-  pass over that block that lists them; listed ones get float64 tan afterwards, and an
-  array with more than FAR_LIMIT of them goes to NumPy's float32 tan whole.
+- `tan_into(x, out)`: the loop over an array, in blocks of BLOCK elements: a test of
+  the block for arguments beyond the bound and (rarely) a scalar pass listing them,
+  then the vectorised body over the block; listed ones get float64 tan afterwards, and
+  from the block where more than FAR_LIMIT have turned up on, NumPy's float32 tan.
 
-10M float32 in [-1.5, 1.5] on one thread (this machine, 2026-11-30): 0.18 ns per
-element against NumPy's 0.40; arguments up to 1e6: NumPy's 1.7 ns plus our 0.2.
+10M float32 in [-1.5, 1.5] on one thread (this machine, 2026-11-30): 0.2 ns per
+element against NumPy's 0.40; arguments up to 1e6: NumPy's 1.7 ns.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._dispatch import _helper, and32, bits_f32, f32_bits, madd, or32, pick, sub32, xor32
+from ._dispatch import _helper, and32, bits_f32, f32_bits, madd, pick, xor32
+from .blocks import ABS_BITS, BLOCK, any_outside
 from .f32 import F_INF, ONE, SIGN_BIT
 
 F = np.float32
@@ -39,8 +40,6 @@ PIO2_2 = F(PI_OVER_2 - Fraction(float(PIO2_1)))
 PIO2_3 = F(PI_OVER_2 - Fraction(float(PIO2_1)) - Fraction(float(PIO2_2)))
 TAN_NEAR_MAX = F(8192.0)
 NEAR_MAX_BITS = np.int32(TAN_NEAR_MAX.view(np.int32))
-INF_BITS = np.int32(F_INF.view(np.int32))
-BLOCK = 2048  # elements per block: its arguments are still in L1 for the scalar pass
 FAR_LIMIT = 4096  # arguments beyond TAN_NEAR_MAX fixed one by one; more: NumPy's loop
 
 
@@ -69,50 +68,50 @@ def tan_near_f32(x):
 
 
 @_helper
-def _tan_blocks(x, out, far):
-    """out[i] = tan(x[i]) where |x[i]| <= TAN_NEAR_MAX (or inf, NaN); the indices of the
-    other arguments go to `far` (as many as fit), their count is returned.
+def _tan_blocks(x, out, far_at, far_x):
+    """out[i] = tan(x[i]) where |x[i]| <= TAN_NEAR_MAX (or inf, NaN); the others' indices
+    and values go to far_at / far_x. Returns (count listed, stop): when more arguments
+    are beyond the bound than the lists hold, the loop stops before the block where that
+    happens and leaves x[stop:] and out[stop:] untouched (x may be out: an in-place call).
 
-    Per block, the vectorised loop also ORs together a word whose sign bit is set for
-    an argument with TAN_NEAR_MAX < |x| < inf (from the bits: an int32 compare-and-count
-    reduction cost 0.07 ns per element more); the blocks are slices, so the loop index
-    starts at 0 and numba needs no wraparound check for negative indices (a loop over
-    range(start, stop) ran scalar: 0.94 ns per element instead of 0.16)."""
+    Per block, `blocks.any_outside` (a vectorised OR over the bits) looks for arguments
+    beyond the bound before anything is written, so their values are listed from x even
+    when out is x. The blocks are slices: a loop over range(start, stop) kept numba's
+    negative-index check and ran scalar (0.94 ns per element instead of 0.16)."""
     count = 0
     for start in range(0, x.size, BLOCK):
         xs = x[start : start + BLOCK]
         ys = out[start : start + BLOCK]
-        flags = np.int32(0)
-        for i in range(xs.size):
-            v = xs[i]
-            ys[i] = tan_near_f32(v)
-            b = f32_bits(abs(v))
-            flags = or32(flags, and32(sub32(NEAR_MAX_BITS, b), sub32(b, INF_BITS)))
-        if flags < 0:
+        if any_outside(xs, ABS_BITS, 0, NEAR_MAX_BITS):
+            listed = count
             for i in range(xs.size):
                 a = abs(xs[i])
                 if a > TAN_NEAR_MAX and a < F_INF:
-                    if count < far.size:
-                        far[count] = start + i
-                    count += 1
-    return count
+                    if listed == far_at.size:
+                        return count, start
+                    far_at[listed] = start + i
+                    far_x[listed] = xs[i]
+                    listed += 1
+            count = listed
+        for i in range(xs.size):
+            ys[i] = tan_near_f32(xs[i])
+    return count, x.size
 
 
 def tan_into(x: np.ndarray, out: np.ndarray) -> None:
-    """out = tan(x) for C-contiguous float32 arrays of one shape; see the module.
+    """out = tan(x) for C-contiguous float32 arrays of one shape (out may be x); see the
+    module.
 
-    The few arguments beyond TAN_NEAR_MAX get float64 tan, rounded (0.5 ulp); when more
-    than FAR_LIMIT are (data of large arguments), the whole array goes to NumPy's
-    float32 tan instead, whose SIMD loop reduces them (within 4 ulp), rather than to
-    libm one by one (~20 ns each: 12x slower than NumPy there)."""
+    The few arguments beyond TAN_NEAR_MAX get float64 tan, rounded (0.5 ulp); from the
+    block where more than FAR_LIMIT have turned up (data of large arguments) on, the rest
+    of the array goes to NumPy's float32 tan, whose SIMD loop reduces them (within 4
+    ulp), rather than to libm one by one (~20 ns each: 12x slower than NumPy there)."""
     flat_x, flat_out = x.reshape(-1), out.reshape(-1)
-    far = np.empty(FAR_LIMIT, np.int64)
-    count = _tan_blocks.compiled("cpu")(flat_x, flat_out, far)
-    if count == 0:
-        return
+    far_at = np.empty(FAR_LIMIT, np.int64)
+    far_x = np.empty(FAR_LIMIT, np.float32)
+    count, stop = _tan_blocks.compiled("cpu")(flat_x, flat_out, far_at, far_x)
     with np.errstate(all="ignore"):
-        if count <= FAR_LIMIT:
-            at = far[:count]
-            flat_out[at] = np.tan(flat_x[at].astype(np.float64))
-        else:
-            np.tan(flat_x, out=flat_out)
+        if stop < flat_x.size:
+            np.tan(flat_x[stop:], out=flat_out[stop:])
+        if count:
+            flat_out[far_at[:count]] = np.tan(far_x[:count].astype(np.float64))
