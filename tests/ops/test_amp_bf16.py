@@ -245,6 +245,42 @@ def test_packed_bits_round_to_nearest_even() -> None:
     assert got[9] == np.inf  # 3.4028235e38 is above bfloat16's largest value: overflow
 
 
+def test_rounding_kernel_matches_integer_rounding_on_any_bits() -> None:
+    """_bf16._round against the rounding done in NumPy's uint64 arithmetic, on random bit
+    patterns (NaN payloads, subnormals, both signs) and the edges of its int32 version:
+    ties either way, carries into the exponent, overflow to inf, signalling NaNs."""
+    edges = [0x3F808000, 0x3F818000, 0x3F807FFF, 0x3F80FFFF, 0x7F7FFFFF, 0x7F7F8000,
+             0xFF7FFFFF, 0x7F800000, 0xFF800000, 0x7F800001, 0xFF800001, 0x7FC00000,
+             0xFFFFFFFF, 0x80000000, 0x00008000, 0x80018000, 0x7FFFFFFF, 0x00007FFF]  # fmt: skip
+    random = RNG.integers(0, 2**32, 1 << 16, dtype=np.uint64)
+    u = np.concatenate([np.array(edges, np.uint64), random]).astype(np.uint32)
+    w = u.astype(np.uint64)
+    want = np.where(
+        (w & 0x7FFFFFFF) > 0x7F800000, (w >> 16) | 0x40, (w + 0x7FFF + ((w >> 16) & 1)) >> 16
+    )
+    got = np.empty(u.size, np.uint16)
+    _bf16._round(u, got)
+    np.testing.assert_array_equal(got, want.astype(np.uint16))
+
+
+def test_rounding_kernel_keeps_32_bit_lanes() -> None:
+    """The rounding copy vectorises in int32 lanes: numba's uint32 arithmetic (int64)
+    widened every vector to 64-bit lanes and back, which took half its time."""
+    import re
+
+    import numba
+
+    from nnvmpy.kernel.device import for_device
+
+    loop = numba.njit(for_device(_bf16._round.py_func, "cpu"))  # uncached: LLVM to read
+    u = np.arange(64, dtype=np.uint32)
+    loop(u, np.empty(64, np.uint16))
+    llvm = loop.inspect_llvm(loop.signatures[0])
+    assert re.search(r"<(8|16) x i32>", llvm), "no int32 vector code"
+    wide = sorted(set(re.findall(r"(\w+) <\d+ x i32> [^,]*to <\d+ x i64>", llvm)))
+    assert not wide, f"int32 lanes widened to int64: {wide}"
+
+
 def test_weight_is_repacked_after_it_is_rewritten(gemm_path: str) -> None:
     net = nv.sym.Convolution(nv.sym.var("x"), kernel=(3, 3), num_filter=4, name="c", no_bias=True)
     x = RNG.standard_normal((2, 3, 6, 6)).astype(np.float32)

