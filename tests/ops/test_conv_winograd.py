@@ -81,6 +81,12 @@ SHAPES = [
 
 @pytest.fixture(autouse=True)
 def _isolated_choices(tmp_path: Any, monkeypatch: Any) -> Any:
+    """A file of choices per test, and the width held where it is: algorithm choices
+    are kept per thread width (_conv_algo.key), so when the load governor (nnvmpy.threads)
+    changed it inside a test (CI: two xdist workers on two cores; tools/blas_chaos.py),
+    a lookup missed the entry just measured (KeyError) or a choice was measured again
+    (the planted timings ran out). The tests that are about the width set it themselves."""
+    monkeypatch.setenv("NNVMPY_THREADS_ADAPT", "0")  # read per governor sample
     monkeypatch.setenv("NNVMPY_CONV_ALGO_CACHE", str(tmp_path / "conv_algo.json"))
     _conv_algo.forget()
     _conv_winograd.clear_cache()
