@@ -360,3 +360,39 @@ def test_openmp_wait_is_set_before_libgomp_loads() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[('30000', False)]", done.stdout
+
+
+def test_a_width_set_during_a_governor_step_lands_after_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The governor's step (knob read, width set, BLAS count applied) and set_width are
+    one step each: a width set while a step is applying its own lands after it, so the
+    last width set is also the BLAS count (without the lock the step's late BLAS call
+    left the BLAS at its width and the width at the other)."""
+    monkeypatch.setenv("NNVMPY_NUM_THREADS", "2")
+    monkeypatch.setenv("NNVMPY_THREADS_ADAPT", "1")
+    threads.reset()
+    threads.set_width(1)
+    applied: list[int] = []
+    in_step, release = threading.Event(), threading.Event()
+
+    def slow_blas(n: int) -> None:
+        if threading.current_thread().name == "step":
+            in_step.set()
+            release.wait(5)
+        applied.append(n)
+
+    monkeypatch.setattr(threads, "set_blas_threads", slow_blas)
+    monkeypatch.setattr(threads, "system_running_threads", lambda: 0)
+    step = threading.Thread(target=threads.govern_step, args=(0.0,), name="step")
+    step.start()
+    assert in_step.wait(5)  # the step is applying width 2
+    pin = threading.Thread(target=threads.set_width, args=(1,))
+    pin.start()
+    pin.join(0.2)
+    assert pin.is_alive()  # waits for the step
+    release.set()
+    step.join(5)
+    pin.join(5)
+    assert applied == [2, 1]
+    assert threads.width() == 1
+    monkeypatch.undo()
+    threads.reset()

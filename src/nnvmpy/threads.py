@@ -49,6 +49,11 @@ SMOOTHING_UP = 0.3
 SMOOTHING_DOWN = 0.6
 
 _lock = threading.Lock()
+# held while the width is changed and applied, and by the governor from reading
+# NNVMPY_THREADS_ADAPT to its set_width: a pin (the knob set to 0, then set_width) then
+# lands after a governor step in flight, never before it, and two set_width calls cannot
+# leave the BLAS count of one and the width of the other
+_width_lock = threading.RLock()
 _budget: int | None = None
 _width: int | None = None  # the current width (budget minus outside load), None: budget
 _generation = 0  # bumped on every width change; engine workers compare it per operation
@@ -158,12 +163,13 @@ def set_width(n: int) -> None:
     calls this, tests may too."""
     global _width, _generation
     n = max(1, min(int(n), budget()))
-    with _lock:
-        if n == _width:
-            return
-        _width = n
-        _generation += 1
-    set_blas_threads(n)
+    with _width_lock:
+        with _lock:
+            if n == _width:
+                return
+            _width = n
+            _generation += 1
+        set_blas_threads(n)
 
 
 def reset() -> None:
@@ -384,8 +390,9 @@ def govern_step(others: float, adapt: bool | None = None) -> float | None:
     # only use its affinity mask's share of them.
     sample = max(0, system - own_running_threads()) * available_cores() / _cpu_count()
     others += (SMOOTHING_UP if sample > others else SMOOTHING_DOWN) * (sample - others)
-    if config.THREADS_ADAPT.get() == "1" if adapt is None else adapt:
-        set_width(width_for(others, budget()))
+    with _width_lock:  # see _width_lock: the knob read and the width set as one step
+        if config.THREADS_ADAPT.get() == "1" if adapt is None else adapt:
+            set_width(width_for(others, budget()))
     return others
 
 
@@ -419,8 +426,9 @@ def start_governor() -> None:
 def _after_fork_child() -> None:
     # Only the forking thread exists in the child: no regions in flight, no governor (the
     # child's first engine pool starts one), and a lock no dead thread can hold.
-    global _lock, _in_regions, _governor
+    global _lock, _width_lock, _in_regions, _governor
     _lock = threading.Lock()
+    _width_lock = threading.RLock()
     _in_regions = 0
     _governor = None
 
