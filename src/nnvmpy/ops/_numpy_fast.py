@@ -116,7 +116,8 @@ def numpy_but_float32(ufunc: Any) -> Callable[[Any], Any]:
     select their special values, so their speed does not depend on the data, and at 10M
     on two threads they are as fast or faster on valid data too (log2 1.62 vs 1.94 ms,
     arcsin 0.98 vs 1.83, sinh 1.35 vs 2.00, cbrt 1.35 vs 1.76; arctanh 2.17 vs 2.12,
-    2026-11-30). tan, sin, cos, expm1 keep NumPy's: their bodies call libm per element."""
+    2026-11-30). sin, cos, expm1 keep NumPy's: their bodies call libm per element (tan
+    has vmath.trig's block loop, through float32_loop_or)."""
 
     def wrap(body: Any) -> Any:
         numpy_run = threaded(ufunc)
