@@ -146,3 +146,28 @@ def test_ops_run_the_block_loops_on_float32(name: str) -> None:
     got64 = getattr(nv.nd, name)(nv.nd.array(x64, dtype="float64")).asnumpy()
     with np.errstate(all="ignore"):
         np.testing.assert_allclose(got64, LOOPS[name][2](x64), rtol=1e-11, atol=1e-15)
+
+
+def test_erfinv_c_is_minus_log_to_its_absolute_bound():
+    """erfinv's w = -log q comes from a shorter log (f32.erfinv_c) that promises 5e-8
+    absolute, not relative, precision: check it over q's whole range against float64."""
+    from nnvmpy.kernel.vmath.f32 import erfinv_c
+
+    c_of = erfinv_c.compiled("cpu")
+
+    @numba.njit
+    def loop(q, out):
+        for i in range(q.size):
+            out[i] = c_of(q[i])
+
+    rng = np.random.default_rng(3)
+    q = np.concatenate([rng.uniform(0, 1, 200_000), 10 ** rng.uniform(-7, 0, 200_000)])
+    q = np.append(q, [1.0, 2 / 3, np.nextafter(2 / 3, 0), 1 / 3, 0.5]).astype(np.float32)
+    c = np.empty_like(q)
+    loop(q, c)
+    log_q = np.log(q.astype(np.float64))
+    exact = -2.5 - log_q
+    # beyond the bound: the roundings of log q and of c (half an ulp of each)
+    ulp = [np.spacing(np.abs(v).astype(np.float32)) for v in (log_q, exact)]
+    rounding = (ulp[0] + ulp[1]) / 2
+    assert (np.abs(c - exact) - rounding).max() < 1e-7
