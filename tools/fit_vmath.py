@@ -18,6 +18,8 @@ test extra).
 - log(1 + m) = m - m^2/2 + m^3 P(m) on m in [-1/3, 1/3] (f32.py's logs: the split of x
   at 2/3 leaves 2/3 <= 1 + m < 4/3), degree 7, weighted by m^3 / log(1 + m) (relative
   error of the log) and reweighted towards the largest errors.
+- Gamma(2 + t) = 1 + t (t + 1) K(t) on t in [-1, 1/2] (gamma.py's near region), degree
+  10 in v = t + 1/4, weighted by t (t + 1) / Gamma(2 + t) (the relative error of Gamma).
 - log(1 + m) = m + m^2 Q(m) on the same m, degree 6, to an *absolute* error of 4.3e-8
   (f32.py's erfinv_c: erfinv needs w = -log(1 - y^2) only to ~1e-7 absolute, which saves
   two multiply-adds against the log above).
@@ -170,9 +172,36 @@ def fit_log_absolute() -> None:
     print(f"# largest absolute error of log(1 + m): {err.max():.2e}")
 
 
+def fit_gamma_k() -> None:
+    from numpy.polynomial import polynomial
+    from scipy.special import gamma
+
+    lo, hi, degree, shift = -1.0, 0.5, 10, 0.25
+    k = np.arange(8000)
+    u = np.cos(np.pi * (k + 0.5) / k.size)
+    t = lo + (u + 1) / 2 * (hi - lo)
+    g2 = gamma(2 + t)
+    g = (g2 - 1) / (t * (t + 1))
+    weight = np.abs(t * (t + 1)) / g2
+    v = chebyshev.chebvander(u, degree)
+    w = weight.copy()
+    for _ in range(60):  # iteratively reweighted least squares towards the minimax fit
+        cheb, *_ = np.linalg.lstsq(v * w[:, None], g * w, rcond=None)
+        err = np.abs(v @ cheb - g) * weight
+        w = w * (1 + err / err.max())
+    a, b = 2 / (hi - lo), -2 * (shift + lo) / (hi - lo) - 1  # u = a v + b
+    power = np.zeros(1)
+    for i, c in enumerate(chebyshev.cheb2poly(cheb)):
+        power = polynomial.polyadd(power, c * polynomial.polypow([b, a], i))
+    coeffs = power[::-1]
+    print("GAMMA_K = (" + ", ".join(repr(float(c)) for c in coeffs) + ")")
+    print(f"# largest relative error of Gamma(2 + t): {err.max():.2e}")
+
+
 def main() -> None:
     fit_log()
     fit_log_absolute()
+    fit_gamma_k()
     fit_log_erfc()
     fit_erf_small()
     fit_lgamma_s()

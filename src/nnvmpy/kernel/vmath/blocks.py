@@ -8,8 +8,8 @@ arguments first (a vectorised OR over their bits, ~0.03 ns per element in cache)
 a body of that region alone when all of them are in it. The light bodies are the full
 bodies' own expressions for the region, so the results are the same bits either way
 (tests/kernel/test_vmath_blocks.py). One thread, in cache, 2026-11-30: gamma on (0.5, 4)
-3.5 -> 0.6 ns per element, gammaln on x > 0 1.3 -> 0.8, erfinv on |y| <= 0.99 0.58 ->
-0.29 (0.27 with f32.erfinv_c's shorter log).
+3.5 -> 0.6 ns per element (0.32 with gamma.py's K), gammaln on x > 0 1.3 -> 0.8, erfinv
+on |y| <= 0.99 0.58 -> 0.29 (0.27 with f32.erfinv_c's shorter log).
 
 Each loop is written out (not one loop taking the bodies as arguments): numba does not
 cache a function whose arguments are other compiled functions, and gamma's body takes
@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._dispatch import _helper, and32, f32_bits, or32, pick, sub32
-from .f32 import ONE, _exp_core, erfinv_c, erfinv_central_poly, erfinv_f32
-from .gamma import SHIFT_MAX, _lgamma_pos, _lgamma_s, _reduce, gamma_f32, gammaln_f32
+from .f32 import ONE, erfinv_c, erfinv_central_poly, erfinv_f32
+from .gamma import SHIFT_MAX, _gamma_2t, _lgamma_pos, _reduce, gamma_f32, gammaln_f32
 
 F = np.float32
 BLOCK = 2048
@@ -53,8 +53,7 @@ def any_outside(xs, mask, lo, hi):
 def gamma_near_f32(x):
     """gamma_f32 for 0 < x < 6.5: Gamma(2 + t), times p or over x (gamma_f32's `near`)."""
     t, f, p = _reduce(x)
-    g2 = _exp_core(t * f * _lgamma_s(t))
-    return g2 * pick(x < ONE, ONE / x, p)
+    return _gamma_2t(t, f) * pick(x < ONE, ONE / x, p)
 
 
 @_helper
