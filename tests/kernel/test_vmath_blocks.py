@@ -83,6 +83,23 @@ def test_one_argument_outside_sends_its_block_to_the_full_body(name: str, n: int
             assert _same_bits(got, want), f"{name}({edge}) at {at} of {n}"
 
 
+@pytest.mark.parametrize("n", [2048, 6000])
+def test_gammaln_near_blocks_match_the_full_body(n: int) -> None:
+    """gammaln's third block class, 0 < x < 6.5 (no Stirling terms): the full body's bits,
+    also when one argument at the region's edge sends its block to another class."""
+    rng = np.random.default_rng(n)
+    x = rng.uniform(0.05, 6.45, n).astype(np.float32)
+    assert _same_bits(_blocks("gammaln", x), _full("gammaln", x))
+    exact = special.gammaln(x.astype(np.float64))
+    ulps = np.abs(_blocks("gammaln", x) - exact) / np.spacing(np.abs(exact.astype(np.float32)))
+    assert ulps.max() <= 3.5
+    for edge in (np.nextafter(np.float32(6.5), np.float32(0)), 6.5, 7.0, 1e-45, -1.0, np.inf):
+        y = x.copy()
+        y[n // 2] = edge
+        with np.errstate(all="ignore"):
+            assert _same_bits(_blocks("gammaln", y), _full("gammaln", y)), edge
+
+
 @pytest.mark.parametrize(
     ("mask", "lo", "hi", "predicate"),
     [

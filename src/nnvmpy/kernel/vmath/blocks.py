@@ -22,7 +22,7 @@ import numpy as np
 
 from ._dispatch import _helper, and32, f32_bits, or32, pick, sub32
 from .f32 import ONE, erfinv_c, erfinv_central_poly, erfinv_f32
-from .gamma import SHIFT_MAX, _gamma_2t, _lgamma_pos, _reduce, gamma_f32, gammaln_f32
+from .gamma import SHIFT_MAX, _gamma_2t, _lgamma_near, _lgamma_pos, _reduce, gamma_f32, gammaln_f32
 
 F = np.float32
 BLOCK = 2048
@@ -79,17 +79,21 @@ def gamma_into(x, out):
 
 @_helper
 def gammaln_into(x, out):
-    """out = gammaln(x) over 1-D float32 arrays, blocks of finite x > 0 without the
-    reflection (gammaln_f32's lgamma of the positive argument alone)."""
+    """out = gammaln(x) over 1-D float32 arrays: blocks of 0 < x < 6.5 by the shifts and
+    the polynomial alone (_lgamma_near), blocks of finite x > 0 without the reflection
+    (gammaln_f32's lgamma of the positive argument), the rest by the full body."""
     for start in range(0, x.size, BLOCK):
         xs = x[start : start + BLOCK]
         ys = out[start : start + BLOCK]
-        if any_outside(xs, ALL_BITS, SMALLEST, FINITE_MAX):
+        if not any_outside(xs, ALL_BITS, SMALLEST, GAMMA_NEAR_MAX):
             for i in range(xs.size):
-                ys[i] = gammaln_f32(xs[i])
-        else:
+                ys[i] = _lgamma_near(xs[i])
+        elif not any_outside(xs, ALL_BITS, SMALLEST, FINITE_MAX):
             for i in range(xs.size):
                 ys[i] = _lgamma_pos(xs[i])
+        else:
+            for i in range(xs.size):
+                ys[i] = gammaln_f32(xs[i])
 
 
 @_helper

@@ -227,6 +227,18 @@ def _log_parts(x):
 
 
 @_helper(inline=True)
+def _lgamma_near(x):
+    """_lgamma_pos for 0 < x < 6.5 alone (its expressions there, without Stirling's
+    terms and their division): lgamma(2 + t) plus log p, or less log x below 1."""
+    t, f, p = _reduce(x)
+    e = t * f * _lgamma_s(t)
+    small = x < ONE
+    h, r = _log_parts(pick(small, x, p))
+    lg = h + r
+    return e + pick(small, -lg, lg)
+
+
+@_helper(inline=True)
 def _lgamma_pos(x):
     """lgamma(x) for finite x > 0 (x may be huge: then inf, as lgammaf)."""
     t, f, p = _reduce(pick(x < SHIFT_MAX, x, ONE))
