@@ -44,9 +44,39 @@ def _horner32(coeffs: np.ndarray, v: np.ndarray) -> np.ndarray:
     return p
 
 
-def fit_log_erfc() -> None:
+def _nodes(n: int, lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]:
+    """(u, x): n Chebyshev nodes u in (-1, 1) and the same points x in (lo, hi)."""
+    u = np.cos(np.pi * (np.arange(n) + 0.5) / n)
+    return u, lo + (u + 1) / 2 * (hi - lo)
+
+
+def _minimax(
+    u: np.ndarray, g: np.ndarray, weight: np.ndarray, degree: int, rounds: int
+) -> tuple[np.ndarray, float]:
+    """(Chebyshev coefficients, largest weighted error) of g: weighted least squares,
+    reweighted `rounds` times towards its largest errors (a cheap stand-in for minimax)."""
+    v = chebyshev.chebvander(u, degree)
+    w = weight.copy()
+    for _ in range(rounds):
+        cheb, *_ = np.linalg.lstsq(v * w[:, None], g * w, rcond=None)
+        err = np.abs(v @ cheb - g) * weight
+        w = w * (1 + err / err.max())
+    return cheb, float(err.max())
+
+
+def _power_basis(cheb: np.ndarray, lo: float, hi: float, shift: float = 0.0) -> np.ndarray:
+    """The Chebyshev series on u = 2 (x - lo) / (hi - lo) - 1 as a polynomial in
+    v = x + shift, highest power first (Horner's order)."""
     from numpy.polynomial import polynomial
 
+    a, b = 2 / (hi - lo), -2 * (shift + lo) / (hi - lo) - 1  # u = a v + b
+    power = np.zeros(1)
+    for i, c in enumerate(chebyshev.cheb2poly(cheb)):
+        power = polynomial.polyadd(power, c * polynomial.polypow([b, a], i))
+    return power[::-1]
+
+
+def fit_log_erfc() -> None:
     k = np.arange(6000)
     u = np.cos(np.pi * (k + 0.5) / k.size)
     x = LO + (u + 1) / 2 * (HI - LO)
@@ -58,12 +88,7 @@ def fit_log_erfc() -> None:
         cheb, *_ = np.linalg.lstsq(v * w[:, None], g * w, rcond=None)
         err = np.abs(v @ cheb - g) * weight
         w = weight * (1 + err / err.max()) ** 2
-    power = np.zeros(1)
-    for i, c in enumerate(chebyshev.cheb2poly(cheb)):  # substitute u = (2x - lo - hi) / w
-        power = polynomial.polyadd(
-            power, c * polynomial.polypow([-(LO + HI) / (HI - LO), 2 / (HI - LO)], i)
-        )
-    coeffs = power[::-1]
+    coeffs = _power_basis(cheb, LO, HI)
     print("LOG_ERFC_X = (" + ", ".join(repr(float(c)) for c in coeffs) + ")")
     x32 = np.linspace(LO, HI, 200001).astype(np.float32)
     y = 1 - np.exp(_horner32(coeffs, x32).astype(np.float64))
@@ -123,79 +148,36 @@ def _log_tail(m: np.ndarray) -> np.ndarray:
 
 
 def fit_log() -> None:
-    from numpy.polynomial import polynomial
-
-    lo, hi, degree = -1 / 3, 1 / 3, 7
-    k = np.arange(8000)
-    u = np.cos(np.pi * (k + 0.5) / k.size)
-    m = lo + (u + 1) / 2 * (hi - lo)
-    g = _log_tail(m)
-    weight = np.abs(m**3 / np.log1p(m))
-    v = chebyshev.chebvander(u, degree)
-    w = weight.copy()
-    for _ in range(40):  # iteratively reweighted least squares towards the minimax fit
-        cheb, *_ = np.linalg.lstsq(v * w[:, None], g * w, rcond=None)
-        err = np.abs(v @ cheb - g) * weight
-        w = w * (1 + err / err.max())
-    power = np.zeros(1)
-    for i, c in enumerate(chebyshev.cheb2poly(cheb)):  # substitute u = (2m - lo - hi) / w
-        power = polynomial.polyadd(
-            power, c * polynomial.polypow([-(lo + hi) / (hi - lo), 2 / (hi - lo)], i)
-        )
-    coeffs = power[::-1]
+    lo, hi = -1 / 3, 1 / 3
+    u, m = _nodes(8000, lo, hi)
+    weight = np.abs(m**3 / np.log1p(m))  # relative error of the log
+    cheb, err = _minimax(u, _log_tail(m), weight, 7, 40)
+    coeffs = _power_basis(cheb, lo, hi)
     print("LOG_P = (" + ", ".join(repr(float(c)) for c in coeffs) + ")")
-    print(f"# largest relative error of log(1 + m): {err.max():.2e}")
+    print(f"# largest relative error of log(1 + m): {err:.2e}")
 
 
 def fit_log_absolute() -> None:
-    from numpy.polynomial import polynomial
-
-    lo, hi, degree = -1 / 3, 1 / 3, 6
-    k = np.arange(8000)
-    u = np.cos(np.pi * (k + 0.5) / k.size)
-    m = lo + (u + 1) / 2 * (hi - lo)
+    lo, hi = -1 / 3, 1 / 3
+    u, m = _nodes(8000, lo, hi)
     g = _log_tail(m) * m - 0.5  # (log(1 + m) - m) / m^2
-    weight = m * m  # an error in Q is one of m^2 Q, absolute
-    v = chebyshev.chebvander(u, degree)
-    w = weight.copy()
-    for _ in range(40):  # iteratively reweighted least squares towards the minimax fit
-        cheb, *_ = np.linalg.lstsq(v * w[:, None], g * w, rcond=None)
-        err = np.abs(v @ cheb - g) * weight
-        w = w * (1 + err / err.max())
-    power = np.zeros(1)
-    for i, c in enumerate(chebyshev.cheb2poly(cheb)):  # substitute u = (2m - lo - hi) / w
-        power = polynomial.polyadd(
-            power, c * polynomial.polypow([-(lo + hi) / (hi - lo), 2 / (hi - lo)], i)
-        )
-    coeffs = power[::-1]
+    cheb, err = _minimax(u, g, m * m, 6, 40)  # an error in Q is one of m^2 Q, absolute
+    coeffs = _power_basis(cheb, lo, hi)
     print("ERFINV_LOG_Q = (" + ", ".join(repr(float(c)) for c in coeffs) + ")")
-    print(f"# largest absolute error of log(1 + m): {err.max():.2e}")
+    print(f"# largest absolute error of log(1 + m): {err:.2e}")
 
 
 def fit_gamma_k() -> None:
-    from numpy.polynomial import polynomial
     from scipy.special import gamma
 
-    lo, hi, degree, shift = -1.0, 0.5, 10, 0.25
-    k = np.arange(8000)
-    u = np.cos(np.pi * (k + 0.5) / k.size)
-    t = lo + (u + 1) / 2 * (hi - lo)
+    lo, hi = -1.0, 0.5
+    u, t = _nodes(8000, lo, hi)
     g2 = gamma(2 + t)
-    g = (g2 - 1) / (t * (t + 1))
-    weight = np.abs(t * (t + 1)) / g2
-    v = chebyshev.chebvander(u, degree)
-    w = weight.copy()
-    for _ in range(60):  # iteratively reweighted least squares towards the minimax fit
-        cheb, *_ = np.linalg.lstsq(v * w[:, None], g * w, rcond=None)
-        err = np.abs(v @ cheb - g) * weight
-        w = w * (1 + err / err.max())
-    a, b = 2 / (hi - lo), -2 * (shift + lo) / (hi - lo) - 1  # u = a v + b
-    power = np.zeros(1)
-    for i, c in enumerate(chebyshev.cheb2poly(cheb)):
-        power = polynomial.polyadd(power, c * polynomial.polypow([b, a], i))
-    coeffs = power[::-1]
+    weight = np.abs(t * (t + 1)) / g2  # relative error of Gamma(2 + t)
+    cheb, err = _minimax(u, (g2 - 1) / (t * (t + 1)), weight, 10, 60)
+    coeffs = _power_basis(cheb, lo, hi, shift=0.25)
     print("GAMMA_K = (" + ", ".join(repr(float(c)) for c in coeffs) + ")")
-    print(f"# largest relative error of Gamma(2 + t): {err.max():.2e}")
+    print(f"# largest relative error of Gamma(2 + t): {err:.2e}")
 
 
 def main() -> None:
