@@ -165,6 +165,28 @@ def test_ops_run_the_block_loops_on_float32(name: str) -> None:
         np.testing.assert_allclose(got64, LOOPS[name][2](x64), rtol=1e-11, atol=1e-15)
 
 
+@pytest.mark.parametrize("name", sorted(LOOPS))
+@pytest.mark.parametrize("parts", [1, 2, 3, 7])
+def test_parts_kernels_give_the_block_loops_bits(name: str, parts: int) -> None:
+    """ops.special's _<name>_parts (the block loop over contiguous parts in numba's
+    threads, what nd.<name> runs on large float32 arrays) against one block loop over
+    the whole array, also in place; parts that split blocks, and more parts than cores."""
+    from nnvmpy.ops import special
+
+    lo, hi = LOOPS[name][3]
+    x = np.random.default_rng(parts).uniform(lo, min(hi, 30.0), 100_003).astype(np.float32)
+    x[::9_999] = np.float32(EDGES[name][2])
+    want = _blocks(name, x)
+    out = np.full_like(x, 123.0)
+    parts_kernel = getattr(special, f"_{name}_parts")
+    with np.errstate(all="ignore"):
+        parts_kernel(x, out, parts)
+        assert _same_bits(out, want)
+        same = x.copy()
+        parts_kernel(same, same, parts)
+    assert _same_bits(same, want)
+
+
 def test_erfinv_c_is_minus_log_to_its_absolute_bound():
     """erfinv's w = -log q comes from a shorter log (f32.erfinv_c) that promises 5e-8
     absolute, not relative, precision: check it over q's whole range against float64."""

@@ -30,6 +30,7 @@ from ._scalar_param import scalar_values
 
 #: below this many elements one call on the calling thread is faster than a hand-off
 PARALLEL_CUTOFF = 1 << 19
+BLOCKS_PARALLEL_CUTOFF = 1 << 16  # float32_blocks: numba's threads start in ~2 us
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _pool: ThreadPoolExecutor | None = None
 _pool_pid = 0  # the process that made _pool: a forked child has none of its threads
@@ -150,22 +151,35 @@ def float32_loop_or(other: Callable[..., Any], f32_into: Callable[..., Any]) -> 
     return run
 
 
-def float32_blocks(block_loop: Any) -> Callable[[Any], Any]:
+def float32_blocks(block_loop: Any, parts_kernel: Any) -> Callable[[Any], Any]:
     """`@elementwise` for a body whose float32 arrays run a vmath.blocks loop (a light
-    body on blocks whose arguments all lie in its range) on every core; other dtypes
-    run the body's own kernel."""
+    body on blocks whose arguments all lie in its range); other dtypes run the body's own
+    kernel. parts_kernel(x, out, parts) is the loop over `parts` contiguous parts in
+    numba's threads (a kernel.cpu_kernel with a prange): it starts in ~2 us where the
+    ufunc pool's Python threads took 40-50 (nd.erfinv of 1M: 0.30 -> 0.23 ms), so arrays
+    are split from BLOCKS_PARALLEL_CUTOFF elements on, 8x below run_chunked's cutoff."""
 
     def into(x: np.ndarray, out: np.ndarray) -> None:
-        block_loop.compiled("cpu")(x.reshape(-1), out.reshape(-1))
+        xf, of = x.reshape(-1), out.reshape(-1)
+        if xf.size >= BLOCKS_PARALLEL_CUTOFF:
+            with _threads.region(_workers()) as k:
+                if k > 1:
+                    parts_kernel(xf, of, k)
+                    return
+        block_loop.compiled("cpu")(xf, of)
 
     def wrap(body: Any) -> Any:
         own = elementwise(body)
 
-        def kernel_run(x: np.ndarray, out: np.ndarray) -> np.ndarray:
-            own.launch(None, out, "write", x)
+        def run(x: np.ndarray, out: np.ndarray) -> np.ndarray:
+            if out.dtype == np.float32 and out.flags.c_contiguous and x.flags.c_contiguous:
+                into(x, out)
+            else:
+                own.launch(None, out, "write", x)
             return out
 
-        return elementwise(body, numpy_impl=float32_loop_or(kernel_run, into))
+        run.__name__ = f"{block_loop.__name__}_or_kernel"
+        return elementwise(body, numpy_impl=run)
 
     return wrap
 

@@ -14,9 +14,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import prange
 
 from .. import kernel
 from ..kernel import vmath
+from ..kernel.vmath.blocks import erfinv_into, gamma_into, gammaln_into
 from ._family import register_unary_math
 from ._numpy_fast import float32_blocks
 
@@ -78,7 +80,35 @@ def _erf_grad2(g, dy, x):  # -2x * 2 / sqrt(pi) e^(-x^2)
     return -2 * g * dy * x * TWO_OVER_SQRT_PI * v_exp(-x * x)
 
 
-@float32_blocks(vmath.blocks.erfinv_into)
+# the block loops over `parts` contiguous parts at once (float32_blocks), one per loop:
+# numba does not cache a function that takes the loop as an argument
+
+
+@kernel.cpu_kernel
+def _erfinv_parts(x, out, parts):
+    n = x.size
+    for p in prange(parts):
+        lo, hi = n * p // parts, n * (p + 1) // parts
+        erfinv_into(x[lo:hi], out[lo:hi])
+
+
+@kernel.cpu_kernel
+def _gamma_parts(x, out, parts):
+    n = x.size
+    for p in prange(parts):
+        lo, hi = n * p // parts, n * (p + 1) // parts
+        gamma_into(x[lo:hi], out[lo:hi])
+
+
+@kernel.cpu_kernel
+def _gammaln_parts(x, out, parts):
+    n = x.size
+    for p in prange(parts):
+        lo, hi = n * p // parts, n * (p + 1) // parts
+        gammaln_into(x[lo:hi], out[lo:hi])
+
+
+@float32_blocks(erfinv_into, _erfinv_parts)
 def _erfinv(x):
     return v_erfinv(x)
 
@@ -89,7 +119,7 @@ def _erfinv_grad(dy, x):  # 1 / erf'(erfinv(x)) = sqrt(pi) / 2 e^(erfinv(x)^2)
     return dy * SQRT_PI_OVER_TWO * v_exp(v * v)
 
 
-@float32_blocks(vmath.blocks.gamma_into)
+@float32_blocks(gamma_into, _gamma_parts)
 def _gamma(x):
     return v_gamma(x)
 
@@ -101,7 +131,7 @@ def _gamma_grad(dy, x):  # gamma(x) psi(x)
     return dy * math.gamma(x) * digamma(x)
 
 
-@float32_blocks(vmath.blocks.gammaln_into)
+@float32_blocks(gammaln_into, _gammaln_parts)
 def _gammaln(x):  # log |gamma(x)|
     return v_gammaln(x)
 
