@@ -135,3 +135,24 @@ def test_nd_tan_float32_runs_the_block_loop_on_every_chunk() -> None:
     np.testing.assert_array_equal(
         nv.nd.tan(nv.nd.array(x64, dtype="float64")).asnumpy(), np.tan(x64)
     )
+
+
+@pytest.mark.parametrize("parts", [1, 2, 3, 7])
+@pytest.mark.parametrize("in_place", [False, True])
+def test_parts_give_tan_intos_values_per_part(parts: int, in_place: bool) -> None:
+    """ops.unary_math._tan_parts (what nd.tan runs on large float32 arrays): each part is
+    tan_into of that part, its large arguments listed in its own row. One part holds
+    more of them than FAR_LIMIT (NumPy's loop from there on), the others a few."""
+    from nnvmpy.ops.unary_math import _tan_parts
+
+    rng = np.random.default_rng(parts)
+    x = rng.uniform(-4, 4, 60_001).astype(np.float32)
+    x[::997] = 3e4  # a few in every part
+    x[-(trig.FAR_LIMIT + 3000) :] = rng.uniform(1e5, 1e9, trig.FAR_LIMIT + 3000)
+    want = np.empty_like(x)
+    for p in range(parts):
+        lo, hi = x.size * p // parts, x.size * (p + 1) // parts
+        trig.tan_into(x[lo:hi], want[lo:hi])
+    out = x.copy() if in_place else np.full_like(x, 123.0)
+    _tan_parts(out if in_place else x, out, parts)
+    np.testing.assert_array_equal(out, want)

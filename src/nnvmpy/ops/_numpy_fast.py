@@ -118,7 +118,7 @@ def numpy_but_float32(ufunc: Any) -> Callable[[Any], Any]:
     on two threads they are as fast or faster on valid data too (log2 1.62 vs 1.94 ms,
     arcsin 0.98 vs 1.83, sinh 1.35 vs 2.00, cbrt 1.35 vs 1.76; arctanh 2.17 vs 2.12,
     2026-11-30). sin, cos, expm1 keep NumPy's: their bodies call libm per element (tan
-    has vmath.trig's block loop, through float32_loop_or)."""
+    has vmath.trig's block loop, through float32_parts)."""
 
     def wrap(body: Any) -> Any:
         numpy_run = threaded(ufunc)
@@ -136,50 +136,53 @@ def numpy_but_float32(ufunc: Any) -> Callable[[Any], Any]:
     return wrap
 
 
-def float32_loop_or(other: Callable[..., Any], f32_into: Callable[..., Any]) -> Any:
-    """A `numpy_impl`: float32 arrays through f32_into(x, out) (C-contiguous arrays of
-    one shape; e.g. vmath.trig.tan_into) in chunks on every core; other dtypes through
-    other(x, out=)."""
+def float32_parts(
+    other: Callable[..., Any], serial: Callable[..., Any], parallel: Callable[..., Any]
+) -> Callable[..., Any]:
+    """A `numpy_impl` for float32 loops compiled with numba: C-contiguous float32 arrays of
+    one shape through parallel(x, out, k), x split into k contiguous parts across numba's
+    threads (a kernel.cpu_kernel with a prange), or serial(x, out) below
+    BLOCKS_PARALLEL_CUTOFF elements or on one core; other dtypes through other(x, out=).
+
+    Why not run_chunked: its hand-off to the ufunc pool's Python threads costs 40-50 us
+    per call here, a prange starts in ~2.5 us (nd.erfinv of 1M: 0.30 -> 0.23 ms), so
+    arrays are split from 8x fewer elements on."""
 
     def run(x: np.ndarray, out: np.ndarray) -> np.ndarray:
-        if out.dtype == np.float32 and out.flags.c_contiguous and x.flags.c_contiguous:
-            run_chunked(f32_into, out, (x,))
-            return out
-        return other(x, out=out)
+        if not (out.dtype == np.float32 and out.flags.c_contiguous and x.flags.c_contiguous):
+            return other(x, out=out)
+        xf, of = x.reshape(-1), out.reshape(-1)
+        if xf.size >= BLOCKS_PARALLEL_CUTOFF:
+            with _threads.region(_workers()) as k:
+                if k > 1:
+                    parallel(xf, of, k)
+                    return out
+        serial(xf, of)
+        return out
 
-    run.__name__ = f"{getattr(f32_into, '__name__', 'loop')}_or_{getattr(other, '__name__', '')}"
+    run.__name__ = f"{getattr(serial, '__name__', 'loop')}_or_{getattr(other, '__name__', '')}"
     return run
 
 
 def float32_blocks(block_loop: Any, parts_kernel: Any) -> Callable[[Any], Any]:
     """`@elementwise` for a body whose float32 arrays run a vmath.blocks loop (a light
-    body on blocks whose arguments all lie in its range); other dtypes run the body's own
-    kernel. parts_kernel(x, out, parts) is the loop over `parts` contiguous parts in
-    numba's threads (a kernel.cpu_kernel with a prange): it starts in ~2 us where the
-    ufunc pool's Python threads took 40-50 (nd.erfinv of 1M: 0.30 -> 0.23 ms), so arrays
-    are split from BLOCKS_PARALLEL_CUTOFF elements on, 8x below run_chunked's cutoff."""
+    body on blocks whose arguments all lie in its range) through float32_parts, with
+    parts_kernel(x, out, k) its loop over k parts; other dtypes run the body's own
+    kernel."""
 
-    def into(x: np.ndarray, out: np.ndarray) -> None:
-        xf, of = x.reshape(-1), out.reshape(-1)
-        if xf.size >= BLOCKS_PARALLEL_CUTOFF:
-            with _threads.region(_workers()) as k:
-                if k > 1:
-                    parts_kernel(xf, of, k)
-                    return
-        block_loop.compiled("cpu")(xf, of)
+    def serial(x: np.ndarray, out: np.ndarray) -> None:
+        block_loop.compiled("cpu")(x, out)
+
+    serial.__name__ = block_loop.__name__
 
     def wrap(body: Any) -> Any:
         own = elementwise(body)
 
-        def run(x: np.ndarray, out: np.ndarray) -> np.ndarray:
-            if out.dtype == np.float32 and out.flags.c_contiguous and x.flags.c_contiguous:
-                into(x, out)
-            else:
-                own.launch(None, out, "write", x)
+        def kernel(x: np.ndarray, out: np.ndarray) -> np.ndarray:
+            own.launch(None, out, "write", x)
             return out
 
-        run.__name__ = f"{block_loop.__name__}_or_kernel"
-        return elementwise(body, numpy_impl=run)
+        return elementwise(body, numpy_impl=float32_parts(kernel, serial, parts_kernel))
 
     return wrap
 

@@ -68,7 +68,7 @@ def tan_near_f32(x):
 
 
 @_helper
-def _tan_blocks(x, out, far_at, far_x):
+def tan_blocks(x, out, far_at, far_x):
     """out[i] = tan(x[i]) where |x[i]| <= TAN_NEAR_MAX (or inf, NaN); the others' indices
     and values go to far_at / far_x. Returns (count listed, stop): when more arguments
     are beyond the bound than the lists hold, the loop stops before the block where that
@@ -109,9 +109,22 @@ def tan_into(x: np.ndarray, out: np.ndarray) -> None:
     flat_x, flat_out = x.reshape(-1), out.reshape(-1)
     far_at = np.empty(FAR_LIMIT, np.int64)
     far_x = np.empty(FAR_LIMIT, np.float32)
-    count, stop = _tan_blocks.compiled("cpu")(flat_x, flat_out, far_at, far_x)
+    count, stop = tan_blocks.compiled("cpu")(flat_x, flat_out, far_at, far_x)
+    tan_finish(flat_x, flat_out, count, stop, far_at, far_x)
+
+
+def tan_finish(
+    x: np.ndarray,
+    out: np.ndarray,
+    count: int,
+    stop: int,
+    far_at: np.ndarray,
+    far_x: np.ndarray,
+) -> None:
+    """What tan_blocks(x, out, far_at, far_x) left, given its (count, stop): NumPy's
+    float32 tan from stop on, float64 tan for the `count` arguments it listed."""
     with np.errstate(all="ignore"):
-        if stop < flat_x.size:
-            np.tan(flat_x[stop:], out=flat_out[stop:])
+        if stop < x.size:
+            np.tan(x[stop:], out=out[stop:])
         if count:
-            flat_out[far_at[:count]] = np.tan(far_x[:count].astype(np.float64))
+            out[far_at[:count]] = np.tan(far_x[:count].astype(np.float64))
