@@ -164,6 +164,20 @@ def float32_parts(
     return run
 
 
+def vmath_parts(name: str) -> Callable[[np.ndarray, np.ndarray, int], None]:
+    """ops/_vmath_parts.<name>(x, out, k) (a float32 loop over k parts in numba's
+    threads), that module imported on the first call: it imports numba, which
+    `import nnvmpy` must not."""
+
+    def run(x: np.ndarray, out: np.ndarray, parts: int) -> None:
+        from nnvmpy.ops import _vmath_parts
+
+        getattr(_vmath_parts, name)(x, out, parts)
+
+    run.__name__ = name
+    return run
+
+
 def float32_blocks(block_loop: Any, parts_kernel: Any) -> Callable[[Any], Any]:
     """`@elementwise` for a body whose float32 arrays run a vmath.blocks loop (a light
     body on blocks whose arguments all lie in its range) through float32_parts, with

@@ -14,13 +14,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import prange
 
 from .. import kernel
 from ..kernel import vmath
 from ..kernel.vmath.blocks import erfinv_into, gamma_into, gammaln_into
 from ._family import register_unary_math
-from ._numpy_fast import float32_blocks
+from ._numpy_fast import float32_blocks, vmath_parts
 
 elementwise = kernel.elementwise
 device_function = kernel.device_function
@@ -80,32 +79,10 @@ def _erf_grad2(g, dy, x):  # -2x * 2 / sqrt(pi) e^(-x^2)
     return -2 * g * dy * x * TWO_OVER_SQRT_PI * v_exp(-x * x)
 
 
-# the block loops over `parts` contiguous parts at once (float32_blocks), one per loop:
-# numba does not cache a function that takes the loop as an argument
-
-
-@kernel.cpu_kernel
-def _erfinv_parts(x, out, parts):
-    n = x.size
-    for p in prange(parts):
-        lo, hi = n * p // parts, n * (p + 1) // parts
-        erfinv_into(x[lo:hi], out[lo:hi])
-
-
-@kernel.cpu_kernel
-def _gamma_parts(x, out, parts):
-    n = x.size
-    for p in prange(parts):
-        lo, hi = n * p // parts, n * (p + 1) // parts
-        gamma_into(x[lo:hi], out[lo:hi])
-
-
-@kernel.cpu_kernel
-def _gammaln_parts(x, out, parts):
-    n = x.size
-    for p in prange(parts):
-        lo, hi = n * p // parts, n * (p + 1) // parts
-        gammaln_into(x[lo:hi], out[lo:hi])
+# the block loops over k contiguous parts at once in numba's threads (float32_blocks)
+_erfinv_parts = vmath_parts("erfinv_parts")
+_gamma_parts = vmath_parts("gamma_parts")
+_gammaln_parts = vmath_parts("gammaln_parts")
 
 
 @float32_blocks(erfinv_into, _erfinv_parts)

@@ -21,15 +21,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import prange
 
 from .. import kernel
 from ..graph.grad import ElemwiseGradUseNone, make_zero_grad_nodes
 from ..kernel import vmath
-from ..kernel.vmath.trig import tan_blocks
 from ..param import Parameter, field
 from ._family import ZERO, register_unary, register_unary_math
-from ._numpy_fast import float32_parts, numpy_but_float32, threaded
+from ._numpy_fast import float32_parts, numpy_but_float32, threaded, vmath_parts
 from ._second_order import ThirdDerivative, reciprocal_power, unary_chain
 
 elementwise = kernel.elementwise
@@ -54,29 +52,7 @@ INF = math.inf
 # -- trigonometric ---------------------------------------------------------------------------
 
 
-@kernel.cpu_kernel
-def _tan_blocks_parts(x, out, far_at, far_x, counts, stops):
-    """vmath.trig's tan_blocks over len(counts) contiguous parts at once, each with its
-    own row of far_at / far_x; counts[p], stops[p]: its results (stops in x's indices)."""
-    n = x.size
-    parts = counts.size
-    for p in prange(parts):
-        lo, hi = n * p // parts, n * (p + 1) // parts
-        count, stop = tan_blocks(x[lo:hi], out[lo:hi], far_at[p], far_x[p])
-        counts[p] = count
-        stops[p] = lo + stop
-
-
-def _tan_parts(x: np.ndarray, out: np.ndarray, parts: int) -> None:
-    """vmath.trig.tan_into over `parts` parts of flat float32 x at once."""
-    n = x.size
-    far_at = np.empty((parts, vmath.trig.FAR_LIMIT), np.int64)
-    far_x = np.empty((parts, vmath.trig.FAR_LIMIT), np.float32)
-    counts, stops = np.empty(parts, np.int64), np.empty(parts, np.int64)
-    _tan_blocks_parts(x, out, far_at, far_x, counts, stops)
-    for p in range(parts):
-        lo, hi = n * p // parts, n * (p + 1) // parts
-        vmath.trig.tan_finish(x[lo:hi], out[lo:hi], counts[p], stops[p] - lo, far_at[p], far_x[p])
+_tan_parts = vmath_parts("tan_parts")  # tan_into over k parts in numba's threads
 
 
 @elementwise(numpy_impl=float32_parts(threaded(np.tan), vmath.trig.tan_into, _tan_parts))
