@@ -30,7 +30,7 @@ from ._scalar_param import scalar_values
 
 #: below this many elements one call on the calling thread is faster than a hand-off
 PARALLEL_CUTOFF = 1 << 19
-BLOCKS_PARALLEL_CUTOFF = 1 << 16  # float32_blocks: numba's threads start in ~2 us
+BLOCKS_PARALLEL_CUTOFF = 1 << 16  # float32_parts: numba's threads start in ~2 us
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _pool: ThreadPoolExecutor | None = None
 _pool_pid = 0  # the process that made _pool: a forked child has none of its threads
