@@ -15,6 +15,7 @@ import nnvmpy as nv
 from nnvmpy.kernel import vmath
 
 blocks = vmath.blocks
+B = blocks.BLOCK
 LOOPS = {
     "gamma": (blocks.gamma_into, vmath.gamma, special.gamma, (0.2, 6.4)),
     "gammaln": (blocks.gammaln_into, vmath.gammaln, special.gammaln, (0.2, 1e30)),
@@ -70,12 +71,12 @@ def test_light_blocks_match_the_full_body_and_scipy(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(LOOPS))
-@pytest.mark.parametrize("n", [1, 2047, 2048, 2049, 6000])
+@pytest.mark.parametrize("n", [1, B - 1, B, B + 1, 6000])
 def test_one_argument_outside_sends_its_block_to_the_full_body(name: str, n: int) -> None:
     lo, hi = LOOPS[name][3]
     rng = np.random.default_rng(n)
     for edge in [*EDGES[name], np.nan]:
-        for at in {0, n // 2, n - 1, min(2048, n - 1)}:
+        for at in {0, n // 2, n - 1, min(B, n - 1)}:
             x = rng.uniform(lo, min(hi, 30.0), n).astype(np.float32)
             x[at] = edge
             with np.errstate(all="ignore"):
@@ -83,7 +84,7 @@ def test_one_argument_outside_sends_its_block_to_the_full_body(name: str, n: int
             assert _same_bits(got, want), f"{name}({edge}) at {at} of {n}"
 
 
-@pytest.mark.parametrize("n", [2048, 6000])
+@pytest.mark.parametrize("n", [B, 6000])
 def test_gammaln_near_blocks_match_the_full_body(n: int) -> None:
     """gammaln's third block class, 0 < x < 6.5 (no Stirling terms): the full body's bits,
     also when one argument at the region's edge sends its block to another class."""

@@ -117,6 +117,31 @@ def _bit_casts() -> dict[str, Any]:
 
             return wide(a, b), codegen
 
+        @intrinsic
+        def prefetch(typingctx: Any, array: Any, index: Any) -> Any:
+            if not isinstance(array, types.Array) or not isinstance(index, types.Integer):
+                return None
+
+            def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+                from numba.core import cgutils
+
+                arraytype = signature.args[0]
+                values = context.make_array(arraytype)(context, builder, args[0])
+                at = cgutils.get_item_pointer(
+                    context, builder, arraytype, values, [args[1]], wraparound=False
+                )
+                byte = ir.IntType(8).as_pointer()
+                i32 = ir.IntType(32)
+                fn = builder.module.declare_intrinsic(
+                    "llvm.prefetch", [byte], ir.FunctionType(ir.VoidType(), [byte, i32, i32, i32])
+                )
+                # read, locality 3 (every cache level), data
+                flags = [ir.Constant(i32, k) for k in (0, 3, 1)]
+                builder.call(fn, [builder.bitcast(at, byte), *flags])
+                return context.get_dummy_value()
+
+            return types.none(array, index), codegen
+
         def int32_op(build: Callable[[Any, Any, Any], Any]) -> Any:
             @intrinsic
             def op(typingctx: Any, a: Any, b: Any) -> Any:
@@ -143,6 +168,7 @@ def _bit_casts() -> dict[str, Any]:
             fmax=fmax,
             madd=madd,
             pick=pick,
+            prefetch=prefetch,
             f32_bits=to_int(32, types.float32),
             bits_f32=to_float(32, types.float32),
             f64_bits=to_int(64, types.float64),
@@ -226,6 +252,11 @@ def pick(cond: Any, a: Any, b: Any) -> Any:
     return a if cond else b
 
 
+def prefetch(array: Any, index: Any) -> None:
+    """Ask the CPU to bring the cache line holding array[index] in (llvm.prefetch), without
+    waiting for it; index must lie inside the array. Python calls do nothing."""
+
+
 # ---------------------------------------------------------------- the dispatching function
 class VectorFunction(DeviceFunction):
     """A device function whose CPU build runs `f32_body` for float32 arguments.
@@ -279,7 +310,7 @@ class VectorFunction(DeviceFunction):
         return stub
 
 
-_SWAPPED = {"f32_bits", "bits_f32", "f64_bits", "bits_f64", "pick", "madd", "fma"} | {
+_SWAPPED = {"f32_bits", "bits_f32", "f64_bits", "bits_f64", "pick", "madd", "fma", "prefetch"} | {
     "add32",
     "sub32",
     "and32",

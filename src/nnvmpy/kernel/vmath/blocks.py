@@ -11,6 +11,14 @@ bodies' own expressions for the region, so the results are the same bits either 
 3.5 -> 0.6 ns per element (0.32 with gamma.py's K), gammaln on x > 0 1.3 -> 0.8, erfinv
 on |y| <= 0.99 0.58 -> 0.29 (0.27 with f32.erfinv_c's shorter log).
 
+Arrays larger than the caches stream from memory, and these loops are too slow to keep
+the CPU's own prefetcher ahead: it follows demand misses, and a block's compute phase
+issues none. So each block first asks for the lines AHEAD elements on
+(`prefetch_ahead`), a block's worth, spread over the array as the loop goes: 10M gamma
+on two threads 1.93 -> 1.63 ms (one thread: 0.373 -> 0.335 ns per element, in cache
+0.32). One prefetch of a whole 2048-element block at once ran slower than none (0.44
+ns per element): the misses queue behind each other. Hence BLOCK = 256 (16 lines).
+
 Each loop is written out (not one loop taking the bodies as arguments): numba does not
 cache a function whose arguments are other compiled functions, and gamma's body takes
 seconds to compile.
@@ -20,12 +28,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._dispatch import _helper, and32, f32_bits, or32, pick, sub32
+from ._dispatch import _helper, and32, f32_bits, or32, pick, prefetch, sub32
 from .f32 import ONE, erfinv_c, erfinv_central_poly, erfinv_f32
 from .gamma import SHIFT_MAX, _gamma_2t, _lgamma_near, _lgamma_pos, _reduce, gamma_f32, gammaln_f32
 
 F = np.float32
-BLOCK = 2048
+BLOCK = 256
+AHEAD = 4096  # elements (16 KiB): ~1.3 us of gamma's loop ahead of the block in hand
+LINE = 16  # float32 per 64-byte cache line
 ALL_BITS = np.int32(-1)
 ABS_BITS = np.int32(0x7FFFFFFF)  # a float32's bits less the sign
 FINITE_MAX = np.int32(0x7F7FFFFF)  # bits of the largest finite float32
@@ -49,6 +59,13 @@ def any_outside(xs, mask, lo, hi):
     return flags < 0
 
 
+@_helper
+def prefetch_ahead(x, start):
+    """Prefetch x[start + AHEAD : start + AHEAD + BLOCK], one call per cache line."""
+    for i in range(start + AHEAD, min(start + AHEAD + BLOCK, x.size), LINE):
+        prefetch(x, i)
+
+
 @_helper(inline=True)
 def gamma_near_f32(x):
     """gamma_f32 for 0 < x < 6.5: Gamma(2 + t), times p or over x (gamma_f32's `near`)."""
@@ -67,6 +84,7 @@ def erfinv_central_f32(y):
 def gamma_into(x, out):
     """out = gamma(x) over 1-D float32 arrays, blocks of 0 < x < 6.5 by gamma_near_f32."""
     for start in range(0, x.size, BLOCK):
+        prefetch_ahead(x, start)
         xs = x[start : start + BLOCK]
         ys = out[start : start + BLOCK]
         if any_outside(xs, ALL_BITS, SMALLEST, GAMMA_NEAR_MAX):
@@ -83,6 +101,7 @@ def gammaln_into(x, out):
     the polynomial alone (_lgamma_near), blocks of finite x > 0 without the reflection
     (gammaln_f32's lgamma of the positive argument), the rest by the full body."""
     for start in range(0, x.size, BLOCK):
+        prefetch_ahead(x, start)
         xs = x[start : start + BLOCK]
         ys = out[start : start + BLOCK]
         if not any_outside(xs, ALL_BITS, SMALLEST, GAMMA_NEAR_MAX):
@@ -101,6 +120,7 @@ def erfinv_into(x, out):
     """out = erfinv(x) over 1-D float32 arrays, blocks of |x| <= 0.99 by the central
     polynomial alone."""
     for start in range(0, x.size, BLOCK):
+        prefetch_ahead(x, start)
         xs = x[start : start + BLOCK]
         ys = out[start : start + BLOCK]
         if any_outside(xs, ABS_BITS, 0, ERFINV_CENTRAL_BITS):
