@@ -13,8 +13,10 @@ test extra).
   of erf, and reweighted towards its largest errors (a cheap stand-in for minimax).
 - erf(x) / x on [0, 0.875] as a degree-5 polynomial in z = x^2 (f32.py's erf below 0.875,
   replacing an 11-term Taylor series).
-- lgamma(2 + t) = t (t + 1) S(t) on t in [-1, 1/2] (gamma.py): S is smooth there (the
-  nearest singularity, t = -2, is 1 away), degree 11 in v = t + 1/4.
+- lgamma(x) = (x - 1)(x - 2) R(x) on [0.5, 1.25), [1.25, 2.75) and [2.75, 6.5) (gamma.py's
+  gammaln below 6.5): one degree-11 polynomial per piece in x less the piece's centre,
+  picked per element by two comparisons; both roots of lgamma factored out, weighted for
+  the relative error of lgamma.
 - log(1 + m) = m - m^2/2 + m^3 P(m) on m in [-1/3, 1/3] (f32.py's logs: the split of x
   at 2/3 leaves 2/3 <= 1 + m < 4/3), degree 7, weighted by m^3 / log(1 + m) (relative
   error of the log) and reweighted towards the largest errors.
@@ -33,7 +35,6 @@ from scipy.special import erf as special_erf
 from scipy.special import erfc, gammaln
 
 LO, HI, DEGREE = 0.875, 3.95, 6
-S_LO, S_HI, S_DEGREE, S_SHIFT = -1.0, 0.5, 11, 0.25
 
 
 def _horner32(coeffs: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -117,23 +118,28 @@ def fit_erf_small() -> None:
     print(f"# largest relative error of the fit: {err:.2e}")
 
 
-def fit_lgamma_s() -> None:
-    k = np.arange(4000)
-    u = np.cos(np.pi * (k + 0.5) / k.size)  # Chebyshev nodes: never the roots t = -1, 0
-    half = (S_HI - S_LO) / 2
-    t = S_LO + (u + 1) * half
-    s = gammaln(2 + t) / (t * (t + 1))
-    cheb = chebyshev.chebfit(u, s, S_DEGREE)
-    # power basis in v = t + S_SHIFT = half * u (the interval's centre is -S_SHIFT)
-    power = chebyshev.cheb2poly(cheb) / half ** np.arange(S_DEGREE + 1)
-    coeffs = power[::-1]
-    print("LGAMMA_S = (" + ", ".join(repr(float(c)) for c in coeffs) + ")")
-    err = np.max(np.abs(chebyshev.chebval(u, cheb) / s - 1))
-    t32 = t.astype(np.float32)
-    t64 = t32.astype(np.float64)
-    exact = gammaln(2 + t64) / (t64 * (t64 + 1))
-    err32 = np.max(np.abs(_horner32(coeffs, t32 + np.float32(S_SHIFT)) / exact - 1))
-    print(f"# largest relative error of the fit: {err:.2e}, in float32: {err32:.2e}")
+LGAMMA_PIECES = ((0.5, 1.25), (1.25, 2.75), (2.75, 6.5))
+LGAMMA_DEGREE = 11
+
+
+def fit_lgamma_pieces() -> None:
+    """lgamma(x) = (x - 1)(x - 2) R(x) on [0.5, 6.5), R one degree-11 polynomial per
+    piece in s = x - (the piece's centre), weighted for the relative error of lgamma."""
+    for k, (lo, hi) in enumerate(LGAMMA_PIECES):
+        u, x = _nodes(8000, lo, hi)  # Chebyshev nodes: never the roots 1 and 2
+        r = gammaln(x) / ((x - 1) * (x - 2))
+        cheb, err = _minimax(u, r, 1 / np.abs(r), LGAMMA_DEGREE, 40)
+        coeffs = _power_basis(cheb, lo, hi, shift=-(lo + hi) / 2)
+        print(f"_R{k} = (" + ", ".join(repr(float(c)) for c in coeffs) + ")")
+        x32 = np.linspace(lo, hi, 200001).astype(np.float32)[:-1]
+        exact = gammaln(x32.astype(np.float64))
+        s = (x32 - np.float32((lo + hi) / 2)).astype(np.float32)
+        a = (x32 - np.float32(1)).astype(np.float64)
+        g = (a * x32 - 2 * a).astype(np.float32)  # fma(a, x, -2a): one rounding
+        got = (_horner32(coeffs, s) * g).astype(np.float32)
+        ulps = np.abs(got - exact) / np.spacing(np.abs(exact).astype(np.float32))
+        print(f"# [{lo}, {hi}): largest relative error of the fit {err:.2e}, in float32")
+        print(f"# {ulps.max():.2f} ulp (Horner's multiply-adds rounded twice here)")
 
 
 def _log_tail(m: np.ndarray) -> np.ndarray:
@@ -186,7 +192,7 @@ def main() -> None:
     fit_gamma_k()
     fit_log_erfc()
     fit_erf_small()
-    fit_lgamma_s()
+    fit_lgamma_pieces()
 
 
 if __name__ == "__main__":

@@ -85,16 +85,20 @@ def test_one_argument_outside_sends_its_block_to_the_full_body(name: str, n: int
 
 
 @pytest.mark.parametrize("n", [B, 6000])
-def test_gammaln_near_blocks_match_the_full_body(n: int) -> None:
-    """gammaln's third block class, 0 < x < 6.5 (no Stirling terms): the full body's bits,
-    also when one argument at the region's edge sends its block to another class."""
+@pytest.mark.parametrize("low", [0.05, 0.5])
+def test_gammaln_near_blocks_match_the_full_body(n: int, low: float) -> None:
+    """gammaln's block classes below 6.5, 0.5 <= x (the polynomial pieces alone) and
+    0 < x (a log too): the full body's bits, also when one argument at a region's edge
+    sends its block to another class."""
     rng = np.random.default_rng(n)
-    x = rng.uniform(0.05, 6.45, n).astype(np.float32)
+    x = rng.uniform(low, 6.45, n).astype(np.float32)
+    x[:3] = [0.5, 1.25, 2.75]  # the pieces' edges
     assert _same_bits(_blocks("gammaln", x), _full("gammaln", x))
     exact = special.gammaln(x.astype(np.float64))
     ulps = np.abs(_blocks("gammaln", x) - exact) / np.spacing(np.abs(exact.astype(np.float32)))
     assert ulps.max() <= 3.5
-    for edge in (np.nextafter(np.float32(6.5), np.float32(0)), 6.5, 7.0, 1e-45, -1.0, np.inf):
+    edges = (np.nextafter(np.float32(0.5), np.float32(0)), 0.25, 1e-45, -1.0, np.inf)
+    for edge in (np.nextafter(np.float32(6.5), np.float32(0)), 6.5, 7.0, *edges):
         y = x.copy()
         y[n // 2] = edge
         with np.errstate(all="ignore"):

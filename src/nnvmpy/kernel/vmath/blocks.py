@@ -30,7 +30,16 @@ import numpy as np
 
 from ._dispatch import _helper, and32, f32_bits, or32, pick, prefetch, sub32
 from .f32 import ONE, erfinv_c, erfinv_central_poly, erfinv_f32
-from .gamma import SHIFT_MAX, _gamma_2t, _lgamma_near, _lgamma_pos, _reduce, gamma_f32, gammaln_f32
+from .gamma import (
+    SHIFT_MAX,
+    _gamma_2t,
+    _lgamma_mid,
+    _lgamma_near,
+    _lgamma_pos,
+    _reduce,
+    gamma_f32,
+    gammaln_f32,
+)
 
 F = np.float32
 BLOCK = 256
@@ -40,6 +49,7 @@ ALL_BITS = np.int32(-1)
 ABS_BITS = np.int32(0x7FFFFFFF)  # a float32's bits less the sign
 FINITE_MAX = np.int32(0x7F7FFFFF)  # bits of the largest finite float32
 SMALLEST = np.int32(1)  # bits of the smallest positive float32 (a subnormal)
+HALF_BITS = np.int32(F(0.5).view(np.int32))
 GAMMA_NEAR_MAX = np.int32(np.nextafter(SHIFT_MAX, F(0)).view(np.int32))  # x < 6.5
 ERFINV_CENTRAL = F(0.99)  # -log(1 - y^2) < 5 below 0.9966: Giles' central polynomial
 ERFINV_CENTRAL_BITS = np.int32(ERFINV_CENTRAL.view(np.int32))
@@ -96,15 +106,27 @@ def gamma_into(x, out):
 
 
 @_helper
+def _gammaln_mid_loop(xs, ys):
+    """_lgamma_mid over a block, in a function of its own: the same loop written inside
+    gammaln_into ran 0.37 ns per element in cache instead of 0.31 (probably its 39
+    constants, hoisted out of the block loop, no longer fit the 32 vector registers)."""
+    for i in range(xs.size):
+        ys[i] = _lgamma_mid(xs[i])
+
+
+@_helper
 def gammaln_into(x, out):
-    """out = gammaln(x) over 1-D float32 arrays: blocks of 0 < x < 6.5 by the shifts and
-    the polynomial alone (_lgamma_near), blocks of finite x > 0 without the reflection
-    (gammaln_f32's lgamma of the positive argument), the rest by the full body."""
+    """out = gammaln(x) over 1-D float32 arrays: blocks of 0.5 <= x < 6.5 by the piecewise
+    polynomial alone (_lgamma_mid), blocks of 0 < x < 6.5 by it and a log (_lgamma_near),
+    blocks of finite x > 0 without the reflection (gammaln_f32's lgamma of the positive
+    argument), the rest by the full body."""
     for start in range(0, x.size, BLOCK):
         prefetch_ahead(x, start)
         xs = x[start : start + BLOCK]
         ys = out[start : start + BLOCK]
-        if not any_outside(xs, ALL_BITS, SMALLEST, GAMMA_NEAR_MAX):
+        if not any_outside(xs, ALL_BITS, HALF_BITS, GAMMA_NEAR_MAX):
+            _gammaln_mid_loop(xs, ys)
+        elif not any_outside(xs, ALL_BITS, SMALLEST, GAMMA_NEAR_MAX):
             for i in range(xs.size):
                 ys[i] = _lgamma_near(xs[i])
         elif not any_outside(xs, ALL_BITS, SMALLEST, FINITE_MAX):
