@@ -490,6 +490,54 @@ def test_disk_cache_is_invalidated_by_an_edit_to_a_function_it_calls(tmp_path):
     assert _run_cached(tmp_path) == (0, [50.0, 53.0, 56.0, 59.0])
 
 
+_OUTER_MODULE = """
+from nnvmpy.kernel.vmath._dispatch import _helper
+from cached_helper import bump
+
+@_helper  # not inlined into its callers: a compiled function of its own
+def outer(v):
+    return bump(v) * 2.0
+"""
+
+
+def test_a_helper_is_recompiled_when_a_function_it_calls_is_edited(tmp_path):
+    """kernel -> outer (a helper numba compiles on its own; its file unchanged) -> bump
+    (edited): outer's disk cache entry must not bring the old bump back (numba's
+    cache=True checks outer's own file only: a vmath.blocks loop ran a stale body of
+    another file that way)."""
+    (tmp_path / "cached_module.py").write_text(
+        _CALLER_MODULE.replace(
+            "from cached_helper import bump", "from cached_outer import outer"
+        ).replace("bump(k * x)", "outer(k * x)")
+    )
+    (tmp_path / "cached_outer.py").write_text(_OUTER_MODULE)
+    helper = tmp_path / "cached_helper.py"
+
+    helper.write_text(_HELPER_MODULE.format(offset="1.0"))
+    assert _run_cached(tmp_path)[1] == [2.0, 8.0, 14.0, 20.0]
+    assert _run_cached(tmp_path) == (1, [2.0, 8.0, 14.0, 20.0])
+    helper.write_text(_HELPER_MODULE.format(offset="50.0"))
+    assert _run_cached(tmp_path)[1] == [100.0, 106.0, 112.0, 118.0]
+
+
+def test_two_processes_saving_loops_at_once_never_swap_their_machine_code(tmp_path):
+    """The interleaving that broke a CI run: saver a writes its index, saver b (which read
+    the same old index) writes its index and data, then a writes its data. numba's own
+    cache file numbered both entries 1, so b's key then loaded a's code."""
+    from nnvmpy.kernel import cpu
+
+    cache_file = cpu._keyed_cache_file()
+    a, b, reader = (cache_file(str(tmp_path), "loop", "stamp") for _ in range(3))
+    deferred = []
+    a._save_data = lambda name, data: deferred.append((name, data))  # a pauses here
+    a.save(("sig a",), "code a")
+    b._load_index = lambda: {}  # b read the index before a wrote it
+    b.save(("sig b",), "code b")
+    type(a)._save_data(a, *deferred[0])  # a resumes
+    assert reader.load(("sig b",)) == "code b"
+    assert reader.load(("sig a",)) in (None, "code a")  # lost at worst: compiled again
+
+
 def test_kernels_without_a_source_file_compile_in_memory():
     namespace: dict = {}
     exec("def twice(x):\n    return 2 * x\n", namespace)  # no file: no disk cache

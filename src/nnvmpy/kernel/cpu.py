@@ -32,6 +32,7 @@ helper that the scalar function calls from *another* file is not noticed.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import math
@@ -322,18 +323,57 @@ def callee_key(fn: Any, seen: set[int] | None = None) -> list[Any]:
     return key
 
 
+@functools.cache
+def _keyed_cache_file() -> type:
+    """numba's IndexDataCacheFile with one data file per key, named by the key's hash.
+
+    numba's own save reads the index, takes the first free entry number and writes the
+    index and then the data: two processes saving at once (pytest-xdist workers, MPI
+    ranks starting together) can both take entry N, and the index one of them leaves
+    then names the other's machine code, a loop of another signature ("can't unbox
+    array from PyObject", CI of 077ef67). With a name per key the worst a race does is
+    drop one process's index entry, and that loop is compiled again next time."""
+    from numba.core.caching import IndexDataCacheFile
+
+    class KeyedCacheFile(IndexDataCacheFile):
+        def _name_for(self, key: Any) -> str:
+            digest = hashlib.sha256(repr(key).encode()).hexdigest()[:16]
+            return f"{self._index_name.removesuffix('.nbi')}.{digest}.nbc"
+
+        def save(self, key: Any, data: Any) -> None:
+            overloads = self._load_index()
+            name = self._name_for(key)
+            if overloads.get(key) != name:
+                overloads[key] = name
+                self._save_index(overloads)
+            self._save_data(name, data)
+
+        def load(self, key: Any) -> Any:
+            name = self._name_for(key)
+            if self._load_index().get(key) != name:  # numba's numbered entries: maybe
+                return None  # another key's code (see above): compiled again instead
+            try:
+                return self._load_data(name)
+            except OSError:  # removed since the index was read
+                return None
+
+    return KeyedCacheFile
+
+
 def _disk_cache(loop: Any, scalar: Any, tag: str) -> Any:
     """A numba cache for `loop` keyed by code, stored beside `scalar`'s module, or None."""
     scalar_digest = _function_digest(scalar)
     if scalar_digest is None:
         return None
     try:
-        from numba.core.caching import FunctionCache, IndexDataCacheFile
+        from numba.core.caching import FunctionCache
+
+        cache_file = _keyed_cache_file()
 
         class _KernelCache(FunctionCache):
             def __init__(self) -> None:
                 super().__init__(scalar)  # locator, file stamp and name from the scalar fn
-                self._cache_file = IndexDataCacheFile(
+                self._cache_file = cache_file(
                     cache_path=self._cache_path,
                     filename_base=f"{self._impl.filename_base}.{tag}",
                     source_stamp=self._impl.locator.get_source_stamp(),

@@ -22,11 +22,11 @@ same `_sq` is an inlined njit function in the CPU body and a CUDA device functio
 GPU one. The copy's `cuda` global is numba.cuda itself, which the simulator swaps for its
 fake per-thread module. Name device functions as plain globals (not `module.fn`): only
 those are rebound. Nothing is compiled, and numba is not imported, before the first
-launch; CPU builds are cached on disk (numba's cache=True). As with numba's own cache, an
-edit to a device function in *another* file than the body does not invalidate the body's
-cached machine code: clear __pycache__ (or bump the body's file) after such an edit.
+launch; CPU builds are cached on disk under a key of their code and of every function
+they reach (cpu.callee_key), so an edit to a device function in another file recompiles
+what calls it, which numba's own cache=True (keyed by the caller's file) did not.
 (Hand-written kernels, kernel.cpu_kernel and kernel.cuda_kernel, are built from the same
-copy, and their CPU cache is keyed by callees.) `fmax` below is a device function whose
+copy and cached the same way.) `fmax` below is a device function whose
 CPU build is one LLVM intrinsic.
 """
 
@@ -106,15 +106,17 @@ def _njit(fn: Callable[..., Any], **options: Any) -> Any:
 
     cpu.configure_threading_layer()  # numba's settings before its first compile
 
-    # numba keys a closure's cache entry by pickling its cells: a dispatcher in a cell
-    # pickles differently in every process, so such entries would only pile up
-    cells = [c.cell_contents for c in fn.__closure__ or ()]
-    if all(isinstance(v, (int, float, complex, bool, str, bytes, type(None))) for v in cells):
-        try:
-            return numba.njit(cache=True, nogil=True, error_model="numpy", **options)(fn)
-        except Exception:  # no source file to cache beside (REPL, exec)
-            pass
-    return numba.njit(nogil=True, error_model="numpy", **options)(fn)
+    dispatcher = numba.njit(nogil=True, error_model="numpy", **options)(fn)
+    # On disk under a key of fn's code and of every function it reaches (cpu.callee_key):
+    # numba's own cache=True checks only fn's file, so a helper whose callee in another
+    # file was edited (a vmath.blocks loop calling a gamma.py body) came back with the
+    # old callee compiled in. None (compiled in memory): no source file, or a closure
+    # over objects with no stable key (a dispatcher in a cell pickles differently in
+    # every process).
+    cache = cpu._disk_cache(fn, fn, "dev1")
+    if cache is not None:
+        dispatcher._cache = cache  # = enable_caching(), with this key
+    return dispatcher
 
 
 class DeviceFunction:
@@ -179,8 +181,9 @@ fmax = _Intrinsic(fmax)  # type: ignore[assignment]
 def device_function(py_func: Callable[..., Any]) -> DeviceFunction:
     """Decorator: a function kernel bodies (and other device functions) may call.
 
-    Compiled lazily, per device: `numba.njit(inline='always', cache=True)` on the CPU,
-    `numba.cuda.jit(device=True)` on the GPU. Called from Python it is `py_func`.
+    Compiled lazily, per device: `numba.njit(inline='always')` on the CPU (cached on disk,
+    keyed by what it calls), `numba.cuda.jit(device=True)` on the GPU. Called from Python
+    it is `py_func`.
     """
     return DeviceFunction(py_func)
 
