@@ -2,7 +2,7 @@
 
 How a variant is made (once per kernel and mode, on the first launch):
 
-    scalar = numba.njit(nogil=True, cache=True)(py_func)
+    scalar = numba.njit(nogil=True)(py_func)               # compiled into the loop
     loop   = _write_loop(scalar) or _add_loop(scalar)     # closures, no exec
     numba.njit(parallel=True, nogil=True)(loop) + _KernelCache  (= cache=True, see below)
 
@@ -25,9 +25,11 @@ float16 arrays compute in float32 copies with the scalar rounded to float16 firs
 Disk caching. numba's own cache=True keys a closure by pickling its cells; a captured
 dispatcher pickles with a random uuid, so the key differs in every process and the
 cache only grows. _KernelCache keys the entry by the loop's and the scalar function's
-code instead, and stores it next to the scalar function's module, so editing that
-file invalidates it (numba's source-stamp rule). As with numba itself, an edit to a
-helper that the scalar function calls from *another* file is not noticed.
+code instead, and by the code of every function they reach in any file (callee_key),
+and stores it next to the scalar function's module. Each entry's machine code has a
+file named by its key (_keyed_cache_file): numba's numbered entries could be swapped
+by two processes saving at once. Device functions, hand-written kernels and nnvmpy's
+other numba functions (cached_njit) are cached the same way.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import functools
 import hashlib
 import inspect
 import math
+import os
 import threading
 import types as pytypes
 from typing import Any
@@ -360,10 +363,13 @@ def _keyed_cache_file() -> type:
     return KeyedCacheFile
 
 
-def _disk_cache(loop: Any, scalar: Any, tag: str) -> Any:
-    """A numba cache for `loop` keyed by code, stored beside `scalar`'s module, or None."""
-    scalar_digest = _function_digest(scalar)
-    if scalar_digest is None:
+def _disk_cache(loop: Any, scalar: Any, tag: str, lazy: bool = False) -> Any:
+    """A numba cache for `loop` keyed by code, stored beside `scalar`'s module, or None.
+
+    lazy: the key's digest of what scalar calls is taken at the first compile or load,
+    not now (a module-level decorator runs before the functions below it exist)."""
+    scalar_digest = None if lazy else _function_digest(scalar)
+    if scalar_digest is None and not lazy:
         return None
     try:
         from numba.core.caching import FunctionCache
@@ -378,20 +384,41 @@ def _disk_cache(loop: Any, scalar: Any, tag: str) -> Any:
                     filename_base=f"{self._impl.filename_base}.{tag}",
                     source_stamp=self._impl.locator.get_source_stamp(),
                 )
-                self._digest = (
-                    _TEMPLATE_VERSION,
-                    SERIAL_CUTOFF,
-                    tag,
-                    _code_key(loop.__code__),
-                    scalar_digest,
-                )
+                self._digest: tuple[Any, ...] | None = None
 
             def _index_key(self, sig: Any, codegen: Any) -> Any:
+                if self._digest is None:
+                    # lazily: a closure over objects with no stable key gets a key no
+                    # other process makes (compiled every time, as without a cache)
+                    digest = scalar_digest or _function_digest(scalar) or os.urandom(16).hex()
+                    self._digest = (
+                        _TEMPLATE_VERSION,
+                        SERIAL_CUTOFF,
+                        tag,
+                        _code_key(loop.__code__),
+                        digest,
+                    )
                 return (sig, codegen.magic_tuple(), self._digest)
 
         return _KernelCache()
     except Exception:  # no file (REPL, exec), unwritable dirs, numba internals moved
         return None
+
+
+def cached_njit(**options: Any) -> Any:
+    """Decorator: numba.njit(**options) cached on disk as kernels are (one data file per
+    key; the key covers the code of every function it reaches), for numba functions of
+    nnvmpy's own. numba's cache=True keys an entry by its own file only and numbers the
+    entries in a way two processes saving at once can swap (_keyed_cache_file)."""
+
+    def wrap(fn: Any) -> Any:
+        dispatcher = numba.njit(**options)(fn)
+        cache = _disk_cache(fn, fn, "njit1", lazy=True)
+        if cache is not None:
+            dispatcher._cache = cache  # = enable_caching(), with this key
+        return dispatcher
+
+    return wrap
 
 
 # ---------------------------------------------------------------- building variants

@@ -1,7 +1,7 @@
 """Hand-written kernels for ops that are not element-wise, compiled on first use.
 
     @kernel.cpu_kernel
-    def _pool_cpu(out, x, k): ...            # numba.njit(parallel=True, nogil=True, cache=True)
+    def _pool_cpu(out, x, k): ...            # numba.njit(parallel=True, nogil=True), cached
 
     @kernel.cuda_kernel
     def _pool_cuda(out, x, k): ...           # numba.cuda.jit
@@ -55,7 +55,8 @@ class _Lazy:
 
 
 class CPUKernel(_Lazy):
-    """A numba CPU kernel: `numba.njit(parallel=..., nogil=True, cache=True)` on first call."""
+    """A numba CPU kernel: `numba.njit(parallel=..., nogil=True)` on first call, cached on
+    disk as kernel.cpu caches (keyed by callees)."""
 
     def __init__(
         self, py_func: Callable[..., Any], parallel: bool = True, reassociate: bool = False
@@ -74,18 +75,13 @@ class CPUKernel(_Lazy):
         if self.reassociate:
             options["fastmath"] = {"reassoc", "contract"}
         fn = for_device(self.py_func, "cpu")
-        if fn is not self.py_func:
-            # it calls device functions: numba's own cache would check this file only
-            # and keep stale code after an edit to a callee elsewhere; key it by callees
-            dispatcher = numba.njit(**options)(fn)
-            cache = cpu._disk_cache(fn, self.py_func, "cpuk1")
-            if cache is not None:
-                dispatcher._cache = cache  # = enable_caching()
-            return dispatcher
-        try:
-            return numba.njit(cache=True, **options)(fn)
-        except Exception:  # no source file to cache beside (REPL, exec)
-            return numba.njit(**options)(fn)
+        # keyed by callees (numba's own cache checks this file only and kept stale code
+        # after an edit to a callee elsewhere), one data file per key (cpu._keyed_cache_file)
+        dispatcher = numba.njit(**options)(fn)
+        cache = cpu._disk_cache(fn, self.py_func, "cpuk1")
+        if cache is not None:  # None: no source file (REPL, exec): compiled in memory
+            dispatcher._cache = cache  # = enable_caching()
+        return dispatcher
 
     def __call__(self, *args: Any) -> Any:
         return self.dispatcher(*args)

@@ -26,11 +26,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
 from numba import prange
 
 from ... import kernel, threads
+from ...kernel.cpu import cached_njit
 from . import _blas, _lanes
 from ._uindex import u as _u
 
@@ -42,7 +42,7 @@ MIN_ROWS = 256
 _ZERO = np.float32(0)  # float32, so that a float32 v stays float32 (vectorises wider)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(nogil=True, inline="always")
 def _rows(x, col, r0, t0, t1, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo):  # pragma: no cover
     # col[t] = the window of output position r0 + t, for t in [t0, t1)
     height, width, c = x.shape[1], x.shape[2], x.shape[3]

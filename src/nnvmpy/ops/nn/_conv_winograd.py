@@ -51,12 +51,12 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-import numba
 import numpy as np
 from numba import prange
 
 from ... import input_stamps, kernel
 from ...base import NNVMError
+from ...kernel.cpu import cached_njit
 from . import _blas, _lanes
 from ._uindex import u as _u
 
@@ -144,7 +144,7 @@ def supported(
 # maps and 3-13% faster for F(4x4), one thread; training forwards use F(2x2).)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(nogil=True, inline="always")
 def _nonzeros(mat, stride0, stride1, modulus):  # pragma: no cover - numba
     # per row k of mat: the count n[k], the coefficients cf[k, q] and source offsets
     # off[k, q] = (j % modulus)*stride0 + (j // modulus)*stride1 of its nonzero columns j
@@ -167,7 +167,7 @@ def _nonzeros(mat, stride0, stride1, modulus):  # pragma: no cover - numba
 # and a trailing `for q in range(4, n[k])` pass made the whole F(2x2) transform 4x slower.
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(nogil=True, inline="always")
 def _lincomb(dst, d, src, base, n, cf, off, k, length):  # pragma: no cover - numba
     # dst[d + z] = sum over q < n[k] of cf[k, q] * src[base + off[k, q] + z], z < length,
     # summed left to right with the first product alone (term-by-term accumulation's bits)
@@ -192,7 +192,7 @@ def _lincomb(dst, d, src, base, n, cf, off, k, length):  # pragma: no cover - nu
             ) + c3 * src[_u(s3 + z)]
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(nogil=True, inline="always")
 def _pad_rows(x, xp, c, n0, nb, y0, pw, m, tw1, hb):  # pragma: no cover - numba
     # xp[y, p, k, b] = x[n0 + b, c, y0 + y, m*k + p - pw] for y < hb, 0 outside the image:
     # channel c's rows of the block, split into m column phases, images innermost
@@ -267,7 +267,7 @@ def _input_transform(x, v, bt, n0, nb, y0, pw, th, tw, m, c0, c1):
                     _lincomb(vf, dst, s, k1 * length, nc, cc, ocol, k2, span)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(nogil=True, inline="always")
 def _terms(dst, d, src, base, step, coefs, length):  # pragma: no cover - numba
     # dst[d + z] = sum over k of coefs[k] * src[base + k*step + z], z < length: nonzero
     # coefficients only, in order, one pass per term (the first product alone), which
@@ -287,7 +287,7 @@ def _terms(dst, d, src, base, step, coefs, length):  # pragma: no cover - numba
                 dst[_u(d + z)] += coef * src[_u(s + z)]
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(nogil=True, inline="always")
 def _store(of, rf, dst, j, m, wo, vals, s0, step, has_res, relu, add):  # pragma: no cover
     # output columns j, j + m, ... < wo of the row at dst (=|+=) vals[s0 + tx*step]
     # (+ the residual rf, relu): one column phase of an output transform's row
@@ -363,7 +363,7 @@ def _output_transform(
 # 0.11. The sums run in the same order as the tile-row kernels'.
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(nogil=True, inline="always")
 def _phase_planes(x, pp, c, n0, y0, pw, m, rows1, tw1):  # pragma: no cover - numba
     # pp[(py*m + qx)*plane + r*tw1 + k] = x[n0, c, y0 + m*r + py, m*k + qx - pw], 0 outside
     height, width = x.shape[2], x.shape[3]
@@ -390,7 +390,7 @@ def _phase_planes(x, pp, c, n0, y0, pw, m, rows1, tw1):  # pragma: no cover - nu
                     pp[_u(d + k)] = 0
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(nogil=True, inline="always")
 def _input_plane_channels(x, v, bt, n0, y0, pw, th, tw, m, c0, c1):  # pragma: no cover
     # v[xi, c, ty*(tw+1) + tx] = (B^T d B)[xi] for c in [c0, c1): the plane layout above,
     # tile rows y0 + m*ty.. of image n0 (y0 may be negative: padding rows)
@@ -434,7 +434,7 @@ def _input_transform_plane_team(x, v, bt, n0, y0, pw, th, tw, m, c0, c1, parts):
         _input_plane_channels(x, v, bt, n0, y0, pw, th, tw, m, lo, hi)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(nogil=True, inline="always")
 def _output_plane_filters(
     mm, out, at, bias, has_bias, res, has_res, relu, add, n0, ty0, th, tw, m, f0, f1,
 ):  # fmt: skip  # pragma: no cover - numba

@@ -25,11 +25,11 @@ This module imports numba, so the op modules import it on their first CPU launch
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 from numba import prange
 
 from ... import kernel
+from ...kernel.cpu import cached_njit
 from ._uindex import u as _u
 
 
@@ -38,7 +38,7 @@ def planar_args(kh: int, kw: int, hw: int) -> tuple[int, ...]:
     return (1, 0, 0, kh * kw, 0, hw)
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _valid_range(pad_off, step, size, out):
     # [lo, hi) of the output positions z with 0 <= z*step - pad_off < size
     lo = max(0, -((-pad_off) // step))
@@ -140,7 +140,7 @@ def _col2im(
 # quotients, a stride-1 shift again.
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _shifted_row(cf, row, src, start, rows, width, shift, y_lo, y_hi, z_lo, z_hi):
     # cf[row + y*width + z] = src[start + shift + y*width + z] for y in [y_lo, y_hi) and
     # z in [z_lo, z_hi), 0 elsewhere in the rows x width block; src's plane at `start`
@@ -161,7 +161,7 @@ def _shifted_row(cf, row, src, start, rows, width, shift, y_lo, y_hi, z_lo, z_hi
             cf[_u(row + y * width + z)] = 0
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _tap_range(offset, step, size, out):
     # (phase, quotient, lo, hi): input index a*step + phase = y*step + offset reads phase
     # row y + quotient, inside the image for y in [lo, hi) of [0, out)
@@ -172,7 +172,7 @@ def _tap_range(offset, step, size, out):
     return phase, quotient, lo, max(lo, min(out, rows - quotient))
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(nogil=True, inline="always")
 def _same_rows(x, col, n0, c0, cg, kh, kw, ph, pw, dh, dw, t0, t1):  # pragma: no cover
     # _im2col_same for the (image, channel) pairs t in [t0, t1), t = b*cg + c
     n_c, height, width = x.shape[1], x.shape[2], x.shape[3]
@@ -207,7 +207,7 @@ def _im2col_same_team(x, col, n0, nb, c0, cg, kh, kw, ph, pw, dh, dw, parts):
         _same_rows(x, col, n0, c0, cg, kh, kw, ph, pw, dh, dw, lo, hi)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(nogil=True, inline="always")
 def _split_phases(xf, phases, dst0, plane, height, width, sh, sw, ho, wo):  # pragma: no cover
     # phases[dst0 + r*Ho*Wo + a*Wo + q] = x's plane at `plane`, row a*sh + r // sw, column
     # q*sw + r % sw (0 past the edge): the plane cut into its sh*sw stride phases
@@ -224,7 +224,7 @@ def _split_phases(xf, phases, dst0, plane, height, width, sh, sw, ho, wo):  # pr
                 phases[_u(dst + q)] = xf[_u(plane + yy * width + xx)] if inside else 0
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(nogil=True, inline="always")
 def _phase_taps(
     cf, phases, src0, row0, i, kw, sh, sw, ph, pw, dh, dw, height, width, ho, wo, ncols
 ):  # pragma: no cover
@@ -240,7 +240,7 @@ def _phase_taps(
         _shifted_row(cf, row, phases, start, ho, wo, shift, y_lo, y_hi, z_lo, z_hi)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(nogil=True, inline="always")
 def _phase_rows(
     x, col, n0, c0, cg, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo, t0, t1
 ):  # pragma: no cover
@@ -307,7 +307,7 @@ def _im2col_phases_team(x, col, n0, nb, c0, cg, kh, kw, sh, sw, ph, pw, dh, dw, 
 # _im2col's 2-D case: row (c*kh + i)*kw + j, column b*Ho*Wo + y*Wo + z.
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(nogil=True, inline="always")
 def _valid_rows(x, col, n0, c0, cg, kh, kw, sh, sw, dh, dw, ho, wo, t0, t1):  # pragma: no cover
     # _im2col_valid for the (image, channel) pairs t in [t0, t1), t = b*cg + c
     n_c, height, width = x.shape[1], x.shape[2], x.shape[3]
@@ -658,7 +658,7 @@ def _direct_forward(x, w, bias, out, has_bias, add, kh, kw, ho, wo):
                     of[_u(dst + y * wo + z)] = wide[_u(y * width + z)]
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(nogil=True, inline="always")
 def _direct_taps(wide, xf, w, f, c, base, width, kh, kw, span):  # pragma: no cover - numba
     # wide[q] += sum_{i,j} w[f, c, i, j] * xf[base + i*width + j + q], q < span: the taps of
     # rows i..i+3 (then pairs, then single rows) of one column j per pass
@@ -757,7 +757,7 @@ def _direct_weight(x, dy, dw, add, kh, kw, ho, wo):
                     dw[f, c, i, j] = acc[i * kw + j]
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(nogil=True, inline="always")
 def _direct_weight_rows(acc, g, xf, base, width, kh, kw, ho, wo):  # pragma: no cover - numba
     # acc[i*kw + j] += sum_{y, z} g[y, z] * xf[base + (y + i)*width + z + j]: only the x
     # values inside each tap's window (the wide sums' fallback for non-finite planes)

@@ -45,14 +45,10 @@ class RowFunction(DeviceFunction):
     def _build(self, device: str) -> Any:
         if device == "gpu":
             return super()._build(device)
-        import numba
+        from nnvmpy.kernel import cpu
 
         fn = for_device(self.py_func, "cpu")
-        flags = set(_ROW_FASTMATH)
-        try:
-            return numba.njit(cache=True, nogil=True, fastmath=flags)(fn)
-        except Exception:  # no source file to cache beside (REPL, exec)
-            return numba.njit(nogil=True, fastmath=flags)(fn)
+        return cpu.cached_njit(nogil=True, fastmath=set(_ROW_FASTMATH))(fn)
 
 
 def row_function(py_func: Callable[..., Any]) -> RowFunction:

@@ -6,10 +6,10 @@ this one inside the functions that run a step).
 
 from __future__ import annotations
 
-import numba
+from ...kernel.cpu import cached_njit
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def lstm_pre(g, hh_t, bias, scale):  # pragma: no cover - numba
     """g (N, 4H) = (g + hh_t.T + b) * scale: the recurrent product (computed transposed,
     see forward_direction) added in fixed blocks of 16 gates, so each cache line of hh_t
@@ -29,7 +29,7 @@ def lstm_pre(g, hh_t, bias, scale):  # pragma: no cover - numba
             g[b, k] = (g[b, k] + hh_t[k, b] + bias[k]) * scale[k]
 
 
-@numba.njit(cache=True, nogil=True, fastmath={"contract"})
+@cached_njit(nogil=True, fastmath={"contract"})
 def lstm_post(g, c, new_c):  # pragma: no cover - numba
     """After np.tanh(g): i, f, o = (t + 1) / 2 written back (the reserve keeps activated
     gates) and new_c = f c + i g, in one pass over 1-D row slices (vectorised)."""
@@ -47,7 +47,7 @@ def lstm_post(g, c, new_c):  # pragma: no cover - numba
             nb[j] = f * cb[j] + i * gg[j]
 
 
-@numba.njit(cache=True, nogil=True, fastmath={"contract"})
+@cached_njit(nogil=True, fastmath={"contract"})
 def lstm_step_back(g, tc, cprev, dcand, dc, m, d, new_dc):  # pragma: no cover - numba
     """d (N, 4H) and new_dc (N, H) of one LSTM step in ONE pass over its rows, where
     NumPy took ~25 passes (each a trip through L2 for 16k elements; ~5x slower):

@@ -27,11 +27,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
 from numba import prange
 
 from ... import kernel, threads
+from ...kernel.cpu import cached_njit
 from . import _blas, _lanes
 from ._uindex import u as _u
 
@@ -48,7 +48,7 @@ def weights(w: np.ndarray, m: int, out: np.ndarray) -> None:
     np.copyto(out, u.transpose(0, 2, 1))
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(nogil=True, inline="always")
 def _bt(src, s0, step, dst, d0, dstep, length, m):  # pragma: no cover - numba
     # dst[d0 + i*dstep + z] = sum_q B^T[i, q] src[s0 + q*step + z] for z < length: one
     # column (or row) of an a x a tile, every channel z at once
@@ -80,7 +80,7 @@ def _bt(src, s0, step, dst, d0, dstep, length, m):  # pragma: no cover - numba
             dst[_u(d0 + 3 * dstep + z)] = x1 - x3
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(nogil=True, inline="always")
 def _at(src, s0, step, dst, d0, dstep, length, m):  # pragma: no cover - numba
     # dst[d0 + i*dstep + z] = sum_q A^T[i, q] src[s0 + q*step + z] for i < m, z < length
     if m == 4:
@@ -107,7 +107,7 @@ def _at(src, s0, step, dst, d0, dstep, length, m):  # pragma: no cover - numba
             dst[_u(d0 + dstep + z)] = x1 - x2 - src[_u(s0 + 3 * step + z)]
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(nogil=True, inline="always")
 def _in_tiles(xp, v, tmp, m, tw, t0, t1):  # pragma: no cover - numba
     # v[t, xi, :] for tiles t in [t0, t1) of the padded chunk xp (nb, Hp, Wp, C)
     a = m + 2
@@ -141,7 +141,7 @@ def _input_team(xp, v, tmp, m, tw, n_t, parts):
         _in_tiles(xp, v, scratch, m, tw, n_t * p // parts, n_t * (p + 1) // parts)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(nogil=True, inline="always")
 def _out_tiles(
     mm, out, tmp, m, tw, n0, t0, t1, bias, has_bias, res, has_res, relu, add
 ):  # pragma: no cover - numba
