@@ -538,6 +538,57 @@ def test_two_processes_saving_loops_at_once_never_swap_their_machine_code(tmp_pa
     assert reader.load(("sig a",)) in (None, "code a")  # lost at worst: compiled again
 
 
+_NJIT_MODULES = {
+    "njit_outer.py": """
+from nnvmpy.kernel.cpu import cached_njit
+from njit_inner import h
+
+@cached_njit(nogil=True)
+def f(x):
+    return g(x) * 2.0  # g: defined below, after the decorator ran
+
+@cached_njit(nogil=True)
+def g(x):
+    return h(x)
+""",
+    "njit_inner.py": """
+from nnvmpy.kernel.cpu import cached_njit
+
+@cached_njit(nogil=True)
+def h(x):
+    return x + {offset}
+""",
+}
+_NJIT_RUN = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, sys.argv[1])
+    import njit_outer as m
+    value = m.f(1.0)
+    print(sum(m.f.stats.cache_hits.values()), value)
+""")
+
+
+def _run_njit(tmp_path: os.PathLike[str]) -> tuple[int, float]:
+    out = subprocess.run(
+        [sys.executable, "-c", _NJIT_RUN, str(tmp_path)], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    hits, value = out.stdout.split()
+    return int(hits), float(value)
+
+
+def test_cached_njit_hits_on_disk_and_notices_an_edit_two_calls_away(tmp_path):
+    """f -> g (below f in its file) -> h (another file, edited): f's key is taken at its
+    first compile, when g exists, so it covers h's code too."""
+    (tmp_path / "njit_outer.py").write_text(_NJIT_MODULES["njit_outer.py"])
+    inner = tmp_path / "njit_inner.py"
+    inner.write_text(_NJIT_MODULES["njit_inner.py"].format(offset="1.0"))
+    assert _run_njit(tmp_path) == (0, 4.0)
+    assert _run_njit(tmp_path) == (1, 4.0)
+    inner.write_text(_NJIT_MODULES["njit_inner.py"].format(offset="50.0"))
+    assert _run_njit(tmp_path) == (0, 102.0)
+
+
 def test_kernels_without_a_source_file_compile_in_memory():
     namespace: dict = {}
     exec("def twice(x):\n    return 2 * x\n", namespace)  # no file: no disk cache

@@ -38,7 +38,6 @@ import functools
 import hashlib
 import inspect
 import math
-import os
 import threading
 import types as pytypes
 from typing import Any
@@ -385,12 +384,14 @@ def _disk_cache(loop: Any, scalar: Any, tag: str, lazy: bool = False) -> Any:
                     source_stamp=self._impl.locator.get_source_stamp(),
                 )
                 self._digest: tuple[Any, ...] | None = None
+                self._keyable = True
 
-            def _index_key(self, sig: Any, codegen: Any) -> Any:
-                if self._digest is None:
-                    # lazily: a closure over objects with no stable key gets a key no
-                    # other process makes (compiled every time, as without a cache)
-                    digest = scalar_digest or _function_digest(scalar) or os.urandom(16).hex()
+            def _key_digest(self) -> tuple[Any, ...] | None:
+                if self._digest is None and self._keyable:
+                    digest = scalar_digest or _function_digest(scalar)
+                    if digest is None:  # (lazy) a closure over objects with no stable key
+                        self._keyable = False
+                        return None
                     self._digest = (
                         _TEMPLATE_VERSION,
                         SERIAL_CUTOFF,
@@ -398,7 +399,19 @@ def _disk_cache(loop: Any, scalar: Any, tag: str, lazy: bool = False) -> Any:
                         _code_key(loop.__code__),
                         digest,
                     )
-                return (sig, codegen.magic_tuple(), self._digest)
+                return self._digest
+
+            def load_overload(self, sig: Any, target_context: Any) -> Any:
+                if self._key_digest() is None:
+                    return None  # compiled in memory, as without a cache
+                return super().load_overload(sig, target_context)
+
+            def save_overload(self, sig: Any, data: Any) -> None:
+                if self._key_digest() is not None:
+                    super().save_overload(sig, data)
+
+            def _index_key(self, sig: Any, codegen: Any) -> Any:
+                return (sig, codegen.magic_tuple(), self._key_digest())
 
         return _KernelCache()
     except Exception:  # no file (REPL, exec), unwritable dirs, numba internals moved
