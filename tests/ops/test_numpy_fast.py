@@ -68,3 +68,28 @@ def test_a_forked_child_gets_its_own_pool() -> None:
     proc.join(60)
     assert proc.exitcode == 0, "the child hung or failed"
     assert queue.get(timeout=5) == 0.0
+
+
+def test_float32_parts_keeps_inline_sized_arrays_off_the_thread_teams() -> None:
+    """Below threads.parallel_size() (where nd runs an op in the calling thread) the
+    serial loop runs: a prange there would give the caller an OpenMP team of its own,
+    and two teams on two cores cut every team's spin (GNU OpenMP's throttled spin), which
+    made later mid-size ops 2x slower for the rest of the process."""
+    from nnvmpy import threads
+    from nnvmpy.ops._numpy_fast import float32_parts
+
+    calls: list[str] = []
+    run = float32_parts(
+        lambda x, out: calls.append("other"),
+        lambda x, out: calls.append("serial"),
+        lambda x, out, k: calls.append(f"parallel {k}"),
+    )
+    n = threads.parallel_size()
+    run(np.zeros(n - 1, np.float32), np.empty(n - 1, np.float32))
+    assert calls == ["serial"]
+    with threads.region() as free:
+        pass
+    run(np.zeros(n, np.float32), np.empty(n, np.float32))
+    assert calls[-1] == ("serial" if free == 1 else f"parallel {free}")
+    run(np.zeros(n, np.float64), np.empty(n, np.float64))
+    assert calls[-1] == "other"

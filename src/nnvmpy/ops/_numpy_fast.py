@@ -30,7 +30,6 @@ from ._scalar_param import scalar_values
 
 #: below this many elements one call on the calling thread is faster than a hand-off
 PARALLEL_CUTOFF = 1 << 19
-BLOCKS_PARALLEL_CUTOFF = 1 << 16  # float32_parts: numba's threads start in ~2 us
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _pool: ThreadPoolExecutor | None = None
 _pool_pid = 0  # the process that made _pool: a forked child has none of its threads
@@ -142,17 +141,24 @@ def float32_parts(
     """A `numpy_impl` for float32 loops compiled with numba: C-contiguous float32 arrays of
     one shape through parallel(x, out, k), x split into k contiguous parts across numba's
     threads (a kernel.cpu_kernel with a prange), or serial(x, out) below
-    BLOCKS_PARALLEL_CUTOFF elements or on one core; other dtypes through other(x, out=).
+    threads.parallel_size() elements or on one core; other dtypes through other(x, out=).
 
     Why not run_chunked: its hand-off to the ufunc pool's Python threads costs 40-50 us
-    per call here, a prange starts in ~2.5 us (nd.erfinv of 1M: 0.30 -> 0.23 ms), so
-    arrays are split from 8x fewer elements on."""
+    per call here, a prange starts in ~2.5 us (nd.erfinv of 1M: 0.30 -> 0.23 ms).
+
+    Why not from fewer elements on (it was 64K): nd runs ops below parallel_size in the
+    calling thread (imperative.inline_limit), and a prange there gives that thread an
+    OpenMP team of its own. Once the main thread and an engine worker both have a team,
+    GNU OpenMP manages more threads than there are cores and cuts every team's spin to
+    100 rounds (its "throttled" spin), so each region wakes sleeping threads: nd.erfinv
+    of 100K took 0.043 ms for the rest of the process instead of 0.023, after one 10M
+    op had run on a worker (/work/notes/out24/scripts/teams.py)."""
 
     def run(x: np.ndarray, out: np.ndarray) -> np.ndarray:
         if not (out.dtype == np.float32 and out.flags.c_contiguous and x.flags.c_contiguous):
             return other(x, out=out)
         xf, of = x.reshape(-1), out.reshape(-1)
-        if xf.size >= BLOCKS_PARALLEL_CUTOFF:
+        if xf.size >= _threads.parallel_size():
             with _threads.region(_workers()) as k:
                 if k > 1:
                     parallel(xf, of, k)
