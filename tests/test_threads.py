@@ -241,6 +241,47 @@ def test_knob_sets_openblas_and_numba_threads(engine: str) -> None:
     assert blas in ("1", "None")
 
 
+_INLINE_OPS_RUN = """
+import os, numpy as np, numba, nnvmpy as nv
+
+def tasks():
+    return len(os.listdir(f"/proc/{os.getpid()}/task"))
+
+big = nv.nd.array(np.random.default_rng(0).uniform(0.1, 0.9, 2_000_000).astype(np.float32))
+nv.nd.erfinv(big).wait_to_read()  # an engine worker's team
+before = tasks()
+x = nv.nd.array(np.random.default_rng(1).uniform(0.1, 0.9, nv.threads.parallel_size() - 1)
+                .astype(np.float32))
+for f in (nv.nd.erfinv, nv.nd.tan, nv.nd.relu, nv.nd.sigmoid, nv.nd.exp):
+    f(x).wait_to_read()  # below the parallel size: run inline, on this thread
+(x * x + 1.0).wait_to_read()
+print(numba.threading_layer(), before, tasks())
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs /proc")
+def test_inline_ops_start_no_openmp_team_on_the_calling_thread() -> None:
+    """Ops below threads.parallel_size() run in the calling thread and must stay serial
+    there: a prange gives that thread an OpenMP team of its own, and with an engine
+    worker's team beside it GNU OpenMP manages more threads than cores and throttles
+    every team's spin (mid-size ops ran 2x slower for the rest of the process, when
+    float32 erfinv/gamma/gammaln/tan split from 64K elements; erfinv and tan stand for
+    that path here, relu, sigmoid, exp and x * x + 1 for the element-wise kernels)."""
+    env = {**os.environ, "NNVMPY_NUM_THREADS": "2", "NNVMPY_THREADS_ADAPT": "0"}
+    out = subprocess.run(
+        [sys.executable, "-c", _INLINE_OPS_RUN],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    layer, before, after = out.stdout.split()
+    if layer != "omp":
+        pytest.skip(f"numba's {layer} layer: no per-thread OpenMP teams")
+    assert after == before  # no new team thread
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
 def test_forked_child_starts_with_no_regions_in_flight() -> None:
     with threads.region():
