@@ -418,15 +418,16 @@ def _disk_cache(loop: Any, scalar: Any, tag: str, lazy: bool = False) -> Any:
         return None
 
 
-def cached_njit(**options: Any) -> Any:
+def cached_njit(*, cache_tag: str = "njit1", **options: Any) -> Any:
     """Decorator: numba.njit(**options) cached on disk as kernels are (one data file per
     key; the key covers the code of every function it reaches), for numba functions of
     nnvmpy's own. numba's cache=True keys an entry by its own file only and numbers the
-    entries in a way two processes saving at once can swap (_keyed_cache_file)."""
+    entries in a way two processes saving at once can swap (_keyed_cache_file).
+    cache_tag names the cache files of one way of compiling (device functions, kernels)."""
 
     def wrap(fn: Any) -> Any:
         dispatcher = numba.njit(**options)(fn)
-        cache = _disk_cache(fn, fn, "njit1", lazy=True)
+        cache = _disk_cache(fn, fn, cache_tag, lazy=True)
         if cache is not None:
             dispatcher._cache = cache  # = enable_caching(), with this key
         return dispatcher

@@ -100,23 +100,14 @@ def for_device(fn: Callable[..., Any], device: str) -> Callable[..., Any]:
 
 
 def _njit(fn: Callable[..., Any], **options: Any) -> Any:
-    import numba
-
     from nnvmpy.kernel import cpu
 
     cpu.configure_threading_layer()  # numba's settings before its first compile
 
-    dispatcher = numba.njit(nogil=True, error_model="numpy", **options)(fn)
-    # On disk under a key of fn's code and of every function it reaches (cpu.callee_key):
-    # numba's own cache=True checks only fn's file, so a helper whose callee in another
-    # file was edited (a vmath.blocks loop calling a gamma.py body) came back with the
-    # old callee compiled in. None (compiled in memory): no source file, or a closure
-    # over objects with no stable key (a dispatcher in a cell pickles differently in
-    # every process).
-    cache = cpu._disk_cache(fn, fn, "dev1")
-    if cache is not None:
-        dispatcher._cache = cache  # = enable_caching(), with this key
-    return dispatcher
+    # cached_njit, not numba's cache=True, which checks only fn's own file: a helper
+    # whose callee in another file was edited (a vmath.blocks loop calling a gamma.py
+    # body) came back with the old callee compiled in
+    return cpu.cached_njit(cache_tag="dev1", nogil=True, error_model="numpy", **options)(fn)
 
 
 class DeviceFunction:

@@ -69,19 +69,14 @@ class CPUKernel(_Lazy):
         from nnvmpy.kernel import cpu
 
         cpu.configure_threading_layer()
-        import numba
 
         options: dict[str, Any] = {"parallel": self.parallel, "nogil": True, "error_model": "numpy"}
         if self.reassociate:
             options["fastmath"] = {"reassoc", "contract"}
         fn = for_device(self.py_func, "cpu")
-        # keyed by callees (numba's own cache checks this file only and kept stale code
-        # after an edit to a callee elsewhere), one data file per key (cpu._keyed_cache_file)
-        dispatcher = numba.njit(**options)(fn)
-        cache = cpu._disk_cache(fn, self.py_func, "cpuk1")
-        if cache is not None:  # None: no source file (REPL, exec): compiled in memory
-            dispatcher._cache = cache  # = enable_caching()
-        return dispatcher
+        # keyed by callees: numba's own cache checks this file only and kept stale code
+        # after an edit to a callee elsewhere
+        return cpu.cached_njit(cache_tag="cpuk1", **options)(fn)
 
     def __call__(self, *args: Any) -> Any:
         return self.dispatcher(*args)

@@ -178,9 +178,8 @@ def _gamma_2t(t, f):
 
 @_helper(inline=True)
 def _reduce(x):
-    """For 0 < x < 6.5: (t, f, p), f = t + 1 exactly, with lgamma(2 + t) = t f S(t) and
-    lgamma(x) = lgamma(2 + t) + log(p) for x >= 1, lgamma(2 + t) - log(x) below (p = x
-    there); so gamma(x) = Gamma(2 + t) p (x >= 1) or Gamma(2 + t) / x."""
+    """For 0 < x < 6.5: (t, f, p), f = t + 1 exactly, with gamma(x) = Gamma(2 + t) p for
+    x >= 1 (p the product of the shifts) and Gamma(2 + t) / x below (p = x there)."""
     u = x  # four steps (unrolled: a loop here kept LLVM from inlining the body)
     c = u >= F(2.5)  # u in [2.5, 6.5) -> [1.5, 2.5), p = (x - 1)(x - 2)...
     p = pick(c, u - ONE, ONE)
