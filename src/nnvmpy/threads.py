@@ -423,14 +423,38 @@ def start_governor() -> None:
         set_blas_threads(budget())
 
 
+_openmp_forked = False  # this process was forked after numba had started GNU OpenMP
+
+
+def openmp_forked() -> bool:
+    """Whether this process was forked from one whose numba had run its GNU OpenMP layer.
+    GNU OpenMP is not fork-safe, and numba stops such a child (SIGTERM, "fork() called
+    from a process already using GNU OpenMP") at its first parallel region: paths that
+    have a fork-safe way (the ufunc pool's Python threads) take it there."""
+    return _openmp_forked
+
+
+def _numba_ran_gnu_openmp() -> bool:
+    import sys
+
+    parallel = sys.modules.get("numba.np.ufunc.parallel")
+    if parallel is None or not getattr(parallel, "_is_initialized", False):
+        return False
+    try:
+        return bool(parallel.threading_layer() == "omp")
+    except Exception:
+        return True
+
+
 def _after_fork_child() -> None:
     # Only the forking thread exists in the child: no regions in flight, no governor (the
     # child's first engine pool starts one), and a lock no dead thread can hold.
-    global _lock, _width_lock, _in_regions, _governor
+    global _lock, _width_lock, _in_regions, _governor, _openmp_forked
     _lock = threading.Lock()
     _width_lock = threading.RLock()
     _in_regions = 0
     _governor = None
+    _openmp_forked = _openmp_forked or _numba_ran_gnu_openmp()
 
 
 if hasattr(os, "register_at_fork"):
@@ -443,6 +467,7 @@ __all__ = [
     "budget",
     "govern_step",
     "in_regions",
+    "openmp_forked",
     "own_running_threads",
     "region",
     "register_blas_setter",

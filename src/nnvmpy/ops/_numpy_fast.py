@@ -9,6 +9,9 @@ The number of chunks is the team width nnvmpy.threads.region() grants: the proce
 thread budget, narrowed while the machine is busy or other regions are in flight.
 `numpy_compute(kernel, ufunc)` is an FCompute for ops with several array inputs that
 takes the same path on the CPU and falls back to the kernel for everything else.
+A NumPy ufunc on float arrays skips the pool: kernel.ufunc_loop runs its inner loop in
+numba's threads and streams large outputs to memory (10M np.power float32 on two
+threads: 2.8 -> 2.2 ms).
 NumPy's floating-point warnings are silenced: MXNet returns NaN / inf without one.
 """
 
@@ -24,6 +27,7 @@ import numpy as np
 
 from .. import threads as _threads
 from ..base import OpReqType
+from ..kernel import ufunc_loop
 from ..kernel.elementwise import elementwise
 from ..registry import NodeAttrs
 from ._scalar_param import scalar_values
@@ -65,11 +69,29 @@ def run_chunked(fn: Callable[..., Any], out: np.ndarray, arrays: tuple[Any, ...]
     if n < PARALLEL_CUTOFF or not contiguous:
         _quiet_call(fn, list(arrays), out)
         return
+    loop = _inner_loop(fn, out, arrays)
     with _threads.region(_workers()) as k:
-        if k == 1:
+        if loop is not None:
+            ufunc_loop.run(loop, list(arrays), out, k)
+        elif k == 1:
             _quiet_call(fn, list(arrays), out)
         else:
             _run_parts(fn, out, arrays, k)
+
+
+def _inner_loop(fn: Any, out: np.ndarray, arrays: tuple[Any, ...]) -> Any:
+    """kernel.ufunc_loop's loop for ufunc fn on these arguments, or None: not a ufunc, not
+    a float dtype, an argument that would make NumPy pick another loop, or a process
+    forked after numba's OpenMP started (threads.openmp_forked: the pool is fork-safe)."""
+    if type(fn) is not np.ufunc or out.dtype not in _FLOATS or _threads.openmp_forked():
+        return None
+    for a in arrays:
+        if isinstance(a, np.ndarray):
+            if a.dtype != out.dtype:
+                return None
+        elif np.result_type(out.dtype, a) != out.dtype:  # np.float64(2) with float32
+            return None
+    return ufunc_loop.find(fn, (out.dtype,) * (len(arrays) + 1))
 
 
 def _run_parts(fn: Callable[..., Any], out: np.ndarray, arrays: tuple[Any, ...], k: int) -> None:
