@@ -10,7 +10,10 @@ output written) and as a ratio to np.copyto's GB/s on the same n (issue 11's tar
 report. Rows `op:neg`, `op:out`, `op:big` run an op on data partly outside its domain or
 overflowing: NumPy's float32 loops leave their vector path on such elements (np.log2 ~12x
 slower), the ops' own loops take the same time on any data. They are marked `(data)`,
-outside the target (which is about typical inputs).
+outside the target (which is about typical inputs). So is `_power_scalar:1.3`: x ** 2
+(and ** -1, ** 0.5) is one exact multiply (division, sqrt), any other exponent runs
+NumPy's SVML pow loop, which is compute-bound (0.43 ns per element per core in cache:
+~0.6x copy at 10M on two cores); `_power` runs the same loop with two arrays to read.
 
 How to read it on a shared machine. Memory-bound ops moved 2x between consecutive runs
 on the 2-core test machine. Measured causes: the load governor can run the ops one
@@ -86,9 +89,9 @@ def ops(n: int) -> list[tuple[str, Callable[..., Any], list[np.ndarray], Callabl
         op = getattr(nd, label.split(":")[0])  # "log2:neg": nd.log2 on other data
         return (label, lambda a, out: op(a, out=out, **params), [x], ref)
 
-    def scalar(name: str, x: np.ndarray, s: float, ref: Any) -> Any:
-        op = getattr(i, name)
-        return (name, lambda a, out: op(a, scalar=s, out=out), [x], ref)
+    def scalar(label: str, x: np.ndarray, s: float, ref: Any) -> Any:
+        op = getattr(i, label.split(":")[0])
+        return (label, lambda a, out: op(a, scalar=s, out=out), [x], ref)
 
     def binary(name: str, a: np.ndarray, b: np.ndarray, ref: Any) -> Any:
         op = getattr(i, name) if name.startswith("_") else getattr(nd, name)
@@ -129,6 +132,9 @@ def ops(n: int) -> list[tuple[str, Callable[..., Any], list[np.ndarray], Callabl
         scalar("_mod_scalar", xsym, 0.7, lambda a, out: np.mod(a, 0.7, out=out)),
         scalar("_rmod_scalar", xpos, 3.0, lambda a, out: np.mod(3.0, a, out=out)),
         scalar("_hypot_scalar", xsym, 3.0, lambda a, out: np.hypot(a, 3.0, out=out)),
+        scalar("_power_scalar", xsym, 2.0, lambda a, out: np.power(a, 2.0, out=out)),
+        scalar("_power_scalar:1.3", xpos, 1.3, lambda a, out: np.power(a, 1.3, out=out)),
+        scalar("_rpower_scalar", xsym, 3.0, lambda a, out: np.power(3.0, a, out=out)),
         binary("_hypot", xsym, x01, lambda a, b, out: np.hypot(a, b, out=out)),
         binary("_mod", xsym, xpos, lambda a, b, out: np.mod(a, b, out=out)),
         binary("_power", xpos, x01, lambda a, b, out: np.power(a, b, out=out)),

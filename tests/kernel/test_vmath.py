@@ -365,3 +365,51 @@ def test_float32_floor_mod_is_mxnets_and_the_float64_bodys_bit_for_bit() -> None
             with np.errstate(all="ignore"):
                 ok = np.isfinite(a) & np.isfinite(b) & (np.abs(a / b) < 2.0**24)
             np.testing.assert_array_equal(got[ok], _mxnet_mod(a[ok], b[ok]))
+
+
+def _exp2_split(s: float) -> tuple[float, float]:
+    """(hi, lo): log2 of the float32 s as a float32 pair, as _rpower_scalar passes it."""
+    log2_s = math.log2(float(np.float32(s)))
+    hi = float(np.float32(log2_s))
+    return hi, float(np.float32(log2_s - hi))
+
+
+@pytest.mark.parametrize("s", [3.0, 0.1, 2.0, 10.0, 1.0001, 0.9999, 1e-30, 1e30, 3.4e38, 1e-45])
+def test_exp2_split_is_s_to_the_x_within_one_and_a_half_ulp(s: float) -> None:
+    hi, lo = _exp2_split(s)
+    s32 = float(np.float32(s))
+    reach = 170 / abs(math.log2(s32))  # past both overflow and the smallest subnormal
+    rng = np.random.default_rng(9)
+    x = np.concatenate([rng.uniform(-reach, reach, 40000), rng.uniform(-3, 3, 10000)])
+    x = x.astype(np.float32)
+    out = np.empty_like(x)
+    _kernel(vmath.exp2_split).launch(None, out, "write", x, hi, lo)
+    with np.errstate(all="ignore"):
+        exact = s32 ** x.astype(np.float64)
+        rounded = exact.astype(np.float32)
+    finite = np.isfinite(rounded) & (rounded != 0)
+    err = _ulps(out[finite], exact[finite])
+    assert err.max() <= 1.5, f"{s}^{x[finite][err.argmax()]!r} off by {err.max():.2f} ulp"  # 1.12
+    np.testing.assert_array_equal(out[~finite], rounded[~finite])  # overflow, underflow
+
+
+def test_exp2_split_special_values_match_c() -> None:
+    for s in (3.0, 0.25):
+        out = np.empty_like(SPECIAL)
+        _kernel(vmath.exp2_split).launch(None, out, "write", SPECIAL, *_exp2_split(s))
+        with np.errstate(all="ignore"):
+            exact = np.power(np.float64(s), SPECIAL.astype(np.float64)).astype(np.float32)
+        np.testing.assert_array_equal(np.isnan(out), np.isnan(exact))
+        both = np.isinf(exact) | (exact == 0) | (exact == 1)
+        np.testing.assert_array_equal(out[both], exact[both])
+
+
+def test_exp2_split_loop_is_vectorised() -> None:
+    k = _kernel(vmath.exp2_split)
+    x = np.ones(64, np.float32)
+    k.launch(None, np.empty_like(x), "write", x, 1.5, 0.0)
+    loop = k.variant(("cpu", "write"), lambda: None)
+    llvm = loop.inspect_llvm(loop.signatures[0])
+    assert re.search(r"<(8|16) x float>", llvm)
+    called = set(re.findall(r"call [^@]*@([\w.]+)\(", llvm))
+    assert not {c for c in called if "pow" in c or "exp" in c or "vmath" in c}, called

@@ -152,3 +152,59 @@ def test_power_scalar_takes_a_float32_exponent() -> None:
     out = np.empty_like(r)
     elemwise_scalar._power.launch(None, out, "write", r, 2.7)
     np.testing.assert_array_max_ulp(out, np.power(r, F(2.7)), maxulp=2)
+
+
+# MXNet 1.9.1's _power_scalar(POWER_X, scalar=s) for the exponents with an exact path
+POWER_X = F([-0.0, -INF, 4, -4, 0.0, INF, NAN, 1e-45])
+MXNET_POWER = {
+    0.5: F([0.0, INF, 2.0, NAN, 0.0, INF, NAN, 3.743392e-23]),  # C's powf: not sqrt at -0, -inf
+    -1.0: F([-INF, -0.0, 0.25, -0.25, INF, 0.0, NAN, INF]),
+    2.0: F([0.0, INF, 16.0, 16.0, 0.0, INF, NAN, 0.0]),
+}
+# MXNet 1.9.1's _rpower_scalar(RPOWER_X, scalar=s)
+RPOWER_X = F([0.0, -0.0, INF, -INF, NAN, 1.5, -3.7, 100, -100, 0.1])
+MXNET_RPOWER = {
+    3.0: [1.0, 1.0, INF, 0.0, NAN, 5.196152210235596, 0.017165297642350197, INF, 0.0, 1.1161231994],
+    0.1: [1.0, 1.0, 0.0, INF, NAN, 0.03162277862429619, 5011.87255859375, 0.0, INF, 0.79432821273],
+    1.0: [1.0] * 10,
+    0.0: [1.0, 1.0, 0.0, INF, NAN, 0.0, INF, 0.0, INF, 0.0],
+    -2.0: [1.0, 1.0, INF, 0.0, NAN, NAN, NAN, 1.2676506002282294e30, 7.888609052210118e-31, NAN],
+}
+
+
+@pytest.mark.parametrize("n", [len(POWER_X), SERIAL_CUTOFF])
+@pytest.mark.parametrize("s", sorted(MXNET_POWER))
+def test_exact_powers_are_mxnets_bit_for_bit(n: int, s: float) -> None:
+    """x ** 2, x ** -1 and x ** 0.5 are one correctly rounded operation, as powf's result."""
+    got = nd._internal._power_scalar(_tiled(POWER_X, n), scalar=s).asnumpy()[: len(POWER_X)]
+    _same_bits(got, MXNET_POWER[s])
+    x = np.random.default_rng(8).uniform(-50, 50, 5000).astype(F)
+    want = {2.0: x * x, -1.0: F(1) / x, 0.5: np.sqrt(np.abs(x)) * np.where(x < 0, NAN, 1)}[s]
+    _same_bits(nd._internal._power_scalar(nd.array(x), scalar=s).asnumpy(), want.astype(F))
+    x64 = x.astype(np.float64)  # float64 arrays take the same kernels
+    got64 = nd._internal._power_scalar(nd.array(x64, dtype=np.float64), scalar=s).asnumpy()
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(got64, np.power(x64, s))
+
+
+@pytest.mark.parametrize("n", [len(RPOWER_X), SERIAL_CUTOFF])
+@pytest.mark.parametrize("s", sorted(MXNET_RPOWER))
+def test_rpower_scalar_is_mxnets_within_an_ulp(n: int, s: float) -> None:
+    """s ** x through vmath.exp2_split for 0 < s != 1 (within 1.5 ulp of the exact
+    power, C's powf within 0.5), through NumPy for the other bases (bit for bit)."""
+    got = nd._internal._rpower_scalar(_tiled(RPOWER_X, n), scalar=s).asnumpy()[: len(RPOWER_X)]
+    want = F(MXNET_RPOWER[s])
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_max_ulp(got[~np.isnan(got)], want[~np.isnan(want)], maxulp=1)
+    if not 0 < s != 1:
+        _same_bits(got, want)
+
+
+def test_rpower_scalar_rounds_the_base_to_float32_as_mxnet() -> None:
+    """MXNet computes DType(s) ** x: 0.1 is 0.100000001490116 in float32, and at x = -38
+    the difference is 5.7e-7 relative (~10 ulp)."""
+    x = nd.array(F([-38.0, 30.5]))
+    got = nd._internal._rpower_scalar(x, scalar=0.1).asnumpy()
+    exact = np.float64(F(0.1)) ** np.float64([-38.0, 30.5])
+    np.testing.assert_array_max_ulp(got, exact.astype(F), maxulp=1)
+    assert abs(got[0] / 0.1**-38.0 - 1) > 4e-7  # the float64 base gives other values

@@ -166,16 +166,23 @@ def register_binary(
 
 
 def register_scalar(
-    name: str, fn: Kernel, describe: str, grad: Any = None, numpy_fn: Any = None
+    name: str,
+    fn: Kernel,
+    describe: str,
+    grad: Any = None,
+    numpy_fn: Any = None,
+    compute: Any = None,
 ) -> Op:
     """y = f(x, scalar) with the scalar as a parameter (MXNET_OPERATOR_REGISTER_BINARY_SCALAR).
 
-    numpy_fn(x, scalar, out=): as in register_binary."""
-    compute = (
-        numpy_compute(fn, numpy_fn, ("scalar",))
-        if numpy_fn is not None
-        else elemwise_compute(fn, ("scalar",))
-    )
+    numpy_fn(x, scalar, out=): as in register_binary. compute: an FCompute of the op's
+    own in place of both (fn still gives the scalar function and the docs)."""
+    if compute is None:
+        compute = (
+            numpy_compute(fn, numpy_fn, ("scalar",))
+            if numpy_fn is not None
+            else elemwise_compute(fn, ("scalar",))
+        )
     op = _elemwise(name, 1, 1, compute, ["data"], describe, scalar_type)
     op.set_attr_parser(ScalarParam).add_arguments(ScalarParam.fields())
     set_scalar_function(op, [fn], ("scalar",))

@@ -24,9 +24,12 @@ from ..kernel import vmath
 from ..registry import register_op
 from ._family import ScalarParam, register_backward, register_scalar
 from ._mod import floor_mod, integer_gradients_are_zero
+from ._numpy_fast import numpy_compute
 
 elementwise = kernel.elementwise
 v_hypot = vmath.hypot
+v_exp2_split = vmath.exp2_split
+v_one, v_zero = vmath.one, vmath.zero
 
 
 @elementwise
@@ -220,10 +223,88 @@ def _np_rpower(x: np.ndarray, s: float, out: np.ndarray) -> np.ndarray:
     return np.power(s, x, out=out)
 
 
+@elementwise
+def _rpower_split(x, hi, lo):  # s^x = 2^(x (hi + lo)), hi + lo = log2(s)
+    return v_exp2_split(x, hi, lo)
+
+
+@elementwise
+def _square(x, s):
+    return x * x
+
+
+@elementwise
+def _reciprocal(x, s):
+    return v_one(x) / x
+
+
+@elementwise
+def _root(x, s):  # C's powf(x, 0.5): sqrt, but +0 for -0 and +inf for -inf
+    return np.sqrt(x) + v_zero(x) if x != -math.inf else -x
+
+
+# x^s where powf's correctly rounded result is one operation: exact and memory-bound
+_EXACT_POWERS = {2.0: _square, -1.0: _reciprocal, 0.5: _root}
+_F32 = np.dtype(np.float32)
+_FLOATS = (_F32, np.dtype(np.float64))
+
+
+def _cpu_floats(inputs: list[Any], outputs: list[Any], dtypes: tuple[np.dtype, ...]) -> bool:
+    out = outputs[0]
+    return (
+        type(out) is np.ndarray
+        and out.dtype in dtypes
+        and all(type(a) is np.ndarray and a.dtype == out.dtype for a in inputs)
+    )
+
+
+def _with_fast_path(name: str, slow: Any, fast: Any) -> Any:
+    """FCompute: fast(scalar, ctx, inputs, req, outputs) when it takes the call (returns
+    True), else slow (the op's NumPy / kernel compute)."""
+
+    def compute(
+        attrs: Any, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
+    ) -> None:
+        if not fast(attrs.parsed.scalar, ctx, inputs, req, outputs):
+            slow(attrs, ctx, inputs, req, outputs)
+
+    compute.__name__ = f"compute_{name}"
+    return compute
+
+
+def _power_fast(s: float, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]) -> bool:
+    """x ** s by one exact operation for s in _EXACT_POWERS (as DType(s), MXNet's)."""
+    if not _cpu_floats(inputs, outputs, _FLOATS):
+        return False
+    kernel = _EXACT_POWERS.get(float(outputs[0].dtype.type(s)))
+    if kernel is None:
+        return False
+    kernel.launch(ctx, outputs[0], req[0], inputs[0], s)
+    return True
+
+
+def _rpower_fast(s: float, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]) -> bool:
+    """float32 s^x by vmath.exp2_split for a scalar 0 < s < inf other than 1 (MXNet's
+    DType(s): the float32 s): NumPy's loop for a scalar base runs one element at a time
+    (10M: 7.3 ms on two threads, 0.19x np.copyto)."""
+    base = float(np.float32(s))
+    if not (0.0 < base < math.inf and base != 1.0) or not _cpu_floats(inputs, outputs, (_F32,)):
+        return False
+    log2_base = math.log2(base)
+    hi = float(np.float32(log2_base))
+    _rpower_split.launch(ctx, outputs[0], req[0], inputs[0], hi, float(np.float32(log2_base - hi)))
+    return True
+
+
 # pow through NumPy's SIMD loop on the CPU: numba calls libm's pow once per element
 _NUMPY = {"_power_scalar": np.power, "_rpower_scalar": _np_rpower}
+_FAST = {"_power_scalar": _power_fast, "_rpower_scalar": _rpower_fast}
 for _name, _alias, _fn, _what, _grad in _OPS:
-    register_scalar(_name, _fn, f"y = {_what}, element-wise.", _grad, _NUMPY.get(_name))
+    _compute = None
+    if _name in _FAST:
+        _slow = numpy_compute(_fn, _NUMPY[_name], ("scalar",))
+        _compute = _with_fast_path(_name, _slow, _FAST[_name])
+    register_scalar(_name, _fn, f"y = {_what}, element-wise.", _grad, _NUMPY.get(_name), _compute)
     register_op(_name).add_alias(_alias)
 
 for _name, _fn in (

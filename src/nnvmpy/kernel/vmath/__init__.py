@@ -23,8 +23,8 @@ CUDA simulator, which runs kernels as Python, behaves like the hardware.
 
 Accuracy (float32; tests/kernel/test_vmath.py measures each function against a float64
 reference over its whole range and checks NaN, infinities, signed zeros and subnormals as
-C's float functions give them): exp and log within 1.5 ulp, most others within 2-3 ulp,
-cbrt and erfinv within 4; gamma and gammaln within 3.5 (float32 with float64 only for
+C's float functions give them): exp, log and exp2_split (s^x for a scalar s) within
+1.5 ulp, most others within 2-3 ulp, cbrt and erfinv within 4; gamma and gammaln within 3.5 (float32 with float64 only for
 gamma's Stirling exponent and reflection, see gamma.py; gammaln below 0 within 3.5 ulp of
 its reflection's terms, which cancel next to its negative roots). NumPy's own SIMD
 float32 functions allow 4 ulp. Two numba intrinsics keep the code branch-free: `pick` (one select
@@ -57,6 +57,7 @@ from .f32 import (
     cosh_f32,
     erf_f32,
     erfinv_f32,
+    exp2_split_f32,
     exp_f32,
     hypot_f32,
     log1p_f32,
@@ -83,6 +84,7 @@ cosh = cosh_f32
 erf = erf_f32
 erfinv = erfinv_f32
 exp = exp_f32
+exp2_split = exp2_split_f32
 hypot = hypot_f32
 log = log_f32
 one = one_f32
@@ -111,6 +113,7 @@ __all__ = [
     "erf",
     "erfinv",
     "exp",
+    "exp2_split",
     "gamma",
     "gammaln",
     "hypot",
