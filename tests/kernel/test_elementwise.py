@@ -589,6 +589,52 @@ def test_cached_njit_hits_on_disk_and_notices_an_edit_two_calls_away(tmp_path):
     assert _run_njit(tmp_path) == (0, 102.0)
 
 
+_VARIANTS_MODULE = """
+import numpy as np
+from numba import prange
+from nnvmpy.kernel.cpu import cached_njit
+
+def total(x):
+    s = 0.0
+    for i in prange(x.size):
+        s += x[i]
+    return s
+
+parallel = cached_njit(parallel=True)(total)
+serial = cached_njit()(total)
+"""
+_VARIANTS_RUN = textwrap.dedent("""
+    import sys, numpy as np
+    sys.path.insert(0, sys.argv[1])
+    import variants_module as m
+    from numba.np.ufunc import parallel as p
+    for name in sys.argv[2:]:
+        getattr(m, name)(np.ones(10))
+    print(bool(getattr(p, "_is_initialized", False)))
+""")
+
+
+def test_cached_njit_keeps_a_parallel_and_a_serial_build_apart(tmp_path):
+    """One function compiled with other options is another cache entry: with numba's own
+    key (the signature) the serial build loaded the parallel one's code and started
+    threads."""
+    (tmp_path / "variants_module.py").write_text(_VARIANTS_MODULE)
+
+    def run(*names):
+        out = subprocess.run(
+            [sys.executable, "-c", _VARIANTS_RUN, str(tmp_path), *names],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert out.returncode == 0, out.stderr
+        return out.stdout.split()[-1] == "True"
+
+    assert run("parallel")  # compiled and saved: it starts numba's threads
+    assert not run("serial")  # a new process: the serial build, not the saved parallel one
+    assert not run("serial")  # and from its own cache entry
+
+
 def test_kernels_without_a_source_file_compile_in_memory():
     namespace: dict = {}
     exec("def twice(x):\n    return 2 * x\n", namespace)  # no file: no disk cache

@@ -418,16 +418,30 @@ def _disk_cache(loop: Any, scalar: Any, tag: str, lazy: bool = False) -> Any:
         return None
 
 
+def _options_tag(options: dict[str, Any]) -> str:
+    """A stable short name for numba.njit options ('' for none): sets sorted, as their
+    order changes between processes."""
+    if not options:
+        return ""
+    items = sorted(
+        (k, sorted(v) if isinstance(v, set | frozenset) else v) for k, v in options.items()
+    )
+    return "-" + hashlib.sha256(repr(items).encode()).hexdigest()[:8]
+
+
 def cached_njit(*, cache_tag: str = "njit1", **options: Any) -> Any:
     """Decorator: numba.njit(**options) cached on disk as kernels are (one data file per
     key; the key covers the code of every function it reaches), for numba functions of
     nnvmpy's own. numba's cache=True keys an entry by its own file only and numbers the
     entries in a way two processes saving at once can swap (_keyed_cache_file).
-    cache_tag names the cache files of one way of compiling (device functions, kernels)."""
+    cache_tag names the cache files of one way of compiling (device functions, kernels);
+    the options are part of the key too. numba's own key has only the signature, so a
+    function compiled twice, parallel and not, loaded one build for both: the serial
+    _top_rows ran the parallel code (an OpenMP team on the calling thread)."""
 
     def wrap(fn: Any) -> Any:
         dispatcher = numba.njit(**options)(fn)
-        cache = _disk_cache(fn, fn, cache_tag, lazy=True)
+        cache = _disk_cache(fn, fn, f"{cache_tag}{_options_tag(options)}", lazy=True)
         if cache is not None:
             dispatcher._cache = cache  # = enable_caching(), with this key
         return dispatcher
