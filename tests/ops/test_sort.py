@@ -68,6 +68,44 @@ def test_topk_partial_path_picks_the_right_elements():
     np.testing.assert_array_equal(top_positions(z, 2, False), [[0, 2]])
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+@pytest.mark.parametrize("ascending", [True, False])
+@pytest.mark.parametrize("k", [1, 7, 64])
+@pytest.mark.parametrize("parallel", [False, True])
+def test_the_one_pass_topk_keeps_a_stable_sorts_first_k(dtype, ascending, k, parallel):
+    """_top_rows (k <= 64, no NaN): ties in long runs, -0.0 beside 0.0, sorted and
+    reversed rows (an insertion at every element), rows shorter than a chunk."""
+    from nnvmpy.ops import _top_rows
+
+    rng = np.random.default_rng(k)
+    ties = rng.integers(-3, 4, (6, 900)).astype(dtype)
+    spread = (rng.standard_normal((6, 900)) * 1000).astype(dtype)
+    if dtype.startswith("float"):
+        ties[:, ::5] = -0.0
+    ramps = np.stack([np.arange(900), -np.arange(900)]).astype(dtype)
+    for x in (ties, spread, ramps, spread[:, : k + 5]):
+        x = np.ascontiguousarray(x)
+        got = _top_rows.top_rows(x, k, ascending, parallel)
+        np.testing.assert_array_equal(got, stable_order(x, ascending)[:, :k])
+
+
+def test_topk_sends_nan_to_numpy_and_keeps_its_order(monkeypatch):
+    from nnvmpy.ops import sort
+
+    calls = []
+    real = sort._row_pass
+    monkeypatch.setattr(sort, "_row_pass", lambda *a: calls.append(1) or real(*a))
+    x = np.random.default_rng(3).standard_normal((5, 400)).astype(np.float32)
+    top_positions(x, 3, False)
+    assert calls == [1]
+    x[2, 17] = np.nan
+    for ascending in (True, False):
+        np.testing.assert_array_equal(
+            top_positions(x, 3, ascending), stable_order(x, ascending)[:, :3]
+        )
+    assert calls == [1]
+
+
 def test_topk_on_mxnets_large_matrix_case():
     rng = np.random.default_rng(1)
     x = np.repeat(np.arange(30001, dtype=np.float32)[None], 3, axis=0)
