@@ -423,7 +423,15 @@ def test_a_width_set_during_a_governor_step_lands_after_it(monkeypatch: pytest.M
 
     monkeypatch.setattr(threads, "set_blas_threads", slow_blas)
     monkeypatch.setattr(threads, "system_running_threads", lambda: 0)
-    step = threading.Thread(target=threads.govern_step, args=(0.0,), name="step")
+    real_step = threads.govern_step
+
+    def steps_of_this_test_only(others: float, adapt: bool | None = None) -> float | None:
+        # the worker's live governor (started with its first engine pool) samples every
+        # 0.1 s and, with the knob at 1, set the width to 2 after the pin: [2, 1, 2]
+        return others if threading.current_thread().name != "step" else real_step(others, adapt)
+
+    monkeypatch.setattr(threads, "govern_step", steps_of_this_test_only)
+    step = threading.Thread(target=real_step, args=(0.0,), name="step")
     step.start()
     assert in_step.wait(5)  # the step is applying width 2
     pin = threading.Thread(target=threads.set_width, args=(1,))
