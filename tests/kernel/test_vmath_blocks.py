@@ -105,9 +105,28 @@ def test_gammaln_near_blocks_match_the_full_body(n: int, low: float) -> None:
             assert _same_bits(_blocks("gammaln", y), _full("gammaln", y)), edge
 
 
+@pytest.mark.parametrize("n", [B, 6000])
+def test_gamma_low_blocks_match_the_full_body(n: int) -> None:
+    """gamma's blocks of 0 < x < 4.5 (two shifts, not four): the full body's bits, also
+    when one argument at the class's edge sends its block to the next class."""
+    rng = np.random.default_rng(n)
+    x = rng.uniform(0.05, 4.49, n).astype(np.float32)
+    x[:4] = [1.0, 2.5, 3.5, np.nextafter(np.float32(4.5), np.float32(0))]  # shift edges
+    assert _same_bits(_blocks("gamma", x), _full("gamma", x))
+    exact = special.gamma(x.astype(np.float64))
+    ulps = np.abs(_blocks("gamma", x) - exact) / np.spacing(np.abs(exact.astype(np.float32)))
+    assert ulps.max() <= 3.5
+    for edge in (4.5, 5.7, np.nextafter(np.float32(6.5), np.float32(0)), 6.5, 40.0, -0.5, 0.0):
+        y = x.copy()
+        y[n // 2] = edge
+        with np.errstate(all="ignore"):
+            assert _same_bits(_blocks("gamma", y), _full("gamma", y)), edge
+
+
 @pytest.mark.parametrize(
     ("mask", "lo", "hi", "predicate"),
     [
+        (blocks.ALL_BITS, blocks.SMALLEST, blocks.GAMMA_LOW_MAX, lambda x: (x > 0) & (x < 4.5)),
         (blocks.ALL_BITS, blocks.SMALLEST, blocks.GAMMA_NEAR_MAX, lambda x: (x > 0) & (x < 6.5)),
         (blocks.ALL_BITS, blocks.SMALLEST, blocks.FINITE_MAX, lambda x: (x > 0) & (x < np.inf)),
         (blocks.ABS_BITS, 0, blocks.ERFINV_CENTRAL_BITS, lambda x: np.abs(x) <= np.float32(0.99)),
@@ -125,6 +144,8 @@ def test_block_test_matches_the_float_comparison(mask, lo, hi, predicate) -> Non
             0.5,
             0.99,
             1.0,
+            4.5,
+            4.499999,
             6.5,
             6.499999,
             7.0,

@@ -22,18 +22,18 @@ total: outside the domain it returns NaN (or ±inf at a pole) instead of raising
 CUDA simulator, which runs kernels as Python, behaves like the hardware.
 
 Accuracy (float32; tests/kernel/test_vmath.py measures each function against a float64
-reference over its whole range and checks NaN, infinities, signed zeros and subnormals as
-C's float functions give them): exp, log and exp2_split (s^x for a scalar s) within
-1.5 ulp, most others within 2-3 ulp, cbrt and erfinv within 4; gamma and gammaln within 3.5 (float32 with float64 only for
-gamma's Stirling exponent and reflection, see gamma.py; gammaln below 0 within 3.5 ulp of
-its reflection's terms, which cancel next to its negative roots). NumPy's own SIMD
-float32 functions allow 4 ulp. Two numba intrinsics keep the code branch-free: `pick` (one select
-instruction; numba lowers `a if c else b` to branches) and `madd` (llvm.fmuladd: an FMA
-where the CPU has one). The bodies follow the classic scheme of Cephes' single-
-precision library (range reduction, then a short polynomial); the coefficients are
-Cephes' where noted, Taylor series where the range is small, and our own fits for erf,
-erfc and lgamma (tools/fit_vmath.py). tools/bench_vmath.py times each body per element
-on one thread against NumPy's ufunc.
+reference over its whole range and checks NaN, infinities, signed zeros and subnormals
+as C's float functions give them): exp, log and exp2_split (s^x for a scalar s) within
+1.5 ulp, most others within 2-3 ulp, cbrt and erfinv within 4; gamma and gammaln within
+3.5 (float32 with float64 only for gamma's Stirling exponent and reflection, see
+gamma.py; gammaln below 0 within 3.5 ulp of its reflection's terms, which cancel next to
+its negative roots). NumPy's own SIMD float32 functions allow 4 ulp. Two numba
+intrinsics keep the code branch-free: `pick` (one select instruction; numba lowers
+`a if c else b` to branches) and `madd` (llvm.fmuladd: an FMA where the CPU has one). The
+bodies follow the classic scheme of Cephes' single-precision library (range reduction,
+then a short polynomial); the coefficients are Cephes' where noted, Taylor series where
+the range is small, and our own fits for erf, erfc and lgamma (tools/fit_vmath.py).
+tools/bench_vmath.py times each body per element on one thread against NumPy's ufunc.
 
 trig.py is the exception to "one body per element": float32 tan is a body valid for
 |x| <= 8192 plus a block loop (`trig.tan_into`) that hands the rare larger arguments

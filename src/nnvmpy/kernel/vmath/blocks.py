@@ -8,8 +8,9 @@ arguments first (a vectorised OR over their bits, ~0.03 ns per element in cache)
 a body of that region alone when all of them are in it. The light bodies are the full
 bodies' own expressions for the region, so the results are the same bits either way
 (tests/kernel/test_vmath_blocks.py). One thread, in cache, 2026-11-30: gamma on (0.5, 4)
-3.5 -> 0.6 ns per element (0.32 with gamma.py's K), gammaln on x > 0 1.3 -> 0.8, erfinv
-on |y| <= 0.99 0.58 -> 0.29 (0.27 with f32.erfinv_c's shorter log).
+3.5 -> 0.6 ns per element (0.32 with gamma.py's K, 0.24 in its blocks below 4.5, which
+take two of the four shifts), gammaln on x > 0 1.3 -> 0.8, erfinv on |y| <= 0.99 0.58 ->
+0.29 (0.27 with f32.erfinv_c's shorter log).
 
 Arrays larger than the caches stream from memory, and these loops are too slow to keep
 the CPU's own prefetcher ahead: it follows demand misses, and a block's compute phase
@@ -31,12 +32,14 @@ import numpy as np
 from ._dispatch import _helper, and32, f32_bits, or32, pick, prefetch, sub32
 from .f32 import ONE, erfinv_c, erfinv_central_poly, erfinv_f32
 from .gamma import (
+    LOW_MAX,
     SHIFT_MAX,
     _gamma_2t,
     _lgamma_mid,
     _lgamma_near,
     _lgamma_pos,
     _reduce,
+    _reduce_low,
     gamma_f32,
     gammaln_f32,
 )
@@ -51,6 +54,7 @@ FINITE_MAX = np.int32(0x7F7FFFFF)  # bits of the largest finite float32
 SMALLEST = np.int32(1)  # bits of the smallest positive float32 (a subnormal)
 HALF_BITS = np.int32(F(0.5).view(np.int32))
 GAMMA_NEAR_MAX = np.int32(np.nextafter(SHIFT_MAX, F(0)).view(np.int32))  # x < 6.5
+GAMMA_LOW_MAX = np.int32(np.nextafter(LOW_MAX, F(0)).view(np.int32))  # x < 4.5
 ERFINV_CENTRAL = F(0.99)  # -log(1 - y^2) < 5 below 0.9966: Giles' central polynomial
 ERFINV_CENTRAL_BITS = np.int32(ERFINV_CENTRAL.view(np.int32))
 
@@ -83,6 +87,13 @@ def gamma_near_f32(x):
     return _gamma_2t(t, f) * pick(x < ONE, ONE / x, p)
 
 
+@_helper(inline=True)
+def gamma_low_f32(x):
+    """gamma_near_f32 for 0 < x < 4.5: two shifts, not four (the same bits)."""
+    t, f, p = _reduce_low(x)
+    return _gamma_2t(t, f) * pick(x < ONE, ONE / x, p)
+
+
 @_helper
 def erfinv_central_f32(y):
     """erfinv_f32 for |y| <= ERFINV_CENTRAL: its polynomial in w - 2.5, no tail branch."""
@@ -92,17 +103,21 @@ def erfinv_central_f32(y):
 
 @_helper
 def gamma_into(x, out):
-    """out = gamma(x) over 1-D float32 arrays, blocks of 0 < x < 6.5 by gamma_near_f32."""
+    """out = gamma(x) over 1-D float32 arrays, blocks of 0 < x < 4.5 by gamma_low_f32, of
+    0 < x < 6.5 by gamma_near_f32."""
     for start in range(0, x.size, BLOCK):
         prefetch_ahead(x, start)
         xs = x[start : start + BLOCK]
         ys = out[start : start + BLOCK]
-        if any_outside(xs, ALL_BITS, SMALLEST, GAMMA_NEAR_MAX):
+        if not any_outside(xs, ALL_BITS, SMALLEST, GAMMA_LOW_MAX):
             for i in range(xs.size):
-                ys[i] = gamma_f32(xs[i])
-        else:
+                ys[i] = gamma_low_f32(xs[i])
+        elif not any_outside(xs, ALL_BITS, SMALLEST, GAMMA_NEAR_MAX):
             for i in range(xs.size):
                 ys[i] = gamma_near_f32(xs[i])
+        else:
+            for i in range(xs.size):
+                ys[i] = gamma_f32(xs[i])
 
 
 @_helper

@@ -74,6 +74,7 @@ NAN = math.nan
 INF = math.inf
 
 SHIFT_MAX = F(6.5)  # Stirling from here; below, at most four shifts reach [1.5, 2.5)
+LOW_MAX = F(4.5)  # below, at most two shifts
 F_PI = F(math.pi)
 STIRLING_C = F(0.5 * math.log(2 * math.pi) - 0.5)
 D_HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
@@ -177,26 +178,41 @@ def _gamma_2t(t, f):
 
 
 @_helper(inline=True)
-def _reduce(x):
-    """For 0 < x < 6.5: (t, f, p), f = t + 1 exactly, with gamma(x) = Gamma(2 + t) p for
-    x >= 1 (p the product of the shifts) and Gamma(2 + t) / x below (p = x there)."""
-    u = x  # four steps (unrolled: a loop here kept LLVM from inlining the body)
-    c = u >= F(2.5)  # u in [2.5, 6.5) -> [1.5, 2.5), p = (x - 1)(x - 2)...
-    p = pick(c, u - ONE, ONE)
-    u = pick(c, u - ONE, u)
+def _shift_down(u, p):
+    """One step of _reduce: u >= 2.5 becomes u - 1, and p takes the factor u - 1 (exact)."""
     c = u >= F(2.5)
-    p = pick(c, p * (u - ONE), p)
-    u = pick(c, u - ONE, u)
-    c = u >= F(2.5)
-    p = pick(c, p * (u - ONE), p)
-    u = pick(c, u - ONE, u)
-    c = u >= F(2.5)
-    p = pick(c, p * (u - ONE), p)
-    u = pick(c, u - ONE, u)
+    return pick(c, u - ONE, u), pick(c, p * (u - ONE), p)
+
+
+@_helper(inline=True)
+def _reduced(x, u, p):
+    """_reduce's result from the shifted u in [1.5, 2.5) (for x >= 1) and its product p."""
     small = x < ONE
     t = pick(small, x - ONE, u - TWO)  # exact differences
     f = pick(small, x, u - ONE)
     return t, f, pick(small, x, p)
+
+
+@_helper(inline=True)
+def _reduce(x):
+    """For 0 < x < 6.5: (t, f, p), f = t + 1 exactly, with gamma(x) = Gamma(2 + t) p for
+    x >= 1 (p the product of the shifts) and Gamma(2 + t) / x below (p = x there). Four
+    steps, written out (a loop here kept LLVM from inlining the body); the first one's
+    p * (u - 1) with p = 1 is u - 1 exactly."""
+    u, p = _shift_down(x, ONE)  # u in [2.5, 6.5) -> [1.5, 2.5), p = (x - 1)(x - 2)...
+    u, p = _shift_down(u, p)
+    u, p = _shift_down(u, p)
+    u, p = _shift_down(u, p)
+    return _reduced(x, u, p)
+
+
+@_helper(inline=True)
+def _reduce_low(x):
+    """_reduce for 0 < x < 4.5, where its last two steps change nothing: two steps, the
+    same bits (the shifts were 0.18 of gamma's 0.31 ns per element in cache)."""
+    u, p = _shift_down(x, ONE)
+    u, p = _shift_down(u, p)
+    return _reduced(x, u, p)
 
 
 @_helper(inline=True)
