@@ -428,9 +428,9 @@ _openmp_forked = False  # this process was forked after numba had started GNU Op
 
 def openmp_forked() -> bool:
     """Whether this process was forked from one whose numba had run its GNU OpenMP layer.
-    GNU OpenMP is not fork-safe, and numba stops such a child (SIGTERM, "fork() called
-    from a process already using GNU OpenMP") at its first parallel region: paths that
-    have a fork-safe way (the ufunc pool's Python threads) take it there."""
+    GNU OpenMP is not fork-safe: such a child runs numba's parallel regions serially
+    (kernel/fork_safe.py), so paths that have another parallel way (the ufunc pool's
+    Python threads) take it there."""
     return _openmp_forked
 
 

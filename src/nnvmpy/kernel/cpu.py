@@ -50,6 +50,7 @@ from numba.extending import overload
 from .. import config
 from .. import threads as _threads
 from ..base import Context, NNVMError
+from . import fork_safe
 from .elementwise import _FLOATS, NUMPY_MIN_SIZE, ElementwiseKernel
 
 # Below this many elements the loop runs serially: waking the team costs more than the
@@ -224,6 +225,9 @@ def configure_threading_layer() -> None:
                 layer = "omp"
             numba.config.THREADING_LAYER = layer  # type: ignore[attr-defined]
         _prefer_512_bit_vectors()
+        # Starts the layer now, so that every parallel region compiled or loaded from here
+        # on survives a fork (GNU OpenMP's regions run serially in a forked child).
+        fork_safe.install()
         _layer_checked = True
 
 
@@ -440,6 +444,8 @@ def cached_njit(*, cache_tag: str = "njit1", **options: Any) -> Any:
     _top_rows ran the parallel code (an OpenMP team on the calling thread)."""
 
     def wrap(fn: Any) -> Any:
+        if options.get("parallel"):
+            configure_threading_layer()
         dispatcher = numba.njit(**options)(fn)
         cache = _disk_cache(fn, fn, f"{cache_tag}{_options_tag(options)}", lazy=True)
         if cache is not None:

@@ -1,0 +1,125 @@
+"""A process forked after numba started GNU OpenMP still runs parallel kernels (serially).
+
+Without kernel/fork_safe.py numba stops such a child with SIGTERM at its first `prange`
+region ("fork() called from a process already using GNU OpenMP"): these tests then see
+the child's exit status -15 instead of 0.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+import numba
+import numpy as np
+import pytest
+from numba import prange
+
+import nnvmpy as nv
+from nnvmpy.kernel import fork_safe
+from nnvmpy.kernel.cpu import cached_njit, configure_threading_layer
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+
+
+@cached_njit(cache_tag="test_fork", parallel=True, nogil=True)
+def _sum_and_threads(x, seen):  # type: ignore[no-untyped-def]
+    """A prange reduction that also marks which team threads ran a chunk."""
+    total = 0.0
+    for i in prange(x.size):
+        total += x[i]
+        seen[numba.get_thread_id()] = 1
+    return total
+
+
+def _in_child(body: Callable[[], bool]) -> int:
+    """Fork; the child runs body() and leaves with 0 (True), 1 (False) or 2 (raised)."""
+    pid = os.fork()
+    if pid == 0:  # never return into pytest
+        code = 2
+        try:
+            code = 0 if body() else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+def _uses_gnu_openmp() -> bool:
+    configure_threading_layer()
+    _sum_and_threads(np.ones(4), np.zeros(64, np.int64))  # numba's layer has started
+    if numba.threading_layer() != "omp":
+        return False
+    from numba.np.ufunc import omppool
+
+    return getattr(omppool, "openmp_vendor", "GNU") == "GNU"
+
+
+needs_gnu_openmp = pytest.mark.skipif(
+    not _uses_gnu_openmp(), reason="numba's layer here is fork-safe by itself"
+)
+
+
+@needs_gnu_openmp
+@pytest.mark.timeout(120)
+def test_a_forked_child_runs_prange_regions_serially_with_the_same_results() -> None:
+    x = np.arange(1_000_000, dtype=np.float64)  # an exact sum in float64
+    seen = np.zeros(64, np.int64)
+    assert _sum_and_threads(x, seen) == x.sum()  # the parent's team has started
+
+    def child() -> bool:
+        seen = np.zeros(64, np.int64)
+        total = _sum_and_threads(x, seen)
+        return bool(fork_safe.serial_regions() and total == x.sum() and seen.sum() == 1)
+
+    assert _in_child(child) == 0
+    assert not fork_safe.serial_regions()  # the parent keeps its team
+    seen[:] = 0
+    assert _sum_and_threads(x, seen) == x.sum()
+
+
+@needs_gnu_openmp
+@pytest.mark.timeout(300)
+def test_a_forked_child_runs_large_operators() -> None:
+    """Operators large enough for a team: element-wise, reduce, broadcast, pooling,
+    convolution and topk, each against NumPy in the child."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(600_000).astype(np.float32)
+    images = rng.standard_normal((4, 8, 64, 64)).astype(np.float32)
+    weight = rng.standard_normal((16, 8, 3, 3)).astype(np.float32)
+
+    def run() -> dict[str, np.ndarray]:
+        rows = nv.nd.array(x.reshape(300, 2000))
+        return {
+            "relu": nv.nd.relu(nv.nd.array(x)).asnumpy(),
+            "sum": nv.nd.sum(rows, axis=1).asnumpy(),
+            "broadcast": (rows + nv.nd.array(x[:2000].reshape(1, 2000))).asnumpy(),
+            "pool": nv.nd.Pooling(
+                nv.nd.array(images), kernel=(2, 2), stride=(2, 2), pool_type="max"
+            ).asnumpy(),
+            "conv": nv.nd.Convolution(
+                nv.nd.array(images), nv.nd.array(weight), kernel=(3, 3), pad=(1, 1),
+                num_filter=16, no_bias=True,
+            ).asnumpy(),
+            "topk": nv.nd.topk(rows, k=3).asnumpy(),
+        }  # fmt: skip
+
+    parent = run()
+    rows = x.reshape(300, 2000)
+    np.testing.assert_array_equal(parent["relu"], np.maximum(x, 0))
+    np.testing.assert_allclose(parent["sum"], rows.sum(axis=1, dtype=np.float64), rtol=1e-4)
+    np.testing.assert_array_equal(parent["broadcast"], rows + x[:2000])
+    np.testing.assert_array_equal(
+        parent["pool"], images.reshape(4, 8, 32, 2, 32, 2).max(axis=(3, 5))
+    )
+    np.testing.assert_array_equal(parent["topk"], np.argsort(-rows, axis=1, kind="stable")[:, :3])
+
+    def child() -> bool:
+        got = run()
+        return all(
+            np.allclose(got[k], parent[k], rtol=1e-5, atol=1e-4) if k in ("sum", "conv")
+            else np.array_equal(got[k], parent[k])
+            for k in parent
+        )  # fmt: skip
+
+    assert _in_child(child) == 0
