@@ -52,6 +52,38 @@ def test_nan_sorts_as_the_largest_value(ctx, ascending):
     np.testing.assert_array_equal(got, want)
 
 
+PACKED = ["float16", "float32", "int8", "int16", "int32", "uint8", "uint16"]
+
+
+def _tied_values(rng, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
+    """Few distinct values (many ties), with the dtype's extremes; floats also get NaN of
+    both signs, -0 beside +0, and infinities."""
+    if dtype.startswith("float"):
+        pool = np.array([np.nan, -np.nan, -0.0, 0.0, np.inf, -np.inf, 1.5, -1.5, 6e-8, 2.0])
+    else:
+        info = np.iinfo(dtype)
+        pool = np.array([info.min, info.max, 0, 1, info.min + 1, info.max - 1, 7])
+    return rng.choice(pool, size=shape).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", PACKED)
+@pytest.mark.parametrize("shape", [(3, 700), (40, 6000)])  # serial; row parts on threads
+@pytest.mark.parametrize("ascending", [True, False])
+def test_the_packed_key_sort_gives_the_stable_order(dtype, shape, ascending):
+    """32-bit and smaller dtypes sort packed (key, position) integers (_packed_sort): the
+    positions and values of a stable sort, NaN of either sign tied last (first when
+    descending), -0 tied with +0, along the last axis and along the first."""
+    x = _tied_values(np.random.default_rng(len(shape) + shape[1]), dtype, shape)
+    order = stable_order(x.astype(np.float64), ascending)
+    got = nv.nd.argsort(nd(x), is_ascend=ascending, dtype="int32").asnumpy()
+    np.testing.assert_array_equal(got, order)
+    values = nv.nd.sort(nd(x), is_ascend=ascending).asnumpy()
+    want = np.take_along_axis(x, order, axis=-1)
+    np.testing.assert_array_equal(values.view(f"u{x.itemsize}"), want.view(f"u{x.itemsize}"))
+    along_rows = nv.nd.argsort(nd(x.T), axis=0, is_ascend=ascending, dtype="int32").asnumpy()
+    np.testing.assert_array_equal(along_rows, order.T)
+
+
 def test_topk_partial_path_picks_the_right_elements():
     """k much smaller than the axis takes the argpartition path; compare with a full sort."""
     rng = np.random.default_rng(0)

@@ -16,7 +16,9 @@ equal values keep their positions' order in both directions and on both devices 
 leaves ties unspecified).
 
 CPU: NumPy's argsort / argpartition, which beat a hand-written sort (stable kinds where
-the order needs it); topk with k <= 64 in one pass over each row (_top_rows). GPU: a
+the order needs it); for 32-bit and smaller dtypes, one unstable SIMD sort of packed
+(value key, position) uint64s gives the stable order (_packed_sort); topk with k <= 64
+in one pass over each row (_top_rows). GPU: a
 bitonic sort per row in scratch memory (_bitonic.py), then one body writes the selected
 values, indices or mask.
 """
@@ -59,6 +61,14 @@ INDEX_DTYPES = ["float16", "float32", "float64", "int32", "int64", "uint8"]
 ROW_PASS_K = 64
 ROW_PASS_DTYPES = tuple(np.dtype(t) for t in ("float32", "float64", "int32", "int64"))
 _HIDDEN = np.dtype(np.int64)  # dtype of the hidden positions output
+# stable_argsort sorts packed (value key, position) uint64s for these dtypes (_packed_sort):
+# 1000 rows of 8192 float32 in 19.5 ms on two threads, where NumPy's stable argsort took
+# 400 (np.sort of the values alone: 15.6)
+PACKED_SORT_DTYPES = tuple(
+    np.dtype(t) for t in ("float16", "float32", "int8", "int16", "int32", "uint8", "uint16")
+)
+# below it NumPy's stable argsort is as fast (1024 float32: packed 5.4 us, NumPy 10.2)
+PACKED_SORT_MIN_SIZE = 512
 
 
 class SortParam(Parameter):
@@ -213,6 +223,10 @@ def _sort_type(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any]) -> b
 
 def stable_argsort(x: np.ndarray, ascending: bool) -> np.ndarray:
     """Positions sorting x along its last axis; equal values keep their order both ways."""
+    if x.size >= PACKED_SORT_MIN_SIZE and x.dtype in PACKED_SORT_DTYPES and x.shape[-1] < 2**32:
+        from nnvmpy.ops import _packed_sort
+
+        return _packed_sort.argsort_rows(x, ascending)
     if ascending:
         return np.argsort(x, axis=-1, kind="stable")
     # sort the reversed row ascending: equal values come out last-first, so reversing
@@ -245,6 +259,16 @@ def top_positions(x: np.ndarray, k: int, ascending: bool) -> np.ndarray:
     if tied.any():
         top[tied] = stable_argsort(x[tied], ascending)[..., :k]
     return top
+
+
+def _values_at(rows: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """np.take_along_axis(rows, pos, axis=-1), through _packed_sort's row gather for
+    large arrays (NumPy's checks every index: 31 ms for 8M float32, 4 there)."""
+    if pos.size < PACKED_SORT_MIN_SIZE:
+        return np.take_along_axis(rows, pos, axis=-1)
+    from nnvmpy.ops import _packed_sort
+
+    return _packed_sort.gather_rows(rows, pos)
 
 
 def _has_nan(x: np.ndarray) -> bool:
@@ -297,7 +321,7 @@ def _sort_cpu(op: str, s: Spec, data: np.ndarray, outputs: list[Any], modes: lis
         if mode == NULL:
             continue
         if role == "value":
-            result = np.take_along_axis(rows, pos, axis=-1)
+            result = _values_at(rows, pos)
         elif role == "mask":
             result = np.zeros(rows.shape, dtype=out.dtype)
             np.put_along_axis(result, pos, 1, axis=-1)
