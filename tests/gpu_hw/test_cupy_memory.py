@@ -91,6 +91,21 @@ def test_cupy_view_of_a_storage_block_keeps_it_alive(cupy_ready: Any) -> None:
     assert float(c.sum()) == 3.0 * 1024
 
 
+def test_direct_views_of_a_block_read_and_write_its_bytes(cupy_ready: Any) -> None:
+    """storage.device_view builds numba arrays on a block's memory pointer: a 2-D view, a
+    flat view and a view at an offset (sub_handle) all address the block's bytes."""
+    ctx = Context("gpu", 0)
+    h = storage.alloc(4096, ctx)
+    grid = h.as_array((4, 8), np.float32)
+    grid.copy_to_device(np.arange(32, dtype=np.float32).reshape(4, 8))
+    flat = gpu_lib.as_cupy(h.as_array((32,), np.float32))
+    np.testing.assert_array_equal(cupy_ready.asnumpy(flat), np.arange(32, dtype=np.float32))
+    part = storage.sub_handle(h, 64, 64, owner=None).as_array((4, 4), np.float32)
+    np.testing.assert_array_equal(part.copy_to_host(), np.arange(16, 32.0).reshape(4, 4))
+    assert _ptr(part) == _ptr(grid) + 64
+    storage.free(h)
+
+
 def test_scratch_is_reused_on_its_stream_only(cupy_ready: Any) -> None:
     """kernel/scratch.py relies on CuPy's pool being stream-ordered: a scratch block freed
     on a worker's stream comes back for the next call on that stream (no cudaMalloc), and
