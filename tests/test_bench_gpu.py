@@ -30,7 +30,8 @@ def test_bench_gpu_smoke_runs_every_section(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     results = json.loads(out.read_text())
     keys = ["elemwise_add_GBps", "relu_GBps", "nnvmpy_dot_TFLOPs", "numba_tiled_TFLOPs",
-            "resnet18_ms", "dispatch_async_us", "dispatch_roundtrip_us"]  # fmt: skip
+            "resnet18_ms", "dispatch_async_us", "dispatch_roundtrip_us",
+            "dispatch_async_fast_us", "dispatch_roundtrip_fast_us"]  # fmt: skip
     if gpu_lib.available():
         keys += ["copy_GBps", "cupy_matmul_TFLOPs"]
     else:

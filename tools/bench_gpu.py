@@ -12,7 +12,8 @@ Sections (targets from issue 16):
   gemm         nd.dot 4096^2 float32 (cuBLAS where CuPy is in use), the numba tiled kernel
                (NNVMPY_CUPY=0 for that row) and cupy.matmul: nnvmpy >= 0.8x cupy.matmul
   dispatch     an imperative op on a 16-element GPU array: pushed back to back (async
-               dispatch) and waited for each time (engine round trip): <= 20 us per op
+               dispatch) and waited for each time (engine round trip): <= 20 us per op;
+               with numba-cuda's launches and with kernel/cuda_fast.py's direct ones
   resnet       ResNet-18 v1 training step at batch 64, 3x224x224 (forward, backward,
                sgd_mom_update; MXNet's symbol file when found, else the same network built
                here), against PyTorch eager (torchvision resnet18, float32, TF32 off, and
@@ -41,7 +42,7 @@ from typing import Any
 import numpy as np
 
 import nnvmpy as nv
-from nnvmpy.kernel import gpu_lib
+from nnvmpy.kernel import cuda_fast, gpu_lib
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools"))
@@ -344,10 +345,27 @@ def run_torch_resnet(args: argparse.Namespace, batch: int, size: int) -> dict[st
 
 
 def bench_dispatch(n_ops: int) -> None:
+    """Both launch paths in turn: numba-cuda's, and kernel/cuda_fast.py's direct one."""
     say("dispatch: x = x + 1 on a 16-element float32 GPU array")
+    for fast, label in ((False, "numba-cuda launches"), (True, "direct launches")):
+        cuda_fast.set_enabled(fast)
+        try:
+            async_us, trip_us = _dispatch_times(n_ops)
+        finally:
+            cuda_fast.set_enabled(None)
+        say(f"  {label} (NNVMPY_GPU_FAST_LAUNCH={int(fast)}):")
+        say(f"    pushed back to back    {async_us:7.1f} us/op (target <= 20)")
+        say(f"    waited for each        {trip_us:7.1f} us/op")
+        suffix = "_fast" if fast else ""
+        RESULTS[f"dispatch_async{suffix}_us"] = async_us
+        RESULTS[f"dispatch_roundtrip{suffix}_us"] = trip_us
+
+
+def _dispatch_times(n_ops: int) -> tuple[float, float]:
     gpu = nv.gpu(0)
     x = nv.nd.ones((16,), ctx=gpu)
-    x = x + 1  # compile and warm up
+    for _ in range(20):  # compile, and the first launch on each engine worker thread
+        x = x + 1
     x.wait_to_read()
     start = time.perf_counter()
     for _ in range(n_ops):
@@ -359,12 +377,9 @@ def bench_dispatch(n_ops: int) -> None:
         x = x + 1
         x.wait_to_read()
     trip_us = (time.perf_counter() - start) / (n_ops // 4) * 1e6
-    want = 2 + n_ops + n_ops // 4
+    want = 21 + n_ops + n_ops // 4
     assert float(x.asnumpy()[0]) == want, f"x is {x.asnumpy()[0]}, expected {want}"
-    say(f"  pushed back to back      {async_us:7.1f} us/op (target <= 20)")
-    say(f"  waited for each          {trip_us:7.1f} us/op")
-    RESULTS["dispatch_async_us"] = async_us
-    RESULTS["dispatch_roundtrip_us"] = trip_us
+    return async_us, trip_us
 
 
 # -- main ---------------------------------------------------------------------------------------

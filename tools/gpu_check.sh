@@ -48,7 +48,7 @@ if [ -d .gpu_models ] && [ ! -e ../shared/models ]; then
     mkdir -p ../shared && ln -sfn "$PWD/.gpu_models" ../shared/models
 fi
 
-step "tests/gpu_hw: cuBLAS GEMM, views, streams, CuPy's pool"
+step "tests/gpu_hw: cuBLAS GEMM, views, streams, CuPy's pool, direct launches (cuda_fast)"
 timeout 120 "$PY" -m pytest -q -m gpu tests/gpu_hw -n "$(( WORKERS < 8 ? WORKERS : 8 ))" \
     -p no:cacheprovider -rfEs \
     >"$OUT/gpu_hw.txt" 2>&1

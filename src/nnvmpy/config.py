@@ -221,6 +221,14 @@ CUPY = Knob(
     "CuPy's pool (kernel/gpu_lib.py); 0 (default until this path has passed on hardware: "
     "tools/gpu_check.sh sets 1): numba.cuda kernels and allocations only.",
 )
+GPU_FAST_LAUNCH = Knob(
+    "NNVMPY_GPU_FAST_LAUNCH",
+    "0",
+    "1: element-wise GPU kernels launch through kernel/cuda_fast.py (each kernel's loaded "
+    "function and argument types kept per thread after its first launch, arguments "
+    "marshalled directly) instead of numba-cuda's per-launch resolution; 0 (default until "
+    "it has passed on hardware: tools/gpu_check.sh tests and measures it): numba-cuda's.",
+)
 POISON_MEMORY = Knob(
     "NNVMPY_POISON_MEMORY",
     "0",
@@ -260,6 +268,7 @@ ALL_KNOBS = [
     CONV_ALGO_CACHE,
     BLAS,
     CUPY,
+    GPU_FAST_LAUNCH,
     POISON_MEMORY,
     PROFILER_AUTOSTART,
 ]

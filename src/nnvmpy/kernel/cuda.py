@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..base import Context, NNVMError
+from . import cuda_fast
 from .elementwise import ElementwiseKernel, launch_context
 from .storage import device_view
 
@@ -285,4 +286,7 @@ def launch(
     )
     blocks, threads, stream, device = launch_config(name, ctx if ctx is not None else dev, n)
     with device:
-        loop[blocks, threads, stream](out_flat, *flat)
+        if not _state["simulator"] and cuda_fast.enabled():
+            cuda_fast.launch(loop, blocks, threads, stream, (out_flat, *flat))
+        else:
+            loop[blocks, threads, stream](out_flat, *flat)

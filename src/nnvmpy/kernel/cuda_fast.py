@@ -1,0 +1,168 @@
+"""GPU kernel launches without numba-cuda's per-launch resolution (NNVMPY_GPU_FAST_LAUNCH=1).
+
+`loop[blocks, threads, stream](*args)` redoes on every launch what is the same for every
+launch of one kernel on one thread: it normalises the grid, wraps the stream in a new
+cuda.core Stream, types each argument to pick the compiled overload, asks the driver for
+the current context to find the loaded function, builds a LaunchConfig, and turns each
+device array into its argument words through a memory-view shim. issue 16 gives a whole
+small-op dispatch 20 us; on an H100 a launch took most of ~70.
+
+`launch(dispatcher, blocks, threads, stream, args)` does the first launch of a kernel for
+an argument signature on each thread the plain way (it compiles, loads the module and
+makes the device's context current on the thread), then keeps, for that thread and
+signature, the compiled kernel's loaded function and argument types. Later launches
+marshal the arguments here, with numba's own ABI: an array is (meminfo 0, parent 0,
+size, itemsize, data pointer, shape..., strides...) as numba-cuda's
+`_Kernel._prepare_args` gives it (tests/kernel/test_cuda_fast.py compares the two);
+scalars still go through `_prepare_args`; cuda.core's `launch` does the rest. Streams
+and launch configurations are made once each.
+
+Off by default until it has passed on hardware (tools/gpu_check.sh runs its test file
+with it on): then the default flips to 1. Kernels compiled with debug, cooperative
+launches, argument extensions or arguments other than device arrays and scalars always
+take numba's path.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from .. import config
+
+_local = threading.local()  # .kernels: {(id(dispatcher), signature): _Resolved or None}
+_streams: dict[int, tuple[Any, Any]] = {}  # id(numba stream) -> (stream, cuda.core stream)
+_configs: dict[tuple[int, int], Any] = {}
+_numba: dict[str, Any] = {}  # numba-cuda pieces, imported on first use
+
+
+_enabled: bool | None = None  # None: NNVMPY_GPU_FAST_LAUNCH decides, read once
+
+
+def enabled() -> bool:
+    """Whether kernel.cuda's launches take this path (NNVMPY_GPU_FAST_LAUNCH=1)."""
+    global _enabled
+    if _enabled is None:
+        _enabled = config.GPU_FAST_LAUNCH.get() == "1"
+    return _enabled
+
+
+def set_enabled(on: bool | None) -> None:
+    """Turn the path on or off in this process (None: back to the knob); for tests and
+    tools/bench_gpu.py, which measure both."""
+    global _enabled
+    _enabled = on
+
+
+class _Resolved:
+    """One compiled kernel as loaded on this thread's device: what a launch needs."""
+
+    __slots__ = ("argument_types", "arrays", "function", "kernel")
+
+    def __init__(self, kernel: Any, function: Any, argument_types: tuple[Any, ...]) -> None:
+        array_type = _numba["types"].Array
+        self.kernel = kernel  # numba-cuda's _Kernel (its _prepare_args marshals scalars)
+        self.function = function  # cuda.core's kernel object of the loaded module
+        self.argument_types = argument_types
+        self.arrays = tuple(isinstance(t, array_type) for t in argument_types)
+
+
+def signature(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """What picks the compiled overload: each device array's dtype, ndim and whether it
+    is C-contiguous, each scalar's type."""
+    return tuple(
+        (a.dtype, a.ndim, a.is_c_contiguous()) if getattr(a, "__cuda_memory__", False) else type(a)
+        for a in args
+    )
+
+
+def array_words(a: Any) -> list[Any]:
+    """A device array as numba's kernel ABI passes it: meminfo, parent, size, itemsize,
+    data pointer, shape, strides (numba-cuda's _Kernel._prepare_args)."""
+    return [0, 0, a.size, a.dtype.itemsize, a.device_ctypes_pointer.value, *a.shape, *a.strides]
+
+
+def launch(dispatcher: Any, blocks: int, threads: int, stream: Any, args: tuple[Any, ...]) -> None:
+    """dispatcher[blocks, threads, stream](*args) for 1-D grids of C-contiguous device
+    arrays and scalars, numba's way the first time on each thread, then directly."""
+    kernels = getattr(_local, "kernels", None)
+    if kernels is None:
+        kernels = _local.kernels = {}
+    key = (id(dispatcher), signature(args))
+    resolved = kernels.get(key, False)
+    if resolved is False or resolved is None:
+        dispatcher[blocks, threads, stream](*args)
+        if resolved is False:  # first launch on this thread: keep what it resolved
+            kernels[key] = _resolve(dispatcher, args)
+        return
+    words: list[Any] = []
+    prepare = resolved.kernel._prepare_args
+    for ty, is_array, a in zip(resolved.argument_types, resolved.arrays, args):
+        if is_array:
+            words += array_words(a)
+        else:
+            prepare(ty, a, stream, None, words)
+    _numba["launch"](_core_stream(stream), _config(blocks, threads), resolved.function, *words)
+
+
+def _resolve(dispatcher: Any, args: tuple[Any, ...]) -> _Resolved | None:
+    """The compiled kernel the launch just used, loaded on this thread's current device;
+    None where this path must not be taken (the kernel is then always launched by numba)."""
+    _import_numba()
+    argument_types = tuple(dispatcher.typeof_pyval(a) for a in args)
+    kernel = dispatcher.overloads.get(argument_types)
+    if kernel is None or kernel.debug or kernel.cooperative or kernel.extensions:
+        return None
+    array_type = _numba["types"].Array
+    for ty, a in zip(argument_types, args):
+        if isinstance(ty, array_type) and not (ty.layout == "C" and a.is_c_contiguous()):
+            return None  # signature() keeps such arrays apart: numba's way for them
+    function = kernel._codelibrary.get_cufunc().kernel
+    return _Resolved(kernel, function, argument_types)
+
+
+def _core_stream(stream: Any) -> Any:
+    """The cuda.core stream numba-cuda makes of `stream` (0 or a numba Stream), made once."""
+    entry = _streams.get(id(stream))
+    if entry is None or entry[0] is not stream:
+        entry = _streams[id(stream)] = (stream, _numba["to_core_stream"](stream))
+    return entry[1]
+
+
+def _config(blocks: int, threads: int) -> Any:
+    key = (blocks, threads)
+    made = _configs.get(key)
+    if made is None:
+        made = _configs[key] = _numba["launch_config"]((blocks, 1, 1), (threads, 1, 1))
+    return made
+
+
+def _import_numba() -> None:
+    if _numba:
+        return
+    from cuda.core import LaunchConfig
+    from cuda.core import launch as core_launch
+    from numba.cuda import types
+    from numba.cuda._compat import CUDA_CORE_GE_1_0
+    from numba.cuda.cudadrv import driver
+
+    def launch_config(grid: tuple[int, ...], block: tuple[int, ...]) -> Any:
+        # numba-cuda's _Kernel.launch, whose keyword for cooperative launches changed
+        if CUDA_CORE_GE_1_0:
+            return LaunchConfig(grid=grid, block=block, shmem_size=0, is_cooperative=False)
+        return LaunchConfig(grid=grid, block=block, shmem_size=0, cooperative_launch=False)
+
+    _numba.update(
+        types=types,
+        launch=core_launch,
+        launch_config=launch_config,
+        to_core_stream=driver._to_core_stream,
+    )
+
+
+def forget() -> None:
+    """Drop what this thread resolved (tests; a device reset)."""
+    _local.kernels = {}
+
+
+__all__ = ["array_words", "enabled", "forget", "launch", "set_enabled", "signature"]
