@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import pytest
 from hypothesis import settings
@@ -60,6 +61,28 @@ def _same_random_state_in_every_test() -> None:
     engine.get_engine().quiesce()
     random.seed(0)
     np.random.seed(0)  # noqa: NPY002  (the legacy global generator is what such tests draw from)
+
+
+def _run_in_child(body: Callable[[], bool]) -> int:
+    """Fork; the child runs body() and leaves with 0 (True), 1 (False) or 2 (raised),
+    never returning into pytest. The child's exit status (-N: killed by signal N)."""
+    pid = os.fork()
+    if pid == 0:
+        code = 2
+        try:
+            code = 0 if body() else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+@pytest.fixture
+def run_in_child() -> Callable[[Callable[[], bool]], int]:
+    """A function that runs body() in a forked child and returns its exit status."""
+    if not hasattr(os, "fork"):
+        pytest.skip("needs os.fork")
+    return _run_in_child
 
 
 @pytest.fixture

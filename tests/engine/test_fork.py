@@ -16,20 +16,6 @@ CTX = cpu()
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 
 
-def _run_in_child(body: object) -> int:
-    """Fork; the child runs ``body()`` and exits 0 on success, 1 on failure."""
-    assert callable(body)
-    pid = os.fork()
-    if pid == 0:  # child: never return into pytest
-        code = 1
-        try:
-            code = 0 if body() else 1
-        finally:
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status)
-
-
 def _chain(eng: Engine, n: int) -> int:
     v = eng.new_var()
     box = [0]
@@ -40,7 +26,7 @@ def _chain(eng: Engine, n: int) -> int:
 
 
 @pytest.mark.timeout(60)
-def test_child_pushes_and_waits_after_fork(engine: Engine) -> None:
+def test_child_pushes_and_waits_after_fork(engine: Engine, run_in_child) -> None:
     assert _chain(engine, 50) == 50  # the parent's workers are running now
 
     def child() -> bool:
@@ -48,12 +34,12 @@ def test_child_pushes_and_waits_after_fork(engine: Engine) -> None:
         engine.wait_for_all()
         return ok
 
-    assert _run_in_child(child) == 0
+    assert run_in_child(child) == 0
     assert _chain(engine, 50) == 50  # and the parent still works
 
 
 @pytest.mark.timeout(60)
-def test_fork_waits_for_work_in_flight(engine: Engine) -> None:
+def test_fork_waits_for_work_in_flight(engine: Engine, run_in_child) -> None:
     v = engine.new_var()
     data: dict[str, int] = {}
 
@@ -69,13 +55,13 @@ def test_fork_waits_for_work_in_flight(engine: Engine) -> None:
         engine.wait_for_var(v)
         return data == {"v": 2}
 
-    assert _run_in_child(child) == 0
+    assert run_in_child(child) == 0
     engine.wait_for_var(v)
     assert data == {"v": 1}
 
 
 @pytest.mark.timeout(60)
-def test_fork_from_a_busy_process_with_idle_workers(threaded_engine: Engine) -> None:
+def test_fork_from_a_busy_process_with_idle_workers(threaded_engine: Engine, run_in_child) -> None:
     eng = threaded_engine
     assert _chain(eng, 10) == 10
     stop = threading.Event()
@@ -89,7 +75,7 @@ def test_fork_from_a_busy_process_with_idle_workers(threaded_engine: Engine) -> 
     t.start()
     try:
         for _ in range(3):
-            assert _run_in_child(lambda: _chain(eng, 100) == 100) == 0
+            assert run_in_child(lambda: _chain(eng, 100) == 100) == 0
     finally:
         stop.set()
         t.join()

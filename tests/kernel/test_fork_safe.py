@@ -8,7 +8,6 @@ the child's exit status -15 instead of 0.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 
 import numba
 import numpy as np
@@ -32,19 +31,6 @@ def _sum_and_threads(x, seen):  # type: ignore[no-untyped-def]
     return total
 
 
-def _in_child(body: Callable[[], bool]) -> int:
-    """Fork; the child runs body() and leaves with 0 (True), 1 (False) or 2 (raised)."""
-    pid = os.fork()
-    if pid == 0:  # never return into pytest
-        code = 2
-        try:
-            code = 0 if body() else 1
-        finally:
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status)
-
-
 def _uses_gnu_openmp() -> bool:
     configure_threading_layer()
     _sum_and_threads(np.ones(4), np.zeros(64, np.int64))  # numba's layer has started
@@ -62,7 +48,7 @@ needs_gnu_openmp = pytest.mark.skipif(
 
 @needs_gnu_openmp
 @pytest.mark.timeout(120)
-def test_a_forked_child_runs_prange_regions_serially_with_the_same_results() -> None:
+def test_a_forked_child_runs_prange_regions_serially_with_the_same_results(run_in_child) -> None:
     x = np.arange(1_000_000, dtype=np.float64)  # an exact sum in float64
     seen = np.zeros(64, np.int64)
     assert _sum_and_threads(x, seen) == x.sum()  # the parent's team has started
@@ -72,7 +58,7 @@ def test_a_forked_child_runs_prange_regions_serially_with_the_same_results() -> 
         total = _sum_and_threads(x, seen)
         return bool(fork_safe.serial_regions() and total == x.sum() and seen.sum() == 1)
 
-    assert _in_child(child) == 0
+    assert run_in_child(child) == 0
     assert not fork_safe.serial_regions()  # the parent keeps its team
     seen[:] = 0
     assert _sum_and_threads(x, seen) == x.sum()
@@ -80,7 +66,7 @@ def test_a_forked_child_runs_prange_regions_serially_with_the_same_results() -> 
 
 @needs_gnu_openmp
 @pytest.mark.timeout(300)
-def test_a_forked_child_runs_large_operators() -> None:
+def test_a_forked_child_runs_large_operators(run_in_child) -> None:
     """Operators large enough for a team: element-wise, reduce, broadcast, pooling,
     convolution and topk, each against NumPy in the child."""
     rng = np.random.default_rng(5)
@@ -122,4 +108,4 @@ def test_a_forked_child_runs_large_operators() -> None:
             for k in parent
         )  # fmt: skip
 
-    assert _in_child(child) == 0
+    assert run_in_child(child) == 0
