@@ -23,6 +23,10 @@ CASES: dict[str, Callable[[Any, Any], Any]] = {
     "where": lambda x, y: nv.nd.where(x > y, x, y),
     "rpower scalar": lambda x, y: 2.0**x,
     "clip": lambda x, y: nv.nd.clip(x, -0.5, 0.5),
+    # the other launchers: broadcast map, hand-written kernels, parallel_for bodies
+    "broadcast add": lambda x, y: nv.nd.broadcast_add(x, nv.nd.sum(y, axis=0, keepdims=True)),
+    "softmax": lambda x, y: nv.nd.softmax(x, axis=1),
+    "take": lambda x, y: nv.nd.take(x, nv.nd.array([3, 0, 32], ctx=x.context), axis=0),
 }
 
 

@@ -151,3 +151,15 @@ def test_other_signatures_and_kernels_numba_must_launch(block, direct_launches):
     cuda_fast.launch(loop, 1, 64, 0, (out.reshape(64),))
     assert len(loop.numba_launches) == 3
     assert len(direct_launches) == 1
+
+
+def test_host_arrays_and_tuples_numba_must_launch(block, direct_launches):
+    """numba copies a host array to the device per launch, and a tuple's signature
+    would hide its elements' types: such kernels never take the direct path."""
+    out = storage.device_view(block, (8,), np.dtype(np.float32))
+    for args in ((out, np.ones(8, np.float32)), (out, (1.0, 2))):
+        loop = _Dispatcher(_Kernel())
+        for _ in range(3):
+            cuda_fast.launch(loop, 1, 8, 0, args)
+        assert len(loop.numba_launches) == 3
+    assert not direct_launches

@@ -286,7 +286,13 @@ def launch(
     )
     blocks, threads, stream, device = launch_config(name, ctx if ctx is not None else dev, n)
     with device:
-        if not _state["simulator"] and cuda_fast.enabled():
-            cuda_fast.launch(loop, blocks, threads, stream, (out_flat, *flat))
-        else:
-            loop[blocks, threads, stream](out_flat, *flat)
+        launch_kernel(loop, blocks, threads, stream, (out_flat, *flat))
+
+
+def launch_kernel(dispatcher: Any, blocks: int, threads: int, stream: Any, args: Any) -> None:
+    """dispatcher[blocks, threads, stream](*args); with NNVMPY_GPU_FAST_LAUNCH=1 directly
+    after a kernel's first launch on each thread (kernel/cuda_fast.py)."""
+    if not _state["simulator"] and cuda_fast.enabled():
+        cuda_fast.launch(dispatcher, blocks, threads, stream, tuple(args))
+    else:
+        dispatcher[blocks, threads, stream](*args)

@@ -83,8 +83,9 @@ def array_words(a: Any) -> list[Any]:
 
 
 def launch(dispatcher: Any, blocks: int, threads: int, stream: Any, args: tuple[Any, ...]) -> None:
-    """dispatcher[blocks, threads, stream](*args) for 1-D grids of C-contiguous device
-    arrays and scalars, numba's way the first time on each thread, then directly."""
+    """dispatcher[blocks, threads, stream](*args) on a 1-D grid: numba's way the first
+    time on each thread for each signature, then directly where every argument is a
+    C-contiguous device array or a number."""
     kernels = getattr(_local, "kernels", None)
     if kernels is None:
         kernels = _local.kernels = {}
@@ -113,10 +114,15 @@ def _resolve(dispatcher: Any, args: tuple[Any, ...]) -> _Resolved | None:
     kernel = dispatcher.overloads.get(argument_types)
     if kernel is None or kernel.debug or kernel.cooperative or kernel.extensions:
         return None
-    array_type = _numba["types"].Array
+    types = _numba["types"]
     for ty, a in zip(argument_types, args):
-        if isinstance(ty, array_type) and not (ty.layout == "C" and a.is_c_contiguous()):
-            return None  # signature() keeps such arrays apart: numba's way for them
+        if isinstance(ty, types.Array):
+            if not (getattr(a, "__cuda_memory__", False) and ty.layout == "C"):
+                return None  # host arrays (numba copies them), other layouts
+            if not a.is_c_contiguous():
+                return None  # signature() keeps such arrays apart: numba's way for them
+        elif not isinstance(ty, (types.Number, types.Boolean)):
+            return None  # tuples, records, ...: signature() does not tell them apart
     function = kernel._codelibrary.get_cufunc().kernel
     return _Resolved(kernel, function, argument_types)
 

@@ -343,7 +343,7 @@ class ParallelFor:
         loop = self._loops.get(("gpu", len(flat))) or self._loop(("gpu", len(flat)))
         blocks, threads, stream, device = gpu.launch_config(self.__name__, ctx, n)
         with device:
-            loop[blocks, threads, stream](n, *flat)
+            gpu.launch_kernel(loop, blocks, threads, stream, (n, *flat))
 
 
 def parallel_for(body: Callable[..., Any]) -> ParallelFor:

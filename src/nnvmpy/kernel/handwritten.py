@@ -100,7 +100,7 @@ class CUDAKernel(_Lazy):
             ctx: an OpContext (its GPU and stream are used), a Context, or None (gpu(0)).
             n: number of work items.
         """
-        from nnvmpy.kernel.cuda import launch_config
+        from nnvmpy.kernel.cuda import launch_config, launch_kernel
 
         if n < 0:
             raise NNVMError(f"{self.__name__}: n must be >= 0, got {n}")
@@ -108,7 +108,7 @@ class CUDAKernel(_Lazy):
             return
         blocks, threads, stream, device = launch_config(self.__name__, ctx, n)
         with device:
-            self.dispatcher[blocks, threads, stream](*args)
+            launch_kernel(self.dispatcher, blocks, threads, stream, args)
 
 
 @overload

@@ -426,7 +426,7 @@ def device_meta(ctx: Any, name: str, values: tuple[int, ...]) -> Any:
 
 
 def _gpu_map(fn: Kernel, ctx: Any, out: Any, add: bool, arrays: tuple[Any, ...]) -> None:
-    from nnvmpy.kernel.cuda import as_device_array, launch_config
+    from nnvmpy.kernel.cuda import as_device_array, launch_config, launch_kernel
 
     bind_cuda(fn.name)
     out = as_device_array(fn.name, "out", out)
@@ -446,10 +446,9 @@ def _gpu_map(fn: Kernel, ctx: Any, out: Any, add: bool, arrays: tuple[Any, ...])
         ),
     )
     blocks, threads, stream, device = launch_config(fn.name, ctx, out.size)
+    flat = (out.reshape(out.size), *(a.reshape(a.size) for a in arrays), meta, add)
     with device:
-        loop[blocks, threads, stream](
-            out.reshape(out.size), *(a.reshape(a.size) for a in arrays), meta, add
-        )
+        launch_kernel(loop.dispatcher, blocks, threads, stream, flat)
 
 
 def broadcast_map(fn: Kernel, ctx: Any, out: Any, req: Any, *arrays: Any) -> None:
