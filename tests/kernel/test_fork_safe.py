@@ -92,8 +92,11 @@ def test_a_forked_child_runs_large_operators(run_in_child) -> None:
 
     parent = run()
     rows = x.reshape(300, 2000)
+    # a float32 sum's rounding depends on its order (team width, serial child): bounded by
+    # the row's magnitude, not its (possibly tiny) value
+    sum_bound = 2e-5 * np.abs(rows).sum(axis=1)
     np.testing.assert_array_equal(parent["relu"], np.maximum(x, 0))
-    np.testing.assert_allclose(parent["sum"], rows.sum(axis=1, dtype=np.float64), rtol=1e-4)
+    assert (np.abs(parent["sum"] - rows.sum(axis=1, dtype=np.float64)) <= sum_bound).all()
     np.testing.assert_array_equal(parent["broadcast"], rows + x[:2000])
     np.testing.assert_array_equal(
         parent["pool"], images.reshape(4, 8, 32, 2, 32, 2).max(axis=(3, 5))
@@ -102,10 +105,25 @@ def test_a_forked_child_runs_large_operators(run_in_child) -> None:
 
     def child() -> bool:
         got = run()
-        return all(
-            np.allclose(got[k], parent[k], rtol=1e-5, atol=1e-4) if k in ("sum", "conv")
-            else np.array_equal(got[k], parent[k])
-            for k in parent
-        )  # fmt: skip
+        same = {k: np.array_equal(got[k], parent[k]) for k in ("relu", "broadcast", "pool", "topk")}
+        same["sum"] = bool((np.abs(got["sum"] - parent["sum"]) <= 2 * sum_bound).all())
+        same["conv"] = np.allclose(got["conv"], parent["conv"], rtol=1e-4, atol=1e-3)
+        print("child:", same, flush=True)  # in the captured output when it fails
+        return all(same.values())
 
     assert run_in_child(child) == 0
+
+
+@needs_gnu_openmp
+def test_a_trampoline_that_cannot_be_built_leaves_numbas_binding(monkeypatch) -> None:
+    """If numba's internals move, install() warns and returns False instead of failing
+    every kernel compile."""
+
+    def broken(_: int) -> None:
+        raise AttributeError("no codegen here")
+
+    monkeypatch.setattr(fork_safe, "_installed", False)
+    monkeypatch.setattr(fork_safe, "_build_trampoline", broken)
+    with pytest.warns(RuntimeWarning, match="unsafe in forked children"):
+        assert fork_safe.install() is False
+    assert not fork_safe.installed()

@@ -26,6 +26,7 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+import warnings
 from typing import Any
 
 _lock = threading.Lock()
@@ -53,10 +54,19 @@ def install() -> bool:
 
         if getattr(omppool, "openmp_vendor", "GNU") != "GNU":
             return False
-        _library, address = _build_trampoline(omppool.parallel_for)
-        import llvmlite.binding as ll
+        try:
+            import llvmlite.binding as ll
 
-        ll.add_symbol("numba_parallel_for", address)
+            _library, address = _build_trampoline(omppool.parallel_for)
+            ll.add_symbol("numba_parallel_for", address)
+        except Exception as e:  # numba's or llvmlite's internals moved: numba's binding stays
+            warnings.warn(
+                f"nnvmpy: parallel kernels stay unsafe in forked children ({e!r}); a child "
+                "forked after one ran is stopped by numba at its first parallel region",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            return False
         _installed = True
         return True
 
