@@ -17,10 +17,11 @@ size, itemsize, data pointer, shape..., strides...) as numba-cuda's
 scalars still go through `_prepare_args`; cuda.core's `launch` does the rest. Streams
 and launch configurations are made once each.
 
-Off by default until it has passed on hardware (tools/gpu_check.sh runs its test file
-with it on): then the default flips to 1. Kernels compiled with debug, cooperative
-launches, argument extensions or arguments other than device arrays and scalars always
-take numba's path.
+The loaded function is kept per thread, not per device, so kernel.cuda takes this path
+on one-GPU machines only. Off by default until it has passed on hardware
+(tools/gpu_check.sh runs its test file with it on): then the default flips to 1.
+Kernels compiled with debug, cooperative launches or argument extensions, and arguments
+other than C-contiguous device arrays and numbers, always take numba's path.
 """
 
 from __future__ import annotations
