@@ -76,7 +76,7 @@ def test_integer_outputs_and_out_arguments(direct_launches: list) -> None:
         cuda_fast.set_enabled(fast)
         try:
             gpu = nv.gpu(0)
-            a = nv.nd.array(np.arange(-40, 40, dtype=np.int32), ctx=gpu)
+            a = nv.nd.array(np.arange(-40, 40), ctx=gpu, dtype=np.int32)
             acc = nv.nd.ones((80,), ctx=gpu, dtype=np.int32)
             nv.nd.elemwise_add(a, a, out=acc)
             got = (acc * 3).asnumpy()
