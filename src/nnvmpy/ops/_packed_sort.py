@@ -85,10 +85,7 @@ def gather_rows(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
     rows = np.ascontiguousarray(x).reshape(-1, n).view(bits)
     where = np.ascontiguousarray(positions).reshape(rows.shape[0], -1)
     values = np.empty(where.shape, bits)
-    per_part = max(1, _PART_ELEMENTS // max(n, 1))
-    _in_parts(
-        rows.shape[0], n, per_part, lambda lo, hi: _gather(rows[lo:hi], where[lo:hi], values[lo:hi])
-    )
+    _in_parts(rows.shape[0], n, lambda lo, hi: _gather(rows[lo:hi], where[lo:hi], values[lo:hi]))
     return values.view(x.dtype).reshape(positions.shape)
 
 
@@ -109,7 +106,6 @@ def argsort_rows(x: np.ndarray, ascending: bool) -> np.ndarray:
     bits, kind = _images(x)
     rows, n = bits.shape
     positions = np.empty((rows, n), np.int64)
-    per_part = max(1, _PART_ELEMENTS // max(n, 1))
 
     def sort_rows(lo: int, hi: int) -> None:
         packed = np.empty((hi - lo, n), np.uint64)
@@ -117,13 +113,14 @@ def argsort_rows(x: np.ndarray, ascending: bool) -> np.ndarray:
         packed.sort(axis=-1)
         _unpack(packed, positions[lo:hi])
 
-    _in_parts(rows, n, per_part, sort_rows)
+    _in_parts(rows, n, sort_rows)
     return positions.reshape(x.shape)
 
 
-def _in_parts(rows: int, row_length: int, per_part: int, work: Callable[[int, int], None]) -> None:
-    """work(lo, hi) over [0, rows) in parts of per_part rows; for large arrays on the
-    lanes nnvmpy.threads.region grants (this thread and the ufunc pool's)."""
+def _in_parts(rows: int, row_length: int, work: Callable[[int, int], None]) -> None:
+    """work(lo, hi) over [0, rows) in parts of about _PART_ELEMENTS elements; for large
+    arrays on the lanes nnvmpy.threads.region grants (this thread and the ufunc pool's)."""
+    per_part = max(1, _PART_ELEMENTS // max(row_length, 1))
     starts = range(0, rows, per_part)
 
     def lane(t: int, lanes: int) -> None:
