@@ -565,6 +565,99 @@ def test_dropping_an_array_a_pending_op_reads_keeps_its_storage(engine_name: str
         assert all((o.asnumpy() == 7.0).all() for o in others)
 
 
+def _hold(eng: engine.Engine, arr: nv.nd.NDArray) -> threading.Event:
+    """Keep a write pending on `arr` until the returned gate opens."""
+    gate = threading.Event()
+    eng.push_sync(lambda rc: gate.wait(10), arr.context, [], [arr._chunk.var], name="hold")
+    return gate
+
+
+def _count_deletes(monkeypatch: pytest.MonkeyPatch, eng: engine.Engine) -> list[str]:
+    pushed: list[str] = []
+    delete = type(eng).delete_variable
+
+    def counting(self: engine.Engine, fn: object, ctx: object, var: object) -> None:
+        pushed.append(repr(var))
+        delete(self, fn, ctx, var)
+
+    monkeypatch.setattr(type(eng), "delete_variable", counting)
+    return pushed
+
+
+def test_a_dead_array_a_pending_op_still_reads_is_parked_then_reused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """x = x + 1 with the op on old x still queued: old x is parked (no delete pushed per
+    op), and once that op is done the next array of its size takes the block over."""
+    from nnvmpy.ndarray import ndarray as ndmod
+
+    with engine.engine_type("ThreadedEnginePerDevice") as eng:
+        nd.waitall()
+        deletes = _count_deletes(monkeypatch, eng)
+        x = nd.array(np.zeros(16, dtype=np.float32))
+        gate = _hold(eng, x)
+        handles = []
+        for _ in range(5):
+            handles.append(x._chunk.handle)
+            x = x + 1  # queued behind the hold: every old x is still read by a queued op
+        assert deletes == []
+        assert len(ndmod._parked) >= 3
+        gate.set()
+        x.wait_to_read()  # every op done (waitall would return the parked blocks)
+        ys = [x * k for k in range(5)]  # the 4 parked blocks and the last old x's, taken over
+        assert [any(h is y._chunk.handle for h in handles) for y in ys] == [True] * 5
+        for k, y in enumerate(ys):
+            assert_values(y, [5.0 * k] * 16)
+
+
+def test_past_parked_max_the_oldest_parked_array_is_deleted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from nnvmpy.ndarray import ndarray as ndmod
+
+    monkeypatch.setattr(ndmod, "PARKED_MAX", 2)
+    with engine.engine_type("ThreadedEnginePerDevice") as eng:
+        nd.waitall()
+        deletes = _count_deletes(monkeypatch, eng)
+        x = nd.array(np.zeros(16, dtype=np.float32))
+        gate = _hold(eng, x)
+        for _ in range(6):
+            x = x + 1
+        assert len(ndmod._parked) == 2
+        assert len(deletes) >= 2  # the oldest ones, pushed to run after their readers
+        gate.set()
+        assert_values(x, [6.0] * 16)
+        before = storage.stats(x.context).bytes_in_use
+        nd.waitall()  # returns the parked blocks to the pool
+        assert not ndmod._parked
+        assert storage.stats(x.context).bytes_in_use <= before - 2 * 64
+
+
+def test_a_failed_array_is_parked_and_deleted_without_reuse(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A variable that holds a failure is never taken over; waitall still frees it."""
+    from nnvmpy.ndarray import ndarray as ndmod
+
+    with engine.engine_type("ThreadedEnginePerDevice") as eng:
+        nd.waitall()
+        x = nd.array(np.zeros(16, dtype=np.float32))
+
+        def fail(rc: engine.RunContext) -> None:
+            raise ValueError("boom")
+
+        eng.push_sync(fail, x.context, [], [x._chunk.var], name="fail")
+        bad = x._chunk.handle
+        x = x + 1  # skipped: the failure propagates
+        y = nd.array(np.ones(16, dtype=np.float32))
+        assert y._chunk.handle is not bad
+        with pytest.raises(nv.NNVMError, match="boom"):
+            nd.waitall()
+        assert not ndmod._parked
+        nd.waitall()  # reported once; the system goes on
+        assert_values(y + 1, [2.0] * 16)
+
+
 def test_a_chain_of_temporaries_reuses_one_pooled_block() -> None:
     with engine.engine_type("NaiveEngine"):
         y = nd.array([1.0, -2.0, 3.0, -4.0])

@@ -224,6 +224,31 @@ def test_an_error_the_event_wait_reports_is_the_functions_error(
         eng.shutdown()
 
 
+def test_a_gpu_delete_runs_without_a_stream_or_an_event(fake_cuda: SimpleNamespace) -> None:
+    """A delete only frees memory on the host's books, after every reader completed (as
+    MXNet's kDeleteVar, which runs with no stream): no event to record or wait for."""
+    log, gate = fake_cuda.log, fake_cuda.gate
+    eng = ThreadedEnginePerDevice(cpu_workers=1, gpu_workers=1)
+    streams_seen: list[Any] = []
+    try:
+        v = eng.new_var("v")
+        gate.clear()  # the reader's kernel has not finished on the device
+        eng.push_sync(lambda rc: log.append("read v"), gpu(0), [v], [], name="reader")
+        eng.delete_variable(lambda rc: streams_seen.append(rc.stream), gpu(0), v)
+        deadline = time.monotonic() + 30
+        while "record s0" not in log and time.monotonic() < deadline:
+            time.sleep(0.001)
+        time.sleep(0.05)
+        assert streams_seen == []  # the delete waits for the reader's event
+        gate.set()
+        eng.wait_for_all()
+    finally:
+        gate.set()
+        eng.shutdown()
+    assert streams_seen == [None]
+    assert log == ["read v", "record s0", "event s0"]  # one event: the reader's
+
+
 @pytest.mark.gpu
 def test_ops_launch_on_the_worker_stream_and_streams_can_be_turned_off(monkeypatch: Any) -> None:
     from nnvmpy.kernel import cuda as kcuda

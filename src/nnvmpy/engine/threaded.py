@@ -45,6 +45,7 @@ from .tls import _tls
 from .var import ExcCell, OprBlock, pending_error
 
 _COPY_PROPS = (FnProperty.COPY_TO_GPU, FnProperty.COPY_FROM_GPU)
+_DELETE_VAR = FnProperty.DELETE_VAR
 _QUIESCE_TIMEOUT_S = 60.0  # at fork and at exit, how long to wait for pending work
 
 
@@ -358,7 +359,11 @@ class ThreadedEngine(InlinePushMixin, Engine):
                         return self._complete(blk, cell, False, pool)  # skipped: propagate
                     break
         ctx = blk.ctx
-        stream = worker_stream(ctx) if ctx.device_type == "gpu" else None
+        # A delete only frees memory (on the host's books): it queues nothing on the
+        # device, so it needs no stream and no event to complete.
+        stream = (
+            worker_stream(ctx) if ctx.device_type == "gpu" and opr.prop is not _DELETE_VAR else None
+        )
         rctx = RunContext(ctx, stream)
         stack.append(blk)
         recording = RECORDER.on  # the profiler's one test per push

@@ -56,13 +56,10 @@ class Chunk:
         self.ctx = ctx
         self.nbytes = nbytes
         self.data: Any = None  # new_array's view of the whole block (a spare keeps it)
-        spares = _spares.get((nbytes, ctx.device_type, ctx.device_id))
-        if spares:  # a dead array's storage and idle variable (autograd helper: dispatch speed)
-            try:
-                self.handle, self.var, _ = spares.pop()
-                return
-            except IndexError:  # another thread took the last one
-                pass
+        spare = _take_spare(nbytes, ctx)
+        if spare is not None:  # a dead array's storage and idle variable (dispatch speed)
+            self.handle, self.var, _ = spare
+            return
         try:
             self.handle = storage.alloc(nbytes, ctx)
         except (MemoryError, ValueError) as e:  # NumPy: too big for memory, or for an index
@@ -101,30 +98,41 @@ _released: deque[tuple[Any, Any, Context, Any]] = deque()
 
 
 def flush_released() -> None:
-    """Free queued storage once every pending use of its variable is done (PushDelete).
+    """File or free queued storage: a small block whose variable is idle becomes a spare,
+    one still in use by a pending operation is parked, anything else is freed once every
+    pending use of its variable is done (PushDelete).
 
     A variable nothing is pending on is freed at once, in this thread (the engines'
     delete_variable fast path), so a chain of temporaries reuses one pooled block.
     """
     eng = engine.get_engine()
-    free = storage.free
     while _released:
         try:
-            handle, var, ctx, data = _released.popleft()
+            item = _released.popleft()
         except IndexError:
             return
+        handle = item[0]
         if handle.nbytes <= SPARE_MAX_BYTES and handle.pooled:
-            key = (handle.nbytes, ctx.device_type, ctx.device_id)
+            if not eng.try_reuse_idle(item[1]):
+                _park(item)
+                continue
+            key = (handle.nbytes, item[2].device_type, item[2].device_id)
             spares = _spares.get(key)
             if spares is None:
                 spares = _spares[key] = []
-            if len(spares) < SPARES_PER_SIZE and eng.try_reuse_idle(var):
-                spares.append((handle, var, data))
+            if len(spares) < SPARES_PER_SIZE:
+                spares.append((handle, item[1], item[3]))
                 continue
-        if eng.try_delete_idle(var):
-            free(handle)
-        else:
-            eng.delete_variable(_freer(handle), ctx, var)
+        _delete(item)
+
+
+def _delete(item: tuple[Any, Any, Context, Any]) -> None:
+    handle, var, ctx, _ = item
+    eng = engine.get_engine()
+    if eng.try_delete_idle(var):
+        storage.free(handle)
+    else:
+        eng.delete_variable(_freer(handle), ctx, var)
 
 
 def _freer(handle: Any) -> Any:
@@ -138,8 +146,57 @@ SPARE_MAX_BYTES = 1 << 16
 SPARES_PER_SIZE = 4
 _spares: dict[tuple[int, str, int], list[tuple[Any, Any, Any]]] = {}
 
+# Small dead arrays a pending operation still reads wait here, oldest first, rather than
+# being deleted by a second engine push per op. In `x = x + 1` on a GPU the old x is
+# freed while the op reading it is queued; some ops later that op is done and a new
+# array takes the old x's block over. The pushing thread may run hundreds of ops ahead
+# of the workers (it keeps the GIL for up to 5 ms). Past PARKED_MAX arrays, or about
+# PARKED_MAX_BYTES, the oldest is deleted as before.
+PARKED_MAX = 4096
+PARKED_MAX_BYTES = 8 << 20
+_parked: deque[tuple[Any, Any, Context, Any]] = deque()
+
+
+def _park(item: tuple[Any, Any, Context, Any]) -> None:
+    _parked.append(item)
+    most = min(PARKED_MAX, PARKED_MAX_BYTES // max(item[0].nbytes, 1))
+    while len(_parked) > most:
+        try:
+            _delete(_parked.popleft())
+        except IndexError:  # another thread emptied it
+            return
+
+
+def _take_spare(nbytes: int, ctx: Context) -> tuple[Any, Any, Any] | None:
+    """(handle, var, view) of a dead array of `nbytes` on `ctx` whose variable is idle:
+    a spare, or the oldest parked arrays once done (the others found done become spares)."""
+    spares = _spares.get((nbytes, ctx.device_type, ctx.device_id))
+    if spares:
+        try:
+            return spares.pop()
+        except IndexError:  # another thread took the last one
+            pass
+    if not _parked:
+        return None
+    eng = engine._engine or engine.get_engine()
+    while True:
+        try:
+            item = _parked.popleft()  # owned by this thread from here on
+        except IndexError:
+            return None
+        handle, var, rctx, data = item
+        if not eng.try_reuse_idle(var):
+            _parked.appendleft(item)  # still in use: so, most likely, are the younger
+            return None
+        if handle.nbytes == nbytes and (rctx is ctx or rctx == ctx):
+            return handle, var, data
+        _released.append(item)  # done, another size: filed as a spare or freed
+        flush_released()
+
 
 def _drop_spares() -> None:
+    """Return every spare and parked block to the pool (parked ones once their pending
+    operations are done)."""
     eng = engine.get_engine()
     for spares in list(_spares.values()):
         while spares:
@@ -149,6 +206,11 @@ def _drop_spares() -> None:
                 break
             if eng.try_delete_idle(var):
                 storage.free(handle)
+    while _parked:
+        try:
+            _delete(_parked.popleft())
+        except IndexError:
+            break
 
 
 def new_array(shape: tuple[int, ...], dtype: np.dtype, nbytes: int, ctx: Context) -> NDArray:
@@ -177,13 +239,9 @@ def new_array(shape: tuple[int, ...], dtype: np.dtype, nbytes: int, ctx: Context
         else:
             flush_released()
     if spare is None:
-        spares = _spares.get((nbytes, ctx.device_type, ctx.device_id))
-        if spares:
-            try:
-                handle, var, data = spares.pop()
-                spare = (handle, var, ctx, data)
-            except IndexError:  # another thread took the last one
-                pass
+        taken = _take_spare(nbytes, ctx)
+        if taken is not None:
+            spare = (taken[0], taken[1], ctx, taken[2])
     data = None
     if spare is not None:  # Chunk.__init__ inlined, and the spare's view reused if it fits
         handle, var, _, data = spare
