@@ -219,7 +219,8 @@ def new_array(shape: tuple[int, ...], dtype: np.dtype, nbytes: int, ctx: Context
     spare = None
     if _released:
         # A chain y = f(y) frees one array per op, of the size it allocates: take it over
-        # directly when nothing is pending on it (else flush, which files it as a spare).
+        # directly when nothing is pending on it, park it when an op still reads it (else
+        # flush, which files it as a spare or frees it).
         if len(_released) == 1:
             try:
                 item = _released.pop()
@@ -227,12 +228,13 @@ def new_array(shape: tuple[int, ...], dtype: np.dtype, nbytes: int, ctx: Context
                 item = None
             if item is not None:
                 handle, var, rctx, data = item
-                if (
-                    handle.nbytes == nbytes
-                    and (rctx is ctx or rctx == ctx)
-                    and (engine._engine or engine.get_engine()).try_reuse_idle(var)
-                ):
-                    spare = item
+                if handle.nbytes == nbytes and (rctx is ctx or rctx == ctx):
+                    if (engine._engine or engine.get_engine()).try_reuse_idle(var):
+                        spare = item
+                    elif nbytes <= SPARE_MAX_BYTES and handle.pooled:
+                        _park(item)
+                    else:
+                        _delete(item)
                 else:
                     _released.append(item)
                     flush_released()
