@@ -84,6 +84,37 @@ def test_the_packed_key_sort_gives_the_stable_order(dtype, shape, ascending):
     np.testing.assert_array_equal(along_rows, order.T)
 
 
+@pytest.mark.parametrize("axis", [-1, None, 0])
+def test_large_sorts_write_their_outputs_in_place(axis):
+    """A full packed sort along the last axis writes its int64 positions and its values
+    straight into the outputs (no copy); other axes and index dtypes copy. Both give the
+    stable order, and the hidden positions sort's gradient reads are right."""
+    x = _tied_values(np.random.default_rng(5), "float32", (24, 900))
+    flat = x.reshape(1, -1) if axis is None else (x.T if axis == 0 else x)
+    order = stable_order(flat.astype(np.float64), False)
+
+    def as_x(a):  # from the sorted rows' layout back to x's
+        return a.reshape(-1) if axis is None else (a.T if axis == 0 else a)
+
+    want = np.take_along_axis(flat, order, axis=-1)
+    a = nd(x)
+    a.attach_grad()
+    with nv.autograd.record():
+        values = nv.nd.sort(a, axis=axis, is_ascend=False)
+    np.testing.assert_array_equal(values.asnumpy().view("u4"), as_x(want).view("u4"))
+    dy = np.random.default_rng(6).normal(size=values.shape).astype(np.float32)
+    values.backward(nv.nd.array(dy))
+    dx = np.zeros_like(flat)  # the value sorted to place j came from order[j]
+    np.put_along_axis(dx, order, dy.reshape(-1) if axis is None else as_x(dy), axis=-1)
+    np.testing.assert_array_equal(a.grad.asnumpy(), as_x(dx).reshape(x.shape))
+    for dtype in ("int64", "float32"):
+        got = nv.nd.argsort(a, axis=axis, is_ascend=False, dtype=dtype).asnumpy()
+        np.testing.assert_array_equal(got, as_x(order))
+    v, i = nv.nd.topk(a, axis=axis, k=0, ret_typ="both", dtype="int64")
+    np.testing.assert_array_equal(i.asnumpy(), as_x(order))
+    np.testing.assert_array_equal(v.asnumpy().view("u4"), as_x(want).view("u4"))
+
+
 def test_topk_partial_path_picks_the_right_elements():
     """k much smaller than the axis takes the argpartition path; compare with a full sort."""
     rng = np.random.default_rng(0)

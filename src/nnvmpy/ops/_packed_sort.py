@@ -74,19 +74,28 @@ def _gather(x, positions, values):
             values[r, j] = x[r, positions[r, j]]
 
 
-def gather_rows(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+def gather_rows(x: np.ndarray, positions: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """np.take_along_axis(x, positions, axis=-1) for positions in range along the last
     axis (31 ms for 1000 rows of 8192 float32 in NumPy, which checks and broadcasts
-    every index; 4 here)."""
+    every index; 4 here). `out`: a C-contiguous array of x's dtype and positions' shape
+    to write into (an operator's output: no copy afterwards)."""
     n = x.shape[-1]
     # moved as unsigned integers of their size: bit for bit, float16 included (numba has
     # no float16 arrays)
     bits = np.dtype(f"u{x.dtype.itemsize}")
     rows = np.ascontiguousarray(x).reshape(-1, n).view(bits)
     where = np.ascontiguousarray(positions).reshape(rows.shape[0], -1)
-    values = np.empty(where.shape, bits)
+    values = np.empty(where.shape, bits) if out is None else _rows_of(out, bits, where.shape)
     _in_parts(rows.shape[0], n, lambda lo, hi: _gather(rows[lo:hi], where[lo:hi], values[lo:hi]))
     return values.view(x.dtype).reshape(positions.shape)
+
+
+def _rows_of(out: np.ndarray, dtype: np.dtype, shape: tuple[int, int]) -> np.ndarray:
+    """out's memory as a (rows, n) array of `dtype` (a reshape of anything but C-order
+    memory would write into a copy)."""
+    if not out.flags.c_contiguous or out.dtype.itemsize != dtype.itemsize:
+        raise ValueError(f"out must be C-contiguous with {dtype.itemsize}-byte elements")
+    return out.view(dtype).reshape(shape)
 
 
 def _images(x: np.ndarray) -> tuple[np.ndarray, int]:
@@ -99,13 +108,17 @@ def _images(x: np.ndarray) -> tuple[np.ndarray, int]:
     return np.ascontiguousarray(x, np.uint32).reshape(-1, n), _UNSIGNED
 
 
-def argsort_rows(x: np.ndarray, ascending: bool) -> np.ndarray:
+def argsort_rows(x: np.ndarray, ascending: bool, out: np.ndarray | None = None) -> np.ndarray:
     """int64 positions sorting x along its last axis, equal values by position in both
     directions: for 32-bit and smaller dtypes (sort.PACKED_SORT_DTYPES) and rows of
-    fewer than 2**32 elements."""
+    fewer than 2**32 elements. `out`: a C-contiguous int64 array of x's shape to write
+    into."""
     bits, kind = _images(x)
     rows, n = bits.shape
-    positions = np.empty((rows, n), np.int64)
+    if out is None:
+        positions = np.empty((rows, n), np.int64)
+    else:
+        positions = _rows_of(out, np.dtype(np.int64), (rows, n))
 
     def sort_rows(lo: int, hi: int) -> None:
         packed = np.empty((hi - lo, n), np.uint64)

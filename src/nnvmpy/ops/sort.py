@@ -221,12 +221,14 @@ def _sort_type(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any]) -> b
 # --- CPU: NumPy --------------------------------------------------------------------------------
 
 
-def stable_argsort(x: np.ndarray, ascending: bool) -> np.ndarray:
-    """Positions sorting x along its last axis; equal values keep their order both ways."""
+def stable_argsort(x: np.ndarray, ascending: bool, out: np.ndarray | None = None) -> np.ndarray:
+    """Positions sorting x along its last axis; equal values keep their order both ways.
+    `out`: a C-contiguous int64 array of x's shape that the packed sort writes into (the
+    result may be another array: the caller copies then)."""
     if x.size >= PACKED_SORT_MIN_SIZE and x.dtype in PACKED_SORT_DTYPES and x.shape[-1] < 2**32:
         from nnvmpy.ops import _packed_sort
 
-        return _packed_sort.argsort_rows(x, ascending)
+        return _packed_sort.argsort_rows(x, ascending, out)
     if ascending:
         return np.argsort(x, axis=-1, kind="stable")
     # sort the reversed row ascending: equal values come out last-first, so reversing
@@ -261,14 +263,24 @@ def top_positions(x: np.ndarray, k: int, ascending: bool) -> np.ndarray:
     return top
 
 
-def _values_at(rows: np.ndarray, pos: np.ndarray) -> np.ndarray:
+def _values_at(rows: np.ndarray, pos: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """np.take_along_axis(rows, pos, axis=-1), through _packed_sort's row gather for
-    large arrays (NumPy's checks every index: 31 ms for 8M float32, 4 there)."""
+    large arrays (NumPy's checks every index: 31 ms for 8M float32, 4 there), written
+    into `out` there when given (see _direct)."""
     if pos.size < PACKED_SORT_MIN_SIZE:
         return np.take_along_axis(rows, pos, axis=-1)
     from nnvmpy.ops import _packed_sort
 
-    return _packed_sort.gather_rows(rows, pos)
+    return _packed_sort.gather_rows(rows, pos, out)
+
+
+def _direct(out: Any, mode: int, along_last: bool, dtype: np.dtype) -> np.ndarray | None:
+    """`out` itself when a result may be computed straight into it rather than copied in:
+    a plain write (not in place: the values are gathered from the input), along the last
+    axis, into C-contiguous memory of the result's dtype."""
+    if mode == WRITE and along_last and out.dtype == dtype and out.flags.c_contiguous:
+        return out
+    return None
 
 
 def _has_nan(x: np.ndarray) -> bool:
@@ -316,12 +328,24 @@ def _sort_cpu(op: str, s: Spec, data: np.ndarray, outputs: list[Any], modes: lis
     if wanted == {"value"}:  # values alone (a hidden output nobody reads): no positions
         assign(outputs[0], modes[0], np.moveaxis(top_values(rows, k, s.ascending), -1, ax))
         return
-    pos = top_positions(rows, k, s.ascending)
+    last = ax == rows.ndim - 1
+    pos_out = None
+    if k == rows.shape[-1]:  # a full sort: int64 positions straight into their output
+        for out, mode, role in zip(outputs, modes, s.outputs):
+            if role in ("indices", "hidden"):
+                pos_out = _direct(out, mode, last, np.dtype(np.int64))
+    if pos_out is not None:
+        pos = stable_argsort(rows, s.ascending, pos_out)
+    else:
+        pos = top_positions(rows, k, s.ascending)
     for out, mode, role in zip(outputs, modes, s.outputs):
-        if mode == NULL:
-            continue
+        if mode == NULL or (out is pos_out and np.may_share_memory(pos, out)):
+            continue  # written already (the packed sort wrote into it)
         if role == "value":
-            result = _values_at(rows, pos)
+            direct = _direct(out, mode, last, rows.dtype)
+            result = _values_at(rows, pos, direct)
+            if direct is not None and np.may_share_memory(result, direct):
+                continue
         elif role == "mask":
             result = np.zeros(rows.shape, dtype=out.dtype)
             np.put_along_axis(result, pos, 1, axis=-1)
