@@ -121,15 +121,21 @@ def launch_config(kernel_name: str, ctx: Any, n: int) -> tuple[int, int, Any, An
         threads = min(n, 32)
         # the simulator keeps its kernel context in a module global: one launch at a time
         return min(math.ceil(n / threads), 4), threads, stream, _SIMULATOR_LOCK
-    key = ("sm_count", dev.device_id)
-    if key not in _state:
-        with cuda.gpus[dev.device_id]:
-            _state[key] = cuda.get_current_device().MULTIPROCESSOR_COUNT
     threads = min(THREADS_PER_BLOCK, 32 * math.ceil(n / 32))
-    blocks = min(math.ceil(n / threads), BLOCKS_PER_SM * _state[key])
+    blocks = min(math.ceil(n / threads), BLOCKS_PER_SM * sm_count(kernel_name, dev.device_id))
     # Switching the current device costs ~6 µs; with one GPU there is nothing to switch.
     device = cuda.gpus[dev.device_id] if _state["gpu_count"] > 1 else contextlib.nullcontext()
     return blocks, threads, stream, device
+
+
+def sm_count(kernel_name: str, device_id: int) -> int:
+    """GPU `device_id`'s multiprocessor count, asked once: grids are sized to fill it."""
+    key = ("sm_count", device_id)
+    if key not in _state:
+        cuda = get_cuda(kernel_name)
+        with cuda.gpus[device_id]:
+            _state[key] = cuda.get_current_device().MULTIPROCESSOR_COUNT
+    return int(_state[key])
 
 
 # ---------------------------------------------------------------- loop template

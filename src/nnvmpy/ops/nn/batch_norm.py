@@ -18,10 +18,12 @@ reads them:
     training:  dx = gamma / sqrt(var + eps) * (dy - dbeta / M - xhat * dgamma / M)
     global:    dx = gamma / sqrt(var + eps) * dy
 
-Both directions are one kernel with one work item per channel: a parallel_for item on the
-CPU (one pass with shifted sums for mean and var, one to normalise, each a vectorised
-row loop per image), a thread block on the GPU (a shared-memory reduction, then the
-block normalises its channel).
+On the CPU both directions are one kernel with one parallel_for item per channel (one
+pass with shifted sums for mean and var, one to normalise, each a vectorised row loop per
+image). On the GPU each is three kernels, so that few channels still fill the device:
+per-block partial sums over C * S blocks (each channel split among S blocks, S from the
+SM count), a thread per channel combining them, then a thread per element
+(_batch_norm_cuda.py).
 """
 
 from __future__ import annotations
@@ -54,8 +56,7 @@ from ...kernel.launch import (  # cuda: a placeholder bound when a kernel compil
     ADD,
     NULL,
     check_cpu_dtypes,
-    cuda,
-    gpu_kernel,
+    flat,
     is_gpu,
     normalize_axis,
     req_code,
@@ -65,13 +66,13 @@ from ...kernel.launch import (  # cuda: a placeholder bound when a kernel compil
 )
 from ...param import Parameter, field
 from ...registry import NodeAttrs, Op, register_op
+from ._batch_norm_cuda import backward_gpu, forward_gpu
 from ._layer_util import row_function
 from ._norm_rows import _typed, row_dy_sums, row_scale_shift
 from .inference import ScaleShift
 
 INPUTS = ["data", "gamma", "beta", "moving_mean", "moving_var"]
 OUTPUTS = ["output", "mean", "var"]
-_BLOCK = 256  # threads per block of the GPU kernels (a power of two; shared arrays' size)
 
 
 class BatchNormParam(Parameter):
@@ -223,148 +224,14 @@ def _bn_backward_channel(
             _row_bn_dx(dx, dy, x, (o * C + c) * inner, inner, mu_t, k, a, b, m_dx)
 
 
-@gpu_kernel
-def _bn_forward_cuda(
-    out, mean, var, x, gamma, beta, mm, mv, outer, C, inner,
-    eps, momentum, fix_gamma, train, m_out, m_mean, m_var, invstd_out,
-):  # fmt: skip
-    c = cuda.blockIdx.x
-    tid = cuda.threadIdx.x
-    nt = cuda.blockDim.x
-    size = outer * inner
-    s_sum = cuda.shared.array(_BLOCK, np.float64)
-    s_sq = cuda.shared.array(_BLOCK, np.float64)
-    if train:
-        shift = float(x[c * inner])
-        s = 0.0
-        ss = 0.0
-        for k in range(tid, size, nt):
-            o = k // inner
-            d = x[(o * C + c) * inner + (k - o * inner)] - shift
-            s += d
-            ss += d * d
-        s_sum[tid] = s
-        s_sq[tid] = ss
-        cuda.syncthreads()
-        step = nt // 2
-        while step > 0:
-            if tid < step:
-                s_sum[tid] += s_sum[tid + step]
-                s_sq[tid] += s_sq[tid + step]
-            cuda.syncthreads()
-            step //= 2
-        dmean = s_sum[0] / size
-        mu = shift + dmean
-        v = max(s_sq[0] / size - dmean * dmean, 0.0)
-        cuda.syncthreads()  # every thread has read the sums before thread 0 moves on
-        if tid == 0:
-            mm[c] = momentum * mm[c] + (1.0 - momentum) * mu
-            mv[c] = momentum * mv[c] + (1.0 - momentum) * v
-    else:
-        mu = mm[c]
-        v = mv[c]
-    if tid == 0:
-        if m_mean == 2:
-            mean[c] += mu
-        elif m_mean == 1:
-            mean[c] = mu
-        stat = 1.0 / math.sqrt(v + eps) if invstd_out else v
-        if m_var == 2:
-            var[c] += stat
-        elif m_var == 1:
-            var[c] = stat
-    if m_out != 0:
-        scale = (1.0 if fix_gamma else gamma[c]) / math.sqrt(v + eps)
-        shift_out = beta[c] - mu * scale
-        for k in range(tid, size, nt):
-            o = k // inner
-            j = (o * C + c) * inner + (k - o * inner)
-            y = x[j] * scale + shift_out
-            if m_out == 2:
-                out[j] += y
-            else:
-                out[j] = y
-
-
-@gpu_kernel
-def _bn_backward_cuda(
-    dx, dgamma, dbeta, dy, x, gamma, mean, var, outer, C, inner,
-    eps, fix_gamma, batch, m_dx, m_dgamma, m_dbeta, var_is_invstd,
-):  # fmt: skip
-    c = cuda.blockIdx.x
-    tid = cuda.threadIdx.x
-    nt = cuda.blockDim.x
-    size = outer * inner
-    s_dy = cuda.shared.array(_BLOCK, np.float64)
-    s_dyx = cuda.shared.array(_BLOCK, np.float64)
-    mu = mean[c]
-    invstd = var[c] if var_is_invstd else 1.0 / math.sqrt(var[c] + eps)
-    s = 0.0
-    sx = 0.0
-    for k in range(tid, size, nt):
-        o = k // inner
-        j = (o * C + c) * inner + (k - o * inner)
-        s += dy[j]
-        sx += dy[j] * (x[j] - mu)
-    s_dy[tid] = s
-    s_dyx[tid] = sx
-    cuda.syncthreads()
-    step = nt // 2
-    while step > 0:
-        if tid < step:
-            s_dy[tid] += s_dy[tid + step]
-            s_dyx[tid] += s_dyx[tid + step]
-        cuda.syncthreads()
-        step //= 2
-    sdy = s_dy[0]
-    sdyx = s_dyx[0]
-    if tid == 0:
-        dg = 0.0 if fix_gamma else sdyx * invstd
-        if m_dgamma == 2:
-            dgamma[c] += dg
-        elif m_dgamma == 1:
-            dgamma[c] = dg
-        if m_dbeta == 2:
-            dbeta[c] += sdy
-        elif m_dbeta == 1:
-            dbeta[c] = sdy
-    if m_dx != 0:
-        g = (1.0 if fix_gamma else gamma[c]) * invstd
-        a = sdy / size if batch else 0.0
-        b = sdyx * invstd * invstd / size if batch else 0.0
-        for k in range(tid, size, nt):
-            o = k // inner
-            j = (o * C + c) * inner + (k - o * inner)
-            v = g * (dy[j] - a - (x[j] - mu) * b)
-            if m_dx == 2:
-                dx[j] += v
-            else:
-                dx[j] = v
-
-
-def _launch(
-    ctx: Any, name: str, cpu_k: Any, gpu_k: Any, arrays: list[Any], scalars: tuple[Any, ...]
+def _launch_cpu(
+    ctx: Any, name: str, cpu_k: Any, arrays: list[Any], scalars: tuple[Any, ...]
 ) -> None:
-    """One work item per channel: prange on the CPU, one block per channel on the GPU."""
-    data = arrays[3]
-    C = scalars[1]
-    flat = [a.reshape(a.size) if len(a.shape) != 1 else a for a in arrays]
-    if not is_gpu(ctx):
-        check_cpu_dtypes(name, arrays)
-        sc = np.empty(4 * C, np.float64 if data.dtype == np.float64 else np.float32)
-        cpu_k.launch(ctx, C, *flat, sc, *scalars, work=data.size)
-        return
-    from numba import config
-
-    from nnvmpy.kernel.cuda import launch_config
-
-    per_channel = max(data.size // max(C, 1), 1)
-    simulated = config.ENABLE_CUDASIM  # type: ignore[attr-defined]
-    limit = 32 if simulated else _BLOCK  # simulated threads are Python threads
-    threads = min(limit, max(32, 1 << (per_channel - 1).bit_length()))
-    _, _, stream, device = launch_config(gpu_k.__name__, ctx, 1)
-    with device:
-        gpu_k[C, threads, stream](*flat, *scalars)
+    """One parallel_for item per channel."""
+    check_cpu_dtypes(name, arrays)
+    data, C = arrays[3], scalars[1]
+    sc = np.empty(4 * C, np.float64 if data.dtype == np.float64 else np.float32)
+    cpu_k.launch(ctx, C, *(flat(a) for a in arrays), sc, *scalars, work=data.size)
 
 
 # --- compute -------------------------------------------------------------------------------
@@ -383,10 +250,13 @@ def _batch_norm_forward(
     if x.size == 0:
         return
     modes = [req_code("BatchNorm", r) for r in req]
-    outer, C, inner = split_axis(x.shape, normalize_axis("BatchNorm", p.axis, x.shape))
+    shape = split_axis(x.shape, normalize_axis("BatchNorm", p.axis, x.shape))
     train = bool(ctx.is_train and not p.use_global_stats)
-    scalars = (outer, C, inner, p.eps, p.momentum, p.fix_gamma, train, *modes, invstd_out)
-    _launch(ctx, "BatchNorm", _bn_forward_channel, _bn_forward_cuda, [*outputs, *inputs], scalars)
+    if is_gpu(ctx):
+        forward_gpu(ctx, [*outputs, *inputs], shape, p, train, modes, invstd_out)
+        return
+    scalars = (*shape, p.eps, p.momentum, p.fix_gamma, train, *modes, invstd_out)
+    _launch_cpu(ctx, "BatchNorm", _bn_forward_channel, [*outputs, *inputs], scalars)
 
 
 def _batch_norm_backward(
@@ -402,17 +272,13 @@ def _batch_norm_backward(
     modes = [req_code("_backward_BatchNorm", r) for r in req]
     if x.size == 0 or all(m == NULL for m in modes):
         return
-    outer, C, inner = split_axis(x.shape, normalize_axis("BatchNorm", p.axis, x.shape))
+    shape = split_axis(x.shape, normalize_axis("BatchNorm", p.axis, x.shape))
     batch = bool(ctx.is_train and not p.use_global_stats)
-    scalars = (outer, C, inner, p.eps, p.fix_gamma, batch, *modes, var_is_invstd)
-    _launch(
-        ctx,
-        "_backward_BatchNorm",
-        _bn_backward_channel,
-        _bn_backward_cuda,
-        [*outputs, *inputs],
-        scalars,
-    )
+    if is_gpu(ctx):
+        backward_gpu(ctx, [*outputs, *inputs], shape, p, batch, modes, var_is_invstd)
+        return
+    scalars = (*shape, p.eps, p.fix_gamma, batch, *modes, var_is_invstd)
+    _launch_cpu(ctx, "_backward_BatchNorm", _bn_backward_channel, [*outputs, *inputs], scalars)
 
 
 @parallel_for

@@ -1,0 +1,240 @@
+"""BatchNorm's GPU kernels: each channel split among S blocks, so that few channels still
+fill the device (batch_norm.py has the formulas and the CPU kernels).
+
+ResNet's first layers have 64 channels of 64 * 112 * 112 elements: one block per channel
+is 64 blocks on a GPU with 132 SMs, too few loads in flight to reach the memory's
+bandwidth. Here a statistics kernel on a grid of C * S blocks writes per-block partial
+sums, a kernel with a thread per channel combines them (statistics, moving statistics,
+per-channel coefficients), and an element-wise kernel applies the coefficients.
+Inference runs the last two only.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ...kernel import scratch
+from ...kernel.cuda import launch_config, launch_kernel, sm_count
+from ...kernel.elementwise import launch_context
+from ...kernel.launch import (  # cuda: a placeholder bound when a kernel compiles
+    NULL,
+    cuda,
+    flat,
+    gpu_kernel,
+    store,
+    uindex,
+)
+
+_BLOCK = 256  # threads per block of the statistics kernel (a power of two; shared arrays)
+STAT_BLOCKS_PER_SM = 4  # statistics blocks per SM (C * S of them): enough loads in flight
+SIM_SM_COUNT = 2  # the SM count assumed under the simulator (tests raise it to split more)
+
+# Scratch `work` (float64): coef[3 c + k] per channel, then part[3 C + 2 (c S + s) + k].
+
+
+@gpu_kernel
+def _bn_sums_cuda(work, x, dy, mean, S, outer, C, inner, tin, grad):
+    # block b: channel c = b % C, rows o = s, s + S, ... (s = b // C); its threads take
+    # `tin` elements of a row and nt // tin rows at a time (rows shorter than a block).
+    # Forward: sum(x - x0), sum((x - x0)^2) with x0 the channel's first value (shifted
+    # sums: one pass, and stable); grad: sum(dy), sum(dy * (x - mean)). Summed in float64,
+    # each element's terms in float32 (float16 data too) or float64; float() keeps the
+    # simulator's NumPy scalars from computing float16 - Python float in float16 (NEP 50)
+    b = cuda.blockIdx.x
+    s = b // C
+    c = b - s * C
+    tid = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    rows = nt // tin
+    r = tid // tin
+    m = float(mean[c]) if grad else float(x[c * inner])
+    acc = 0.0
+    acc2 = 0.0
+    if r < rows:
+        for o in range(s + r * S, outer, S * rows):
+            base = (o * C + c) * inner
+            for i in range(tid - r * tin, inner, tin):
+                j = uindex(base + i)
+                d = float(x[j]) - m
+                w = float(dy[j]) if grad else d
+                acc += w
+                acc2 += w * d
+    s_acc = cuda.shared.array(_BLOCK, np.float64)
+    s_acc2 = cuda.shared.array(_BLOCK, np.float64)
+    s_acc[tid] = acc
+    s_acc2[tid] = acc2
+    cuda.syncthreads()
+    step = nt // 2
+    while step > 0:
+        if tid < step:
+            s_acc[tid] += s_acc[tid + step]
+            s_acc2[tid] += s_acc2[tid + step]
+        cuda.syncthreads()
+        step //= 2
+    if tid == 0:
+        p = 3 * C + 2 * (c * S + s)
+        work[p] = s_acc[0]
+        work[p + 1] = s_acc2[0]
+
+
+@gpu_kernel
+def _bn_forward_finish_cuda(
+    work, mean, var, x, gamma, beta, mm, mv, S, size, C, inner,
+    eps, momentum, fix_gamma, train, m_mean, m_var, invstd_out,
+):  # fmt: skip
+    # a thread per channel: statistics from the S partials (or the moving ones), then
+    # y = x * scale + shift with scale = gamma / sqrt(var + eps), shift = beta - mean * scale
+    for c in range(cuda.grid(1), C, cuda.gridsize(1)):
+        if train:
+            s = 0.0
+            ss = 0.0
+            for k in range(S):
+                s += work[3 * C + 2 * (c * S + k)]
+                ss += work[3 * C + 2 * (c * S + k) + 1]
+            dmean = s / size
+            mu = float(x[c * inner]) + dmean
+            v = max(ss / size - dmean * dmean, 0.0)
+            mm[c] = momentum * float(mm[c]) + (1.0 - momentum) * mu
+            mv[c] = momentum * float(mv[c]) + (1.0 - momentum) * v
+        else:
+            mu = float(mm[c])
+            v = float(mv[c])
+        store(mean, c, mu, m_mean)
+        store(var, c, 1.0 / math.sqrt(v + eps) if invstd_out else v, m_var)
+        scale = (1.0 if fix_gamma else float(gamma[c])) / math.sqrt(v + eps)
+        work[3 * c] = scale
+        work[3 * c + 1] = float(beta[c]) - mu * scale
+
+
+@gpu_kernel
+def _bn_backward_finish_cuda(
+    work, dgamma, dbeta, gamma, var, S, size, C,
+    eps, fix_gamma, batch, m_dgamma, m_dbeta, var_is_invstd,
+):  # fmt: skip
+    # a thread per channel: dgamma, dbeta, and dx = k * (dy - a - (x - mean) * b)'s k, a, b
+    for c in range(cuda.grid(1), C, cuda.gridsize(1)):
+        # the forward's output: 1 / sqrt(var + eps), or var itself (BatchNorm_v1)
+        invstd = float(var[c]) if var_is_invstd else 1.0 / math.sqrt(var[c] + eps)
+        sdy = 0.0
+        sdyx = 0.0
+        for k in range(S):
+            sdy += work[3 * C + 2 * (c * S + k)]
+            sdyx += work[3 * C + 2 * (c * S + k) + 1]
+        store(dgamma, c, 0.0 if fix_gamma else sdyx * invstd, m_dgamma)
+        store(dbeta, c, sdy, m_dbeta)
+        work[3 * c] = (1.0 if fix_gamma else float(gamma[c])) * invstd
+        work[3 * c + 1] = sdy / size if batch else 0.0
+        work[3 * c + 2] = sdyx * invstd * invstd / size if batch else 0.0
+
+
+@gpu_kernel
+def _bn_apply_cuda(out, x, dy, mean, work, n, C, inner, mode, grad):
+    # out (+)= x * scale + shift (forward), k * (dy - a - (x - mean) * b) (grad), a thread
+    # per element (grid-stride); its channel is carried along the stride, not divided out
+    i = cuda.grid(1)
+    step = cuda.gridsize(1)
+    row = i // inner
+    col = i - row * inner
+    c = row % C
+    drow = step // inner
+    dcol = step - drow * inner
+    dc = drow % C
+    while i < n:
+        j = uindex(i)
+        k = 3 * c
+        if grad:
+            v = work[k] * (dy[j] - work[k + 1] - (x[j] - mean[c]) * work[k + 2])
+        else:
+            v = x[j] * work[k] + work[k + 1]
+        store(out, i, v, mode)
+        i += step
+        col += dcol
+        c += dc
+        if col >= inner:
+            col -= inner
+            c += 1
+        if c >= C:
+            c -= C
+
+
+def stat_grid(outer: int, C: int, inner: int, threads: int, sms: int) -> tuple[int, int]:
+    """(tin, S) for _bn_sums_cuda: `tin` threads share a row (threads // tin rows at a time),
+    and each channel's rows are split among S blocks, S = ceil(STAT_BLOCKS_PER_SM * sms / C)
+    so that C * S blocks keep every SM busy, at most as many as give each block a full set
+    of rows."""
+    tin = min(threads, inner)
+    S = min(-(-STAT_BLOCKS_PER_SM * sms // C), -(-outer // (threads // tin)))
+    return tin, max(S, 1)
+
+
+def _sm_count(ctx: Any) -> int:
+    """ctx's GPU's multiprocessor count (SIM_SM_COUNT under the simulator)."""
+    from numba import config
+
+    if config.ENABLE_CUDASIM:  # type: ignore[attr-defined]
+        return SIM_SM_COUNT
+    return sm_count("BatchNorm", launch_context("BatchNorm", ctx, None).device_id)
+
+
+def _channel_sums(
+    ctx: Any, stream: Any, x: Any, dy: Any, mean: Any, shape: tuple[int, int, int], grad: bool
+) -> tuple[Any, int]:
+    """(work, S): the scratch array with each channel's S partial sums in its part."""
+    from numba import config
+
+    outer, C, inner = shape
+    simulated = config.ENABLE_CUDASIM  # type: ignore[attr-defined]
+    limit = 32 if simulated else _BLOCK  # simulated threads are Python threads
+    threads = min(limit, max(32, 1 << (outer * inner - 1).bit_length()))
+    tin, S = stat_grid(outer, C, inner, threads, _sm_count(ctx))
+    work = scratch.empty(ctx, 3 * C + 2 * C * S, np.float64)
+    args = (work, x, dy, mean, S, outer, C, inner, tin, grad)
+    launch_kernel(_bn_sums_cuda.dispatcher, C * S, threads, stream, args)
+    return work, S
+
+
+def forward_gpu(
+    ctx: Any, arrays: list[Any], shape: tuple[int, int, int], p: Any, train: bool,
+    modes: list[int], invstd_out: bool,
+) -> None:  # fmt: skip
+    out, mean, var, x, gamma, beta, mm, mv = (flat(a) for a in arrays)
+    m_out, m_mean, m_var = modes
+    outer, C, inner = shape
+    _, _, stream, device = launch_config("BatchNorm", ctx, 1)
+    with device:
+        if train:
+            work, S = _channel_sums(ctx, stream, x, x, mean, shape, False)
+        else:  # inference: the moving statistics, no sums
+            work, S = scratch.empty(ctx, 3 * C, np.float64), 0
+        _bn_forward_finish_cuda.launch(
+            ctx, C, work, mean, var, x, gamma, beta, mm, mv, S, outer * inner, C, inner,
+            p.eps, p.momentum, p.fix_gamma, train, m_mean, m_var, invstd_out,
+        )  # fmt: skip
+        if m_out != NULL:
+            _bn_apply_cuda.launch(
+                ctx, x.size, out, x, x, mean, work, x.size, C, inner, m_out, False
+            )
+
+
+def backward_gpu(
+    ctx: Any, arrays: list[Any], shape: tuple[int, int, int], p: Any, batch: bool,
+    modes: list[int], var_is_invstd: bool,
+) -> None:  # fmt: skip
+    dx, dgamma, dbeta, dy, x, gamma, mean, var = (flat(a) for a in arrays)
+    m_dx, m_dgamma, m_dbeta = modes
+    outer, C, inner = shape
+    _, _, stream, device = launch_config("_backward_BatchNorm", ctx, 1)
+    with device:
+        if m_dgamma != NULL or m_dbeta != NULL or (batch and m_dx != NULL):
+            work, S = _channel_sums(ctx, stream, x, dy, mean, shape, True)
+        else:  # global statistics, dx alone: dx = gamma / sqrt(var + eps) * dy
+            work, S = scratch.empty(ctx, 3 * C, np.float64), 0
+        _bn_backward_finish_cuda.launch(
+            ctx, C, work, dgamma, dbeta, gamma, var, S, outer * inner, C,
+            p.eps, p.fix_gamma, batch, m_dgamma, m_dbeta, var_is_invstd,
+        )  # fmt: skip
+        if m_dx != NULL:
+            _bn_apply_cuda.launch(ctx, x.size, dx, x, dy, mean, work, x.size, C, inner, m_dx, True)
