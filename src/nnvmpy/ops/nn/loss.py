@@ -194,26 +194,24 @@ def _softmax_output_forward(
     softmax_rows(ctx, "SoftmaxOutput", outputs[0], inputs[0], sizes, 1.0, False, mode)
 
 
-# d data_k = (p_k - target_k) * scale (* dy_k), zero on ignored rows. float16 as the CPU
-# computes it from float32 copies (softmax.py's kernels say how): `half` is dx's dtype,
-# which is also out's and dy's; values in float64, stored as float32(v).
+# d data_k = (p_k - target_k) * scale (* dy_k), zero on ignored rows: one work item per
+# element j = (o * n + k) * inner + i, of row r = o * inner + i (label[r]) and class k.
+# float16 as the CPU computes it from float32 copies (softmax.py's kernels say how): `half`
+# is dx's dtype, which is also out's and dy's; values in float64, stored as float32(v).
 @kernel.parallel_for
-def _softmax_output_grad_row(
-    r, dx, out, label, dy, n, inner, scale, on, off, use_ignore, ignore, use_dy, mode, half
+def _softmax_output_label_grad(
+    j, dx, out, label, dy, n, inner, scale, on, off, use_ignore, ignore, use_dy, mode, half
 ):
-    o = r // inner
-    base = o * n * inner + (r - o * inner)
-    lab = label[r]
-    skip = use_ignore and lab == ignore
-    gold = int(lab)
-    for k in range(n):
-        j = base + k * inner
-        v = np.float64(0.0)
-        if not skip:
-            v = (np.float64(out[j]) - (on if k == gold else off)) * scale
-            if use_dy:
-                v *= np.float64(dy[j])
-        store_rounded(dx, j, mode, v, half)
+    q = j // inner  # o * n + k
+    o = q // n
+    k = q - o * n
+    lab = label[o * inner + (j - q * inner)]
+    v = np.float64(0.0)
+    if not (use_ignore and lab == ignore):
+        v = (np.float64(out[j]) - (on if k == int(lab) else off)) * scale
+        if use_dy:
+            v *= np.float64(dy[j])
+    store_rounded(dx, j, mode, v, half)
 
 
 # a label of probabilities (label.shape == data.shape): d data = (p - label) * scale (* dy);
@@ -263,8 +261,7 @@ def _softmax_output_backward(
         prob = (outputs[0], out, label, dy, p.grad_scale, p.out_grad, mode, half)
         run_rows(ctx, "_backward_SoftmaxOutput", _softmax_output_prob_grad, out.size, *prob)
         return
-    outer, n, inner = _rows(p, out.shape)
-    rows = outer * inner if n else 0
+    _, n, inner = _rows(p, out.shape)
     on = 1.0 - p.smooth_alpha
     off = p.smooth_alpha / (n - 1) if n > 1 else 0.0
     scale = p.grad_scale / _norm(p, label, ctx)
@@ -272,7 +269,8 @@ def _softmax_output_backward(
         scale /= max(inner, 1)
     args = (outputs[0], out, label, dy, n, inner, scale, on, off)
     flags = (p.use_ignore, p.ignore_label, p.out_grad, mode, outputs[0].dtype == np.float16)
-    run_rows(ctx, "_backward_SoftmaxOutput", _softmax_output_grad_row, rows, *args, *flags)
+    grad = _softmax_output_label_grad
+    run_rows(ctx, "_backward_SoftmaxOutput", grad, out.size, *args, *flags)
 
 
 def _softmax_output_grad(node: Any, ograds: list[Any]) -> list[Any]:

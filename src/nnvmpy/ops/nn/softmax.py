@@ -12,7 +12,11 @@ its first length[r] elements and zero after them; lengths outside [0, n] are an 
 The array is viewed as (outer, n, inner) around the axis; each of the outer*inner rows
 (elements `inner` apart) is one work item of a `kernel.parallel_for` body: a numba
 prange iteration on the CPU, one thread on the GPU (threads next to each other read
-neighbouring rows, so a non-last axis reads coalesced). SoftmaxOutput (loss.py) and
+neighbouring rows, so an axis with inner >= 32 reads coalesced). Nearer the last axis a
+GPU gives each row of 32 or more elements a thread block instead, whose threads read the
+row side by side and reduce in shared memory (see _BLOCK); its sums add in another order
+than a row loop's, so float64 results may differ from the CPU's in the last bit.
+SoftmaxOutput (loss.py) and
 SoftmaxActivation (softmax_activation.py) reuse these row loops.
 
 The helpers every hand-written nn kernel uses live in kernel/launch.py; this module still
@@ -48,6 +52,7 @@ from ...kernel.launch import (  # re-exported: dropout.py imports `is_gpu` from 
     WRITE,
     check_cpu_dtypes,
     cpu_parallel,
+    cuda,  # a placeholder, numba.cuda once a GPU kernel here is built
     flat,
     gpu_kernel,
     is_gpu,
@@ -90,44 +95,54 @@ def store_rounded(out, j, mode, v, half):
         out[j] = v
 
 
+@kernel.device_function
+def _row_start(r, n, inner, length, use_len):
+    """(flat index of row r's first element, elements of the row to use)."""
+    o = r // inner
+    return o * n * inner + (r - o * inner), length[r] if use_len else n
+
+
+@kernel.device_function
+def _exp_term(out, x, j, inv_t, m, keep):
+    """e = exp(x[j] / T - m), kept in out[j] when `keep` (the softmax's one exp each)."""
+    e = math.exp(np.float64(x[j]) * inv_t - m)
+    if keep:
+        out[j] = e
+    return e
+
+
+@kernel.device_function
+def _softmax_store(out, x, j, inv_t, m, inv_s, log_s, log, mode, half):
+    """Element j of the result from the row's max m and its sum s = 1 / inv_s."""
+    if mode == 1 and not log:
+        if half:  # float16 cannot hold e: recompute it, round as float32 (the CPU)
+            e32 = np.float32(math.exp(np.float64(x[j]) * inv_t - m))
+            out[j] = np.float32(np.float64(e32) * inv_s)
+        else:  # e, kept by _exp_term
+            out[j] = np.float64(out[j]) * inv_s
+    else:
+        v = (np.float64(x[j]) * inv_t - m) - log_s  # not x - (m + log_s): m may be large
+        if not log:
+            v = math.exp(v)
+        store_rounded(out, j, mode, v, half)
+
+
 @kernel.parallel_for
 def _softmax_row(r, out, x, n, inner, inv_t, log, mode, length, use_len, half):
-    o = r // inner
-    base = o * n * inner + (r - o * inner)
-    m_n = n
-    if use_len:
-        m_n = length[r]
+    base, m_n = _row_start(r, n, inner, length, use_len)
     if m_n > 0:
         m = np.float64(x[base]) * inv_t
         for k in range(1, m_n):
             v = np.float64(x[base + k * inner]) * inv_t
             if v > m:
                 m = v
+        keep = mode == 1 and not log and not half
         s = np.float64(0.0)
-        if mode == 1 and not log:  # one exp per element: keep e in out, then scale
-            for k in range(m_n):
-                e = math.exp(np.float64(x[base + k * inner]) * inv_t - m)
-                if not half:
-                    out[base + k * inner] = e
-                s += e
-            inv_s = 1.0 / s
-            for k in range(m_n):
-                j = base + k * inner
-                if half:  # float16 cannot hold e: recompute it, round as float32 (the CPU)
-                    e32 = np.float32(math.exp(np.float64(x[j]) * inv_t - m))
-                    out[j] = np.float32(np.float64(e32) * inv_s)
-                else:
-                    out[j] = np.float64(out[j]) * inv_s
-        else:
-            for k in range(m_n):
-                s += math.exp(np.float64(x[base + k * inner]) * inv_t - m)
-            log_s = math.log(s)
-            for k in range(m_n):
-                j = base + k * inner
-                v = (np.float64(x[j]) * inv_t - m) - log_s  # not x - (m + log_s): m may be large
-                if not log:
-                    v = math.exp(v)
-                store_rounded(out, j, mode, v, half)
+        for k in range(m_n):
+            s += _exp_term(out, x, base + k * inner, inv_t, m, keep)
+        inv_s, log_s = 1.0 / s, math.log(s)
+        for k in range(m_n):
+            _softmax_store(out, x, base + k * inner, inv_t, m, inv_s, log_s, log, mode, half)
     if mode == 1:  # past the length: zero
         for k in range(m_n, n):
             out[base + k * inner] = 0.0
@@ -137,33 +152,150 @@ def _softmax_row(r, out, x, n, inner, inv_t, log, mode, length, use_len, half):
 # log_softmax: dx_k = (dy_k - exp(y_k) sum_j dy_j) / T
 # (softmin: T negated.) Past a row's length dx is zero. dy_j y_j and exp(y_k) are in the
 # arrays' precision, float32 for float16 ones (`half_in`; their product is exact there).
+@kernel.device_function
+def _grad_term(dy, y, j, log, half_in):
+    """Element j's term of the row sum: dy_j (log) or dy_j y_j."""
+    if log:
+        return np.float64(dy[j])
+    if half_in:
+        return np.float64(np.float32(dy[j]) * np.float32(y[j]))
+    return np.float64(dy[j] * y[j])
+
+
+@kernel.device_function
+def _grad_store(dx, dy, y, j, inv_t, s, log, mode, half_in, half_out):
+    """dx[j] from the row's sum s (see _grad_term)."""
+    if log:
+        ey = np.float32(math.exp(np.float32(y[j]))) if half_in else math.exp(y[j])
+        v = inv_t * (np.float64(dy[j]) - np.float64(ey) * s)
+    else:
+        v = inv_t * np.float64(y[j]) * (np.float64(dy[j]) - s)
+    store_rounded(dx, j, mode, v, half_out)
+
+
 @kernel.parallel_for
 def _softmax_grad_row(r, dx, dy, y, n, inner, inv_t, log, mode, length, use_len, half_in, half_out):
-    o = r // inner
-    base = o * n * inner + (r - o * inner)
-    m_n = n
-    if use_len:
-        m_n = length[r]
+    base, m_n = _row_start(r, n, inner, length, use_len)
     s = np.float64(0.0)
     for k in range(m_n):
-        j = base + k * inner
-        if log:
-            s += np.float64(dy[j])
-        elif half_in:
-            s += np.float64(np.float32(dy[j]) * np.float32(y[j]))
-        else:
-            s += np.float64(dy[j] * y[j])
+        s += _grad_term(dy, y, base + k * inner, log, half_in)
     for k in range(m_n):
-        j = base + k * inner
-        if log:
-            ey = np.float32(math.exp(np.float32(y[j]))) if half_in else math.exp(y[j])
-            v = inv_t * (np.float64(dy[j]) - np.float64(ey) * s)
-        else:
-            v = inv_t * np.float64(y[j]) * (np.float64(dy[j]) - s)
-        store_rounded(dx, j, mode, v, half_out)
+        _grad_store(dx, dy, y, base + k * inner, inv_t, s, log, mode, half_in, half_out)
     if mode == 1:
         for k in range(m_n, n):
             dx[base + k * inner] = 0.0
+
+
+# --- one block per row (GPU) ---------------------------------------------------------------
+# With a short stride between rows (inner < 32: the last axis, or nearly), threads next to
+# each other in the row loops above are a row apart and read uncoalesced, and a (64, 1000)
+# softmax is 64 threads. There one block takes each row: its threads stride the row by
+# blockDim.x (neighbours read neighbours for inner == 1), then a shared-memory tree gives the
+# block's max and sum. blockDim.x is a power of two <= _BLOCK; a grid smaller than the
+# rows strides over them.
+_BLOCK = 128
+_MIN_INNER = 32  # from here rows next to each other are coalesced as they are
+_MIN_ROW = 32  # shorter rows would leave most of a warp idle: a thread each is cheaper
+
+
+@kernel.device_function
+def _block_max(sh, tid, nt, m):
+    """The largest m of the block's threads (every thread gets it)."""
+    sh[tid] = m
+    cuda.syncthreads()
+    step = nt // 2
+    while step > 0:
+        if tid < step and sh[tid + step] > sh[tid]:
+            sh[tid] = sh[tid + step]
+        cuda.syncthreads()
+        step //= 2
+    m = sh[0]
+    cuda.syncthreads()  # every thread has read sh[0] before sh is written again
+    return m
+
+
+@kernel.device_function
+def _block_sum(sh, tid, nt, s):
+    """The sum of the block's threads' s (every thread gets it)."""
+    sh[tid] = s
+    cuda.syncthreads()
+    step = nt // 2
+    while step > 0:
+        if tid < step:
+            sh[tid] += sh[tid + step]
+        cuda.syncthreads()
+        step //= 2
+    s = sh[0]
+    cuda.syncthreads()  # every thread has read sh[0] before sh is written again
+    return s
+
+
+@gpu_kernel
+def _softmax_block_cuda(rows, out, x, n, inner, inv_t, log, mode, length, use_len, half):
+    tid, nt = cuda.threadIdx.x, cuda.blockDim.x
+    sh = cuda.shared.array(_BLOCK, np.float64)
+    keep = mode == 1 and not log and not half
+    for r in range(cuda.blockIdx.x, rows, cuda.gridDim.x):
+        base, m_n = _row_start(r, n, inner, length, use_len)
+        m = -math.inf
+        for k in range(tid, m_n, nt):
+            v = np.float64(x[base + k * inner]) * inv_t
+            if v > m:
+                m = v
+        m = _block_max(sh, tid, nt, m)
+        s = np.float64(0.0)
+        for k in range(tid, m_n, nt):
+            s += _exp_term(out, x, base + k * inner, inv_t, m, keep)
+        s = _block_sum(sh, tid, nt, s)
+        if m_n > 0:
+            inv_s, log_s = 1.0 / s, math.log(s)
+            for k in range(tid, m_n, nt):
+                _softmax_store(out, x, base + k * inner, inv_t, m, inv_s, log_s, log, mode, half)
+        if mode == 1:
+            for k in range(m_n + tid, n, nt):
+                out[base + k * inner] = 0.0
+
+
+@gpu_kernel
+def _softmax_grad_block_cuda(
+    rows, dx, dy, y, n, inner, inv_t, log, mode, length, use_len, half_in, half_out
+):
+    tid, nt = cuda.threadIdx.x, cuda.blockDim.x
+    sh = cuda.shared.array(_BLOCK, np.float64)
+    for r in range(cuda.blockIdx.x, rows, cuda.gridDim.x):
+        base, m_n = _row_start(r, n, inner, length, use_len)
+        s = np.float64(0.0)
+        for k in range(tid, m_n, nt):
+            s += _grad_term(dy, y, base + k * inner, log, half_in)
+        s = _block_sum(sh, tid, nt, s)
+        for k in range(tid, m_n, nt):
+            _grad_store(dx, dy, y, base + k * inner, inv_t, s, log, mode, half_in, half_out)
+        if mode == 1:
+            for k in range(m_n + tid, n, nt):
+                dx[base + k * inner] = 0.0
+
+
+def _run_softmax_rows(
+    ctx: Any, name: str, loop: Any, block_k: Any, sizes: tuple[int, int, int], *args: Any
+) -> None:
+    """Run `loop` over the rows, a thread each on a GPU, or there `block_k` with a block
+    per row when rows are close together (see _BLOCK); args follow the row count."""
+    outer, n, inner = sizes
+    rows = outer * inner
+    if not (is_gpu(ctx) and inner < _MIN_INNER and n >= _MIN_ROW):
+        run_rows(ctx, name, loop, rows, *args)
+        return
+    if rows == 0:
+        return
+    from nnvmpy.kernel.cuda import THREADS_PER_BLOCK, launch_config, launch_kernel
+
+    threads = min(_BLOCK, 1 << (n - 1).bit_length())
+    # sized for rows * THREADS_PER_BLOCK items the grid is a block per row, capped as every
+    # grid-stride launch is (BLOCKS_PER_SM blocks per SM on a GPU, 4 on the simulator)
+    blocks, _, stream, device = launch_config(name, ctx, rows * THREADS_PER_BLOCK)
+    flat_args = [a if isinstance(a, (bool, int, float, np.generic)) else flat(a) for a in args]
+    with device:
+        launch_kernel(block_k.dispatcher, min(blocks, rows), threads, stream, (rows, *flat_args))
 
 
 def softmax_rows(
@@ -179,12 +311,13 @@ def softmax_rows(
 ) -> None:
     """out = (log_)softmax(x * inv_t) over axis 1 of x viewed as sizes = (outer, n, inner);
     with `length` (one int per row, in [0, n]) only a row's first length[r] elements."""
-    outer, n, inner = sizes
+    _, n, inner = sizes
     if mode == NULL or n == 0:
         return
-    rows, half = outer * inner, out.dtype == _HALF
+    half = out.dtype == _HALF
     tail = (_no_length(ctx), False) if length is None else (length, True)
-    run_rows(ctx, name, _softmax_row, rows, out, x, n, inner, inv_t, log, mode, *tail, half)
+    args = (out, x, n, inner, inv_t, log, mode, *tail, half)
+    _run_softmax_rows(ctx, name, _softmax_row, _softmax_block_cuda, sizes, *args)
 
 
 def softmax_grad_rows(
@@ -200,13 +333,13 @@ def softmax_grad_rows(
     length: Any = None,
 ) -> None:
     """dx from dy and y = (log_)softmax(x * inv_t), rows as in softmax_rows."""
-    outer, n, inner = sizes
+    _, n, inner = sizes
     if mode == NULL or n == 0:
         return
-    rows, halves = outer * inner, (y.dtype == _HALF, dx.dtype == _HALF)
+    halves = (y.dtype == _HALF, dx.dtype == _HALF)
     tail = (_no_length(ctx), False) if length is None else (length, True)
     args = (dx, dy, y, n, inner, inv_t, log, mode, *tail, *halves)
-    run_rows(ctx, name, _softmax_grad_row, rows, *args)
+    _run_softmax_rows(ctx, name, _softmax_grad_row, _softmax_grad_block_cuda, sizes, *args)
 
 
 # --- ops -----------------------------------------------------------------------------------

@@ -1,0 +1,217 @@
+"""The GPU's softmax row layouts against NumPy: a thread block per row near the last axis
+(inner < 32, rows of 32 or more), a thread per row elsewhere; and SoftmaxOutput's
+element-wise gradient.
+
+The shapes take every path of ops/nn/softmax.py's block kernels: rows shorter than the
+block (40 elements, 64 threads), longer and not a multiple of it (300, 128 threads), more
+rows than the simulator's 4-block grid (grid-stride), inner 1, 3 and 31; and the thread
+per row for inner 32 and for rows under 32. Runs under NUMBA_ENABLE_CUDASIM=1 or on a GPU
+(tests/conftest.py); kept tiny, as every simulated thread is a Python thread.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import nnvmpy as nv
+from nnvmpy import sym
+
+pytestmark = pytest.mark.gpu
+
+SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+F16, F32, F64 = np.float16, np.float32, np.float64
+TOL = {F16: {"rtol": 2e-3, "atol": 2e-3}, F32: {"rtol": 1e-5, "atol": 1e-5}}
+
+# id -> (shape, axis, whether a block takes each row)
+SHAPES = {
+    "short-rows": ((9, 40), -1, True),
+    "long-rows": ((5, 300), -1, True),
+    "inner-3": ((2, 150, 3), 1, True),
+    "inner-31": ((1, 40, 31), 1, True),
+    "inner-32": ((2, 40, 32), 1, False),
+    "rows-under-32": ((9, 10), -1, False),
+}
+
+
+def _values(shape: tuple[int, ...], seed: int, low: float = -4, high: float = 4) -> np.ndarray:
+    return np.random.default_rng(seed).uniform(low, high, shape)
+
+
+def _softmax_ref(x: np.ndarray, axis: int, inv_t: float, log: bool) -> np.ndarray:
+    z = x.astype(F64) * inv_t
+    z = z - z.max(axis=axis, keepdims=True)
+    log_s = np.log(np.exp(z).sum(axis=axis, keepdims=True))
+    return (z - log_s) if log else np.exp(z - log_s)
+
+
+def _grad_ref(dy: np.ndarray, y: np.ndarray, axis: int, inv_t: float, log: bool) -> np.ndarray:
+    dy, y = dy.astype(F64), y.astype(F64)
+    if log:  # dx = (dy - exp(y) sum(dy)) / T
+        return inv_t * (dy - np.exp(y) * dy.sum(axis=axis, keepdims=True))
+    return inv_t * y * (dy - (dy * y).sum(axis=axis, keepdims=True))  # y (dy - sum(dy y)) / T
+
+
+def _run(
+    build: Callable[[], Any],
+    data: dict[str, np.ndarray],
+    dy: np.ndarray | None,
+    grad_req: str = "write",
+) -> tuple[np.ndarray, np.ndarray]:
+    """(output, gradient of `x`) on the GPU; an 'add' gradient starts at 0.25."""
+    ctx = nv.gpu(0)
+    args = {k: nv.nd.array(v, ctx, dtype=v.dtype) for k, v in data.items()}
+    x = data["x"]
+    grads = {"x": nv.nd.array(np.full(x.shape, 0.25, x.dtype), ctx, dtype=x.dtype)}
+    reqs = {k: (grad_req if k == "x" else "null") for k in data}
+    exe = build().bind(ctx, args, args_grad=grads, grad_req=reqs)
+    exe.forward(is_train=True)
+    exe.backward(None if dy is None else nv.nd.array(dy, ctx, dtype=dy.dtype))
+    return exe.outputs[0].asnumpy(), grads["x"].asnumpy()
+
+
+def _close(got: np.ndarray, want: np.ndarray, dtype: type) -> None:
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got.astype(F64), want, **TOL[dtype])
+
+
+@pytest.fixture
+def block_launches(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
+    """(blocks, threads) of every launch of the block-per-row kernels."""
+    from nnvmpy.kernel import cuda as gpu_launch
+    from nnvmpy.ops.nn import softmax
+
+    real = gpu_launch.launch_kernel
+    seen: list[tuple[int, int]] = []
+
+    def spy(dispatcher: Any, blocks: int, threads: int, stream: Any, args: Any) -> None:
+        kernels = (softmax._softmax_block_cuda, softmax._softmax_grad_block_cuda)
+        if any(dispatcher is k.dispatcher for k in kernels):
+            seen.append((blocks, threads))
+        real(dispatcher, blocks, threads, stream, args)
+
+    monkeypatch.setattr(gpu_launch, "launch_kernel", spy)
+    return seen
+
+
+@pytest.mark.parametrize("dtype", [F16, F32], ids=["float16", "float32"])
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("case", list(SHAPES))
+def test_softmax_rows_match_numpy_forward_and_backward(
+    case: str, op: str, dtype: type, block_launches: list[tuple[int, int]]
+) -> None:
+    shape, axis, by_block = SHAPES[case]
+    x, dy = _values(shape, 1).astype(dtype), _values(shape, 2, -1, 1).astype(dtype)
+    y, dx = _run(lambda: getattr(sym, op)(sym.var("x"), axis=axis), {"x": x}, dy)
+    log = op == "log_softmax"
+    _close(y, _softmax_ref(x, axis, 1.0, log), dtype)
+    _close(dx, _grad_ref(dy, y, axis, 1.0, log), dtype)
+    n = shape[axis]
+    rows = x.size // n
+    blocks = min(rows, 4) if SIMULATOR else rows
+    threads = 64 if n <= 64 else 128
+    assert block_launches == ([(blocks, threads)] * 2 if by_block else [])
+
+
+@pytest.mark.parametrize("dtype", [F16, F32], ids=["float16", "float32"])
+def test_softmin_with_temperature_adds_to_the_gradient(dtype: type) -> None:
+    x, dy = _values((5, 300), 3).astype(dtype), _values((5, 300), 4, -1, 1).astype(dtype)
+    y, dx = _run(lambda: sym.softmin(sym.var("x"), axis=-1, temperature=0.7), {"x": x}, dy, "add")
+    inv_t = -1 / 0.7  # softmin(x) = softmax(-x)
+    _close(y, _softmax_ref(x, -1, inv_t, False), dtype)
+    _close(dx, 0.25 + _grad_ref(dy, y, -1, inv_t, False), dtype)
+
+
+@pytest.mark.parametrize("dtype", [F16, F32], ids=["float16", "float32"])
+def test_softmax_with_lengths_zeroes_each_row_past_its_length(dtype: type) -> None:
+    x, dy = _values((6, 40), 5).astype(dtype), _values((6, 40), 6, -1, 1).astype(dtype)
+    lengths = np.array([0, 1, 40, 33, 17, 5], np.int32)
+    y, dx = _run(
+        lambda: sym.softmax(sym.var("x"), sym.var("l"), axis=-1, use_length=True),
+        {"x": x, "l": lengths},
+        dy,
+    )
+    for r, n in enumerate(lengths):
+        assert not y[r, n:].any()
+        assert not dx[r, n:].any()
+        if not n:
+            continue
+        _close(y[r, :n], _softmax_ref(x[r, :n], -1, 1.0, False), dtype)
+        _close(dx[r, :n], _grad_ref(dy[r, :n], y[r, :n], -1, 1.0, False), dtype)
+
+
+def test_float16_softmax_to_float32_output_reads_and_writes_both_widths() -> None:
+    x, dy = _values((5, 300), 7).astype(F16), _values((5, 300), 8, -1, 1).astype(F32)
+    y, dx = _run(lambda: sym.log_softmax(sym.var("x"), axis=-1, dtype="float32"), {"x": x}, dy)
+    _close(y, _softmax_ref(x, -1, 1.0, True), F32)
+    _close(dx, _grad_ref(dy, y, -1, 1.0, True), F16)
+
+
+# -- SoftmaxOutput: forward by the row kernels, backward one thread per element -------------
+
+
+def _softmax_output_grad_ref(
+    p: np.ndarray, label: np.ndarray, axis: int, kw: dict[str, Any], dy: np.ndarray
+) -> np.ndarray:
+    """(p - target) * grad_scale / norm (* dy): target one-hot with smoothing, ignored
+    labels' rows zero; norm the batch, the valid labels or (multi_output) the positions."""
+    classes = p.shape[axis]
+    alpha = kw.get("smooth_alpha", 0.0)
+    lab = np.expand_dims(label, axis)
+    hot = np.arange(classes).reshape([-1 if a == axis % p.ndim else 1 for a in range(p.ndim)])
+    target = np.where(hot == lab, 1.0 - alpha, alpha / (classes - 1))
+    g = p.astype(F64) - target
+    valid = label != kw.get("ignore_label", -1.0)
+    if kw.get("use_ignore"):
+        g = g * np.expand_dims(valid, axis)
+    norm = {"batch": p.shape[0], "valid": max(int(valid.sum()), 1)}.get(
+        kw.get("normalization", "null"), 1
+    )
+    if kw.get("multi_output") and kw.get("normalization", "null") != "valid":
+        norm *= label[0].size
+    g = g * kw.get("grad_scale", 1.0) / norm
+    return g * dy.astype(F64) if kw.get("out_grad") else g
+
+
+# id -> (data shape, label shape, the softmax axis, parameters)
+SOFTMAX_OUTPUT = {
+    "plain": ((9, 40), (9,), -1, {"grad_scale": 0.5}),
+    "ignore-valid-smooth": (
+        (9, 40),
+        (9,),
+        -1,
+        {"use_ignore": True, "normalization": "valid", "smooth_alpha": 0.1},
+    ),
+    "multi-output": ((3, 40, 5), (3, 5), 1, {"multi_output": True, "use_ignore": True}),
+    "multi-output-batch": (
+        (2, 6, 33),
+        (2, 33),
+        1,
+        {"multi_output": True, "normalization": "batch"},
+    ),
+    "preserve-shape-out-grad": (
+        (2, 3, 40),
+        (2, 3),
+        -1,
+        {"preserve_shape": True, "out_grad": True, "grad_scale": 0.7},
+    ),
+}
+
+
+@pytest.mark.parametrize("dtype", [F16, F32], ids=["float16", "float32"])
+@pytest.mark.parametrize("case", list(SOFTMAX_OUTPUT))
+def test_softmax_output_matches_numpy(case: str, dtype: type) -> None:
+    shape, label_shape, axis, kw = SOFTMAX_OUTPUT[case]
+    x = _values(shape, 9).astype(dtype)
+    label = np.random.default_rng(10).integers(0, shape[axis], label_shape).astype(dtype)
+    label.reshape(-1)[1] = -1  # ignored with use_ignore
+    dy = _values(shape, 11, -1, 1).astype(dtype)
+    y, dx = _run(
+        lambda: sym.SoftmaxOutput(sym.var("x"), sym.var("l"), **kw), {"x": x, "l": label}, dy
+    )
+    _close(y, _softmax_ref(x, axis, 1.0, False), dtype)
+    _close(dx, _softmax_output_grad_ref(y, label, axis, kw, dy), dtype)
