@@ -9,7 +9,7 @@ Prints (no assertions; each side keeps its best time over `--rounds` rounds of t
      np.take + np.add.at;
   3. nd.topk along the last axis (k=10, indices and values) of a (1000, 8192) array,
      against np.argpartition of the same k;
-  4. nd.sort along the last axis against np.sort.
+  4. nd.sort along the last axis (float32, float64) against np.sort.
 Each nnvmpy time includes the engine push and the wait (what a user sees); every result
 is checked against NumPy once. Targets (issue 11): take and Embedding within 1.5x
 np.take, topk within 1.5x np.argpartition.
@@ -132,7 +132,14 @@ def bench_topk(args: argparse.Namespace) -> None:
     ours, base = in_turns(
         lambda: nv.nd.sort(x_nd).wait_to_read(), lambda: np.sort(x, axis=-1), args.rounds, 3
     )
-    report("sort (1000, 8192) along the last axis", ours, base, "np.sort", None)
+    report("sort (1000, 8192) float32", ours, base, "np.sort", None)
+    x64 = x.astype(np.float64)
+    x64_nd = nv.nd.array(x64, dtype=np.float64)
+    np.testing.assert_array_equal(nv.nd.sort(x64_nd).asnumpy(), np.sort(x64, axis=-1))
+    ours, base = in_turns(
+        lambda: nv.nd.sort(x64_nd).wait_to_read(), lambda: np.sort(x64, axis=-1), args.rounds, 3
+    )
+    report("sort (1000, 8192) float64", ours, base, "np.sort", None)
 
 
 def main() -> None:

@@ -62,7 +62,7 @@ def _tied_values(rng, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
         pool = np.array([np.nan, -np.nan, -0.0, 0.0, np.inf, -np.inf, 1.5, -1.5, 6e-8, 2.0])
     else:
         info = np.iinfo(dtype)
-        pool = np.array([info.min, info.max, 0, 1, info.min + 1, info.max - 1, 7])
+        pool = np.array([info.min, info.max, 0, 1, info.min + 1, info.max - 1, 7], dtype)
     return rng.choice(pool, size=shape).astype(dtype)
 
 
@@ -82,6 +82,37 @@ def test_the_packed_key_sort_gives_the_stable_order(dtype, shape, ascending):
     np.testing.assert_array_equal(values.view(f"u{x.itemsize}"), want.view(f"u{x.itemsize}"))
     along_rows = nv.nd.argsort(nd(x.T), axis=0, is_ascend=ascending, dtype="int32").asnumpy()
     np.testing.assert_array_equal(along_rows, order.T)
+
+
+def exact_stable_order(x: np.ndarray, ascending: bool) -> np.ndarray:
+    """stable_order without the float64 detour (exact for 64-bit integers): NumPy's
+    stable argsort, of the reversed row for descending order."""
+    if x.dtype.kind == "f":
+        return stable_order(x, ascending)
+    if ascending:
+        return np.argsort(x, axis=-1, kind="stable")
+    return (x.shape[-1] - 1) - np.argsort(x[..., ::-1], axis=-1, kind="stable")[..., ::-1]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int64", "uint64"])
+@pytest.mark.parametrize("shape", [(3, 700), (40, 6000)])  # serial; row parts on threads
+@pytest.mark.parametrize("ascending", [True, False])
+def test_the_wide_key_sort_gives_the_stable_order(dtype, shape, ascending):
+    """64-bit dtypes sort their order keys with NumPy's unstable argsort, then order the
+    positions of equal keys (_wide_sort): NaN of either sign tied last (first when
+    descending), -0 tied with +0, the integer extremes apart from their neighbours."""
+    from nnvmpy.ops import _wide_sort
+
+    x = _tied_values(np.random.default_rng(shape[1]), dtype, shape)
+    order = exact_stable_order(x, ascending)
+    np.testing.assert_array_equal(_wide_sort.argsort_rows(x, ascending), order)
+    if dtype == "uint64":  # not an MXNet dtype
+        return
+    got = nv.nd.argsort(nd(x), is_ascend=ascending, dtype="int64").asnumpy()
+    np.testing.assert_array_equal(got, order)
+    values = nv.nd.sort(nd(x), is_ascend=ascending).asnumpy()
+    want = np.take_along_axis(x, order, axis=-1)
+    np.testing.assert_array_equal(values.view("u8"), want.view("u8"))
 
 
 @pytest.mark.parametrize("axis", [-1, None, 0])
