@@ -17,8 +17,8 @@ from nnvmpy.base import InferError, NNVMError, ParamError
 from nnvmpy.engine import engine_type
 from nnvmpy.ops import _broadcast_map as bmap
 from nnvmpy.ops._broadcast_map import SERIAL_CUTOFF
+from nnvmpy.ops._reduce_cuda import reduce_plan
 from nnvmpy.ops.broadcast import broadcast_shape, infer_broadcast_binary
-from nnvmpy.ops.reduce import reduce_plan
 from nnvmpy.registry import Op
 from nnvmpy.test_utils import check_numeric_gradient, check_symbolic_backward
 

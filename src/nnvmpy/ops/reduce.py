@@ -6,8 +6,8 @@ every axis without keepdims gives shape (1,).
 
 `reduce_to(ctx, out, req, x, small, reducer, scale)` is the primitive: `small` is x's
 shape with reduced axes set to 1. CPU: NumPy's ufunc.reduce (SIMD, pairwise sums along a
-contiguous axis). GPU: numba.cuda, one thread per output when the reduced count is small,
-else one block per output with a shared-memory tree (accumulating in float64).
+contiguous axis). GPU: numba.cuda kernels, accumulating in float64, on the mapping that
+reads x coalesced (_reduce_cuda.py).
 
 Gradients broadcast the output gradient back over the reduced axes (`broadcast_map`):
 sum/mean copy it (mean divides by the count), max/min send it to every position equal to
@@ -39,8 +39,8 @@ from ..param import Parameter, field
 from ..param import Shape as ShapeField
 from ..registry import NodeAttrs, register_op
 from ..resource import ResourceRequest
-from . import _broadcast_map as bmap
 from ._broadcast_map import broadcast_map
+from ._reduce_cuda import reduce_gpu
 from .elemwise_scalar import _mul as _mul_scalar
 from .elemwise_unary import _identity
 
@@ -168,151 +168,6 @@ def _reduce_cpu(
         np.copyto(o, res, casting="unsafe")
 
 
-# -- reduce_to: GPU ---------------------------------------------------------------------------
-# Reducer codes; every value is loaded as float64, so one kernel serves every dtype (and
-# float16 accumulates in float64: MXNet accumulates it in float32, the CPU path here too).
-_CODES = {"sum": 0, "max": 1, "min": 2, "prod": 3, "nrm2": 4, "nrm1": 5, "nansum": 6, "nanprod": 7}
-BLOCK = 256  # threads of the one-block-per-output kernel (32 under the simulator)
-cuda: Any = None  # numba.cuda once bound (a global, for the simulator)
-_start_d: Any = None  # device versions of the four helpers below, made on first GPU use
-_load_d: Any = None
-_combine_d: Any = None
-_finish_d: Any = None
-
-
-def _start(op):  # the identity of the reducer
-    if op == 1:
-        return -math.inf
-    if op == 2:
-        return math.inf
-    return 1.0 if op == 3 or op == 7 else 0.0
-
-
-def _load(op, v):
-    # float64, explicitly: numba types `v * 1.0` as float64, but the simulator runs NumPy,
-    # where a Python float is weak and a float16 (float32) v stays float16 (float32), so
-    # a float16 sum there accumulated in float16 (2048 + 1 == 2048)
-    v = np.float64(v)
-    if op == 6 or op == 7:  # NaN is the identity of nansum / nanprod
-        return v if v == v else (0.0 if op == 6 else 1.0)
-    return v * v if op == 4 else (abs(v) if op == 5 else v)
-
-
-def _combine(op, a, b):
-    if op == 1:
-        return max(a, b)
-    if op == 2:
-        return min(a, b)
-    return a * b if op == 3 or op == 7 else a + b
-
-
-def _finish(op, a, scale):
-    return (math.sqrt(a) if op == 4 else a) * scale
-
-
-def _offset(i, meta, start, nd):
-    """Element offset of row-major index i over dims meta[start:start+nd] (strides after)."""
-    off = 0
-    for d in range(nd - 1, -1, -1):
-        q = i // meta[start + d]
-        off += (i - q * meta[start + d]) * meta[start + nd + d]
-        i = q
-    return off
-
-
-@kernel.cuda_kernel
-def _reduce_thread_cuda(out, x, meta, nk, nr, total, op, scale, add):
-    for o in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        base = _offset_d(o, meta, 0, nk)
-        acc = _start_d(op)
-        for r in range(total):
-            acc = _combine_d(op, acc, _load_d(op, x[base + _offset_d(r, meta, 2 * nk, nr)]))
-        if add:
-            out[o] += _finish_d(op, acc, scale)
-        else:
-            out[o] = _finish_d(op, acc, scale)
-
-
-_offset_d: Any = None
-
-
-@kernel.cuda_kernel
-def _reduce_block_cuda(out, x, meta, nk, nr, total, op, scale, add):
-    buf = cuda.shared.array(256, np.float64)
-    tid, nt = cuda.threadIdx.x, cuda.blockDim.x
-    for o in range(cuda.blockIdx.x, out.size, cuda.gridDim.x):
-        base = _offset_d(o, meta, 0, nk)
-        acc = _start_d(op)
-        for r in range(tid, total, nt):
-            acc = _combine_d(op, acc, _load_d(op, x[base + _offset_d(r, meta, 2 * nk, nr)]))
-        buf[tid] = acc
-        cuda.syncthreads()
-        step = nt // 2
-        while step > 0:  # tree: nt is a power of two
-            if tid < step:
-                buf[tid] = _combine_d(op, buf[tid], buf[tid + step])
-            cuda.syncthreads()
-            step //= 2
-        if tid == 0:
-            if add:
-                out[o] += _finish_d(op, buf[0], scale)
-            else:
-                out[o] = _finish_d(op, buf[0], scale)
-        cuda.syncthreads()
-
-
-def _bind_device_functions(name: str) -> None:
-    global cuda, _start_d, _load_d, _combine_d, _finish_d, _offset_d
-    if _offset_d is not None:
-        return
-    cuda = bmap.bind_cuda(name)
-    jit = cuda.jit(device=True)
-    _start_d, _load_d, _combine_d, _finish_d = jit(_start), jit(_load), jit(_combine), jit(_finish)
-    _offset_d = jit(_offset)
-
-
-def reduce_plan(big: tuple[int, ...], small: tuple[int, ...]) -> tuple[list[int], list[int]]:
-    """(kept dims, their strides in x), (reduced dims, their strides): merged where adjacent."""
-    groups: dict[bool, tuple[list[int], list[int]]] = {True: ([], []), False: ([], [])}
-    stride, last = 1, None
-    for d in range(len(big) - 1, -1, -1):
-        if big[d] != 1:
-            kind = small[d] == 1  # True: reduced
-            dims, strides = groups[kind]
-            if last is kind:  # adjacent in x and of one kind: one dim
-                dims[0] *= big[d]
-            else:
-                dims.insert(0, big[d])
-                strides.insert(0, stride)
-            last = kind
-        stride *= big[d]
-    kept, red = groups[False], groups[True]
-    return (kept[0] or [1]) + (kept[1] or [0]), (red[0] or [1]) + (red[1] or [0])
-
-
-def _reduce_gpu(ctx: Any, out: Any, add: bool, x: Any, small: Any, red: str, scale: float) -> None:
-    from nnvmpy.kernel.cuda import as_device_array, launch_config
-
-    name = f"reduce_{red}"
-    _bind_device_functions(name)
-    x = as_device_array(name, "data", x)
-    out = as_device_array(name, "out", out)
-    kept, reduced = reduce_plan(tuple(x.shape), tuple(small))
-    nk, nr = len(kept) // 2, len(reduced) // 2
-    total = math.prod(reduced[:nr])
-    meta = bmap.device_meta(ctx, name, tuple(kept + reduced))
-    blocks, threads, stream, device = launch_config(name, ctx, out.size)
-    args = (out.reshape(out.size), x.reshape(x.size), meta, nk, nr, total, _CODES[red])
-    from numba import config
-
-    block = 32 if config.ENABLE_CUDASIM else BLOCK  # type: ignore[attr-defined]  # sim: Python threads
-    with device:
-        if total >= 2 * block:
-            _reduce_block_cuda[min(out.size, 4096), block, stream](*args, float(scale), add)
-        else:
-            _reduce_thread_cuda[blocks, threads, stream](*args, float(scale), add)
-
-
 def reduce_to(
     ctx: Any, out: Any, req: Any, x: Any, small: tuple[int, ...], red: str, scale: float = 1.0
 ) -> None:
@@ -327,7 +182,7 @@ def reduce_to(
     if isinstance(out, np.ndarray):
         _reduce_cpu(out, mode == "add", x, small, red, scale)
     else:
-        _reduce_gpu(ctx, out, mode == "add", x, small, red, scale)
+        reduce_gpu(ctx, out, mode == "add", x, small, red, scale)
 
 
 # -- the ops ----------------------------------------------------------------------------------
