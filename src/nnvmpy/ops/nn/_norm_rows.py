@@ -13,15 +13,18 @@ Backward, with g the element's gamma, dyg = dy * g and sums over the row:
     dx     = (dyg - sum(dyg) / n - xhat * sum(dyg * xhat) / n) / std_r
     dgamma = sum over the rows (and, per element, positions) of dy * xhat; dbeta of dy
 
-dgamma/dbeta are sums across rows, which parallel rows cannot write into one array: the
-backward runs over chunks of rows, each summing into its own row of a partials array
-(chunk c: partial[c * ncol + col]; per-row gamma: one chunk per row; float64 for every
-dtype) in the same pass over a row that takes its sums, and a second loop adds the
-partials column by column (`_sum_columns`). Per-row scalars are stored into a small
-scratch array of the data's float type and read back (`_typed`), so a float32 row is
-computed in float32. Every loop is a
-`kernel.parallel_for` body, so the CPU (prange) and the GPU (a thread per item) run the
-same code. The statistics are written as mean and std, or mean and var (`stat_var`,
+dgamma/dbeta are sums across rows, which parallel rows cannot write into one array. The
+CPU runs over chunks of rows, each summing into its own row of a partials array (chunk
+c: partial[c * ncol + col]; per-row gamma: one chunk per row) in the pass that takes its
+rows' sums. A GPU gives each row a thread (inner >= 32: neighbouring rows are
+neighbours in memory) or a thread block (nearer the last axis: _block_rows.py), and
+takes per-position partials by columns, neighbouring threads on neighbouring elements
+(_column_partials). Partials are float64 for every dtype; `_sum_columns` adds them up.
+Per-row scalars are stored into a small scratch array of the data's float type and read
+back (`_typed`), so a float32 row is computed in float32. The row loops are
+`kernel.parallel_for` bodies, so the CPU (prange) and the GPU (a thread per item) run
+the same code, and a block's threads call the same row functions on their share of the
+row. The statistics are written as mean and std, or mean and var (`stat_var`,
 InstanceNorm's hidden outputs are named like MXNet's).
 """
 
@@ -33,7 +36,8 @@ from typing import Any
 import numpy as np
 
 from ...kernel import device_function, parallel_for
-from ...kernel.launch import ADD, NULL, is_gpu, store, uindex
+from ...kernel.launch import ADD, NULL, cuda, gpu_kernel, is_gpu, store, uindex
+from ._block_rows import BLOCK, block_sum, by_block, launch_blocks, run_block_rows
 from ._layer_util import cpu_threads, row_function
 
 # --- whole-row loops (RowFunctions: vectorised sums on the CPU; L2Normalization uses them
@@ -169,27 +173,94 @@ def _typed(scratch, j, v):
     return scratch[j]
 
 
+@device_function
+def _row_base(r, n, inner):
+    """The flat index of row r's first element."""
+    o = r // inner
+    return o * n * inner + (r - o * inner)
+
+
+@device_function
+def _share(n, tid, nt):
+    """How many of a row's n elements block thread tid of nt takes (k = tid, tid + nt, ...)."""
+    return (n - tid + nt - 1) // nt
+
+
+@device_function
+def _inv_std(s, eps, stat_var):
+    """1 / std from the stored statistic: the std, or (stat_var) the variance."""
+    return 1.0 / (math.sqrt(s + eps) if stat_var else s)
+
+
+@device_function
+def _normalize(out, sc, x, gamma, beta, gpos, bpos, r, base, cnt, step, mu, sd, groups, m_out):
+    """out = (x - mu) / sd * gamma + beta over cnt elements `step` apart from base: row r,
+    or a block thread's share of it, whose positions' gamma and beta are gpos and bpos."""
+    if groups > 0:  # one gamma per row: y = x * a + b
+        a = gamma[r % groups] / sd
+        b = beta[r % groups] - mu * a
+        a_t, b_t = _typed(sc, 2 * r, a), _typed(sc, 2 * r + 1, b)
+        row_scale_shift(out, x, base, cnt, step, a_t, b_t, m_out)
+    else:
+        mu_t, inv_t = _typed(sc, 2 * r, mu), _typed(sc, 2 * r + 1, 1.0 / sd)
+        _row_normalize(out, x, gpos, bpos, base, cnt, step, mu_t, inv_t, m_out)
+
+
 @parallel_for
 def _norm_forward_row(
     r, out, mean, std, sc, x, gamma, beta, n, inner, groups, eps, stat_var, m_out, m_mean, m_std
 ):
-    o = r // inner
-    base = o * n * inner + (r - o * inner)
+    base = _row_base(r, n, inner)
     mu = row_sum(x, base, n, inner) / n
     var = row_sqdev(x, base, n, inner, mu) / n
     sd = math.sqrt(var + eps)
     store(mean, r, mu, m_mean)
     store(std, r, var if stat_var else sd, m_std)
-    if m_out == NULL:
-        return
-    if groups > 0:  # one gamma per row: y = x * a + b
-        a = gamma[r % groups] / sd
-        b = beta[r % groups] - mu * a
-        a_t, b_t = _typed(sc, 2 * r, a), _typed(sc, 2 * r + 1, b)
-        row_scale_shift(out, x, base, n, inner, a_t, b_t, m_out)
-    else:
-        mu_t, inv_t = _typed(sc, 2 * r, mu), _typed(sc, 2 * r + 1, 1.0 / sd)
-        _row_normalize(out, x, gamma, beta, base, n, inner, mu_t, inv_t, m_out)
+    if m_out != NULL:
+        _normalize(out, sc, x, gamma, beta, gamma, beta, r, base, n, inner, mu, sd, groups, m_out)
+
+
+# A block per row (GPU, rows near the last axis: _block_rows.py). Thread tid's share of row r,
+# elements k = tid, tid + nt, ..., is itself a row (start base + tid * inner, stride
+# nt * inner) that the row functions above walk; gamma[tid::nt] are its positions' gammas.
+# Each thread writes the same values into row r's scratch slots (_typed) and reads them back.
+@gpu_kernel
+def _norm_forward_block_cuda(
+    rows, out, mean, std, sc, x, gamma, beta, n, inner, groups, eps, stat_var, m_out, m_mean, m_std
+):
+    tid, nt = cuda.threadIdx.x, cuda.blockDim.x
+    sh = cuda.shared.array(BLOCK, np.float64)
+    cnt, step = _share(n, tid, nt), nt * inner
+    for r in range(cuda.blockIdx.x, rows, cuda.gridDim.x):
+        base = _row_base(r, n, inner) + tid * inner
+        mu = block_sum(sh, tid, nt, row_sum(x, base, cnt, step)) / n
+        var = block_sum(sh, tid, nt, row_sqdev(x, base, cnt, step, mu)) / n
+        sd = math.sqrt(var + eps)
+        if tid == 0:
+            store(mean, r, mu, m_mean)
+            store(std, r, var if stat_var else sd, m_std)
+        if m_out != NULL:
+            gpos, bpos = gamma[tid::nt], beta[tid::nt]
+            _normalize(
+                out, sc, x, gamma, beta, gpos, bpos, r, base, cnt, step, mu, sd, groups, m_out
+            )
+
+
+# Backward: per-row scalars in scratch slots 5q .. 5q + 4 (q: the chunk, or the row on a
+# GPU): mu, 1/std, then a, b and g of _row_grad.
+@device_function
+def _row_dx(
+    dx, dy, x, gpos, dmean, dstd, sc, q, r, base, cnt, step, n, mu, inv, sdy, sdyx, g, per_pos,
+    m_dx, dstats,
+):  # fmt: skip
+    """dx over cnt elements `step` apart from base (row r, or a block thread's share) from
+    the row's sdy = sum(dy * g) and sdyx = sum(dy * g * xhat)."""
+    a, b = sdy / n, sdyx / n
+    if dstats:  # mean and std were outputs too: d mean / dx = 1/n, d std / dx = xhat/n
+        a -= dmean[r] / (inv * n)
+        b -= dstd[r] / (inv * n)
+    a_t, b_t, g_t = _typed(sc, 5 * q + 2, a), _typed(sc, 5 * q + 3, b), _typed(sc, 5 * q + 4, g)
+    _row_grad(dx, dy, x, gpos, base, cnt, step, mu, inv, a_t, b_t, g_t, per_pos, m_dx)
 
 
 @parallel_for
@@ -204,10 +275,9 @@ def _norm_backward_chunk(
             pg[c * ncol + k] = 0.0
             pb[c * ncol + k] = 0.0
     for r in range(c * rpc, min((c + 1) * rpc, rows)):
-        o = r // inner
-        base = o * n * inner + (r - o * inner)
-        mu = _typed(sc, 4 * c, mean[r])
-        inv = _typed(sc, 4 * c + 1, 1.0 / (math.sqrt(std[r] + eps) if stat_var else std[r]))
+        base = _row_base(r, n, inner)
+        mu = _typed(sc, 5 * c, mean[r])
+        inv = _typed(sc, 5 * c + 1, _inv_std(std[r], eps, stat_var))
         if per_pos and part:
             sdy, sdyx = _row_sums_partials(pg, pb, c * n, dy, x, gamma, base, n, inner, mu, inv)
         else:
@@ -222,21 +292,79 @@ def _norm_backward_chunk(
             sdy *= g
             sdyx *= g
         if m_dx != NULL:
-            a, b = sdy / n, sdyx / n
-            if dstats:  # mean and std were outputs too: d mean / dx = 1/n, d std / dx = xhat/n
-                a -= dmean[r] / (inv * n)
-                b -= dstd[r] / (inv * n)
-            # slot 4c held mu, read into `mu` already
-            a_t, b_t, g_t = _typed(sc, 4 * c + 2, a), _typed(sc, 4 * c + 3, b), _typed(sc, 4 * c, g)
-            _row_grad(dx, dy, x, gamma, base, n, inner, mu, inv, a_t, b_t, g_t, per_pos, m_dx)
+            _row_dx(
+                dx, dy, x, gamma, dmean, dstd, sc, c, r, base, n, inner, n, mu, inv, sdy, sdyx,
+                g, per_pos, m_dx, dstats,
+            )  # fmt: skip
+
+
+@gpu_kernel
+def _norm_backward_block_cuda(
+    rows, dx, pg, pb, sc, dy, x, gamma, mean, std, dmean, dstd, n, inner, groups, eps,
+    stat_var, m_dx, part, dstats,
+):  # fmt: skip
+    tid, nt = cuda.threadIdx.x, cuda.blockDim.x
+    sh = cuda.shared.array(BLOCK, np.float64)
+    cnt, step = _share(n, tid, nt), nt * inner
+    per_pos = groups == 0
+    for r in range(cuda.blockIdx.x, rows, cuda.gridDim.x):
+        base = _row_base(r, n, inner) + tid * inner
+        mu = _typed(sc, 5 * r, mean[r])
+        inv = _typed(sc, 5 * r + 1, _inv_std(std[r], eps, stat_var))
+        sdy, sdyx = row_dy_sums(dy, x, gamma[tid::nt], base, cnt, step, mu, per_pos)
+        sdy = block_sum(sh, tid, nt, sdy)
+        sdyx = block_sum(sh, tid, nt, sdyx) * inv
+        g = 1.0
+        if not per_pos:
+            g = gamma[r % groups]
+            if part and tid == 0:  # the row's own partials
+                pg[r] = sdyx
+                pb[r] = sdy
+            sdy *= g
+            sdyx *= g
+        if m_dx != NULL:
+            _row_dx(
+                dx, dy, x, gamma[tid::nt], dmean, dstd, sc, r, r, base, cnt, step, n, mu, inv,
+                sdy, sdyx, g, per_pos, m_dx, dstats,
+            )  # fmt: skip
 
 
 @parallel_for
-def _sum_columns(col, out, part, count, stride, mode):
-    """out[col] = sum over t < count of part[t * stride + col]."""
+def _row_scalars(r, sc, mean, std, eps, stat_var):
+    """Row r's mu and 1/std in x's float type, in slots 5r and 5r + 1 (as _typed keeps them)."""
+    sc[5 * r] = mean[r]
+    sc[5 * r + 1] = _inv_std(std[r], eps, stat_var)
+
+
+@parallel_for
+def _column_partials(i, pg, pb, sc, dy, x, outer, rpt, m, inner):
+    """Per-position dgamma, dbeta on a GPU: work item i sums column c = i % m of an outer
+    slice (m = n * inner elements; position c // inner of row o * inner + c % inner) over
+    the rpt slices of tile t = i // m: pg[i] = sum dy * xhat, pb[i] = sum dy (xhat as
+    _row_sums_partials computes it). Neighbouring threads read neighbouring elements and
+    write neighbouring partials."""
+    t = i // m
+    c = i - t * m
+    q = c % inner
+    s = np.float64(0.0)
+    u = np.float64(0.0)
+    for o in range(t * rpt, min((t + 1) * rpt, outer)):
+        j = o * m + c
+        k = 5 * (o * inner + q)
+        d = dy[j]
+        s += d * ((x[j] - sc[k]) * sc[k + 1])
+        u += d
+    pg[i] = s
+    pb[i] = u
+
+
+@parallel_for
+def _sum_columns(col, out, part, count, stride, inner, mode):
+    """out[col] = sum over t < count and q < inner of part[t * stride + col * inner + q]."""
     s = 0.0
     for t in range(count):
-        s += part[uindex(t * stride + col)]
+        for q in range(inner):
+            s += part[uindex(t * stride + col * inner + q)]
     store(out, col, s, mode)
 
 
@@ -258,14 +386,16 @@ def norm_forward(
     stat_var: bool = False,
 ) -> None:
     """(out, mean, std or var) for x viewed as layout = (rows, n, inner); groups > 0:
-    gamma per row (r % groups), else per position in the row."""
+    gamma per row (r % groups), else per position in the row. On a GPU a row near the last
+    axis takes a thread block (_block_rows.by_block), elsewhere a thread."""
     rows, n, inner = layout
     if rows == 0 or n == 0 or all(m == NULL for m in modes):
         return
     out, mean, std = (a.reshape(-1) for a in outputs)
     sc = ctx.requested[0].get_space((2 * rows,), _acc_dtype(x))
     args = (out, mean, std, sc, x.reshape(-1), gamma, beta, n, inner, groups, eps, stat_var, *modes)
-    _norm_forward_row.launch(ctx, rows, *args, work=rows * n)
+    loops = (_norm_forward_row, _norm_forward_block_cuda)
+    run_block_rows(ctx, "norm_forward", *loops, rows, n, inner, *args)
 
 
 def norm_backward(
@@ -286,43 +416,94 @@ def norm_backward(
     """(dx, dgamma, dbeta) from dy (and, when given, the gradients of the mean and std
     outputs); groups > 0: gamma per row (r % groups), else per position. The temp space
     resource (ctx.requested[0]) holds the partial sums."""
-    rows, n, inner = layout
-    m_dx, m_dg, m_db = modes
+    rows, n, _ = layout
     if rows == 0 or n == 0 or all(m == NULL for m in modes):
         return
-    part = m_dg != NULL or m_db != NULL
-    gpu = is_gpu(ctx)
-    if groups > 0:
-        chunks, ncol = rows, 1
-    else:
-        chunks = min(rows, 2048 if gpu else 4 * cpu_threads())
-        ncol = n
-    rpc = -(-rows // chunks)
-    chunks = -(-rows // rpc)
-    # the partial sums are float64 whatever x is: a chunk adds up to rows / chunks
-    # products into each, and float32 there put dgamma of a (4096, 512) float32 layer
-    # 2e-4 from the exact sum (MXNet's test_layer_norm asks 1e-4); per-row scalars keep
-    # x's float type (sc, viewed from the same scratch)
-    acc = np.dtype(_acc_dtype(x))
-    width = chunks * ncol if part else 0
-    sc_words = -(-4 * chunks * acc.itemsize // 8)
-    space = ctx.requested[0].get_space((2 * width + sc_words,), np.float64)
-    pg, pb = space[:width], space[width : 2 * width]
-    sc = space[2 * width :].view(acc)[: 4 * chunks]
-    dx = grads[0].reshape(-1)
     mean, std = mean.reshape(-1), std.reshape(-1)
     dmean, dstd = (mean, std) if dstats is None else (a.reshape(-1) for a in dstats)
-    args = (dx, pg, pb, sc, dy.reshape(-1), x.reshape(-1), gamma, mean, std, dmean, dstd)
-    scalars = (rows, rpc, n, inner, groups, eps, stat_var, m_dx, part, dstats is not None)
-    _norm_backward_chunk.launch(ctx, chunks, *args, *scalars, work=rows * n)
-    if not part:
-        return
-    # per position: count = chunks, stride = n; per row r = i * groups + g: count = rows
-    # / groups, stride = groups
-    count, stride = (chunks, n) if groups == 0 else (rows // groups, groups)
-    for grad, mode, p in ((grads[1], m_dg, pg), (grads[2], m_db, pb)):
+    arrays = (grads[0].reshape(-1), dy.reshape(-1), x.reshape(-1), gamma, mean, std, dmean, dstd)
+    run = _backward_gpu if is_gpu(ctx) else _backward_cpu
+    run(ctx, grads, modes, arrays, layout, (groups, eps, stat_var), dstats is not None)
+
+
+def _space(ctx: Any, width: int, slots: int, x: Any) -> tuple[Any, Any, Any]:
+    """(pg, pb, sc) from the temp space: float64 partial sums of `width` each (float64
+    whatever x is: float32 put dgamma of a (4096, 512) float32 layer 2e-4 from the exact
+    sum, MXNet's test_layer_norm asks 1e-4), and `slots` per-row scalars in x's float type."""
+    acc = np.dtype(_acc_dtype(x))
+    words = -(-slots * acc.itemsize // 8)
+    space = ctx.requested[0].get_space((2 * width + words,), np.float64)
+    return space[:width], space[width : 2 * width], space[2 * width :].view(acc)[:slots]
+
+
+def _sum_partials(
+    ctx: Any, grads: list[Any], modes: list[int], pg: Any, pb: Any, sizes: tuple[int, int, int]
+) -> None:
+    """dgamma, dbeta (as their modes say) from the partials: sizes = (count, stride, inner)."""
+    count, stride, inner = sizes
+    for grad, mode, p in ((grads[1], modes[1], pg), (grads[2], modes[2], pb)):
         if mode != NULL:
-            _sum_columns.launch(ctx, stride, grad, p, count, stride, mode, work=count * stride)
+            _sum_columns.launch(ctx, stride // inner, grad, p, *sizes, mode, work=count * stride)
+
+
+def _backward_cpu(
+    ctx: Any, grads: list[Any], modes: list[int], arrays: tuple[Any, ...],
+    layout: tuple[int, int, int], params: tuple[int, float, bool], dstats: bool,
+) -> None:  # fmt: skip
+    """Chunks of rows, each summing into its own row of the partials (per-row gamma: a
+    chunk per row) in the pass that takes its rows' sums."""
+    rows, n, inner = layout
+    groups = params[0]
+    part = modes[1] != NULL or modes[2] != NULL
+    chunks, ncol = (rows, 1) if groups > 0 else (min(rows, 4 * cpu_threads()), n)
+    rpc = -(-rows // chunks)
+    chunks = -(-rows // rpc)
+    pg, pb, sc = _space(ctx, chunks * ncol if part else 0, 5 * chunks, arrays[2])
+    dx, dy, x, gamma, mean, std, dmean, dstd = arrays
+    args = (dx, pg, pb, sc, dy, x, gamma, mean, std, dmean, dstd, rows, rpc, n, inner, *params)
+    _norm_backward_chunk.launch(ctx, chunks, *args, modes[0], part, dstats, work=rows * n)
+    if part:  # per position: a partial row per chunk; per row r = i * groups + g: one each
+        sizes = (chunks, n, 1) if groups == 0 else (rows // groups, groups, 1)
+        _sum_partials(ctx, grads, modes, pg, pb, sizes)
+
+
+#: a GPU's per-position dgamma/dbeta tiles: about this many work items (threads), each
+#: summing a column over rows / tiles rows
+_COLUMN_ITEMS = 1 << 16
+
+
+def _backward_gpu(
+    ctx: Any, grads: list[Any], modes: list[int], arrays: tuple[Any, ...],
+    layout: tuple[int, int, int], params: tuple[int, float, bool], dstats: bool,
+) -> None:  # fmt: skip
+    """Per-position dgamma/dbeta by columns (_column_partials) first, as dx may be dy's
+    memory; then the rows (a block or a thread each), which per-row gamma's rows' sums
+    come from too."""
+    rows, n, inner = layout
+    groups, eps, stat_var = params
+    m_dx, m_dg, m_db = modes
+    cols = groups == 0 and (m_dg != NULL or m_db != NULL)
+    rows_part = groups > 0 and (m_dg != NULL or m_db != NULL)
+    m, outer = n * inner, rows // inner  # columns: the m elements of an outer slice
+    tiles = min(outer, -(-_COLUMN_ITEMS // m))
+    rpt = -(-outer // tiles)  # outer slices per tile
+    tiles = -(-outer // rpt)
+    pg, pb, sc = _space(ctx, tiles * m if cols else rows if rows_part else 0, 5 * rows, arrays[2])
+    dx, dy, x, gamma, mean, std, dmean, dstd = arrays
+    if cols:
+        _row_scalars.launch(ctx, rows, sc, mean, std, eps, stat_var)
+        _column_partials.launch(ctx, tiles * m, pg, pb, sc, dy, x, outer, rpt, m, inner)
+        _sum_partials(ctx, grads, modes, pg, pb, (tiles, m, inner))
+    if m_dx == NULL and not rows_part:
+        return
+    args = (dx, pg, pb, sc, dy, x, gamma, mean, std, dmean, dstd)
+    tail = (n, inner, groups, eps, stat_var, m_dx, rows_part, dstats)
+    if by_block(ctx, n, inner):
+        launch_blocks(ctx, "norm_backward", _norm_backward_block_cuda, rows, n, *args, *tail)
+    else:  # a thread per row: chunks of one row
+        _norm_backward_chunk.launch(ctx, rows, *args, rows, 1, *tail, work=rows * n)
+    if rows_part:
+        _sum_partials(ctx, grads, modes, pg, pb, (rows // groups, groups, 1))
 
 
 __all__ = [

@@ -14,7 +14,7 @@ The array is viewed as (outer, n, inner) around the axis; each of the outer*inne
 prange iteration on the CPU, one thread on the GPU (threads next to each other read
 neighbouring rows, so an axis with inner >= 32 reads coalesced). Nearer the last axis a
 GPU gives each row of 32 or more elements a thread block instead, whose threads read the
-row side by side and reduce in shared memory (see _BLOCK); its sums add in another order
+row side by side and reduce in shared memory (_block_rows.py); its sums add in another order
 than a row loop's, so float64 results may differ from the CPU's in the last bit.
 SoftmaxOutput (loss.py) and
 SoftmaxActivation (softmax_activation.py) reuse these row loops.
@@ -65,6 +65,7 @@ from ...kernel.launch import (  # re-exported: dropout.py imports `is_gpu` from 
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op, skip_in_source_locations
 from ..init import _fill
+from ._block_rows import BLOCK, block_max, block_sum, run_block_rows
 from ._layer_util import host_copy, to_device, via_float32
 
 skip_in_source_locations(__file__)
@@ -189,51 +190,15 @@ def _softmax_grad_row(r, dx, dy, y, n, inner, inv_t, log, mode, length, use_len,
 # --- one block per row (GPU) ---------------------------------------------------------------
 # With a short stride between rows (inner < 32: the last axis, or nearly), threads next to
 # each other in the row loops above are a row apart and read uncoalesced, and a (64, 1000)
-# softmax is 64 threads. There one block takes each row: its threads stride the row by
-# blockDim.x (neighbours read neighbours for inner == 1), then a shared-memory tree gives the
-# block's max and sum. blockDim.x is a power of two <= _BLOCK; a grid smaller than the
-# rows strides over them.
-_BLOCK = 128
-_MIN_INNER = 32  # from here rows next to each other are coalesced as they are
-_MIN_ROW = 32  # shorter rows would leave most of a warp idle: a thread each is cheaper
-
-
-@kernel.device_function
-def _block_max(sh, tid, nt, m):
-    """The largest m of the block's threads (every thread gets it)."""
-    sh[tid] = m
-    cuda.syncthreads()
-    step = nt // 2
-    while step > 0:
-        if tid < step and sh[tid + step] > sh[tid]:
-            sh[tid] = sh[tid + step]
-        cuda.syncthreads()
-        step //= 2
-    m = sh[0]
-    cuda.syncthreads()  # every thread has read sh[0] before sh is written again
-    return m
-
-
-@kernel.device_function
-def _block_sum(sh, tid, nt, s):
-    """The sum of the block's threads' s (every thread gets it)."""
-    sh[tid] = s
-    cuda.syncthreads()
-    step = nt // 2
-    while step > 0:
-        if tid < step:
-            sh[tid] += sh[tid + step]
-        cuda.syncthreads()
-        step //= 2
-    s = sh[0]
-    cuda.syncthreads()  # every thread has read sh[0] before sh is written again
-    return s
+# softmax is 64 threads. There one block takes each row (_block_rows.py): its threads
+# stride the row by blockDim.x (neighbours read neighbours for inner == 1), then a
+# shared-memory tree gives the block's max and sum.
 
 
 @gpu_kernel
 def _softmax_block_cuda(rows, out, x, n, inner, inv_t, log, mode, length, use_len, half):
     tid, nt = cuda.threadIdx.x, cuda.blockDim.x
-    sh = cuda.shared.array(_BLOCK, np.float64)
+    sh = cuda.shared.array(BLOCK, np.float64)
     keep = mode == 1 and not log and not half
     for r in range(cuda.blockIdx.x, rows, cuda.gridDim.x):
         base, m_n = _row_start(r, n, inner, length, use_len)
@@ -242,11 +207,11 @@ def _softmax_block_cuda(rows, out, x, n, inner, inv_t, log, mode, length, use_le
             v = np.float64(x[base + k * inner]) * inv_t
             if v > m:
                 m = v
-        m = _block_max(sh, tid, nt, m)
+        m = block_max(sh, tid, nt, m)
         s = np.float64(0.0)
         for k in range(tid, m_n, nt):
             s += _exp_term(out, x, base + k * inner, inv_t, m, keep)
-        s = _block_sum(sh, tid, nt, s)
+        s = block_sum(sh, tid, nt, s)
         if m_n > 0:
             inv_s, log_s = 1.0 / s, math.log(s)
             for k in range(tid, m_n, nt):
@@ -261,41 +226,18 @@ def _softmax_grad_block_cuda(
     rows, dx, dy, y, n, inner, inv_t, log, mode, length, use_len, half_in, half_out
 ):
     tid, nt = cuda.threadIdx.x, cuda.blockDim.x
-    sh = cuda.shared.array(_BLOCK, np.float64)
+    sh = cuda.shared.array(BLOCK, np.float64)
     for r in range(cuda.blockIdx.x, rows, cuda.gridDim.x):
         base, m_n = _row_start(r, n, inner, length, use_len)
         s = np.float64(0.0)
         for k in range(tid, m_n, nt):
             s += _grad_term(dy, y, base + k * inner, log, half_in)
-        s = _block_sum(sh, tid, nt, s)
+        s = block_sum(sh, tid, nt, s)
         for k in range(tid, m_n, nt):
             _grad_store(dx, dy, y, base + k * inner, inv_t, s, log, mode, half_in, half_out)
         if mode == 1:
             for k in range(m_n + tid, n, nt):
                 dx[base + k * inner] = 0.0
-
-
-def _run_softmax_rows(
-    ctx: Any, name: str, loop: Any, block_k: Any, sizes: tuple[int, int, int], *args: Any
-) -> None:
-    """Run `loop` over the rows, a thread each on a GPU, or there `block_k` with a block
-    per row when rows are close together (see _BLOCK); args follow the row count."""
-    outer, n, inner = sizes
-    rows = outer * inner
-    if not (is_gpu(ctx) and inner < _MIN_INNER and n >= _MIN_ROW):
-        run_rows(ctx, name, loop, rows, *args)
-        return
-    if rows == 0:
-        return
-    from nnvmpy.kernel.cuda import THREADS_PER_BLOCK, launch_config, launch_kernel
-
-    threads = min(_BLOCK, 1 << (n - 1).bit_length())
-    # sized for rows * THREADS_PER_BLOCK items the grid is a block per row, capped as every
-    # grid-stride launch is (BLOCKS_PER_SM blocks per SM on a GPU, 4 on the simulator)
-    blocks, _, stream, device = launch_config(name, ctx, rows * THREADS_PER_BLOCK)
-    flat_args = [a if isinstance(a, (bool, int, float, np.generic)) else flat(a) for a in args]
-    with device:
-        launch_kernel(block_k.dispatcher, min(blocks, rows), threads, stream, (rows, *flat_args))
 
 
 def softmax_rows(
@@ -311,13 +253,13 @@ def softmax_rows(
 ) -> None:
     """out = (log_)softmax(x * inv_t) over axis 1 of x viewed as sizes = (outer, n, inner);
     with `length` (one int per row, in [0, n]) only a row's first length[r] elements."""
-    _, n, inner = sizes
+    outer, n, inner = sizes
     if mode == NULL or n == 0:
         return
     half = out.dtype == _HALF
     tail = (_no_length(ctx), False) if length is None else (length, True)
     args = (out, x, n, inner, inv_t, log, mode, *tail, half)
-    _run_softmax_rows(ctx, name, _softmax_row, _softmax_block_cuda, sizes, *args)
+    run_block_rows(ctx, name, _softmax_row, _softmax_block_cuda, outer * inner, n, inner, *args)
 
 
 def softmax_grad_rows(
@@ -333,13 +275,14 @@ def softmax_grad_rows(
     length: Any = None,
 ) -> None:
     """dx from dy and y = (log_)softmax(x * inv_t), rows as in softmax_rows."""
-    _, n, inner = sizes
+    outer, n, inner = sizes
     if mode == NULL or n == 0:
         return
     halves = (y.dtype == _HALF, dx.dtype == _HALF)
     tail = (_no_length(ctx), False) if length is None else (length, True)
     args = (dx, dy, y, n, inner, inv_t, log, mode, *tail, *halves)
-    _run_softmax_rows(ctx, name, _softmax_grad_row, _softmax_grad_block_cuda, sizes, *args)
+    rows = outer * inner
+    run_block_rows(ctx, name, _softmax_grad_row, _softmax_grad_block_cuda, rows, n, inner, *args)
 
 
 # --- ops -----------------------------------------------------------------------------------
