@@ -14,6 +14,11 @@ Sections (targets from issue 16):
   dispatch     an imperative op on a 16-element GPU array: pushed back to back (async
                dispatch) and waited for each time (engine round trip): <= 20 us per op;
                with numba-cuda's launches and with kernel/cuda_fast.py's direct ones
+  layers       the row and channel kernels checked for coalescing (issue 16): BatchNorm
+               training forward and backward on ResNet-18's (64, 64, 56, 56), softmax
+               forward and backward on (4096, 1000), LayerNorm on (4096, 768), sum over
+               each axis of (8192, 8192): the least traffic each must move, as GB/s and
+               as a fraction of CuPy's copy bandwidth (no target; watch the trend)
   resnet       ResNet-18 v1 training step at batch 64, 3x224x224 (forward, backward,
                sgd_mom_update; MXNet's symbol file when found, else the same network built
                here), against PyTorch eager (torchvision resnet18, float32, TF32 off, and
@@ -162,6 +167,78 @@ def bench_gemm(n: int, args: argparse.Namespace) -> None:
     err = float(np.abs(got - want).max())
     say(f"  check: max |nnvmpy - float64 NumPy| on an 8x8 corner = {err:.2e}")
     assert err < 1e-3 * np.sqrt(n), "GEMM result is wrong"
+
+
+# -- layers -------------------------------------------------------------------------------------
+
+
+def bench_layers(scale: int, args: argparse.Namespace) -> None:
+    """Each row's least traffic (every input read once, every output written once) per
+    second, against a device-to-device copy measured here: how near a kernel gets to the
+    memory's bandwidth. `scale` divides the sizes (--smoke)."""
+    say("layers: float32, GB/s of the least traffic each op must move")
+    gpu = nv.gpu(0)
+    rng = np.random.default_rng(0)
+
+    def arr(*shape: int) -> Any:
+        return nv.nd.array(rng.uniform(-1, 1, shape).astype(np.float32), ctx=gpu)
+
+    copy_gbs = RESULTS.get("copy_GBps")
+    cupy = cupy_or_none()
+    if copy_gbs is None and cupy is not None:
+        n = 1 << 26 if scale == 1 else 1 << 10
+        src, dst = cupy.ones(n, cupy.float32), cupy.empty(n, cupy.float32)
+        t = best_s(lambda: cupy.copyto(dst, src), cupy_sync(cupy), args.reps, args.rounds)
+        copy_gbs = 8 * n / t / 1e9
+        del src, dst
+
+    def d(size: int) -> int:
+        return max(size // scale, 2)
+
+    x_bn = arr(d(64), d(64), d(56), d(56))
+    c = x_bn.shape[1]
+    gamma, beta, mm, mv = arr(c), arr(c), arr(c), nv.nd.ones((c,), ctx=gpu)
+    for a in (x_bn, gamma):
+        a.attach_grad()
+    dy_bn = arr(*x_bn.shape)
+    x_sm, dy_sm = arr(d(4096), d(1000)), arr(d(4096), d(1000))
+    x_sm.attach_grad()
+    x_ln, g_ln, b_ln = arr(d(4096), d(768)), arr(d(768)), arr(d(768))
+    x_red = arr(d(8192), d(8192))
+
+    def bn_train() -> None:
+        with nv.autograd.record():
+            y = nv.nd.BatchNorm(x_bn, gamma, beta, mm, mv, fix_gamma=False)
+        y.backward(dy_bn)
+
+    def bn_forward() -> None:
+        with nv.autograd.train_mode():
+            nv.nd.BatchNorm(x_bn, gamma, beta, mm, mv, fix_gamma=False)
+
+    def softmax_train() -> None:
+        with nv.autograd.record():
+            y = nv.nd.softmax(x_sm, axis=-1)
+        y.backward(dy_sm)
+
+    size_bn, size_sm = 4 * x_bn.size, 4 * x_sm.size
+    rows = {  # name: (run, bytes: inputs read once + outputs written once)
+        "BatchNorm fwd": (bn_forward, 2 * size_bn),
+        "BatchNorm fwd+bwd": (bn_train, 2 * size_bn + 3 * size_bn),  # + read x, dy; write dx
+        "softmax fwd": (lambda: nv.nd.softmax(x_sm, axis=-1), 2 * size_sm),
+        "softmax fwd+bwd": (softmax_train, 2 * size_sm + 3 * size_sm),  # + read y, dy; write dx
+        "LayerNorm fwd": (lambda: nv.nd.LayerNorm(x_ln, g_ln, b_ln), 8 * x_ln.size),
+        "sum(axis=0)": (lambda: nv.nd.sum(x_red, axis=0), 4 * x_red.size),
+        "sum(axis=1)": (lambda: nv.nd.sum(x_red, axis=1), 4 * x_red.size),
+    }
+    for name, (run, moved) in rows.items():
+        t = best_s(run, nv.nd.waitall, args.reps, args.rounds)
+        gbs = moved / t / 1e9
+        ratio = f"  {gbs / copy_gbs:5.2f}x copy" if copy_gbs else ""
+        say(f"  {name:<18}{1e3 * t:8.3f} ms  {gbs:8.1f} GB/s{ratio}")
+        RESULTS[f"layer_{name.replace(' ', '_')}_GBps"] = gbs
+    got = nv.nd.sum(x_red, axis=0).asnumpy()
+    want = x_red.asnumpy().astype(np.float64).sum(axis=0)
+    assert np.allclose(got, want, rtol=1e-4, atol=1e-3), "sum(axis=0) is wrong"
 
 
 # -- ResNet-18 training step --------------------------------------------------------------------
@@ -385,7 +462,7 @@ def _dispatch_times(n_ops: int) -> tuple[float, float]:
 # -- main ---------------------------------------------------------------------------------------
 
 
-SECTIONS = ("elementwise", "gemm", "dispatch", "resnet")  # the longest last
+SECTIONS = ("elementwise", "gemm", "dispatch", "layers", "resnet")  # the longest last
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -412,6 +489,7 @@ def main(argv: list[str] | None = None) -> None:
         "elementwise": lambda: bench_elementwise(1000 if args.smoke else 100_000_000, args),
         "gemm": lambda: bench_gemm(32 if args.smoke else 4096, args),
         "dispatch": lambda: bench_dispatch(20 if args.smoke else 2000),
+        "layers": lambda: bench_layers(256 if args.smoke else 1, args),
         "resnet": lambda: bench_resnet(1 if args.smoke else 64, 16 if args.smoke else 224, args),
     }
     failed = []
