@@ -91,6 +91,23 @@ def cupy_sync(cupy: Any) -> Callable[[], None]:
     return lambda: cupy.cuda.runtime.deviceSynchronize()
 
 
+def time_bandwidth(
+    rows: dict[str, tuple[Callable[[], Any], int]],
+    copy_gbs: float | None,
+    args: argparse.Namespace,
+    label: str,
+    key: str,
+    target: str,
+) -> None:
+    """Time each row (run, bytes it moves) and print its GB/s and fraction of the copy's."""
+    for name, (run, moved) in rows.items():
+        t = best_s(run, nv.nd.waitall, args.reps, args.rounds)
+        gbs = moved / t / 1e9
+        ratio = f"  {gbs / copy_gbs:5.2f}x copy{target}" if copy_gbs else ""
+        say(f"  {label}{name:<18}{1e3 * t:8.3f} ms  {gbs:8.1f} GB/s{ratio}")
+        RESULTS[f"{key}{name.replace(' ', '_')}_GBps"] = gbs
+
+
 # -- element-wise -------------------------------------------------------------------------------
 
 
@@ -113,12 +130,7 @@ def bench_elementwise(n: int, args: argparse.Namespace) -> None:
         say(f"  cupy copy        {1e3 * t:8.3f} ms  {copy_gbs:8.1f} GB/s (read + write)")
         RESULTS["copy_GBps"] = copy_gbs
         del src, dst
-    for name, (run, moved) in rows.items():
-        t = best_s(run, nv.nd.waitall, args.reps, args.rounds)
-        gbs = moved / t / 1e9
-        ratio = f"  {gbs / copy_gbs:5.2f}x copy (target >= 0.8)" if copy_gbs else ""
-        say(f"  nnvmpy {name:<10}{1e3 * t:8.3f} ms  {gbs:8.1f} GB/s{ratio}")
-        RESULTS[f"{name}_GBps"] = gbs
+    time_bandwidth(rows, copy_gbs, args, "nnvmpy ", "", " (target >= 0.8)")
     want = np.float32(2.0)
     nv.nd.elemwise_add(a, b, out=c)
     got = c[0:4].asnumpy()
@@ -230,12 +242,7 @@ def bench_layers(scale: int, args: argparse.Namespace) -> None:
         "sum(axis=0)": (lambda: nv.nd.sum(x_red, axis=0), 4 * x_red.size),
         "sum(axis=1)": (lambda: nv.nd.sum(x_red, axis=1), 4 * x_red.size),
     }
-    for name, (run, moved) in rows.items():
-        t = best_s(run, nv.nd.waitall, args.reps, args.rounds)
-        gbs = moved / t / 1e9
-        ratio = f"  {gbs / copy_gbs:5.2f}x copy" if copy_gbs else ""
-        say(f"  {name:<18}{1e3 * t:8.3f} ms  {gbs:8.1f} GB/s{ratio}")
-        RESULTS[f"layer_{name.replace(' ', '_')}_GBps"] = gbs
+    time_bandwidth(rows, copy_gbs, args, "", "layer_", "")
     got = nv.nd.sum(x_red, axis=0).asnumpy()
     want = x_red.asnumpy().astype(np.float64).sum(axis=0)
     assert np.allclose(got, want, rtol=1e-4, atol=1e-3), "sum(axis=0) is wrong"

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from numeric_reference import numeric_grad
 
 import nnvmpy as nv
 from nnvmpy import Op
@@ -310,21 +311,6 @@ def test_global_stats_dx_alone_needs_no_sums(sums_launches: list) -> None:
     want = backward_ref(dy, v, mean, invstd, 1, False, False)[0]
     np.testing.assert_allclose(got[0], want, rtol=1e-5, atol=1e-6)
     assert sums_launches == []
-
-
-def numeric_grad(f: Any, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
-    """Central differences of the scalar f() with respect to x (changed in place, restored)."""
-    grad = np.zeros_like(x)
-    flat, gflat = x.reshape(-1), grad.reshape(-1)
-    for i in range(flat.size):
-        old = flat[i]
-        flat[i] = old + eps
-        hi = f()
-        flat[i] = old - eps
-        lo = f()
-        flat[i] = old
-        gflat[i] = (hi - lo) / (2 * eps)
-    return grad
 
 
 @pytest.mark.gpu

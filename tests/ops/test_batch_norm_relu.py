@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from numeric_reference import numeric_grad
 
 import nnvmpy as nv
 
@@ -21,19 +22,6 @@ def bn_relu_train_ref(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, axis: 
     mean, var = x.mean(axis=axes), x.var(axis=axes)
     xhat = (x - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + EPS)
     return np.maximum(xhat * gamma.reshape(shape) + beta.reshape(shape), 0.0), mean, var
-
-
-def numeric_grad(loss: Any, x: np.ndarray, h: float = 1e-6) -> np.ndarray:
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        old = x[i]
-        x[i] = old + h
-        up = loss()
-        x[i] = old - h
-        down = loss()
-        x[i] = old
-        g[i] = (up - down) / (2 * h)
-    return g
 
 
 @pytest.mark.parametrize("axis", [1, 2])

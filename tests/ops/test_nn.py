@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from numeric_reference import numeric_grad
 
 import nnvmpy as nv
 from nnvmpy import test_utils
@@ -39,21 +40,6 @@ def arr(x: Any, ctx: nv.Context) -> Any:
 def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     e = np.exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
-
-
-def numeric_grad(f: Any, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
-    """Central differences of the scalar f() with respect to x (changed in place, restored)."""
-    grad = np.zeros_like(x)
-    flat, gflat = x.reshape(-1), grad.reshape(-1)
-    for i in range(flat.size):
-        old = flat[i]
-        flat[i] = old + eps
-        hi = f()
-        flat[i] = old - eps
-        lo = f()
-        flat[i] = old
-        gflat[i] = (hi - lo) / (2 * eps)
-    return grad
 
 
 def bind_loss(sym: Any, ctx: nv.Context, **values: np.ndarray) -> Any:

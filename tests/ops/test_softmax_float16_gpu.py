@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from numeric_reference import softmax_grad_ref, softmax_ref
 
 import nnvmpy as nv
 from nnvmpy import sym
@@ -84,20 +85,6 @@ def _both(build, data, dy, grad_req="write"):
 # -- NumPy references (float64, then the CPU's float32 and float16 roundings) --------------
 
 
-def _softmax_ref(x: np.ndarray, axis: int, inv_t: float, log: bool) -> np.ndarray:
-    z = x.astype(F64) * inv_t
-    z = z - z.max(axis=axis, keepdims=True)
-    log_s = np.log(np.exp(z).sum(axis=axis, keepdims=True))
-    return (z - log_s) if log else np.exp(z - log_s)
-
-
-def _grad_ref(dy: np.ndarray, y: np.ndarray, axis: int, inv_t: float, log: bool) -> np.ndarray:
-    dy, y = dy.astype(F64), y.astype(F64)
-    if log:
-        return inv_t * (dy - np.exp(y) * dy.sum(axis=axis, keepdims=True))
-    return inv_t * y * (dy - (dy * y).sum(axis=axis, keepdims=True))
-
-
 def _to_half(v: np.ndarray) -> np.ndarray:
     return v.astype(F32).astype(F16)
 
@@ -125,8 +112,8 @@ def test_float16_softmax_family_matches_the_cpu(op, shape, axis, temperature) ->
     (y_cpu, dx_cpu), (y_gpu, dx_gpu) = _both(build, {"x": x}, dy)
     log, sign = _KINDS[op]
     inv_t = sign / (temperature or 1.0)
-    assert _ulps(y_cpu, _to_half(_softmax_ref(x, axis, inv_t, log))) <= 1
-    want_dx = _to_half(_grad_ref(dy, y_cpu, axis, inv_t, log))
+    assert _ulps(y_cpu, _to_half(softmax_ref(x, axis, inv_t, log))) <= 1
+    want_dx = _to_half(softmax_grad_ref(dy, y_cpu, axis, inv_t, log))
     np.testing.assert_allclose(dx_cpu.astype(F64), want_dx, rtol=2e-3, atol=2e-3)
     _assert_same(y_gpu, y_cpu)
     _assert_same(dx_gpu, dx_cpu)
@@ -141,7 +128,7 @@ def test_float16_softmax_adds_to_its_gradient_as_the_cpu(op: str) -> None:
         lambda: getattr(sym, op)(sym.var("x"), axis=-1), {"x": x}, dy, "add"
     )
     log = op == "log_softmax"
-    want = _to_half(0.25 + _grad_ref(dy, y_cpu, -1, 1.0, log))
+    want = _to_half(0.25 + softmax_grad_ref(dy, y_cpu, -1, 1.0, log))
     np.testing.assert_allclose(dx_cpu.astype(F64), want, rtol=2e-3, atol=2e-3)
     _assert_same(y_gpu, y_cpu)
     _assert_same(dx_gpu, dx_cpu)
@@ -160,7 +147,7 @@ def test_float16_softmax_with_lengths_matches_the_cpu() -> None:
         assert not y_cpu[r, n:].any()
         assert not dx_cpu[r, n:].any()
         if n:
-            want = _to_half(_softmax_ref(x[r, :n], -1, 1.0, False))
+            want = _to_half(softmax_ref(x[r, :n], -1, 1.0, False))
             assert _ulps(y_cpu[r, :n], want) <= 1
     _assert_same(y_gpu, y_cpu)
     _assert_same(dx_gpu, dx_cpu)
@@ -178,7 +165,7 @@ def test_softmax_dtype_between_float16_and_wider_matches_the_cpu(op, din, dout) 
     )
     assert y_cpu.dtype == np.dtype(dout)
     assert dx_cpu.dtype == np.dtype(din)
-    want = _softmax_ref(x, -1, 1.0, op == "log_softmax")
+    want = softmax_ref(x, -1, 1.0, op == "log_softmax")
     np.testing.assert_allclose(y_cpu.astype(F64), want, rtol=1e-3, atol=1e-3)
     _assert_same(y_gpu, y_cpu)
     _assert_same(dx_gpu, dx_cpu)
@@ -198,7 +185,7 @@ def test_float32_and_float64_softmax_match_the_cpu(op: str, dtype: type) -> None
     )
     log, sign = _KINDS[op]
     eps = np.finfo(dtype).eps
-    np.testing.assert_allclose(y_cpu, _softmax_ref(x, -1, sign, log), rtol=8 * eps, atol=8 * eps)
+    np.testing.assert_allclose(y_cpu, softmax_ref(x, -1, sign, log), rtol=8 * eps, atol=8 * eps)
     _assert_same(y_gpu, y_cpu)
     if log and dtype == F32:
         np.testing.assert_allclose(dx_gpu, dx_cpu, rtol=1e-5, atol=1e-5)
@@ -217,7 +204,7 @@ def test_float16_softmax_activation_matches_the_cpu(mode: str, shape: tuple[int,
         lambda: sym.SoftmaxActivation(sym.var("x"), mode=mode), {"x": x}, dy
     )
     axis = -1 if mode == "instance" else 1
-    assert _ulps(y_cpu, _to_half(_softmax_ref(x, axis, 1.0, False))) <= 1
+    assert _ulps(y_cpu, _to_half(softmax_ref(x, axis, 1.0, False))) <= 1
     _assert_same(y_gpu, y_cpu)
     _assert_same(dx_gpu, dx_cpu)
 
@@ -242,7 +229,7 @@ def _softmax_output_data(seed: int) -> tuple[np.ndarray, np.ndarray]:
     return x, label
 
 
-def _softmax_output_grad_ref(y, label, kw, dy) -> np.ndarray:
+def _softmax_outputsoftmax_grad_ref(y, label, kw, dy) -> np.ndarray:
     """(p - target) * grad_scale / norm (* dy), float64 from the float16 output."""
     n, k = y.shape
     alpha = kw.get("smooth_alpha", 0.0)
@@ -268,8 +255,8 @@ def test_float16_softmax_output_runs_on_the_cpu_through_float32() -> None:
     y, dx = _run(nv.cpu(), build, {"x": x, "l": label}, None)
     assert y.dtype == F16
     assert dx.dtype == F16
-    assert _ulps(y, _to_half(_softmax_ref(x, -1, 1.0, False))) <= 1
-    want = _softmax_output_grad_ref(y, label, {"grad_scale": 0.5}, y)
+    assert _ulps(y, _to_half(softmax_ref(x, -1, 1.0, False))) <= 1
+    want = _softmax_outputsoftmax_grad_ref(y, label, {"grad_scale": 0.5}, y)
     np.testing.assert_allclose(dx.astype(F64), want, rtol=2e-3, atol=1e-4)
 
 
@@ -284,7 +271,9 @@ def test_float16_softmax_output_matches_the_cpu(case: str) -> None:
         return sym.SoftmaxOutput(sym.var("x"), sym.var("l"), **kw)
 
     (y_cpu, dx_cpu), (y_gpu, dx_gpu) = _both(build, {"x": x, "l": label}, dy, grad_req)
-    want = _softmax_output_grad_ref(y_cpu, label, kw, dy) + (0.25 if grad_req == "add" else 0)
+    want = _softmax_outputsoftmax_grad_ref(y_cpu, label, kw, dy) + (
+        0.25 if grad_req == "add" else 0
+    )
     np.testing.assert_allclose(dx_cpu.astype(F64), want, rtol=2e-3, atol=1e-4)
     _assert_same(y_gpu, y_cpu)
     _assert_same(dx_gpu, dx_cpu)

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from numeric_reference import softmax_grad_ref, softmax_ref
 
 import nnvmpy as nv
 from nnvmpy import sym
@@ -40,20 +41,6 @@ SHAPES = {
 
 def _values(shape: tuple[int, ...], seed: int, low: float = -4, high: float = 4) -> np.ndarray:
     return np.random.default_rng(seed).uniform(low, high, shape)
-
-
-def _softmax_ref(x: np.ndarray, axis: int, inv_t: float, log: bool) -> np.ndarray:
-    z = x.astype(F64) * inv_t
-    z = z - z.max(axis=axis, keepdims=True)
-    log_s = np.log(np.exp(z).sum(axis=axis, keepdims=True))
-    return (z - log_s) if log else np.exp(z - log_s)
-
-
-def _grad_ref(dy: np.ndarray, y: np.ndarray, axis: int, inv_t: float, log: bool) -> np.ndarray:
-    dy, y = dy.astype(F64), y.astype(F64)
-    if log:  # dx = (dy - exp(y) sum(dy)) / T
-        return inv_t * (dy - np.exp(y) * dy.sum(axis=axis, keepdims=True))
-    return inv_t * y * (dy - (dy * y).sum(axis=axis, keepdims=True))  # y (dy - sum(dy y)) / T
 
 
 def _run(
@@ -108,8 +95,8 @@ def test_softmax_rows_match_numpy_forward_and_backward(
     x, dy = _values(shape, 1).astype(dtype), _values(shape, 2, -1, 1).astype(dtype)
     y, dx = _run(lambda: getattr(sym, op)(sym.var("x"), axis=axis), {"x": x}, dy)
     log = op == "log_softmax"
-    _close(y, _softmax_ref(x, axis, 1.0, log), dtype)
-    _close(dx, _grad_ref(dy, y, axis, 1.0, log), dtype)
+    _close(y, softmax_ref(x, axis, 1.0, log), dtype)
+    _close(dx, softmax_grad_ref(dy, y, axis, 1.0, log), dtype)
     n = shape[axis]
     rows = x.size // n
     blocks = min(rows, 4) if SIMULATOR else rows
@@ -122,8 +109,8 @@ def test_softmin_with_temperature_adds_to_the_gradient(dtype: type) -> None:
     x, dy = _values((5, 300), 3).astype(dtype), _values((5, 300), 4, -1, 1).astype(dtype)
     y, dx = _run(lambda: sym.softmin(sym.var("x"), axis=-1, temperature=0.7), {"x": x}, dy, "add")
     inv_t = -1 / 0.7  # softmin(x) = softmax(-x)
-    _close(y, _softmax_ref(x, -1, inv_t, False), dtype)
-    _close(dx, 0.25 + _grad_ref(dy, y, -1, inv_t, False), dtype)
+    _close(y, softmax_ref(x, -1, inv_t, False), dtype)
+    _close(dx, 0.25 + softmax_grad_ref(dy, y, -1, inv_t, False), dtype)
 
 
 @pytest.mark.parametrize("dtype", [F16, F32], ids=["float16", "float32"])
@@ -140,21 +127,21 @@ def test_softmax_with_lengths_zeroes_each_row_past_its_length(dtype: type) -> No
         assert not dx[r, n:].any()
         if not n:
             continue
-        _close(y[r, :n], _softmax_ref(x[r, :n], -1, 1.0, False), dtype)
-        _close(dx[r, :n], _grad_ref(dy[r, :n], y[r, :n], -1, 1.0, False), dtype)
+        _close(y[r, :n], softmax_ref(x[r, :n], -1, 1.0, False), dtype)
+        _close(dx[r, :n], softmax_grad_ref(dy[r, :n], y[r, :n], -1, 1.0, False), dtype)
 
 
 def test_float16_softmax_to_float32_output_reads_and_writes_both_widths() -> None:
     x, dy = _values((5, 300), 7).astype(F16), _values((5, 300), 8, -1, 1).astype(F32)
     y, dx = _run(lambda: sym.log_softmax(sym.var("x"), axis=-1, dtype="float32"), {"x": x}, dy)
-    _close(y, _softmax_ref(x, -1, 1.0, True), F32)
-    _close(dx, _grad_ref(dy, y, -1, 1.0, True), F16)
+    _close(y, softmax_ref(x, -1, 1.0, True), F32)
+    _close(dx, softmax_grad_ref(dy, y, -1, 1.0, True), F16)
 
 
 # -- SoftmaxOutput: forward by the row kernels, backward one thread per element -------------
 
 
-def _softmax_output_grad_ref(
+def _softmax_outputsoftmax_grad_ref(
     p: np.ndarray, label: np.ndarray, axis: int, kw: dict[str, Any], dy: np.ndarray
 ) -> np.ndarray:
     """(p - target) * grad_scale / norm (* dy): target one-hot with smoothing, ignored
@@ -213,5 +200,5 @@ def test_softmax_output_matches_numpy(case: str, dtype: type) -> None:
     y, dx = _run(
         lambda: sym.SoftmaxOutput(sym.var("x"), sym.var("l"), **kw), {"x": x, "l": label}, dy
     )
-    _close(y, _softmax_ref(x, axis, 1.0, False), dtype)
-    _close(dx, _softmax_output_grad_ref(y, label, axis, kw, dy), dtype)
+    _close(y, softmax_ref(x, axis, 1.0, False), dtype)
+    _close(dx, _softmax_outputsoftmax_grad_ref(y, label, axis, kw, dy), dtype)
