@@ -229,7 +229,7 @@ def _softmax_output_data(seed: int) -> tuple[np.ndarray, np.ndarray]:
     return x, label
 
 
-def _softmax_outputsoftmax_grad_ref(y, label, kw, dy) -> np.ndarray:
+def _softmax_output_grad_ref(y, label, kw, dy) -> np.ndarray:
     """(p - target) * grad_scale / norm (* dy), float64 from the float16 output."""
     n, k = y.shape
     alpha = kw.get("smooth_alpha", 0.0)
@@ -256,7 +256,7 @@ def test_float16_softmax_output_runs_on_the_cpu_through_float32() -> None:
     assert y.dtype == F16
     assert dx.dtype == F16
     assert _ulps(y, _to_half(softmax_ref(x, -1, 1.0, False))) <= 1
-    want = _softmax_outputsoftmax_grad_ref(y, label, {"grad_scale": 0.5}, y)
+    want = _softmax_output_grad_ref(y, label, {"grad_scale": 0.5}, y)
     np.testing.assert_allclose(dx.astype(F64), want, rtol=2e-3, atol=1e-4)
 
 
@@ -271,7 +271,7 @@ def test_float16_softmax_output_matches_the_cpu(case: str) -> None:
         return sym.SoftmaxOutput(sym.var("x"), sym.var("l"), **kw)
 
     (y_cpu, dx_cpu), (y_gpu, dx_gpu) = _both(build, {"x": x, "l": label}, dy, grad_req)
-    want = _softmax_outputsoftmax_grad_ref(y_cpu, label, kw, dy) + (
+    want = _softmax_output_grad_ref(y_cpu, label, kw, dy) + (
         0.25 if grad_req == "add" else 0
     )
     np.testing.assert_allclose(dx_cpu.astype(F64), want, rtol=2e-3, atol=1e-4)

@@ -141,7 +141,7 @@ def test_float16_softmax_to_float32_output_reads_and_writes_both_widths() -> Non
 # -- SoftmaxOutput: forward by the row kernels, backward one thread per element -------------
 
 
-def _softmax_outputsoftmax_grad_ref(
+def _softmax_output_grad_ref(
     p: np.ndarray, label: np.ndarray, axis: int, kw: dict[str, Any], dy: np.ndarray
 ) -> np.ndarray:
     """(p - target) * grad_scale / norm (* dy): target one-hot with smoothing, ignored
@@ -201,4 +201,38 @@ def test_softmax_output_matches_numpy(case: str, dtype: type) -> None:
         lambda: sym.SoftmaxOutput(sym.var("x"), sym.var("l"), **kw), {"x": x, "l": label}, dy
     )
     _close(y, softmax_ref(x, axis, 1.0, False), dtype)
-    _close(dx, _softmax_outputsoftmax_grad_ref(y, label, axis, kw, dy), dtype)
+    _close(dx, _softmax_output_grad_ref(y, label, axis, kw, dy), dtype)
+
+
+@pytest.mark.parametrize("labels", [(3, 5, -1, 0, -1, 7, 2), (-1,) * 7], ids=["some", "none"])
+def test_softmax_output_counts_valid_labels_on_the_device(
+    monkeypatch: pytest.MonkeyPatch, labels: tuple[int, ...]
+) -> None:
+    """normalization='valid' divides by the labels that are not ignore_label (at least 1),
+    counted on the GPU: the backward copies nothing to the host (it used to copy the labels
+    and wait for the device every step)."""
+    kw = {"use_ignore": True, "normalization": "valid", "grad_scale": 2.0}
+    x, label = _values((7, 40), 3).astype(F32), np.array(labels, F32)
+    ctx = nv.gpu(0)
+    args = {"x": nv.nd.array(x, ctx), "l": nv.nd.array(label, ctx)}
+    grad = nv.nd.zeros(x.shape, ctx)
+    exe = sym.SoftmaxOutput(sym.var("x"), sym.var("l"), **kw).bind(
+        ctx, args, args_grad={"x": grad}, grad_req={"x": "write", "l": "null"}
+    )
+    exe.forward(is_train=True)
+    y = exe.outputs[0].asnumpy()
+    copies: list[Any] = []
+    array_type = type(args["l"]._data)
+    real = array_type.copy_to_host
+
+    def counted(self: Any, *a: Any, **k: Any) -> Any:
+        copies.append(self.shape)
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(array_type, "copy_to_host", counted)
+    exe.backward()
+    nv.nd.waitall()
+    monkeypatch.setattr(array_type, "copy_to_host", real)
+    assert copies == []
+    want = _softmax_output_grad_ref(y, label, -1, kw, y)
+    _close(grad.asnumpy(), want, F32)

@@ -43,11 +43,14 @@ from ...base import InferError
 from ...graph.grad import ElemwiseGradUseIn, make_grad_node
 from ...graph.node import NodeEntry
 from ...infer import shape_assign, shape_is_known, shape_str, type_assign
-from ...kernel.launch import NULL, is_gpu, req_code, run_rows
+from ...kernel import scratch
+from ...kernel.launch import NULL, cuda, flat, gpu_kernel, is_gpu, req_code, run_rows
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
+from .._broadcast_map import bind_cuda, device_meta
 from .._family import ScalarParam, register_backward, register_scalar
 from ..init import _fill
+from ._block_rows import BLOCK, block_sum, block_threads
 from ._layer_util import via_float32
 from .softmax import softmax_rows, store_rounded
 
@@ -198,17 +201,20 @@ def _softmax_output_forward(
 # element j = (o * n + k) * inner + i, of row r = o * inner + i (label[r]) and class k.
 # float16 as the CPU computes it from float32 copies (softmax.py's kernels say how): `half`
 # is dx's dtype, which is also out's and dy's; values in float64, stored as float32(v).
+# `count[0]` divides scale too: the valid labels' count (normalization='valid', counted
+# where the labels are: on a GPU no copy to the host and no wait), else 1.
 @kernel.parallel_for
 def _softmax_output_label_grad(
-    j, dx, out, label, dy, n, inner, scale, on, off, use_ignore, ignore, use_dy, mode, half
-):
+    j, dx, out, label, dy, n, inner, scale, count, on, off, use_ignore, ignore, use_dy, mode,
+    half,
+):  # fmt: skip
     q = j // inner  # o * n + k
     o = q // n
     k = q - o * n
     lab = label[o * inner + (j - q * inner)]
     v = np.float64(0.0)
     if not (use_ignore and lab == ignore):
-        v = (np.float64(out[j]) - (on if k == int(lab) else off)) * scale
+        v = (np.float64(out[j]) - (on if k == int(lab) else off)) * (scale / count[0])
         if use_dy:
             v *= np.float64(dy[j])
     store_rounded(dx, j, mode, v, half)
@@ -225,23 +231,49 @@ def _softmax_output_prob_grad(j, dx, out, label, dy, scale, use_dy, mode, half):
     store_rounded(dx, j, mode, v, half)
 
 
-def _norm(p: Any, label: Any, ctx: Any) -> float:
-    """The divisor of the gradient for p.normalization (see the module docstring)."""
+def _norm(p: Any, label: Any) -> float:
+    """The divisor of the gradient for normalization 'batch' or 'null' (see the module
+    docstring; 'valid' counts the labels where they are, _valid_count)."""
     if p.normalization == "batch":
         return float(max(label.shape[0] if len(label.shape) else 1, 1))
-    if p.normalization == "valid":
-        host = _to_host(label, ctx) if is_gpu(ctx) else label
-        return float(max(int(np.count_nonzero(host != p.ignore_label)), 1))
     return 1.0
 
 
-def _to_host(a: Any, ctx: Any) -> np.ndarray:
-    """A device array's values, after the work queued on this op's stream."""
-    stream: Any = getattr(getattr(ctx, "run_ctx", None), "stream", None)
-    host = a.copy_to_host(stream=stream or 0)
-    if stream:
-        stream.synchronize()
-    return host
+@gpu_kernel
+def _count_valid_cuda(count, label, n, ignore):
+    # one block: count[0] = max(number of labels != ignore, 1)
+    tid, nt = cuda.threadIdx.x, cuda.blockDim.x
+    sh = cuda.shared.array(BLOCK, np.float64)
+    c = 0.0
+    for i in range(tid, n, nt):
+        if label[i] != ignore:
+            c += 1.0
+    c = block_sum(sh, tid, nt, c)
+    if tid == 0:
+        count[0] = max(np.int64(c), 1)
+
+
+def _valid_count(ctx: Any, name: str, p: Any, label: Any) -> Any:
+    """A one-element int64 array where the kernels run: the number of labels that are not
+    ignore_label (at least 1) for normalization 'valid', else 1. On a GPU a one-block
+    kernel counts them on the op's stream: the backward neither copies the labels to the
+    host nor waits for the device."""
+    if not is_gpu(ctx):
+        valid = np.count_nonzero(label != p.ignore_label) if p.normalization == "valid" else 1
+        return np.array([max(int(valid), 1)], np.int64)
+    if p.normalization != "valid":
+        bind_cuda(name)
+        return device_meta(ctx, name, (1,))  # cached on the device
+    from nnvmpy.kernel.cuda import launch_config, launch_kernel
+
+    count = scratch.empty(ctx, 1, np.int64)
+    labels = flat(label)
+    args = (count, labels, labels.size, float(p.ignore_label))
+    _, _, stream, device = launch_config(name, ctx, 1)
+    with device:
+        threads = block_threads(max(labels.size, 1))
+        launch_kernel(_count_valid_cuda.dispatcher, 1, threads, stream, args)
+    return count
 
 
 @via_float32
@@ -264,10 +296,11 @@ def _softmax_output_backward(
     _, n, inner = _rows(p, out.shape)
     on = 1.0 - p.smooth_alpha
     off = p.smooth_alpha / (n - 1) if n > 1 else 0.0
-    scale = p.grad_scale / _norm(p, label, ctx)
+    scale = p.grad_scale / _norm(p, label)
     if p.multi_output and p.normalization != "valid":
         scale /= max(inner, 1)
-    args = (outputs[0], out, label, dy, n, inner, scale, on, off)
+    count = _valid_count(ctx, "_backward_SoftmaxOutput", p, label)
+    args = (outputs[0], out, label, dy, n, inner, scale, count, on, off)
     flags = (p.use_ignore, p.ignore_label, p.out_grad, mode, outputs[0].dtype == np.float16)
     grad = _softmax_output_label_grad
     run_rows(ctx, "_backward_SoftmaxOutput", grad, out.size, *args, *flags)
