@@ -271,9 +271,7 @@ def test_float16_softmax_output_matches_the_cpu(case: str) -> None:
         return sym.SoftmaxOutput(sym.var("x"), sym.var("l"), **kw)
 
     (y_cpu, dx_cpu), (y_gpu, dx_gpu) = _both(build, {"x": x, "l": label}, dy, grad_req)
-    want = _softmax_output_grad_ref(y_cpu, label, kw, dy) + (
-        0.25 if grad_req == "add" else 0
-    )
+    want = _softmax_output_grad_ref(y_cpu, label, kw, dy) + (0.25 if grad_req == "add" else 0)
     np.testing.assert_allclose(dx_cpu.astype(F64), want, rtol=2e-3, atol=1e-4)
     _assert_same(y_gpu, y_cpu)
     _assert_same(dx_gpu, dx_cpu)
