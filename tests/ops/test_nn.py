@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from numeric_reference import numeric_grad
+from numeric_reference import numeric_grad, softmax_output_grad_ref
 
 import nnvmpy as nv
 from nnvmpy import test_utils
@@ -130,6 +130,36 @@ def test_softmax_output_multi_output_and_smoothing(dev: nv.Context) -> None:
         if label[n, d] >= 0:
             target[n, int(label[n, d]), d] = 1 - alpha
     want = (p - target) * (label != -1)[:, None, :] / 6  # 6 valid labels
+    test_utils.assert_almost_equal(exe.grad_dict["data"].asnumpy(), want, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 4096])
+@pytest.mark.parametrize(
+    ("shape", "axis", "kw"),
+    [
+        ((5, 9), -1, {"use_ignore": True, "normalization": "valid", "smooth_alpha": 0.2}),
+        ((3, 4, 5), 1, {"multi_output": True, "use_ignore": True, "normalization": "batch"}),
+        ((2, 3, 7), -1, {"preserve_shape": True, "out_grad": True, "grad_scale": 0.7}),
+    ],
+)
+def test_softmax_output_gradient_by_chunks_of_elements(
+    monkeypatch: pytest.MonkeyPatch, chunk: int, shape: tuple[int, ...], axis: int, kw: dict
+) -> None:
+    """The CPU computes the label gradient in chunks of elements, carrying (row, class)
+    from one element to the next: chunk boundaries inside a row, at a row's end and past
+    the array's end give NumPy's gradient."""
+    from nnvmpy.ops.nn import loss
+
+    monkeypatch.setattr(loss, "_CPU_CHUNK", chunk)
+    rng = np.random.default_rng(chunk)
+    x, dy = rng.normal(size=shape), rng.normal(size=shape)
+    label_shape = tuple(d for a, d in enumerate(shape) if a != axis % len(shape))
+    label = rng.integers(-1, shape[axis], label_shape).astype(np.float64)
+    sym = nv.sym.SoftmaxOutput(nv.sym.Variable("data"), nv.sym.Variable("label"), **kw)
+    exe = bind_loss(sym, nv.cpu(), data=x, label=label)
+    p = exe.forward(is_train=True)[0].asnumpy()
+    exe.backward([dy])
+    want = softmax_output_grad_ref(p, label, axis, kw, dy)
     test_utils.assert_almost_equal(exe.grad_dict["data"].asnumpy(), want, rtol=1e-10, atol=1e-12)
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from numeric_reference import softmax_grad_ref, softmax_ref
+from numeric_reference import softmax_grad_ref, softmax_output_grad_ref, softmax_ref
 
 import nnvmpy as nv
 from nnvmpy import sym
@@ -141,29 +141,6 @@ def test_float16_softmax_to_float32_output_reads_and_writes_both_widths() -> Non
 # -- SoftmaxOutput: forward by the row kernels, backward one thread per element -------------
 
 
-def _softmax_output_grad_ref(
-    p: np.ndarray, label: np.ndarray, axis: int, kw: dict[str, Any], dy: np.ndarray
-) -> np.ndarray:
-    """(p - target) * grad_scale / norm (* dy): target one-hot with smoothing, ignored
-    labels' rows zero; norm the batch, the valid labels or (multi_output) the positions."""
-    classes = p.shape[axis]
-    alpha = kw.get("smooth_alpha", 0.0)
-    lab = np.expand_dims(label, axis)
-    hot = np.arange(classes).reshape([-1 if a == axis % p.ndim else 1 for a in range(p.ndim)])
-    target = np.where(hot == lab, 1.0 - alpha, alpha / (classes - 1))
-    g = p.astype(F64) - target
-    valid = label != kw.get("ignore_label", -1.0)
-    if kw.get("use_ignore"):
-        g = g * np.expand_dims(valid, axis)
-    norm = {"batch": p.shape[0], "valid": max(int(valid.sum()), 1)}.get(
-        kw.get("normalization", "null"), 1
-    )
-    if kw.get("multi_output") and kw.get("normalization", "null") != "valid":
-        norm *= label[0].size
-    g = g * kw.get("grad_scale", 1.0) / norm
-    return g * dy.astype(F64) if kw.get("out_grad") else g
-
-
 # id -> (data shape, label shape, the softmax axis, parameters)
 SOFTMAX_OUTPUT = {
     "plain": ((9, 40), (9,), -1, {"grad_scale": 0.5}),
@@ -201,7 +178,7 @@ def test_softmax_output_matches_numpy(case: str, dtype: type) -> None:
         lambda: sym.SoftmaxOutput(sym.var("x"), sym.var("l"), **kw), {"x": x, "l": label}, dy
     )
     _close(y, softmax_ref(x, axis, 1.0, False), dtype)
-    _close(dx, _softmax_output_grad_ref(y, label, axis, kw, dy), dtype)
+    _close(dx, softmax_output_grad_ref(y, label, axis, kw, dy), dtype)
 
 
 @pytest.mark.parametrize("labels", [(3, 5, -1, 0, -1, 7, 2), (-1,) * 7], ids=["some", "none"])
@@ -234,5 +211,5 @@ def test_softmax_output_counts_valid_labels_on_the_device(
     nv.nd.waitall()
     monkeypatch.setattr(array_type, "copy_to_host", real)
     assert copies == []
-    want = _softmax_output_grad_ref(y, label, -1, kw, y)
+    want = softmax_output_grad_ref(y, label, -1, kw, y)
     _close(grad.asnumpy(), want, F32)

@@ -197,27 +197,42 @@ def _softmax_output_forward(
     softmax_rows(ctx, "SoftmaxOutput", outputs[0], inputs[0], sizes, 1.0, False, mode)
 
 
-# d data_k = (p_k - target_k) * scale (* dy_k), zero on ignored rows: one work item per
-# element j = (o * n + k) * inner + i, of row r = o * inner + i (label[r]) and class k.
+# d data_k = (p_k - target_k) * scale (* dy_k), zero on ignored rows. Work item t takes
+# the elements [t * chunk, (t + 1) * chunk) of the data viewed as (outer, n, inner): element
+# j = (o * n + k) * inner + i of row r = o * inner + i (label[r]) and class k. A GPU runs a
+# thread per element (chunk 1: neighbours read neighbours); the CPU runs long chunks, whose
+# (o, k, i) are carried from element to element instead of divided out of each j.
 # float16 as the CPU computes it from float32 copies (softmax.py's kernels say how): `half`
 # is dx's dtype, which is also out's and dy's; values in float64, stored as float32(v).
 # `count[0]` divides scale too: the valid labels' count (normalization='valid', counted
 # where the labels are: on a GPU no copy to the host and no wait), else 1.
 @kernel.parallel_for
 def _softmax_output_label_grad(
-    j, dx, out, label, dy, n, inner, scale, count, on, off, use_ignore, ignore, use_dy, mode,
-    half,
+    t, dx, out, label, dy, n, inner, chunk, total, scale, count, on, off, use_ignore, ignore,
+    use_dy, mode, half,
 ):  # fmt: skip
-    q = j // inner  # o * n + k
+    start = t * chunk
+    end = min(start + chunk, total)
+    q = start // inner  # o * n + k
+    i = start - q * inner
     o = q // n
     k = q - o * n
-    lab = label[o * inner + (j - q * inner)]
-    v = np.float64(0.0)
-    if not (use_ignore and lab == ignore):
-        v = (np.float64(out[j]) - (on if k == int(lab) else off)) * (scale / count[0])
-        if use_dy:
-            v *= np.float64(dy[j])
-    store_rounded(dx, j, mode, v, half)
+    s = scale / count[0]
+    for j in range(start, end):
+        lab = label[o * inner + i]
+        v = np.float64(0.0)
+        if not (use_ignore and lab == ignore):
+            v = (np.float64(out[j]) - (on if k == int(lab) else off)) * s
+            if use_dy:
+                v *= np.float64(dy[j])
+        store_rounded(dx, j, mode, v, half)
+        i += 1
+        if i == inner:
+            i = 0
+            k += 1
+            if k == n:
+                k = 0
+                o += 1
 
 
 # a label of probabilities (label.shape == data.shape): d data = (p - label) * scale (* dy);
@@ -229,6 +244,9 @@ def _softmax_output_prob_grad(j, dx, out, label, dy, scale, use_dy, mode, half):
     if use_dy:
         v *= np.float64(dy[j])
     store_rounded(dx, j, mode, v, half)
+
+
+_CPU_CHUNK = 4096  # elements per CPU work item of _softmax_output_label_grad
 
 
 def _norm(p: Any, label: Any) -> float:
@@ -300,10 +318,12 @@ def _softmax_output_backward(
     if p.multi_output and p.normalization != "valid":
         scale /= max(inner, 1)
     count = _valid_count(ctx, "_backward_SoftmaxOutput", p, label)
-    args = (outputs[0], out, label, dy, n, inner, scale, count, on, off)
+    total = out.size
+    chunk = 1 if is_gpu(ctx) else _CPU_CHUNK
+    args = (outputs[0], out, label, dy, n, inner, chunk, total, scale, count, on, off)
     flags = (p.use_ignore, p.ignore_label, p.out_grad, mode, outputs[0].dtype == np.float16)
-    grad = _softmax_output_label_grad
-    run_rows(ctx, "_backward_SoftmaxOutput", grad, out.size, *args, *flags)
+    items = -(-total // chunk)
+    run_rows(ctx, "_backward_SoftmaxOutput", _softmax_output_label_grad, items, *args, *flags)
 
 
 def _softmax_output_grad(node: Any, ograds: list[Any]) -> list[Any]:
