@@ -18,12 +18,11 @@ checks run everywhere.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 import pytest
 from numeric_reference import softmax_grad_ref, softmax_ref
+from symbol_runs import run_symbol, uniform_values
 
 import nnvmpy as nv
 from nnvmpy import sym
@@ -31,28 +30,6 @@ from nnvmpy import sym
 SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 F16, F32, F64 = np.float16, np.float32, np.float64
 gpu = pytest.mark.gpu
-
-
-def _values(shape: tuple[int, ...], seed: int, low: float = -4, high: float = 4) -> np.ndarray:
-    return np.random.default_rng(seed).uniform(low, high, shape)
-
-
-def _run(
-    ctx: Any,
-    build: Callable[[], Any],
-    data: dict[str, np.ndarray],
-    dy: np.ndarray | None,
-    grad_req: str = "write",
-) -> tuple[np.ndarray, np.ndarray]:
-    """(output, gradient of `x`) of the symbol on ctx; an 'add' gradient starts at 0.25."""
-    args = {k: nv.nd.array(v, ctx, dtype=v.dtype) for k, v in data.items()}
-    x = data["x"]
-    grads = {"x": nv.nd.array(np.full(x.shape, 0.25, x.dtype), ctx, dtype=x.dtype)}
-    reqs = {k: (grad_req if k == "x" else "null") for k in data}
-    exe = build().bind(ctx, args, args_grad=grads, grad_req=reqs)
-    exe.forward(is_train=True)
-    exe.backward(None if dy is None else nv.nd.array(dy, ctx, dtype=dy.dtype))
-    return exe.outputs[0].asnumpy(), grads["x"].asnumpy()
 
 
 def _ulps(a: np.ndarray, b: np.ndarray) -> int:
@@ -78,8 +55,8 @@ def _assert_same(got: np.ndarray, want: np.ndarray) -> None:
 
 
 def _both(build, data, dy, grad_req="write"):
-    cpu = _run(nv.cpu(), build, data, dy, grad_req)
-    return cpu, _run(nv.gpu(0), build, data, dy, grad_req)
+    cpu = run_symbol(nv.cpu(), build, data, dy, grad_req)
+    return cpu, run_symbol(nv.gpu(0), build, data, dy, grad_req)
 
 
 # -- NumPy references (float64, then the CPU's float32 and float16 roundings) --------------
@@ -102,8 +79,8 @@ _KINDS = {"softmax": (False, 1.0), "log_softmax": (True, 1.0), "softmin": (False
     ids=["last", "temperature", "axis1"],
 )
 def test_float16_softmax_family_matches_the_cpu(op, shape, axis, temperature) -> None:
-    x = _values(shape, 1).astype(F16)
-    dy = _values(shape, 2, -1, 1).astype(F16)
+    x = uniform_values(shape, 1).astype(F16)
+    dy = uniform_values(shape, 2, -1, 1).astype(F16)
     kw = {} if temperature is None else {"temperature": temperature}
 
     def build():
@@ -123,7 +100,7 @@ def test_float16_softmax_family_matches_the_cpu(op, shape, axis, temperature) ->
 @pytest.mark.parametrize("op", ["softmax", "log_softmax"])
 def test_float16_softmax_adds_to_its_gradient_as_the_cpu(op: str) -> None:
     """grad_req='add': old + v summed in float64, rounded to float32, then to float16."""
-    x, dy = _values((9, 37), 3).astype(F16), _values((9, 37), 4, -1, 1).astype(F16)
+    x, dy = uniform_values((9, 37), 3).astype(F16), uniform_values((9, 37), 4, -1, 1).astype(F16)
     (y_cpu, dx_cpu), (y_gpu, dx_gpu) = _both(
         lambda: getattr(sym, op)(sym.var("x"), axis=-1), {"x": x}, dy, "add"
     )
@@ -136,7 +113,7 @@ def test_float16_softmax_adds_to_its_gradient_as_the_cpu(op: str) -> None:
 
 @gpu
 def test_float16_softmax_with_lengths_matches_the_cpu() -> None:
-    x, dy = _values((9, 37), 5).astype(F16), _values((9, 37), 6, -1, 1).astype(F16)
+    x, dy = uniform_values((9, 37), 5).astype(F16), uniform_values((9, 37), 6, -1, 1).astype(F16)
     lengths = np.array([0, 5, 37, 12, 1, 20, 36, 3, 9], np.int32)
     (y_cpu, dx_cpu), (y_gpu, dx_gpu) = _both(
         lambda: sym.softmax(sym.var("x"), sym.var("l"), axis=-1, use_length=True),
@@ -158,8 +135,8 @@ def test_float16_softmax_with_lengths_matches_the_cpu() -> None:
 @pytest.mark.parametrize(("din", "dout"), [(F16, "float32"), (F32, "float16"), (F16, "float64")])
 def test_softmax_dtype_between_float16_and_wider_matches_the_cpu(op, din, dout) -> None:
     """A float16 input with a wider output (and the reverse) widens and rounds the same."""
-    x = _values((9, 37), 7).astype(din)
-    dy = _values((9, 37), 8, -1, 1).astype(np.dtype(dout))
+    x = uniform_values((9, 37), 7).astype(din)
+    dy = uniform_values((9, 37), 8, -1, 1).astype(np.dtype(dout))
     (y_cpu, dx_cpu), (y_gpu, dx_gpu) = _both(
         lambda: getattr(sym, op)(sym.var("x"), axis=-1, dtype=dout), {"x": x}, dy
     )
@@ -179,7 +156,10 @@ def test_float32_and_float64_softmax_match_the_cpu(op: str, dtype: type) -> None
     before on the CPU and a GPU; the simulator now matches the CPU bit for bit (it
     multiplied float32 by a weak Python float in float32), except log_softmax's float32
     gradient, where the CPU's expf and the simulator's exp (float64) differ."""
-    x, dy = _values((9, 37), 9).astype(dtype), _values((9, 37), 10, -1, 1).astype(dtype)
+    x, dy = (
+        uniform_values((9, 37), 9).astype(dtype),
+        uniform_values((9, 37), 10, -1, 1).astype(dtype),
+    )
     (y_cpu, dx_cpu), (y_gpu, dx_gpu) = _both(
         lambda: getattr(sym, op)(sym.var("x"), axis=-1), {"x": x}, dy
     )
@@ -199,7 +179,7 @@ def test_float32_and_float64_softmax_match_the_cpu(op: str, dtype: type) -> None
 @gpu
 @pytest.mark.parametrize(("mode", "shape"), [("instance", (9, 37)), ("channel", (3, 6, 5))])
 def test_float16_softmax_activation_matches_the_cpu(mode: str, shape: tuple[int, ...]) -> None:
-    x, dy = _values(shape, 11).astype(F16), _values(shape, 12, -1, 1).astype(F16)
+    x, dy = uniform_values(shape, 11).astype(F16), uniform_values(shape, 12, -1, 1).astype(F16)
     (y_cpu, dx_cpu), (y_gpu, dx_gpu) = _both(
         lambda: sym.SoftmaxActivation(sym.var("x"), mode=mode), {"x": x}, dy
     )
@@ -223,7 +203,7 @@ _SOFTMAX_OUTPUT = {
 
 
 def _softmax_output_data(seed: int) -> tuple[np.ndarray, np.ndarray]:
-    x = _values((9, 37), seed).astype(F16)
+    x = uniform_values((9, 37), seed).astype(F16)
     label = np.random.default_rng(seed + 1).integers(0, 37, 9).astype(F16)
     label[2] = -1  # ignored with use_ignore
     return x, label
@@ -252,7 +232,7 @@ def test_float16_softmax_output_runs_on_the_cpu_through_float32() -> None:
     def build():
         return sym.SoftmaxOutput(sym.var("x"), sym.var("l"), grad_scale=0.5)
 
-    y, dx = _run(nv.cpu(), build, {"x": x, "l": label}, None)
+    y, dx = run_symbol(nv.cpu(), build, {"x": x, "l": label}, None)
     assert y.dtype == F16
     assert dx.dtype == F16
     assert _ulps(y, _to_half(softmax_ref(x, -1, 1.0, False))) <= 1
@@ -265,7 +245,7 @@ def test_float16_softmax_output_runs_on_the_cpu_through_float32() -> None:
 def test_float16_softmax_output_matches_the_cpu(case: str) -> None:
     kw, grad_req = _SOFTMAX_OUTPUT[case]
     x, label = _softmax_output_data(14)
-    dy = _values(x.shape, 16, -1, 1).astype(F16)
+    dy = uniform_values(x.shape, 16, -1, 1).astype(F16)
 
     def build():
         return sym.SoftmaxOutput(sym.var("x"), sym.var("l"), **kw)
@@ -279,7 +259,7 @@ def test_float16_softmax_output_matches_the_cpu(case: str) -> None:
 
 @gpu
 def test_float16_softmax_output_multi_output_and_probabilities_match_the_cpu() -> None:
-    x3 = _values((3, 6, 5), 17).astype(F16)
+    x3 = uniform_values((3, 6, 5), 17).astype(F16)
     label3 = np.random.default_rng(18).integers(0, 6, (3, 5)).astype(F16)
     cpu, got = _both(
         lambda: sym.SoftmaxOutput(sym.var("x"), sym.var("l"), multi_output=True),
@@ -288,7 +268,7 @@ def test_float16_softmax_output_multi_output_and_probabilities_match_the_cpu() -
     )
     for a, b in zip(got, cpu, strict=True):
         _assert_same(a, b)
-    x = _values((9, 37), 19).astype(F16)
+    x = uniform_values((9, 37), 19).astype(F16)
     probs = np.random.default_rng(20).dirichlet(np.ones(37), 9).astype(F16)
     (y_cpu, dx_cpu), (y_gpu, dx_gpu) = _both(
         lambda: sym.SoftmaxOutput(sym.var("x"), sym.var("l"), grad_scale=0.7),

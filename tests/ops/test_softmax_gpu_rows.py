@@ -12,17 +12,22 @@ per row for inner 32 and for rows under 32. Runs under NUMBA_ENABLE_CUDASIM=1 or
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
 from numeric_reference import softmax_grad_ref, softmax_output_grad_ref, softmax_ref
+from symbol_runs import run_symbol, uniform_values
 
 import nnvmpy as nv
 from nnvmpy import sym
 
 pytestmark = pytest.mark.gpu
+
+
+def _run_gpu(build: Any, data: dict[str, np.ndarray], dy: Any, grad_req: str = "write") -> Any:
+    return run_symbol(nv.gpu(0), build, data, dy, grad_req)
+
 
 SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 F16, F32, F64 = np.float16, np.float32, np.float64
@@ -37,28 +42,6 @@ SHAPES = {
     "inner-32": ((2, 40, 32), 1, False),
     "rows-under-32": ((9, 10), -1, False),
 }
-
-
-def _values(shape: tuple[int, ...], seed: int, low: float = -4, high: float = 4) -> np.ndarray:
-    return np.random.default_rng(seed).uniform(low, high, shape)
-
-
-def _run(
-    build: Callable[[], Any],
-    data: dict[str, np.ndarray],
-    dy: np.ndarray | None,
-    grad_req: str = "write",
-) -> tuple[np.ndarray, np.ndarray]:
-    """(output, gradient of `x`) on the GPU; an 'add' gradient starts at 0.25."""
-    ctx = nv.gpu(0)
-    args = {k: nv.nd.array(v, ctx, dtype=v.dtype) for k, v in data.items()}
-    x = data["x"]
-    grads = {"x": nv.nd.array(np.full(x.shape, 0.25, x.dtype), ctx, dtype=x.dtype)}
-    reqs = {k: (grad_req if k == "x" else "null") for k in data}
-    exe = build().bind(ctx, args, args_grad=grads, grad_req=reqs)
-    exe.forward(is_train=True)
-    exe.backward(None if dy is None else nv.nd.array(dy, ctx, dtype=dy.dtype))
-    return exe.outputs[0].asnumpy(), grads["x"].asnumpy()
 
 
 def _close(got: np.ndarray, want: np.ndarray, dtype: type) -> None:
@@ -92,8 +75,8 @@ def test_softmax_rows_match_numpy_forward_and_backward(
     case: str, op: str, dtype: type, block_launches: list[tuple[int, int]]
 ) -> None:
     shape, axis, by_block = SHAPES[case]
-    x, dy = _values(shape, 1).astype(dtype), _values(shape, 2, -1, 1).astype(dtype)
-    y, dx = _run(lambda: getattr(sym, op)(sym.var("x"), axis=axis), {"x": x}, dy)
+    x, dy = uniform_values(shape, 1).astype(dtype), uniform_values(shape, 2, -1, 1).astype(dtype)
+    y, dx = _run_gpu(lambda: getattr(sym, op)(sym.var("x"), axis=axis), {"x": x}, dy)
     log = op == "log_softmax"
     _close(y, softmax_ref(x, axis, 1.0, log), dtype)
     _close(dx, softmax_grad_ref(dy, y, axis, 1.0, log), dtype)
@@ -106,8 +89,13 @@ def test_softmax_rows_match_numpy_forward_and_backward(
 
 @pytest.mark.parametrize("dtype", [F16, F32], ids=["float16", "float32"])
 def test_softmin_with_temperature_adds_to_the_gradient(dtype: type) -> None:
-    x, dy = _values((5, 300), 3).astype(dtype), _values((5, 300), 4, -1, 1).astype(dtype)
-    y, dx = _run(lambda: sym.softmin(sym.var("x"), axis=-1, temperature=0.7), {"x": x}, dy, "add")
+    x, dy = (
+        uniform_values((5, 300), 3).astype(dtype),
+        uniform_values((5, 300), 4, -1, 1).astype(dtype),
+    )
+    y, dx = _run_gpu(
+        lambda: sym.softmin(sym.var("x"), axis=-1, temperature=0.7), {"x": x}, dy, "add"
+    )
     inv_t = -1 / 0.7  # softmin(x) = softmax(-x)
     _close(y, softmax_ref(x, -1, inv_t, False), dtype)
     _close(dx, 0.25 + softmax_grad_ref(dy, y, -1, inv_t, False), dtype)
@@ -115,9 +103,12 @@ def test_softmin_with_temperature_adds_to_the_gradient(dtype: type) -> None:
 
 @pytest.mark.parametrize("dtype", [F16, F32], ids=["float16", "float32"])
 def test_softmax_with_lengths_zeroes_each_row_past_its_length(dtype: type) -> None:
-    x, dy = _values((6, 40), 5).astype(dtype), _values((6, 40), 6, -1, 1).astype(dtype)
+    x, dy = (
+        uniform_values((6, 40), 5).astype(dtype),
+        uniform_values((6, 40), 6, -1, 1).astype(dtype),
+    )
     lengths = np.array([0, 1, 40, 33, 17, 5], np.int32)
-    y, dx = _run(
+    y, dx = _run_gpu(
         lambda: sym.softmax(sym.var("x"), sym.var("l"), axis=-1, use_length=True),
         {"x": x, "l": lengths},
         dy,
@@ -132,8 +123,8 @@ def test_softmax_with_lengths_zeroes_each_row_past_its_length(dtype: type) -> No
 
 
 def test_float16_softmax_to_float32_output_reads_and_writes_both_widths() -> None:
-    x, dy = _values((5, 300), 7).astype(F16), _values((5, 300), 8, -1, 1).astype(F32)
-    y, dx = _run(lambda: sym.log_softmax(sym.var("x"), axis=-1, dtype="float32"), {"x": x}, dy)
+    x, dy = uniform_values((5, 300), 7).astype(F16), uniform_values((5, 300), 8, -1, 1).astype(F32)
+    y, dx = _run_gpu(lambda: sym.log_softmax(sym.var("x"), axis=-1, dtype="float32"), {"x": x}, dy)
     _close(y, softmax_ref(x, -1, 1.0, True), F32)
     _close(dx, softmax_grad_ref(dy, y, -1, 1.0, True), F16)
 
@@ -170,11 +161,11 @@ SOFTMAX_OUTPUT = {
 @pytest.mark.parametrize("case", list(SOFTMAX_OUTPUT))
 def test_softmax_output_matches_numpy(case: str, dtype: type) -> None:
     shape, label_shape, axis, kw = SOFTMAX_OUTPUT[case]
-    x = _values(shape, 9).astype(dtype)
+    x = uniform_values(shape, 9).astype(dtype)
     label = np.random.default_rng(10).integers(0, shape[axis], label_shape).astype(dtype)
     label.reshape(-1)[1] = -1  # ignored with use_ignore
-    dy = _values(shape, 11, -1, 1).astype(dtype)
-    y, dx = _run(
+    dy = uniform_values(shape, 11, -1, 1).astype(dtype)
+    y, dx = _run_gpu(
         lambda: sym.SoftmaxOutput(sym.var("x"), sym.var("l"), **kw), {"x": x, "l": label}, dy
     )
     _close(y, softmax_ref(x, axis, 1.0, False), dtype)
@@ -189,7 +180,7 @@ def test_softmax_output_counts_valid_labels_on_the_device(
     counted on the GPU: the backward copies nothing to the host (it used to copy the labels
     and wait for the device every step)."""
     kw = {"use_ignore": True, "normalization": "valid", "grad_scale": 2.0}
-    x, label = _values((7, 40), 3).astype(F32), np.array(labels, F32)
+    x, label = uniform_values((7, 40), 3).astype(F32), np.array(labels, F32)
     ctx = nv.gpu(0)
     args = {"x": nv.nd.array(x, ctx), "l": nv.nd.array(label, ctx)}
     grad = nv.nd.zeros(x.shape, ctx)
