@@ -87,7 +87,8 @@ GPU_STREAMS = Knob(
     "NNVMPY_GPU_STREAMS",
     "1",
     "1: each GPU engine worker launches on its own CUDA stream and a GPU function completes "
-    "when that stream has run it (engine/streams.py); 0: the device's default stream.",
+    "when that stream has run it (engine/streams.py); 0: the device's default stream. Read "
+    "by each worker thread when it first runs a GPU function.",
 )
 NUMBA_THREADING_LAYER = Knob(
     "NNVMPY_NUMBA_THREADING_LAYER",

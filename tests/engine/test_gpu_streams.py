@@ -254,14 +254,13 @@ def test_ops_launch_on_the_worker_stream_and_streams_can_be_turned_off(monkeypat
     from nnvmpy.kernel import cuda as kcuda
 
     used: list[Any] = []
-    real = kcuda.launch_config
+    real = kcuda.launch_kernel
 
-    def spy(name: str, ctx: Any, n: int) -> Any:
-        config = real(name, ctx, n)
-        used.append(config[2])
-        return config
+    def spy(dispatcher: Any, blocks: int, threads: int, stream: Any, args: Any) -> None:
+        used.append(stream)
+        real(dispatcher, blocks, threads, stream, args)
 
-    monkeypatch.setattr(kcuda, "launch_config", spy)
+    monkeypatch.setattr(kcuda, "launch_kernel", spy)
     events: list[Any] = []
     real_event = streams._new_event
 
@@ -274,11 +273,12 @@ def test_ops_launch_on_the_worker_stream_and_streams_can_be_turned_off(monkeypat
     x = np.linspace(-1, 1, 64, dtype=np.float32)
     for setting in ("1", "0"):
         monkeypatch.setenv("NNVMPY_GPU_STREAMS", setting)
+        monkeypatch.setattr(streams, "_tls", threading.local())  # read again by each thread
         used.clear()
         events.clear()
         y = nv.nd.relu(nv.nd.array(x, ctx=nv.gpu(0)) * 2).asnumpy()
         np.testing.assert_allclose(y, np.maximum(2 * x, 0), rtol=1e-6)
-        assert used, "no kernel went through launch_config"
+        assert used, "no kernel went through launch_kernel"
         if setting == "1":
             assert all(s is not None and s != 0 for s in used)
             assert events, "no function completed through an event"
@@ -303,3 +303,30 @@ def test_host_functions_under_a_gpu_context_run_where_cuda_cannot(monkeypatch: A
     finally:
         eng.shutdown()
     assert got == [None, None]  # the default stream, and the worker survived
+
+
+def test_each_thread_reads_the_streams_setting_once_per_device(monkeypatch: Any) -> None:
+    """NNVMPY_GPU_STREAMS is read with a thread's first stream on a device, not per
+    operation (an environment lookup per op was ~0.5 us of GPU dispatch)."""
+    made: list[str] = []
+
+    def new_stream(device_id: int) -> str:
+        made.append(f"stream on gpu{device_id}")
+        return made[-1]
+
+    monkeypatch.setattr(streams, "_new_stream", new_stream)
+    monkeypatch.setattr(streams, "_tls", threading.local())
+    monkeypatch.setenv("NNVMPY_GPU_STREAMS", "0")
+    assert streams.worker_stream(gpu(0)) is None
+    monkeypatch.setenv("NNVMPY_GPU_STREAMS", "1")
+    assert streams.worker_stream(gpu(0)) is None  # gpu0's setting was read already
+    assert streams.worker_stream(gpu(1)) == "stream on gpu1"
+    other: list[Any] = []
+    t = threading.Thread(target=lambda: other.append(streams.worker_stream(gpu(0))))
+    t.start()
+    t.join()
+    assert other == ["stream on gpu0"]  # another thread reads the setting afresh
+    monkeypatch.setattr(streams, "_tls", threading.local())  # as a new engine's threads
+    assert streams.worker_stream(gpu(0)) == "stream on gpu0"
+    assert streams.worker_stream(gpu(0)) is made[-1]
+    assert len(made) == 3

@@ -23,12 +23,12 @@ before; an error that the event wait reports (a failed kernel, on hardware) is t
 function's error. The wait covers only that stream's work up to the event, never the whole
 device.
 
-Kernels find the stream in their RunContext (`run_ctx.stream`; kernel.cuda.launch_config
-launches on it); so do the copies of push_copy, on the copy workers' streams. Work queued
+Kernels find the stream in their RunContext (`run_ctx.stream`; kernel.cuda's launches
+use it); so do the copies of push_copy, on the copy workers' streams. Work queued
 on the default stream (allocations, asnumpy's download) still orders with these streams:
 numba's streams are blocking streams, which the legacy default stream synchronises with.
 NNVMPY_GPU_STREAMS=0 turns streams and events off (the default stream, completion at
-launch).
+launch); each thread reads it once, when it first asks for a stream.
 """
 
 from __future__ import annotations
@@ -53,18 +53,28 @@ def enabled() -> bool:
 
 
 def worker_stream(ctx: Context) -> Any | None:
-    """This thread's stream on ctx's GPU (made on first use), or None when streams are off."""
-    if not enabled():
-        return None
+    """This thread's stream on ctx's GPU (made on first use), or None when streams are off.
+
+    NNVMPY_GPU_STREAMS is read once per thread and device, with that first use: an
+    environment lookup per operation cost ~0.5 us of the worker's dispatch."""
+    try:
+        return _tls.streams[ctx.device_id]
+    except (AttributeError, KeyError):
+        return _first_stream(ctx.device_id)
+
+
+def _first_stream(device_id: int) -> Any | None:
     streams: dict[int, Any] | None = getattr(_tls, "streams", None)
     if streams is None:
         streams = _tls.streams = {}
-    if ctx.device_id not in streams:
-        try:
-            streams[ctx.device_id] = _new_stream(ctx.device_id)
-        except Exception:  # no usable CUDA here: host functions pushed under a gpu context
-            streams[ctx.device_id] = None  # (the engine's own tests) keep the default stream
-    return streams[ctx.device_id]
+    if not enabled():
+        streams[device_id] = None
+        return None
+    try:
+        streams[device_id] = _new_stream(device_id)
+    except Exception:  # no usable CUDA here: host functions pushed under a gpu context
+        streams[device_id] = None  # (the engine's own tests) keep the default stream
+    return streams[device_id]
 
 
 def _new_stream(device_id: int) -> Any:
