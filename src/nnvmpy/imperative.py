@@ -384,19 +384,21 @@ class CallPlan:
             if cpu
             else [None, None]
         )
-        # An FCompute may offer `specialize(attrs, device, in_sigs, out_sigs, req)`: itself
+        # An FCompute may offer `specialize(attrs, ctx, in_sigs, out_sigs, req)`: itself
         # for this one signature with its per-call checks done now (element-wise kernels:
-        # the compiled loop, called directly). Only for the hot path below.
+        # the compiled loop, called directly, or on a GPU the launch with its grid and
+        # variant fixed). A CPU one is called (inputs, outputs), a GPU one (inputs,
+        # outputs, run_ctx) for the stream. Only for the hot path below.
         specialize = getattr(compute, "specialize", None)
         self.fast = (
             specialize(
                 self.attrs,
-                "cpu",
+                self.ctx,
                 [(x.shape, x.dtype) for x in inputs],
                 list(zip(self.shapes, self.dtypes)),
                 self.req,
             )
-            if specialize is not None and cpu and self.simple
+            if specialize is not None and self.simple
             else None
         )
 
@@ -420,10 +422,15 @@ class CallPlan:
         out_data = [out._data]
         fast, compute, attrs, req = self.fast, self.compute, self.attrs, self.req
         op_ctx = self.op_ctx[is_train]
-        if fast is not None:
+        if fast is not None and op_ctx is not None:
 
             def run(run_ctx: Any) -> None:
                 fast(in_data, out_data)
+
+        elif fast is not None:  # a GPU: the engine's RunContext carries the stream
+
+            def run(run_ctx: Any) -> None:
+                fast(in_data, out_data, run_ctx)
 
         elif op_ctx is None:  # a GPU: the engine's RunContext carries the stream
 

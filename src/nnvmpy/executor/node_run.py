@@ -50,6 +50,9 @@ class NodeRun:
     # FStampedInputs: (input index, whether a graph variable feeds it); those fed by a
     # variable or a memoized writer (`sources`) get a stamp, the others none
     stamped: list[tuple[int, bool]] = field(default_factory=list)
+    # on a GPU, the compute specialised to this node's one signature (FCompute's
+    # `specialize`, as imperative call plans use it): called (inputs, outputs, run_ctx)
+    planned: Any = None
 
     @property
     def label(self) -> str:
@@ -63,10 +66,16 @@ class NodeRun:
             compute, first, req = self.compute, self.first_arg, self.req
             in_data = [a._data for a in self.inputs]
             out_data = [a._data for a in self.outputs]
-            resources = self.resources
+            resources, planned = self.resources, self.planned
+            if planned is not None:
 
-            def fn(run_ctx: Any) -> None:
-                compute(first, OpContext(is_train, run_ctx, resources), in_data, req, out_data)
+                def fn(run_ctx: Any) -> None:
+                    planned(in_data, out_data, run_ctx)
+
+            else:
+
+                def fn(run_ctx: Any) -> None:
+                    compute(first, OpContext(is_train, run_ctx, resources), in_data, req, out_data)
 
             if self.stamped:
                 fn = self._stamping(fn)
@@ -185,6 +194,22 @@ def make_node_run(
     stamped = op.get_attr(FStampedInputs)
     if stamped is not None:
         run.stamped = [(i, node.inputs[i].node.is_variable()) for i in stamped(node.attrs)]
+    specialize = getattr(compute, "specialize", None)
+    if (  # a GPU launch's per-call checks are most of the host's time per node
+        specialize is not None
+        and dev == "gpu"
+        and first is node.attrs
+        and len(outs) == 1
+        and not resources
+        and mutated is None
+    ):
+        run.planned = specialize(
+            node.attrs,
+            ctx,
+            [(a.shape, a.dtype) for a in ins],
+            [(outs[0].shape, outs[0].dtype)],
+            req,
+        )
     return run
 
 

@@ -295,6 +295,79 @@ def launch(
         launch_kernel(loop, blocks, threads, stream, (out_flat, *flat))
 
 
+def plain_launcher(
+    kernel: ElementwiseKernel,
+    mode: str | None,
+    device_id: int,
+    out_sig: tuple[tuple[int, ...], np.dtype],
+    in_sigs: list[tuple[tuple[int, ...], np.dtype]],
+    scalars: tuple[Any, ...],
+) -> Any:
+    """ElementwiseKernel.gpu_launcher: launch()'s checks, loop lookup and grid done once.
+
+    Returns `fast(inputs, outputs, run_ctx)` for C-contiguous device arrays of exactly
+    these shapes and dtypes, launching on run_ctx's stream; None off the plain path (the
+    caller keeps launch()). On a GPU the worker's per-op host time is what dispatch costs.
+    """
+    shape, dtype = out_sig
+    n = math.prod(shape)
+    if (
+        mode not in ("write", "add")
+        or dtype not in GPU_DTYPES
+        or not n
+        or any(s != shape or d not in GPU_DTYPES for s, d in in_sigs)
+        or any(type(v) is not float and type(v) is not int for v in scalars)
+    ):
+        return None
+    try:
+        get_cuda(kernel.name)
+        blocks, threads, _, device = launch_config(kernel.name, Context("gpu", device_id), n)
+        if (dtype == _HALF or any(d == _HALF for _, d in in_sigs)) and not _half_supported():
+            return None
+    except Exception:  # no such GPU, no CUDA: launch() raises the error, per call, as before
+        return None
+    pattern = "".join("H" if d == _HALF else "A" for _, d in in_sigs)
+    flat_scalars: list[Any] = []
+    for v in scalars:
+        if type(v) is float and dtype in _LOW_FLOATS:  # launch()'s rule for float scalars
+            flat_scalars.append(float(np.float16(v)) if dtype == _HALF else v)
+            pattern += "F"
+        else:
+            flat_scalars.append(v)
+            pattern += "S"
+    key: tuple[str, ...] = ("gpu", mode, pattern)
+    cast = None
+    half_out = dtype == _HALF
+    if half_out:
+        key += ("half",)
+    elif mode == "add":
+        cast = dtype.type
+        key += (dtype.str,)
+    loop = kernel.variant(key, lambda: build_loop(kernel, mode, pattern, cast, half_out))
+    tail = tuple(flat_scalars)
+    if len(shape) == 1:
+        flat = None
+    elif _state["simulator"]:
+        flat = lambda a: a.reshape(n)  # noqa: E731
+    else:
+        flat = lambda a: device_view(a, (n,), dtype)  # noqa: E731
+    lock = None if isinstance(device, contextlib.nullcontext) else device
+
+    def fast(inputs: list[Any], outputs: list[Any], run_ctx: Any) -> None:
+        if flat is None:
+            args = (outputs[0], *inputs, *tail)
+        else:
+            args = (flat(outputs[0]), *[flat(a) for a in inputs], *tail)
+        stream = run_ctx.stream or 0
+        if lock is None:
+            launch_kernel(loop, blocks, threads, stream, args)
+        else:
+            with lock:
+                launch_kernel(loop, blocks, threads, stream, args)
+
+    return fast
+
+
 def launch_kernel(dispatcher: Any, blocks: int, threads: int, stream: Any, args: Any) -> None:
     """dispatcher[blocks, threads, stream](*args); with NNVMPY_GPU_FAST_LAUNCH=1 and one
     GPU, directly after a kernel's first launch on each thread (kernel/cuda_fast.py keeps

@@ -182,6 +182,20 @@ class ElementwiseKernel:
 
         return plain_launcher(self, _REQ_MODES.get(req), out_sig, in_sigs, scalars)
 
+    def gpu_launcher(
+        self,
+        req: Any,
+        device_id: int,
+        out_sig: tuple[tuple[int, ...], np.dtype],
+        in_sigs: list[tuple[tuple[int, ...], np.dtype]],
+        scalars: tuple[Any, ...] = (),
+    ) -> Callable[[list[Any], list[Any], Any], None] | None:
+        """launch() for one signature on GPU `device_id`, checked once: a call
+        `(inputs, outputs, run_ctx)` launching on run_ctx's stream (see cpu_launcher)."""
+        from nnvmpy.kernel.cuda import plain_launcher
+
+        return plain_launcher(self, _REQ_MODES.get(req), device_id, out_sig, in_sigs, scalars)
+
     def variant(self, key: tuple[str, ...], build: Callable[[], Any]) -> Any:
         """The loop for `key` = (device, mode, ...), built once by `build` (thread-safe)."""
         loop = self._variants.get(key)

@@ -73,14 +73,19 @@ def elemwise_compute(fn: Kernel, scalar_params: tuple[str, ...] = ()) -> Any:
         fn.launch(ctx, outputs[0], req[0], *inputs)  # the common case, without a list per call
 
     def specialize(
-        attrs: NodeAttrs, device: str, in_sigs: list[Any], out_sigs: list[Any], req: list[Any]
+        attrs: NodeAttrs, ctx: Any, in_sigs: list[Any], out_sigs: list[Any], req: list[Any]
     ) -> Any:
-        """compute for one fixed CPU signature (see FCompute specialisation in imperative)."""
-        cpu_launcher = getattr(fn, "cpu_launcher", None)
-        if device != "cpu" or cpu_launcher is None or len(out_sigs) != 1:
+        """compute for one fixed signature on one device (see FCompute specialisation in
+        imperative): a call `(inputs, outputs)` on a CPU, `(inputs, outputs, run_ctx)` on a
+        GPU; None where launch() must stay."""
+        gpu = ctx.device_type == "gpu"
+        launcher = getattr(fn, "gpu_launcher" if gpu else "cpu_launcher", None)
+        if launcher is None or len(out_sigs) != 1:
             return None
         params = tuple(scalar_values(attrs, scalar_params, out_sigs[0][1]))
-        return cpu_launcher(req[0], out_sigs[0], in_sigs, params)
+        if gpu:
+            return launcher(req[0], ctx.device_id, out_sigs[0], in_sigs, params)
+        return launcher(req[0], out_sigs[0], in_sigs, params)
 
     if not scalar_params:
         compute = compute_no_params
