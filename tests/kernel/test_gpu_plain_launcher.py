@@ -192,3 +192,51 @@ def test_bound_gpu_graphs_launch_their_element_wise_nodes_planned(monkeypatch: A
     exe.backward(nv.nd.array(head, ctx=gpu(0)))
     np.testing.assert_allclose(exe.grad_dict["x"].asnumpy(), head * (pre > 0) * yv, rtol=1e-6)
     np.testing.assert_allclose(exe.grad_dict["y"].asnumpy(), head * (pre > 0) * xv, rtol=1e-6)
+
+
+def test_bound_gpu_graphs_launch_fused_nodes_planned(monkeypatch: Any) -> None:
+    """A fused element-wise group on a GPU (one node, two outputs in the backward) runs
+    its generated kernel through a planned launch; values are NumPy's."""
+    from nnvmpy.fusion import compute as fused
+
+    monkeypatch.setenv("NNVMPY_FUSION", "1")
+    x, y = nv.sym.Variable("x"), nv.sym.Variable("y")
+    z = nv.sym.tanh(x * y + 1.5) * 2.0
+    exe = z.simple_bind(ctx=gpu(0), x=(3, 2, 5), y=(3, 2, 5))
+    assert exe.debug_str().count("Op:_FusedOp") == 2  # the forward and the backward group
+    xv, yv = _rng_array((3, 2, 5), np.float32, 4), _rng_array((3, 2, 5), np.float32, 5)
+    exe.arg_dict["x"][:] = xv
+    exe.arg_dict["y"][:] = yv
+    nv.nd.waitall()
+    checked: list[str] = []
+    real = fused._run_gpu
+
+    def spy(attrs: Any, *args: Any) -> None:
+        checked.append(attrs.name)
+        real(attrs, *args)
+
+    monkeypatch.setattr(fused, "_run_gpu", spy)
+    t = np.tanh(xv * yv + np.float32(1.5))
+    np.testing.assert_allclose(exe.forward(is_train=True)[0].asnumpy(), 2 * t, rtol=1e-5)
+    head = _rng_array((3, 2, 5), np.float32, 6)
+    exe.backward(nv.nd.array(head, ctx=gpu(0)))
+    dpre = head * 2 * (1 - t * t)
+    np.testing.assert_allclose(exe.grad_dict["x"].asnumpy(), dpre * yv, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(exe.grad_dict["y"].asnumpy(), dpre * xv, rtol=1e-4, atol=1e-5)
+    assert checked == [], checked
+
+
+def test_planned_launches_view_each_array_in_its_own_dtype(monkeypatch: Any) -> None:
+    """On hardware a multi-dimensional array is flattened by a view on its memory
+    (storage.device_view): an int32 input of a float64 output keeps int32."""
+    views: list[tuple[Any, tuple[int, ...], Any]] = []
+    monkeypatch.setitem(kcuda._state, "simulator", False)
+    monkeypatch.setattr(
+        kcuda, "device_view", lambda a, shape, dtype: views.append((a, shape, dtype))
+    )
+    flat = kcuda.flattener((2, 3))
+    ints, floats = np.zeros((2, 3), np.int32), np.zeros((2, 3), np.float64)
+    flat(ints)
+    flat(floats)
+    assert views == [(ints, (6,), np.dtype(np.int32)), (floats, (6,), np.dtype(np.float64))]
+    assert kcuda.flattener((6,)) is None  # 1-D arrays go as they are

@@ -199,7 +199,6 @@ def make_node_run(
         specialize is not None
         and dev == "gpu"
         and first is node.attrs
-        and len(outs) == 1
         and not resources
         and mutated is None
     ):
@@ -207,7 +206,7 @@ def make_node_run(
             node.attrs,
             ctx,
             [(a.shape, a.dtype) for a in ins],
-            [(outs[0].shape, outs[0].dtype)],
+            [(a.shape, a.dtype) for a in outs],
             req,
         )
     return run

@@ -9,6 +9,7 @@ through their own kernels instead, so a fused node computes whatever its members
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -156,8 +157,47 @@ def _run_gpu(
         return
     fn = _launcher(spec, "gpu", tuple(a.dtype for a in ins), tuple(o.dtype for o in outs), modes)
     blocks, threads, stream, device = gpu.launch_config(attrs.name, ctx, n)
+    params = spec.scalar_params([a.dtype for a in ins])
     with device:
-        fn[blocks, threads, stream](n, *outs, *ins, *spec.scalar_params([a.dtype for a in ins]))
+        gpu.launch_kernel(fn, blocks, threads, stream, (n, *outs, *ins, *params))
+
+
+def specialize(
+    attrs: NodeAttrs, ctx: Any, in_sigs: list[Any], out_sigs: list[Any], req: list[Any]
+) -> Any:
+    """fused_compute for one signature on a GPU: the generated kernel, its grid and its
+    parameters fixed once, a call `(inputs, outputs, run_ctx)` (see elemwise_compute's
+    specialize); None on a CPU and off the plain path (_run_gpu then checks per call)."""
+    if ctx.device_type != "gpu" or not out_sigs:
+        return None
+    from nnvmpy.kernel import cuda as gpu
+
+    spec: FusedSpec = attrs.parsed
+    modes = tuple(req_mode(attrs.name, r) for r in req)
+    shape = tuple(out_sigs[0][0])
+    n = math.prod(shape)
+    sigs = [*in_sigs, *out_sigs]
+    if (
+        all(m is None for m in modes)
+        or not n
+        or any(tuple(s) != shape or d not in gpu.GPU_DTYPES for s, d in sigs)
+    ):
+        return None
+    try:
+        gpu.get_cuda(attrs.name)
+        blocks, threads, _, device = gpu.launch_config(attrs.name, ctx, n)
+        if any(d == _HALF for _, d in sigs) and not gpu._half_supported():
+            return None
+    except Exception:  # no such GPU, no CUDA: _run_gpu raises the error, per call
+        return None
+    in_types = tuple(np.dtype(d) for _, d in in_sigs)
+    out_types = tuple(np.dtype(d) for _, d in out_sigs)
+    fn = _launcher(spec, "gpu", in_types, out_types, modes)
+    params = tuple(spec.scalar_params(list(in_types)))
+    return gpu.planned_launch(fn, (blocks, threads, device), shape, head=(n,), tail=params)
+
+
+fused_compute.specialize = specialize  # type: ignore[attr-defined]
 
 
 def member_values(name: str, spec: FusedSpec, inputs: list[np.ndarray]) -> list[list[Any]]:

@@ -344,20 +344,39 @@ def plain_launcher(
         cast = dtype.type
         key += (dtype.str,)
     loop = kernel.variant(key, lambda: build_loop(kernel, mode, pattern, cast, half_out))
-    tail = tuple(flat_scalars)
+    return planned_launch(loop, (blocks, threads, device), shape, tail=tuple(flat_scalars))
+
+
+def flattener(shape: tuple[int, ...]) -> Any:
+    """How a planned launch views C-contiguous device arrays of `shape` as 1-D (each in
+    its own dtype); None when they are 1-D already."""
     if len(shape) == 1:
-        flat = None
-    elif _state["simulator"]:
-        flat = lambda a: a.reshape(n)  # noqa: E731
-    else:
-        flat = lambda a: device_view(a, (n,), dtype)  # noqa: E731
+        return None
+    n = math.prod(shape)
+    if _state["simulator"]:
+        return lambda a: a.reshape(n)
+    return lambda a: device_view(a, (n,), a.dtype)
+
+
+def planned_launch(
+    loop: Any,
+    grid: tuple[int, int, Any],
+    shape: tuple[int, ...],
+    head: tuple[Any, ...] = (),
+    tail: tuple[Any, ...] = (),
+) -> Any:
+    """fast(inputs, outputs, run_ctx): loop[grid](*head, *outputs, *inputs, *tail) on
+    run_ctx's stream, the arrays (all of `shape`) flattened; `grid` is launch_config's
+    (blocks, threads, device context) for them, worked out once."""
+    blocks, threads, device = grid
+    flat = flattener(shape)
     lock = None if isinstance(device, contextlib.nullcontext) else device
 
     def fast(inputs: list[Any], outputs: list[Any], run_ctx: Any) -> None:
         if flat is None:
-            args = (outputs[0], *inputs, *tail)
+            args = (*head, *outputs, *inputs, *tail)
         else:
-            args = (flat(outputs[0]), *[flat(a) for a in inputs], *tail)
+            args = (*head, *[flat(o) for o in outputs], *[flat(a) for a in inputs], *tail)
         stream = run_ctx.stream or 0
         if lock is None:
             launch_kernel(loop, blocks, threads, stream, args)
