@@ -31,7 +31,7 @@ def test_gpu_builds_see_the_stand_in_and_cpu_builds_numpy(monkeypatch: pytest.Mo
     shim = gpu_copy.__globals__["np"]
     assert shim is _gpu_numpy.module()
     assert set(_gpu_numpy.OVERRIDDEN) <= set(vars(shim))  # CUDA device functions
-    assert shim.sqrt is np.sqrt
+    assert shim.maximum is np.maximum  # in numba-cuda's own ufunc table
     assert shim.float32 is np.float32
     assert for_device(_body, "cpu") is _body
 
@@ -55,3 +55,74 @@ def test_floor_ceil_trunc_agree_with_numpy(fn, ref) -> None:
     xs = np.array([-2.7, -2.0, -0.3, 0.0, 0.3, 2.0, 2.7])
     assert [fn(float(x)) for x in xs] == [float(v) for v in ref(xs)]
     assert math.isclose(fn(-0.3) + 0.0, ref(-0.3) + 0.0)
+
+
+_FINITE = np.array([-7.5, -2.0, -1.0, -0.5, -0.0, 0.0, 0.25, 1.0, 2.0, 3.0, 7.5])
+_SPECIAL = np.array([np.nan, np.inf, -np.inf])
+
+
+@pytest.mark.parametrize(
+    ("name", "ref", "xs"),
+    [
+        ("abs", np.abs, np.concatenate([_FINITE, _SPECIAL])),
+        ("negative", np.negative, np.concatenate([_FINITE, _SPECIAL])),
+        ("square", np.square, np.concatenate([_FINITE, _SPECIAL])),
+        ("reciprocal", np.reciprocal, np.concatenate([_FINITE[_FINITE != 0], _SPECIAL])),
+        ("sqrt", np.sqrt, np.abs(_FINITE)),
+        ("exp", np.exp, _FINITE),
+        ("exp2", np.exp2, _FINITE),
+        ("expm1", np.expm1, _FINITE),
+        ("log1p", np.log1p, np.abs(_FINITE)),
+        ("isfinite", np.isfinite, np.concatenate([_FINITE, _SPECIAL])),
+        ("isinf", np.isinf, np.concatenate([_FINITE, _SPECIAL])),
+        ("signbit", np.signbit, np.concatenate([_FINITE, _SPECIAL])),
+        ("sign", np.sign, np.concatenate([_FINITE, _SPECIAL])),
+    ],
+)
+def test_unary_stand_ins_agree_with_numpy(name, ref, xs) -> None:
+    body = _gpu_numpy._MATH_BODIES[name]
+    got = np.array([body(float(x)) for x in xs], dtype=np.float64)
+    want = ref(xs).astype(np.float64)
+    np.testing.assert_allclose(got, want, rtol=1e-15, atol=0)
+    np.testing.assert_array_equal(np.signbit(got[got == 0]), np.signbit(want[want == 0]))
+
+
+_PAIRS = [(x, y) for x in (-7.5, -3.0, -0.5, 0.0, 2.0, 5.25) for y in (-2.0, -0.75, 0.5, 1.0, 3.0)]
+
+
+@pytest.mark.parametrize(
+    ("name", "ref"),
+    [
+        ("add", np.add),
+        ("subtract", np.subtract),
+        ("multiply", np.multiply),
+        ("power", np.power),
+        ("float_power", np.float_power),
+        ("copysign", np.copysign),
+        ("fmod", np.fmod),
+        ("remainder", np.remainder),
+        ("floor_divide", np.floor_divide),
+        ("logaddexp", np.logaddexp),
+        ("logaddexp2", np.logaddexp2),
+    ],
+)
+def test_binary_stand_ins_agree_with_numpy(name, ref) -> None:
+    body = _gpu_numpy._MATH_BODIES[name]
+    xs = np.array([p[0] for p in _PAIRS])
+    ys = np.array([p[1] for p in _PAIRS])
+    if name in ("power", "float_power"):  # NaN or inf in NumPy (and on a GPU), errors in Python
+        keep = ((xs > 0) | (ys == np.round(ys))) & ((xs != 0) | (ys > 0))
+        xs, ys = xs[keep], ys[keep]
+    got = np.array([body(float(x), float(y)) for x, y in zip(xs, ys)])
+    with np.errstate(all="ignore"):
+        want = ref(xs, ys)
+    np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-300)
+
+
+def test_floor_divide_and_remainder_keep_numpy_edge_cases() -> None:
+    fd, rem = _gpu_numpy._floor_divide, _gpu_numpy._remainder
+    assert fd(1.0, 0.1) == np.floor_divide(1.0, 0.1) == 9.0  # not floor(1 / 0.1) = 10
+    assert rem(-1.0, 3.0) == np.remainder(-1.0, 3.0) == 2.0
+    assert math.copysign(1.0, rem(-3.0, 3.0)) == np.copysign(1.0, np.remainder(-3.0, 3.0))
+    assert _gpu_numpy._logaddexp(-math.inf, -math.inf) == -math.inf
+    assert math.isnan(_gpu_numpy._logaddexp(math.nan, 1.0))
