@@ -51,7 +51,15 @@ def of(array: Any) -> Stamp | None:
     stamps = getattr(_local, "stamps", None)
     if not stamps:
         return None
-    return stamps.get(array.__array_interface__["data"][0])
+    return stamps.get(start_address(array))
+
+
+def start_address(array: Any) -> int:
+    """Where an array's data starts: a NumPy array's, or a CUDA array's (numba-cuda's
+    DeviceNDArray has no __array_interface__; the simulator's arrays have no
+    __cuda_array_interface__)."""
+    interface = getattr(array, "__cuda_array_interface__", None) or array.__array_interface__
+    return int(interface["data"][0])
 
 
 def same(a: Stamp | None, b: Stamp | None) -> bool:
@@ -59,4 +67,4 @@ def same(a: Stamp | None, b: Stamp | None) -> bool:
     return a is not None and b is not None and a[0] is b[0] and a[1] == b[1]
 
 
-__all__ = ["Stamp", "of", "published", "same"]
+__all__ = ["Stamp", "of", "published", "same", "start_address"]

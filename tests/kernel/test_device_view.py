@@ -77,3 +77,17 @@ def test_other_arrays_take_the_three_steps():
     raw = np.arange(64, dtype=np.uint8)
     got = storage.device_view(raw, (2, 4), np.dtype(np.float32))
     np.testing.assert_array_equal(got, raw[:32].view(np.float32).reshape(2, 4))
+
+
+def test_input_stamps_find_a_device_arrays_start(block):
+    """The executor keys input stamps by where an input's data starts; numba-cuda's
+    arrays have no __array_interface__ (the simulator's do, so only real arrays show it)."""
+    from nnvmpy import input_stamps
+
+    view = storage.device_view(block[64:], (4, 8), np.dtype(np.float32))
+    assert input_stamps.start_address(view) == BASE + 64
+    host = np.arange(6.0)
+    assert input_stamps.start_address(host[2:]) == host.__array_interface__["data"][0] + 16
+    with input_stamps.published({BASE + 64: ("holder", 3)}):
+        assert input_stamps.of(view) == ("holder", 3)
+        assert input_stamps.of(block) is None

@@ -95,7 +95,7 @@ class NodeRun:
             if source is None and not from_variable:
                 continue  # an intermediate: a bulk segment may write it unversioned
             holder = source.computed if source is not None else a._chunk.var
-            known.append((a._data.__array_interface__["data"][0], holder, source is not None))
+            known.append((input_stamps.start_address(a._data), holder, source is not None))
         if not known:
             return fn
 
