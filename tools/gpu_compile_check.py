@@ -10,7 +10,8 @@ the tests on numba-cuda's real CUDA target with the driver faked:
 - `numba.cuda` is the real one; `is_available`, the device (compute capability 9.0, 132
   SMs), its context, streams and events are stand-ins;
 - device arrays are numba DeviceNDArrays over made-up addresses, so nnvmpy builds its
-  views, flattens and marshals them as on hardware; copies move no data;
+  views, flattens and marshals them as on hardware; host copies in and out go to host
+  bytes behind those addresses (kernels write nothing there);
 - a kernel launch types its arguments, compiles for them and asks NVVM for the PTX
   (`kernel.inspect_asm(cc=(9, 0))`), then returns without running anything.
 
@@ -26,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import itertools
 import json
 import os
 import subprocess
@@ -85,6 +85,47 @@ class _FakeEvent:
         pass
 
 
+class _Memory:
+    """Device memory as host bytes: what the host copies in reads back (an op reading
+    an uploaded index array, sequence_length or a condition goes on as it would on a GPU);
+    kernels run nowhere, so what they would write stays zero."""
+
+    def __init__(self) -> None:
+        self.bases: list[int] = []
+        self.blocks: dict[int, Any] = {}
+        self.next = 1 << 40
+
+    def allocate(self, nbytes: int) -> int:
+        import numpy as np
+
+        base = self.next
+        self.next += -(-nbytes // 4096) * 4096 + 4096
+        self.bases.append(base)  # increasing: bisect finds a block
+        self.blocks[base] = np.zeros(nbytes, np.uint8)
+        return base
+
+    def _at(self, address: int, nbytes: int) -> Any:
+        import bisect
+
+        i = bisect.bisect_right(self.bases, address) - 1
+        if i < 0 or nbytes <= 0:
+            return None
+        block = self.blocks[self.bases[i]]
+        start = address - self.bases[i]
+        return block[start : start + nbytes] if start + nbytes <= block.size else None
+
+    def write(self, address: int, data: Any) -> None:
+        target = self._at(address, data.size)
+        if target is not None:
+            target[...] = data
+
+    def read(self, address: int, nbytes: int) -> Any:
+        import numpy as np
+
+        found = self._at(address, nbytes)
+        return found.copy() if found is not None else np.zeros(nbytes, np.uint8)
+
+
 class _Gpus(list):  # cuda.gpus: indexing gives the device, as a context manager
     def __getitem__(self, i: Any) -> Any:
         return _FakeDevice()
@@ -100,7 +141,7 @@ def install(records: list[dict[str, Any]]) -> None:
     from numba.cuda import api, dispatcher
     from numba.cuda.cudadrv import devicearray, devices, driver
 
-    addresses = itertools.count(1 << 40, 1 << 24)
+    memory = _Memory()
 
     def device_array(
         shape: Any, dtype: Any = np.float64, strides: Any = None, order: str = "C", stream: Any = 0
@@ -108,7 +149,8 @@ def install(records: list[dict[str, Any]]) -> None:
         dtype = np.dtype(dtype)
         shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
         nbytes = max(int(np.prod(shape)) * dtype.itemsize, 1)
-        pointer = driver.MemoryPointer(_FakeContext(), ctypes.c_void_p(next(addresses)), nbytes)
+        address = memory.allocate(nbytes)
+        pointer = driver.MemoryPointer(_FakeContext(), ctypes.c_void_p(address), nbytes)
         c_strides, step = [], dtype.itemsize
         for n in reversed(shape):
             c_strides.append(step)
@@ -116,11 +158,27 @@ def install(records: list[dict[str, Any]]) -> None:
         return devicearray.DeviceNDArray(shape, tuple(reversed(c_strides)), dtype, stream, pointer)
 
     def to_device(a: Any, stream: Any = 0, copy: bool = True, to: Any = None) -> Any:
-        a = np.asarray(a)
-        return to if to is not None else device_array(a.shape, a.dtype)
+        a = np.ascontiguousarray(a)
+        if to is None:
+            to = device_array(a.shape, a.dtype)
+        copy_to_device(to, a)
+        return to
+
+    def address(a: Any) -> int:
+        return int(a.device_ctypes_pointer.value or 0)
+
+    def copy_to_device(self: Any, ary: Any, stream: Any = 0) -> None:
+        if hasattr(ary, "device_ctypes_pointer"):  # device to device
+            memory.write(address(self), memory.read(address(ary), ary.nbytes))
+        else:
+            memory.write(address(self), np.ascontiguousarray(ary).view(np.uint8).reshape(-1))
 
     def copy_to_host(self: Any, ary: Any = None, stream: Any = 0) -> Any:
-        return np.zeros(self.shape, self.dtype) if ary is None else ary
+        data = memory.read(address(self), self.nbytes).view(self.dtype).reshape(self.shape)
+        if ary is None:
+            return data.copy()
+        ary[...] = data
+        return ary
 
     cuda.is_available = lambda: True
     for module in (cuda, api, dispatcher):
@@ -138,7 +196,7 @@ def install(records: list[dict[str, Any]]) -> None:
     cuda.event = lambda timing=True: _FakeEvent()
     cuda.synchronize = lambda: None
     devicearray.DeviceNDArray.copy_to_host = copy_to_host
-    devicearray.DeviceNDArray.copy_to_device = lambda self, ary, stream=0: None
+    devicearray.DeviceNDArray.copy_to_device = copy_to_device
     driver._to_core_stream = lambda s: s
     dispatcher._Kernel.bind = lambda self: None
     seen: set[tuple[int, Any]] = set()
