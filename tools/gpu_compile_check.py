@@ -158,7 +158,8 @@ def install(records: list[dict[str, Any]]) -> None:
         return devicearray.DeviceNDArray(shape, tuple(reversed(c_strides)), dtype, stream, pointer)
 
     def to_device(a: Any, stream: Any = 0, copy: bool = True, to: Any = None) -> Any:
-        a = np.ascontiguousarray(a)
+        a = np.asarray(a)
+        a = a if a.flags.c_contiguous else a.copy()  # (ascontiguousarray makes 0-d 1-d)
         if to is None:
             to = device_array(a.shape, a.dtype)
         copy_to_device(to, a)
@@ -171,7 +172,9 @@ def install(records: list[dict[str, Any]]) -> None:
         if hasattr(ary, "device_ctypes_pointer"):  # device to device
             memory.write(address(self), memory.read(address(ary), ary.nbytes))
         else:
-            memory.write(address(self), np.ascontiguousarray(ary).view(np.uint8).reshape(-1))
+            host = np.asarray(ary)
+            host = host if host.flags.c_contiguous else host.copy()
+            memory.write(address(self), host.reshape(-1).view(np.uint8))
 
     def copy_to_host(self: Any, ary: Any = None, stream: Any = 0) -> Any:
         data = memory.read(address(self), self.nbytes).view(self.dtype).reshape(self.shape)
@@ -195,6 +198,7 @@ def install(records: list[dict[str, Any]]) -> None:
     cuda.stream = lambda: _FakeStream()
     cuda.event = lambda timing=True: _FakeEvent()
     cuda.synchronize = lambda: None
+    cuda.current_context = lambda devnum=None: _FakeContext()
     devicearray.DeviceNDArray.copy_to_host = copy_to_host
     devicearray.DeviceNDArray.copy_to_device = copy_to_device
     driver._to_core_stream = lambda s: s
