@@ -306,7 +306,21 @@ def pytest_configure(config: Any) -> None:
         config.pluginmanager.register(Plugin(), "gpu_compile_check_plugin")
 
 
+def nvvm_missing() -> str | None:
+    """Why PTX cannot be made here (NVVM or NVRTC not found), or None."""
+    probe = "from cuda.pathfinder import load_nvidia_dynamic_lib as l; l('nvvm'); l('nvrtc')"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    if done.returncode == 0:
+        return None
+    last = (done.stderr.strip().splitlines() or ["?"])[-1]
+    return f"{last[:300]} (pip install nvidia-nvvm nvidia-cuda-nvrtc)"
+
+
 def main() -> int:
+    missing = nvvm_missing()
+    if missing:
+        print(f"gpu_compile_check: cannot make PTX here: {missing}")
+        return 2
     args = sys.argv[1:]
     listing = None
     if args[:1] == ["--list"]:  # --list FILE: every record as JSON, for a closer look
@@ -345,6 +359,11 @@ def main() -> int:
         key = (r["kernel"], r["types"])
         if key not in compiled or (r["error"] and not compiled[key]["error"]):
             compiled[key] = r
+    if not compiled:
+        print(
+            "gpu_compile_check: no kernel was launched; did the tests run? (" + " ".join(args) + ")"
+        )
+        return 1
     failed = [r for r in compiled.values() if r["error"]]
     kernels = {k for k, _ in compiled}
     print(
