@@ -41,3 +41,19 @@ def test_bench_gpu_smoke_runs_every_section(tmp_path: Path) -> None:
     for key in keys:
         assert math.isfinite(results[key]), (key, results)
         assert results[key] > 0, (key, results)
+
+
+@pytest.mark.skipif(
+    os.environ.get("NUMBA_ENABLE_CUDASIM") != "1", reason="bench_gpu_host runs on the simulator"
+)
+def test_bench_gpu_host_prints_every_row() -> None:
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "bench_gpu_host.py"), "--ops", "300",
+         "--rounds", "1"],
+        capture_output=True, text=True, timeout=600, env=env, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    for row in ("async, process CPU", "pushing thread CPU", "engine worker alone", "per op:",
+                "bound graph, per node"):  # fmt: skip
+        assert row in proc.stdout, proc.stdout

@@ -14,6 +14,8 @@ the worker polls it. What is left is what nnvmpy's Python costs per op on the ho
   worker       the engine worker alone per op (FCompute, launch arguments, event, complete):
                the ops are queued behind a held variable first, then released.
   per op       engine pushes (a delete is one) and storage allocations.
+  bound graph  an executor's forward over a chain of 32 unfused scalar adds on the GPU:
+               process CPU per node (the executor's planned launches, its bulk pushes).
 
 Ratios are against the 20 us target. The simulator's arrays cost more to touch than
 numba-cuda's, and a real launch adds its own host time (numba-cuda's path, or
@@ -95,6 +97,49 @@ def _counting(n_ops: int, x: Any) -> tuple[Any, float, float]:
     return x, counts["push"] / n_ops, counts["alloc"] / n_ops
 
 
+def _graph_per_node(n_nodes: int, runs: int) -> tuple[float, int]:
+    """Process CPU per node of a bound graph's forward on the GPU: a chain of n_nodes
+    scalar adds, unfused (NNVMPY_FUSION=0 at bind), best of three batches of runs; and
+    the engine pushes per forward (the executor may bulk nodes into one push)."""
+    import nnvmpy as nv
+    from nnvmpy import engine
+
+    os.environ["NNVMPY_FUSION"] = "0"
+    try:
+        y = nv.sym.Variable("x")
+        for _ in range(n_nodes):
+            y = y + 1.0
+        exe = y.simple_bind(ctx=nv.gpu(0), x=(16,), grad_req="null")
+    finally:
+        del os.environ["NNVMPY_FUSION"]
+    exe.forward(is_train=False)
+    nv.nd.waitall()
+    eng = engine.get_engine()
+    pushes = [0]
+    push = type(eng)._push
+
+    def counted_push(self: Any, *args: Any) -> None:
+        pushes[0] += 1
+        push(self, *args)
+
+    type(eng)._push = counted_push
+    try:
+        exe.forward(is_train=False)
+        nv.nd.waitall()
+    finally:
+        type(eng)._push = push
+    best = float("inf")
+    for _ in range(3):
+        launched = _launches[0]
+        cpu0 = _process_cpu()
+        for _ in range(runs):
+            exe.forward(is_train=False)
+        nv.nd.waitall()
+        best = min(best, (_process_cpu() - cpu0) / (runs * n_nodes) * 1e6)
+        assert _launches[0] - launched == runs * n_nodes, "a node did not launch"
+    return best, pushes[0]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ops", type=int, default=4000)
@@ -143,6 +188,8 @@ def main() -> None:
     x, pushes, allocs = _counting(n, x)
     done += n
     assert _launches[0] == done, f"{_launches[0]} launches for {done} ops"  # none skipped
+    nodes = 32
+    graph_us, graph_pushes = _graph_per_node(nodes, max(n // nodes, 10))
     print(f"GPU dispatch, host side (simulator, launches and events faked), {n} ops")
     for key, label in (
         ("async_wall", "async, wall"),
@@ -154,6 +201,12 @@ def main() -> None:
         ratio = us / TARGET_US
         print(f"  {label:22s} {us:6.1f} us/op   {ratio:5.2f}x the {TARGET_US:.0f} us target")
     print(f"  per op: {pushes:.2f} engine pushes, {allocs:.2f} storage allocations")
+    ratio = graph_us / TARGET_US
+    print(
+        f"  {'bound graph, per node':22s} {graph_us:6.1f} us/op   {ratio:5.2f}x the "
+        f"{TARGET_US:.0f} us target  ({nodes} unfused scalar adds, {graph_pushes} engine "
+        "pushes per forward, process CPU)"
+    )
     print(f"  load average {os.getloadavg()[0]:.2f}, cores {os.sched_getaffinity(0)}")
 
 
