@@ -87,6 +87,10 @@ def _quiet_small_grids() -> None:
     warnings-as-errors it failed them (seen on an H200 in the poles/domains tests)."""
     if "NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS" in os.environ:
         return
+    # In the environment too: numba re-reads every config value from NUMBA_* variables at
+    # its next compile whenever one of them changed, which undid the config write alone
+    # (seen with tools/bench_gpu_launch_host.py: the warning came back after one compile).
+    os.environ["NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"] = "0"
     for name in ("numba.cuda.core.config", "numba.core.config"):
         try:
             cfg = importlib.import_module(name)
