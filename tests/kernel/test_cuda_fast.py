@@ -163,3 +163,21 @@ def test_host_arrays_and_tuples_numba_must_launch(block, direct_launches):
             cuda_fast.launch(loop, 1, 8, 0, args)
         assert len(loop.numba_launches) == 3
     assert not direct_launches
+
+
+def test_a_resolved_kernel_keeps_its_dispatcher_alive(block, direct_launches):
+    """Entries are keyed by id(dispatcher): a dispatcher freed while its entry stays could
+    see its id reused by a new kernel of the same signature, launched as the old one."""
+    import gc
+    import weakref
+
+    out = storage.device_view(block, (8,), np.dtype(np.float32))
+    loop = _Dispatcher(_Kernel())
+    cuda_fast.launch(loop, 1, 8, 0, (out,))  # numba's launch, then resolved
+    ref = weakref.ref(loop)
+    del loop
+    gc.collect()
+    assert ref() is not None
+    cuda_fast.forget()
+    gc.collect()
+    assert ref() is None

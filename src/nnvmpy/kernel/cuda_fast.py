@@ -58,10 +58,15 @@ def set_enabled(on: bool | None) -> None:
 class _Resolved:
     """One compiled kernel as loaded on this thread's device: what a launch needs."""
 
-    __slots__ = ("argument_types", "arrays", "function", "kernel")
+    __slots__ = ("argument_types", "arrays", "dispatcher", "function", "kernel")
 
-    def __init__(self, kernel: Any, function: Any, argument_types: tuple[Any, ...]) -> None:
+    def __init__(
+        self, dispatcher: Any, kernel: Any, function: Any, argument_types: tuple[Any, ...]
+    ) -> None:
         array_type = _numba["types"].Array
+        # kept alive: entries are keyed by id(dispatcher), which a freed dispatcher's
+        # successor could otherwise reuse (and be launched as the old kernel)
+        self.dispatcher = dispatcher
         self.kernel = kernel  # numba-cuda's _Kernel (its _prepare_args marshals scalars)
         self.function = function  # cuda.core's kernel object of the loaded module
         self.argument_types = argument_types
@@ -125,7 +130,7 @@ def _resolve(dispatcher: Any, args: tuple[Any, ...]) -> _Resolved | None:
         elif not isinstance(ty, (types.Number, types.Boolean)):
             return None  # tuples, records, ...: signature() does not tell them apart
     function = kernel._codelibrary.get_cufunc().kernel
-    return _Resolved(kernel, function, argument_types)
+    return _Resolved(dispatcher, kernel, function, argument_types)
 
 
 def _core_stream(stream: Any) -> Any:
