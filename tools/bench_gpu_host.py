@@ -140,25 +140,14 @@ def _graph_per_node(n_nodes: int, runs: int) -> tuple[float, int]:
     return best, pushes[0]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--ops", type=int, default=4000)
-    parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
-    if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
-        raise SystemExit("run on the simulator: NUMBA_ENABLE_CUDASIM=1 (see the docstring)")
-    import nnvmpy as nv
+def measure_chain(x: Any, n: int, rounds: int) -> tuple[Any, dict[str, float]]:
+    """`x = x + 1` n times per round on x's GPU, best of the rounds, in us per op: async
+    wall and process CPU, the pushing thread's CPU, and the engine worker alone (the
+    ops queued behind a held variable first). Launches 2 * n * rounds kernels."""
     from nnvmpy import engine, nd
 
-    _fake_device()
-    n = args.ops
-    x = nd.ones((16,), ctx=nv.gpu(0))
-    for _ in range(50):
-        x = x + 1
-    nd.waitall()
-    done = 51  # launches: nd.ones fills on the device, then one per op
     best: dict[str, float] = {}
-    for _ in range(args.rounds):
+    for _ in range(rounds):
         cpu0, main0, wall0 = _process_cpu(), time.thread_time(), time.perf_counter()
         for _ in range(n):
             x = x + 1
@@ -177,29 +166,58 @@ def main() -> None:
         x.wait_to_read()
         worker_us = (time.perf_counter() - start) / n * 1e6
         nd.waitall()
-        done += 2 * n
-        for key, value in (  # best of the rounds
+        for key, value in (
             ("async_wall", wall_us),
             ("async_cpu", cpu_us),
             ("main", main_us),
             ("worker", worker_us),
         ):
             best[key] = min(best.get(key, value), value)
+    return x, best
+
+
+ROWS = (
+    ("async_wall", "async, wall"),
+    ("async_cpu", "async, process CPU"),
+    ("main", "pushing thread CPU"),
+    ("worker", "engine worker alone"),
+)
+
+
+def print_rows(best: dict[str, float]) -> None:
+    for key, label in ROWS:
+        us = best[key]
+        print(
+            f"  {label:22s} {us:6.1f} us/op   {us / TARGET_US:5.2f}x the {TARGET_US:.0f} us target"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ops", type=int, default=4000)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
+        raise SystemExit("run on the simulator: NUMBA_ENABLE_CUDASIM=1 (see the docstring)")
+    import nnvmpy as nv
+    from nnvmpy import nd
+
+    _fake_device()
+    n = args.ops
+    x = nd.ones((16,), ctx=nv.gpu(0))
+    for _ in range(50):
+        x = x + 1
+    nd.waitall()
+    done = 51  # launches: nd.ones fills on the device, then one per op
+    x, best = measure_chain(x, n, args.rounds)
+    done += 2 * n * args.rounds
     x, pushes, allocs = _counting(n, x)
     done += n
     assert _launches[0] == done, f"{_launches[0]} launches for {done} ops"  # none skipped
     nodes = 32
     graph_us, graph_pushes = _graph_per_node(nodes, max(n // nodes, 10))
     print(f"GPU dispatch, host side (simulator, launches and events faked), {n} ops")
-    for key, label in (
-        ("async_wall", "async, wall"),
-        ("async_cpu", "async, process CPU"),
-        ("main", "pushing thread CPU"),
-        ("worker", "engine worker alone"),
-    ):
-        us = best[key]
-        ratio = us / TARGET_US
-        print(f"  {label:22s} {us:6.1f} us/op   {ratio:5.2f}x the {TARGET_US:.0f} us target")
+    print_rows(best)
     print(f"  per op: {pushes:.2f} engine pushes, {allocs:.2f} storage allocations")
     ratio = graph_us / TARGET_US
     print(

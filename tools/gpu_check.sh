@@ -20,6 +20,10 @@ BUDGET="${GPU_CHECK_BUDGET_S:-540}"
 WORKERS="${GPU_CHECK_WORKERS:-14}"
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 NUMBA_ENABLE_CUDASIM=0
 export NNVMPY_CUPY="${NNVMPY_CUPY:-1}"  # the CuPy layer is off by default until verified here
+# so are direct launches (kernel/cuda_fast.py): the whole gpu suite runs with them, after
+# every direct launch of it matched numba-cuda's own call with the driver faked
+# (tools/gpu_compile_check.py --fast-launch); a failure here names the kernel launched
+export NNVMPY_GPU_FAST_LAUNCH="${NNVMPY_GPU_FAST_LAUNCH:-1}"
 SECONDS=0
 
 left() { echo $((BUDGET - SECONDS)); }

@@ -1,6 +1,7 @@
 """Compile every GPU kernel the gpu-marked tests launch to sm_90 PTX, without a GPU.
 
-    python3 tools/gpu_compile_check.py [pytest args...]   # default: -m gpu tests
+    python3 tools/gpu_compile_check.py [--list FILE] [--fast-launch] [pytest args...]
+                                          # pytest args by default: -m gpu tests -n 2
 
 The simulator runs kernels as Python, so a kernel numba-cuda cannot type or lower for a
 real GPU (an unsupported call, a float16 cast, a dtype mismatch in a shared array) passes
@@ -20,7 +21,10 @@ collected. NVVM and NVRTC come from PyPI (`pip install nvidia-nvvm nvidia-cuda-n
 no driver needed. It prints each kernel signature compiled and each one that failed,
 with the error and the first test that reached it; exit 1 if any failed.
 
-Takes a while: every distinct kernel signature compiles (about a second each).
+--fast-launch also turns kernel/cuda_fast.py's direct launches on and compares each one
+with numba-cuda's own marshalling of the same launch (tools/fast_launch_check.py).
+
+About two minutes for the whole gpu suite on two cores.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from typing import Any
 CC = (9, 0)
 SM_COUNT = 132
 _RECORDS_ENV = "NNVMPY_COMPILE_CHECK_DIR"
+_FAST_ENV = "NNVMPY_COMPILE_CHECK_FAST_LAUNCH"
 
 
 # ---------------------------------------------------------------- the faked driver
@@ -134,7 +139,8 @@ class _Gpus(list):  # cuda.gpus: indexing gives the device, as a context manager
 def install(records: list[dict[str, Any]]) -> None:
     """Fake the CUDA driver under the real numba.cuda; launches compile to PTX and append
     {kernel, types, error} to `records`. Call before nnvmpy touches numba.cuda."""
-    os.environ["NUMBA_ENABLE_CUDASIM"] = "0"
+    if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") != "0":
+        raise RuntimeError("gpu_compile_check: run without NUMBA_ENABLE_CUDASIM=1")
     os.environ.setdefault("NNVMPY_CUPY", "0")  # CuPy would need the driver
     import numpy as np
     from numba import cuda
@@ -247,9 +253,14 @@ class Plugin:
 
     def __init__(self) -> None:
         self.records: list[dict[str, Any]] = []
+        self.direct: dict[str, Any] = {}
         self.test = "?"
         install(self.records)
         _quiet_value_checks()
+        if os.environ.get(_FAST_ENV) == "1":
+            import fast_launch_check
+
+            fast_launch_check.install(self.direct)
 
     def pytest_runtest_setup(self, item: Any) -> None:
         self.test = item.nodeid
@@ -262,7 +273,7 @@ class Plugin:
     def pytest_sessionfinish(self, session: Any) -> None:
         out = Path(os.environ.get(_RECORDS_ENV, "."))
         path = out / f"records-{os.getpid()}.json"
-        path.write_text(json.dumps(self.records))
+        path.write_text(json.dumps({"records": self.records, "direct": self.direct}))
 
 
 def _quiet_value_checks() -> None:
@@ -325,11 +336,15 @@ def main() -> int:
     listing = None
     if args[:1] == ["--list"]:  # --list FILE: every record as JSON, for a closer look
         listing, args = Path(args[1]), args[2:]
+    fast = args[:1] == ["--fast-launch"]  # also check every direct launch (cuda_fast)
+    if fast:
+        args = args[1:]
     args = args or ["-m", "gpu", "tests", "-n", "2"]
     root = Path(__file__).resolve().parent.parent
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0", NNVMPY_CUPY="0")
         env[_RECORDS_ENV] = tmp
+        env[_FAST_ENV] = "1" if fast else "0"
         env["PYTHONPATH"] = os.pathsep.join(
             [str(root / "tools"), str(root / "src"), env.get("PYTHONPATH", "")]
         )
@@ -350,8 +365,12 @@ def main() -> int:
         ]
         subprocess.run(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         records: list[dict[str, Any]] = []
+        checked, mismatches = 0, []
         for path in Path(tmp).glob("records-*.json"):
-            records += json.loads(path.read_text())
+            written = json.loads(path.read_text())
+            records += written["records"]
+            checked += written["direct"].get("checked", 0)
+            mismatches += written["direct"].get("mismatches", [])
     if listing is not None:
         listing.write_text(json.dumps(records, indent=1))
     compiled: dict[tuple[str, str], dict[str, Any]] = {}
@@ -373,6 +392,15 @@ def main() -> int:
     for r in sorted(failed, key=lambda r: r["kernel"]):
         print(f"\nFAILED {r['kernel']}({r['types']})\n  first reached by {r.get('test', '?')}")
         print("  " + r["error"].strip().replace("\n", "\n  ")[:1500])
+    if fast:
+        print(
+            f"direct launches (kernel/cuda_fast.py) checked against numba-cuda's own: {checked}, "
+            f"{len(mismatches)} differed"
+        )
+        for m in sorted(set(mismatches))[:40]:
+            print(f"  DIFFERS {m[:600]}")
+        if mismatches or not checked:
+            return 1
     return 1 if failed else 0
 
 
