@@ -23,5 +23,6 @@ run "$PYTHON" -m pytest -q -n 2 -m "not gpu and not mxnet" "$@"
 run "$PYTHON" tools/mxnet_compat.py --check
 NUMBA_ENABLE_CUDASIM=1 run "$PYTHON" -m pytest -q -n 2 -m gpu "$@"
 # every kernel those tests launch, compiled for a real GPU (sm_90 PTX) with the driver faked:
-# the simulator runs kernels as Python and cannot tell what numba-cuda fails to compile
-run "$PYTHON" tools/gpu_compile_check.py
+# the simulator runs kernels as Python and cannot tell what numba-cuda fails to compile;
+# and every direct launch (kernel/cuda_fast.py) compared with numba-cuda's own
+run "$PYTHON" tools/gpu_compile_check.py --fast-launch
