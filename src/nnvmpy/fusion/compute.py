@@ -183,18 +183,14 @@ def specialize(
         or any(tuple(s) != shape or d not in gpu.GPU_DTYPES for s, d in sigs)
     ):
         return None
-    try:
-        gpu.get_cuda(attrs.name)
-        blocks, threads, _, device = gpu.launch_config(attrs.name, ctx, n)
-        if any(d == _HALF for _, d in sigs) and not gpu._half_supported():
-            return None
-    except Exception:  # no such GPU, no CUDA: _run_gpu raises the error, per call
+    grid = gpu.planned_grid(attrs.name, ctx, n, [d for _, d in sigs])
+    if grid is None:
         return None
     in_types = tuple(np.dtype(d) for _, d in in_sigs)
     out_types = tuple(np.dtype(d) for _, d in out_sigs)
     fn = _launcher(spec, "gpu", in_types, out_types, modes)
     params = tuple(spec.scalar_params(list(in_types)))
-    return gpu.planned_launch(fn, (blocks, threads, device), shape, head=(n,), tail=params)
+    return gpu.planned_launch(fn, grid, shape, head=(n,), tail=params)
 
 
 fused_compute.specialize = specialize  # type: ignore[attr-defined]

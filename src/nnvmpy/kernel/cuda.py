@@ -283,20 +283,41 @@ def launch(
     n = out_flat.size
     if n == 0:
         return
-    key: tuple[str, ...] = ("gpu", mode, pattern)
-    cast = None
-    half_out = out_flat.dtype == _HALF
-    if half_out:  # float32 values, rounded once on the store (make_loop)
-        key += ("half",)
-    elif mode == "add":
-        cast = out_flat.dtype.type
-        key += (out_flat.dtype.str,)
-    loop = kernel._variants.get(key) or kernel.variant(
-        key, lambda: build_loop(kernel, mode, pattern, cast, half_out)
-    )
+    loop = _loop_for(kernel, mode, pattern, out_flat.dtype)
     blocks, threads, stream, device = launch_config(name, ctx if ctx is not None else dev, n)
     with device:
         launch_kernel(loop, blocks, threads, stream, (out_flat, *flat))
+
+
+def _loop_for(kernel: ElementwiseKernel, mode: str, pattern: str, out_dtype: np.dtype) -> Any:
+    """The compiled-on-launch loop of `kernel` for a mode, argument pattern and out dtype."""
+    key: tuple[str, ...] = ("gpu", mode, pattern)
+    cast = None
+    half_out = out_dtype == _HALF
+    if half_out:  # float32 values, rounded once on the store (make_loop)
+        key += ("half",)
+    elif mode == "add":
+        cast = out_dtype.type
+        key += (out_dtype.str,)
+    return kernel._variants.get(key) or kernel.variant(
+        key, lambda: build_loop(kernel, mode, pattern, cast, half_out)
+    )
+
+
+def planned_grid(
+    kernel_name: str, ctx: Context, n: int, dtypes: Any
+) -> tuple[int, int, Any] | None:
+    """launch_config's (blocks, threads, device context) for n items on ctx, worked out
+    for a planned launch; None where CUDA, the GPU or float16 arithmetic is missing (the
+    checked launch then raises its error, per call, as before)."""
+    try:
+        get_cuda(kernel_name)
+        blocks, threads, _, device = launch_config(kernel_name, ctx, n)
+        if any(d == _HALF for d in dtypes) and not _half_supported():
+            return None
+    except Exception:
+        return None
+    return blocks, threads, device
 
 
 def plain_launcher(
@@ -323,12 +344,10 @@ def plain_launcher(
         or any(type(v) is not float and type(v) is not int for v in scalars)
     ):
         return None
-    try:
-        get_cuda(kernel.name)
-        blocks, threads, _, device = launch_config(kernel.name, Context("gpu", device_id), n)
-        if (dtype == _HALF or any(d == _HALF for _, d in in_sigs)) and not _half_supported():
-            return None
-    except Exception:  # no such GPU, no CUDA: launch() raises the error, per call, as before
+    grid = planned_grid(
+        kernel.name, Context("gpu", device_id), n, [dtype, *(d for _, d in in_sigs)]
+    )
+    if grid is None:
         return None
     pattern = "".join("H" if d == _HALF else "A" for _, d in in_sigs)
     flat_scalars: list[Any] = []
@@ -339,16 +358,8 @@ def plain_launcher(
         else:
             flat_scalars.append(v)
             pattern += "S"
-    key: tuple[str, ...] = ("gpu", mode, pattern)
-    cast = None
-    half_out = dtype == _HALF
-    if half_out:
-        key += ("half",)
-    elif mode == "add":
-        cast = dtype.type
-        key += (dtype.str,)
-    loop = kernel.variant(key, lambda: build_loop(kernel, mode, pattern, cast, half_out))
-    return planned_launch(loop, (blocks, threads, device), shape, tail=tuple(flat_scalars))
+    loop = _loop_for(kernel, mode, pattern, dtype)
+    return planned_launch(loop, grid, shape, tail=tuple(flat_scalars))
 
 
 def flattener(shape: tuple[int, ...]) -> Any:
