@@ -17,8 +17,9 @@ Sections (targets from issue 16):
   layers       the row and channel kernels checked for coalescing (issue 16): BatchNorm
                training forward and backward on ResNet-18's (64, 64, 56, 56), softmax
                forward and backward on (4096, 1000), LayerNorm on (4096, 768), sum over
-               each axis of (8192, 8192): the least traffic each must move, as GB/s and
-               as a fraction of CuPy's copy bandwidth (no target; watch the trend)
+               each axis of (8192, 8192), a depthwise 3x3 convolution with a bias forward
+               and backward on (64, 32, 112, 112): the least traffic each must move, as
+               GB/s and as a fraction of CuPy's copy bandwidth (no target; watch the trend)
   resnet       ResNet-18 v1 training step at batch 64, 3x224x224 (forward, backward,
                sgd_mom_update; MXNet's symbol file when found, else the same network built
                here), against PyTorch eager (torchvision resnet18, float32, TF32 off, and
@@ -217,6 +218,11 @@ def bench_layers(scale: int, args: argparse.Namespace) -> None:
     x_sm.attach_grad()
     x_ln, g_ln, b_ln = arr(d(4096), d(768)), arr(d(768)), arr(d(768))
     x_red = arr(d(8192), d(8192))
+    # MobileNet's first depthwise layer: direct kernels, a sliced weight gradient, a bias
+    x_dw, w_dw, b_dw = arr(d(64), d(32), d(112), d(112)), arr(d(32), 1, 3, 3), arr(d(32))
+    dy_dw = arr(*x_dw.shape)
+    for a in (x_dw, w_dw, b_dw):
+        a.attach_grad()
 
     def bn_train() -> None:
         with nv.autograd.record():
@@ -232,7 +238,13 @@ def bench_layers(scale: int, args: argparse.Namespace) -> None:
             y = nv.nd.softmax(x_sm, axis=-1)
         y.backward(dy_sm)
 
-    size_bn, size_sm = 4 * x_bn.size, 4 * x_sm.size
+    def depthwise_train() -> None:
+        with nv.autograd.record():
+            y = nv.nd.Convolution(x_dw, w_dw, b_dw, kernel=(3, 3), pad=(1, 1),
+                                  num_filter=x_dw.shape[1], num_group=x_dw.shape[1])  # fmt: skip
+        y.backward(dy_dw)
+
+    size_bn, size_sm, size_dw = 4 * x_bn.size, 4 * x_sm.size, 4 * x_dw.size
     rows = {  # name: (run, bytes: inputs read once + outputs written once)
         "BatchNorm fwd": (bn_forward, 2 * size_bn),
         "BatchNorm fwd+bwd": (bn_train, 2 * size_bn + 3 * size_bn),  # + read x, dy; write dx
@@ -241,6 +253,7 @@ def bench_layers(scale: int, args: argparse.Namespace) -> None:
         "LayerNorm fwd": (lambda: nv.nd.LayerNorm(x_ln, g_ln, b_ln), 8 * x_ln.size),
         "sum(axis=0)": (lambda: nv.nd.sum(x_red, axis=0), 4 * x_red.size),
         "sum(axis=1)": (lambda: nv.nd.sum(x_red, axis=1), 4 * x_red.size),
+        "depthwise fwd+bwd": (depthwise_train, 2 * size_dw + 3 * size_dw),  # as softmax's
     }
     time_bandwidth(rows, copy_gbs, args, "", "layer_", "")
     got = nv.nd.sum(x_red, axis=0).asnumpy()

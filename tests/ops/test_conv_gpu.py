@@ -95,12 +95,12 @@ def _tolerance(dtype: Any) -> dict:
     return {"rtol": 1e-10, "atol": 1e-12} if dtype == np.float64 else {"rtol": 1e-4, "atol": 1e-5}
 
 
-def _check_case(case: tuple, dtype: Any, seed: int = 0) -> None:
+def _check_case(case: tuple, dtype: Any, seed: int = 0, gemm: bool = True) -> None:
     """Forward, then every gradient, GPU against the CPU (float64) and NumPy."""
     name, xs, params, req_f, reqs_b = case
     inputs, ws = _inputs(case, dtype, seed)
     s = _shape(params, xs, ws)
-    assert _im2col_cuda.use_gemm(s), f"{name}: the test meant the im2col + GEMM path"
+    assert _im2col_cuda.use_gemm(s) == gemm, f"{name}: the test meant the other path"
     wide = [a.astype(np.float64) for a in inputs]
     rng = np.random.default_rng(seed + 1)
     y_ref = conv_reference(*wide, **params)
@@ -164,6 +164,52 @@ def test_gpu_convolution_over_several_chunks_matches_cpu(
     _check_case(case, dtype, seed=3)
     if dtype == np.float64:  # the weight gradient added to from the first chunk on
         _check_case(("chunks-add", (5, 2, 4, 3), params, W, (W, A, N)), dtype, seed=4)
+
+
+# depthwise and channel-multiplier convolutions: the direct kernels (use_gemm is False)
+DIRECT_CASES = [
+    ("depthwise", (2, 4, 5, 5), {"kernel": (3, 3), "num_filter": 4, "num_group": 4,
+     "pad": (1, 1)}, W, (W, A, A)),
+    ("multiplier-stride", (3, 2, 6, 5), {"kernel": (3, 2), "num_filter": 4, "num_group": 2,
+     "stride": (2, 1)}, A, (A, W, W)),
+    ("depthwise-3d", (2, 2, 3, 4, 3), {"kernel": (2, 3, 2), "num_filter": 2, "num_group": 2,
+     "pad": (1, 1, 0), "no_bias": True}, W, (N, A)),
+]  # fmt: skip
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", DIRECT_CASES, ids=[c[0] for c in DIRECT_CASES])
+@pytest.mark.parametrize("items", [1, 1 << 16], ids=["one-slice", "row-slices"])
+def test_gpu_direct_convolution_gradients_match_cpu(
+    monkeypatch: pytest.MonkeyPatch, case: tuple, items: int
+) -> None:
+    """The weight gradient summed whole per weight element, or as float64 partial sums
+    over slices of output rows that a reduction adds (written, added or skipped)."""
+    from nnvmpy.ops.nn import _conv_cuda
+
+    monkeypatch.setattr(_conv_cuda, "WEIGHT_GRAD_ITEMS", items)
+    _, xs, params, _, _ = case
+    s = _shape(params, xs, _inputs(case, np.float64, 0)[1])
+    slices, _ = _conv_cuda.weight_grad_slices(s.f * s.rows, s.n * s.hw // s.win.wo)
+    assert (slices > 1) == (items > 1)
+    _check_case(case, np.float64, gemm=False)
+
+
+def test_weight_gradient_slices_cover_the_rows_once() -> None:
+    from nnvmpy.ops.nn._conv_cuda import WEIGHT_GRAD_ITEMS, weight_grad_slices
+
+    for n_weights, rows in [(288, 7168), (9, 5), (1, 1), (1 << 20, 64), (3000, 1000), (7, 0)]:
+        slices, per = weight_grad_slices(n_weights, rows)
+        assert slices >= 1
+        assert per >= 1
+        assert slices * per >= rows
+        assert (slices - 1) * per < max(rows, 1)
+        if slices > 1:  # about as many work items as asked (whole slices round it down)
+            assert n_weights * slices >= min(WEIGHT_GRAD_ITEMS, n_weights * rows) // 2
+    # a deconvolution 128 -> 64 channels, 3x3: one slice; MobileNet's depthwise 3x3 on 32
+    # channels at 112x112, batch 64: 224 slices of 32 rows (288 weights each)
+    assert weight_grad_slices(128 * 64 * 9, 64 * 56) == (1, 64 * 56)
+    assert weight_grad_slices(32 * 9, 64 * 112) == (224, 32)
 
 
 def test_direct_kernels_for_depthwise_and_tiny_convolutions() -> None:

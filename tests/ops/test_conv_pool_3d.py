@@ -137,14 +137,21 @@ def test_gpu_kernel_bodies_match_the_reference_on_the_cpu() -> None:
     )
     np.testing.assert_allclose(out, want, rtol=1e-12, atol=1e-12)
     dy = rng.standard_normal(want.shape)
+    rows = dy.shape[0] * dy.shape[2] * dy.shape[3]  # output rows (n, v, y)
     dw = np.ones_like(w)  # mode 2 (ADD): accumulates onto the ones
     _conv_cuda.conv_weight_grad.launch(
-        None, w.size, dy.ravel(), x.ravel(), dw.reshape(-1), 2, 2, *geo
+        None, w.size, dy.ravel(), x.ravel(), dw.reshape(-1), 2, 2, rows, *geo
     )
     # <conv(x, w + e), dy> - <conv(x, w), dy> is linear in e: check dW against it
     e = rng.standard_normal(w.shape)
     linear = np.vdot(conv_reference(x, e, **p.values()), dy)
     np.testing.assert_allclose(np.vdot(dw - 1.0, e), linear, rtol=1e-10)
+    # sliced (weight_grad_gpu's first pass): slices of 5 of the 16 rows, the last one short
+    assert rows == 16
+    slices = -(-rows // 5)
+    part = np.full(slices * w.size, np.nan)
+    _conv_cuda.conv_weight_grad.launch(None, part.size, dy.ravel(), x.ravel(), part, 2, 1, 5, *geo)
+    np.testing.assert_allclose(part.reshape(slices, -1).sum(0), (dw - 1.0).ravel(), rtol=1e-12)
     db = np.full(4, np.nan)
     _conv_cuda.channel_sum.launch(None, 4, dy.ravel(), db, 2, 4, int(np.prod(dy.shape[2:])), 1)
     np.testing.assert_allclose(db, dy.sum(axis=(0, 2, 3, 4)), rtol=1e-12)

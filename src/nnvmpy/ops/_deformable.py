@@ -302,13 +302,13 @@ def backward(
     """grads = [d data, d offset, d mask (None for DCNv1), d weight, d bias (or None)]
     (=|+=) as modes say (NULL skips one)."""
     from nnvmpy.ops.matrix import gemm
-    from nnvmpy.ops.nn._conv_cuda import channel_sum
+    from nnvmpy.ops.nn._conv_cuda import bias_grad
     from nnvmpy.ops.nn._im2col_cuda import images_to_rows
 
     dx, d_offset, d_mask, dw, db = grads
     mode_x, mode_offset, mode_mask, mode_w, mode_b = modes
     if db is not None and mode_b != NULL:
-        run_rows(ctx, name, channel_sum, s.f, dy, db, s.n, s.f, s.hw, mode_b)
+        bias_grad(ctx, name, dy, db, s.n, s.f, s.hw, mode_b)
     if d_mask is None:
         mode_mask, d_mask = NULL, d_offset  # a stand-in the kernel never writes
     coords = mode_offset != NULL or mode_mask != NULL

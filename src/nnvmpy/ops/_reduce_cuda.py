@@ -315,10 +315,15 @@ def _launch(
         _launch(ctx, name, out, part, plan2, _PARTIAL[op], scale, add, split=False)
 
 
-def reduce_gpu(ctx: Any, out: Any, add: bool, x: Any, small: Any, red: str, scale: float) -> None:
+def reduce_gpu(
+    ctx: Any, out: Any, add: bool, x: Any, small: Any, red: str, scale: float,
+    name: str | None = None,
+) -> None:  # fmt: skip
+    """out (+)= x reduced by `red` down to shape `small` (x's shape with 1 on each reduced
+    axis), times scale. Other ops' sums (bias gradients) pass their own `name` for errors."""
     from nnvmpy.kernel.cuda import as_device_array
 
-    name = f"reduce_{red}"
+    name = name or f"reduce_{red}"
     bmap.bind_cuda(name)
     x = as_device_array(name, "data", x)
     out = as_device_array(name, "out", out)

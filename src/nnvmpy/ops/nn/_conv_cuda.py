@@ -16,14 +16,23 @@ body (with an optional bias: `has_bias`), its backward the forward body and the 
 gradient body with the roles of data and output gradient exchanged. `geometry` is the
 tuple of 21 sizes every body takes (see `geometry`). Correctness first: no shared-memory
 tiling. The CPU runs these bodies only in tests (its fast paths are _conv_cpu.py).
+
+Two sums are long and have few outputs: a depthwise layer's weight gradient (288 weights
+for 32 channels of 3x3, each a sum over every image and position) and any bias gradient.
+On a GPU the first runs on slices of output rows into partial sums that a reduction adds
+(`weight_grad_gpu`), the second on the reduction kernels (`bias_grad`), so that they
+fill the device instead of running a thread per output.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ... import kernel
-from ...kernel.launch import store
+from ...kernel import scratch
+from ...kernel.launch import ADD, WRITE, flat, run_rows, store
 
 
 def geometry(s: Any) -> tuple[int, ...]:
@@ -126,31 +135,35 @@ def conv_data_grad(
 
 @kernel.parallel_for
 def conv_weight_grad(
-    idx, dy, x, dwt, n_img, mode,
+    idx, dy, x, dwt, n_img, mode, per,
     groups, n_c, depth, height, width, n_f, do, ho, wo,
     kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw,
 ):  # fmt: skip
+    # idx = s * nw + k: weight element k's sum over the output rows (n, v, y) numbered
+    # s * per to (s + 1) * per - 1 (per >= N * Do * Ho: all of them, and idx = k)
     cg = n_c // groups
-    r, a, i, j = unravel(idx, kd, kh, kw)
+    nw = n_f * cg * kd * kh * kw
+    s = idx // nw
+    r, a, i, j = unravel(idx - s * nw, kd, kh, kw)
     cc = r % cg
     f = r // cg
     c = (f // (n_f // groups)) * cg + cc
     acc = 0.0
-    for n in range(n_img):
-        for v in range(do):
-            u = v * sd - pd + a * dd
-            if u < 0 or u >= depth:
-                continue
-            for y in range(ho):
-                h = y * sh - ph + i * dh
-                if h < 0 or h >= height:
-                    continue
-                xrow = (((n * n_c + c) * depth + u) * height + h) * width
-                grow = (((n * n_f + f) * do + v) * ho + y) * wo
-                for z in range(wo):
-                    col = z * sw - pw + j * dw
-                    if col >= 0 and col < width:
-                        acc += dy[grow + z] * x[xrow + col]
+    for row in range(s * per, min((s + 1) * per, n_img * do * ho)):
+        y = row % ho
+        t = row // ho
+        v = t % do
+        n = t // do
+        u = v * sd - pd + a * dd
+        h = y * sh - ph + i * dh
+        if u < 0 or u >= depth or h < 0 or h >= height:
+            continue
+        xrow = (((n * n_c + c) * depth + u) * height + h) * width
+        grow = (((n * n_f + f) * do + v) * ho + y) * wo
+        for z in range(wo):
+            col = z * sw - pw + j * dw
+            if col >= 0 and col < width:
+                acc += dy[grow + z] * x[xrow + col]
     store(dwt, idx, acc, mode)
 
 
@@ -165,7 +178,65 @@ def channel_sum(f, dy, db, n_img, n_f, inner, mode):
     store(db, f, acc, mode)
 
 
+# -- GPU launchers: sums over images and positions split across the device ---------------
+
+#: the weight gradient's sums are cut into slices of output rows until about this many
+#: work items share them (a weight element each, per slice)
+WEIGHT_GRAD_ITEMS = 1 << 16
+
+
+def weight_grad_slices(n_weights: int, rows: int) -> tuple[int, int]:
+    """(slices, rows per slice) for conv_weight_grad on a GPU: one slice when there are
+    weight elements enough to fill the device (a dense layer's, a deconvolution's), more
+    when few elements each sum a long range (a depthwise layer's 3x3 taps over every
+    image: 288 work items for 32 channels, each summing N*H*W products)."""
+    want = min(rows, -(-WEIGHT_GRAD_ITEMS // max(n_weights, 1)))
+    if want <= 1:
+        return 1, max(rows, 1)
+    per = -(-rows // want)
+    return -(-rows // per), per
+
+
+def weight_grad_gpu(
+    ctx: Any, name: str, dy: Any, x: Any, dwt: Any, n_img: int, mode: int,
+    geo: tuple[int, ...],
+) -> None:  # fmt: skip
+    """dwt (=|+=) the weight gradient of the convolution `geo`: conv_weight_grad on
+    slices of output rows into float64 partial sums, then their sum over the slices
+    (_reduce_cuda), or in one pass when there is no need to slice."""
+    from nnvmpy.ops import _reduce_cuda
+
+    do, ho = geo[6], geo[7]
+    rows = n_img * do * ho
+    slices, per = weight_grad_slices(dwt.size, rows)
+    if slices == 1:
+        run_rows(ctx, name, conv_weight_grad, dwt.size, dy, x, dwt, n_img, mode, per, *geo)
+        return
+    part = scratch.empty(ctx, slices * dwt.size, np.float64)
+    run_rows(ctx, name, conv_weight_grad, part.size, dy, x, part, n_img, WRITE, per, *geo)
+    parts = part.reshape(slices, dwt.size)
+    _reduce_cuda.reduce_gpu(ctx, dwt, mode == ADD, parts, (1, dwt.size), "sum", 1.0, name)
+
+
+def bias_grad(
+    ctx: Any, name: str, dy: Any, db: Any, n_img: int, n_f: int, inner: int, mode: int
+) -> None:
+    """db (=|+=) dy (N, F, inner) summed over images and positions. On a GPU on the
+    reduction kernels, which read dy coalesced and split long sums across blocks: a
+    thread per channel (channel_sum, the CPU's) would leave 64 threads summing 800k
+    elements each for ResNet's first layer at batch 64."""
+    if isinstance(db, np.ndarray):
+        run_rows(ctx, name, channel_sum, n_f, dy, db, n_img, n_f, inner, mode)
+        return
+    from nnvmpy.ops import _reduce_cuda
+
+    x = flat(dy).reshape(n_img, n_f, inner)
+    _reduce_cuda.reduce_gpu(ctx, db, mode == ADD, x, (1, n_f, 1), "sum", 1.0, name)
+
+
 __all__ = [
+    "WEIGHT_GRAD_ITEMS",
+    "bias_grad",
     "channel_sum",
     "conv_data_grad",
     "conv_forward",
@@ -173,4 +244,6 @@ __all__ = [
     "geometry",
     "store",
     "unravel",
+    "weight_grad_gpu",
+    "weight_grad_slices",
 ]

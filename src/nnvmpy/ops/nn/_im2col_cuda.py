@@ -12,7 +12,7 @@ column matrix batched over the g groups (rows = cg*kd*kh*kw per group):
     backward     dyt (F, m*P)      = dy[n0:n0+m] regrouped                 (images_to_rows)
                  dW (g, Fg, rows) (+)= dyt @ col^T        (req_w on the first chunk, then add)
                  dcol              = W^T @ dyt   (into col)  -> col2im -> dx (=|+=)
-                 db                = channel_sum(dy) (the direct kernel, _conv_cuda.py)
+                 db                = bias_grad(dy) (a reduction, _conv_cuda.py)
 
 A 1x1(x1) convolution with stride 1, no padding and one group (`ConvShape.pointwise`)
 needs no column matrix: x[n] is one already, so the forward is one GEMM batched over the

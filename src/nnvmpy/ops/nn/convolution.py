@@ -381,7 +381,7 @@ def backward_gpu(
     """FCompute<gpu> of _backward_Convolution: data and weight gradients as GEMMs around
     im2col/col2im (or the direct kernels, as forward_gpu decides), a bias channel sum."""
     from nnvmpy.ops.nn import _im2col_cuda
-    from nnvmpy.ops.nn._conv_cuda import channel_sum, conv_data_grad, conv_weight_grad, geometry
+    from nnvmpy.ops.nn._conv_cuda import bias_grad, conv_data_grad, geometry, weight_grad_gpu
 
     name, p = op_name(attrs, "_backward_Convolution"), attrs.parsed
     check_float_dtype(name, "data", inputs[1].dtype, gpu=True)
@@ -389,7 +389,7 @@ def backward_gpu(
     s = _conv_shape(p, x, dy)
     geo, modes = geometry(s), [req_code(name, r) for r in req]
     if len(outputs) > 2 and modes[2] != NULL:
-        run_rows(ctx, name, channel_sum, s.f, dy, outputs[2], s.n, s.f, s.hw, modes[2])
+        bias_grad(ctx, name, dy, outputs[2], s.n, s.f, s.hw, modes[2])
     if _im2col_cuda.use_gemm(s):
         dx, dw = outputs[0], outputs[1]
         _im2col_cuda.backward(ctx, name, s, dy, x, w, dx, dw, modes, ctx.requested[0])
@@ -397,7 +397,7 @@ def backward_gpu(
     if modes[0] != NULL:
         run_rows(ctx, name, conv_data_grad, x.size, dy, w, w, outputs[0], False, modes[0], *geo)
     if modes[1] != NULL:
-        run_rows(ctx, name, conv_weight_grad, w.size, dy, x, outputs[1], s.n, modes[1], *geo)
+        weight_grad_gpu(ctx, name, dy, x, outputs[1], s.n, modes[1], geo)
 
 
 def _conv_bf16() -> Any:

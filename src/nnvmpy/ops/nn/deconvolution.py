@@ -315,7 +315,7 @@ def backward_gpu_with(
     p: Any, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any], name: str
 ) -> None:
     """The GPU backward: Convolution's forward and weight-gradient bodies, a bias sum."""
-    from nnvmpy.ops.nn._conv_cuda import channel_sum, conv_forward, conv_weight_grad, geometry
+    from nnvmpy.ops.nn._conv_cuda import bias_grad, conv_forward, geometry, weight_grad_gpu
 
     check_float_dtype(name, "data", inputs[1].dtype, gpu=True)
     dy, x, w = inputs
@@ -324,9 +324,9 @@ def backward_gpu_with(
     if modes[0] != NULL:
         run_rows(ctx, name, conv_forward, x.size, dy, w, w, outputs[0], False, modes[0], *geo)
     if modes[1] != NULL:
-        run_rows(ctx, name, conv_weight_grad, w.size, x, dy, outputs[1], s.n, modes[1], *geo)
+        weight_grad_gpu(ctx, name, x, dy, outputs[1], s.n, modes[1], geo)
     if len(outputs) > 2 and modes[2] != NULL:
-        run_rows(ctx, name, channel_sum, s.c, dy, outputs[2], s.n, s.c, s.h * s.w * s.d, modes[2])
+        bias_grad(ctx, name, dy, outputs[2], s.n, s.c, s.h * s.w * s.d, modes[2])
 
 
 def _forward_cpu(
