@@ -203,6 +203,12 @@ CASES = [
         pooling_convention="full",
     ),
     pool("avg-global", (2, 3, 4, 4), kernel=(1, 1), global_pool=True, pool_type="avg"),
+    # global avg/sum on a GPU: the reduction kernels (a warp per plane; a block per plane
+    # for planes of 2 * 64 and more on the simulator; planes of 1024 and more in slices)
+    pool("sum-global-1d", (2, 3, 9), kernel=(1,), global_pool=True, pool_type="sum"),
+    pool("avg-global-block", (2, 2, 12, 11), kernel=(1, 1), global_pool=True, pool_type="avg"),
+    pool("sum-global-sliced", (1, 2, 33, 32), kernel=(1, 1), global_pool=True, pool_type="sum"),
+    pool("avg-3d-global", (2, 2, 3, 2, 3), kernel=(1, 1, 1), global_pool=True, pool_type="avg"),
     pool("sum-2x2", (2, 2, 5, 5), kernel=(2, 2), pool_type="sum"),
     pool("lp2", (1, 2, 5, 5), kernel=(2, 2), stride=(2, 2), pool_type="lp", p_value=2),
     pool("max-1d", (2, 3, 9), kernel=(3,), stride=(2,)),

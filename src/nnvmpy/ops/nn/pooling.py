@@ -41,7 +41,7 @@ from ...graph.node import NodeEntry
 from ...infer import shape_assign, shape_is_known, shape_str, type_assign
 from ...kernel import scratch
 from ...kernel.cuda import get_cuda
-from ...kernel.launch import run_rows
+from ...kernel.launch import flat, run_rows
 from ...param import Parameter, Shape, field
 from ...registry import NodeAttrs, register_op
 from ._geometry import (
@@ -385,11 +385,31 @@ def forward_gpu(
     if req[0] == OpReqType.kNullOp:
         out = scratch.empty(ctx, out.shape, out.dtype)
     masked = len(outputs) > 1 and req[1] != OpReqType.kNullOp
-    mask = outputs[1] if masked else scratch.empty(ctx, 1, _MASK_DTYPE)
     add = req[0] == OpReqType.kAddTo
+    if _global_sum(attrs.parsed, inputs[0].shape) and not masked:
+        _global_sum_gpu(ctx, op_name(attrs, "Pooling"), attrs.parsed, inputs[0], out, add)
+        return
+    mask = outputs[1] if masked else scratch.empty(ctx, 1, _MASK_DTYPE)
     scalars = _scalars(attrs.parsed, inputs[0].shape)
     args = (inputs[0], out, mask, *_volume_args(inputs[0], out), 1, *scalars, add, masked)
     run_rows(ctx, op_name(attrs, "Pooling"), pool_forward, out.size, *args)
+
+
+def _global_sum(p: Any, data_shape: tuple[int, ...]) -> bool:
+    """Global average or sum pooling of non-empty planes: a sum per plane, which a GPU
+    runs on the reduction kernels (a warp or block per plane, reading it coalesced)
+    rather than a thread per plane, whose neighbours read a plane apart (SE blocks pool
+    56x56 planes)."""
+    return p.global_pool and p.pool_type in ("avg", "sum") and math.prod(data_shape[2:]) > 0
+
+
+def _global_sum_gpu(ctx: Any, name: str, p: Any, x: Any, out: Any, add: bool) -> None:
+    from nnvmpy.ops import _reduce_cuda
+
+    planes, size = math.prod(x.shape[:2]), math.prod(x.shape[2:])
+    scale = 1.0 / size if p.pool_type == "avg" else 1.0
+    x2 = flat(x).reshape(planes, size)
+    _reduce_cuda.reduce_gpu(ctx, out, add, x2, (planes, 1), "sum", scale, name)
 
 
 def backward_gpu(
