@@ -180,6 +180,17 @@ def invoke(
             pass
         if plan is not None and plan.version != op.version:
             plan = None
+    elif out is None and len(kwargs) == 1 and len(inputs) == 1 and type(kwargs) is dict:
+        try:  # one param, one input: x + 1.0, nd.sum(x, axis=1)
+            ((name, value),) = kwargs.items()
+            x = inputs[0]
+            ctx = x._ctx
+            key = (op, name, value, ctx.device_type, ctx.device_id, x.shape, x.dtype)
+            plan = _plans_one_param.get(key)
+        except (AttributeError, TypeError):  # not an NDArray, or an unhashable value
+            pass
+        if plan is not None and plan.version != op.version:
+            plan = None
     if plan is None:
         plan = _plan_for(op, inputs, kwargs, out)
     if is_train is None:
@@ -241,9 +252,13 @@ def _plan_for(
             if len(_plans) > 4096:
                 _plans.clear()
                 _plans_positional.clear()
+                _plans_one_param.clear()
             _plans[key] = plan
             if not params and out is None and 1 <= len(inputs) <= 2:
                 _plans_positional[(op, *where, *_signature(inputs))] = plan
+            elif type(kwargs) is dict and len(kwargs) == 1 and out is None and len(inputs) == 1:
+                ((name, value),) = params
+                _plans_one_param[(op, name, value, *where, *_signature(inputs))] = plan
     else:
         for x in inputs:
             if x._ctx is not ctx:  # the key holds input 0's device only
@@ -308,6 +323,9 @@ _plans: dict[tuple[Any, ...], CallPlan] = {}
 # the same plans for calls with one or two inputs and no params or out= (most imperative
 # calls), keyed by (op, device type, device id, shapes..., dtypes...): one dict lookup
 _plans_positional: dict[tuple[Any, ...], CallPlan] = {}
+# and for calls with one input, one param and no out= (x + 1.0), keyed by (op, param
+# name, value, device type, device id, shape, dtype)
+_plans_one_param: dict[tuple[Any, ...], CallPlan] = {}
 
 
 class CallPlan:
