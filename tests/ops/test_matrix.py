@@ -4,6 +4,8 @@ backward on every device against NumPy formulas."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -353,3 +355,35 @@ def test_shape_ops_forward_backward(ctx, name: str) -> None:
     dys = [rand(*y.shape) for y in ys]
     dx = np.concatenate(dys, axis=-1) if g is None else g(dys[0])
     _check(sym, [x], ys, dys, [dx], ctx)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+def test_gpu_fully_connected_bias_gradient_sums_long_columns(dtype: Any) -> None:
+    """db = sum over rows of dy on the reduction kernels: 1500 rows of 3 columns split
+    into slices (few outputs, long sums), written, added or skipped; float16 summed
+    in float64, not in float16 (1500 halves of ~1 would lose their last bits)."""
+    from numba import cuda
+
+    from nnvmpy.base import OpReqType
+    from nnvmpy.engine.base import RunContext
+    from nnvmpy.ops.nn import fully_connected
+    from nnvmpy.resource import OpContext
+
+    dy = np.random.default_rng(2).uniform(0.5, 1.5, (1500, 3)).astype(dtype)
+    start = np.array([1.0, -2.0, 0.25], dtype)
+    want = dy.astype(np.float64).sum(axis=0)
+    opctx = OpContext(True, RunContext(nv.gpu(0), None), [])
+    tol = {"rtol": 1e-3} if dtype == np.float16 else {"rtol": 1e-6}
+    for req, base in (
+        (OpReqType.kWriteTo, 0.0),
+        (OpReqType.kAddTo, start),
+        (OpReqType.kNullOp, None),
+    ):
+        out = cuda.to_device(start.copy())
+        fully_connected._sum_rows(opctx, out, req, cuda.to_device(dy))
+        got = out.copy_to_host()
+        if base is None:
+            np.testing.assert_array_equal(got, start)
+        else:
+            np.testing.assert_allclose(got, (base + want).astype(dtype), **tol)

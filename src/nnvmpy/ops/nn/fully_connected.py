@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from ... import kernel
 from ...attrs import (
     FBFloat16Compute,
     FCompute_cpu,
@@ -39,12 +38,10 @@ from ...kernel.elementwise import req_mode
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
 from ..amp_bf16 import BF16Weight, accepts_bf16_weight, is_bits
-from ..matrix import bind_cuda, flat, gemm, is_cpu, shape_of, view
+from ..matrix import flat, gemm, is_cpu, shape_of, view
 from ..shape import fill_one_dim
 from . import _blas
 from .inference import FoldTarget
-
-cuda: Any = None  # numba.cuda, bound before a launch (see matrix.bind_cuda)
 
 
 class FullyConnectedParam(Parameter):
@@ -166,19 +163,6 @@ def _fc_backward(
         _sum_rows(ctx, flat(outputs[2]), req[2], dy)  # db = sum_n dy[n, :]
 
 
-@kernel.cuda_kernel
-def _sum_rows_cuda(out, x, rows, cols, add):
-    # out[j] (+)= sum_i x[i, j]; one thread per column, reading rows in order
-    for j in range(cuda.grid(1), cols, cuda.gridsize(1)):
-        s = x[j] * 0
-        for i in range(rows):
-            s += x[i * cols + j]
-        if add:
-            out[j] += s
-        else:
-            out[j] = s
-
-
 _ONES: dict[tuple[int, Any], np.ndarray] = {}
 
 
@@ -203,10 +187,15 @@ def _sum_rows(ctx: Any, out: Any, req: Any, x: Any) -> None:
         else:
             np.dot(ones, x, out=out)
         return
-    global cuda
-    cuda = bind_cuda("_backward_FullyConnected")
+    # a thread per column over few columns would leave the GPU idle (BERT's Dense layers
+    # sum 16k rows of 768 columns): the reduction kernels split long sums across blocks
+    from nnvmpy.ops import _reduce_cuda
+
     rows, cols = shape_of(x)
-    _sum_rows_cuda.launch(ctx, cols, out, flat(x), rows, cols, mode == "add")
+    x2 = flat(x).reshape(rows, cols)
+    _reduce_cuda.reduce_gpu(
+        ctx, out, mode == "add", x2, (1, cols), "sum", 1.0, "_backward_FullyConnected"
+    )
 
 
 def _bf16_weight(attrs: NodeAttrs) -> BF16Weight:
