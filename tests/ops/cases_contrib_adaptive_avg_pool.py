@@ -44,4 +44,13 @@ CASES = [
         reference=adaptive_avg_pool_ref,
         id="global",
     ),
+    OpCase(  # a GPU sums 1x1 bins on the reduction kernels: planes of 1200 in slices
+        "_contrib_AdaptiveAvgPooling2D",
+        shapes=[(1, 2, 40, 30)],
+        params={"output_size": 1},
+        reference=adaptive_avg_pool_ref,
+        dtypes=(np.float16, np.float32, np.float64),
+        grad=False,  # finite differences over 2400 inputs; "global" covers the gradient
+        id="global-long",
+    ),
 ]

@@ -184,10 +184,24 @@ def _forward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outp
         return
     h, w = x.shape[2], x.shape[3]
     oh, ow = out.shape[2], out.shape[3]
+    if (oh, ow) == (1, 1) and is_gpu(ctx):  # PSPNet's 1x1 bin: a mean per plane
+        _plane_means_gpu(ctx, x, out, mode)
+        return
     chunk = 1 if is_gpu(ctx) else ow
     with half_as_float32(ctx, [out], [mode], [x]) as ([o], [xc]):
         args = (flat(o), flat(xc), *_tables(ctx, x.shape, oh, ow), h, w, oh, ow, chunk)
         _pool_forward.launch(ctx, out.size // chunk, *args, mode, work=x.size + out.size)
+
+
+def _plane_means_gpu(ctx: Any, x: Any, out: Any, mode: int) -> None:
+    """out (=|+=) each plane's mean on the reduction kernels: a warp or block per plane
+    reading it coalesced, where _pool_forward's thread per output would sum a whole plane
+    alone, a plane apart from its neighbours."""
+    from ._reduce_cuda import reduce_gpu
+
+    planes, size = x.shape[0] * x.shape[1], x.shape[2] * x.shape[3]
+    x2 = flat(x).reshape(planes, size)
+    reduce_gpu(ctx, out, mode == ADD, x2, (planes, 1), "sum", 1.0 / size, OP)
 
 
 def _backward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):
