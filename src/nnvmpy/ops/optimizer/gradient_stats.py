@@ -6,14 +6,17 @@
     multi_all_finite(a_0, ...)        -> the same over several arrays
     reset_arrays(a_0, ...)            -> sets every input to 0 in place (no outputs)
 
-The reductions run in two passes with one body for both devices: pass one reduces chunks
-into a float64 scratch buffer (contiguous chunks on the CPU, interleaved ones on the GPU so
-neighbouring threads read neighbouring elements), pass two reduces the chunks of an array
-into its output element.
+The reductions run in two passes. Pass one, one body for both devices, reduces chunks into
+a float64 scratch buffer (contiguous chunks on the CPU, interleaved ones on the GPU so
+neighbouring threads read neighbouring elements). Pass two reduces the chunks of an array
+into its output element: a loop per output on the CPU; on the GPU the reduction kernels
+(_reduce_cuda) over the chunk sums laid out in rows, then a thread per output adding its
+array's few row sums (see _combine_gpu).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -30,17 +33,20 @@ from ...attrs import (
     FResourceRequest,
 )
 from ...infer import elemwise_shape, elemwise_type, shape_assign, shape_is_known, type_assign
-from ...kernel import device_function, parallel_for
+from ...kernel import device_function, parallel_for, scratch
 from ...kernel.launch import is_gpu, uindex
 from ...param import Parameter, field
 from ...registry import NodeAttrs, Op, register_op
 from ...resource import ResourceRequest
+from .. import _broadcast_map as bmap
+from .. import _reduce_cuda
 from ._common import ADD, assign, launch, op_name, req_code, size_of
 
 _F32 = np.dtype(np.float32)
 SUM_SQ, ALL_FINITE = 0, 1  # what pass one computes per chunk
 CPU_CHUNK = 1 << 14  # elements per CPU work item (contiguous)
-GPU_ITEMS = 1 << 15  # work items per array on the GPU (interleaved)
+GPU_ITEMS = 1 << 15  # work items per array on the GPU (interleaved), at most
+GPU_ROW = 1 << 10  # chunk sums per row of the GPU's pass two, at most (see _combine_gpu)
 
 
 @device_function
@@ -81,9 +87,9 @@ def chunk_loop(c, partial, offset, x, n, items, per, interleaved, kind):
         partial[offset + c] = 1.0 if term_sum(x, start, stop, step, 0.0) == 0.0 else 0.0
 
 
-@parallel_for
-def combine_loop(k, out, slot, partial, begin, end, kind, mode, init):
-    """out[slot] gets the reduction of partial[begin:end] (one work item)."""
+@device_function
+def combine(out, slot, partial, begin, end, kind, mode, init):
+    """out[slot] gets the reduction of partial[begin:end]."""
     acc = 0.0 if kind == SUM_SQ else 1.0
     for j in range(begin, end):
         if kind == SUM_SQ:
@@ -95,36 +101,89 @@ def combine_loop(k, out, slot, partial, begin, end, kind, mode, init):
         assign(out, slot, mode, acc)
 
 
-def _chunking(ctx: Any, n: int) -> tuple[int, int, bool]:
-    """(work items, elements per item, interleaved) for an array of n elements."""
-    if is_gpu(ctx):
-        items = min(n, GPU_ITEMS)
-        return items, 0, True
-    return max(1, math.ceil(n / CPU_CHUNK)), CPU_CHUNK, False
+@parallel_for
+def combine_loop(k, out, slot, partial, begin, end, kind, mode, init):
+    """out[slot] gets the reduction of partial[begin:end] (one work item)."""
+    combine(out, slot, partial, begin, end, kind, mode, init)
+
+
+@parallel_for
+def segment_loop(k, out, partial, starts, kind, mode, init):
+    """out[k] gets the reduction of partial[starts[k]:starts[k + 1]] (a work item per output)."""
+    combine(out, k, partial, starts[k], starts[k + 1], kind, mode, init)
+
+
+def work_items(ctx: Any, sizes: list[int]) -> tuple[list[int], int]:
+    """Pass one's work items per array (0 for an empty one, each writes one chunk sum) and
+    the GPU's row width (0 on the CPU).
+
+    On the GPU an array's items are rounded up to whole rows of the width: the items past
+    its end sum nothing and write the identity, so the chunk sums of all arrays form one
+    (rows, width) matrix that one reduction call sums. The width is the longest array's
+    item count when that is below GPU_ROW, so small arrays are padded to no more than it.
+    Rows, not one row per array padded to GPU_ITEMS: BERT-large LAMB norms ~500 arrays
+    of 1024 elements, which that would pad with over 100 MB of identities.
+    """
+    if not is_gpu(ctx):
+        return [math.ceil(n / CPU_CHUNK) for n in sizes], 0
+    longest = max((min(n, GPU_ITEMS) for n in sizes), default=0)
+    width = max(1, min(GPU_ROW, longest))
+    return [-(-min(n, GPU_ITEMS) // width) * width for n in sizes], width
+
+
+def partial_count(ctx: Any, sizes: list[int]) -> int:
+    """float64 chunk sums reduce_arrays asks the temp space for (at least 1)."""
+    return max(sum(work_items(ctx, sizes)[0]), 1)
+
+
+def _combine_gpu(
+    ctx: Any, name: str, out: Any, partial: Any, items: list[int], width: int,
+    kind: int, mode: int, per_array: bool, init: bool,
+) -> None:  # fmt: skip
+    """Pass two on a GPU, without a long serial loop: the reduction kernels sum each row of
+    chunk sums (split across blocks when long), then a thread per output combines its
+    array's rows, at most GPU_ITEMS / GPU_ROW of them. For all arrays at once (per_array
+    False) the chunk sums are one row."""
+    total = sum(items)
+    if per_array:
+        rows_of = [k // width for k in items]
+    else:
+        width, rows_of = total, [1 if total else 0]
+    rows = sum(rows_of)
+    sums = scratch.empty(ctx, max(rows, 1), np.float64)  # per row, for this call only
+    if rows:
+        matrix = partial[:total].reshape(rows, width)
+        red = "sum" if kind == SUM_SQ else "min"  # ALL_FINITE chunk flags are 1. or 0.
+        _reduce_cuda.reduce_gpu(ctx, sums, False, matrix, (rows, 1), red, 1.0, name)
+    bmap.bind_cuda(name)
+    # cached on the device by value: a training step's arrays give the same table each step
+    starts = bmap.device_meta(ctx, name, (0, *itertools.accumulate(rows_of)))
+    launch(ctx, segment_loop, len(rows_of), (out, sums, starts, kind, mode, init), (0,))
 
 
 def reduce_arrays(
-    ctx: Any, arrays: list[Any], kind: int, out: Any, mode: int, per_array: bool, init: bool
-) -> None:
+    ctx: Any, arrays: list[Any], kind: int, out: Any, mode: int, per_array: bool, init: bool,
+    name: str = "reduce_arrays",
+) -> None:  # fmt: skip
     """Pass one over every array into scratch space, then pass two into out (one element
-    per array when per_array, else out[0] for all of them)."""
-    plans = [_chunking(ctx, size_of(a)) for a in arrays]
-    offsets, offset = [], 0
-    for a, (items, _, _) in zip(arrays, plans, strict=True):
-        offsets.append(offset)
-        offset += items if size_of(a) else 0
-    total = max(offset, 1)
-    partial = ctx.requested[0].get_space((total,), np.float64)
-    for a, (items, per, interleaved), off in zip(arrays, plans, offsets, strict=True):
-        if size_of(a):
-            args = (partial, off, a, size_of(a), items, per, interleaved, kind)
-            launch(ctx, chunk_loop, items, args, work=size_of(a))
-    if per_array:
-        for k, (a, off) in enumerate(zip(arrays, offsets, strict=True)):
-            end = off + (plans[k][0] if size_of(a) else 0)
-            launch(ctx, combine_loop, 1, (out, k, partial, off, end, kind, mode, init), (0,))
+    per array when per_array, else out[0] for all of them). `name`: the op, for errors."""
+    sizes = [size_of(a) for a in arrays]
+    items, width = work_items(ctx, sizes)
+    offsets = [0, *itertools.accumulate(items)]
+    partial = ctx.requested[0].get_space((partial_count(ctx, sizes),), np.float64)
+    per, interleaved = (0, True) if width else (CPU_CHUNK, False)
+    for a, n, k, off in zip(arrays, sizes, items, offsets[:-1], strict=True):
+        if n:
+            args = (partial, off, a, n, k, per, interleaved, kind)
+            launch(ctx, chunk_loop, k, args, work=n)
+    if width:
+        _combine_gpu(ctx, name, out, partial, items, width, kind, mode, per_array, init)
+    elif per_array:
+        for k in range(len(arrays)):
+            args = (out, k, partial, offsets[k], offsets[k + 1], kind, mode, init)
+            launch(ctx, combine_loop, 1, args, (0,))
     else:
-        launch(ctx, combine_loop, 1, (out, 0, partial, 0, offset, kind, mode, init), (0,))
+        launch(ctx, combine_loop, 1, (out, 0, partial, 0, offsets[-1], kind, mode, init), (0,))
 
 
 def _temp_space(attrs: NodeAttrs) -> list[ResourceRequest]:
@@ -178,7 +237,8 @@ def _multi_sum_sq(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
     mode = req_code("multi_sum_sq", req[0])
-    reduce_arrays(ctx, inputs, SUM_SQ, outputs[0], mode, per_array=True, init=True)
+    reduce_arrays(ctx, inputs, SUM_SQ, outputs[0], mode, per_array=True, init=True,
+                  name="multi_sum_sq")  # fmt: skip
 
 
 (
@@ -212,7 +272,8 @@ def _all_finite(
 ) -> None:
     mode = req_code(op_name(attrs), req[0])
     init = attrs.parsed.init_output
-    reduce_arrays(ctx, inputs, ALL_FINITE, outputs[0], mode, per_array=False, init=init)
+    reduce_arrays(ctx, inputs, ALL_FINITE, outputs[0], mode, per_array=False, init=init,
+                  name=op_name(attrs))  # fmt: skip
 
 
 _FINITE_DOC = (

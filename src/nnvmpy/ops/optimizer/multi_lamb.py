@@ -41,7 +41,7 @@ from ...param import FloatTuple, Shape, field
 from ...registry import NodeAttrs, register_op
 from ...resource import ResourceRequest
 from ._common import WD_DESCRIPTION, ClipParam, launch, mp_type, req_code, size_of
-from .gradient_stats import SUM_SQ, _chunking, reduce_arrays
+from .gradient_stats import SUM_SQ, partial_count, reduce_arrays
 from .lamb import phase1_loop, phase2_loop
 
 _F32 = np.dtype(np.float32)
@@ -182,8 +182,8 @@ class _Variant:
         # float32 norms, as MXNet's multi_sum_sq, unless the update runs in float64
         n_type = np.dtype(np.float64) if g_type == np.float64 else _F32
         partial_at = norm_at + _aligned(2 * n * n_type.itemsize)
-        partial = sum(_chunking(ctx, s)[0] if s else 0 for s in sizes * 2)
-        space = ctx.requested[0].get_space((partial_at + max(partial, 1) * 8,), np.uint8)
+        partial = partial_count(ctx, sizes * 2)
+        space = ctx.requested[0].get_space((partial_at + partial * 8,), np.uint8)
         directions, at = [], 0
         for w, s, nb in zip(masters, sizes, g_bytes, strict=True):
             directions.append(space[at : at + s * g_type.itemsize].view(g_type).reshape(w.shape))
@@ -199,7 +199,8 @@ class _Variant:
             launch(ctx, phase1_loop, sizes[i], args, written=(0, 1, 2))
         sub = dataclasses.replace(ctx, requested=[_ScratchResource(space[partial_at:])])
         write = req_code(self.name, "write")
-        reduce_arrays(sub, [*masters, *directions], SUM_SQ, norms, write, per_array=True, init=True)
+        reduce_arrays(sub, [*masters, *directions], SUM_SQ, norms, write, per_array=True,
+                      init=True, name=self.name)  # fmt: skip
         launch(ctx, sqrt_loop, 2 * n, (norms,), written=(0,))
         for i in range(n):
             args = (outputs[i], masters[i], directions[i], norms[i : i + 1],
