@@ -77,6 +77,13 @@ def test_large_finite_values_are_finite_and_summed_in_float64() -> None:
     assert got == pytest.approx(100_000 * np.float64(np.float32(1e-3)) ** 2, rel=1e-6)
 
 
+def test_float64_values_whose_square_overflows_are_finite(dev: nv.Context) -> None:
+    x = np.array([1e200, -1.7e308, 3.0], np.float64)  # x * x is inf for the first two
+    assert nv.nd.all_finite(nv.nd.array(x, ctx=dev, dtype=np.float64)).asnumpy().tolist() == [1.0]
+    x[2] = np.inf
+    assert nv.nd.all_finite(nv.nd.array(x, ctx=dev, dtype=np.float64)).asnumpy().tolist() == [0.0]
+
+
 def test_all_finite_without_init_output_only_clears_the_flag() -> None:
     """init_output=False carries a flag across calls (AMP checks gradients one by one)."""
     flag = nv.nd.array([1.0])

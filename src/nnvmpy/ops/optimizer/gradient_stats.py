@@ -51,10 +51,11 @@ GPU_ROW = 1 << 10  # chunk sums per row of the GPU's pass two, at most (see _com
 
 @device_function
 def term_sum(x, start, stop, step, scale):
-    """sum(x[j] * x[j] * scale) for j in range(start, stop, step), in float64.
+    """sum(x[j] * scale * x[j]) for j in range(start, stop, step), in float64.
 
     scale 1: the sum of squares. scale 0: 0 when every x[j] is finite, else nan (inf * 0 and
-    nan * 0 are nan), which checks finiteness without a branch per element. Four running
+    nan * 0 are nan), which checks finiteness without a branch per element; x * 0 first,
+    since the square of a finite float64 above 1.3e154 is inf. Four running
     sums: one is a chain of dependent adds (floats are added in order), four overlap.
     """
     s0 = s1 = s2 = s3 = 0.0
@@ -62,14 +63,14 @@ def term_sum(x, start, stop, step, scale):
     while j + 3 * step < stop:
         a, b = np.float64(x[j]), np.float64(x[j + step])  # float() keeps float32 in numba
         c, d = np.float64(x[j + 2 * step]), np.float64(x[j + 3 * step])
-        s0 += a * a * scale
-        s1 += b * b * scale
-        s2 += c * c * scale
-        s3 += d * d * scale
+        s0 += a * scale * a
+        s1 += b * scale * b
+        s2 += c * scale * c
+        s3 += d * scale * d
         j += 4 * step
     while j < stop:
         a = np.float64(x[j])
-        s0 += a * a * scale
+        s0 += a * scale * a
         j += step
     return (s0 + s1) + (s2 + s3)
 
