@@ -11,22 +11,26 @@ import numpy as np
 import pytest
 
 import nnvmpy as nv
-from nnvmpy.base import InferError, ParamError
+from nnvmpy import Op
+from nnvmpy.attrs import fcompute
+from nnvmpy.base import InferError, OpReqType, ParamError
+from nnvmpy.engine.base import RunContext
+from nnvmpy.resource import OpContext
 
 B, H, D = 2, 3, 4
 
 
-def _heads(x: np.ndarray, slots: int, slot: int) -> np.ndarray:
+def _heads(x: np.ndarray, slots: int, slot: int, b: int = B, h: int = H) -> np.ndarray:
     seq = x.shape[0]
-    part = x.reshape(seq, B, H, slots, D)[:, :, :, slot]
-    return part.transpose(1, 2, 0, 3).reshape(B * H, seq, D)
+    part = x.reshape(seq, b, h, slots, -1)[:, :, :, slot]
+    return part.transpose(1, 2, 0, 3).reshape(b * h, seq, -1)
 
 
-def _interleave(parts: list[np.ndarray]) -> np.ndarray:
-    """Per-slot (B*H, seq, D) stacks -> (seq, B, H*len(parts)*D), as the op lays them out."""
-    seq = parts[0].shape[1]
-    per = [p.reshape(B, H, seq, D).transpose(2, 0, 1, 3) for p in parts]
-    return np.stack(per, axis=3).reshape(seq, B, H * len(parts) * D)
+def _interleave(parts: list[np.ndarray], b: int = B, h: int = H) -> np.ndarray:
+    """Per-slot (b*h, seq, d) stacks -> (seq, b, h*len(parts)*d), as the op lays them out."""
+    seq, d = parts[0].shape[1:]
+    per = [p.reshape(b, h, seq, d).transpose(2, 0, 1, 3) for p in parts]
+    return np.stack(per, axis=3).reshape(seq, b, h * len(parts) * d)
 
 
 def _run(sym: nv.sym.Symbol, args: dict, head: np.ndarray, ctx: nv.Context) -> tuple:
@@ -147,3 +151,113 @@ def test_gpu_forward_and_gradients_match_numpy(which: int) -> None:
     np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4)
     for k, g in want_grads.items():
         np.testing.assert_allclose(grads[k], g, rtol=1e-4, atol=1e-4, err_msg=k)
+
+
+# -- every req, several batches and heads: the FComputes called directly -------------------------
+
+# (batch, heads, head_dim, query length, key length); head_dim 5: a scale that is no power of 2
+SHAPES = [(2, 3, 4, 3, 5), (3, 2, 5, 4, 2), (1, 4, 1, 1, 3)]
+# reqs of (forward or first gradient, second gradient): each output sees each req
+REQS = [("write", "add"), ("add", "null"), ("null", "write")]
+TOLS = {"float16": 2e-2, "float32": 1e-4, "float64": 1e-10}
+
+
+def _problem(kind: str, shape: tuple, dtype: str, seed: int = 3) -> tuple:
+    """(inputs, output gradient, output, input gradients) of op `kind`, in NumPy."""
+    b, h, d, lq, lk = shape
+    rng = np.random.default_rng(seed)
+
+    def r(*dims: int) -> np.ndarray:
+        return rng.standard_normal(dims).astype(dtype)
+
+    def split(x: np.ndarray, slots: int, slot: int) -> np.ndarray:
+        return _heads(x.astype(np.float64), slots, slot, b, h)
+
+    def join(*parts: np.ndarray) -> np.ndarray:
+        return _interleave(list(parts), b, h)
+
+    s, z = 1 / np.sqrt(d), b * h
+    if kind == "selfatt_qk":
+        x, g = r(lk, b, 3 * h * d), r(z, lk, lk)
+        q, k, g64 = split(x, 3, 0), split(x, 3, 1), g.astype(np.float64)
+        dx = join(s * g64 @ k, s * g64.transpose(0, 2, 1) @ q, 0 * q)
+        return [x], g, s * q @ k.transpose(0, 2, 1), [dx]
+    if kind == "encdec_qk":
+        x, kv, g = r(lq, b, h * d), r(lk, b, 2 * h * d), r(z, lq, lk)
+        q, k, g64 = split(x, 1, 0), split(kv, 2, 0), g.astype(np.float64)
+        dq, dk = join(s * g64 @ k), join(s * g64.transpose(0, 2, 1) @ q, 0 * k)
+        return [x, kv], g, s * q @ k.transpose(0, 2, 1), [dq, dk]
+    slots = 3 if kind == "selfatt_valatt" else 2
+    rows = lk if kind == "selfatt_valatt" else lq
+    x, att, g = r(lk, b, slots * h * d), r(z, rows, lk), r(rows, b, h * d)
+    v, a64, gh = split(x, slots, slots - 1), att.astype(np.float64), split(g, 1, 0)
+    dx = join(*[0 * v] * (slots - 1), a64.transpose(0, 2, 1) @ gh)
+    return [x, att], g, join(a64 @ v), [dx, gh @ v.transpose(0, 2, 1)]
+
+
+def _compute(name: str, heads: int, inputs: list, reqs: tuple, starts: list, device: str):
+    """Op `name`'s FCompute<device> on outputs holding `starts`, as the executor calls it."""
+    ctx = nv.gpu(0) if device == "gpu" else nv.cpu()
+    opctx = OpContext(True, RunContext(ctx, None), [])
+    outputs = [x.copy() for x in starts]
+    if device == "gpu":
+        from numba import cuda
+
+        inputs, outputs = [cuda.to_device(x) for x in inputs], [cuda.to_device(x) for x in outputs]
+    op = Op.get(name)
+    compute = op.get_attr(fcompute(device))
+    compute(op.parse_attrs({"heads": heads}), opctx, inputs, [OpReqType.parse(q) for q in reqs],
+            outputs)  # fmt: skip
+    return [x if device == "cpu" else x.copy_to_host() for x in outputs]
+
+
+def _check_reqs(name: str, heads: int, inputs: list, wants: list, reqs: tuple, device: str):
+    """write overwrites NaNs, add adds to what was there, null leaves it bit for bit."""
+    dtype = inputs[0].dtype
+    rng = np.random.default_rng(11)
+    starts = [
+        np.full(w.shape, np.nan, dtype)
+        if q == "write"
+        else rng.standard_normal(w.shape).astype(dtype)
+        for w, q in zip(wants, reqs)
+    ]
+    got = _compute(name, heads, inputs, reqs[: len(wants)], starts, device)
+    tol = TOLS[str(dtype)]
+    for j, (g, w, start, q) in enumerate(zip(got, wants, starts, reqs)):
+        msg = f"{name} output {j} req={q}"
+        if q == "null":
+            np.testing.assert_array_equal(g, start, err_msg=msg)
+        else:
+            want = w + start.astype(np.float64) if q == "add" else w
+            np.testing.assert_allclose(g, want, rtol=tol, atol=tol, err_msg=msg)
+
+
+def _check(kind: str, shape: tuple, dtype: str, reqs: tuple, device: str) -> None:
+    inputs, head, want, grads = _problem(kind, shape, dtype)
+    heads = shape[1]
+    _check_reqs(f"_contrib_interleaved_matmul_{kind}", heads, inputs, [want], reqs, device)
+    bwd = f"_backward_interleaved_matmul_{kind}"
+    _check_reqs(bwd, heads, [head, *inputs], grads, reqs, device)
+
+
+@pytest.mark.parametrize("reqs", REQS, ids="-".join)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("kind", IDS)
+def test_every_req_matches_numpy(kind: str, dtype: str, shape: tuple, reqs: tuple) -> None:
+    _check(kind, shape, dtype, reqs, "cpu")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("reqs", REQS, ids="-".join)
+@pytest.mark.parametrize("kind", IDS)
+def test_gpu_every_req_matches_numpy(kind: str, reqs: tuple) -> None:
+    """Two batch rows of two heads (the simulator's GEMM costs ~0.15 s per 16x16 block)."""
+    _check(kind, (2, 2, 3, 2, 3), "float32", reqs, "gpu")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float16", "float64"])
+@pytest.mark.parametrize("kind", IDS)
+def test_gpu_other_dtypes_match_numpy(kind: str, dtype: str) -> None:
+    _check(kind, (1, 2, 4, 3, 2), dtype, ("write", "add"), "gpu")

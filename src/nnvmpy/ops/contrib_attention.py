@@ -9,10 +9,24 @@ with the heads interleaved along features, so no transpose is needed around atte
     encdec_valatt   kv, att (B*H, Lq, Lk) -> (Lq, B, H*D)  att v
 
 Per head h of batch row b (z = b*H + h) the q/k/v of sequence position i are the D
-features starting at ((i*B + b)*H + h)*P*D + slot*D (P = 3 or 2 slots per head), so each
-operand of every product is a stack over z of strided matrices: one batched-GEMM helper
-(`strided_gemm`) covers forward and backward, NumPy matmul on strided views on the CPU
-and a one-body kernel (one work item per output element) on the GPU.
+features starting at ((i*B + b)*H + h)*P*D + slot*D (P = 3 or 2 slots per head).
+
+Every product is one batched GEMM over the Z = B*H heads through ops/matrix.gemm (BLAS on
+the CPU; cuBLAS's strided batched GEMM, or the tiled numba kernel, on the GPU). gemm takes
+C-contiguous stacks only, and a head's (L, D) matrix here has row stride B*H*P*D, so the
+operands read from an interleaved array are first copied into a contiguous (slots, Z, L, D)
+stack by one coalesced element-wise kernel (`_gather`), and products bound for one are
+written back by another (`_scatter`: req, and zeros in the slots no gradient reaches).
+Attention matrices (Z, Lq, Lk) are contiguous and go to gemm as they are, transposed by its
+flags. gemm has no alpha: 1/sqrt(D) is folded into the copy of q (forward), or of q and k
+(backward). With s = 1/sqrt(D), q' = s q, k' = s k and tmp scratch (slots, Z, L, D):
+
+    qk forward       out (Z, Lq, Lk) (req)= q' k^T
+    qk backward      tmp = [dy k', dy^T q']            -> dq, dk slots (dv slot: 0)
+    valatt forward   tmp = att v                        -> out
+    valatt backward  tmp = att^T dy  -> dv slot (dq, dk slots: 0);  d att (req)= dy v^T
+
+On the CPU the copies are NumPy's strided copies (float16 is refused there, as before).
 """
 
 from __future__ import annotations
@@ -32,108 +46,24 @@ from ..attrs import (
     FListInputNames,
     TIsBackward,
 )
-from ..base import InferError
+from ..base import InferError, OpReqType
 from ..graph.grad import make_grad_node
 from ..infer import elemwise_type, shape_assign, shape_is_known, shape_str
-from ..kernel import device_function, parallel_for
-from ..kernel.launch import ADD, NULL, WRITE, check_cpu_dtypes, flat, is_gpu, req_code
+from ..kernel import parallel_for, scratch
+from ..kernel.launch import NULL, WRITE, check_cpu_dtypes, flat, is_gpu, req_code, store
 from ..param import Parameter, field
 from ..registry import NodeAttrs, register_op
+from .matrix import gemm
 
 
 class InterleavedParam(Parameter):
     heads = field(int, lower_bound=1, describe="Set number of heads")
 
 
-class Operand(NamedTuple):
-    """A stack of matrices in flat memory: element (z, r, c) at off + z*sz + r*sr + c*sc."""
-
-    array: Any
-    off: int
-    sz: int
-    sr: int
-    sc: int
-
-    @property
-    def t(self) -> Operand:  # the transposed matrices
-        return Operand(self.array, self.off, self.sz, self.sc, self.sr)
+_WRITE_TO = OpReqType.kWriteTo  # GEMMs into scratch
 
 
-# -- the batched GEMM ---------------------------------------------------------------------------
-
-
-@device_function
-def _put(out, j, mode, v):
-    if mode == ADD:
-        out[j] += v
-    elif mode == WRITE:
-        out[j] = v
-
-
-@parallel_for
-def _gemm_item(
-    t, c, co, czs, crs, ccs, a, ao, azs, ars, acs, b, bo, bzs, brs, bcs, m, n, k, alpha, mode
-):
-    # c[z, i, j] (+)= alpha * sum_p a[z, i, p] b[z, p, j]; item t is (z, i, j)
-    j = t % n
-    r = t // n
-    i = r % m
-    z = r // m
-    s = 0.0
-    pa = ao + z * azs + i * ars
-    pb = bo + z * bzs + j * bcs
-    for p in range(k):
-        s += a[pa + p * acs] * b[pb + p * brs]
-    _put(c, co + z * czs + i * crs + j * ccs, mode, s * alpha)
-
-
-@parallel_for
-def _zero_item(t, c, co, czs, crs, ccs, m, n):
-    j = t % n
-    r = t // n
-    c[co + (r // m) * czs + (r % m) * crs + j * ccs] = 0
-
-
-def _view(x: Operand, shape: tuple[int, int, int]) -> np.ndarray:
-    size = x.array.itemsize
-    strides = (x.sz * size, x.sr * size, x.sc * size)
-    return np.lib.stride_tricks.as_strided(x.array[x.off :], shape, strides, writeable=True)
-
-
-def strided_gemm(
-    ctx: Any, mode: int, c: Operand, a: Operand, b: Operand, dims: tuple[int, ...], alpha: float
-) -> None:
-    """c (+)= alpha * a @ b for each of the z matrices; dims = (z, m, n, k)."""
-    z, m, n, k = dims
-    if mode == NULL or z * m * n == 0:
-        return
-    if not is_gpu(ctx):
-        # contiguous copies let matmul call BLAS (its strided loop is far slower)
-        lhs = np.ascontiguousarray(_view(a, (z, m, k)))
-        product = np.matmul(lhs, np.ascontiguousarray(_view(b, (z, k, n))))
-        if alpha != 1.0:
-            product *= alpha
-        out = _view(c, (z, m, n))
-        if mode == WRITE:
-            out[...] = product
-        else:
-            out += product
-        return
-    _gemm_item.launch(ctx, z * m * n, *c, *a, *b, m, n, k, alpha, mode, work=z * m * n * k)
-
-
-def zero_slot(ctx: Any, mode: int, c: Operand, dims: tuple[int, int, int]) -> None:
-    """Write zeros to the (z, m, n) matrices of c (the slots a gradient does not reach)."""
-    z, m, n = dims
-    if mode != WRITE or z * m * n == 0:
-        return
-    if not is_gpu(ctx):
-        _view(c, (z, m, n))[...] = 0
-        return
-    _zero_item.launch(ctx, z * m * n, *c, m, n)
-
-
-# -- layouts --------------------------------------------------------------------------------------
+# -- layouts and the copies to and from gemm's contiguous stacks ----------------------------
 
 
 class Layout(NamedTuple):
@@ -141,16 +71,96 @@ class Layout(NamedTuple):
     batch: int
     d: int  # features per head
 
+    @property
+    def z(self) -> int:
+        """Matrices per batched GEMM: one per (batch row, head)."""
+        return self.batch * self.heads
 
-def _proj(x: Any, lay: Layout, slots: int, slot: int) -> Operand:
-    """The (z, position, feature) matrices of slot `slot` of a (L, B, H*slots*D) array."""
-    row = lay.batch * lay.heads * slots * lay.d
-    return Operand(x, slot * lay.d, slots * lay.d, row, 1)
+
+@parallel_for
+def _gather(t, dst, src, length, z, slots, d, first, scale0, scale):
+    # dst[c, y, i, e] = src[i, y, first + c, e] * (scale0 if c == 0 else scale); item t is
+    # dst's element t: writes coalesce, reads come in runs of d
+    e = t % d
+    r = t // d
+    i = r % length
+    r = r // length
+    y = r % z
+    c = r // z
+    v = src[((i * z + y) * slots + first + c) * d + e]
+    dst[t] = v * (scale0 if c == 0 else scale)
 
 
-def _att(x: Any, rows: int, cols: int) -> Operand:
-    """The (z, i, j) matrices of a contiguous (B*H, rows, cols) array."""
-    return Operand(x, 0, rows * cols, cols, 1)
+@parallel_for
+def _scatter(t, dst, src, length, z, slots, d, first, count, mode):
+    # dst[i, y, s, e] (+)= src[s - first, y, i, e] for slots first..first+count-1, 0 in the
+    # other slots on WRITE; item t is dst's element t: writes coalesce
+    e = t % d
+    r = t // d
+    s = r % slots
+    r = r // slots
+    y = r % z
+    i = r // z
+    c = s - first
+    if c >= 0 and c < count:
+        store(dst, t, src[((c * z + y) * length + i) * d + e], mode)
+    elif mode == WRITE:
+        dst[t] = 0
+
+
+def _heads(
+    ctx: Any, x: Any, lay: Layout, slots: int, first: int, count: int,
+    scales: tuple[float, float] = (1.0, 1.0),
+) -> Any:  # fmt: skip
+    """Slots first..first+count-1 of an interleaved (L, B, H*slots*D) array as a contiguous
+    (count, Z, L, D) stack that gemm takes; slot `first` times scales[0], the rest times
+    scales[1] (gemm has no alpha for 1/sqrt(D))."""
+    length = int(x.shape[0])
+    out = scratch.empty(ctx, (count, lay.z, length, lay.d), x.dtype)
+    if not is_gpu(ctx):
+        parts = x.reshape(length, lay.z, slots, lay.d)[:, :, first : first + count]
+        parts = parts.transpose(2, 1, 0, 3)
+        np.multiply(parts[:1], scales[0], out=out[:1])
+        np.multiply(parts[1:], scales[1], out=out[1:])
+        return out
+    acc = np.float64 if x.dtype == np.float64 else np.float32  # float16 scales in float32
+    args = (length, lay.z, slots, lay.d, first, acc(scales[0]), acc(scales[1]))
+    _gather.launch(ctx, out.size, flat(out), flat(x), *args)
+    return out
+
+
+def _unheads(ctx: Any, mode: int, out: Any, lay: Layout, slots: int, first: int, src: Any) -> None:
+    """Slots first.. of an interleaved (L, B, H*slots*D) output (mode)= the (count, Z, L, D)
+    stack src; on WRITE the other slots get zeros (the gradient does not reach them)."""
+    length, count = int(out.shape[0]), int(src.shape[0])
+    if not is_gpu(ctx):
+        dst = out.reshape(length, lay.z, slots, lay.d)
+        part = src.transpose(2, 1, 0, 3)
+        if mode == WRITE:
+            dst[:, :, :first] = 0
+            dst[:, :, first + count :] = 0
+            dst[:, :, first : first + count] = part
+        else:
+            dst[:, :, first : first + count] += part
+        return
+    args = (length, lay.z, slots, lay.d, first, count, mode)
+    _scatter.launch(ctx, out.size, flat(out), flat(src), *args)
+
+
+def _products_to(
+    ctx: Any, mode: int, out: Any, lay: Layout, slots: int, first: int,
+    products: list[tuple[Any, bool, Any]],
+) -> None:  # fmt: skip
+    """Slots first.. of an interleaved output (mode)= op(a) @ b (Z, m, D) for each (a, ta,
+    b) of `products`: the GEMMs write a scratch stack, one `_unheads` moves it."""
+    if mode == NULL:
+        return
+    a, ta, b = products[0]
+    rows = int(a.shape[2] if ta else a.shape[1])
+    tmp = scratch.empty(ctx, (len(products), lay.z, rows, lay.d), b.dtype)
+    for c, (a, ta, b) in enumerate(products):
+        gemm(ctx, tmp[c], _WRITE_TO, a, ta, b, False)
+    _unheads(ctx, mode, out, lay, slots, first, tmp)
 
 
 def _layout(name: str, attrs: NodeAttrs, shape: tuple[int, ...], slots: int) -> Layout:
@@ -208,6 +218,15 @@ def _make_infer_shape(kind: str) -> Callable[..., bool]:
 # -- forward and backward ------------------------------------------------------------------------
 
 
+def _scale(lay: Layout) -> float:
+    return 1.0 / math.sqrt(lay.d)
+
+
+def _slots(kind: str) -> int:
+    """Slots per head of the op's first input: 3 (q, k, v), 1 (q) or 2 (k, v)."""
+    return _SPECS[kind][1][0]
+
+
 def _forward(kind: str) -> Callable[..., None]:
     name = f"_contrib_interleaved_matmul_{kind}"
 
@@ -215,37 +234,22 @@ def _forward(kind: str) -> Callable[..., None]:
         if not is_gpu(ctx):
             check_cpu_dtypes(name, [*inputs, *outputs])
         mode = req_code(name, req[0])
-        out = flat(outputs[0])
-        x = inputs[0]
-        if kind in ("selfatt_qk", "selfatt_valatt"):
-            lay = _layout(name, attrs, x.shape, 3)
-            z, length = lay.batch * lay.heads, x.shape[0]
-            if kind == "selfatt_qk":
-                q, k = _proj(flat(x), lay, 3, 0), _proj(flat(x), lay, 3, 1)
-                dims = (z, length, length, lay.d)
-                strided_gemm(ctx, mode, _att(out, length, length), q, k.t, dims, _scale(lay))
-            else:
-                v = _proj(flat(x), lay, 3, 2)
-                att = _att(flat(inputs[1]), length, length)
-                o = _proj(out, lay, 1, 0)
-                strided_gemm(ctx, mode, o, att, v, (z, length, lay.d, length), 1.0)
+        x, out, slots = inputs[0], outputs[0], _slots(kind)
+        lay = _layout(name, attrs, x.shape, slots)
+        if mode == NULL:
+            return
+        if kind == "selfatt_qk":  # out = q' k^T, q and k copied by one launch
+            qk = _heads(ctx, x, lay, 3, 0, 2, (_scale(lay), 1.0))
+            gemm(ctx, out, req[0], qk[0], False, qk[1], True)
         elif kind == "encdec_qk":
-            lay = _layout(name, attrs, x.shape, 1)
-            z, lq, lk = lay.batch * lay.heads, x.shape[0], inputs[1].shape[0]
-            q, k = _proj(flat(x), lay, 1, 0), _proj(flat(inputs[1]), lay, 2, 0)
-            strided_gemm(ctx, mode, _att(out, lq, lk), q, k.t, (z, lq, lk, lay.d), _scale(lay))
-        else:
-            lay = _layout(name, attrs, x.shape, 2)
-            z, lk, lq = lay.batch * lay.heads, x.shape[0], inputs[1].shape[1]
-            v = _proj(flat(x), lay, 2, 1)
-            att = _att(flat(inputs[1]), lq, lk)
-            strided_gemm(ctx, mode, _proj(out, lay, 1, 0), att, v, (z, lq, lay.d, lk), 1.0)
+            q = _heads(ctx, x, lay, 1, 0, 1, (_scale(lay), 1.0))
+            k = _heads(ctx, inputs[1], lay, 2, 0, 1)
+            gemm(ctx, out, req[0], q[0], False, k[0], True)
+        else:  # valatt: out = att v, v the last slot
+            v = _heads(ctx, x, lay, slots, slots - 1, 1)
+            _products_to(ctx, mode, out, lay, 1, 0, [(inputs[1], False, v[0])])
 
     return compute
-
-
-def _scale(lay: Layout) -> float:
-    return 1.0 / math.sqrt(lay.d)
 
 
 def _backward(kind: str) -> Callable[..., None]:
@@ -255,48 +259,53 @@ def _backward(kind: str) -> Callable[..., None]:
         if not is_gpu(ctx):
             check_cpu_dtypes(name, [*inputs, *outputs])
         modes = [req_code(name, r) for r in req]
-        dy, x = flat(inputs[0]), inputs[1]
-        if kind in ("selfatt_qk", "selfatt_valatt"):
-            lay = _layout(name, attrs, x.shape, 3)
-            z, n, d = lay.batch * lay.heads, x.shape[0], lay.d
-            xf, dx = flat(x), flat(outputs[0])
-            if kind == "selfatt_qk":  # dq = s dy k, dk = s dy^T q, dv = 0
-                s, g = _scale(lay), _att(dy, n, n)
-                q, k = _proj(xf, lay, 3, 0), _proj(xf, lay, 3, 1)
-                strided_gemm(ctx, modes[0], _proj(dx, lay, 3, 0), g, k, (z, n, d, n), s)
-                strided_gemm(ctx, modes[0], _proj(dx, lay, 3, 1), g.t, q, (z, n, d, n), s)
-                zero_slot(ctx, modes[0], _proj(dx, lay, 3, 2), (z, n, d))
-            else:  # dv = att^T dy, dq = dk = 0; d att = dy v^T
-                att, g = _att(flat(inputs[2]), n, n), _proj(dy, lay, 1, 0)
-                v = _proj(xf, lay, 3, 2)
-                strided_gemm(ctx, modes[0], _proj(dx, lay, 3, 2), att.t, g, (z, n, d, n), 1.0)
-                zero_slot(ctx, modes[0], _proj(dx, lay, 3, 0), (z, n, d))
-                zero_slot(ctx, modes[0], _proj(dx, lay, 3, 1), (z, n, d))
-                da = _att(flat(outputs[1]), n, n)
-                strided_gemm(ctx, modes[1], da, g, v.t, (z, n, n, d), 1.0)
-        elif kind == "encdec_qk":  # dq = s dy k, dk = s dy^T q, dv = 0
-            lay = _layout(name, attrs, x.shape, 1)
-            kv = inputs[2]
-            z, lq, lk, d = lay.batch * lay.heads, x.shape[0], kv.shape[0], lay.d
-            s, g = _scale(lay), _att(dy, lq, lk)
-            q, k = _proj(flat(x), lay, 1, 0), _proj(flat(kv), lay, 2, 0)
-            dq, dkv = flat(outputs[0]), flat(outputs[1])
-            strided_gemm(ctx, modes[0], _proj(dq, lay, 1, 0), g, k, (z, lq, d, lk), s)
-            strided_gemm(ctx, modes[1], _proj(dkv, lay, 2, 0), g.t, q, (z, lk, d, lq), s)
-            zero_slot(ctx, modes[1], _proj(dkv, lay, 2, 1), (z, lk, d))
-        else:  # dv = att^T dy, dk = 0; d att = dy v^T
-            lay = _layout(name, attrs, x.shape, 2)
-            att_in = inputs[2]
-            z, lk, lq, d = lay.batch * lay.heads, x.shape[0], att_in.shape[1], lay.d
-            att, g = _att(flat(att_in), lq, lk), _proj(dy, lay, 1, 0)
-            v = _proj(flat(x), lay, 2, 1)
-            dkv = flat(outputs[0])
-            strided_gemm(ctx, modes[0], _proj(dkv, lay, 2, 1), att.t, g, (z, lk, d, lq), 1.0)
-            zero_slot(ctx, modes[0], _proj(dkv, lay, 2, 0), (z, lk, d))
-            da = _att(flat(outputs[1]), lq, lk)
-            strided_gemm(ctx, modes[1], da, g, v.t, (z, lq, lk, d), 1.0)
+        lay = _layout(name, attrs, inputs[1].shape, _slots(kind))
+        if kind == "selfatt_qk":
+            _selfatt_qk_backward(ctx, lay, modes[0], inputs, outputs[0])
+        elif kind == "encdec_qk":
+            _encdec_qk_backward(ctx, lay, modes, inputs, outputs)
+        else:
+            _valatt_backward(ctx, lay, _slots(kind), modes, req[1], inputs, outputs)
 
     return compute
+
+
+def _selfatt_qk_backward(ctx: Any, lay: Layout, mode: int, inputs: list[Any], dx: Any) -> None:
+    """dq = dy k', dk = dy^T q' into slots 0, 1 of dqkv, zeros in the v slot."""
+    if mode == NULL:
+        return
+    dy, s = inputs[0], _scale(lay)
+    qk = _heads(ctx, inputs[1], lay, 3, 0, 2, (s, s))
+    _products_to(ctx, mode, dx, lay, 3, 0, [(dy, False, qk[1]), (dy, True, qk[0])])
+
+
+def _encdec_qk_backward(
+    ctx: Any, lay: Layout, modes: list[int], inputs: list[Any], outputs: list[Any]
+) -> None:
+    """dq = dy k', and dk = dy^T q' into slot 0 of dkv, zeros in its v slot."""
+    dy, q, kv = inputs
+    s = _scale(lay)
+    if modes[0] != NULL:
+        k = _heads(ctx, kv, lay, 2, 0, 1, (s, s))
+        _products_to(ctx, modes[0], outputs[0], lay, 1, 0, [(dy, False, k[0])])
+    if modes[1] != NULL:
+        qs = _heads(ctx, q, lay, 1, 0, 1, (s, s))
+        _products_to(ctx, modes[1], outputs[1], lay, 2, 0, [(dy, True, qs[0])])
+
+
+def _valatt_backward(
+    ctx: Any, lay: Layout, slots: int, modes: list[int], req_att: Any, inputs: list[Any],
+    outputs: list[Any],
+) -> None:  # fmt: skip
+    """dv = att^T dy into the last slot of dx (zeros in the others); d att = dy v^T."""
+    if modes[0] == NULL and modes[1] == NULL:
+        return
+    dy, x, att = inputs
+    g = _heads(ctx, dy, lay, 1, 0, 1)
+    _products_to(ctx, modes[0], outputs[0], lay, slots, slots - 1, [(att, True, g[0])])
+    if modes[1] != NULL:
+        v = _heads(ctx, x, lay, slots, slots - 1, 1)
+        gemm(ctx, outputs[1], req_att, g[0], False, v[0], True)
 
 
 _DESCRIPTIONS = {
