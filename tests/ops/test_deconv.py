@@ -330,7 +330,24 @@ def test_gpu_kernel_bodies_match_the_reference_on_the_cpu() -> None:
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("params", ADJOINT_CASES[:4])
-def test_gpu_deconvolution_forward_and_backward_match_cpu(params: dict[str, Any]) -> None:
+@pytest.mark.parametrize("path", ["direct", "gemm", "gemm-chunks"])
+def test_gpu_deconvolution_forward_and_backward_match_cpu(
+    monkeypatch: pytest.MonkeyPatch, params: dict[str, Any], path: str
+) -> None:
+    """On the direct kernels (these shapes are tiny), or on im2col/col2im around GEMMs as
+    larger ones run, with the images in one chunk or one per chunk (the weight gradient
+    added up over chunks)."""
+    from nnvmpy.ops.nn import _im2col_cuda
+
+    if path != "direct":
+        monkeypatch.setattr(_im2col_cuda, "DIRECT_MAX_MACS", 0)
+    if path == "gemm-chunks":
+        monkeypatch.setattr(_im2col_cuda, "MAX_WORKSPACE_BYTES", 1)  # one image a chunk
+    col2im_calls = []
+    real = _im2col_cuda.backward
+    monkeypatch.setattr(
+        _im2col_cuda, "backward", lambda *a: col2im_calls.append(1) or real(*a)
+    )  # fmt: skip
     rng = np.random.default_rng(6)
     groups = params.get("num_group", 1)
     nd = len(params["kernel"])
@@ -362,6 +379,7 @@ def test_gpu_deconvolution_forward_and_backward_match_cpu(params: dict[str, Any]
             ctx=nv.gpu(0),
             dtype=np.float64,
         )
+    assert bool(col2im_calls) == (path != "direct")
 
 
 def _gradients(s: Any, inputs: dict[str, np.ndarray], dy: np.ndarray, ctx: Any) -> dict:

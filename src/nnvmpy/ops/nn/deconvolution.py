@@ -13,8 +13,10 @@ So the forward is Convolution's data gradient, and the backward is Convolution's
 
     d x = conv(dy, w)      d w = conv_weight_grad(dy_conv=x, x_conv=dy)      d bias = sum dy
 
-Both run on Convolution's machinery (_conv_cpu.py on the CPU: GEMMs, col2im; the
-one-body kernels of _conv_cuda.py on the GPU), with the ConvShape of that convolution.
+Both run on Convolution's machinery with the ConvShape of that convolution: _conv_cpu.py
+on the CPU (GEMMs, col2im); on the GPU _im2col_cuda.py's im2col/col2im around GEMMs
+(cuBLAS with CuPy), or the one-body kernels of _conv_cuda.py where Convolution would use
+them too (depthwise, as UpSampling's bilinear kernels, and tiny ones).
 """
 
 from __future__ import annotations
@@ -298,7 +300,10 @@ def backward_cpu_with(
 def forward_gpu_with(
     p: Any, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any], name: str
 ) -> None:
-    """The GPU forward: Convolution's data-gradient body, one output element per item."""
+    """The GPU forward: Convolution's data gradient, as GEMMs around col2im where the
+    adjoint convolution takes im2col + GEMM (_im2col_cuda.use_gemm), else its direct
+    body (depthwise: UpSampling's bilinear kernels; tiny), one output element per item."""
+    from nnvmpy.ops.nn import _im2col_cuda
     from nnvmpy.ops.nn._conv_cuda import conv_data_grad, geometry
 
     check_float_dtype(name, "data", inputs[0].dtype, gpu=True)
@@ -306,27 +311,45 @@ def forward_gpu_with(
     if mode == NULL:
         return
     x, w, out = inputs[0], inputs[1], outputs[0]
+    s = adjoint_shape(p, x.shape, out.shape)
+    if _im2col_cuda.use_gemm(s):
+        res = ctx.requested[0]
+        _im2col_cuda.backward(ctx, name, s, x, None, w, out, None, [mode, NULL], res)
+        if not p.no_bias:
+            inner = s.d * s.h * s.w
+            run_rows(ctx, name, _im2col_cuda.add_bias, out.size, out, inputs[2], s.c, inner)
+        return
     bias = w if p.no_bias else inputs[2]  # a stand-in the kernel never reads
-    geo = geometry(adjoint_shape(p, x.shape, out.shape))
-    run_rows(ctx, name, conv_data_grad, out.size, x, w, bias, out, not p.no_bias, mode, *geo)
+    run_rows(ctx, name, conv_data_grad, out.size, x, w, bias, out, not p.no_bias, mode,
+             *geometry(s))  # fmt: skip
 
 
 def backward_gpu_with(
     p: Any, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any], name: str
 ) -> None:
-    """The GPU backward: Convolution's forward and weight-gradient bodies, a bias sum."""
+    """The GPU backward: Convolution's forward (d data) and weight gradient with data and
+    output gradient exchanged, on im2col + GEMM or the direct bodies as the forward; a
+    bias sum."""
+    from nnvmpy.ops.nn import _im2col_cuda
     from nnvmpy.ops.nn._conv_cuda import bias_grad, conv_forward, geometry, weight_grad_gpu
 
     check_float_dtype(name, "data", inputs[1].dtype, gpu=True)
     dy, x, w = inputs
     s = adjoint_shape(p, x.shape, dy.shape)
     geo, modes = geometry(s), [req_code(name, r) for r in req]
+    if len(outputs) > 2 and modes[2] != NULL:
+        bias_grad(ctx, name, dy, outputs[2], s.n, s.c, s.h * s.w * s.d, modes[2])
+    if _im2col_cuda.use_gemm(s):
+        res = ctx.requested[0]
+        if modes[0] != NULL:
+            _im2col_cuda.forward(ctx, name, s, dy, w, None, outputs[0], modes[0], res)
+        if modes[1] != NULL:
+            _im2col_cuda.backward(ctx, name, s, x, dy, w, None, outputs[1], [NULL, modes[1]], res)
+        return
     if modes[0] != NULL:
         run_rows(ctx, name, conv_forward, x.size, dy, w, w, outputs[0], False, modes[0], *geo)
     if modes[1] != NULL:
         weight_grad_gpu(ctx, name, x, dy, outputs[1], s.n, modes[1], geo)
-    if len(outputs) > 2 and modes[2] != NULL:
-        bias_grad(ctx, name, dy, outputs[2], s.n, s.c, s.h * s.w * s.d, modes[2])
 
 
 def _forward_cpu(
