@@ -44,13 +44,12 @@ from ...graph.grad import ElemwiseGradUseIn, make_grad_node
 from ...graph.node import NodeEntry
 from ...infer import shape_assign, shape_is_known, shape_str, type_assign
 from ...kernel import scratch
-from ...kernel.launch import NULL, cuda, flat, gpu_kernel, is_gpu, req_code, run_rows
+from ...kernel.launch import NULL, flat, is_gpu, req_code, run_rows
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
 from .._broadcast_map import bind_cuda, device_meta
 from .._family import ScalarParam, register_backward, register_scalar
 from ..init import _fill
-from ._block_rows import BLOCK, block_sum, block_threads
 from ._layer_util import via_float32
 from .softmax import softmax_rows, store_rounded
 
@@ -205,7 +204,7 @@ def _softmax_output_forward(
 # float16 as the CPU computes it from float32 copies (softmax.py's kernels say how): `half`
 # is dx's dtype, which is also out's and dy's; values in float64, stored as float32(v).
 # `count[0]` divides scale too: the valid labels' count (normalization='valid', counted
-# where the labels are: on a GPU no copy to the host and no wait), else 1.
+# where the labels are: on a GPU no copy to the host and no wait; at least 1), else 1.
 @kernel.parallel_for
 def _softmax_output_label_grad(
     t, dx, out, label, dy, n, inner, chunk, total, scale, count, on, off, use_ignore, ignore,
@@ -217,7 +216,7 @@ def _softmax_output_label_grad(
     i = start - q * inner
     o = q // n
     k = q - o * n
-    s = scale / count[0]
+    s = scale / max(count[0], 1)
     for j in range(start, end):
         lab = label[o * inner + i]
         v = np.float64(0.0)
@@ -257,40 +256,34 @@ def _norm(p: Any, label: Any) -> float:
     return 1.0
 
 
-@gpu_kernel
-def _count_valid_cuda(count, label, n, ignore):
-    # one block: count[0] = max(number of labels != ignore, 1)
-    tid, nt = cuda.threadIdx.x, cuda.blockDim.x
-    sh = cuda.shared.array(BLOCK, np.float64)
-    c = 0.0
-    for i in range(tid, n, nt):
-        if label[i] != ignore:
-            c += 1.0
-    c = block_sum(sh, tid, nt, c)
-    if tid == 0:
-        count[0] = max(np.int64(c), 1)
+@kernel.parallel_for
+def _label_is_valid(i, valid, label, ignore):
+    valid[i] = 1 if label[i] != ignore else 0
 
 
 def _valid_count(ctx: Any, name: str, p: Any, label: Any) -> Any:
     """A one-element int64 array where the kernels run: the number of labels that are not
-    ignore_label (at least 1) for normalization 'valid', else 1. On a GPU a one-block
-    kernel counts them on the op's stream: the backward neither copies the labels to the
-    host nor waits for the device."""
+    ignore_label for normalization 'valid' (the kernel reads at least 1), else 1."""
     if not is_gpu(ctx):
         valid = np.count_nonzero(label != p.ignore_label) if p.normalization == "valid" else 1
         return np.array([max(int(valid), 1)], np.int64)
     if p.normalization != "valid":
         bind_cuda(name)
         return device_meta(ctx, name, (1,))  # cached on the device
-    from nnvmpy.kernel.cuda import launch_config, launch_kernel
+    return _valid_count_gpu(ctx, name, flat(label), float(p.ignore_label))
 
+
+def _valid_count_gpu(ctx: Any, name: str, labels: Any, ignore: float) -> Any:
+    """The labels != ignore counted on the op's stream, with no copy to the host and no
+    wait: a 0/1 byte per label, a thread each, then summed by the reduction kernels, which
+    split long sums across blocks (one block counting took ~4M labels of a segmentation
+    batch with multi_output on 128 threads)."""
+    from .._reduce_cuda import reduce_gpu
+
+    valid = scratch.empty(ctx, labels.size, np.uint8)
+    _label_is_valid.launch(ctx, labels.size, valid, labels, ignore)
     count = scratch.empty(ctx, 1, np.int64)
-    labels = flat(label)
-    args = (count, labels, labels.size, float(p.ignore_label))
-    _, _, stream, device = launch_config(name, ctx, 1)
-    with device:
-        threads = block_threads(max(labels.size, 1))
-        launch_kernel(_count_valid_cuda.dispatcher, 1, threads, stream, args)
+    reduce_gpu(ctx, count, False, valid, (1,), "sum", 1.0, name)
     return count
 
 
