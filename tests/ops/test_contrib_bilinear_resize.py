@@ -116,18 +116,33 @@ def test_forward_and_backward_match_per_pixel_blends(
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("align", [True, False])
-def test_gpu_kernels_match_per_pixel_blends(align: bool) -> None:
-    """The GPU's items (one output forward, one input row backward) on the device."""
+@pytest.mark.parametrize(
+    ("x_shape", "out_hw", "dtype"),
+    [
+        ((2, 2, 5, 3), (3, 7), np.float64),
+        ((1, 2, 4, 5), (13, 11), np.float64),  # up: each input gathers a block of outputs
+        ((1, 1, 9, 8), (2, 3), np.float32),  # down: inputs no output samples get zero
+        ((2, 1, 1, 4), (6, 1), np.float16),
+    ],
+)
+def test_gpu_kernels_match_per_pixel_blends(
+    x_shape: tuple, out_hw: tuple, dtype: type, align: bool
+) -> None:
+    """The GPU's items (one output forward, one input element gathering its outputs'
+    gradients backward) on the device, the gradient written and added."""
     rng = np.random.default_rng(3)
-    x = rng.standard_normal((2, 2, 5, 3))
-    dy = rng.standard_normal((2, 2, 3, 7))
-    params = {"height": 3, "width": 7, "align_corners": align}
-    data = nv.nd.array(x, ctx=nv.gpu(0), dtype=np.float64)
-    data.attach_grad()
-    with nv.autograd.record():
-        y = nv.nd.contrib.BilinearResize2D(data, **params)
-    y.backward(nv.nd.array(dy, ctx=nv.gpu(0), dtype=np.float64))
-    np.testing.assert_allclose(y.asnumpy(), bilinear_resize_ref(x, **params), rtol=1e-12)
-    np.testing.assert_allclose(
-        data.grad.asnumpy(), _resize_grad_ref(dy, x.shape, align), rtol=1e-12
-    )
+    x = rng.standard_normal(x_shape)
+    dy = rng.standard_normal((*x_shape[:2], *out_hw))
+    params = {"height": out_hw[0], "width": out_hw[1], "align_corners": align}
+    tol = {np.float64: 1e-12, np.float32: 1e-5, np.float16: 2e-2}[dtype]
+    want, want_dx = bilinear_resize_ref(x, **params), _resize_grad_ref(dy, x.shape, align)
+    for req in ("write", "add"):
+        data = nv.nd.array(x, ctx=nv.gpu(0), dtype=dtype)
+        data.attach_grad(grad_req=req)
+        data.grad[:] = 1.0
+        with nv.autograd.record():
+            y = nv.nd.contrib.BilinearResize2D(data, **params)
+        y.backward(nv.nd.array(dy, ctx=nv.gpu(0), dtype=dtype))
+        np.testing.assert_allclose(y.asnumpy(), want, rtol=tol, atol=tol)
+        base = 1.0 if req == "add" else 0.0
+        np.testing.assert_allclose(data.grad.asnumpy(), want_dx + base, rtol=tol, atol=tol)

@@ -19,8 +19,9 @@ dx = R_h^T dy R_w.
 
 Kernels (kernel.parallel_for): the rows and columns each output samples, and their
 weights, are two small tables made on the host per call (_axis_tables). On the GPU a
-forward item is one output (four inputs blended) and a backward item one input row, which
-gathers the gradients of the output rows sampling it (no two items write one element). On
+forward item is one output (four inputs blended) and a backward item one input element,
+which gathers the gradients of the outputs sampling it (no two items write one element;
+neighbouring items read neighbouring gradients). On
 the CPU an item is a whole plane, computed separably through a scratch row (contiguous
 loops instead of gathers). Weights are in the compute type (float32 for float16 and
 float32 data; the CPU computes float16 in float32, the GPU in float16 as MXNet's kernels).
@@ -232,26 +233,26 @@ def _resize_forward(item, out, x, idx, wts, h, w, oh, ow, scratch, mode):
 
 
 @kernel.parallel_for
-def _resize_backward_rows(item, dx, dy, idx, wts, h, w, oh, ow, mode):
-    # the GPU's item: input row `item` (of all planes' rows) gathers the gradients of the
-    # output rows sampling it, so no two items write the same element
-    plane = item // h
-    r = item - plane * h
-    row = item * w
-    if mode != ADD:
-        for c in range(w):
-            dx[uindex(row + c)] = 0
-    for o in range(oh):
-        lo = idx[o]
-        hi = idx[oh + o]
-        if lo == r or hi == r:
-            a = (wts[o] if lo == r else 0.0) + (wts[oh + o] if hi == r else 0.0)
-            src = (plane * oh + o) * ow
-            for q in range(ow):
-                g = a * dy[uindex(src + q)]
-                j = 2 * oh + q
-                dx[uindex(row + idx[j])] += wts[j] * g
-                dx[uindex(row + idx[j + ow])] += wts[j + ow] * g
+def _resize_backward_gather(item, dx, dy, idx, wts, spans, h, w, oh, ow, mode):
+    # the GPU's item: input element (plane, r, c) gathers dy over the output rows and
+    # columns sampling it, spans[r]:spans[h + r] and spans[2h + c]:spans[2h + w + c] (the
+    # outputs sampling an input are consecutive): neighbouring items read neighbouring
+    # gradients, and no two items write one element
+    row = item // w
+    c = item - row * w
+    plane = row // h
+    r = row - plane * h
+    acc = 0.0
+    for o in range(spans[r], spans[h + r]):
+        a = (wts[o] if idx[o] == r else 0.0) + (wts[oh + o] if idx[oh + o] == r else 0.0)
+        src = (plane * oh + o) * ow
+        part = 0.0
+        for q in range(spans[2 * h + c], spans[2 * h + w + c]):
+            j = 2 * oh + q
+            b = (wts[j] if idx[j] == c else 0.0) + (wts[j + ow] if idx[j + ow] == c else 0.0)
+            part += b * dy[uindex(src + q)]
+        acc += a * part
+    store(dx, uindex(item), acc, mode)
 
 
 @kernel.parallel_for
@@ -280,6 +281,18 @@ def _resize_backward_planes(item, dx, dy, idx, wts, h, w, oh, ow, scratch, mode)
             dx[uindex(top + c)] += a0 * scratch[uindex(t0 + c)]
         for c in range(w):
             dx[uindex(bottom + c)] += a1 * scratch[uindex(t0 + c)]
+
+
+def _spans(lo_hi: np.ndarray, n_in: int) -> np.ndarray:
+    """(first, past-last) output position sampling each input position, as two arrays of
+    n_in; lo and hi never decrease with the output position, so those outputs are
+    consecutive (an input no output samples gets an empty span)."""
+    n_out = lo_hi.size // 2
+    lo, hi = lo_hi[:n_out], lo_hi[n_out:]
+    r = np.arange(n_in)
+    starts = np.minimum(np.searchsorted(lo, r, "left"), np.searchsorted(hi, r, "left"))
+    ends = np.maximum(np.searchsorted(lo, r, "right"), np.searchsorted(hi, r, "right"))
+    return np.concatenate([starts, np.maximum(ends, starts)])
 
 
 def _tables(ctx: Any, p: BilinearResizeParam, x_shape: Any, oh: int, ow: int, dtype: Any) -> Any:
@@ -328,7 +341,12 @@ def _backward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], out
     with half_as_float32(ctx, [dx], modes[:1], [dy]) as ([d], [g]):
         args = (flat(d), flat(g), idx, wts, h, w, oh, ow)
         if is_gpu(ctx):
-            _resize_backward_rows.launch(ctx, n * c * h, *args, modes[0], work=dy.size)
+            p = attrs.parsed
+            rows = _axis_tables(h, oh, p.align_corners)[0]
+            cols = _axis_tables(w, ow, p.align_corners)[0]
+            spans = to_ctx(ctx, np.concatenate([_spans(rows, h), _spans(cols, w)]))
+            _resize_backward_gather.launch(ctx, dx.size, *args[:4], spans, *args[4:],
+                                           modes[0], work=dy.size)  # fmt: skip
         else:
             scratch = _scratch(ctx, n * c, w, x.dtype)
             _resize_backward_planes.launch(ctx, n * c, *args, scratch, modes[0],
