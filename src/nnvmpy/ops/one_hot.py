@@ -29,7 +29,7 @@ from ..attrs import (
 from ..base import InferError
 from ..graph.grad import make_zero_grad_nodes
 from ..infer import shape_assign, shape_is_known, shape_str, type_assign
-from ..kernel.launch import NULL, flat, req_code
+from ..kernel.launch import NULL, flat, is_gpu, req_code
 from ..kernel.launch import uindex as uidx
 from ..param import Parameter, field
 from ..registry import NodeAttrs, register_op
@@ -56,16 +56,21 @@ class OneHotParam(Parameter):
 
 
 @kernel.parallel_for
-def _one_hot_rows(i, out, idx, depth, on, off, mode):
-    # row i of out: on at column idx[i] (when in range), off everywhere else
+def _one_hot_items(item, out, idx, depth, chunk, on, off, mode):
+    # `chunk` consecutive elements of one row of out: on at column idx[row] (when in
+    # range), off everywhere else. A whole row on the CPU (no division per element), one
+    # element on a GPU (neighbouring threads write neighbouring elements; a thread per row
+    # wrote rows of a 32k vocabulary a row apart)
+    first = item * chunk
+    i = first // depth
     j = int(idx[i])
     base = i * depth
-    for d in range(depth):
-        v = on if d == j else off
+    for k in range(first, first + chunk):
+        v = on if k - base == j else off
         if mode == 2:
-            out[uidx(base + d)] += v
+            out[uidx(k)] += v
         else:
-            out[uidx(base + d)] = v
+            out[uidx(k)] = v
 
 
 def one_hot_rows(ctx: Any, out: Any, mode: int, idx: Any, on: float, off: float) -> None:
@@ -73,10 +78,11 @@ def one_hot_rows(ctx: Any, out: Any, mode: int, idx: Any, on: float, off: float)
     if mode == NULL or out.size == 0:
         return
     depth = int(out.size) // int(idx.size)
+    chunk = 1 if is_gpu(ctx) else depth
     with half_as_float32(ctx, [out], [mode], [idx]) as ([o], [i]):
         cast = np.dtype(o.dtype).type  # the values in the output's dtype, as C converts
-        args = (flat(o), flat(i), depth, cast(on), cast(off), mode)
-        _one_hot_rows.launch(ctx, int(idx.size), *args, work=int(out.size))
+        args = (flat(o), flat(i), depth, chunk, cast(on), cast(off), mode)
+        _one_hot_items.launch(ctx, int(out.size) // chunk, *args, work=int(out.size))
 
 
 def _one_hot_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
