@@ -77,8 +77,9 @@ def _overlapping_rois(rng: np.random.Generator, n: int, batch: int, size: float)
 def test_backward_is_the_adjoint_of_forward_over_overlapping_rois(
     device: str, sensitive: bool
 ) -> None:
-    """<roi_align(x), dy> == <x, dx>: the gradient kernel (one input channel per item) is
-    the exact transpose of the forward, with 40 rois sharing pixels; an add request adds."""
+    """<roi_align(x), dy> == <x, dx>: the gradient kernel (CPU: one input channel per
+    item; GPU: one dy element per item, adding atomically) is the exact transpose of the
+    forward, with 40 rois sharing pixels; an add request adds."""
     ctx = nv.cpu() if device == "cpu" else nv.gpu(0)
     rng = np.random.default_rng(6)
     x = rng.standard_normal((2, 8, 9, 11))

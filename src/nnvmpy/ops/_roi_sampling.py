@@ -14,12 +14,17 @@ the same weights.
 Kernels (kernel.parallel_for, one body for both devices; the geometry rows are made on
 the host from the rois, which are copied there first, and sent back as a small table).
 Forward: one roi bin per item, each sample's pixels and weights found once and applied to
-every channel. Backward: one input channel per item, walking every roi and bin that reads
-that channel, so no two items write the same pixel (bins of overlapping rois share
-pixels). Samples accumulate in the output's type, as MXNet's kernels do (the CPU computes
-float16 in float32). They replace one serial host loop, which the GPU reached by copying
-the feature map to the host and back: 256 rois, 7x7 bins, 2x2 samples over 2x256x50x84
-float32 on two cores, forward 120 -> 18 ms, forward and backward 251 -> 80 ms.
+every channel. Backward on the CPU: one input channel per item, walking every roi and bin
+that reads that channel, so no two items write the same pixel (bins of overlapping rois
+share pixels). Samples accumulate in the output's type, as MXNet's kernels do (the CPU
+computes float16 in float32). They replace one serial host loop, which the GPU reached by
+copying the feature map to the host and back: 256 rois, 7x7 bins, 2x2 samples over
+2x256x50x84 float32 on two cores, forward 120 -> 18 ms, forward and backward 251 -> 80 ms.
+Backward on the GPU: one dy element (roi, channel, bin) per item, adding into d data
+atomically (_atomic_grad.py; float16 in a float32 copy), as MXNet's CUDA kernel does: per
+channel, Mask R-CNN's FPN head (2 x 512 rois, 256 channels, 7x7 bins, 2x2 samples) was
+256 threads of ~200k samples each; per element it is ~13M items of 4 samples. Atomics add
+in no fixed order, so the GPU's d data differs from the CPU's in rounding only.
 
 Also what the roi ops (ROIAlign, RROIAlign, PSROIPooling, DeformablePSROIPooling) share:
 the checks of their data and rois inputs and of pooled_size, and the registration of an
@@ -50,8 +55,9 @@ from ..kernel import uindex
 from ..kernel.launch import NULL, WRITE, flat, is_gpu, req_code, store
 from ..param import Parameter
 from ..registry import register_op, skip_in_source_locations
+from ._atomic_grad import atomic_target
 from ._host_staged import to_host
-from ._index_kernels import half_as_float32, to_ctx, zero
+from ._index_kernels import atomic_add, half_as_float32, to_ctx, zero
 from .contrib_bbox import same_float_type
 
 skip_in_source_locations(__file__)  # registrations name the op's own file
@@ -146,7 +152,8 @@ def roi_forward(item, out, data, geo, n_batch, channels, height, width, c_out, p
 def roi_backward(ci, dx, dy, geo, n_rois, n_batch, channels, height, width, c_out, ph_n, pw_n,
                  sensitive, mode):  # fmt: skip
     """Input channel `ci` (of every image): dy / count of each bin reading it, spread onto
-    its samples' pixels. Only this item writes channel ci, so overlapping rois are safe."""
+    its samples' pixels. Only this item writes channel ci, so overlapping rois are safe
+    without atomics (the CPU's backward; the GPU's is roi_backward_bins)."""
     plane = height * width
     if mode == WRITE:
         zero_channel(dx, ci, n_batch, channels, plane)
@@ -184,6 +191,41 @@ def roi_backward(ci, dx, dy, geo, n_rois, n_batch, channels, height, width, c_ou
                             dx[uindex(base + yh * width + xh)] += d * w4
 
 
+@kernel.parallel_for
+def roi_backward_bins(item, dx, dy, geo, n_rois, n_batch, channels, height, width, c_out,
+                      ph_n, pw_n, sensitive, mode):  # fmt: skip
+    """dy element `item` = (r, c, ph, pw): dy / count spread onto its samples' pixels with
+    atomic adds (GPU: bins of overlapping rois share pixels). dx starts zeroed for a write
+    request (atomic_target), so `mode` is unused."""
+    pw = item % pw_n
+    t = item // pw_n
+    ph = t % ph_n
+    t = t // ph_n
+    c = t % c_out
+    r = t // c_out
+    g = r * _G
+    b = int(geo[g])
+    if b < 0 or b >= n_batch:
+        return
+    ci = (c * ph_n + ph) * pw_n + pw if sensitive else c
+    base = (b * channels + ci) * height * width
+    grid_w = int(geo[g + 5])
+    grid_h = int(geo[g + 6])
+    d = dy[uindex(item)] / max(grid_h * grid_w, 1)
+    step_h = geo[g + 4] / grid_h
+    step_w = geo[g + 3] / grid_w
+    for iy in range(grid_h):
+        for ix in range(grid_w):
+            ok, yl, xl, yh, xh, w1, w2, w3, w4 = sample_at(
+                geo, g, ph, pw, iy, ix, step_h, step_w, height, width
+            )
+            if ok:
+                atomic_add(dx, base + yl * width + xl, d * w1)
+                atomic_add(dx, base + yl * width + xh, d * w2)
+                atomic_add(dx, base + yh * width + xl, d * w3)
+                atomic_add(dx, base + yh * width + xh, d * w4)
+
+
 def table_on(ctx: Any, table: Callable[..., np.ndarray], p: Any, rois: Any) -> Any:
     """table(p, rois) (the rois copied to the host for it) as a flat float64 array on ctx."""
     host = to_host(ctx, rois) if is_gpu(ctx) else rois
@@ -196,13 +238,16 @@ def roi_kernel_computes(
     forward_kernel: Any,
     backward_kernel: Any,
     extra: Callable[[Any], tuple[Any, ...]],
+    gpu_backward_kernel: Any = None,
 ) -> tuple[Any, Any]:
-    """FCompute of `op` and of its backward from a pair of parallel_for kernels:
+    """FCompute of `op` and of its backward from parallel_for kernels:
 
         forward_kernel(bin, out, data, table, N, C, H, W, C', PH, PW, *extra, mode)
             over the R x PH x PW bins (each bin writes every output channel);
         backward_kernel(ci, dx, dy, table, R, N, C, H, W, C', PH, PW, *extra, mode)
-            over the C input channels (only item ci writes channel ci).
+            over the C input channels (only item ci writes channel ci);
+        gpu_backward_kernel(i, dx, ...the same...) on a GPU, if given, over the dy
+            elements instead, adding atomically into dx (zeroed first for a write).
 
     table(params, host rois) is the rois' per-row table; extra(params) the kernels' own
     parameters. The rois get a zero gradient, as in MXNet."""
@@ -227,6 +272,11 @@ def roi_kernel_computes(
         if modes[0] == NULL or data.size == 0:
             return
         rows = table_on(ctx, table, attrs.parsed, rois)
+        if gpu_backward_kernel is not None and is_gpu(ctx):
+            with atomic_target(ctx, outputs[0], modes[0]) as d:
+                args = (d, flat(dy), rows, rois.shape[0], *data.shape, *dy.shape[1:])
+                gpu_backward_kernel.launch(ctx, dy.size, *args, *extra(attrs.parsed), modes[0])
+            return
         with half_as_float32(ctx, outputs[:1], modes[:1], [dy]) as ([d], [g]):
             args = (flat(d), flat(g), rows, rois.shape[0], *data.shape, *dy.shape[1:])
             backward_kernel.launch(ctx, data.shape[1], *args, *extra(attrs.parsed), modes[0],
@@ -313,7 +363,8 @@ def register_roi_op(
     """Register `op` (inputs data and rois, one output) and `_backward_<op>` (inputs dy,
     data, rois; outputs d data and a zero d rois). Computed by the sampling kernels, given
     geometry(params, rois) -> GEOMETRY rows; or by other kernels, given kernels = (table,
-    forward_kernel, backward_kernel, extra) as roi_kernel_computes takes them."""
+    forward_kernel, backward_kernel, extra[, gpu_backward_kernel]) as roi_kernel_computes
+    takes them."""
     backward_op = f"_backward{op}"
     title = op.removeprefix("_contrib_")
 
@@ -321,7 +372,7 @@ def register_roi_op(
         return make_grad_node(backward_op, node, [ograds[0], *node.inputs])
 
     if geometry is not None:
-        kernels = (geometry, roi_forward, roi_backward, _sensitive)
+        kernels = (geometry, roi_forward, roi_backward, _sensitive, roi_backward_bins)
     if kernels is None:
         raise TypeError(f"register_roi_op({op!r}): give geometry or kernels")
     forward_compute, backward_compute = roi_kernel_computes(op, *kernels)

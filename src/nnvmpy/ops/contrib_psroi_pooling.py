@@ -11,9 +11,10 @@ the map, columns likewise, and output channel c of it averages input channel
 
 The gradient spreads each bin's dy evenly over its pixels; the rois get a zero gradient.
 Kernels for both devices (_roi_sampling.roi_kernel_computes): forward one bin of every
-output channel per item, backward one input channel per item (race-free: only its item
-writes a channel). They replace a serial host loop, which the GPU reached by copying the
-feature map to the host and back.
+output channel per item, backward one input channel per item on the CPU (race-free: only
+its item writes a channel) and one dy element per item on the GPU, adding atomically
+(_atomic_grad.py: a GPU wants far more items than channels). They replace a serial host
+loop, which the GPU reached by copying the feature map to the host and back.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from ..kernel import uindex
 from ..kernel.launch import WRITE, store
 from ..param import Parameter, field
 from ..registry import NodeAttrs
+from ._index_kernels import atomic_add
 from ._roi_sampling import ROI_ROW, check_roi_inputs, register_roi_op, rounded_rois, zero_channel
 
 OP = "_contrib_PSROIPooling"
@@ -142,6 +144,28 @@ def _psroi_backward(ci, dx, dy, rois, n_rois, n_batch, channels, height, width, 
                         dx[uindex(base + h * width + w)] += g
 
 
+@kernel.parallel_for
+def _psroi_backward_bins(item, dx, dy, rois, n_rois, n_batch, channels, height, width, out_dim,
+                         pooled, _pw, group, scale, mode):  # fmt: skip
+    # dy element `item` = (r, c, ph, pw): dy / area added atomically (GPU) onto each pixel of
+    # its bin in channel (c G + gh) G + gw; dx starts zeroed for a write (mode is unused)
+    pw = item % pooled
+    t = item // pooled
+    ph = t % pooled
+    t = t // pooled
+    c = t % out_dim
+    r = t // out_dim
+    b, h0, h1, w0, w1, gh, gw = _bin(rois, r, ph, pw, pooled, group, scale, height, width,
+                                     n_batch)  # fmt: skip
+    if b < 0 or h0 >= h1 or w0 >= w1:
+        return
+    g = dy[uindex(item)] / ((h1 - h0) * (w1 - w0))
+    base = (b * channels + (c * group + gh) * group + gw) * height * width
+    for h in range(h0, h1):
+        for w in range(w0, w1):
+            atomic_add(dx, base + h * width + w, g)
+
+
 def _table(p: PSROIPoolingParam, rois: np.ndarray) -> np.ndarray:
     return rounded_rois(rois)
 
@@ -161,7 +185,7 @@ register_roi_op(
         "number of region bounding boxes after PSROIPooling"
     ),
     infer_shape=_psroi_shape,
-    kernels=(_table, _psroi_forward, _psroi_backward, _extra),
+    kernels=(_table, _psroi_forward, _psroi_backward, _extra, _psroi_backward_bins),
     data_doc="Input data to the pooling operator, a 4D Feature maps",
     rois_doc=(
         "Bounding box coordinates, a 2D array of [[batch_index, x1, y1, x2, y2]]. (x1, y1) "

@@ -9,10 +9,13 @@ maps them onto data (N, C, H, W). For roi r and output cell (ph, pw):
     out[r, c, ph, pw] = max of data[batch, c] over the bin (0 for an empty bin)
 
 The hidden output maxidx (int32) keeps where each maximum was (h * W + w, -1 when
-empty); the gradient adds dy there. Several rois may share a pixel, so d data is
+empty); the gradient adds dy there. Several rois may share a pixel. On the CPU d data is
 gathered per (sample, channel) plane: one work item scans every roi of its sample and
-adds into its own plane only. rois get a zero gradient. A batch index outside [0, N)
-is an NNVMError naming the roi.
+adds into its own plane only. On the GPU those N C items (512 for VGG16 Faster R-CNN at
+batch 1) are far too few, so each dy cell is an item that adds into its maximum's pixel
+atomically (_atomic_grad.py), as MXNet's CUDA kernel does. rois get a zero gradient. A
+batch index outside [0, N) is an NNVMError naming the roi (the forward copies the rois
+to the host to check).
 """
 
 from __future__ import annotations
@@ -38,9 +41,11 @@ from ...graph.grad import make_grad_node
 from ...graph.node import NodeEntry
 from ...infer import shape_assign, shape_is_known, shape_str, type_assign
 from ...kernel import device_function, parallel_for
-from ...kernel.launch import NULL, WRITE, req_code, store, uindex
+from ...kernel.launch import NULL, WRITE, is_gpu, req_code, store, uindex
 from ...param import Parameter, Shape, field
 from ...registry import NodeAttrs, register_op
+from .._atomic_grad import atomic_target
+from .._index_kernels import atomic_add
 from ..init import _fill
 from ._layer_util import host_copy, via_float32
 
@@ -148,7 +153,8 @@ def _roi_pool_loop(i, out, maxidx, data, rois, C, H, W, PH, PW, scale, m_out, m_
 
 @parallel_for
 def _roi_grad_loop(nc, ddata, dy, rois, maxidx, R, C, HW, cells, mode):
-    """Plane nc = (n, c) of d data: the maxima of every roi of sample n add dy there."""
+    """Plane nc = (n, c) of d data: the maxima of every roi of sample n add dy there
+    (the CPU's backward: race-free without atomics)."""
     base = nc * HW
     if mode == WRITE:
         for k in range(HW):
@@ -162,6 +168,22 @@ def _roi_grad_loop(nc, ddata, dy, rois, maxidx, R, C, HW, cells, mode):
                 k = maxidx[uindex(cell0 + p)]
                 if k >= 0:
                     ddata[uindex(base + k)] += dy[uindex(cell0 + p)]
+
+
+@parallel_for
+def _roi_grad_cells(i, ddata, dy, rois, maxidx, N, C, HW, cells):
+    """dy cell i = (r, c, ph, pw) adds into its maximum's pixel; atomically (GPU), since
+    overlapping rois may share that pixel. A roi whose batch index is outside [0, N) adds
+    nothing, as in the plane loop."""
+    k = maxidx[i]
+    if k < 0:
+        return
+    rc = i // cells
+    r = rc // C
+    n = int(rois[r * 5])
+    if n < 0 or n >= N:
+        return
+    atomic_add(ddata, (n * C + rc - r * C) * HW + k, dy[i])
 
 
 def _check_batch_index(ctx: Any, rois: Any, batch: int) -> None:
@@ -200,6 +222,11 @@ def _backward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], out
         return
     N, C, H, W = ddata.shape
     R, _, PH, PW = dy.shape
+    if is_gpu(ctx):
+        with atomic_target(ctx, ddata, mode) as acc:
+            flat = [a.reshape(-1) for a in (dy, rois, maxidx)]
+            _roi_grad_cells.launch(ctx, dy.size, acc, *flat, N, C, H * W, PH * PW)
+        return
     flat = [a.reshape(-1) for a in (ddata, dy, rois, maxidx)]
     _roi_grad_loop.launch(ctx, N * C, *flat, R, C, H * W, PH * PW, mode, work=ddata.size + dy.size)
 
