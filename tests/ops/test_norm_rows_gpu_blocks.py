@@ -2,7 +2,7 @@
 near the last axis (inner < 32, rows of 32 or more), a thread per row elsewhere, and the
 per-position dgamma/dbeta by columns (neighbouring threads on neighbouring columns).
 
-The shapes take every path of ops/nn/_norm_rows.py's GPU kernels: rows shorter than the
+The shapes take every path of ops/nn/_norm_rows_cuda.py's GPU kernels: rows shorter than the
 block (40 elements, 64 threads), longer and not a multiple of it (300, 128 threads), more
 rows than the simulator's 4-block grid (grid-stride), inner 1, 3 and 32, rows under 32;
 dgamma/dbeta tiles of several rows with a short last one; write, add and null requests;
@@ -43,19 +43,22 @@ LOOPS = ("_norm_forward_row", "_norm_backward_chunk", "_column_partials", "_sum_
 
 @pytest.fixture
 def launches(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int, int]]:
-    """(kernel name, blocks, threads) of every launch of _norm_rows.py's GPU kernels."""
+    """(kernel name, blocks, threads) of every launch of _norm_rows(_cuda).py's GPU kernels."""
     from nnvmpy.kernel import cuda as gpu_launch
-    from nnvmpy.ops.nn import _norm_rows
+    from nnvmpy.ops.nn import _norm_rows, _norm_rows_cuda
 
     real = gpu_launch.launch_kernel
     seen: list[tuple[str, int, int]] = []
 
+    def kernel(name: str) -> Any:
+        return getattr(_norm_rows_cuda, name, None) or getattr(_norm_rows, name)
+
     def name_of(dispatcher: Any) -> str | None:
         for name in BLOCK_KERNELS:
-            if dispatcher is getattr(_norm_rows, name).dispatcher:
+            if dispatcher is kernel(name).dispatcher:
                 return name
         for name in LOOPS:
-            if any(dispatcher is d for d in getattr(_norm_rows, name)._loops.values()):
+            if any(dispatcher is d for d in kernel(name)._loops.values()):
                 return name
         return None
 
@@ -217,10 +220,10 @@ TILES = {
 def test_layer_norm_column_tiles_of_several_rows(
     case: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from nnvmpy.ops.nn import _norm_rows
+    from nnvmpy.ops.nn import _norm_rows_cuda
 
     shape, axis, items = TILES[case]
-    monkeypatch.setattr(_norm_rows, "_COLUMN_ITEMS", items)
+    monkeypatch.setattr(_norm_rows_cuda, "_COLUMN_ITEMS", items)
     n = shape[axis]
     x, dy = _values(shape, 7).astype(F32), _values(shape, 8, -1, 1).astype(F32)
     g, b = _values(n, 9, 0.5, 1.5).astype(F32), _values(n, 10).astype(F32)

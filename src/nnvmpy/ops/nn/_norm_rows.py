@@ -16,10 +16,11 @@ Backward, with g the element's gamma, dyg = dy * g and sums over the row:
 dgamma/dbeta are sums across rows, which parallel rows cannot write into one array. The
 CPU runs over chunks of rows, each summing into its own row of a partials array (chunk
 c: partial[c * ncol + col]; per-row gamma: one chunk per row) in the pass that takes its
-rows' sums. A GPU gives each row a thread (inner >= 32: neighbouring rows are
-neighbours in memory) or a thread block (nearer the last axis: _block_rows.py), and
-takes per-position partials by columns, neighbouring threads on neighbouring elements
-(_column_partials). Partials are float64 for every dtype; `_sum_columns` adds them up.
+rows' sums. A GPU (_norm_rows_cuda.py) gives each row a thread (inner >= 32:
+neighbouring rows are neighbours in memory), a thread block (nearer the last axis:
+_block_rows.py) or, few long rows, several blocks, and takes per-position partials by
+columns, neighbouring threads on neighbouring elements. Partials are float64 for every
+dtype; `_sum_columns` adds them up on the CPU, reduce_gpu on a GPU.
 Per-row scalars are stored into a small scratch array of the data's float type and read
 back (`_typed`), so a float32 row is computed in float32. The row loops are
 `kernel.parallel_for` bodies, so the CPU (prange) and the GPU (a thread per item) run
@@ -36,8 +37,7 @@ from typing import Any
 import numpy as np
 
 from ...kernel import device_function, parallel_for
-from ...kernel.launch import ADD, NULL, cuda, gpu_kernel, is_gpu, store, uindex
-from ._block_rows import BLOCK, block_sum, by_block, launch_blocks, run_block_rows
+from ...kernel.launch import ADD, NULL, is_gpu, run_rows, store, uindex
 from ._layer_util import cpu_threads, row_function
 
 # --- whole-row loops (RowFunctions: vectorised sums on the CPU; L2Normalization uses them
@@ -220,32 +220,6 @@ def _norm_forward_row(
         _normalize(out, sc, x, gamma, beta, gamma, beta, r, base, n, inner, mu, sd, groups, m_out)
 
 
-# A block per row (GPU, rows near the last axis: _block_rows.py). Thread tid's share of row r,
-# elements k = tid, tid + nt, ..., is itself a row (start base + tid * inner, stride
-# nt * inner) that the row functions above walk; gamma[tid::nt] are its positions' gammas.
-# Each thread writes the same values into row r's scratch slots (_typed) and reads them back.
-@gpu_kernel
-def _norm_forward_block_cuda(
-    rows, out, mean, std, sc, x, gamma, beta, n, inner, groups, eps, stat_var, m_out, m_mean, m_std
-):
-    tid, nt = cuda.threadIdx.x, cuda.blockDim.x
-    sh = cuda.shared.array(BLOCK, np.float64)
-    cnt, step = _share(n, tid, nt), nt * inner
-    for r in range(cuda.blockIdx.x, rows, cuda.gridDim.x):
-        base = _row_base(r, n, inner) + tid * inner
-        mu = block_sum(sh, tid, nt, row_sum(x, base, cnt, step)) / n
-        var = block_sum(sh, tid, nt, row_sqdev(x, base, cnt, step, mu)) / n
-        sd = math.sqrt(var + eps)
-        if tid == 0:
-            store(mean, r, mu, m_mean)
-            store(std, r, var if stat_var else sd, m_std)
-        if m_out != NULL:
-            gpos, bpos = gamma[tid::nt], beta[tid::nt]
-            _normalize(
-                out, sc, x, gamma, beta, gpos, bpos, r, base, cnt, step, mu, sd, groups, m_out
-            )
-
-
 # Backward: per-row scalars in scratch slots 5q .. 5q + 4 (q: the chunk, or the row on a
 # GPU): mu, 1/std, then a, b and g of _row_grad.
 @device_function
@@ -298,66 +272,6 @@ def _norm_backward_chunk(
             )  # fmt: skip
 
 
-@gpu_kernel
-def _norm_backward_block_cuda(
-    rows, dx, pg, pb, sc, dy, x, gamma, mean, std, dmean, dstd, n, inner, groups, eps,
-    stat_var, m_dx, part, dstats,
-):  # fmt: skip
-    tid, nt = cuda.threadIdx.x, cuda.blockDim.x
-    sh = cuda.shared.array(BLOCK, np.float64)
-    cnt, step = _share(n, tid, nt), nt * inner
-    per_pos = groups == 0
-    for r in range(cuda.blockIdx.x, rows, cuda.gridDim.x):
-        base = _row_base(r, n, inner) + tid * inner
-        mu = _typed(sc, 5 * r, mean[r])
-        inv = _typed(sc, 5 * r + 1, _inv_std(std[r], eps, stat_var))
-        sdy, sdyx = row_dy_sums(dy, x, gamma[tid::nt], base, cnt, step, mu, per_pos)
-        sdy = block_sum(sh, tid, nt, sdy)
-        sdyx = block_sum(sh, tid, nt, sdyx) * inv
-        g = 1.0
-        if not per_pos:
-            g = gamma[r % groups]
-            if part and tid == 0:  # the row's own partials
-                pg[r] = sdyx
-                pb[r] = sdy
-            sdy *= g
-            sdyx *= g
-        if m_dx != NULL:
-            _row_dx(
-                dx, dy, x, gamma[tid::nt], dmean, dstd, sc, r, r, base, cnt, step, n, mu, inv,
-                sdy, sdyx, g, per_pos, m_dx, dstats,
-            )  # fmt: skip
-
-
-@parallel_for
-def _row_scalars(r, sc, mean, std, eps, stat_var):
-    """Row r's mu and 1/std in x's float type, in slots 5r and 5r + 1 (as _typed keeps them)."""
-    sc[5 * r] = mean[r]
-    sc[5 * r + 1] = _inv_std(std[r], eps, stat_var)
-
-
-@parallel_for
-def _column_partials(i, pg, pb, sc, dy, x, outer, rpt, m, inner):
-    """Per-position dgamma, dbeta on a GPU: work item i sums column c = i % m of an outer
-    slice (m = n * inner elements; position c // inner of row o * inner + c % inner) over
-    the rpt slices of tile t = i // m: pg[i] = sum dy * xhat, pb[i] = sum dy (xhat as
-    _row_sums_partials computes it). Neighbouring threads read neighbouring elements and
-    write neighbouring partials."""
-    t = i // m
-    c = i - t * m
-    q = c % inner
-    s = np.float64(0.0)
-    u = np.float64(0.0)
-    for o in range(t * rpt, min((t + 1) * rpt, outer)):
-        j = o * m + c
-        k = 5 * (o * inner + q)
-        d = dy[j]
-        s += d * ((x[j] - sc[k]) * sc[k + 1])
-        u += d
-    pg[i] = s
-    pb[i] = u
-
-
 @parallel_for
 def _sum_columns(col, out, part, count, stride, inner, mode):
     """out[col] = sum over t < count and q < inner of part[t * stride + col * inner + q]."""
@@ -387,15 +301,20 @@ def norm_forward(
 ) -> None:
     """(out, mean, std or var) for x viewed as layout = (rows, n, inner); groups > 0:
     gamma per row (r % groups), else per position in the row. On a GPU a row near the last
-    axis takes a thread block (_block_rows.by_block), elsewhere a thread."""
+    axis takes a thread block, or few long rows several (_norm_rows_cuda.forward_gpu),
+    elsewhere a thread."""
     rows, n, inner = layout
     if rows == 0 or n == 0 or all(m == NULL for m in modes):
         return
     out, mean, std = (a.reshape(-1) for a in outputs)
     sc = ctx.requested[0].get_space((2 * rows,), _acc_dtype(x))
     args = (out, mean, std, sc, x.reshape(-1), gamma, beta, n, inner, groups, eps, stat_var, *modes)
-    loops = (_norm_forward_row, _norm_forward_block_cuda)
-    run_block_rows(ctx, "norm_forward", *loops, rows, n, inner, *args)
+    if is_gpu(ctx):
+        from ._norm_rows_cuda import forward_gpu
+
+        forward_gpu(ctx, args, layout)
+    else:
+        run_rows(ctx, "norm_forward", _norm_forward_row, rows, *args)
 
 
 def norm_backward(
@@ -422,8 +341,13 @@ def norm_backward(
     mean, std = mean.reshape(-1), std.reshape(-1)
     dmean, dstd = (mean, std) if dstats is None else (a.reshape(-1) for a in dstats)
     arrays = (grads[0].reshape(-1), dy.reshape(-1), x.reshape(-1), gamma, mean, std, dmean, dstd)
-    run = _backward_gpu if is_gpu(ctx) else _backward_cpu
-    run(ctx, grads, modes, arrays, layout, (groups, eps, stat_var), dstats is not None)
+    params = (groups, eps, stat_var)
+    if is_gpu(ctx):
+        from ._norm_rows_cuda import backward_gpu
+
+        backward_gpu(ctx, grads, modes, arrays, layout, params, dstats is not None)
+    else:
+        _backward_cpu(ctx, grads, modes, arrays, layout, params, dstats is not None)
 
 
 def _space(ctx: Any, width: int, slots: int, x: Any) -> tuple[Any, Any, Any]:
@@ -465,45 +389,6 @@ def _backward_cpu(
     if part:  # per position: a partial row per chunk; per row r = i * groups + g: one each
         sizes = (chunks, n, 1) if groups == 0 else (rows // groups, groups, 1)
         _sum_partials(ctx, grads, modes, pg, pb, sizes)
-
-
-#: a GPU's per-position dgamma/dbeta tiles: about this many work items (threads), each
-#: summing a column over rows / tiles rows
-_COLUMN_ITEMS = 1 << 16
-
-
-def _backward_gpu(
-    ctx: Any, grads: list[Any], modes: list[int], arrays: tuple[Any, ...],
-    layout: tuple[int, int, int], params: tuple[int, float, bool], dstats: bool,
-) -> None:  # fmt: skip
-    """Per-position dgamma/dbeta by columns (_column_partials) first, as dx may be dy's
-    memory; then the rows (a block or a thread each), which per-row gamma's rows' sums
-    come from too."""
-    rows, n, inner = layout
-    groups, eps, stat_var = params
-    m_dx, m_dg, m_db = modes
-    cols = groups == 0 and (m_dg != NULL or m_db != NULL)
-    rows_part = groups > 0 and (m_dg != NULL or m_db != NULL)
-    m, outer = n * inner, rows // inner  # columns: the m elements of an outer slice
-    tiles = min(outer, -(-_COLUMN_ITEMS // m))
-    rpt = -(-outer // tiles)  # outer slices per tile
-    tiles = -(-outer // rpt)
-    pg, pb, sc = _space(ctx, tiles * m if cols else rows if rows_part else 0, 5 * rows, arrays[2])
-    dx, dy, x, gamma, mean, std, dmean, dstd = arrays
-    if cols:
-        _row_scalars.launch(ctx, rows, sc, mean, std, eps, stat_var)
-        _column_partials.launch(ctx, tiles * m, pg, pb, sc, dy, x, outer, rpt, m, inner)
-        _sum_partials(ctx, grads, modes, pg, pb, (tiles, m, inner))
-    if m_dx == NULL and not rows_part:
-        return
-    args = (dx, pg, pb, sc, dy, x, gamma, mean, std, dmean, dstd)
-    tail = (n, inner, groups, eps, stat_var, m_dx, rows_part, dstats)
-    if by_block(ctx, n, inner):
-        launch_blocks(ctx, "norm_backward", _norm_backward_block_cuda, rows, n, *args, *tail)
-    else:  # a thread per row: chunks of one row
-        _norm_backward_chunk.launch(ctx, rows, *args, rows, 1, *tail, work=rows * n)
-    if rows_part:
-        _sum_partials(ctx, grads, modes, pg, pb, (rows // groups, groups, 1))
 
 
 __all__ = [

@@ -1,0 +1,475 @@
+"""LayerNorm, GroupNorm and InstanceNorm's GPU kernels (_norm_rows.py has the formulas, the
+row functions and the loops a thread per row runs on either device).
+
+Rows take a thread each where neighbouring rows are neighbours in memory (inner >= 32) or
+rows are short, a thread block each nearer the last axis (_block_rows.py). A block per
+row leaves the device idle when the rows are few and long: GroupNorm of 2 images with 32
+groups is 64 blocks on a GPU with 132 SMs, each thread ~4k elements a pass. There
+(row_slices) each row is cut into S slices of a block each, as BatchNorm's channels are
+(_batch_norm_cuda.py): a sums kernel on rows * S blocks writes each slice's float64
+partial sums to scratch, a thread per row combines them into the statistics and the
+row's scalars, and an apply kernel on the same blocks writes out (or dx). The
+backward's per-row sums go the same way. Per-position dgamma/dbeta are column partials
+summed by reduce_gpu (coalesced, long sums split among blocks).
+
+Scalar slots (sc, x's float type as _typed keeps them): forward 2r, 2r + 1 = a, b
+(y = x * a + b, one gamma per row) or mu, 1/std (per position); backward 5r .. 5r + 4 =
+mu, 1/std, then a, b and g of _row_grad.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ...kernel import device_function, parallel_for, scratch
+from ...kernel.cuda import launch_config, launch_kernel, sm_count
+from ...kernel.elementwise import launch_context
+from ...kernel.launch import (  # cuda: a placeholder bound when a kernel compiles
+    ADD,
+    NULL,
+    cuda,
+    gpu_kernel,
+    store,
+    uindex,
+)
+from .._reduce_cuda import reduce_gpu
+from ._block_rows import BLOCK, block_sum, by_block, launch_blocks, run_block_rows
+from ._norm_rows import (
+    _inv_std,
+    _norm_backward_chunk,
+    _norm_forward_row,
+    _normalize,
+    _row_base,
+    _row_dx,
+    _row_grad,
+    _row_normalize,
+    _share,
+    _space,
+    _typed,
+    row_dy_sums,
+    row_scale_shift,
+    row_sqdev,
+    row_sum,
+)
+
+# The split rule (row_slices); module constants, so tests can send tiny shapes down it.
+STAT_BLOCKS_PER_SM = 4  # split rows until rows * S blocks give each SM this many
+SIM_SM_COUNT = 2  # the SM count assumed under the simulator
+SLICE_MIN = 4096  # positions of a slice, at least: shorter ones cost more than they spread
+SPLIT_BLOCK = 256  # threads of a split block at most (a power of two: the trees halve it)
+SIM_SPLIT_BLOCK = 32  # the same under the simulator, where every thread is a Python thread
+
+#: a GPU's per-position dgamma/dbeta tiles: about this many work items (threads), each
+#: summing a column over rows / tiles rows
+_COLUMN_ITEMS = 1 << 16
+
+
+# --- a block per row ------------------------------------------------------------------------
+
+
+# Thread tid's share of row r, elements k = tid, tid + nt, ..., is itself a row (start
+# base + tid * inner, stride nt * inner) that the row functions walk; gamma[tid::nt] are
+# its positions' gammas. Each thread writes the same values into row r's scratch slots
+# (_typed) and reads them back.
+@gpu_kernel
+def _norm_forward_block_cuda(
+    rows, out, mean, std, sc, x, gamma, beta, n, inner, groups, eps, stat_var, m_out, m_mean, m_std
+):
+    tid, nt = cuda.threadIdx.x, cuda.blockDim.x
+    sh = cuda.shared.array(BLOCK, np.float64)
+    cnt, step = _share(n, tid, nt), nt * inner
+    for r in range(cuda.blockIdx.x, rows, cuda.gridDim.x):
+        base = _row_base(r, n, inner) + tid * inner
+        mu = block_sum(sh, tid, nt, row_sum(x, base, cnt, step)) / n
+        var = block_sum(sh, tid, nt, row_sqdev(x, base, cnt, step, mu)) / n
+        sd = math.sqrt(var + eps)
+        if tid == 0:
+            store(mean, r, mu, m_mean)
+            store(std, r, var if stat_var else sd, m_std)
+        if m_out != NULL:
+            gpos, bpos = gamma[tid::nt], beta[tid::nt]
+            _normalize(
+                out, sc, x, gamma, beta, gpos, bpos, r, base, cnt, step, mu, sd, groups, m_out
+            )
+
+
+@gpu_kernel
+def _norm_backward_block_cuda(
+    rows, dx, pg, pb, sc, dy, x, gamma, mean, std, dmean, dstd, n, inner, groups, eps,
+    stat_var, m_dx, part, dstats,
+):  # fmt: skip
+    tid, nt = cuda.threadIdx.x, cuda.blockDim.x
+    sh = cuda.shared.array(BLOCK, np.float64)
+    cnt, step = _share(n, tid, nt), nt * inner
+    per_pos = groups == 0
+    for r in range(cuda.blockIdx.x, rows, cuda.gridDim.x):
+        base = _row_base(r, n, inner) + tid * inner
+        mu = _typed(sc, 5 * r, mean[r])
+        inv = _typed(sc, 5 * r + 1, _inv_std(std[r], eps, stat_var))
+        sdy, sdyx = row_dy_sums(dy, x, gamma[tid::nt], base, cnt, step, mu, per_pos)
+        sdy = block_sum(sh, tid, nt, sdy)
+        sdyx = block_sum(sh, tid, nt, sdyx) * inv
+        g = 1.0
+        if not per_pos:
+            g = gamma[r % groups]
+            if part and tid == 0:  # the row's own partials
+                pg[r] = sdyx
+                pb[r] = sdy
+            sdy *= g
+            sdyx *= g
+        if m_dx != NULL:
+            _row_dx(
+                dx, dy, x, gamma[tid::nt], dmean, dstd, sc, r, r, base, cnt, step, n, mu, inv,
+                sdy, sdyx, g, per_pos, m_dx, dstats,
+            )  # fmt: skip
+
+
+# --- S blocks per row -----------------------------------------------------------------------
+
+
+@device_function
+def _slice(b, S, chunk, n, inner, tid, nt):
+    """(row, first position, thread tid's first element and count) of split block b: slice
+    b % S (positions from (b % S) * chunk, the last slice shorter) of row b // S."""
+    r = b // S
+    lo = (b - r * S) * chunk
+    start = _row_base(r, n, inner) + (lo + tid) * inner
+    return r, lo, start, _share(min(chunk, n - lo), tid, nt)
+
+
+@device_function
+def _shifted_sums(x, base, cnt, step, x0):
+    """(sum(d), sum(d * d)), d = x - x0 over cnt elements `step` apart: one pass, in float64
+    (float(): the simulator's NumPy would take float16 - Python float in float16)."""
+    s = 0.0
+    ss = 0.0
+    for k in range(cnt):
+        d = float(x[uindex(base + k * step)]) - x0
+        s += d
+        ss += d * d
+    return s, ss
+
+
+@gpu_kernel
+def _norm_sums_split_cuda(part, x, rows, S, chunk, n, inner):
+    # block b: part[2b], part[2b + 1] = the sums of its slice's d = x - x0, x0 the slice's
+    # first value (shifted: stable in one pass; the finish merges slices by Chan's formula)
+    tid, nt = cuda.threadIdx.x, cuda.blockDim.x
+    sh = cuda.shared.array(SPLIT_BLOCK, np.float64)
+    for b in range(cuda.blockIdx.x, rows * S, cuda.gridDim.x):
+        r, lo, start, cnt = _slice(b, S, chunk, n, inner, tid, nt)
+        x0 = float(x[uindex(_row_base(r, n, inner) + lo * inner)])
+        s, ss = _shifted_sums(x, start, cnt, nt * inner, x0)
+        s = block_sum(sh, tid, nt, s)
+        ss = block_sum(sh, tid, nt, ss)
+        if tid == 0:
+            part[2 * b] = s
+            part[2 * b + 1] = ss
+
+
+@device_function
+def _merged_stats(part, x, r, S, chunk, n, inner):
+    """Row r's (mean, variance) from its S slices' shifted sums: each slice's mean
+    m = x0 + s / c and squared deviations M2 = ss - s * s / c, merged (Chan et al.) as
+    M2 = sum(M2_s + c_s * (m_s - mean)^2)."""
+    base = _row_base(r, n, inner)
+    total = 0.0
+    for s in range(S):
+        c = min(chunk, n - s * chunk)
+        total += c * float(x[uindex(base + s * chunk * inner)]) + part[2 * (r * S + s)]
+    mu = total / n
+    m2 = 0.0
+    for s in range(S):
+        c = min(chunk, n - s * chunk)
+        p = 2 * (r * S + s)
+        d = float(x[uindex(base + s * chunk * inner)]) + part[p] / c - mu
+        m2 += part[p + 1] - part[p] * part[p] / c + c * d * d
+    return mu, max(m2, 0.0) / n
+
+
+@gpu_kernel
+def _norm_forward_finish_cuda(
+    part, mean, std, sc, x, gamma, beta, rows, S, chunk, n, inner, groups, eps, stat_var,
+    m_mean, m_std,
+):  # fmt: skip
+    # a thread per row: the statistics, and the scalars the apply kernel reads (slots 2r,
+    # 2r + 1: a, b of y = x * a + b with one gamma per row; else mu, 1/std)
+    for r in range(cuda.grid(1), rows, cuda.gridsize(1)):
+        mu, var = _merged_stats(part, x, r, S, chunk, n, inner)
+        sd = math.sqrt(var + eps)
+        store(mean, r, mu, m_mean)
+        store(std, r, var if stat_var else sd, m_std)
+        if groups > 0:
+            a = gamma[r % groups] / sd
+            sc[2 * r] = a
+            sc[2 * r + 1] = beta[r % groups] - mu * a
+        else:
+            sc[2 * r] = mu
+            sc[2 * r + 1] = 1.0 / sd
+
+
+@gpu_kernel
+def _norm_forward_apply_cuda(out, sc, x, gamma, beta, rows, S, chunk, n, inner, groups, m_out):
+    # the sums kernel's blocks: out (+)= each slice normalised by its row's scalars
+    tid, nt = cuda.threadIdx.x, cuda.blockDim.x
+    for b in range(cuda.blockIdx.x, rows * S, cuda.gridDim.x):
+        r, lo, start, cnt = _slice(b, S, chunk, n, inner, tid, nt)
+        a, c = sc[2 * r], sc[2 * r + 1]
+        if groups > 0:
+            row_scale_shift(out, x, start, cnt, nt * inner, a, c, m_out)
+        else:
+            gpos, bpos = gamma[lo + tid :: nt], beta[lo + tid :: nt]
+            _row_normalize(out, x, gpos, bpos, start, cnt, nt * inner, a, c, m_out)
+
+
+@gpu_kernel
+def _norm_dsums_split_cuda(part, sc, dy, x, gamma, rows, S, chunk, n, inner, per_pos):
+    # block b: part[2b], part[2b + 1] = its slice's sum(dy * g), sum(dy * g * (x - mu))
+    # (row_dy_sums, mu from the row's slot as _row_scalars typed it)
+    tid, nt = cuda.threadIdx.x, cuda.blockDim.x
+    sh = cuda.shared.array(SPLIT_BLOCK, np.float64)
+    for b in range(cuda.blockIdx.x, rows * S, cuda.gridDim.x):
+        r, lo, start, cnt = _slice(b, S, chunk, n, inner, tid, nt)
+        gpos = gamma[lo + tid :: nt]
+        s, t = row_dy_sums(dy, x, gpos, start, cnt, nt * inner, sc[5 * r], per_pos)
+        s = block_sum(sh, tid, nt, s)
+        t = block_sum(sh, tid, nt, t)
+        if tid == 0:
+            part[2 * b] = s
+            part[2 * b + 1] = t
+
+
+@gpu_kernel
+def _norm_backward_finish_cuda(
+    part, pg, pb, sc, gamma, dmean, dstd, rows, S, n, groups, rows_part, dstats
+):
+    # a thread per row: its sums from the S slices' (and, one gamma per row, the row's
+    # dgamma/dbeta partials), then _row_grad's a, b, g into slots 5r + 2 .. 5r + 4
+    for r in range(cuda.grid(1), rows, cuda.gridsize(1)):
+        sdy = 0.0
+        sdyx = 0.0
+        for s in range(S):
+            sdy += part[2 * (r * S + s)]
+            sdyx += part[2 * (r * S + s) + 1]
+        inv = sc[5 * r + 1]
+        sdyx *= inv
+        g = 1.0
+        if groups > 0:
+            g = gamma[r % groups]
+            if rows_part:
+                pg[r] = sdyx
+                pb[r] = sdy
+            sdy *= g
+            sdyx *= g
+        a, c = sdy / n, sdyx / n
+        if dstats:  # as _row_dx: d mean / dx = 1/n, d std / dx = xhat/n
+            a -= dmean[r] / (inv * n)
+            c -= dstd[r] / (inv * n)
+        sc[5 * r + 2] = a
+        sc[5 * r + 3] = c
+        sc[5 * r + 4] = g
+
+
+@gpu_kernel
+def _norm_backward_apply_cuda(dx, sc, dy, x, gamma, rows, S, chunk, n, inner, per_pos, m_dx):
+    # the sums kernel's blocks: dx (+)= _row_grad over each slice (dy read before dx is
+    # written, element by element: dx may be dy's memory)
+    tid, nt = cuda.threadIdx.x, cuda.blockDim.x
+    for b in range(cuda.blockIdx.x, rows * S, cuda.gridDim.x):
+        r, lo, start, cnt = _slice(b, S, chunk, n, inner, tid, nt)
+        q = 5 * r
+        mu, inv, a, c, g = sc[q], sc[q + 1], sc[q + 2], sc[q + 3], sc[q + 4]
+        gpos = gamma[lo + tid :: nt]
+        _row_grad(dx, dy, x, gpos, start, cnt, nt * inner, mu, inv, a, c, g, per_pos, m_dx)
+
+
+# --- per-position dgamma / dbeta --------------------------------------------------------
+
+
+@parallel_for
+def _row_scalars(r, sc, mean, std, eps, stat_var):
+    """Row r's mu and 1/std in x's float type, in slots 5r and 5r + 1 (as _typed keeps them)."""
+    sc[5 * r] = mean[r]
+    sc[5 * r + 1] = _inv_std(std[r], eps, stat_var)
+
+
+@parallel_for
+def _column_partials(i, pg, pb, sc, dy, x, outer, rpt, m, inner):
+    """Work item i sums column c = i % m of an outer slice (m = n * inner elements;
+    position c // inner of row o * inner + c % inner) over the rpt slices of tile
+    t = i // m: pg[i] = sum dy * xhat, pb[i] = sum dy (xhat as _row_sums_partials
+    computes it). Neighbouring threads read neighbouring elements and write neighbouring
+    partials."""
+    t = i // m
+    c = i - t * m
+    q = c % inner
+    s = np.float64(0.0)
+    u = np.float64(0.0)
+    for o in range(t * rpt, min((t + 1) * rpt, outer)):
+        j = o * m + c
+        k = 5 * (o * inner + q)
+        d = dy[j]
+        s += d * ((x[j] - sc[k]) * sc[k + 1])
+        u += d
+    pg[i] = s
+    pb[i] = u
+
+
+# --- the split rule and the launches ------------------------------------------------------
+
+
+def row_slices(rows: int, n: int, sms: int) -> int:
+    """S, the blocks that share each row: 1 (a block per row) when the rows alone give
+    STAT_BLOCKS_PER_SM blocks per SM, else as many as give that many blocks, at most one
+    per SLICE_MIN positions (shorter slices' partials would cost more than they spread)."""
+    want = STAT_BLOCKS_PER_SM * sms
+    if rows >= want:
+        return 1
+    return max(1, min(-(-want // rows), n // SLICE_MIN))
+
+
+def _sm_count(ctx: Any) -> int:
+    """ctx's GPU's multiprocessor count (SIM_SM_COUNT under the simulator)."""
+    from numba import config
+
+    if config.ENABLE_CUDASIM:  # type: ignore[attr-defined]
+        return SIM_SM_COUNT
+    return sm_count("norm_rows", launch_context("norm_rows", ctx, None).device_id)
+
+
+def split_grid(ctx: Any, rows: int, n: int, inner: int) -> tuple[int, int, int]:
+    """(S, chunk, threads): S blocks of `threads` per row, each on `chunk` positions (a
+    multiple of threads; the last slice shorter, none empty). S = 1: no split, the rows
+    take a block or a thread each (also wherever _block_rows.by_block says no block)."""
+    if not by_block(ctx, n, inner):
+        return 1, n, 1
+    S = row_slices(rows, n, _sm_count(ctx))
+    if S < 2:
+        return 1, n, 1
+    from numba import config
+
+    limit = SIM_SPLIT_BLOCK if config.ENABLE_CUDASIM else SPLIT_BLOCK  # type: ignore[attr-defined]
+    per = -(-n // S)
+    threads = min(limit, 1 << (per - 1).bit_length())
+    chunk = -(-per // threads) * threads
+    return -(-n // chunk), chunk, threads
+
+
+def _launch_split(
+    ctx: Any, name: str, k: Any, rows: int, grid: tuple[int, int, int], *args: Any
+) -> None:
+    """k(*args) on rows * S blocks of `threads` (grid = split_grid's), on ctx's stream."""
+    S, _, threads = grid
+    _, _, stream, device = launch_config(name, ctx, 1)
+    with device:
+        launch_kernel(k.dispatcher, rows * S, threads, stream, args)
+
+
+def forward_gpu(ctx: Any, args: tuple[Any, ...], layout: tuple[int, int, int]) -> None:
+    """norm_forward's rows (args: _norm_forward_row's after r): S blocks each where
+    split_grid says so, else a block or a thread each."""
+    rows, n, inner = layout
+    grid = split_grid(ctx, rows, n, inner)
+    if grid[0] == 1:
+        loops = (_norm_forward_row, _norm_forward_block_cuda)
+        run_block_rows(ctx, "norm_forward", *loops, rows, n, inner, *args)
+        return
+    out, mean, std, sc, x, gamma, beta, _, _, groups, eps, stat_var, m_out, m_mean, m_std = args
+    S, chunk, _ = grid
+    part = scratch.empty(ctx, 2 * rows * S, np.float64)
+    _launch_split(ctx, "norm_forward", _norm_sums_split_cuda, rows, grid, part, x, rows, S,
+                  chunk, n, inner)  # fmt: skip
+    _norm_forward_finish_cuda.launch(
+        ctx, rows, part, mean, std, sc, x, gamma, beta, rows, S, chunk, n, inner, groups,
+        eps, stat_var, m_mean, m_std,
+    )  # fmt: skip
+    if m_out != NULL:
+        _launch_split(ctx, "norm_forward", _norm_forward_apply_cuda, rows, grid, out, sc, x,
+                      gamma, beta, rows, S, chunk, n, inner, groups, m_out)  # fmt: skip
+
+
+def _sum_partials(
+    ctx: Any, grads: list[Any], modes: list[int], pg: Any, pb: Any, shape: tuple[int, int, int]
+) -> None:
+    """dgamma, dbeta (as their modes say): float64 partials of `shape` (count, cols,
+    inner) summed over count and inner by reduce_gpu (coalesced, long sums split)."""
+    count, cols, inner = shape
+    for grad, mode, p in ((grads[1], modes[1], pg), (grads[2], modes[2], pb)):
+        if mode != NULL:
+            parts = p[: count * cols * inner].reshape(shape)
+            reduce_gpu(ctx, grad, mode == ADD, parts, (1, cols, 1), "sum", 1.0, "norm_backward")
+
+
+def _row_sums_split(
+    ctx: Any, arrays: tuple[Any, ...], layout: tuple[int, int, int], grid: tuple[int, int, int],
+    groups: int, flags: tuple[int, bool, bool],
+) -> None:  # fmt: skip
+    """The backward's rows, S blocks each: slices' sums, a thread per row combining them
+    (and writing one gamma per row's dgamma/dbeta partials), then dx. Slots 5r, 5r + 1
+    hold mu and 1/std already (_row_scalars)."""
+    dx, pg, pb, sc, dy, x, gamma, _, _, dmean, dstd = arrays
+    m_dx, rows_part, dstats = flags
+    rows, n, inner = layout
+    S, chunk, _ = grid
+    per_pos = groups == 0
+    part = scratch.empty(ctx, 2 * rows * S, np.float64)
+    _launch_split(ctx, "norm_backward", _norm_dsums_split_cuda, rows, grid, part, sc, dy, x,
+                  gamma, rows, S, chunk, n, inner, per_pos)  # fmt: skip
+    _norm_backward_finish_cuda.launch(
+        ctx, rows, part, pg, pb, sc, gamma, dmean, dstd, rows, S, n, groups, rows_part, dstats
+    )
+    if m_dx != NULL:
+        _launch_split(ctx, "norm_backward", _norm_backward_apply_cuda, rows, grid, dx, sc, dy,
+                      x, gamma, rows, S, chunk, n, inner, per_pos, m_dx)  # fmt: skip
+
+
+def _column_tiles(outer: int, m: int) -> tuple[int, int]:
+    """(tiles, rpt): _column_partials' tiles of rpt outer slices each, about _COLUMN_ITEMS
+    work items in all."""
+    tiles = min(outer, -(-_COLUMN_ITEMS // m))
+    rpt = -(-outer // tiles)
+    return -(-outer // rpt), rpt
+
+
+def backward_gpu(
+    ctx: Any, grads: list[Any], modes: list[int], arrays: tuple[Any, ...],
+    layout: tuple[int, int, int], params: tuple[int, float, bool], dstats: bool,
+) -> None:  # fmt: skip
+    """Per-position dgamma/dbeta by columns (_column_partials) first, as dx may be dy's
+    memory; then the rows (S blocks, a block or a thread each), which per-row gamma's
+    rows' sums come from too."""
+    rows, n, inner = layout
+    groups, eps, stat_var = params
+    m_dx, m_dg, m_db = modes
+    cols = groups == 0 and (m_dg != NULL or m_db != NULL)
+    rows_part = groups > 0 and (m_dg != NULL or m_db != NULL)
+    m, outer = n * inner, rows // inner  # columns: the m elements of an outer slice
+    tiles, rpt = _column_tiles(outer, m)
+    grid = split_grid(ctx, rows, n, inner)
+    run_rows_too = m_dx != NULL or rows_part
+    width = tiles * m if cols else rows if rows_part else 0
+    pg, pb, sc = _space(ctx, width, 5 * rows, arrays[2])
+    dx, dy, x, gamma, mean, std, dmean, dstd = arrays
+    if cols or (grid[0] > 1 and run_rows_too):
+        _row_scalars.launch(ctx, rows, sc, mean, std, eps, stat_var)
+    if cols:
+        _column_partials.launch(ctx, tiles * m, pg, pb, sc, dy, x, outer, rpt, m, inner)
+        _sum_partials(ctx, grads, modes, pg, pb, (tiles, n, inner))
+    if not run_rows_too:
+        return
+    args = (dx, pg, pb, sc, dy, x, gamma, mean, std, dmean, dstd)
+    tail = (n, inner, groups, eps, stat_var, m_dx, rows_part, dstats)
+    if grid[0] > 1:
+        _row_sums_split(ctx, args, layout, grid, groups, (m_dx, rows_part, dstats))
+    elif by_block(ctx, n, inner):
+        launch_blocks(ctx, "norm_backward", _norm_backward_block_cuda, rows, n, *args, *tail)
+    else:  # a thread per row: chunks of one row
+        _norm_backward_chunk.launch(ctx, rows, *args, rows, 1, *tail, work=rows * n)
+    if rows_part:
+        _sum_partials(ctx, grads, modes, pg, pb, (rows // groups, groups, 1))
+
+
+__all__ = ["SIM_SM_COUNT", "SLICE_MIN", "STAT_BLOCKS_PER_SM", "backward_gpu", "forward_gpu"]
