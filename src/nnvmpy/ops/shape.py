@@ -4,8 +4,8 @@ Reshape, Flatten, expand_dims and squeeze only relabel the bytes, so they are in
 ops (FInplaceOption (0, 0) with FInplaceIdentity): PlanMemory may hand the output the
 input's block even while the input is still read, and the kernel then has nothing to do.
 Their gradient is `_backward_reshape` (dy relabelled with the input's shape, MXNet's
-name). transpose copies through np.transpose on the CPU and an index-mapping kernel on
-the GPU; its gradient is transpose with the inverse permutation.
+name). transpose copies through np.transpose on the CPU and on the GPU through a gather or a
+tiled kernel (_transpose_cuda.py); its gradient is transpose with the inverse permutation.
 
 Joining and cutting along an axis (Concat, SliceChannel, slice_axis) is in concat.py.
 """
@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import kernel
 from ..attrs import (
     FCompute_cpu,
     FCompute_gpu,
@@ -36,8 +35,9 @@ from ..kernel.elementwise import req_mode
 from ..param import Parameter, field
 from ..param import Shape as ShapeField
 from ..registry import NodeAttrs, register_op
+from ._transpose_cuda import transpose_gpu
 from .elemwise_unary import _identity
-from .matrix import bind_cuda, flat, is_cpu, shape_of, view
+from .matrix import is_cpu, shape_of, view
 
 # -- helpers ----------------------------------------------------------------------------------
 
@@ -65,14 +65,6 @@ def fill_one_dim(op: str, what: str, dims: Shape, total: int | None) -> Shape:
     if rest == 0 or total % rest:
         raise InferError(f"{op}: {what} {shape_str(dims)} cannot hold {total} elements")
     return (*dims[: unknown[0]], total // rest, *dims[unknown[0] + 1 :])
-
-
-cuda: Any = None  # numba.cuda, bound by _gpu() before a launch (see matrix.bind_cuda)
-
-
-def _gpu(name: str) -> None:
-    global cuda
-    cuda = bind_cuda(name)
 
 
 def _data_ptr(a: Any) -> int | None:
@@ -368,22 +360,6 @@ def _transpose_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[An
     return shape_is_known(in_shapes[0])
 
 
-@kernel.cuda_kernel
-def _transpose_cuda(out, x, oshape, istrides, add):
-    # out[t] (+)= x[sum_k idx_k * istrides[k]] where idx = unravel(t, oshape)
-    for t in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        rem = t
-        src = 0
-        for k in range(len(oshape) - 1, -1, -1):
-            q = rem // oshape[k]
-            src += (rem - q * oshape[k]) * istrides[k]
-            rem = q
-        if add:
-            out[t] += x[src]
-        else:
-            out[t] = x[src]
-
-
 def _transpose_compute(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
@@ -398,12 +374,7 @@ def _transpose_compute(
         else:
             np.copyto(out, np.transpose(x, axes))
         return
-    _gpu("transpose")
-    shape = shape_of(x)
-    strides = [math.prod(shape[k + 1 :]) for k in range(len(shape))]
-    istrides = tuple(strides[a] for a in axes)
-    oshape = shape_of(out)
-    _transpose_cuda.launch(ctx, out.size, flat(out), flat(x), oshape, istrides, mode == "add")
+    transpose_gpu(ctx, out, x, axes, mode == "add")
 
 
 def _transpose_grad(node: Any, ograds: list[NodeEntry]) -> list[NodeEntry]:
