@@ -6,6 +6,18 @@
 An ordinary op (its gradient multiplies the head gradient), computed stably in float64
 per row; the rows' losses are summed by one more work item, so nothing waits for the
 host but the label check: a label outside [0, K) is a named error.
+
+A row is a thread's work item (a numba prange iteration on the CPU). On a GPU a row of
+MIN_ROW (32) or more classes takes a thread block instead, as softmax's rows do
+(_block_rows.py): threads next to each other read classes next to each other, and a
+shared-memory tree gives the row's max and sum; a block likewise sums 32 or more rows'
+losses. Those sums add in another order than a row loop's (and the block kernels
+widen every element to float64), so results may differ from the CPU's in the last bits.
+
+The label check copies the labels to the host and waits for them: it is this module's
+own documented error (MXNet reads any label unchecked), raised by the forward and the
+backward call before they write anything, and any check that raises it must wait for
+the device; a flag computed there would save only the copy of N labels.
 """
 
 from __future__ import annotations
@@ -28,11 +40,12 @@ from ...attrs import (
 from ...base import InferError, NNVMError
 from ...graph.grad import make_grad_node
 from ...infer import shape_assign, shape_is_known, shape_str, type_assign
-from ...kernel import parallel_for
-from ...kernel.launch import NULL, req_code, run_rows, store
+from ...kernel import device_function, parallel_for
+from ...kernel.launch import NULL, cuda, gpu_kernel, req_code, store
 from ...registry import NodeAttrs, register_op
 from ...resource import ResourceRequest
 from ..init import _fill
+from ._block_rows import BLOCK, block_max, block_sum, by_block, launch_blocks, run_block_rows
 from ._layer_util import host_copy, via_float32
 
 _NAME = "softmax_cross_entropy"
@@ -74,6 +87,70 @@ def _row_grad(r, dx, x, label, dy, k_len, mode):
     for k in range(k_len):
         p = math.exp(x[base + k] - m) / s
         store(dx, base + k, (p - 1.0 if k == gold else p) * g, mode)
+
+
+# --- a block per row (GPU, rows of MIN_ROW or more classes) -------------------------------
+
+
+@device_function
+def _block_row_max_sum(sh, tid, nt, x, base, k_len):
+    """(max, sum of exp(x - max)) of row x[base : base + k_len], in float64, block-wide."""
+    m = -math.inf
+    for k in range(tid, k_len, nt):  # neighbouring threads read neighbouring classes
+        m = max(m, np.float64(x[base + k]))
+    m = block_max(sh, tid, nt, m)
+    s = np.float64(0.0)
+    for k in range(tid, k_len, nt):
+        s += math.exp(np.float64(x[base + k]) - m)
+    return m, block_sum(sh, tid, nt, s)
+
+
+@gpu_kernel
+def _row_loss_block_cuda(rows, x, losses, label, k_len):
+    """_row_loss with a block per row."""
+    tid, nt = cuda.threadIdx.x, cuda.blockDim.x
+    sh = cuda.shared.array(BLOCK, np.float64)
+    for r in range(cuda.blockIdx.x, rows, cuda.gridDim.x):
+        base = r * k_len
+        m, s = _block_row_max_sum(sh, tid, nt, x, base, k_len)
+        if tid == 0:
+            losses[r] = m + math.log(s) - np.float64(x[base + int(label[r])])
+
+
+@gpu_kernel
+def _row_grad_block_cuda(rows, dx, x, label, dy, k_len, mode):
+    """_row_grad with a block per row."""
+    tid, nt = cuda.threadIdx.x, cuda.blockDim.x
+    sh = cuda.shared.array(BLOCK, np.float64)
+    for r in range(cuda.blockIdx.x, rows, cuda.gridDim.x):
+        base = r * k_len
+        m, s = _block_row_max_sum(sh, tid, nt, x, base, k_len)
+        gold = int(label[r])
+        g = np.float64(dy[0])
+        for k in range(tid, k_len, nt):
+            p = math.exp(np.float64(x[base + k]) - m) / s
+            store(dx, base + k, (p - 1.0 if k == gold else p) * g, mode)
+
+
+@gpu_kernel
+def _sum_losses_block_cuda(items, out, losses, rows, mode):
+    """_sum_losses by one block: its threads stride the losses, a shared tree adds them."""
+    tid, nt = cuda.threadIdx.x, cuda.blockDim.x
+    sh = cuda.shared.array(BLOCK, np.float64)
+    s = np.float64(0.0)
+    for r in range(tid, rows, nt):
+        s += losses[r]
+    s = block_sum(sh, tid, nt, s)
+    if tid == 0 and cuda.blockIdx.x < items:
+        store(out, 0, s, mode)
+
+
+def _sum_rows(ctx: Any, out: Any, losses: Any, rows: int, mode: int) -> None:
+    """out[0] (+)= sum(losses): one work item, or on a GPU one block for 32 or more rows."""
+    if by_block(ctx, rows, 1):
+        launch_blocks(ctx, _NAME, _sum_losses_block_cuda, 1, rows, out, losses, rows, mode)
+    else:
+        _sum_losses.launch(ctx, 1, out, losses, rows, mode, work=rows)
 
 
 def _check_labels(ctx: Any, name: str, label: Any, classes: int) -> None:
@@ -124,8 +201,9 @@ def _forward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outp
         return
     _check_labels(ctx, _NAME, label, k_len)
     losses = ctx.requested[0].get_space((rows,), "float64")
-    run_rows(ctx, _NAME, _row_loss, rows, x, losses, label, k_len)
-    _sum_losses.launch(ctx, 1, outputs[0].reshape(-1), losses, rows, mode, work=rows)
+    args = (x, losses, label, k_len)
+    run_block_rows(ctx, _NAME, _row_loss, _row_loss_block_cuda, rows, k_len, 1, *args)
+    _sum_rows(ctx, outputs[0].reshape(-1), losses, rows, mode)
 
 
 @via_float32
@@ -138,7 +216,8 @@ def _backward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], out
     if mode == NULL or rows == 0:
         return
     _check_labels(ctx, name, label, k_len)
-    run_rows(ctx, name, _row_grad, rows, outputs[0], x, label, dy, k_len, mode)
+    args = (outputs[0], x, label, dy, k_len, mode)
+    run_block_rows(ctx, name, _row_grad, _row_grad_block_cuda, rows, k_len, 1, *args)
 
 
 def _gradient(node: Any, ograds: list[Any]) -> list[Any]:
