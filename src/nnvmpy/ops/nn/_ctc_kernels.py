@@ -17,7 +17,10 @@ alpha_t(s) + beta_t(s) - log p is the posterior of being in state s at step t, a
                                - sum_{s: l'_s = c} exp(alpha_t(s) + beta_t(s) - log p)
 
 Work items: a row (t, b) for the log-sum-exp and the gradient, a sequence b for alpha and
-beta. alpha and beta live in (N, T, S_max) float64 scratch; indices are flat.
+beta. alpha and beta live in (N, T, S_max) float64 scratch; indices are flat. One state's
+step of either recursion is a device function (_alpha_at, _beta_at), so that the GPU's
+schedule (_ctc_cuda.py: a thread block per sequence, its threads over the states) runs
+the same arithmetic as the loops here.
 """
 
 from __future__ import annotations
@@ -64,6 +67,62 @@ def row_lse(r, lse, x, n, a_len, tlen):
     lse[r] = m + math.log(s)
 
 
+@device_function
+def _alpha_first(x, lse, lab, lb, b, a_len, s, blank):
+    """alpha_0(s): the first step's emission for states 0 and 1 (row (0, b) is row b)."""
+    if s == 0:
+        return x[b * a_len + blank] - lse[b]
+    if s == 1:
+        return x[b * a_len + lab[lb]] - lse[b]
+    return -math.inf
+
+
+@device_function
+def _alpha_at(alpha, x, lse, lab, lb, prev, r, a_len, s, blank):
+    """alpha_t(s) from step t - 1's column at alpha[prev:]; r is step t's row (t, b)."""
+    c = _ext(lab, lb, s, blank)
+    v = alpha[prev + s]
+    if s >= 1:
+        v = _log_add(v, alpha[prev + s - 1])
+    if s >= 2 and c != blank and c != _ext(lab, lb, s - 2, blank):
+        v = _log_add(v, alpha[prev + s - 2])
+    return v + (x[r * a_len + c] - lse[r])
+
+
+@device_function
+def _beta_last(s, n_states):
+    """beta_{T-1}(s): 0 (log 1) for the last two states, where a path may end."""
+    if s >= n_states - 2:
+        return 0.0
+    return -math.inf
+
+
+@device_function
+def _beta_at(beta, x, lse, lab, lb, nxt, r, a_len, s, n_states, blank):
+    """beta_t(s) from step t + 1's column at beta[nxt:]; r is step t + 1's row, whose
+    emissions beta_t adds."""
+    c = _ext(lab, lb, s, blank)
+    v = beta[nxt + s] + (x[r * a_len + c] - lse[r])
+    if s + 1 < n_states:
+        c1 = _ext(lab, lb, s + 1, blank)
+        v = _log_add(v, beta[nxt + s + 1] + (x[r * a_len + c1] - lse[r]))
+    if s + 2 < n_states:
+        c2 = _ext(lab, lb, s + 2, blank)
+        if c2 != blank and c2 != c:
+            v = _log_add(v, beta[nxt + s + 2] + (x[r * a_len + c2] - lse[r]))
+    return v
+
+
+@device_function
+def _log_p(alpha, last, n_states):
+    """log p(l | x) from the last step's column at alpha[last:]: a path ends in the last
+    label or the blank after it."""
+    lp = alpha[last + n_states - 1]
+    if n_states > 1:
+        lp = _log_add(lp, alpha[last + n_states - 2])
+    return lp
+
+
 @parallel_for
 def alpha_beta(
     b,
@@ -85,7 +144,8 @@ def alpha_beta(
     need_beta,
     mode,
 ):
-    """alpha (and beta) of sequence b; loss[b] = -log p(l | x), logp[b] = log p."""
+    """alpha (and beta) of sequence b; loss[b] = -log p(l | x), logp[b] = log p. The GPU
+    runs the same steps with a thread block per sequence (_ctc_cuda.py)."""
     steps = tlen[b]
     n_states = 2 * lens[b] + 1
     lb = b * lmax
@@ -95,50 +155,27 @@ def alpha_beta(
         store(loss, b, 0.0, mode)
         return
     for s in range(n_states):
-        alpha[ab + s] = -math.inf
-    alpha[ab] = x[b * a_len + blank] - lse[b]
-    if n_states > 1:
-        alpha[ab + 1] = x[b * a_len + lab[lb]] - lse[b]
+        alpha[ab + s] = _alpha_first(x, lse, lab, lb, b, a_len, s, blank)
     for t in range(1, steps):
         prev = ab + (t - 1) * s_max
-        cur = prev + s_max
-        r = t * n + b
         for s in range(n_states):
-            c = _ext(lab, lb, s, blank)
-            v = alpha[prev + s]
-            if s >= 1:
-                v = _log_add(v, alpha[prev + s - 1])
-            if s >= 2 and c != blank and c != _ext(lab, lb, s - 2, blank):
-                v = _log_add(v, alpha[prev + s - 2])
-            alpha[cur + s] = v + (x[r * a_len + c] - lse[r])
+            v = _alpha_at(alpha, x, lse, lab, lb, prev, t * n + b, a_len, s, blank)
+            alpha[prev + s_max + s] = v
     last = ab + (steps - 1) * s_max
-    lp = alpha[last + n_states - 1]
-    if n_states > 1:
-        lp = _log_add(lp, alpha[last + n_states - 2])
+    lp = _log_p(alpha, last, n_states)
     logp[b] = lp
     store(loss, b, -lp, mode)
     if not need_beta:
         return
     for s in range(n_states):
-        beta[last + s] = -math.inf
-    beta[last + n_states - 1] = 0.0
-    if n_states > 1:
-        beta[last + n_states - 2] = 0.0
+        beta[last + s] = _beta_last(s, n_states)
     for t in range(steps - 2, -1, -1):
         cur = ab + t * s_max
-        nxt = cur + s_max
-        r = (t + 1) * n + b  # the next step's row: beta_t adds its emissions
+        r = (t + 1) * n + b
         for s in range(n_states):
-            c = _ext(lab, lb, s, blank)
-            v = beta[nxt + s] + (x[r * a_len + c] - lse[r])
-            if s + 1 < n_states:
-                c1 = _ext(lab, lb, s + 1, blank)
-                v = _log_add(v, beta[nxt + s + 1] + (x[r * a_len + c1] - lse[r]))
-            if s + 2 < n_states:
-                c2 = _ext(lab, lb, s + 2, blank)
-                if c2 != blank and c2 != c:
-                    v = _log_add(v, beta[nxt + s + 2] + (x[r * a_len + c2] - lse[r]))
-            beta[cur + s] = v
+            beta[cur + s] = _beta_at(
+                beta, x, lse, lab, lb, cur + s_max, r, a_len, s, n_states, blank
+            )
 
 
 @parallel_for

@@ -10,7 +10,8 @@ steps with use_data_lengths (else T). The output is -log p(label | data), shape 
 
 The forward pass also fills a hidden output, the gradient of the loss against data
 (zero past each sequence's end); the backward op scales it by the head gradient, so
-CTCLoss is an ordinary op (like MXNet's). The algorithm is in _ctc_kernels.py.
+CTCLoss is an ordinary op (like MXNet's). The algorithm is in _ctc_kernels.py, the GPU's
+block kernels (a block per sequence, a block per row of long alphabets) in _ctc_cuda.py.
 
 Labels and lengths are read on the host (a copy on the GPU, as MXNet does) and checked:
 a length out of range, a label value that is not a class or is the blank, or a label
@@ -41,11 +42,12 @@ from ...base import InferError, NNVMError
 from ...graph.grad import make_grad_node
 from ...graph.node import NodeEntry
 from ...infer import shape_assign, shape_is_known, shape_str, type_assign
-from ...kernel.launch import NULL, flat, req_code, run_rows
+from ...kernel.launch import NULL, flat, is_gpu, req_code, run_rows
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
 from ...resource import ResourceRequest
 from ..init import _fill
+from . import _ctc_cuda as ctc_cuda
 from . import _ctc_kernels as k
 from ._layer_util import host_copy, to_device, via_float32
 
@@ -225,29 +227,17 @@ def _forward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outp
     lse, logp, alpha, beta = (space[a:b] for a, b in itertools.pairwise(ends))
     lab, lens, tlen = (to_device(ctx, a.reshape(-1)) for a in (labels, lens, tlen))
     if rows:
-        run_rows(ctx, name, k.row_lse, rows, lse, x, n, a_len, tlen)
+        ctc_cuda.row_lse(ctx, name, rows, lse, x, n, a_len, tlen)
     loss, grad = flat(outputs[0]), flat(outputs[1])
     sizes = (n, a_len, l_max, s_max, t_max, blank)
-    k.alpha_beta.launch(
-        ctx,
-        n,
-        loss,
-        logp,
-        alpha,
-        beta,
-        flat(x),
-        lse,
-        lab,
-        lens,
-        tlen,
-        *sizes,
-        m_grad != NULL,
-        m_loss,
-        work=states,
-    )
+    args = (loss, logp, alpha, beta, flat(x), lse, lab, lens, tlen, *sizes, m_grad != NULL)
+    if is_gpu(ctx):  # a block per sequence
+        ctc_cuda.alpha_beta(ctx, name, n, s_max, *args, m_loss)
+    else:
+        k.alpha_beta.launch(ctx, n, *args, m_loss, work=states)
     if m_grad != NULL and rows:
         args = (grad, x, lse, alpha, beta, logp, lab, lens, tlen, *sizes, m_grad)
-        run_rows(ctx, name, k.row_grad, rows, *args)
+        ctc_cuda.row_grad(ctx, name, rows, a_len, *args)
 
 
 @via_float32
