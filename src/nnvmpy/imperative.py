@@ -180,7 +180,7 @@ def invoke(
             pass
         if plan is not None and plan.version != op.version:
             plan = None
-    elif out is None and len(kwargs) == 1 and len(inputs) == 1 and type(kwargs) is dict:
+    elif out is None and type(kwargs) is dict and len(kwargs) == 1 and len(inputs) == 1:
         try:  # one param, one input: x + 1.0, nd.sum(x, axis=1)
             ((name, value),) = kwargs.items()
             x = inputs[0]
