@@ -157,7 +157,7 @@ def test_no_bias_and_null_requests() -> None:
 def test_data_gradient_over_channel_blocks(monkeypatch: pytest.MonkeyPatch, block: int) -> None:
     """The CPU's data-gradient items take several channels (a block per item, a last
     one short when the block does not divide the group's channels: 4 of 6)."""
-    monkeypatch.setattr(DeformShape, "channel_block", lambda self, gpu, images: block)
+    monkeypatch.setattr(DeformShape, "channel_block", lambda self, images: block)
     g = GEOMETRIES["strided-groups"] | {"num_deformable_group": 1}
     x, grads, _, dy = _run(g, True, np.float64, nv.cpu(), 0.0)
     _, want_grads = _reference(g, x, dy, True)

@@ -21,13 +21,18 @@ convolution group's rows are contiguous), and
                  d bias              = dy summed per filter
 
 Kernels (kernel.parallel_for, one body for both devices; the GEMMs are ops.matrix.gemm:
-BLAS on the CPU, cuBLAS or the tiled kernel on the GPU). Every item owns what it writes,
-so there are no atomics and `req` holds per element. The column entries and the offset
-and mask gradients take one (image, group, tap, position) per item, its sample's
-position and weights found once for the group's channels. The data gradient takes a
-block of (image, channel) planes per item, walking every tap and position that samples
-them (a sample lands anywhere in its channel's plane): one channel per item on a GPU,
-a few per item on the CPU (`DeformShape.channel_block`). The chunk holds as many images
+BLAS on the CPU, cuBLAS or the tiled kernel on the GPU). The column entries and the
+offset and mask gradients take one (image, group, tap, position) per item, its sample's
+position and weights found once for the group's channels; each item owns what it
+writes, so `req` holds per element. The data gradient on the CPU takes a block of
+(image, channel) planes per item (`DeformShape.channel_block`), walking every tap and
+position that samples them (a sample lands anywhere in its channel's plane), so again no
+two items write one pixel. On the GPU that gave only N C items (DCN ResNet-101's res4:
+512 threads of ~38k samples each), so there, as in MXNet's CUDA kernel, an item is one
+column entry (channel, tap, image, position) adding into d data atomically
+(_atomic_grad.py: zeroed once before the first chunk for a write request, float16 in a
+float32 copy); atomics add in no fixed order, so the GPU's d data differs from the
+CPU's in rounding only. The chunk holds as many images
 as fit min(`workspace` MB, MAX_WORKSPACE_BYTES) of scratch, at least one. Positions,
 weights and sums are float64 scalars (numba's type for the literals), stored in the
 arrays' type; the CPU takes float16 as float32 copies.
@@ -41,12 +46,15 @@ on two cores, forward 116 -> 11.5 ms, forward and backward 647 -> 38 (DCNv2 128 
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from .. import kernel
 from ..base import OpReqType
 from ..kernel import uindex
 from ..kernel.launch import ADD, NULL, WRITE, is_gpu, run_rows, store
+from ._atomic_grad import atomic_target
+from ._index_kernels import atomic_add
 from .nn._conv_cuda import unravel
 
 #: scratch cap in bytes for one chunk of images (column matrix plus tmp/dyt)
@@ -74,12 +82,10 @@ class DeformShape:
             self.ph, self.pw, self.dh, self.dw, self.oh, self.ow,
         )  # fmt: skip
 
-    def channel_block(self, gpu: bool, images: int) -> int:
-        """Channels per data-gradient item: one on a GPU (threads are many), on the CPU
-        enough that each thread gets ~8 items (a sample's position and weights are found
-        once per block: 12.3 -> 7 ms for 2 x 64 x 56 x 56 on two cores)."""
-        if gpu:
-            return 1
+    def channel_block(self, images: int) -> int:
+        """Channels per CPU data-gradient item: enough that each thread gets ~8 items (a
+        sample's position and weights are found once per block: 12.3 -> 7 ms for
+        2 x 64 x 56 x 56 on two cores)."""
         from nnvmpy import threads
 
         return max(1, self.c * images // (8 * threads.budget()))
@@ -179,7 +185,7 @@ def deform_col2im(
     item = (b DG + g) B + q (B blocks per group) takes: every tap and position spreads each
     channel's column gradient (times the tap's mask value) onto its sample's pixels with
     the bilinear weights, the sample's position and weights found once for the block.
-    Only this item writes those planes."""
+    Only this item writes those planes (the CPU's; the GPU's is deform_col2im_atomic)."""
     per_group = n_c // dg
     blocks = (per_group + block - 1) // block
     q = item % blocks
@@ -225,6 +231,38 @@ def deform_col2im(
                             dx[uindex(at + width)] += d * w10
                         if bottom and right:
                             dx[uindex(at + width + 1)] += d * w11
+
+
+@kernel.parallel_for
+def deform_col2im_atomic(
+    item, dcol, offset, mask, has_mask, dx, n0, m,
+    n_c, height, width, dg, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow,
+):  # fmt: skip
+    """Column entry item = ((c K + k) m + b) P + p (the GPU's data gradient): its column
+    gradient (times the tap's mask value) added onto its sample's pixels of plane
+    (n0 + b, c) with the bilinear weights, atomically (the samples of many entries share
+    pixels). dx starts zeroed for a write request (atomic_target)."""
+    hw = oh * ow
+    k_n = kh * kw
+    c, k, b, p = unravel(item, k_n, m, hw)
+    n = n0 + b
+    j = (n * dg + c // (n_c // dg)) * k_n + k
+    hy, wx = tap_position(offset, 2 * j * hw + p, hw, p // ow, p % ow, k // kw, k % kw,
+                          sh, sw, ph, pw, dh, dw)  # fmt: skip
+    if outside(hy, wx, height, width):
+        return
+    scale = mask[uindex(j * hw + p)] if has_mask else 1.0
+    d = dcol[uindex(item)] * scale
+    y0, x0, ly, lx, top, bottom, left, right = corners(hy, wx, height, width)
+    at = ((n * n_c + c) * height + y0) * width + x0
+    if top and left:
+        atomic_add(dx, at, d * (1.0 - ly) * (1.0 - lx))
+    if top and right:
+        atomic_add(dx, at + 1, d * (1.0 - ly) * lx)
+    if bottom and left:
+        atomic_add(dx, at + width, d * ly * (1.0 - lx))
+    if bottom and right:
+        atomic_add(dx, at + width + 1, d * ly * lx)
 
 
 @kernel.parallel_for
@@ -320,30 +358,56 @@ def backward(
     w3 = w.reshape(g, fg, rows)
     masked = (mask if mask is not None else offset, mask is not None)
     geo = s.args()
-    for n0 in range(0, s.n, nb):
-        m = min(nb, s.n - n0)
-        cols = m * s.hw
-        col = space[: s.c * s.k * cols]
-        col3 = col.reshape(g, rows, cols)
-        dyt = space[s.c * s.k * cols : (s.c * s.k + s.f) * cols]
-        dyt3 = dyt.reshape(g, fg, cols)
-        run_rows(ctx, name, images_to_rows, dyt.size, dy, dyt, n0, m, s.f, s.hw)
-        if mode_w != NULL:
-            run_rows(ctx, name, deform_im2col, m * s.dg * s.k * s.hw, x, offset, *masked, col, n0,
-                     m, *geo)  # fmt: skip
-            req = OpReqType.kAddTo if n0 > 0 or mode_w == ADD else OpReqType.kWriteTo
-            gemm(ctx, dw.reshape(g, fg, rows), req, dyt3, False, col3, True)
-        if mode_x == NULL and not coords:
-            continue
-        gemm(ctx, col3, OpReqType.kWriteTo, w3, True, dyt3, False)  # dcol, in col's space
-        if mode_x != NULL:
-            block = s.channel_block(is_gpu(ctx), m)
-            blocks = m * s.dg * -(-s.c // s.dg // block)
-            run_rows(ctx, name, deform_col2im, blocks, col, offset, *masked, dx, n0, m, mode_x,
-                     block, *geo)  # fmt: skip
-        if coords:
-            run_rows(ctx, name, deform_coord_grad, m * s.dg * s.k * s.hw, col, x, offset,
-                     *masked, d_offset, mode_offset, d_mask, mode_mask, n0, m, *geo)  # fmt: skip
+    with data_grad_target(ctx, dx, mode_x) as dx_t:
+        for n0 in range(0, s.n, nb):
+            m = min(nb, s.n - n0)
+            cols = m * s.hw
+            col = space[: s.c * s.k * cols]
+            col3 = col.reshape(g, rows, cols)
+            dyt = space[s.c * s.k * cols : (s.c * s.k + s.f) * cols]
+            dyt3 = dyt.reshape(g, fg, cols)
+            run_rows(ctx, name, images_to_rows, dyt.size, dy, dyt, n0, m, s.f, s.hw)
+            if mode_w != NULL:
+                run_rows(ctx, name, deform_im2col, m * s.dg * s.k * s.hw, x, offset, *masked,
+                         col, n0, m, *geo)  # fmt: skip
+                req = OpReqType.kAddTo if n0 > 0 or mode_w == ADD else OpReqType.kWriteTo
+                gemm(ctx, dw.reshape(g, fg, rows), req, dyt3, False, col3, True)
+            if mode_x == NULL and not coords:
+                continue
+            gemm(ctx, col3, OpReqType.kWriteTo, w3, True, dyt3, False)  # dcol, in col's space
+            if mode_x != NULL:
+                data_grad(ctx, name, s, col, offset, masked, dx_t, n0, m, mode_x)
+            if coords:
+                run_rows(ctx, name, deform_coord_grad, m * s.dg * s.k * s.hw, col, x, offset,
+                         *masked, d_offset, mode_offset, d_mask, mode_mask, n0, m,
+                         *geo)  # fmt: skip
+
+
+def data_grad_target(ctx: Any, dx: Any, mode: int) -> AbstractContextManager[Any]:
+    """dx as data_grad takes it for every chunk: on the GPU the atomic adds' target, zeroed
+    once for a write request (so that later chunks add to earlier ones), float16 as a
+    float32 copy; on the CPU (whose items own their planes) dx itself."""
+    if mode == NULL or not is_gpu(ctx) or dx.size == 0:
+        return nullcontext(dx)
+    return atomic_target(ctx, dx, mode)
+
+
+def data_grad(
+    ctx: Any, name: str, s: DeformShape, dcol: Any, offset: Any, masked: tuple[Any, bool],
+    dx: Any, n0: int, m: int, mode: int,
+) -> None:  # fmt: skip
+    """dx (=|+=) the data gradient of images n0 .. n0 + m from their column gradient dcol.
+    The GPU takes an item per column entry, adding atomically into data_grad_target's
+    target (per plane it had N C items, 512 for DCN ResNet-101's res4, each ~38k samples);
+    the CPU a block of planes per item, the mode applying to the chunk's own planes."""
+    if is_gpu(ctx):
+        run_rows(ctx, name, deform_col2im_atomic, dcol.size, dcol, offset, *masked, dx, n0, m,
+                 *s.args())  # fmt: skip
+        return
+    block = s.channel_block(m)
+    blocks = m * s.dg * -(-s.c // s.dg // block)
+    run_rows(ctx, name, deform_col2im, blocks, dcol, offset, *masked, dx, n0, m, mode, block,
+             *s.args())  # fmt: skip
 
 
 __all__ = [
@@ -351,6 +415,7 @@ __all__ = [
     "DeformShape",
     "backward",
     "deform_col2im",
+    "deform_col2im_atomic",
     "deform_coord_grad",
     "deform_im2col",
     "forward",

@@ -24,15 +24,18 @@ trans_std, roi width (height) and dy / count — the slope of the unclamped blen
 sample clamped onto the border still contributes; the rois get zero.
 
 Kernels (kernel.parallel_for, one body for both devices, over a per-roi table made on the
-host): the forward one bin per item; the data gradient one input channel per item,
-walking the bins of every roi that read it (bins of overlapping rois share pixels, so no
-two items write one pixel); the trans gradient one trans cell per item, summing over the
-bins it shifts and their class's channels. Positions and sums are float64 scalars, stored
-in the arrays' type (the CPU takes float16 as float32 copies). They replaced one serial
-numba host loop in float64 that a GPU context reached by copying to the host and back:
-300 rois, 7 x 7 bins of 4 x 4 samples, 10 classes over 2 x 490 x 38 x 50 float32 on two
-cores, forward 27.1 -> 11.0 ms, forward and backward 110 -> 40 (MXNet 1.9.1's CPU op
-47.5 and 112.5).
+host): the forward one bin per item; the data gradient on the CPU one input channel per
+item, walking the bins of every roi that read it (bins of overlapping rois share pixels,
+so no two items write one pixel), on the GPU one dy element per item, as MXNet's CUDA
+kernel, adding into d data atomically (_atomic_grad.py: a GPU wants far more items than
+channels; float16 in a float32 copy; atomics add in no fixed order, so the GPU's d data
+differs from the CPU's in rounding only); the trans gradient one trans cell per item,
+summing over the bins it shifts and their class's channels. Positions and sums are
+float64 scalars, stored in the arrays' type (the CPU takes float16 as float32 copies).
+They replaced one serial numba host loop in float64 that a GPU context reached by
+copying to the host and back: 300 rois, 7 x 7 bins of 4 x 4 samples, 10 classes over
+2 x 490 x 38 x 50 float32 on two cores, forward 27.1 -> 11.0 ms, forward and backward
+110 -> 40 (MXNet 1.9.1's CPU op 47.5 and 112.5).
 """
 
 from __future__ import annotations
@@ -57,10 +60,11 @@ from ..base import InferError
 from ..graph.grad import make_grad_node
 from ..infer import shape_assign, shape_str
 from ..kernel import uindex
-from ..kernel.launch import NULL, WRITE, flat, req_code, store
+from ..kernel.launch import NULL, WRITE, flat, is_gpu, req_code, store
 from ..param import Parameter, field
 from ..registry import NodeAttrs, register_op
-from ._index_kernels import half_as_float32, zero
+from ._atomic_grad import atomic_target
+from ._index_kernels import atomic_add, half_as_float32, zero
 from ._roi_sampling import ROI_ROW, check_roi_inputs, rounded_rois, table_on, zero_channel
 from .contrib_bbox import same_float_type
 from .nn._conv_cuda import unravel
@@ -267,7 +271,8 @@ def _dpsroi_data_grad(
     pooled, group, part, samples, pairs, trans_std, no_trans, mode,
 ):  # fmt: skip
     """Input channel ci (of every image): dy / count of each bin reading it, spread onto
-    its samples' pixels with the bilinear weights. Only this item writes channel ci."""
+    its samples' pixels with the bilinear weights. Only this item writes channel ci (the
+    CPU's; the GPU's is _dpsroi_data_grad_bins)."""
     plane = height * width
     if mode == WRITE:
         zero_channel(d_data, ci, n_batch, channels, plane)
@@ -304,6 +309,40 @@ def _dpsroi_data_grad(
                             d_data[uindex(base + yh * width + xl)] += (1 - lx) * ly * g
                             d_data[uindex(base + yl * width + xh)] += lx * (1 - ly) * g
                             d_data[uindex(base + yh * width + xh)] += lx * ly * g
+
+
+@kernel.parallel_for
+def _dpsroi_data_grad_bins(
+    item, d_data, dy, table, trans, n_rois, n_batch, channels, height, width, out_dim,
+    pooled, group, part, samples, pairs, trans_std, no_trans, mode,
+):  # fmt: skip
+    """dy element item = ((r D + c) P + ph) P + pw (the GPU's data gradient): its dy /
+    count spread onto its samples' pixels with the bilinear weights, atomically (bins of
+    overlapping rois share pixels). d_data starts zeroed for a write request
+    (atomic_target), so `mode` is unused."""
+    r, c, ph, pw = unravel(item, out_dim, pooled, pooled)
+    b = int(table[r * _ROW])
+    if b < 0 or b >= n_batch:
+        return
+    k = c // (out_dim // (1 if no_trans else pairs // 2))
+    x0, y0, bin_w, bin_h, _rw, _rh = _bin_origin(
+        table, trans, r, k, ph, pw, pairs, pooled, part, trans_std, no_trans
+    )
+    n = _count(x0, y0, bin_w, bin_h, samples, height, width)
+    if n == 0:
+        return
+    g = dy[uindex(item)] / n
+    ci = (c * group + _group_of(ph, pooled, group)) * group + _group_of(pw, pooled, group)
+    base = (b * channels + ci) * height * width
+    for ih in range(samples):
+        for iw in range(samples):
+            inside, x, y = _sample(x0, y0, bin_w, bin_h, ih, iw, samples, height, width)
+            if inside:
+                xl, xh, yl, yh, lx, ly = _neighbours(x, y, width)
+                atomic_add(d_data, base + yl * width + xl, (1 - lx) * (1 - ly) * g)
+                atomic_add(d_data, base + yh * width + xl, (1 - lx) * ly * g)
+                atomic_add(d_data, base + yl * width + xh, lx * (1 - ly) * g)
+                atomic_add(d_data, base + yh * width + xh, lx * ly * g)
 
 
 @kernel.parallel_for
@@ -384,6 +423,18 @@ def _forward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outp
         _dpsroi_forward.launch(ctx, out.size, *args, work=out.size * p.sample_per_part**2)
 
 
+def _data_grad(ctx: Any, d_data: Any, dy: Any, shared: tuple[Any, ...], mode: int) -> None:
+    """d data (=|+=) its gradient; `shared` the kernels' arguments after dy. The GPU takes
+    an item per dy element adding atomically (an item per input channel, the CPU's way,
+    gave the module docstring's benchmark 490 threads of 300 rois' samples each)."""
+    if is_gpu(ctx):
+        with atomic_target(ctx, d_data, mode) as acc:
+            _dpsroi_data_grad_bins.launch(ctx, dy.size, acc, flat(dy), *shared, mode)
+        return
+    _dpsroi_data_grad.launch(ctx, d_data.shape[1], flat(d_data), flat(dy), *shared, mode,
+                             work=dy.size + d_data.size)  # fmt: skip
+
+
 def _backward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):
     """(dy, data, rois[, trans]) -> (d data, d rois = 0[, d trans])."""
     p = attrs.parsed
@@ -398,8 +449,7 @@ def _backward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], out
         shared = (table, flat(trans), rois.shape[0], *data.shape, p.output_dim, p.pooled_size,
                   *sizes)  # fmt: skip
         if modes[0] != NULL:
-            _dpsroi_data_grad.launch(ctx, data.shape[1], flat(grads[0]), flat(ins[0]), *shared,
-                                     no_trans, modes[0], work=dy.size + data.size)  # fmt: skip
+            _data_grad(ctx, grads[0], ins[0], (*shared, no_trans), modes[0])
         if not no_trans and modes[2] != NULL:
             _dpsroi_trans_grad.launch(ctx, trans.size // 2, flat(grads[2]), flat(ins[0]),
                                       flat(ins[1]), *shared, modes[2], work=dy.size)  # fmt: skip
