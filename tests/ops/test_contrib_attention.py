@@ -9,13 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fcompute_call import run_fcompute
 
 import nnvmpy as nv
-from nnvmpy import Op
-from nnvmpy.attrs import fcompute
-from nnvmpy.base import InferError, OpReqType, ParamError
-from nnvmpy.engine.base import RunContext
-from nnvmpy.resource import OpContext
+from nnvmpy.base import InferError, ParamError
 
 B, H, D = 2, 3, 4
 
@@ -197,18 +194,7 @@ def _problem(kind: str, shape: tuple, dtype: str, seed: int = 3) -> tuple:
 
 def _compute(name: str, heads: int, inputs: list, reqs: tuple, starts: list, device: str):
     """Op `name`'s FCompute<device> on outputs holding `starts`, as the executor calls it."""
-    ctx = nv.gpu(0) if device == "gpu" else nv.cpu()
-    opctx = OpContext(True, RunContext(ctx, None), [])
-    outputs = [x.copy() for x in starts]
-    if device == "gpu":
-        from numba import cuda
-
-        inputs, outputs = [cuda.to_device(x) for x in inputs], [cuda.to_device(x) for x in outputs]
-    op = Op.get(name)
-    compute = op.get_attr(fcompute(device))
-    compute(op.parse_attrs({"heads": heads}), opctx, inputs, [OpReqType.parse(q) for q in reqs],
-            outputs)  # fmt: skip
-    return [x if device == "cpu" else x.copy_to_host() for x in outputs]
+    return run_fcompute(name, {"heads": heads}, inputs, starts, reqs, device)
 
 
 def _check_reqs(name: str, heads: int, inputs: list, wants: list, reqs: tuple, device: str):

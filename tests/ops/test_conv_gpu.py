@@ -18,14 +18,13 @@ from cases_conv import conv_reference
 
 # isort: on
 
+from fcompute_call import run_fcompute
+
 import nnvmpy as nv
 from nnvmpy import Op
-from nnvmpy.attrs import fcompute
 from nnvmpy.base import OpReqType
-from nnvmpy.engine.base import RunContext
 from nnvmpy.ops.nn import _im2col_cuda
 from nnvmpy.ops.nn.convolution import conv_shape
-from nnvmpy.resource import OpContext, Resource, ResourceRequest
 
 W, A, N = OpReqType.kWriteTo, OpReqType.kAddTo, OpReqType.kNullOp
 
@@ -58,18 +57,8 @@ def _cuda() -> Any:
 
 
 def _run(name: str, params: dict, inputs: list, outputs: list, reqs: list, device: str) -> list:
-    """Op `name`'s FCompute<device> called as the executor would, with a fresh temp space."""
-    op = Op.get(name)
-    attrs = op.parse_attrs(params)
-    ctx = nv.gpu(0) if device == "gpu" else nv.cpu()
-    opctx = OpContext(True, RunContext(ctx, None), [Resource(ResourceRequest.kTempSpace, ctx)])
-    if device == "gpu":
-        inputs = [_cuda().to_device(a) for a in inputs]
-        outputs = [_cuda().to_device(o) for o in outputs]
-    else:
-        outputs = [o.copy() for o in outputs]
-    op.get_attr(fcompute(device))(attrs, opctx, inputs, reqs, outputs)
-    return [o if device == "cpu" else o.copy_to_host() for o in outputs]
+    """Op `name`'s FCompute<device> called as the executor would."""
+    return run_fcompute(name, params, inputs, outputs, reqs, device)
 
 
 def _shape(params: dict, x: tuple, w: tuple) -> Any:

@@ -18,15 +18,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from fcompute_call import run_fcompute
 
 import nnvmpy as nv
-from nnvmpy import Op
-from nnvmpy.attrs import fcompute
 from nnvmpy.base import OpReqType
-from nnvmpy.engine.base import RunContext
 from nnvmpy.ops.nn import _ctc_cuda as ctc_cuda
 from nnvmpy.ops.nn._block_rows import block_threads
-from nnvmpy.resource import OpContext, Resource, ResourceRequest
 
 pytestmark = pytest.mark.gpu
 
@@ -91,21 +88,10 @@ def launches(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int, int]]:
 
 
 def _call(params: dict, inputs: list, starts: list, reqs: tuple, device: str) -> list:
-    """CTCLoss's FCompute<device> on outputs that start as `starts`; outputs on the host."""
-    from numba import cuda
-
-    op = Op.get("CTCLoss")
-    attrs = op.parse_attrs(params)
-    ctx = nv.gpu(0) if device == "gpu" else nv.cpu()
-    opctx = OpContext(True, RunContext(ctx, None), [Resource(ResourceRequest.kTempSpace, ctx)])
-    if device == "gpu":
-        inputs = [cuda.to_device(a) for a in inputs]
-        outputs = [cuda.to_device(s) for s in starts]
-    else:
-        inputs = [a.astype(F64) for a in inputs]
-        outputs = [s.astype(F64) for s in starts]
-    op.get_attr(fcompute(device))(attrs, opctx, inputs, list(reqs), outputs)
-    return [o if device == "cpu" else o.copy_to_host() for o in outputs]
+    """CTCLoss's FCompute<device> on outputs that start as `starts` (float64 on the CPU)."""
+    if device == "cpu":
+        inputs, starts = [a.astype(F64) for a in inputs], [s.astype(F64) for s in starts]
+    return run_fcompute("CTCLoss", params, inputs, starts, reqs, device)
 
 
 def _close(got: np.ndarray, want: np.ndarray, dtype: Any, what: str) -> None:

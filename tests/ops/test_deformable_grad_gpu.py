@@ -21,14 +21,9 @@ from typing import Any
 import numpy as np
 import pytest
 from deformable_numpy import deformable_grads_np
+from fcompute_call import run_fcompute
 
-import nnvmpy as nv
-from nnvmpy import Op
-from nnvmpy.attrs import FResourceRequest, fcompute
-from nnvmpy.base import OpReqType
-from nnvmpy.engine.base import RunContext
 from nnvmpy.ops import _deformable
-from nnvmpy.resource import OpContext, get_resource
 
 pytestmark = pytest.mark.gpu
 
@@ -87,18 +82,8 @@ def _inputs(p: dict[str, Any], modulated: bool, dtype: Any) -> list[np.ndarray]:
 
 def _backward_gpu(p: dict[str, Any], modulated: bool, inputs: list, starts: list, reqs: list):
     """FCompute<gpu> of the op's backward with request reqs[i] for output i; host results."""
-    from numba import cuda
-
     name = "ModulatedDeformableConvolution" if modulated else "DeformableConvolution"
-    op = Op.get(f"_backward_contrib_{name}")
-    attrs = op.parse_attrs(p)
-    ctx = nv.gpu(0)
-    resources = [get_resource(k, ctx)[0] for k in op.get_attr(FResourceRequest)(attrs)]
-    outs = [cuda.to_device(s) for s in starts]
-    opctx = OpContext(True, RunContext(ctx, None), resources)
-    ins = [cuda.to_device(a) for a in inputs]
-    op.get_attr(fcompute("gpu"))(attrs, opctx, ins, [OpReqType.parse(r) for r in reqs], outs)
-    return [o.copy_to_host() for o in outs]
+    return run_fcompute(f"_backward_contrib_{name}", p, inputs, starts, reqs, "gpu")
 
 
 @pytest.fixture

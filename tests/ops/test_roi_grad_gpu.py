@@ -16,15 +16,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from fcompute_call import run_fcompute
 
-import nnvmpy as nv
-from nnvmpy import Op
-from nnvmpy.attrs import fcompute
-from nnvmpy.base import OpReqType
-from nnvmpy.engine.base import RunContext
 from nnvmpy.ops import _roi_sampling, contrib_psroi_pooling
 from nnvmpy.ops.nn import roi_pooling
-from nnvmpy.resource import OpContext
 
 pytestmark = pytest.mark.gpu
 
@@ -35,19 +30,7 @@ TOL = {np.float64: 1e-12, np.float32: 1e-5, np.float16: 2e-3}
 
 def _compute(name: str, params: dict, device: str, inputs: list, outputs: list, req: str) -> list:
     """FCompute<device> of op `name` with request `req` for every output; host results."""
-    op = Op.get(name)
-    reqs = [OpReqType.parse(req)] * len(outputs)
-    ctx = nv.gpu(0) if device == "gpu" else nv.cpu()
-    opctx = OpContext(True, RunContext(ctx, None), [])
-    if device == "gpu":
-        from numba import cuda
-
-        ins = [cuda.to_device(a) for a in inputs]
-        outs = [cuda.to_device(o) for o in outputs]
-    else:
-        ins, outs = list(inputs), [o.copy() for o in outputs]
-    op.get_attr(fcompute(device))(op.parse_attrs(params), opctx, ins, reqs, outs)
-    return [o.copy_to_host() if device == "gpu" else o for o in outs]
+    return run_fcompute(name, params, inputs, outputs, [req] * len(outputs), device)
 
 
 @pytest.fixture
