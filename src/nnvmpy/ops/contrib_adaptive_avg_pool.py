@@ -197,7 +197,7 @@ def _plane_means_gpu(ctx: Any, x: Any, out: Any, mode: int) -> None:
     """out (=|+=) each plane's mean on the reduction kernels: a warp or block per plane
     reading it coalesced, where _pool_forward's thread per output would sum a whole plane
     alone, a plane apart from its neighbours."""
-    from ._reduce_cuda import reduce_gpu
+    from nnvmpy.ops._reduce_cuda import reduce_gpu
 
     planes, size = x.shape[0] * x.shape[1], x.shape[2] * x.shape[3]
     x2 = flat(x).reshape(planes, size)

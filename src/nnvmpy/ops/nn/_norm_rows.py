@@ -310,7 +310,7 @@ def norm_forward(
     sc = ctx.requested[0].get_space((2 * rows,), _acc_dtype(x))
     args = (out, mean, std, sc, x.reshape(-1), gamma, beta, n, inner, groups, eps, stat_var, *modes)
     if is_gpu(ctx):
-        from ._norm_rows_cuda import forward_gpu
+        from nnvmpy.ops.nn._norm_rows_cuda import forward_gpu
 
         forward_gpu(ctx, args, layout)
     else:
@@ -343,7 +343,7 @@ def norm_backward(
     arrays = (grads[0].reshape(-1), dy.reshape(-1), x.reshape(-1), gamma, mean, std, dmean, dstd)
     params = (groups, eps, stat_var)
     if is_gpu(ctx):
-        from ._norm_rows_cuda import backward_gpu
+        from nnvmpy.ops.nn._norm_rows_cuda import backward_gpu
 
         backward_gpu(ctx, grads, modes, arrays, layout, params, dstats is not None)
     else:

@@ -309,7 +309,7 @@ def _prelu_grad_gamma_gpu(
     threads summing 400k elements each for a (128, 64, 56, 56) layer, and gluon's
     default gamma of shape (1,) a single thread summing all of it.
     """
-    from .. import _reduce_cuda
+    from nnvmpy.ops import _reduce_cuda
 
     A, B, R, ga, gb = layout
     term = scratch.empty(ctx, x.size, np.float64 if x.dtype == np.float64 else np.float32)

@@ -278,7 +278,7 @@ def _valid_count_gpu(ctx: Any, name: str, labels: Any, ignore: float) -> Any:
     wait: a 0/1 byte per label, a thread each, then summed by the reduction kernels, which
     split long sums across blocks (one block counting took ~4M labels of a segmentation
     batch with multi_output on 128 threads)."""
-    from .._reduce_cuda import reduce_gpu
+    from nnvmpy.ops._reduce_cuda import reduce_gpu
 
     valid = scratch.empty(ctx, labels.size, np.uint8)
     _label_is_valid.launch(ctx, labels.size, valid, labels, ignore)
