@@ -104,6 +104,25 @@ def test_bad_labels_and_lengths_are_named_errors_and_the_engine_goes_on() -> Non
     np.testing.assert_allclose(nd.SequenceLast(nd.ones((4, 2))).asnumpy(), [1.0, 1.0])
 
 
+def test_ctc_label_errors_name_the_first_failing_sequence_and_position() -> None:
+    """Labels past a sequence's length are padding and not checked; the first sequence
+    with a bad class or too few steps is the one named, its bad class before its length."""
+    nd, acts = nv.nd, nv.nd.ones((3, 3, 4))
+    lens = nd.array([2.0, 3.0, 1.0])
+    labels = [[1, 2, 9], [1, 5, 2], [3, 7, 7]]  # 9 and row 2's 7s lie past their lengths
+    with pytest.raises(nv.NNVMError, match=r"label\[1, 1\] = 5 is not a class.*\[1, 3\]"):
+        nd.CTCLoss(acts, nd.array(labels), lens, use_label_lengths=True).asnumpy()
+    labels = [[1, 1, 1], [2, 2, 3], [1, 2, 3]]  # row 0 uses 2 labels: fine in 3 steps
+    with pytest.raises(nv.NNVMError, match=r"sequence 1 \(3 labels\) needs at least 4 steps"):
+        nd.CTCLoss(acts, nd.array(labels), lens, use_label_lengths=True).asnumpy()
+    with pytest.raises(nv.NNVMError, match=r"label\[0, 0\] = 3 is not a class.*\[0, 2\]"):
+        nd.CTCLoss(acts, nd.array([[3, 1, 1]] * 3), blank_label="last").asnumpy()
+    ok = nd.CTCLoss(acts, nd.array([[1, 2, 9], [1, 3, 2], [3, 7, 7]]), lens,
+                    use_label_lengths=True).asnumpy()  # fmt: skip
+    assert ok.shape == (3,)
+    assert np.all(np.isfinite(ok))
+
+
 def test_ctc_loss_with_data_and_label_lengths_matches_brute_force() -> None:
     """use_data_lengths cuts each sequence, use_label_lengths each label: the loss is the
     full sum over alignments of the cut problem (tests/ops/ctc_reference.py)."""

@@ -169,6 +169,33 @@ def _lengths(name: str, what: str, values: np.ndarray, high: int) -> np.ndarray:
     return ints
 
 
+def _check_sequences(
+    name: str, blank_label: str, a_len: int, labels: np.ndarray, lens: np.ndarray, tlen: np.ndarray
+) -> None:
+    """Every label a class, every sequence short enough for its data; the first failure,
+    sequence by sequence, names itself. Whole-batch array arithmetic: a Python loop over the
+    sequences cost ~230 us a call at N=32."""
+    inside = np.arange(labels.shape[1])[None, :] < lens[:, None]
+    low, high = (1, a_len - 1) if blank_label == "first" else (0, a_len - 2)
+    bad = inside & ((labels < low) | (labels > high))
+    repeats = np.count_nonzero(inside[:, 1:] & (labels[:, 1:] == labels[:, :-1]), axis=1)
+    short = lens + repeats > tlen
+    rows = np.flatnonzero(bad.any(axis=1) | short)
+    if not rows.size:
+        return
+    b = int(rows[0])
+    if bad[b].any():
+        j = int(np.argmax(bad[b]))
+        raise NNVMError(
+            f"{name}: label[{b}, {j}] = {labels[b, j]} is not a class: with "
+            f"blank_label='{blank_label}' and {a_len} classes, labels are in [{low}, {high}]"
+        )
+    raise NNVMError(
+        f"{name}: label sequence {b} ({lens[b]} labels) needs at least {lens[b] + repeats[b]} "
+        f"steps (a blank separates repeated labels), but its data has {tlen[b]}"
+    )
+
+
 def _pack(
     name: str, p: Any, ctx: Any, inputs: list[Any], shape: tuple[int, ...]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
@@ -186,22 +213,7 @@ def _pack(
     else:  # a sequence ends at its first padding value
         padded = np.concatenate([labels == (0 if blank == 0 else -1), np.ones((n, 1), bool)], 1)
         lens = np.argmax(padded, axis=1)
-    for b in range(n):
-        seq = labels[b, : lens[b]]
-        low, high = (1, a_len - 1) if p.blank_label == "first" else (0, a_len - 2)
-        bad = np.flatnonzero((seq < low) | (seq > high))
-        if bad.size:
-            raise NNVMError(
-                f"{name}: label[{b}, {int(bad[0])}] = {seq[bad[0]]} is not a class: with "
-                f"blank_label='{p.blank_label}' and {a_len} classes, labels are in "
-                f"[{low}, {high}]"
-            )
-        need = lens[b] + int(np.count_nonzero(seq[1:] == seq[:-1]))
-        if need > tlen[b]:
-            raise NNVMError(
-                f"{name}: label sequence {b} ({lens[b]} labels) needs at least {need} steps "
-                f"(a blank separates repeated labels), but its data has {tlen[b]}"
-            )
+    _check_sequences(name, p.blank_label, a_len, labels, lens, tlen)
     return labels.astype(np.int32), lens.astype(np.int32), tlen.astype(np.int32), blank
 
 
