@@ -65,9 +65,10 @@ def _cell(mode, x, h, c, w, hidden, clip):
 
 def rnn_reference(
     data, params, state, state_cell=None, lengths=None, *, mode, state_size, num_layers,
-    bidirectional=False, projection_size=0, clip=None,
+    bidirectional=False, projection_size=0, clip=None, masks=None,
 ):  # fmt: skip
-    """(out, hy, cy) of the fused RNN, float64."""
+    """(out, hy, cy) of the fused RNN, float64; masks[l] (training's dropout) multiplies
+    layer l's output before layer l + 1 reads it."""
     steps, batch, input_size = data.shape
     dirs = 2 if bidirectional else 1
     weights = unpack(
@@ -93,7 +94,7 @@ def rnn_reference(
                 hy[k, b] = h
                 if cy is not None:
                     cy[k, b] = c
-        inp = out
+        inp = out if masks is None or layer == num_layers - 1 else out * masks[layer]
     return inp, hy, cy
 
 

@@ -250,3 +250,44 @@ def test_gpu_sequence_length_out_of_range_is_named(no_host_trips):
     good = nv.nd.array(LENGTHS, ctx=nv.gpu(0), dtype=np.int32)  # the engine still runs
     want = _reference(arrays, LENGTHS, mode="rnn_tanh", state_size=HID, num_layers=1)[0]
     np.testing.assert_allclose(nv.nd.RNN(*args, good, **kw).asnumpy(), want, rtol=1e-9)
+
+
+# -- dropout between layers: kRandom's Philox stream, drawn where the data is ------------
+
+
+def _check_dropout(ctx, mode, bidir, p=0.4, seed=21):
+    """The training output is the reference with Dropout's masks, drawn after the same
+    seed from the same stream: one (T, N, dirs*H) mask per layer boundary, in order."""
+    layers, dirs = 3, 2 if bidir else 1
+    arrays = _inputs(12, mode, layers, bidir)
+    nv.random.seed(seed)
+    ones = nv.nd.ones((STEPS, BATCH, dirs * HID), ctx=ctx, dtype=np.float64)
+    masks = [nv.nd.Dropout(ones, p=p, mode="always").asnumpy() for _ in range(layers - 1)]
+    assert all(m.min() == 0 and m.max() == 1 / (1 - p) for m in masks)
+    nv.random.seed(seed)
+    kw = {"mode": mode, "state_size": HID, "num_layers": layers, "bidirectional": bidir}
+    got, grads = _run(ctx, arrays, None, np.float64, p=p, **kw)
+    want = _reference(arrays, None, masks=masks, **kw)
+    for g, w in zip(got, want, strict=False):
+        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-11)
+    return grads
+
+
+@pytest.mark.parametrize(("mode", "bidir"), [("lstm", True), ("rnn_tanh", False)])
+def test_dropout_masks_come_from_the_philox_stream_on_the_host_path(mode, bidir):
+    _check_dropout(nv.cpu(), mode, bidir)
+
+
+@pytest.mark.parametrize(("mode", "bidir"), [("gru", True), ("rnn_relu", False)])
+def test_schedule_dropout_masks_come_from_the_philox_stream(device_schedule, mode, bidir):
+    _check_dropout(nv.cpu(), mode, bidir)
+
+
+@gpu
+def test_gpu_dropout_draws_on_the_device_and_backward_matches_the_cpu(no_host_trips):
+    """No mask is drawn on the host or uploaded (no_host_trips); with the same seed both
+    devices drop the same elements, so the gradients agree too."""
+    on_gpu = _check_dropout(nv.gpu(0), "lstm", True)
+    on_cpu = _check_dropout(nv.cpu(), "lstm", True)
+    for n in on_cpu:
+        np.testing.assert_allclose(on_gpu[n], on_cpu[n], rtol=1e-9, atol=1e-11, err_msg=n)

@@ -199,9 +199,9 @@ def sequence_lengths(dev: Device, lengths: Any, steps: int, batch: int) -> Any:
 
 def forward(
     dev: Device, lay: RnnLayout, x: Any, params: Any, hx: Any, cx: Any, lens: Any,
-    reserve: Any, mask_draw: Callable[[tuple[int, ...]], np.ndarray] | None, clip: Any,
+    reserve: Any, draw_mask: Callable[[Any], None] | None, clip: Any,
 ) -> tuple[Any, Any, Any]:  # fmt: skip
-    """(out, hy, cy) as device arrays; mask_draw(shape) gives a dropout mask (training)."""
+    """(out, hy, cy) as device arrays; draw_mask(mask) writes a dropout mask (training)."""
     steps, batch = x.shape[0], x.shape[1]
     weights = lay.param_views(params)
     kept = lay.reserve_views(reserve, steps, batch)
@@ -226,10 +226,10 @@ def forward(
             dev.combine(view_["out"], out, None, 0)
             if view_["mask"] is not None:
                 shape = _shape(out)
-                if mask_draw is None:
+                if draw_mask is None:
                     dev.run(K.fill, view_["mask"].size, view_["mask"], 1.0)
-                else:  # the host's generator (kRandom): the one upload, while training
-                    dev.combine(view_["mask"], dev.to_device(mask_draw(shape)), None, 0)
+                else:  # kRandom's Philox stream, drawn on the device
+                    draw_mask(view_["mask"])
                 dropped = dev.empty(*shape)
                 dev.combine(dropped, out, view_["mask"], 2)
                 out = dropped

@@ -7,6 +7,7 @@ slot l*D + d holds layer l, direction d.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -29,10 +30,11 @@ def rnn_forward(
     cx: np.ndarray | None,
     lengths: Any,
     reserve: np.ndarray,
-    dropout: tuple[float, Any] | None,
+    draw_mask: Callable[[np.ndarray], None] | None,
     clip: Clip,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """(out, hy, cy); dropout is (p, numpy Generator) while training, else None."""
+    """(out, hy, cy); draw_mask(mask) writes a dropout mask between layers while training
+    (None otherwise)."""
     steps, batch = x.shape[:2]
     weights = lay.param_views(params)
     kept = lay.reserve_views(reserve, steps, batch)
@@ -57,12 +59,10 @@ def rnn_forward(
         if view["out"] is not None:
             view["out"][...] = out
             if view["mask"] is not None:
-                if dropout is None:
+                if draw_mask is None:
                     view["mask"][...] = 1
                 else:
-                    p, rng = dropout
-                    keep = rng.random(out.shape) >= p
-                    np.multiply(keep, 1.0 / (1.0 - p) if p < 1 else np.inf, out=view["mask"])
+                    draw_mask(view["mask"])
                     out = out * view["mask"]
         inp = out
     return inp, hy, cy

@@ -43,7 +43,7 @@ from ...graph.grad import make_grad_node
 from ...graph.node import NodeEntry
 from ...infer import elemwise_shape, elemwise_type, shape_str
 from ...kernel import parallel_for, scratch
-from ...kernel.launch import NULL, is_gpu, req_code, store, uindex
+from ...kernel.launch import NULL, WRITE, is_gpu, req_code, store, uindex
 from ...kernel.philox import uniform_pair
 from ...param import Parameter, Shape, field
 from ...registry import NodeAttrs, register_op
@@ -113,6 +113,23 @@ def _dropout_loop(i, out, mode, mask, mask_mode, x, keep, scale, k0, k1, first, 
     m = (1.0 if u < keep else 0.0) * scale
     store(mask, i, m, mask_mode)
     store(out, i, x[i] * m, mode)
+
+
+@parallel_for
+def _mask_loop(i, mask, mode, keep, scale, k0, k1, first):
+    u, _v = uniform_pair(k0, k1, first + uindex(i), _U0, _U0)
+    store(mask, i, (1.0 if u < keep else 0.0) * scale, mode)
+
+
+def draw_mask(ctx: Any, mask: Any, p: float) -> None:
+    """Write a fresh mask into `mask` (any shape, contiguous): Bernoulli(1 - p) / (1 - p)
+    from ctx's kRandom Philox stream, drawn as Dropout draws its own. For ops with dropout
+    inside (RNN between layers): the mask is made where it lives, with no host draw or
+    upload, and nv.random.seed makes it reproducible on either device."""
+    keep = 1.0 - p
+    scale = 1.0 / keep if keep > 0 else math.inf  # p = 1: NaN in use, as Dropout
+    k0, k1, first = ctx.requested[0].take_counters(math.prod(tuple(mask.shape)))
+    launch(ctx, _mask_loop, mask, WRITE, keep, scale, k0, k1, first)
 
 
 def _draw_layout(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, Any, Any]:

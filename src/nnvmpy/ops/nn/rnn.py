@@ -11,11 +11,13 @@ the data's C is solved from a known parameter size). On the CPU the math is _rnn
 NumPy) driven by _rnn_stack.py; on the GPU _rnn_device.py runs the same schedule with
 the device GEMM and the gate kernels of _rnn_kernels.py, projection, sequence lengths
 and float16 (in float32 device buffers) included, without host copies of the data.
-Dropout p between layers draws from the op's kRandom resource while training.
+Dropout p between layers draws its masks from the op's kRandom Philox stream while
+training, as the Dropout op does, on the device the data is on.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -47,6 +49,7 @@ from ._rnn_cpu import Clip
 from ._rnn_device import run_on_host
 from ._rnn_layout import GATES, RnnLayout
 from ._rnn_stack import rnn_backward, rnn_forward
+from .dropout import draw_mask
 
 _OP = "RNN"
 
@@ -266,14 +269,21 @@ def _assign(out: np.ndarray, req: Any, value: Any) -> None:
         out[...] = value
 
 
+def _mask_drawer(attrs: NodeAttrs, ctx: Any, layers: int) -> Callable[[Any], None] | None:
+    """What writes the dropout mask between layers while training: draws from the op's
+    kRandom Philox stream (Dropout's), made on the mask's device."""
+    p = attrs.parsed.p
+    if p <= 0 or not ctx.is_train or layers < 2:
+        return None
+    return lambda mask: draw_mask(ctx, mask, p)
+
+
 def _forward_host(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
     x, params, hx, cx, lengths = _split_inputs(attrs, inputs)
     lay = layout_of(attrs, x.shape[2])
-    dropout = None
-    if attrs.parsed.p > 0 and ctx.is_train and lay.layers > 1:
-        dropout = (attrs.parsed.p, ctx.requested[0].get_random())
+    dropout = _mask_drawer(attrs, ctx, lay.layers)
     direct = req_mode(_OP, req[-1]) == "write" and outputs[-1].flags.c_contiguous
     reserve = outputs[-1] if direct else np.empty(lay.reserve_size(*x.shape[:2]), x.dtype)
     out, hy, cy = rnn_forward(lay, x, params, hx, cx, lengths, reserve, dropout, _clip(attrs))
@@ -340,10 +350,7 @@ def _device_forward(
     _device_lengths(ctx, lengths, steps)
     lay = layout_of(attrs, int(x.shape[2]))
     dev = _rnn_device.Device(ctx, x)
-    draw = None
-    if attrs.parsed.p > 0 and ctx.is_train and lay.layers > 1:
-        rng, p = ctx.requested[0].get_random(), attrs.parsed.p
-        draw = lambda shape: (rng.random(shape) >= p) / (1.0 - p)  # noqa: E731
+    draw = _mask_drawer(attrs, ctx, lay.layers)
     modes = _rnn_device.modes_of(req)
     reserve = outputs[-1] if modes[-1] == "write" else dev.empty(lay.reserve_size(steps, batch))
     clip = _clip(attrs)
