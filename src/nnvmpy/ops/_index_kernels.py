@@ -185,6 +185,12 @@ def scatter_add_rows(ctx: Any, da: Any, dy: Any, idx: Any, sizes: tuple[int, int
     outer, n, m, inner = sizes
     if outer * m * inner == 0:
         return
+    if is_gpu(ctx) and np.dtype(da.dtype) == np.float16:  # no float16 atomics: add in float32
+        from nnvmpy.ops._atomic_grad import atomic_target
+
+        with atomic_target(ctx, da, ADD) as acc:
+            scatter_add_rows(ctx, acc, dy, idx, sizes, wrap)
+        return
     if is_gpu(ctx):
         atomic = np.dtype(da.dtype) in (np.float32, np.float64)
         # atomics: many row chunks per column; otherwise each column is one item's
