@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 from fcompute_call import run_fcompute
+from launch_spies import spy_block_launches
 
 import nnvmpy as nv
 from nnvmpy.base import OpReqType
@@ -72,19 +73,7 @@ KERNELS = ("_alpha_beta_cuda", "_row_lse_block_cuda", "_row_grad_block_cuda")
 @pytest.fixture
 def launches(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int, int]]:
     """(kernel name, blocks, threads) of every launch of _ctc_cuda.py's block kernels."""
-    from nnvmpy.kernel import cuda as gpu_launch
-
-    real = gpu_launch.launch_kernel
-    kernels = {getattr(ctc_cuda, name).dispatcher: name for name in KERNELS}
-    seen: list[tuple[str, int, int]] = []
-
-    def spy(dispatcher: Any, blocks: int, threads: int, stream: Any, args: Any) -> None:
-        if dispatcher in kernels:
-            seen.append((kernels[dispatcher], blocks, threads))
-        real(dispatcher, blocks, threads, stream, args)
-
-    monkeypatch.setattr(gpu_launch, "launch_kernel", spy)  # what every launch calls
-    return seen
+    return spy_block_launches(monkeypatch, {name: getattr(ctc_cuda, name) for name in KERNELS})
 
 
 def _call(params: dict, inputs: list, starts: list, reqs: tuple, device: str) -> list:

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 from deformable_numpy import deformable_grads_np
 from fcompute_call import run_fcompute
+from launch_spies import spy_item_launches
 
 from nnvmpy.ops import _deformable
 
@@ -89,16 +90,7 @@ def _backward_gpu(p: dict[str, Any], modulated: bool, inputs: list, starts: list
 @pytest.fixture
 def launches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The item counts of the atomic data-gradient kernel's launches."""
-    seen: list[int] = []
-    loop = _deformable.deform_col2im_atomic
-    original = loop.launch
-
-    def spy(ctx: Any, n: int, *args: Any, **kw: Any) -> None:
-        seen.append(n)
-        original(ctx, n, *args, **kw)
-
-    monkeypatch.setattr(loop, "launch", spy)
-    return seen
+    return spy_item_launches(monkeypatch, _deformable.deform_col2im_atomic)
 
 
 def _check(p: dict[str, Any], modulated: bool, dtype: Any, req: str, chunk: int,

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 from fcompute_call import run_fcompute
+from launch_spies import spy_item_launches
 
 from nnvmpy.ops import contrib_deformable_psroi_pooling as dpsroi
 
@@ -37,16 +38,7 @@ def _compute(params: dict, device: str, inputs: list, outputs: list, req: str) -
 @pytest.fixture
 def launches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The item counts of the GPU data-gradient kernel's launches."""
-    seen: list[int] = []
-    loop = dpsroi._dpsroi_data_grad_bins
-    original = loop.launch
-
-    def spy(ctx: Any, n: int, *args: Any, **kw: Any) -> None:
-        seen.append(n)
-        original(ctx, n, *args, **kw)
-
-    monkeypatch.setattr(loop, "launch", spy)
-    return seen
+    return spy_item_launches(monkeypatch, dpsroi._dpsroi_data_grad_bins)
 
 
 def _rois(rng: np.random.Generator, n: int, batch: int, extent: float) -> np.ndarray:

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from launch_spies import spy_block_launches
 
 import nnvmpy as nv
 from nnvmpy import sym
@@ -44,32 +45,14 @@ LOOPS = ("_norm_forward_row", "_norm_backward_chunk", "_column_partials", "_sum_
 @pytest.fixture
 def launches(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int, int]]:
     """(kernel name, blocks, threads) of every launch of _norm_rows(_cuda).py's GPU kernels."""
-    from nnvmpy.kernel import cuda as gpu_launch
     from nnvmpy.ops.nn import _norm_rows, _norm_rows_cuda
-
-    real = gpu_launch.launch_kernel
-    seen: list[tuple[str, int, int]] = []
 
     def kernel(name: str) -> Any:
         return getattr(_norm_rows_cuda, name, None) or getattr(_norm_rows, name)
 
-    def name_of(dispatcher: Any) -> str | None:
-        for name in BLOCK_KERNELS:
-            if dispatcher is kernel(name).dispatcher:
-                return name
-        for name in LOOPS:
-            if any(dispatcher is d for d in kernel(name)._loops.values()):
-                return name
-        return None
-
-    def spy(dispatcher: Any, blocks: int, threads: int, stream: Any, args: Any) -> None:
-        name = name_of(dispatcher)
-        if name is not None:
-            seen.append((name, blocks, threads))
-        real(dispatcher, blocks, threads, stream, args)
-
-    monkeypatch.setattr(gpu_launch, "launch_kernel", spy)
-    return seen
+    return spy_block_launches(
+        monkeypatch, {name: kernel(name) for name in (*BLOCK_KERNELS, *LOOPS)}
+    )
 
 
 def _values(shape: Any, seed: int, low: float = -2, high: float = 2) -> np.ndarray:

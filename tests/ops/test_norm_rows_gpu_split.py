@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 from fcompute_call import run_fcompute
+from launch_spies import spy_block_launches
 
 from nnvmpy.base import OpReqType
 from nnvmpy.ops.nn import _norm_rows_cuda as norm_cuda
@@ -63,20 +64,8 @@ REQS = [
 @pytest.fixture
 def launches(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int, int]]:
     """(kernel name, blocks, threads) of every launch of _norm_rows_cuda.py's block kernels."""
-    from nnvmpy.kernel import cuda as gpu_launch
-
-    real = gpu_launch.launch_kernel
-    kernels = {getattr(norm_cuda, name).dispatcher: name for name in (*SPLIT, *BLOCK)}
-    seen: list[tuple[str, int, int]] = []
-
-    def spy(dispatcher: Any, blocks: int, threads: int, stream: Any, args: Any) -> None:
-        if dispatcher in kernels:
-            seen.append((kernels[dispatcher], blocks, threads))
-        real(dispatcher, blocks, threads, stream, args)
-
-    monkeypatch.setattr(gpu_launch, "launch_kernel", spy)  # what launch_blocks calls
-    monkeypatch.setattr(norm_cuda, "launch_kernel", spy)
-    return seen
+    kernels = {name: getattr(norm_cuda, name) for name in (*SPLIT, *BLOCK)}
+    return spy_block_launches(monkeypatch, kernels, norm_cuda)  # norm_cuda imports launch_kernel
 
 
 def _call(name: str, params: dict, inputs: list, starts: list, reqs: tuple, device: str) -> list:

@@ -18,13 +18,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from launch_spies import spy_reductions
 
 import nnvmpy as nv
 from nnvmpy import Op
 from nnvmpy.attrs import fcompute
 from nnvmpy.base import OpReqType
 from nnvmpy.engine.base import RunContext
-from nnvmpy.ops import _reduce_cuda
 from nnvmpy.resource import OpContext
 
 pytestmark = pytest.mark.gpu
@@ -51,24 +51,8 @@ TOL = {F16: 2e-3, F32: 1e-5, F64: 1e-11}
 
 @pytest.fixture
 def reductions(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
-    """The reductions launched ('calls': their target shapes) and the number of slices
-    each block or thread kernel cut its sums into ('slices')."""
-    seen: dict[str, list[Any]] = {"calls": [], "slices": []}
-    real_reduce, real_slices = _reduce_cuda.reduce_gpu, _reduce_cuda._slices
-
-    def reduce_gpu(ctx: Any, out: Any, add: bool, x: Any, small: Any, *rest: Any) -> None:
-        seen["calls"].append(tuple(small))
-        real_reduce(ctx, out, add, x, small, *rest)
-
-    def slices(*args: Any) -> int:
-        seen["slices"].append(real_slices(*args))
-        return seen["slices"][-1]
-
-    monkeypatch.setattr(_reduce_cuda, "reduce_gpu", reduce_gpu)
-    monkeypatch.setattr(_reduce_cuda, "_slices", slices)
-    if not SIMULATOR:  # 256-thread blocks: the same shapes split with shorter slices
-        monkeypatch.setattr(_reduce_cuda, "BLOCK_SLICE_MIN", 4)
-    return seen
+    """The reductions launched and the slices of their sums (launch_spies.py)."""
+    return spy_reductions(monkeypatch, short_slices=not SIMULATOR)
 
 
 def _inputs(xs: tuple[int, ...], gs: tuple[int, ...], dtype: Any) -> list[np.ndarray]:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 from fcompute_call import run_fcompute
+from launch_spies import spy_item_launches
 
 from nnvmpy.ops import _roi_sampling, contrib_psroi_pooling
 from nnvmpy.ops.nn import roi_pooling
@@ -36,21 +37,12 @@ def _compute(name: str, params: dict, device: str, inputs: list, outputs: list, 
 @pytest.fixture
 def launches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The item counts of the GPU backward kernels' launches."""
-    seen: list[int] = []
-    kernels = (
+    return spy_item_launches(
+        monkeypatch,
         _roi_sampling.roi_backward_bins,
         roi_pooling._roi_grad_cells,
         contrib_psroi_pooling._psroi_backward_bins,
     )
-    for k in kernels:
-        original = k.launch
-
-        def spy(ctx: Any, n: int, *args: Any, _original: Any = original, **kw: Any) -> None:
-            seen.append(n)
-            _original(ctx, n, *args, **kw)
-
-        monkeypatch.setattr(k, "launch", spy)
-    return seen
 
 
 def _check_backward(

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from launch_spies import spy_block_launches
 from symbol_runs import run_symbol
 
 import nnvmpy as nv
@@ -72,21 +73,9 @@ def close(got: np.ndarray, want: np.ndarray, dtype: Any) -> None:
 @pytest.fixture
 def launched(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int, int]]:
     """(kernel, blocks, threads) of every launch of the block kernels."""
-    from nnvmpy.kernel import cuda as gpu_launch
     from nnvmpy.ops.nn import softmax_cross_entropy as ce
 
-    real = gpu_launch.launch_kernel
-    seen: list[tuple[str, int, int]] = []
-
-    def spy(dispatcher: Any, blocks: int, threads: int, stream: Any, args: Any) -> None:
-        for name in BLOCK_KERNELS:
-            k = getattr(ce, name)
-            if k._dispatcher is not None and dispatcher is k.dispatcher:
-                seen.append((name, blocks, threads))
-        real(dispatcher, blocks, threads, stream, args)
-
-    monkeypatch.setattr(gpu_launch, "launch_kernel", spy)
-    return seen
+    return spy_block_launches(monkeypatch, {name: getattr(ce, name) for name in BLOCK_KERNELS})
 
 
 def compute_gpu(name: str, arrays: list[np.ndarray], reqs: list[str], outs: list[Any]) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from launch_spies import spy_block_launches
 from numeric_reference import softmax_grad_ref, softmax_output_grad_ref, softmax_ref
 from symbol_runs import run_symbol, uniform_values
 
@@ -50,29 +51,19 @@ def _close(got: np.ndarray, want: np.ndarray, dtype: type) -> None:
 
 
 @pytest.fixture
-def block_launches(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
-    """(blocks, threads) of every launch of the block-per-row kernels."""
-    from nnvmpy.kernel import cuda as gpu_launch
+def block_launches(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int, int]]:
+    """(kernel, blocks, threads) of every launch of the block-per-row kernels."""
     from nnvmpy.ops.nn import softmax
 
-    real = gpu_launch.launch_kernel
-    seen: list[tuple[int, int]] = []
-
-    def spy(dispatcher: Any, blocks: int, threads: int, stream: Any, args: Any) -> None:
-        kernels = (softmax._softmax_block_cuda, softmax._softmax_grad_block_cuda)
-        if any(dispatcher is k.dispatcher for k in kernels):
-            seen.append((blocks, threads))
-        real(dispatcher, blocks, threads, stream, args)
-
-    monkeypatch.setattr(gpu_launch, "launch_kernel", spy)
-    return seen
+    kernels = {"forward": softmax._softmax_block_cuda, "backward": softmax._softmax_grad_block_cuda}
+    return spy_block_launches(monkeypatch, kernels)
 
 
 @pytest.mark.parametrize("dtype", [F16, F32], ids=["float16", "float32"])
 @pytest.mark.parametrize("op", ["softmax", "log_softmax"])
 @pytest.mark.parametrize("case", list(SHAPES))
 def test_softmax_rows_match_numpy_forward_and_backward(
-    case: str, op: str, dtype: type, block_launches: list[tuple[int, int]]
+    case: str, op: str, dtype: type, block_launches: list[tuple[str, int, int]]
 ) -> None:
     shape, axis, by_block = SHAPES[case]
     x, dy = uniform_values(shape, 1).astype(dtype), uniform_values(shape, 2, -1, 1).astype(dtype)
@@ -84,7 +75,8 @@ def test_softmax_rows_match_numpy_forward_and_backward(
     rows = x.size // n
     blocks = min(rows, 4) if SIMULATOR else rows
     threads = 64 if n <= 64 else 128
-    assert block_launches == ([(blocks, threads)] * 2 if by_block else [])
+    want = [("forward", blocks, threads), ("backward", blocks, threads)] if by_block else []
+    assert block_launches == want
 
 
 @pytest.mark.parametrize("dtype", [F16, F32], ids=["float16", "float32"])

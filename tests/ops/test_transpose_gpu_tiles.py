@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from launch_spies import spy_block_launches
 
 import nnvmpy as nv
 from nnvmpy.attrs import FCompute_gpu
@@ -54,21 +55,9 @@ def values(shape: tuple[int, ...], dtype: Any, seed: int) -> np.ndarray:
 @pytest.fixture
 def launched(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int, int]]:
     """(kernel, blocks, threads) of every transpose kernel launch; 2 warps a tile block."""
-    from nnvmpy.kernel import cuda as gpu_launch
-
     monkeypatch.setattr(tr, "TILE_ROWS", 2)
-    real = gpu_launch.launch_kernel
-    seen: list[tuple[str, int, int]] = []
-    names = {"gather": tr._transpose_gather_cuda, "tiled": tr._transpose_tiled_cuda}
-
-    def spy(dispatcher: Any, blocks: int, threads: int, stream: Any, args: Any) -> None:
-        for name, k in names.items():
-            if k._dispatcher is not None and dispatcher is k.dispatcher:
-                seen.append((name, blocks, threads))
-        real(dispatcher, blocks, threads, stream, args)
-
-    monkeypatch.setattr(gpu_launch, "launch_kernel", spy)
-    return seen
+    kernels = {"gather": tr._transpose_gather_cuda, "tiled": tr._transpose_tiled_cuda}
+    return spy_block_launches(monkeypatch, kernels)
 
 
 def run_gpu(x: np.ndarray, axes: tuple[int, ...], req: str, start: np.ndarray) -> np.ndarray:

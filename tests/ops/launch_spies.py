@@ -1,0 +1,80 @@
+"""Spies on GPU launches, for the tests that check which kernel a shape runs and how
+it is split: the work items of `parallel_for` loops, the (blocks, threads) of hand-written
+kernels, and the reductions `ops/_reduce_cuda.reduce_gpu` is asked for. Each records
+and then launches for real, so the same test also checks the results."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+
+def spy_item_launches(monkeypatch: pytest.MonkeyPatch, *loops: Any) -> list[int]:
+    """The item counts of every `.launch(ctx, n, ...)` of `loops`, in order."""
+    seen: list[int] = []
+    for loop in loops:
+
+        def spy(ctx: Any, n: int, *args: Any, _real: Any = loop.launch, **kw: Any) -> None:
+            seen.append(n)
+            _real(ctx, n, *args, **kw)
+
+        monkeypatch.setattr(loop, "launch", spy)
+    return seen
+
+
+def _launched_by(dispatcher: Any, kernel: Any) -> bool:
+    """A hand-written kernel's dispatcher, or one of a parallel_for's built loops; neither
+    is built here (a kernel never launched has none)."""
+    if getattr(kernel, "_dispatcher", None) is not None and dispatcher is kernel._dispatcher:
+        return True
+    return any(dispatcher is d for d in getattr(kernel, "_loops", {}).values())
+
+
+def spy_block_launches(
+    monkeypatch: pytest.MonkeyPatch, kernels: Mapping[str, Any], *importers: ModuleType
+) -> list[tuple[str, int, int]]:
+    """(name, blocks, threads) of every GPU launch of the named kernels, in order.
+
+    Every launch goes through `nnvmpy.kernel.cuda.launch_kernel`; `importers` are modules
+    that imported that function by name, patched as well."""
+    from nnvmpy.kernel import cuda as gpu_launch
+
+    real = gpu_launch.launch_kernel
+    seen: list[tuple[str, int, int]] = []
+
+    def spy(dispatcher: Any, blocks: int, threads: int, stream: Any, args: Any) -> None:
+        for name, kernel in kernels.items():
+            if _launched_by(dispatcher, kernel):
+                seen.append((name, blocks, threads))
+        real(dispatcher, blocks, threads, stream, args)
+
+    for module in (gpu_launch, *importers):
+        monkeypatch.setattr(module, "launch_kernel", spy)
+    return seen
+
+
+def spy_reductions(monkeypatch: pytest.MonkeyPatch, short_slices: bool) -> dict[str, list[Any]]:
+    """The reductions launched ('calls': their target shapes) and the number of slices
+    each block or thread kernel cut its sums into ('slices'). `short_slices` splits the
+    same shapes with shorter slices, for 256-thread blocks on a real GPU."""
+    from nnvmpy.ops import _reduce_cuda
+
+    seen: dict[str, list[Any]] = {"calls": [], "slices": []}
+    real_reduce, real_slices = _reduce_cuda.reduce_gpu, _reduce_cuda._slices
+
+    def reduce_gpu(ctx: Any, out: Any, add: bool, x: Any, small: Any, *rest: Any) -> None:
+        seen["calls"].append(tuple(small))
+        real_reduce(ctx, out, add, x, small, *rest)
+
+    def slices(*args: Any) -> int:
+        seen["slices"].append(real_slices(*args))
+        return seen["slices"][-1]
+
+    monkeypatch.setattr(_reduce_cuda, "reduce_gpu", reduce_gpu)
+    monkeypatch.setattr(_reduce_cuda, "_slices", slices)
+    if short_slices:
+        monkeypatch.setattr(_reduce_cuda, "BLOCK_SLICE_MIN", 4)
+    return seen
