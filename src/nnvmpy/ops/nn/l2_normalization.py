@@ -8,7 +8,10 @@
     channel   axis 1                          x.shape without axis 1
     spatial   all axes after 1                (N, C)
 
-Each norm is one row of the row kernels (_norm_rows.py): n elements `inner` apart.
+Each norm is one row of the row kernels (_norm_rows.py): n elements `inner` apart, a
+thread per row on the CPU. On a GPU that is a few long rows (instance) or rows whose
+neighbours are far apart (spatial; channel with few positions), so there the sums go to
+the reduction kernels and the scaling a thread per element (_l2_norm_cuda.py).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from ...graph.grad import make_grad_node
 from ...graph.node import NodeEntry
 from ...infer import elemwise_type, shape_assign, shape_is_known
 from ...kernel import parallel_for
-from ...kernel.launch import NULL, req_code, store
+from ...kernel.launch import NULL, is_gpu, req_code, store
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
 from ._layer_util import check_ndim, via_float32
@@ -105,6 +108,11 @@ def _forward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outp
     rows, n, inner = _layout(p.mode, x.shape)
     if rows == 0 or all(m == NULL for m in modes):
         return
+    if is_gpu(ctx):
+        from nnvmpy.ops.nn._l2_norm_cuda import forward_gpu
+
+        forward_gpu(ctx, outputs, x, (rows, n, inner), p.eps, modes)
+        return
     out, norm = (a.reshape(-1) for a in outputs)
     _l2_forward_row.launch(
         ctx, rows, out, norm, x.reshape(-1), n, inner, p.eps, *modes, work=x.size
@@ -117,6 +125,11 @@ def _backward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], out
     mode = req_code("_backward_L2Normalization", req[0])
     rows, n, inner = _layout(attrs.parsed.mode, y.shape)
     if rows == 0 or mode == NULL:
+        return
+    if is_gpu(ctx):
+        from nnvmpy.ops.nn._l2_norm_cuda import backward_gpu
+
+        backward_gpu(ctx, outputs[0], dy, y, norm, (rows, n, inner), mode)
         return
     flat = [a.reshape(-1) for a in (outputs[0], dy, y, norm)]
     _l2_backward_row.launch(ctx, rows, *flat, n, inner, mode, work=y.size)
