@@ -12,9 +12,11 @@ where v is 0 outside the image (zero padding), as in MXNet. The gradient:
     d gx = sum_c dy [wy (v01 - v00) + (1 - wy) (v11 - v10)] (W - 1) / 2
     d gy = sum_c dy [wx (v10 - v00) + (1 - wx) (v11 - v01)] (H - 1) / 2
 
-Corners are shared between outputs, so d data is gathered per (sample, channel) plane:
-one work item walks every output point of its plane and adds into its own plane only,
-which needs no atomics on either device. d grid has one work item per grid point.
+Corners are shared between outputs, so on the CPU d data is gathered per (sample,
+channel) plane: one work item walks every output point of its plane and adds into its
+own plane only, which needs no atomics. Those N C items are far too few for a GPU, where
+each dy element is an item adding into its corners atomically (_sampler_grad_cuda.py).
+d grid has one work item per grid point (summing over the channels) on both.
 SpatialTransformer reuses `sample` and `sample_backward`.
 """
 
@@ -36,7 +38,7 @@ from ...base import InferError
 from ...graph.grad import ElemwiseGradUseIn
 from ...infer import elemwise_type, shape_assign, shape_is_known, shape_str
 from ...kernel import device_function, parallel_for
-from ...kernel.launch import ADD, NULL, WRITE, req_code, store, uindex
+from ...kernel.launch import ADD, NULL, WRITE, is_gpu, req_code, store, uindex
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
 from ._layer_util import via_float32
@@ -160,8 +162,13 @@ def sample_backward(
     dims = (C, H, W, Ho, Wo)
     dy1, data1, grid1 = dy.reshape(-1), data.reshape(-1), grid.reshape(-1)
     if modes[0] != NULL and data.size:
-        dd = ddata.reshape(-1)
-        _data_grad_loop.launch(ctx, N * C, dd, dy1, grid1, *dims, modes[0], work=dy.size)
+        if is_gpu(ctx):  # an item per dy element, adding atomically
+            from nnvmpy.ops.nn._sampler_grad_cuda import sample_data_grad_gpu
+
+            sample_data_grad_gpu(ctx, ddata, dy, grid, modes[0])
+        else:
+            dd = ddata.reshape(-1)
+            _data_grad_loop.launch(ctx, N * C, dd, dy1, grid1, *dims, modes[0], work=dy.size)
     if modes[1] != NULL and N * Ho * Wo:
         dg = dgrid.reshape(-1)
         _grid_grad_loop.launch(

@@ -12,8 +12,10 @@ d = max_displacement, s1 = stride1, s2 = stride2 and, in padded coordinates,
         f = a * b (is_multiply) or |a - b|
 
 The gradient of |a - b| takes sign +1 where a >= b (as MXNet). Each output is one work
-item; the gradients of both inputs are gathered per (sample, channel) plane, one work
-item adding into its own two planes only.
+item. On the CPU the gradients of both inputs are gathered per (sample, channel) plane,
+one work item adding into its own two planes only; on a GPU, whose N C plane items are
+far too few (2048 for FlowNet), each input element is an item gathering the outputs that
+read it (_correlation_cuda.py).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from ...base import InferError
 from ...graph.grad import ElemwiseGradUseIn
 from ...infer import elemwise_type, shape_assign, shape_is_known, shape_str
 from ...kernel import device_function, parallel_for
-from ...kernel.launch import NULL, WRITE, req_code, store, uindex
+from ...kernel.launch import NULL, WRITE, is_gpu, req_code, store, uindex
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
 from ._layer_util import via_float32
@@ -193,6 +195,11 @@ def _backward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], out
     if (m_a == NULL and m_b == NULL) or a.size == 0:
         return
     flat = [x.reshape(-1) for x in (*outputs, dy, a, b)]
+    if is_gpu(ctx):  # an item per input element (_correlation_cuda.py says why)
+        from nnvmpy.ops.nn._correlation_cuda import correlation_grad_gpu
+
+        correlation_grad_gpu(ctx, flat, _scalars(attrs, a.shape), m_a, m_b)
+        return
     N, C = a.shape[0], a.shape[1]
     work = dy.size * C * attrs.parsed.kernel_size**2
     _corr_grad_loop.launch(ctx, N * C, *flat, *_scalars(attrs, a.shape), m_a, m_b, work=work)

@@ -13,7 +13,8 @@ position), channel 1 is y; -1 is the first pixel, 1 the last.
         dflow[n, 0] = dgrid[n, 0] * 2 / (W - 1)
 
 A size of 1 divides by zero, as in MXNet: the grid is NaN. SpatialTransformer reuses
-the affine kernels (`affine_grid`, `affine_grid_backward`).
+the affine kernels (`affine_grid`, `affine_grid_backward`). dtheta takes 6 N items of
+H W steps on the CPU; a GPU slices those sums when they are long (_sampler_grad_cuda.py).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from ...base import InferError, ParamError
 from ...graph.grad import ElemwiseGradUseNone
 from ...infer import elemwise_type, shape_assign, shape_is_known, shape_str
 from ...kernel import parallel_for
-from ...kernel.launch import NULL, req_code, store, uindex
+from ...kernel.launch import NULL, is_gpu, req_code, store, uindex
 from ...param import Parameter, Shape, field
 from ...registry import NodeAttrs, register_op
 from ._layer_util import via_float32
@@ -143,9 +144,19 @@ def affine_grid(ctx: Any, grid: Any, theta: Any, mode: int) -> None:
 def affine_grid_backward(ctx: Any, dtheta: Any, dgrid: Any, mode: int) -> None:
     """dtheta (N, 6) from dgrid (N, 2, H, W)."""
     n, _, H, W = dgrid.shape
-    if mode != NULL and n:
-        args = (dtheta.reshape(-1), dgrid.reshape(-1), H, W, _step(W), _step(H), mode)
-        _affine_grad_loop.launch(ctx, n * 6, *args, work=dgrid.size)
+    if mode == NULL or not n:
+        return
+    scalars = (H, W, _step(W), _step(H), mode)
+    if is_gpu(ctx):
+        from nnvmpy.ops.nn import _sampler_grad_cuda as gpu
+
+        S = gpu.slices(n, H * W)
+        if S > 1:  # long sums: sliced, the partials reduced (_sampler_grad_cuda.py)
+            gpu.affine_grad_gpu(ctx, dtheta, dgrid, S, scalars)
+            return
+    _affine_grad_loop.launch(
+        ctx, n * 6, dtheta.reshape(-1), dgrid.reshape(-1), *scalars, work=dgrid.size
+    )
 
 
 # --- the op ------------------------------------------------------------------------------------
