@@ -11,8 +11,8 @@ corner and bin size of its (unrotated) grid, the sample grid per bin, and a rota
 average their samples. The backward pass spreads dy / count onto the same pixels with
 the same weights.
 
-Kernels (kernel.parallel_for, one body for both devices; the geometry rows are made on
-the host from the rois, which are copied there first, and sent back as a small table).
+Kernels (kernel.parallel_for, one body for both devices; the geometry rows are made from
+the rois by NumPy on the CPU, by a thread per roi on the GPU: _roi_table_cuda.py).
 Forward: one roi bin per item, each sample's pixels and weights found once and applied to
 every channel. Backward on the CPU: one input channel per item, walking every roi and bin
 that reads that channel, so no two items write the same pixel (bins of overlapping rois
@@ -226,8 +226,12 @@ def roi_backward_bins(item, dx, dy, geo, n_rois, n_batch, channels, height, widt
                 atomic_add(dx, base + yh * width + xh, d * w4)
 
 
-def table_on(ctx: Any, table: Callable[..., np.ndarray], p: Any, rois: Any) -> Any:
-    """table(p, rois) (the rois copied to the host for it) as a flat float64 array on ctx."""
+def table_on(ctx: Any, table: Callable[..., np.ndarray], p: Any, rois: Any,
+             device_table: Callable[..., Any] | None = None) -> Any:  # fmt: skip
+    """table(p, rois) as a flat float64 array on ctx: on a GPU device_table(ctx, p, rois)
+    makes it there if given, else the rois are copied to the host for table."""
+    if device_table is not None and is_gpu(ctx):
+        return device_table(ctx, p, rois)
     host = to_host(ctx, rois) if is_gpu(ctx) else rois
     return to_ctx(ctx, np.ascontiguousarray(table(p, host), np.float64).reshape(-1))
 
@@ -239,6 +243,8 @@ def roi_kernel_computes(
     backward_kernel: Any,
     extra: Callable[[Any], tuple[Any, ...]],
     gpu_backward_kernel: Any = None,
+    *,
+    device_table: Callable[..., Any] | None = None,
 ) -> tuple[Any, Any]:
     """FCompute of `op` and of its backward from parallel_for kernels:
 
@@ -249,8 +255,9 @@ def roi_kernel_computes(
         gpu_backward_kernel(i, dx, ...the same...) on a GPU, if given, over the dy
             elements instead, adding atomically into dx (zeroed first for a write).
 
-    table(params, host rois) is the rois' per-row table; extra(params) the kernels' own
-    parameters. The rois get a zero gradient, as in MXNet."""
+    table(params, host rois) is the rois' per-row table, device_table(ctx, params, rois)
+    the same made on a GPU (table_on); extra(params) the kernels' own parameters. The
+    rois get a zero gradient, as in MXNet."""
 
     def forward(attrs: Any, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):
         mode = req_code(op, req[0])
@@ -258,7 +265,7 @@ def roi_kernel_computes(
         out = outputs[0]
         if mode == NULL or out.size == 0:
             return
-        rows = table_on(ctx, table, attrs.parsed, rois)
+        rows = table_on(ctx, table, attrs.parsed, rois, device_table)
         with half_as_float32(ctx, [out], [mode], [data]) as ([o], [d]):
             args = (flat(o), flat(d), rows, *data.shape, *out.shape[1:], *extra(attrs.parsed))
             bins = out.shape[0] * out.shape[2] * out.shape[3]
@@ -271,7 +278,7 @@ def roi_kernel_computes(
             zero(ctx, outputs[1])
         if modes[0] == NULL or data.size == 0:
             return
-        rows = table_on(ctx, table, attrs.parsed, rois)
+        rows = table_on(ctx, table, attrs.parsed, rois, device_table)
         if gpu_backward_kernel is not None and is_gpu(ctx):
             with atomic_target(ctx, outputs[0], modes[0]) as d:
                 args = (d, flat(dy), rows, rois.shape[0], *data.shape, *dy.shape[1:])
@@ -331,11 +338,12 @@ MAX_GRID = 1024
 
 
 def sample_grid(bin_size: np.ndarray) -> np.ndarray:
-    """ceil(bin_size) samples per bin side, none for a NaN size and at most MAX_GRID: a
-    bin over 1024 pixels wide lies mostly off any feature map, and an uncapped grid of a
-    huge roi would loop for ever (the kernels' int() of a grid past 2^63 is undefined)."""
+    """ceil(bin_size) samples per bin side, none for a NaN or negative size and at most
+    MAX_GRID: a bin over 1024 pixels wide lies mostly off any feature map, and an uncapped
+    grid of a huge roi would loop for ever (the kernels' int() of a grid past 2^63, or of
+    an aligned roi's -inf, is undefined; a grid <= 0 samples nothing either way)."""
     grid = np.ceil(np.where(np.isnan(bin_size), 0.0, bin_size))
-    return np.minimum(grid, MAX_GRID)
+    return np.clip(grid, 0.0, MAX_GRID)
 
 
 def pooled_hw(op: str, pooled_size: Sequence[int]) -> tuple[int, int]:
@@ -359,12 +367,13 @@ def register_roi_op(
     rois_doc: str,
     geometry: Callable[..., np.ndarray] | None = None,
     kernels: tuple[Any, ...] | None = None,
+    device_table: Callable[..., Any] | None = None,
 ) -> None:
     """Register `op` (inputs data and rois, one output) and `_backward_<op>` (inputs dy,
     data, rois; outputs d data and a zero d rois). Computed by the sampling kernels, given
     geometry(params, rois) -> GEOMETRY rows; or by other kernels, given kernels = (table,
     forward_kernel, backward_kernel, extra[, gpu_backward_kernel]) as roi_kernel_computes
-    takes them."""
+    takes them. device_table(ctx, params, rois): the table made on a GPU."""
     backward_op = f"_backward{op}"
     title = op.removeprefix("_contrib_")
 
@@ -375,7 +384,7 @@ def register_roi_op(
         kernels = (geometry, roi_forward, roi_backward, _sensitive, roi_backward_bins)
     if kernels is None:
         raise TypeError(f"register_roi_op({op!r}): give geometry or kernels")
-    forward_compute, backward_compute = roi_kernel_computes(op, *kernels)
+    forward_compute, backward_compute = roi_kernel_computes(op, *kernels, device_table=device_table)
     (
         register_op(op)
         .describe(describe)

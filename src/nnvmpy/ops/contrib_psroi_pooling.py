@@ -14,7 +14,8 @@ Kernels for both devices (_roi_sampling.roi_kernel_computes): forward one bin of
 output channel per item, backward one input channel per item on the CPU (race-free: only
 its item writes a channel) and one dy element per item on the GPU, adding atomically
 (_atomic_grad.py: a GPU wants far more items than channels). They replace a serial host
-loop, which the GPU reached by copying the feature map to the host and back.
+loop, which the GPU reached by copying the feature map to the host and back. The rounded
+rois are made by NumPy on the CPU and by a thread per roi on a GPU (_roi_table_cuda.py).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from ..param import Parameter, field
 from ..registry import NodeAttrs
 from ._index_kernels import atomic_add
 from ._roi_sampling import ROI_ROW, check_roi_inputs, register_roi_op, rounded_rois, zero_channel
+from ._roi_table_cuda import device_table, rounded_rows
 
 OP = "_contrib_PSROIPooling"
 
@@ -170,6 +172,11 @@ def _table(p: PSROIPoolingParam, rois: np.ndarray) -> np.ndarray:
     return rounded_rois(rois)
 
 
+def _device_table(ctx: Any, p: PSROIPoolingParam, rois: Any) -> Any:
+    """_table made on ctx's GPU from the rois there (no host copy), flat."""
+    return device_table(ctx, rounded_rows, rois, 5)
+
+
 def _extra(p: PSROIPoolingParam) -> tuple[Any, ...]:
     return (_group(p), float(p.spatial_scale))
 
@@ -186,6 +193,7 @@ register_roi_op(
     ),
     infer_shape=_psroi_shape,
     kernels=(_table, _psroi_forward, _psroi_backward, _extra, _psroi_backward_bins),
+    device_table=_device_table,
     data_doc="Input data to the pooling operator, a 4D Feature maps",
     rois_doc=(
         "Bounding box coordinates, a 2D array of [[batch_index, x1, y1, x2, y2]]. (x1, y1) "

@@ -13,7 +13,8 @@ A roi whose batch index is negative gives zeros.
 
 The gradient spreads each bin's dy back onto the sampled pixels with the same weights;
 the rois get a zero gradient (as in MXNet). The sampling kernels (_roi_sampling.py, shared
-with RROIAlign) run on either device.
+with RROIAlign) run on either device; each roi's geometry is made by NumPy on the CPU
+(roi_geometry) and by a thread per roi on a GPU (_geometry_rows: _roi_table_cuda.py).
 """
 
 from __future__ import annotations
@@ -22,12 +23,15 @@ from typing import Any
 
 import numpy as np
 
+from .. import kernel
 from ..base import InferError
 from ..infer import shape_assign
+from ..kernel import uindex
 from ..param import Parameter, field
 from ..param import Shape as ShapeField
 from ..registry import NodeAttrs
 from ._roi_sampling import (
+    GEOMETRY,
     ROI_ROW,
     batch_indices,
     check_roi_inputs,
@@ -35,8 +39,10 @@ from ._roi_sampling import (
     register_roi_op,
     sample_grid,
 )
+from ._roi_table_cuda import at_least, batch_index, device_table, host_product, sample_grid_of
 
 OP = "_contrib_ROIAlign"
+_G = len(GEOMETRY)
 
 
 class ROIAlignParam(Parameter):
@@ -111,6 +117,41 @@ def roi_geometry_rows(p: ROIAlignParam, rois: np.ndarray) -> np.ndarray:
     return roi_geometry(p, rois, pooled_hw(OP, p.pooled_size))
 
 
+@kernel.parallel_for
+def _geometry_rows(r, geo, rois, scale, shift, aligned, ratio, ph_n, pw_n):
+    """Row r of roi_geometry, made on the device from roi r: the same float64 operations
+    (host_product: no FMA may round a corner differently)."""
+    k = r * 5
+    x0 = host_product(float(rois[uindex(k + 1)]), scale) - shift
+    y0 = host_product(float(rois[uindex(k + 2)]), scale) - shift
+    roi_w = host_product(float(rois[uindex(k + 3)]), scale) - shift - x0
+    roi_h = host_product(float(rois[uindex(k + 4)]), scale) - shift - y0
+    if not aligned:
+        roi_w = at_least(roi_w, 1.0)
+        roi_h = at_least(roi_h, 1.0)
+    bin_w = roi_w / pw_n
+    bin_h = roi_h / ph_n
+    g = r * _G
+    geo[uindex(g)] = batch_index(float(rois[uindex(k)]))
+    geo[uindex(g + 1)] = x0
+    geo[uindex(g + 2)] = y0
+    geo[uindex(g + 3)] = bin_w
+    geo[uindex(g + 4)] = bin_h
+    geo[uindex(g + 5)] = float(ratio) if ratio > 0 else sample_grid_of(bin_w)
+    geo[uindex(g + 6)] = float(ratio) if ratio > 0 else sample_grid_of(bin_h)
+    geo[uindex(g + 7)] = 1.0  # no rotation: cos 1, sin 0, about (0, 0)
+    for c in range(8, 11):
+        geo[uindex(g + c)] = 0.0
+
+
+def device_geometry(ctx: Any, p: ROIAlignParam, rois: Any) -> Any:
+    """roi_geometry_rows made on ctx's GPU from the rois there (no host copy), flat."""
+    ph, pw = pooled_hw(OP, p.pooled_size)
+    shift = 0.5 if p.aligned else 0.0
+    args = (float(p.spatial_scale), shift, bool(p.aligned), int(p.sample_ratio), ph, pw)
+    return device_table(ctx, _geometry_rows, rois, _G, *args)
+
+
 register_roi_op(
     OP,
     param=ROIAlignParam,
@@ -129,6 +170,7 @@ register_roi_op(
     ),
     infer_shape=_roi_align_shape,
     geometry=roi_geometry_rows,
+    device_table=device_geometry,
     data_doc="Input data to the pooling operator, a 4D Feature maps",
     rois_doc="Bounding box coordinates, a 2D array, if batchid is less than 0, it will be ignored.",
 )

@@ -10,28 +10,37 @@ samples (g = sampling_ratio when > 0, else ceil(bin size)); see _roi_sampling.py
 A roi whose batch index is negative gives zeros.
 
 MXNet registers no gradient for it; here `data` gets the exact one (the samples' weights)
-and the rois a zero gradient, as ROIAlign's. The sampling kernels run on either device.
+and the rois a zero gradient, as ROIAlign's. The sampling kernels run on either device;
+each roi's geometry is made by NumPy on the CPU (rroi_geometry) and by a thread per roi
+on a GPU (_geometry_rows, cos and sin in float64: _roi_table_cuda.py).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
+from .. import kernel
 from ..infer import shape_assign
+from ..kernel import uindex
 from ..param import Parameter, field
 from ..param import Shape as ShapeField
 from ..registry import NodeAttrs
 from ._roi_sampling import (
+    GEOMETRY,
     batch_indices,
     check_roi_inputs,
     pooled_hw,
     register_roi_op,
     sample_grid,
 )
+from ._roi_table_cuda import at_least, batch_index, device_table, host_product, sample_grid_of
 
 OP = "_contrib_RROIAlign"
+_G = len(GEOMETRY)
+_RADIANS = np.pi / 180.0  # a degree: np.deg2rad(x) is x * this
 _ROW = ("batch index", "centre x", "centre y", "width", "height", "angle in degrees")
 
 
@@ -76,6 +85,37 @@ def rroi_geometry(p: RROIAlignParam, rois: np.ndarray) -> np.ndarray:
     return np.stack([*columns, np.cos(theta), np.sin(theta), cx, cy], axis=1)
 
 
+@kernel.parallel_for
+def _geometry_rows(r, geo, rois, scale, ratio, ph_n, pw_n):
+    """Row r of rroi_geometry, made on the device from roi r in float64 (cos and sin
+    CUDA's, within an ulp or two of NumPy's)."""
+    k = r * 6
+    roi_w = at_least(host_product(float(rois[uindex(k + 3)]), scale), 1.0)
+    roi_h = at_least(host_product(float(rois[uindex(k + 4)]), scale), 1.0)
+    theta = host_product(float(rois[uindex(k + 5)]), _RADIANS)
+    bin_w = roi_w / pw_n
+    bin_h = roi_h / ph_n
+    g = r * _G
+    geo[uindex(g)] = batch_index(float(rois[uindex(k)]))
+    geo[uindex(g + 1)] = -roi_w / 2
+    geo[uindex(g + 2)] = -roi_h / 2
+    geo[uindex(g + 3)] = bin_w
+    geo[uindex(g + 4)] = bin_h
+    geo[uindex(g + 5)] = float(ratio) if ratio > 0 else sample_grid_of(bin_w)
+    geo[uindex(g + 6)] = float(ratio) if ratio > 0 else sample_grid_of(bin_h)
+    geo[uindex(g + 7)] = math.cos(theta)
+    geo[uindex(g + 8)] = math.sin(theta)
+    geo[uindex(g + 9)] = host_product(float(rois[uindex(k + 1)]), scale)
+    geo[uindex(g + 10)] = host_product(float(rois[uindex(k + 2)]), scale)
+
+
+def device_geometry(ctx: Any, p: RROIAlignParam, rois: Any) -> Any:
+    """rroi_geometry made on ctx's GPU from the rois there (no host copy), flat."""
+    ph, pw = pooled_hw(OP, p.pooled_size)
+    args = (float(p.spatial_scale), int(p.sampling_ratio), ph, pw)
+    return device_table(ctx, _geometry_rows, rois, _G, *args)
+
+
 register_roi_op(
     OP,
     param=RROIAlignParam,
@@ -94,6 +134,7 @@ register_roi_op(
     ),
     infer_shape=_rroi_shape,
     geometry=rroi_geometry,
+    device_table=device_geometry,
     data_doc="Input data to the pooling operator, a 4D Feature maps",
     rois_doc="Bounding box coordinates, a 2D array",
 )
