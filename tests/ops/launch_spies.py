@@ -34,9 +34,13 @@ def _launched_by(dispatcher: Any, kernel: Any) -> bool:
 
 
 def spy_block_launches(
-    monkeypatch: pytest.MonkeyPatch, kernels: Mapping[str, Any], *importers: ModuleType
+    monkeypatch: pytest.MonkeyPatch,
+    kernels: Mapping[str, Any],
+    *importers: ModuleType,
+    other: str | None = None,
 ) -> list[tuple[str, int, int]]:
-    """(name, blocks, threads) of every GPU launch of the named kernels, in order.
+    """(name, blocks, threads) of every GPU launch of the named kernels, in order, and of
+    every other launch too under the name `other` when one is given.
 
     Every launch goes through `nnvmpy.kernel.cuda.launch_kernel`; `importers` are modules
     that imported that function by name, patched as well."""
@@ -46,9 +50,10 @@ def spy_block_launches(
     seen: list[tuple[str, int, int]] = []
 
     def spy(dispatcher: Any, blocks: int, threads: int, stream: Any, args: Any) -> None:
-        for name, kernel in kernels.items():
-            if _launched_by(dispatcher, kernel):
-                seen.append((name, blocks, threads))
+        names = [name for name, kernel in kernels.items() if _launched_by(dispatcher, kernel)]
+        if not names and other is not None:
+            names = [other]
+        seen.extend((name, blocks, threads) for name in names)
         real(dispatcher, blocks, threads, stream, args)
 
     for module in (gpu_launch, *importers):

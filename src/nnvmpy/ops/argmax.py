@@ -7,7 +7,9 @@ returned, for argmin too). argmax_channel is argmax over axis 1. The indices are
 constant in the input, so the gradient is zero.
 
 One kernel body (nv.kernel.parallel_for) serves both devices: work item i scans one
-line x[o, :, j] of the (outer, n, inner) view of the input.
+line x[o, :, j] of the (outer, n, inner) view of the input. On a GPU, lines near the last
+axis (inner < 32) of 32 elements or more take a block each, or several blocks each when
+they are too few to fill the device (_argmax_cuda.py); axis=None is one such line.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from ..attrs import FCompute_cpu, FCompute_gpu, FGradient, FInferShape, FInferTy
 from ..base import InferError, Shape
 from ..graph.grad import make_zero_grad_nodes
 from ..infer import elemwise_type, shape_assign, shape_is_known, shape_str
-from ..kernel.launch import ADD, NULL, flat, normalize_axis, req_code, split_axis
+from ..kernel.launch import ADD, NULL, flat, is_gpu, normalize_axis, req_code, split_axis
 from ..param import Parameter, field
 from ..registry import NodeAttrs, register_op
 
@@ -124,6 +126,11 @@ def _compute(largest: bool) -> Any:
             outer, n, inner = 1, x.size, 1
         else:
             outer, n, inner = split_axis(x.shape, normalize_axis(name, axis, x.shape))
+        if is_gpu(ctx):
+            from nnvmpy.ops._argmax_cuda import arg_gpu
+
+            if arg_gpu(ctx, name, out, x, (outer, n, inner), largest, mode):
+                return
         if isinstance(x, np.ndarray) and x.dtype == np.float16:  # numba: no float16 on cpu
             x = x.astype(np.float32)
         target = out

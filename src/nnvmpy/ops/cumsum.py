@@ -5,7 +5,10 @@
 same axis: dx_k = sum_{j >= k} dy_j.
 
 One kernel body (nv.kernel.parallel_for) serves both devices: work item i runs along one
-line of the (outer, n, inner) view, accumulating in float64 (int64 for integer outputs).
+line of the (outer, n, inner) view, accumulating in float64 (int64 for integer outputs
+from integer inputs). On a GPU, lines near the last axis (inner < 32) of 32 elements or
+more are scanned in parallel instead, by a block each or by several blocks each when
+they are too few to fill the device (_cumsum_cuda.py); axis=None is one such line.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from ..attrs import (
 from ..base import InferError, Shape
 from ..graph.grad import ElemwiseGradUseNone
 from ..infer import shape_assign, shape_is_known, shape_str, type_assign
-from ..kernel.launch import ADD, NULL, flat, req_code, split_axis
+from ..kernel.launch import ADD, NULL, flat, is_gpu, req_code, split_axis
 from ..param import Parameter, field
 from ..registry import NodeAttrs, register_op
 
@@ -85,13 +88,20 @@ def scan(name: str, ctx: Any, out: Any, req: Any, x: Any, axis: int | None, reve
     if mode == NULL or x.size == 0:
         return
     outer, n, inner = _line_view(name, tuple(x.shape), axis)
+    if is_gpu(ctx):
+        from nnvmpy.ops._cumsum_cuda import scan_gpu
+
+        if scan_gpu(ctx, name, out, x, (outer, n, inner), reverse, mode):
+            return
     on_cpu = isinstance(out, np.ndarray)
     target = out
     if on_cpu and out.dtype == np.float16:  # numba cannot compute in float16 on the cpu
         target = out.astype(np.float32) if mode == ADD else np.empty(out.shape, np.float32)
     if on_cpu and x.dtype == np.float16:
         x = x.astype(np.float32)
-    zero = 0.0 if np.dtype(target.dtype).kind == "f" else 0
+    # typed zeros: the same types as 0.0 / 0 to numba, but the simulator runs NumPy, where
+    # a Python float + float32 stays float32 (it summed a float32 output in float32)
+    zero = np.float64(0.0) if np.dtype(target.dtype).kind == "f" else np.int64(0)
     kernel_args = (flat(target), flat(x), n, inner, reverse, zero, mode)
     _scan_line.launch(ctx, outer * inner, *kernel_args, work=x.size)
     if target is not out:
