@@ -23,19 +23,20 @@ weights; `trans` gets the bilinear blend's slope in x (y) at each sample, times
 trans_std, roi width (height) and dy / count — the slope of the unclamped blend, so a
 sample clamped onto the border still contributes; the rois get zero.
 
-Kernels (kernel.parallel_for, one body for both devices, over a per-roi table made on the
-host): the forward one bin per item; the data gradient on the CPU one input channel per
-item, walking the bins of every roi that read it (bins of overlapping rois share pixels,
-so no two items write one pixel), on the GPU one dy element per item, as MXNet's CUDA
-kernel, adding into d data atomically (_atomic_grad.py: a GPU wants far more items than
-channels; float16 in a float32 copy; atomics add in no fixed order, so the GPU's d data
-differs from the CPU's in rounding only); the trans gradient one trans cell per item,
-summing over the bins it shifts and their class's channels. Positions and sums are
-float64 scalars, stored in the arrays' type (the CPU takes float16 as float32 copies).
-They replaced one serial numba host loop in float64 that a GPU context reached by
-copying to the host and back: 300 rois, 7 x 7 bins of 4 x 4 samples, 10 classes over
-2 x 490 x 38 x 50 float32 on two cores, forward 27.1 -> 11.0 ms, forward and backward
-110 -> 40 (MXNet 1.9.1's CPU op 47.5 and 112.5).
+Kernels (kernel.parallel_for, one body for both devices, over a per-roi table made by
+NumPy on the CPU and by a thread per roi on a GPU, _table_rows, with no host round trip
+of the rois per call: _roi_table_cuda.py): the forward one bin per item; the data
+gradient on the CPU one input channel per item, walking the bins of every roi that read
+it (bins of overlapping rois share pixels, so no two items write one pixel), on the GPU
+one dy element per item, as MXNet's CUDA kernel, adding into d data atomically
+(_atomic_grad.py: a GPU wants far more items than channels; float16 in a float32 copy;
+atomics add in no fixed order, so the GPU's d data differs from the CPU's in rounding
+only); the trans gradient one trans cell per item, summing over the bins it shifts and
+their class's channels. Positions and sums are float64 scalars, stored in the arrays'
+type (the CPU takes float16 as float32 copies). They replaced one serial numba host loop
+in float64 that a GPU context reached by copying to the host and back: 300 rois, 7 x 7
+bins of 4 x 4 samples, 10 classes over 2 x 490 x 38 x 50 float32 on two cores, forward
+27.1 -> 11.0 ms, forward and backward 110 -> 40 (MXNet 1.9.1's CPU op 47.5 and 112.5).
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ from ..registry import NodeAttrs, register_op
 from ._atomic_grad import atomic_target
 from ._index_kernels import atomic_add, half_as_float32, zero
 from ._roi_sampling import ROI_ROW, check_roi_inputs, rounded_rois, table_on, zero_channel
+from ._roi_table_cuda import at_least, batch_index, device_table, host_product, rounded_corner
 from .contrib_bbox import same_float_type
 from .nn._conv_cuda import unravel
 
@@ -158,6 +160,29 @@ def _roi_table(p: DeformablePSROIPoolingParam, rois: np.ndarray) -> np.ndarray:
     width = np.maximum((r[:, 3] + 1.0) * scale - 0.5 - x0, 0.1)
     height = np.maximum((r[:, 4] + 1.0) * scale - 0.5 - y0, 0.1)
     return np.stack([r[:, 0], x0, y0, width, height], axis=1)
+
+
+@kernel.parallel_for
+def _table_rows(r, table, rois, scale):
+    """Row r of _roi_table, made on the device from roi r: the same float64 operations in
+    the same order (host_product: no FMA may round a corner differently from NumPy)."""
+    k = r * 5
+    x0 = host_product(rounded_corner(float(rois[uindex(k + 1)])), scale) - 0.5
+    y0 = host_product(rounded_corner(float(rois[uindex(k + 2)])), scale) - 0.5
+    x1 = host_product(rounded_corner(float(rois[uindex(k + 3)])) + 1.0, scale) - 0.5
+    y1 = host_product(rounded_corner(float(rois[uindex(k + 4)])) + 1.0, scale) - 0.5
+    g = r * _ROW
+    table[uindex(g)] = batch_index(float(rois[uindex(k)]))
+    table[uindex(g + 1)] = x0
+    table[uindex(g + 2)] = y0
+    table[uindex(g + 3)] = at_least(x1 - x0, 0.1)
+    table[uindex(g + 4)] = at_least(y1 - y0, 0.1)
+
+
+def _device_table(ctx: Any, p: DeformablePSROIPoolingParam, rois: Any) -> Any:
+    """_roi_table made on ctx's GPU from the rois there (no host copy), flat."""
+    scale = float(np.float32(p.spatial_scale))
+    return device_table(ctx, _table_rows, rois, _ROW, scale)
 
 
 @kernel.device_function
@@ -415,7 +440,7 @@ def _forward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outp
     if all(m == NULL for m in modes) or out.size == 0:
         return
     data, rois = inputs[:2]
-    table = table_on(ctx, _roi_table, p, rois)
+    table = table_on(ctx, _roi_table, p, rois, _device_table)
     with half_as_float32(ctx, outputs, modes, inputs) as (outs, ins):
         trans = ins[1] if p.no_trans else ins[2]  # a stand-in the kernel never reads
         args = (flat(outs[0]), flat(outs[1]), flat(ins[0]), table, flat(trans), *data.shape,
@@ -442,7 +467,7 @@ def _backward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], out
     if modes[1] == WRITE:
         zero(ctx, outputs[1])
     dy, data, rois = inputs[:3]
-    table = table_on(ctx, _roi_table, p, rois)
+    table = table_on(ctx, _roi_table, p, rois, _device_table)
     with half_as_float32(ctx, outputs, modes, inputs) as (grads, ins):
         trans = ins[2] if p.no_trans else ins[3]  # a stand-in the kernels never read
         *sizes, no_trans = _sizes(p, trans)
