@@ -3,8 +3,11 @@
 
 BilinearSampler's d data: an item per dy element adding its corners atomically; grids
 with points off the map and several points on one spot (their items add into the same
-pixels), a 1-pixel-high map, an empty grid (d data still zeroed for write). d grid keeps
-its kernel (a thread per grid point) and is checked against the CPU. GridGenerator's
+pixels), a 1-pixel-high map, an empty grid (d data still zeroed for write). d grid: a
+thread per grid point for short channel loops or many points; few points over many
+channels cut into channel slices (float64 partials, then a thread per d grid entry adding
+them up), checked against the CPU, with the slice count from the module's constants and
+from shrunk ones. GridGenerator's
 d theta: sums sliced into float64 partials that reduce_gpu adds up when long; short sums
 keep the CPU's kernel; a 1-pixel-wide target (its NaN column). SpatialTransformer's
 backward runs both. Every request pair, float16/32/64; FCompute<gpu> is called directly
@@ -36,6 +39,8 @@ def launches(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[int]]:
     kernels = (
         gpu._data_grad_points,
         gpu._affine_grad_part,
+        gpu._grid_grad_part,
+        gpu._grid_grad_sum,
         bilinear_sampler._data_grad_loop,
         bilinear_sampler._grid_grad_loop,
         grid_generator._affine_grad_loop,
@@ -128,6 +133,71 @@ def test_bilinear_sampler_backward(
         assert [g.dtype for g in got] == [dtype, dtype]
         _check(got[0], want_data, starts[0], reqs[0], TOL[dtype])
         _check(got[1], cpu[1], starts[1], reqs[1], 5 * TOL[dtype])
+
+
+# (data shape, grid (Ho, Wo), GRID_PART_MIN, PART_THREADS, slices expected); 0: the module's
+GRID_CASES = [
+    ((2, 67, 4, 5), (2, 3), 0, 0, 5),  # 67 channels: 5 slices of 13 or 14
+    ((1, 64, 3, 4), (1, 1), 0, 0, 4),  # one point
+    ((2, 48, 4, 5), (2, 3), 0, 0, 1),  # 3 slices would do: the one kernel
+    ((2, 30, 1, 6), (3, 2), 2, 0, 15),  # a 1-pixel-high map
+    ((3, 20, 5, 4), (2, 5), 3, 3 * 2 * 5 * 4, 4),  # as many slices as PART_THREADS allows
+    ((2, 20, 5, 4), (2, 5), 3, 2 * 2 * 5 * 3, 1),  # points plenty: the one kernel
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("shape", "out_hw", "part_min", "threads", "S"), GRID_CASES)
+def test_bilinear_sampler_grid_grad_in_channel_slices(
+    shape: tuple[int, ...],
+    out_hw: tuple[int, int],
+    part_min: int,
+    threads: int,
+    S: int,
+    dtype: Any,
+    launches: dict[str, list[int]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """d grid (every request, with or without d data) equals the CPU's in float64 on the
+    same (rounded) values, points off the map and on one spot included; the sliced kernels
+    run with S slices over the points (and the sum over the d grid entries), or the one
+    kernel a thread per point for S = 1."""
+    if part_min:
+        monkeypatch.setattr(gpu, "GRID_PART_MIN", part_min)
+    if threads:
+        monkeypatch.setattr(gpu, "PART_THREADS", threads)
+    N, C, H, W = shape
+    points = N * out_hw[0] * out_hw[1]
+    assert gpu.grid_slices(points, C) == S
+    rng = np.random.default_rng(24)
+    data = rng.standard_normal(shape).astype(dtype)
+    grid = _grid(rng, (N, 2, *out_hw), (H, W), dtype)
+    dy = rng.standard_normal((N, C, *out_hw)).astype(dtype)
+    exact = [a.astype(np.float64) for a in (dy, data, grid)]
+    zeros = [np.zeros(shape), np.zeros(grid.shape)]
+    want = run_fcompute("_backward_BilinearSampler", {}, exact, zeros, ["write"] * 2, "cpu")
+    starts = [
+        rng.standard_normal(shape).astype(dtype),
+        rng.standard_normal(grid.shape).astype(dtype),
+    ]
+    for reqs in REQS:
+        _clear(launches)
+        got = run_fcompute("_backward_BilinearSampler", {}, [dy, data, grid], starts, reqs, "gpu")
+        on = reqs[1] != "null"
+        assert launches["_grid_grad_part"] == ([points * S] if on and S > 1 else [])
+        assert launches["_grid_grad_sum"] == ([2 * points] if on and S > 1 else [])
+        assert launches["_grid_grad_loop"] == ([points] if on and S == 1 else [])
+        assert [g.dtype for g in got] == [dtype, dtype]
+        _check(got[0], want[0], starts[0], reqs[0], TOL[dtype])
+        _check(got[1], want[1], starts[1], reqs[1], 5 * TOL[dtype])
+
+
+def test_grid_slices_of_a_spatial_transformer_head() -> None:
+    """The module docstring's example: 8 images of 28 x 28 points over 256 channels are
+    16 slices (100352 items of 16 channels), not 6272 threads of 256."""
+    assert gpu.grid_slices(8 * 28 * 28, 256) == 16
+    assert gpu.grid_slices(8 * 28 * 28, 3) == 1
+    assert gpu.grid_slices(8 * 224 * 224, 256) == 1
 
 
 def test_bilinear_sampler_empty_grid_zeroes_d_data(launches: dict[str, list[int]]) -> None:

@@ -1,5 +1,5 @@
-"""BilinearSampler's d data and GridGenerator's affine d theta on a GPU: splits with
-enough work items for the device (the CPU keeps the loops of bilinear_sampler.py and
+"""BilinearSampler's d data and d grid and GridGenerator's affine d theta on a GPU: splits
+with enough work items for the device (the CPU keeps the loops of bilinear_sampler.py and
 grid_generator.py).
 
 d data. The CPU's backward takes one (sample, channel) plane per item, walking every
@@ -17,6 +17,20 @@ three basis products over positions s, s + S, ... (neighbouring items read neigh
 positions) into float64 partials (6 N, S), which _reduce_cuda.reduce_gpu sums into
 d theta (storing or adding). S gives each item about PART_MIN positions and the launch at
 most about PART_THREADS items; an S of 1 keeps the CPU's kernel.
+
+d grid. A thread per grid point sums its C channels: 8 images of 28 x 28 points over
+256 channels are 6272 threads of 256 channel steps (four gathers each), under one wave of
+an H200. Here, when the points are few and C is long, an item is a (sample, slice, point)
+of S channel slices, summing channels s, s + S, ... (neighbouring items: neighbouring
+points, so dy, the grid and the partials are read and written coalesced) into float64
+partials (S, 2 N Ho Wo) laid out as d grid; a thread per d grid entry adds its S
+partials, scales and stores them (write or add). S gives each item about GRID_PART_MIN
+channels and the launch at most about PART_THREADS items (the example: 16 slices, 100k
+items of 16 channels). Fewer than GRID_SPLIT_MIN slices keep the one kernel of
+bilinear_sampler.py: then C is short (48 channels or fewer: a loop the split would cut by
+at most 3x, for a second launch and a scratch) or the points are already plenty (over
+PART_THREADS / 4 = 32k threads). What decides is each thread's serial loop, C, not the
+total N Ho Wo C: a few points over a long C (4 points x 1024 channels) are the worst case.
 """
 
 from __future__ import annotations
@@ -26,14 +40,16 @@ from typing import Any
 import numpy as np
 
 from ...kernel import device_function, parallel_for, scratch
-from ...kernel.launch import ADD, uindex
+from ...kernel.launch import ADD, store, uindex
 from .._atomic_grad import atomic_target
 from .._index_kernels import atomic_add
 from .._reduce_cuda import reduce_gpu
-from .bilinear_sampler import _source
+from .bilinear_sampler import _pixel, _source
 
 PART_MIN = 32  # positions per d theta item, at least (module constants: tests shrink them)
-PART_THREADS = 1 << 17  # d theta items to aim for
+PART_THREADS = 1 << 17  # d theta (and d grid) items to aim for
+GRID_PART_MIN = 16  # channels per d grid item, at least
+GRID_SPLIT_MIN = 4  # fewer d grid slices than this keep the one kernel (see above)
 
 
 # --- d data --------------------------------------------------------------------------------------
@@ -114,3 +130,68 @@ def affine_grad_gpu(ctx: Any, dtheta: Any, dgrid: Any, S: int, args: tuple[Any, 
     _affine_grad_part.launch(ctx, 2 * n * S, part.reshape(-1), dgrid.reshape(-1), H, W, sx, sy, S)
     out = dtheta.reshape(6 * n, 1)
     reduce_gpu(ctx, out, mode == ADD, part, (6 * n, 1), "sum", 1.0, name="_backward_GridGenerator")
+
+
+# --- d grid --------------------------------------------------------------------------------------
+
+
+@parallel_for
+def _grid_grad_part(j, part, dy, data, grid, C, H, W, Ho, Wo, S, T):
+    """Item j = (n, s, p): grid point (n, p)'s sums over channels s, s + S, ... (d grid
+    before its (size - 1) / 2 scale) into part[s T + 2 n Ho Wo + p] (x) and the same
+    + Ho Wo (y); T = 2 N Ho Wo. float64 throughout (the simulator's NumPy would keep
+    float16)."""
+    HWo = Ho * Wo
+    ns = j // HWo
+    p = j - ns * HWo
+    n = ns // S
+    s = ns - n * S
+    g = 2 * n * HWo + p
+    x0, wx = _source(np.float64(grid[uindex(g)]), W)
+    y0, wy = _source(np.float64(grid[uindex(g + HWo)]), H)
+    gx = np.float64(0.0)
+    gy = np.float64(0.0)
+    for c in range(s, C, S):
+        base = (n * C + c) * H * W
+        v00 = np.float64(_pixel(data, base, y0, x0, H, W))
+        v01 = np.float64(_pixel(data, base, y0, x0 + 1, H, W))
+        v10 = np.float64(_pixel(data, base, y0 + 1, x0, H, W))
+        v11 = np.float64(_pixel(data, base, y0 + 1, x0 + 1, H, W))
+        d = np.float64(dy[uindex((n * C + c) * HWo + p)])
+        gx += d * (wy * (v01 - v00) + (1.0 - wy) * (v11 - v10))
+        gy += d * (wx * (v10 - v00) + (1.0 - wx) * (v11 - v01))
+    part[uindex(s * T + g)] = gx
+    part[uindex(s * T + g + HWo)] = gy
+
+
+@parallel_for
+def _grid_grad_sum(i, dgrid, part, H, W, HWo, S, T, mode):
+    """d grid entry i (=|+=) its S partials summed, times (W - 1) / 2 for x, (H - 1) / 2
+    for y (the scale after the sum, as bilinear_sampler's kernel)."""
+    total = np.float64(0.0)
+    for s in range(S):
+        total += part[uindex(s * T + i)]
+    if (i // HWo) % 2 == 0:
+        store(dgrid, i, total * (W - 1) * 0.5, mode)
+    else:
+        store(dgrid, i, total * (H - 1) * 0.5, mode)
+
+
+def grid_slices(points: int, channels: int) -> int:
+    """How many channel slices each d grid point's sum is cut into (1: not split)."""
+    S = min(-(-channels // GRID_PART_MIN), PART_THREADS // points)
+    return S if S >= GRID_SPLIT_MIN else 1
+
+
+def sample_grid_grad_gpu(
+    ctx: Any, dgrid: Any, dy: Any, data: Any, grid: Any, S: int, mode: int
+) -> None:
+    """d grid (N, 2, Ho, Wo) (+)= its sums over data's C channels in S > 1 slices, on a
+    GPU; mode WRITE or ADD."""
+    N, C, H, W = data.shape
+    Ho, Wo = grid.shape[2], grid.shape[3]
+    T = dgrid.size
+    part = scratch.empty(ctx, (S, T), np.float64).reshape(-1)
+    args = (dy.reshape(-1), data.reshape(-1), grid.reshape(-1), C, H, W, Ho, Wo, S, T)
+    _grid_grad_part.launch(ctx, N * S * Ho * Wo, part, *args)
+    _grid_grad_sum.launch(ctx, T, dgrid.reshape(-1), part, H, W, Ho * Wo, S, T, mode)

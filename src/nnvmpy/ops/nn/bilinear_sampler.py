@@ -16,7 +16,8 @@ Corners are shared between outputs, so on the CPU d data is gathered per (sample
 channel) plane: one work item walks every output point of its plane and adds into its
 own plane only, which needs no atomics. Those N C items are far too few for a GPU, where
 each dy element is an item adding into its corners atomically (_sampler_grad_cuda.py).
-d grid has one work item per grid point (summing over the channels) on both.
+d grid has one work item per grid point (summing over the channels); on a GPU, few
+points over many channels are cut into channel slices instead (_sampler_grad_cuda.py).
 SpatialTransformer reuses `sample` and `sample_backward`.
 """
 
@@ -170,10 +171,18 @@ def sample_backward(
             dd = ddata.reshape(-1)
             _data_grad_loop.launch(ctx, N * C, dd, dy1, grid1, *dims, modes[0], work=dy.size)
     if modes[1] != NULL and N * Ho * Wo:
-        dg = dgrid.reshape(-1)
-        _grid_grad_loop.launch(
-            ctx, N * Ho * Wo, dg, dy1, data1, grid1, *dims, modes[1], work=dy.size
-        )
+        S = 1
+        if is_gpu(ctx):  # few points, many channels: sliced (_sampler_grad_cuda.py)
+            from nnvmpy.ops.nn import _sampler_grad_cuda as gpu
+
+            S = gpu.grid_slices(N * Ho * Wo, C)
+            if S > 1:
+                gpu.sample_grid_grad_gpu(ctx, dgrid, dy, data, grid, S, modes[1])
+        if S == 1:
+            dg = dgrid.reshape(-1)
+            _grid_grad_loop.launch(
+                ctx, N * Ho * Wo, dg, dy1, data1, grid1, *dims, modes[1], work=dy.size
+            )
 
 
 # --- the op ------------------------------------------------------------------------------------
