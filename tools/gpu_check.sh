@@ -2,11 +2,19 @@
 # Issue 16's hardware check in ONE device call: versions, the CuPy-layer tests, the GPU
 # benchmark, then every gpu-marked test on the real GPU; each step's output in $OUT.
 #
-#   run(command="bash tools/gpu_check.sh", timeout_s=600, carry=[".gpu_models"])
+#   run(command="bash tools/gpu_check.sh", timeout_s=600,
+#       carry=[".gpu_models", ".gpu_kernel_cache.tgz"])
 #
 # .gpu_models (optional, git-ignored by the caller): a copy of ../shared/models, so the
 # model tests and bench_gpu use MXNet's ResNet-18 symbol file (without it bench_gpu builds
 # the same network itself, and tests/test_models.py skips).
+#
+# .gpu_kernel_cache.tgz (optional, git-ignored by the caller): the $OUT/gpu_kernel_cache.tgz
+# an earlier run sent back. Compiled GPU kernels are cached on disk (kernel/disk_cache.py),
+# and only entries made on this image load here (its Python, numba-cuda and NVRTC; the
+# cubins are sm_90a): with it carried, kernels the last run compiled are loaded, not
+# compiled again (while the checkout's path there stays the same: numba names the cache
+# folder by the source folder's path). Each run sends back what the cache then holds.
 #
 # Steps run in priority order within GPU_CHECK_BUDGET_S seconds (default 540, under the
 # device tool's 600 s per call); the last step gets what is left, and each writes its log
@@ -24,6 +32,9 @@ export NNVMPY_CUPY="${NNVMPY_CUPY:-1}"  # the CuPy layer is off by default until
 # every direct launch of it matched numba-cuda's own call with the driver faked
 # (tools/gpu_compile_check.py --fast-launch); a failure here names the kernel launched
 export NNVMPY_GPU_FAST_LAUNCH="${NNVMPY_GPU_FAST_LAUNCH:-1}"
+export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-/tmp/gpu_kernel_cache}"
+mkdir -p "$NUMBA_CACHE_DIR"
+[ -f .gpu_kernel_cache.tgz ] && tar xzf .gpu_kernel_cache.tgz -C "$NUMBA_CACHE_DIR"
 SECONDS=0
 
 left() { echo $((BUDGET - SECONDS)); }
@@ -79,4 +90,12 @@ echo "exit $status" >>"$OUT/tests.txt"
     grep -cE " PASSED " "$OUT/tests.txt" | sed 's/^/passed lines: /'
     tail -n 5 "$OUT/tests.txt"
 } | tee -a "$OUT/summary.txt"
+# the GPU entries only (their file names carry kernel/disk_cache.py's tags), if they fit
+# the 16 MiB a file from $OUT may have
+(cd "$NUMBA_CACHE_DIR" && find . -name '*.nb[ci]' | grep -E '\.(cuda[0-9]+-|gpfor[0-9]+-|cudak[0-9]+)' \
+    | tar czf "$OUT/gpu_kernel_cache.tgz" -T -) 2>/dev/null
+if [ "$(stat -c %s "$OUT/gpu_kernel_cache.tgz" 2>/dev/null || echo 0)" -gt 16000000 ]; then
+    rm -f "$OUT/gpu_kernel_cache.tgz"
+fi
+ls -l "$OUT/gpu_kernel_cache.tgz" 2>&1 | tee -a "$OUT/summary.txt"
 step done

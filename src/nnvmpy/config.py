@@ -230,6 +230,14 @@ GPU_FAST_LAUNCH = Knob(
     "marshalled directly) instead of numba-cuda's per-launch resolution; 0 (default until "
     "it has passed on hardware: tools/gpu_check.sh tests and measures it): numba-cuda's.",
 )
+GPU_DISK_CACHE = Knob(
+    "NNVMPY_GPU_DISK_CACHE",
+    "1",
+    "1: compiled GPU kernels (element-wise, parallel_for and hand-written) are cached on "
+    "disk as CPU kernels are, keyed by their code and every function they call, beside "
+    "their module's file or under NUMBA_CACHE_DIR (kernel/disk_cache.py); 0: every "
+    "process compiles them again.",
+)
 POISON_MEMORY = Knob(
     "NNVMPY_POISON_MEMORY",
     "0",
@@ -270,6 +278,7 @@ ALL_KNOBS = [
     BLAS,
     CUPY,
     GPU_FAST_LAUNCH,
+    GPU_DISK_CACHE,
     POISON_MEMORY,
     PROFILER_AUTOSTART,
 ]

@@ -29,17 +29,16 @@ code instead, and by the code of every function they reach in any file (callee_k
 and stores it next to the scalar function's module. Each entry's machine code has a
 file named by its key (_keyed_cache_file): numba's numbered entries could be swapped
 by two processes saving at once. Device functions, hand-written kernels and nnvmpy's
-other numba functions (cached_njit) are cached the same way.
+other numba functions (cached_njit) are cached the same way; the keys and the cache
+file are kernel/disk_cache.py's, which keys GPU kernels too.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import inspect
 import math
 import threading
-import types as pytypes
 from typing import Any
 
 import numba
@@ -51,6 +50,10 @@ from .. import config
 from .. import threads as _threads
 from ..base import Context, NNVMError
 from . import fork_safe
+from .disk_cache import _code_key as _code_key
+from .disk_cache import callee_key as callee_key
+from .disk_cache import function_digest as _function_digest
+from .disk_cache import keyed_cache_file
 from .elementwise import _FLOATS, NUMPY_MIN_SIZE, ElementwiseKernel
 
 # Below this many elements the loop runs serially: waking the team costs more than the
@@ -260,110 +263,12 @@ def _prefer_512_bit_vectors() -> None:
 
 
 # ---------------------------------------------------------------- disk cache
-def _code_key(code: pytypes.CodeType) -> tuple[Any, ...]:
-    consts = tuple(
-        _code_key(c) if isinstance(c, pytypes.CodeType) else repr(c) for c in code.co_consts
-    )
-    return (code.co_code, consts, code.co_names)
-
-
-_PLAIN = (int, float, complex, bool, str, bytes, type(None))
-
-
-def _function_digest(fn: Any) -> str | None:
-    """A stable hash of fn's code, closure and defaults, and of what it calls; None if
-    its closure or defaults are not plain data."""
-    cells = [c.cell_contents for c in fn.__closure__ or ()]
-    extra = [*cells, *(fn.__defaults__ or ())]
-    if not all(isinstance(v, _PLAIN) for v in extra):
-        return None  # e.g. a captured dispatcher: no stable key, so no disk cache
-    key = (_code_key(fn.__code__), extra, callee_key(fn))
-    return hashlib.sha256(repr(key).encode()).hexdigest()
-
-
-def _names(code: pytypes.CodeType) -> set[str]:
-    names = set(code.co_names)
-    for c in code.co_consts:
-        if isinstance(c, pytypes.CodeType):
-            names |= _names(c)
-    return names
-
-
-def _functions_of(obj: Any) -> list[pytypes.FunctionType]:
-    """The Python functions behind a global: itself, a DeviceFunction's or dispatcher's
-    py_func, a vmath VectorFunction's float32 body."""
-    found = [obj] if isinstance(obj, pytypes.FunctionType) else []
-    for attr in ("py_func", "f32_body"):
-        f = getattr(obj, attr, None)
-        if isinstance(f, pytypes.FunctionType):
-            found.append(f)
-    return found
-
-
-def callee_key(fn: Any, seen: set[int] | None = None) -> list[Any]:
-    """The code of every function fn reaches through its globals (module attributes
-    included: `vmath.exp`), transitively, and the plain constants it reads there.
-
-    numba bakes callees and global constants into a compiled loop, but its disk cache
-    checks only the file of the function it compiled: without this key an edited vmath
-    body or device function in another file left stale machine code in the cache.
-    """
-    seen = set() if seen is None else seen
-    names = _names(fn.__code__)
-    fn_globals = getattr(fn, "__globals__", {})
-    key: list[Any] = []
-    for name in sorted(names):
-        value = fn_globals.get(name)
-        if isinstance(value, pytypes.ModuleType):
-            targets = [getattr(value, n, None) for n in sorted(names)]
-        else:
-            targets = [value]
-        for target in targets:
-            if target is not None and isinstance(target, (*_PLAIN, np.generic)):
-                key.append((name, repr(target)))
-            for f in _functions_of(target):
-                if id(f) not in seen:
-                    seen.add(id(f))
-                    key.append((f.__module__, f.__qualname__, _code_key(f.__code__)))
-                    key.extend(callee_key(f, seen))
-    return key
-
-
-@functools.cache
+# (the keys and the cache file are shared with the GPU's: kernel/disk_cache.py)
 def _keyed_cache_file() -> type:
-    """numba's IndexDataCacheFile with one data file per key, named by the key's hash.
-
-    numba's own save reads the index, takes the first free entry number and writes the
-    index and then the data: two processes saving at once (pytest-xdist workers, MPI
-    ranks starting together) can both take entry N, and the index one of them leaves
-    then names the other's machine code, a loop of another signature ("can't unbox
-    array from PyObject", CI of 077ef67). With a name per key the worst a race does is
-    drop one process's index entry, and that loop is compiled again next time."""
+    """numba's IndexDataCacheFile with one data file per key (disk_cache.keyed_cache_file)."""
     from numba.core.caching import IndexDataCacheFile
 
-    class KeyedCacheFile(IndexDataCacheFile):
-        def _name_for(self, key: Any) -> str:
-            digest = hashlib.sha256(repr(key).encode()).hexdigest()[:16]
-            return f"{self._index_name.removesuffix('.nbi')}.{digest}.nbc"
-
-        def save(self, key: Any, data: Any) -> None:
-            overloads = self._load_index()
-            name = self._name_for(key)
-            if overloads.get(key) != name:
-                overloads[key] = name
-                self._save_index(overloads)
-            self._save_data(name, data)
-
-        def load(self, key: Any) -> Any:
-            name = self._name_for(key)
-            if self._load_index().get(key) != name:  # numba's numbered entries: maybe
-                return None  # another key's code (see above): compiled again instead
-            try:
-                return self._load_data(name)
-            except OSError:  # removed since the index was read
-                return None
-
-    return KeyedCacheFile
+    return keyed_cache_file(IndexDataCacheFile)
 
 
 def _disk_cache(loop: Any, scalar: Any, tag: str, lazy: bool = False) -> Any:

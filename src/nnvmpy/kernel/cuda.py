@@ -145,6 +145,8 @@ def sm_count(kernel_name: str, device_id: int) -> int:
 # ---------------------------------------------------------------- loop template
 # The only generated code: a fixed loop, filled in with the argument list. `cuda` must be
 # a global of the loop (the simulator swaps a global `cuda` for its per-thread fake).
+# Bump when the loop template or its namespace changes meaning (part of the disk-cache key).
+_TEMPLATE_VERSION = "1"
 _LOOP_TEMPLATE = """
 def loop(out, {params}):
 {prologue}    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
@@ -207,7 +209,20 @@ def build_loop(
     device_fn = kernel.variant(
         ("gpu", "device_fn"), lambda: cuda.jit(device=True)(for_device(kernel.py_func, "gpu"))
     )
-    return cuda.jit(make_loop(device_fn, mode, pattern, cast, half_out))
+    loop = make_loop(device_fn, mode, pattern, cast, half_out)
+    dispatcher = cuda.jit(loop)
+    if not _state["simulator"]:  # cached on disk, keyed by the loop's and body's code
+        from nnvmpy.kernel.disk_cache import enable_cuda_cache
+
+        tag = f"cuda{_TEMPLATE_VERSION}-{_loop_tag(mode, pattern, cast, half_out)}"
+        enable_cuda_cache(dispatcher, device_fn.py_func, tag, loop)
+    return dispatcher
+
+
+def _loop_tag(mode: str, pattern: str, cast: Any = None, half_out: bool = False) -> str:
+    """The variant in a disk-cache file name: mode, pattern, the add loop's cast type."""
+    cast_name = "" if cast is None else f"-{np.dtype(cast).str[1:]}"
+    return f"{mode}-{pattern or 'none'}{cast_name}{'-half' if half_out else ''}"
 
 
 # ---------------------------------------------------------------- launch

@@ -22,9 +22,10 @@ same `_sq` is an inlined njit function in the CPU body and a CUDA device functio
 GPU one. The copy's `cuda` global is numba.cuda itself, which the simulator swaps for its
 fake per-thread module. Name device functions as plain globals (not `module.fn`): only
 those are rebound. Nothing is compiled, and numba is not imported, before the first
-launch; CPU builds are cached on disk under a key of their code and of every function
-they reach (cpu.callee_key), so an edit to a device function in another file recompiles
-what calls it, which numba's own cache=True (keyed by the caller's file) did not.
+launch; CPU and GPU builds are cached on disk under a key of their code and of every
+function they reach (kernel/disk_cache.py), so an edit to a device function in another
+file recompiles what calls it, which numba's own cache=True (keyed by the caller's file)
+did not.
 (Hand-written kernels, kernel.cpu_kernel and kernel.cuda_kernel, are built from the same
 copy and cached the same way.) `fmax` below is a device function whose
 CPU build is one LLVM intrinsic.
@@ -255,11 +256,15 @@ class ParallelFor:
                 dispatcher._cache = cache  # type: ignore[attr-defined]  # = enable_caching()
             return dispatcher
         from nnvmpy.kernel.cuda import get_cuda
+        from nnvmpy.kernel.disk_cache import enable_cuda_cache
 
         cuda = get_cuda(self.__name__)
-        body = cuda.jit(device=True)(for_device(self.py_func, "gpu"))
-        namespace = {"cuda": cuda, "body": body}
-        return cuda.jit(_make_loop(_GPU_LOOP, namespace, arity, self.__name__))
+        body_fn = for_device(self.py_func, "gpu")
+        namespace = {"cuda": cuda, "body": cuda.jit(device=True)(body_fn)}
+        loop = _make_loop(_GPU_LOOP, namespace, arity, self.__name__)
+        dispatcher = cuda.jit(loop)
+        enable_cuda_cache(dispatcher, body_fn, f"gpfor{_LOOP_VERSION}-{arity}", loop)
+        return dispatcher
 
     # -- launching
     def launch(self, ctx: Any, n: int, *args: Any, work: int | None = None) -> None:

@@ -87,8 +87,12 @@ class CUDAKernel(_Lazy):
 
     def _build(self) -> Any:
         from nnvmpy.kernel.cuda import get_cuda
+        from nnvmpy.kernel.disk_cache import enable_cuda_cache
 
-        return get_cuda(self.__name__).jit(for_device(self.py_func, "gpu"))
+        fn = for_device(self.py_func, "gpu")
+        dispatcher = get_cuda(self.__name__).jit(fn)
+        enable_cuda_cache(dispatcher, fn, "cudak1")  # keyed by its code and callees
+        return dispatcher
 
     def __getitem__(self, config: Any) -> Any:
         return self.dispatcher[config]
