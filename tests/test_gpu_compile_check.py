@@ -56,6 +56,7 @@ def test_a_kernel_cuda_cannot_compile_is_reported_though_the_simulator_runs_it(
             import pytest
             import nnvmpy as nv
             import nnvmpy.kernel as K
+            from numba import cuda
 
             pytestmark = pytest.mark.gpu
 
@@ -67,15 +68,30 @@ def test_a_kernel_cuda_cannot_compile_is_reported_though_the_simulator_runs_it(
             def rounded_text(x):
                 return float(int(x).bit_length())  # a Python int method: the simulator's only
 
+            def _scaled_by(factor):
+                table = (factor,)  # not plain data: no stable disk-cache key
+
+                def scaled(out, x):
+                    i = cuda.grid(1)
+                    if i < out.size:
+                        out[i] = x[i] * table[0]
+
+                return K.cuda_kernel(scaled)
+
+            scaled = _scaled_by(3.0)
+
             def test_launches():
                 x = nv.nd.array(np.arange(4, dtype=np.float32), ctx=nv.gpu(0))
                 doubled.launch(nv.gpu(0), x._data, "write", x._data)
-                rounded_text.launch(nv.gpu(0), x._data, "write", x._data)
+                scaled.launch(nv.gpu(0), 4, x._data, x._data)
+                rounded_text.launch(nv.gpu(0), x._data, "write", x._data)  # fails: the last
             """
         )
     )
     done = _check("-m", "gpu", str(test_file), "--rootdir", str(tmp_path))
-    assert "2 signatures of 2 kernels, 1 failed" in done.stdout, done.stdout + done.stderr
+    assert "3 signatures of 3 kernels, 1 failed" in done.stdout, done.stdout + done.stderr
+    assert "kernels with no disk cache (compiled in every process): 1\n" in done.stdout
+    assert "NOT CACHED test_kernels._scaled_by.<locals>.scaled\n" in done.stdout
     assert "FAILED <nnvmpy.kernel.cuda loop write A>[test_kernels.rounded_text].loop" in done.stdout
     assert "TypingError" in done.stdout
     assert "first reached by" in done.stdout

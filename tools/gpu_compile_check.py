@@ -20,7 +20,9 @@ the tests on numba-cuda's real CUDA target with the driver faked:
   instead of typing, lowering and running NVVM again.
 
 The tests' own assertions fail (every array reads back zeros); only compile outcomes are
-collected. NVVM and NVRTC come from PyPI (`pip install nvidia-nvvm nvidia-cuda-nvrtc`),
+collected, and which kernels have no disk-cache key (kernel/disk_cache.py: a closure over
+a dispatcher or other non-plain data), so every process compiles them again: each is
+printed as NOT CACHED. NVVM and NVRTC come from PyPI (`pip install nvidia-nvvm nvidia-cuda-nvrtc`),
 no driver needed. It prints each kernel signature compiled and each one that failed,
 with the error and the first test that reached it; exit 1 if any failed.
 
@@ -231,6 +233,7 @@ def install(records: list[dict[str, Any]]) -> None:
         try:
             kernel = disp.compile(argtypes)
             record["cached"] = bool(disp.stats.cache_hits.get(argtypes))
+            record["keyed"] = type(disp._cache).__name__ != "NullCache"  # has a disk cache
             # numba-cuda builds sm_90a on a cc 9.0 device (CUDACodeLibrary._ensure_cc): that
             # PTX is made while compiling, and kept in a disk-cache entry (kernel/disk_cache.py)
             kernel.inspect_asm(cc=(*CC, "a"))
@@ -397,6 +400,11 @@ def main() -> int:
         f"GPU kernels compiled to sm_{CC[0]}{CC[1]} PTX without a GPU: {len(compiled)} signatures "
         f"of {len(kernels)} kernels, {len(failed)} failed ({cached} loaded from the disk cache)"
     )
+    unkeyed = sorted({r["kernel"] for r in compiled.values() if r.get("keyed") is False})
+    if unkeyed:
+        print(f"kernels with no disk cache (compiled in every process): {len(unkeyed)}")
+        for name in unkeyed[:40]:
+            print(f"  NOT CACHED {name}")
     for r in sorted(failed, key=lambda r: r["kernel"]):
         print(f"\nFAILED {r['kernel']}({r['types']})\n  first reached by {r.get('test', '?')}")
         print("  " + r["error"].strip().replace("\n", "\n  ")[:1500])

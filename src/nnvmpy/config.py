@@ -233,10 +233,10 @@ GPU_FAST_LAUNCH = Knob(
 GPU_DISK_CACHE = Knob(
     "NNVMPY_GPU_DISK_CACHE",
     "1",
-    "1: compiled GPU kernels (element-wise, parallel_for and hand-written) are cached on "
-    "disk as CPU kernels are, keyed by their code and every function they call, beside "
-    "their module's file or under NUMBA_CACHE_DIR (kernel/disk_cache.py); 0: every "
-    "process compiles them again.",
+    "1: compiled GPU kernels (element-wise, parallel_for, hand-written, broadcast and "
+    "fused) are cached on disk as CPU kernels are, keyed by their code and every function "
+    "they call, beside their module's file (fused: NNVMPY_FUSION_CACHE_DIR) or under "
+    "NUMBA_CACHE_DIR (kernel/disk_cache.py); 0: every process compiles them again.",
 )
 POISON_MEMORY = Knob(
     "NNVMPY_POISON_MEMORY",

@@ -28,8 +28,10 @@ loads float16 inputs as float32 (`x0 = np.float32(a0[i])`), see body_lines.
 
 Caching. The source is written to NNVMPY_FUSION_CACHE_DIR under a name hashed from the
 source and the code of every member function, and compiled with numba's cache=True, so a
-second process finds the compiled machine code on disk and compiles nothing. Within a
-process each kernel is built once (a dict keyed the same way).
+second process finds the compiled machine code on disk and compiles nothing. GPU
+kernels are cached the same way, by kernel/disk_cache.py (numba-cuda's cache with
+nnvmpy's key: the source and every member function it reaches). Within a process each
+kernel is built once (a dict keyed the same way).
 """
 
 from __future__ import annotations
@@ -294,7 +296,7 @@ def _compile(spec: FusedSpec, source: str, key: str, device: str) -> Any:
 
     namespace: dict[str, Any] = {"__name__": __name__}
     namespace.update(_member_functions(spec, device))
-    directory = cache_dir() if device == "cpu" and _cachable(spec) else None
+    directory = cache_dir() if _cachable(spec) else None
     filename = f"<nnvmpy fused {key}>"
     if directory is not None:
         path = directory / f"fused_{key.replace('-', '_')}.py"
@@ -318,7 +320,7 @@ def _compile(spec: FusedSpec, source: str, key: str, device: str) -> Any:
     exec(compile(source, filename, "exec"), namespace)
     fn: pytypes.FunctionType = namespace["fused"]
     if device == "gpu":
-        return namespace["cuda"].jit(fn)
+        return _gpu_dispatcher(namespace["cuda"], fn, directory is not None)
     options: dict[str, Any] = {"parallel": True, "nogil": True, "error_model": "numpy"}
     if directory is not None:
         try:
@@ -327,6 +329,19 @@ def _compile(spec: FusedSpec, source: str, key: str, device: str) -> Any:
             if not isinstance(e, (OSError, RuntimeError)):
                 raise NNVMError(f"fused kernel: cannot compile: {e}") from e
     return numba.njit(**options)(fn)
+
+
+def _gpu_dispatcher(cuda: Any, fn: pytypes.FunctionType, on_disk: bool) -> Any:
+    """numba.cuda's dispatcher of a generated GPU kernel; where its source is a file in
+    the cache directory, with kernel/disk_cache.py's cache (keyed by that source and
+    the code of every member function it calls), so another process loads the compiled
+    kernel instead of typing, lowering and running NVVM again."""
+    dispatcher = cuda.jit(fn)
+    if on_disk:
+        from nnvmpy.kernel.disk_cache import enable_cuda_cache
+
+        enable_cuda_cache(dispatcher, fn, f"fused{_CODEGEN_VERSION}")
+    return dispatcher
 
 
 __all__ = ["build", "cache_dir", "cache_key", "kernel_source"]

@@ -42,12 +42,20 @@ def _code_key(code: pytypes.CodeType) -> tuple[Any, ...]:
 _PLAIN = (int, float, complex, bool, str, bytes, type(None))
 
 
+def _is_plain(value: Any) -> bool:
+    """Data whose repr names it in every process: plain scalars, NumPy scalars and scalar
+    types (a kernel template's accumulator type, matrix.py's GEMM)."""
+    if isinstance(value, type):
+        return issubclass(value, np.generic)
+    return isinstance(value, (*_PLAIN, np.generic))
+
+
 def function_digest(fn: Any) -> str | None:
     """A stable hash of fn's code, closure and defaults, and of what it calls; None if
     its closure or defaults are not plain data."""
     cells = [c.cell_contents for c in fn.__closure__ or ()]
     extra = [*cells, *(fn.__defaults__ or ())]
-    if not all(isinstance(v, _PLAIN) for v in extra):
+    if not all(_is_plain(v) for v in extra):
         return None  # e.g. a captured dispatcher: no stable key, so no disk cache
     key = (_code_key(fn.__code__), extra, callee_key(fn))
     return hashlib.sha256(repr(key).encode()).hexdigest()

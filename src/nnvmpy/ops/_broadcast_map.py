@@ -10,7 +10,9 @@ vector loop with each array either contiguous (stride 1) or constant (stride 0) 
 CPU: a numba loop over (row, chunk) work items of the collapsed shape, parallel for large
 outputs; the inner loops are specialised on which arrays are constant so they vectorise.
 GPU: a grid-stride numba.cuda loop with per-dim index arithmetic (shapes and strides in a
-small cached device array). Arrays of out's size take the kernel layer's flat path.
+small cached device array), compiled once per process and cached on disk as the kernel
+layer's loops are (kernel/disk_cache.py). Arrays of out's size take the kernel layer's
+flat path.
 float16 computes in float32 and is rounded once on the store on both devices (the CPU
 through float32 copies, the GPU loop widening float16 loads), as kernel/cuda.py does.
 
@@ -19,11 +21,12 @@ Neither numba nor numba.cuda is imported until the first launch.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from typing import Any
 
 import numpy as np
 
-from .. import kernel
 from ..base import NNVMError
 from ..kernel.device import for_device
 from ..kernel.elementwise import req_mode
@@ -433,22 +436,41 @@ def _gpu_map(fn: Kernel, ctx: Any, out: Any, add: bool, arrays: tuple[Any, ...])
     arrays = tuple(as_device_array(fn.name, f"arg {i}", a) for i, a in enumerate(arrays))
     shape, strides = _plan(tuple(out.shape), [tuple(a.shape) for a in arrays])
     meta = device_meta(ctx, fn.name, tuple(int(v) for s in (shape, *strides) for v in s))
-    device_fn = fn.variant(
-        ("gpu", "device_fn"), lambda: cuda.jit(device=True)(for_device(fn.py_func, "gpu"))
-    )
     pattern = "".join("H" if a.dtype == _HALF else "A" for a in arrays)
     half = out.dtype == _HALF
     key = ("gpu-bcast", str(len(arrays)), pattern, "half" if half else "")
     loop = fn._variants.get(key) or fn.variant(
-        key,
-        lambda: kernel.cuda_kernel(
-            _GPU_LOOPS[len(arrays)](device_fn, *_device_helpers(pattern, half))
-        ),
+        key, lambda: _build_gpu(fn, len(arrays), pattern, half)
     )
     blocks, threads, stream, device = launch_config(fn.name, ctx, out.size)
     flat = (out.reshape(out.size), *(a.reshape(a.size) for a in arrays), meta, add)
     with device:
-        launch_kernel(loop.dispatcher, blocks, threads, stream, flat)
+        launch_kernel(loop, blocks, threads, stream, flat)
+
+
+def _build_gpu(fn: Kernel, arity: int, pattern: str, half: bool) -> Any:
+    """The numba.cuda dispatcher of one loop variant, cached on disk as kernel/cuda.py's
+    element-wise loops are: keyed by the loop template's code, fn's body and all it
+    calls, and the load/store helpers' code (the tag; the loop reaches them through its
+    closure, which the key does not follow)."""
+    from nnvmpy.kernel.disk_cache import enable_cuda_cache
+
+    device_fn = fn.variant(
+        ("gpu", "device_fn"), lambda: cuda.jit(device=True)(for_device(fn.py_func, "gpu"))
+    )
+    loop = for_device(_GPU_LOOPS[arity](device_fn, *_device_helpers(pattern, half)), "gpu")
+    dispatcher = cuda.jit(loop)
+    tag = f"cuda-bcast{arity}-{pattern}{'-half' if half else ''}-v{_VERSION}-{_helpers_key()}"
+    enable_cuda_cache(dispatcher, device_fn.py_func, tag, loop)
+    return dispatcher
+
+
+@functools.cache
+def _helpers_key() -> str:
+    from nnvmpy.kernel.disk_cache import _code_key
+
+    code = [_code_key(h.__code__) for h in (_keep, _widen, _store, _store_half)]
+    return hashlib.sha256(repr(code).encode()).hexdigest()[:12]
 
 
 def broadcast_map(fn: Kernel, ctx: Any, out: Any, req: Any, *arrays: Any) -> None:
