@@ -20,8 +20,9 @@ import numpy as np
 import pytest
 from fcompute_call import run_fcompute
 from launch_spies import spy_item_launches
+from roi_cases import overlapping_rois
 
-from nnvmpy.ops import contrib_deformable_psroi_pooling as dpsroi
+from nnvmpy.ops import _deformable_psroi_cuda as gpu
 
 pytestmark = pytest.mark.gpu
 
@@ -38,18 +39,7 @@ def _compute(params: dict, device: str, inputs: list, outputs: list, req: str) -
 @pytest.fixture
 def launches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The item counts of the GPU data-gradient kernel's launches."""
-    return spy_item_launches(monkeypatch, dpsroi._dpsroi_data_grad_bins)
-
-
-def _rois(rng: np.random.Generator, n: int, batch: int, extent: float) -> np.ndarray:
-    """n (batch, x1, y1, x2, y2) rois over `batch` images: overlapping, some partly off
-    the map, rois 1 and 2 the same, roi 0 on no image (batch index -1)."""
-    corner = rng.uniform(-3, extent * 0.6, (n, 2))
-    far = corner + rng.uniform(0.5, extent * 0.7, (n, 2))
-    rois = np.concatenate([rng.integers(0, batch, (n, 1)), corner, far], 1)
-    rois[2] = rois[1]
-    rois[0, 0] = -1
-    return rois
+    return spy_item_launches(monkeypatch, gpu.data_grad_bins)
 
 
 def _check(params: dict, classes: int, dtype: Any, req: str, launches: list[int]) -> None:
@@ -59,7 +49,7 @@ def _check(params: dict, classes: int, dtype: Any, req: str, launches: list[int]
     d, g, pooled = params["output_dim"], params["group_size"], params["pooled_size"]
     q = params.get("part_size", 0) or pooled
     data = rng.standard_normal((3, d * g * g + 1, 6, 7))
-    rois = _rois(rng, 7, 3, 12.0)
+    rois = overlapping_rois(rng, 7, 3, 12.0)
     dy = rng.standard_normal((7, d, pooled, pooled))
     trans = [rng.uniform(-1.5, 1.5, (7, 2 * classes, q, q))] if classes else []
     inputs = [dy, data, rois, *trans]

@@ -1,16 +1,15 @@
-"""DeformablePSROIPooling's per-roi table made on the GPU (contrib_deformable_psroi_pooling
-._table_rows: a thread per roi) against the host's NumPy table, and the op's GPU forward
+"""DeformablePSROIPooling's per-roi table made on the GPU (_deformable_psroi_cuda
+.table_rows: a thread per roi) against the host's NumPy table, and the op's GPU forward
 and backward against the CPU's with no host round trip of the rois.
 
 The table (batch index, x0, y0, width, height) once came from the host on every GPU
 call: the rois copied down, waiting on the stream, the table uploaded back. The device
 table must equal the host one entry for entry in float64 (NaN where NaN) for rois of
-every float type with the awkward cases in: zero-size, inverted, negative, off the map,
-huge, NaN and infinite corners, corners on .5 (C's round, also past 2^52), products
-x s - 0.5 that an FMA would round differently, and batch indices -1, past the batch,
-fractional, NaN, infinite and past int32. A roi on no image pools zeros and gets no
+every float type with the awkward cases in (roi_cases.AWKWARD_ROIS), and products
+x s - 0.5 that an FMA would round differently. A roi on no image pools zeros and gets no
 gradient on either device. Spies check that the GPU path copies nothing to or from the
-host and launches the table kernel over the rois once per call.
+host and launches the table kernel over the rois once per call, and not at all for a
+backward asked for neither d data nor d trans.
 """
 
 from __future__ import annotations
@@ -21,71 +20,26 @@ import numpy as np
 import pytest
 from fcompute_call import run_fcompute
 from launch_spies import spy_item_launches
+from roi_cases import corner_rois, on_device, refuse_host_copies, typed
 
-import nnvmpy as nv
-from nnvmpy.engine.base import RunContext
-from nnvmpy.kernel.launch import is_gpu
-from nnvmpy.ops import _roi_sampling
+from nnvmpy.ops import _deformable_psroi_cuda as gpu
 from nnvmpy.ops import contrib_deformable_psroi_pooling as dpsroi
 from nnvmpy.registry import Op
-from nnvmpy.resource import OpContext
 
 pytestmark = pytest.mark.gpu
 
 OP = "_contrib_DeformablePSROIPooling"
 BACKWARD = "_backward_contrib_DeformablePSROIPooling"
 DTYPES = (np.float64, np.float32, np.float16)
-_HUGE = 1e30
 
 
 def _on_device(p: Any, rois: np.ndarray) -> np.ndarray:
-    """_device_table(ctx, p, rois) on the GPU, read back."""
-    from numba import cuda
-
-    ctx = OpContext(True, RunContext(nv.gpu(0), None), [])
-    got = dpsroi._device_table(ctx, p, cuda.to_device(np.ascontiguousarray(rois)))
-    return got.copy_to_host()
+    """The device table (roi_table_gpu) of rois on the GPU, read back."""
+    return on_device(gpu.roi_table_gpu, p, rois)
 
 
 def _parsed(params: dict) -> Any:
     return Op.get(OP).parse_attrs(params).parsed
-
-
-def _rois(rng: np.random.Generator, n: int) -> np.ndarray:
-    """n (batch, x1, y1, x2, y2) rois: random ones, then the awkward cases."""
-    corner = rng.uniform(-6, 30, (n, 2))
-    far = corner + rng.uniform(-2, 25, (n, 2))
-    rois = np.concatenate([rng.integers(0, 2, (n, 1)), corner, far], 1)
-    awkward = [
-        [0, 3, 3, 3, 3],  # zero-size
-        [1, 9, 8, 2, 1],  # inverted
-        [0, -7, -5, -1, -2],  # negative, off the map
-        [1, 40, 50, 90, 80],  # off the map
-        [0, 0, 0, _HUGE, _HUGE],  # huge
-        [0, -_HUGE, 0, 3, 3],
-        [0, 2.5, -2.5, 3.5, 0.49999999999999994],  # C's round
-        [1, -0.5, 0.5, -1.5, 1.5],
-        [1, 2.0**52 + 1, 2.0**53 + 2, -(2.0**52) - 1, 0.5],  # ... of large corners
-        [1, -0.5, 0.5, np.nan, 4],
-        [0, np.inf, 1, 4, 4],
-        [0, 1, 1, 4, -np.inf],
-        [0, np.nan, np.nan, np.nan, np.nan],
-        [-1, 1, 1, 6, 6],  # batch indices: none, past the batch, fractional, ...
-        [2, 1, 1, 6, 6],
-        [1.7, 1, 1, 6, 6],
-        [-0.5, 1, 1, 6, 6],
-        [np.nan, 1, 1, 6, 6],
-        [np.inf, 1, 1, 6, 6],
-        [-np.inf, 1, 1, 6, 6],
-        [2.0**31, 1, 1, 6, 6],
-    ]
-    return np.concatenate([rois, np.array(awkward)])
-
-
-def _typed(rois: np.ndarray, dtype: Any) -> np.ndarray:
-    """rois in dtype, past float16's range infinite."""
-    with np.errstate(over="ignore"):
-        return rois.astype(dtype)
 
 
 # ---------------------------------------------------------------- the table
@@ -95,7 +49,7 @@ def _typed(rois: np.ndarray, dtype: Any) -> np.ndarray:
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda t: np.dtype(t).name)
 @pytest.mark.parametrize("scale", [0.0625, 0.7, 1 / 3, 0.1, 1.0])
 def test_device_table_is_the_host_table(dtype: Any, scale: float) -> None:
-    rois = _typed(_rois(np.random.default_rng(1), 40), dtype)
+    rois = typed(corner_rois(np.random.default_rng(1), 40), dtype)
     p = _parsed({"spatial_scale": scale, "output_dim": 2, "group_size": 1, "pooled_size": 3})
     got = _on_device(p, rois)
     want = dpsroi._roi_table(p, rois)
@@ -136,25 +90,17 @@ def test_device_table_of_no_rois() -> None:
 
 @pytest.fixture
 def no_host_copies(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """On a GPU, to_host and the table upload raise (the CPU's to_ctx is the table
-    itself); the item counts of the table kernel's launches are recorded."""
-    for name in ("to_host", "to_ctx"):
-        original = getattr(_roi_sampling, name)
-
-        def refuse(ctx: Any, a: Any, _original: Any = original) -> Any:
-            if is_gpu(ctx):
-                raise AssertionError("the rois or their table went through the host")
-            return _original(ctx, a)
-
-        monkeypatch.setattr(_roi_sampling, name, refuse)
-    return spy_item_launches(monkeypatch, dpsroi._table_rows)
+    """On a GPU, to_host and the table upload raise (roi_cases.refuse_host_copies); the
+    item counts of the table kernel's launches are recorded."""
+    refuse_host_copies(monkeypatch)
+    return spy_item_launches(monkeypatch, gpu.table_rows)
 
 
 def _op_rois() -> np.ndarray:
     """The awkward rois scaled onto a 6 x 7 map, without the huge and infinite ones (an
     infinite corner gives an infinite bin: NaN samples, skipped, on both devices, but
     slow to show; they are in the table tests)."""
-    rois = _rois(np.random.default_rng(4), 6)
+    rois = corner_rois(np.random.default_rng(4), 6)
     rois = rois[(np.abs(rois[:, 1:]) < 1e4).all(1) | np.isnan(rois[:, 1:]).any(1)]
     rois[:, 1:] *= 0.4
     return rois
@@ -180,7 +126,7 @@ def test_forward_and_backward_match_the_cpu_without_host_copies(
     (none for a request of nothing). Rois on no image pool zeros on both devices."""
     params, classes = CASES[case]
     rng = np.random.default_rng(5)
-    rois = _typed(_op_rois(), dtype)
+    rois = typed(_op_rois(), dtype)
     n, d, pooled = len(rois), params["output_dim"], params["pooled_size"]
     q = params.get("part_size", 0) or pooled
     data = rng.standard_normal((2, d * params["group_size"] ** 2 + 1, 6, 7)).astype(dtype)
@@ -227,3 +173,50 @@ def test_forward_and_backward_match_the_cpu_without_host_copies(
 
 # float16's trans gradient is not compared (as in test_deformable_psroi_grad_gpu.py): a
 # position computed in float16 can round across a pixel edge, where that gradient jumps.
+
+
+@pytest.mark.parametrize("device", ["gpu", "cpu"])
+@pytest.mark.parametrize("case", CASES)
+def test_backward_of_no_gradient_makes_no_table(
+    case: str, device: str, no_host_copies: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A backward asked for neither d data nor d trans makes no table (no kernel launch on
+    the GPU, no NumPy table on the CPU): d rois is still zeroed for a write, the other
+    gradients are left alone. Asked for d trans alone, it makes one and d trans is the
+    CPU's."""
+    params, classes = CASES[case]
+    host_tables: list[int] = []
+    real = dpsroi._roi_table
+
+    def spy(p: Any, rois: np.ndarray) -> np.ndarray:
+        host_tables.append(len(rois))
+        return real(p, rois)
+
+    monkeypatch.setattr(dpsroi, "_roi_table", spy)
+    tables = no_host_copies if device == "gpu" else host_tables
+    rng = np.random.default_rng(6)
+    rois = _op_rois()
+    n, d, pooled = len(rois), params["output_dim"], params["pooled_size"]
+    q = params.get("part_size", 0) or pooled
+    data = rng.standard_normal((2, d * params["group_size"] ** 2 + 1, 6, 7))
+    trans = [rng.uniform(-1, 1, (n, 2 * classes, q, q))] if classes else []
+    dy = rng.standard_normal((n, d, pooled, pooled))
+    inputs = [dy, data, rois, *trans]
+    shapes = [data.shape, rois.shape, *(t.shape for t in trans)]
+    starts = [rng.standard_normal(s) for s in shapes]
+    reqs = ["null", "write", "null"][: len(shapes)]
+    got = run_fcompute(BACKWARD, params, inputs, starts, reqs, device)
+    assert tables == [], "no table for no gradient"
+    np.testing.assert_array_equal(got[1], 0.0)
+    for i in (0, *range(2, len(got))):
+        np.testing.assert_array_equal(got[i], starts[i])
+    if not classes:
+        return
+    want = run_fcompute(BACKWARD, params, inputs, [np.zeros(s) for s in shapes],
+                        ["write"] * 3, "cpu")  # fmt: skip
+    host_tables.clear()
+    got = run_fcompute(BACKWARD, params, inputs, starts, ["null", "null", "write"], device)
+    assert tables == [n], "one table for d trans alone"
+    np.testing.assert_array_equal(got[0], starts[0])
+    np.testing.assert_array_equal(got[1], starts[1])
+    np.testing.assert_allclose(got[2], want[2], rtol=1e-12, atol=1e-12)

@@ -18,8 +18,9 @@ import numpy as np
 import pytest
 from fcompute_call import run_fcompute
 from launch_spies import spy_item_launches
+from roi_cases import overlapping_rois
 
-from nnvmpy.ops import _roi_sampling, contrib_psroi_pooling
+from nnvmpy.ops import _roi_sampling_cuda, contrib_psroi_pooling
 from nnvmpy.ops.nn import roi_pooling
 
 pytestmark = pytest.mark.gpu
@@ -39,7 +40,7 @@ def launches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The item counts of the GPU backward kernels' launches."""
     return spy_item_launches(
         monkeypatch,
-        _roi_sampling.roi_backward_bins,
+        _roi_sampling_cuda.roi_backward_bins,
         roi_pooling._roi_grad_cells,
         contrib_psroi_pooling._psroi_backward_bins,
     )
@@ -74,17 +75,6 @@ def _check_backward(
         np.testing.assert_array_equal(drois, starts[1] if req == "add" else 0.0)
 
 
-def _boxes(rng: np.random.Generator, n: int, batch: int, extent: float) -> np.ndarray:
-    """n (batch, x1, y1, x2, y2) rois over `batch` images: overlapping, some partly off
-    the map, rois 1 and 2 the same, roi 0 on no image (batch index -1)."""
-    corner = rng.uniform(-3, extent * 0.6, (n, 2))
-    far = corner + rng.uniform(0.5, extent * 0.7, (n, 2))
-    rois = np.concatenate([rng.integers(0, batch, (n, 1)), corner, far], 1)
-    rois[2] = rois[1]
-    rois[0, 0] = -1
-    return rois
-
-
 # (sample_ratio, aligned, position_sensitive)
 ALIGN_CASES = [(0, False, False), (2, True, False), (2, False, True), (0, True, True)]
 
@@ -94,7 +84,7 @@ ALIGN_CASES = [(0, False, False), (2, True, False), (2, False, True), (0, True, 
 def test_roi_align(dtype: Any, ratio: int, aligned: bool, sensitive: bool, launches) -> None:
     rng = np.random.default_rng(11)
     data = rng.standard_normal((3, 8, 6, 7))
-    rois = _boxes(rng, 9, 3, 8.0)
+    rois = overlapping_rois(rng, 9, 3, 8.0)
     params = {"pooled_size": (2, 2), "spatial_scale": 0.8, "sample_ratio": ratio,
               "aligned": aligned, "position_sensitive": sensitive}  # fmt: skip
     c_out = 2 if sensitive else 8
@@ -138,7 +128,7 @@ def test_roi_pooling(dtype: Any, launches) -> None:
     (maxidx -1) and add nothing."""
     rng = np.random.default_rng(13)
     data = rng.permutation(2 * 3 * 7 * 8).reshape(2, 3, 7, 8) / 336.0
-    rois = _boxes(rng, 9, 2, 9.0)
+    rois = overlapping_rois(rng, 9, 2, 9.0)
     rois[0, 0] = 1  # ROIPooling's batch indices must be in range
     params = {"pooled_size": (3, 2), "spatial_scale": 0.9}
     shapes = [(9, 3, 3, 2)] * 2
@@ -161,7 +151,7 @@ def test_roi_pooling(dtype: Any, launches) -> None:
 def test_psroi_pooling(dtype: Any, pooled: int, group: int, launches) -> None:
     rng = np.random.default_rng(14)
     data = rng.standard_normal((2, 2 * group * group, 6, 7))
-    rois = _boxes(rng, 7, 2, 9.0)
+    rois = overlapping_rois(rng, 7, 2, 9.0)
     params = {"spatial_scale": 0.7, "output_dim": 2, "pooled_size": pooled,
               "group_size": group}  # fmt: skip
     dy = rng.standard_normal((7, 2, pooled, pooled))

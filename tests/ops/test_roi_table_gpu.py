@@ -4,12 +4,10 @@ against the host's NumPy tables, and the ops' GPU forward and backward against t
 ROIAlign, RROIAlign and PSROIPooling once copied the rois to the host on every GPU call to
 build the table. The device tables must equal the host ones in float64 (cos and sin to an
 ulp or two; every other column exactly, NaN where NaN) for rois of every float type
-with the awkward cases in: zero-size, inverted, negative, off the map, huge (a capped
-grid), NaN and infinite corners, integral bin sizes (a ceil that must not flip), corners
-on .5 (C's round), and batch indices -1, past the batch, fractional, NaN, infinite and
-past int32. A roi whose batch index is out of range pools zeros and gets no gradient on
-either device (the kernels skip it; no error, as on the CPU). Spies check that the GPU
-path copies nothing to or from the host and launches the table kernels over the rois.
+with the awkward cases in (roi_cases.AWKWARD_ROIS, and rotated ones here). A roi whose
+batch index is out of range pools zeros and gets no gradient on either device (the
+kernels skip it; no error, as on the CPU). Spies check that the GPU path copies nothing
+to or from the host and launches the table kernels over the rois.
 """
 
 from __future__ import annotations
@@ -19,10 +17,9 @@ from typing import Any
 import numpy as np
 import pytest
 from fcompute_call import run_fcompute
+from launch_spies import spy_item_launches
+from roi_cases import HUGE, corner_rois, on_device, refuse_host_copies, typed
 
-import nnvmpy as nv
-from nnvmpy.engine.base import RunContext
-from nnvmpy.kernel.launch import is_gpu
 from nnvmpy.ops import (
     _roi_sampling,
     _roi_table_cuda,
@@ -31,7 +28,6 @@ from nnvmpy.ops import (
     contrib_rroi_align,
 )
 from nnvmpy.registry import Op
-from nnvmpy.resource import OpContext
 
 pytestmark = pytest.mark.gpu
 
@@ -40,52 +36,10 @@ ALIGN = "_contrib_ROIAlign"
 RALIGN = "_contrib_RROIAlign"
 PSROI = "_contrib_PSROIPooling"
 _COS_SIN = [7, 8]  # GEOMETRY's cos and sin columns
-_HUGE = 1e30
-
-
-def _gpu_ctx() -> OpContext:
-    return OpContext(True, RunContext(nv.gpu(0), None), [])
-
-
-def _on_device(make: Any, p: Any, rois: np.ndarray) -> np.ndarray:
-    """make(ctx, params, rois) on the GPU, read back."""
-    from numba import cuda
-
-    return make(_gpu_ctx(), p, cuda.to_device(np.ascontiguousarray(rois))).copy_to_host()
 
 
 def _parsed(op: str, params: dict) -> Any:
     return Op.get(op).parse_attrs(params).parsed
-
-
-def _corner_rois(rng: np.random.Generator, n: int) -> np.ndarray:
-    """n (batch, x1, y1, x2, y2) rois: random ones, then the awkward cases."""
-    corner = rng.uniform(-6, 30, (n, 2))
-    far = corner + rng.uniform(-2, 25, (n, 2))
-    rois = np.concatenate([rng.integers(0, 2, (n, 1)), corner, far], 1)
-    awkward = [
-        [0, 3, 3, 3, 3],  # zero-size
-        [1, 9, 8, 2, 1],  # inverted
-        [0, -7, -5, -1, -2],  # negative, off the map
-        [1, 40, 50, 90, 80],  # off the map
-        [0, 0, 0, _HUGE, _HUGE],  # a capped grid
-        [0, -_HUGE, 0, 3, 3],
-        [1, 1, 2, 15, 16],  # integral bin sizes at the scales below
-        [0, 10, 10, 80, 80],
-        [0, 2.5, -2.5, 3.5, 0.49999999999999994],  # C's round
-        [1, 2.0**52 + 1, 2.0**53 + 2, -(2.0**52) - 1, 0.5],  # ... of large corners
-        [1, -0.5, 0.5, np.nan, 4],
-        [0, np.inf, 1, 4, 4],
-        [0, 1, 1, 4, -np.inf],
-        [-1, 1, 1, 6, 6],  # batch indices: none, past the batch, fractional, ...
-        [2, 1, 1, 6, 6],
-        [1.7, 1, 1, 6, 6],
-        [-0.5, 1, 1, 6, 6],
-        [np.nan, 1, 1, 6, 6],
-        [np.inf, 1, 1, 6, 6],
-        [2.0**31, 1, 1, 6, 6],
-    ]
-    return np.concatenate([rois, np.array(awkward)])
 
 
 def _rotated_rois(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -98,7 +52,7 @@ def _rotated_rois(rng: np.random.Generator, n: int) -> np.ndarray:
         [0, 3, 3, 0, 0, 0],  # zero-size
         [1, -4, -4, 2, 3, 90],
         [0, 50, 60, 8, 8, 180],  # off the map
-        [1, 5, 5, _HUGE, 4, 30],  # a capped grid
+        [1, 5, 5, HUGE, 4, 30],  # a capped grid
         [0, 5, 5, 14, 21, -45],  # integral bin sizes
         [1, 5, 5, np.nan, 4, 10],
         [0, 5, np.inf, 4, 4, 10],
@@ -109,12 +63,6 @@ def _rotated_rois(rng: np.random.Generator, n: int) -> np.ndarray:
         [-(2.0**40), 5, 5, 4, 4, 10],
     ]
     return np.concatenate([rois, np.array(awkward)])
-
-
-def _typed(rois: np.ndarray, dtype: Any) -> np.ndarray:
-    """rois in dtype, past float16's range infinite."""
-    with np.errstate(over="ignore"):
-        return rois.astype(dtype)
 
 
 def _assert_same_table(got: np.ndarray, want: np.ndarray, rotated: bool = False) -> None:
@@ -138,10 +86,10 @@ def _assert_same_table(got: np.ndarray, want: np.ndarray, rotated: bool = False)
 @pytest.mark.parametrize("aligned", [False, True])
 @pytest.mark.parametrize("scale", [0.0625, 0.7, 1 / 3])
 def test_roi_align_table(dtype: Any, ratio: int, aligned: bool, scale: float) -> None:
-    rois = _typed(_corner_rois(np.random.default_rng(1), 24), dtype)
+    rois = typed(corner_rois(np.random.default_rng(1), 24), dtype)
     p = _parsed(ALIGN, {"pooled_size": (7, 3), "spatial_scale": scale,
                         "sample_ratio": ratio, "aligned": aligned})  # fmt: skip
-    got = _on_device(contrib_roi_align.device_geometry, p, rois)
+    got = on_device(contrib_roi_align.device_geometry, p, rois)
     _assert_same_table(got, contrib_roi_align.roi_geometry_rows(p, rois))
 
 
@@ -153,7 +101,7 @@ def test_roi_align_table_keeps_the_hosts_sample_counts() -> None:
     p = _parsed(ALIGN, {"pooled_size": (2, 2), "spatial_scale": 0.1, "aligned": True})
     pairs = [(1, 41), (4, 24), (6, 46), (21, 41), (23, 63), (41, 61), (42, 82), (43, 83)]
     rois = np.array([[0, a, b, b, a] for a, b in pairs], np.float64)
-    got = _on_device(contrib_roi_align.device_geometry, p, rois).reshape(-1, 11)
+    got = on_device(contrib_roi_align.device_geometry, p, rois).reshape(-1, 11)
     want = contrib_roi_align.roi_geometry_rows(p, rois)
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(want[:2, 5], [3, 2])
@@ -163,23 +111,23 @@ def test_roi_align_table_keeps_the_hosts_sample_counts() -> None:
 @pytest.mark.parametrize("ratio", [-1, 3])
 @pytest.mark.parametrize("scale", [0.25, 0.6])
 def test_rroi_align_table(dtype: Any, ratio: int, scale: float) -> None:
-    rois = _typed(_rotated_rois(np.random.default_rng(2), 24), dtype)
+    rois = typed(_rotated_rois(np.random.default_rng(2), 24), dtype)
     p = _parsed(RALIGN, {"pooled_size": (3, 5), "spatial_scale": scale, "sampling_ratio": ratio})
-    got = _on_device(contrib_rroi_align.device_geometry, p, rois)
+    got = on_device(contrib_rroi_align.device_geometry, p, rois)
     _assert_same_table(got, contrib_rroi_align.rroi_geometry(p, rois), rotated=True)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_psroi_pooling_table(dtype: Any) -> None:
-    rois = _typed(_corner_rois(np.random.default_rng(3), 24), dtype)
+    rois = typed(corner_rois(np.random.default_rng(3), 24), dtype)
     p = _parsed(PSROI, {"spatial_scale": 0.5, "output_dim": 2, "pooled_size": 3})
-    got = _on_device(contrib_psroi_pooling._device_table, p, rois)
+    got = on_device(contrib_psroi_pooling._device_table, p, rois)
     _assert_same_table(got, _roi_sampling.rounded_rois(rois))
 
 
 def test_device_table_of_no_rois() -> None:
     p = _parsed(PSROI, {"spatial_scale": 0.5, "output_dim": 2, "pooled_size": 3})
-    got = _on_device(contrib_psroi_pooling._device_table, p, np.zeros((0, 5)))
+    got = on_device(contrib_psroi_pooling._device_table, p, np.zeros((0, 5)))
     assert got.size == 1  # a scratch of at least one element, never read
 
 
@@ -188,41 +136,24 @@ def test_device_table_of_no_rois() -> None:
 
 @pytest.fixture
 def no_host_copies(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """On a GPU, to_host and the table upload raise (the CPU's to_ctx is the table
-    itself); the item counts of the table kernels' launches are recorded."""
-    for name in ("to_host", "to_ctx"):
-        original = getattr(_roi_sampling, name)
-
-        def refuse(ctx: Any, a: Any, _original: Any = original) -> Any:
-            if is_gpu(ctx):
-                raise AssertionError("the rois or their table went through the host")
-            return _original(ctx, a)
-
-        monkeypatch.setattr(_roi_sampling, name, refuse)
-    seen: list[int] = []
-    kernels = (
+    """On a GPU, to_host and the table upload raise (roi_cases.refuse_host_copies); the
+    item counts of the table kernels' launches are recorded."""
+    refuse_host_copies(monkeypatch)
+    return spy_item_launches(
+        monkeypatch,
         contrib_roi_align._geometry_rows,
         contrib_rroi_align._geometry_rows,
         _roi_table_cuda.rounded_rows,
     )
-    for k in kernels:
-        original = k.launch
-
-        def spy(ctx: Any, n: int, *args: Any, _original: Any = original, **kw: Any) -> None:
-            seen.append(n)
-            _original(ctx, n, *args, **kw)
-
-        monkeypatch.setattr(k, "launch", spy)
-    return seen
 
 
 def _op_cases() -> list[Any]:
     """(op, params, data shape, rois, output shape); the rois scaled to lie mostly on the
     6 x 7 map, without the huge ones (a 1024 x 1024 grid is slow in the simulator)."""
     rng = np.random.default_rng(4)
-    boxes, turned = _corner_rois(rng, 4), _rotated_rois(rng, 4)
-    boxes = boxes[~(np.abs(boxes[:, 1:]) == _HUGE).any(1)]
-    turned = turned[~(np.abs(turned[:, 1:]) == _HUGE).any(1)]
+    boxes, turned = corner_rois(rng, 4), _rotated_rois(rng, 4)
+    boxes = boxes[~(np.abs(boxes[:, 1:]) == HUGE).any(1)]
+    turned = turned[~(np.abs(turned[:, 1:]) == HUGE).any(1)]
     boxes[:, 1:] *= 0.4
     turned[:, 1:5] *= 0.4
     r, t = len(boxes), len(turned)
@@ -259,14 +190,14 @@ def test_forward_and_backward_match_the_cpu_without_host_copies(
     call. Rois on no image (batch -1, 2 of 2 images, NaN, ...) pool zeros on both."""
     rng = np.random.default_rng(5)
     data = rng.standard_normal(dshape).astype(dtype)
-    typed = _typed(rois, dtype)
-    exact = [data.astype(np.float64), typed.astype(np.float64)]
+    cast = typed(rois, dtype)
+    exact = [data.astype(np.float64), cast.astype(np.float64)]
     start = rng.standard_normal(oshape).astype(dtype)
     (want,) = run_fcompute(op, params, exact, [np.zeros(oshape)], ["write"], "cpu")
     rtol, atol = TOL[dtype]
     for req in ("write", "add", "null"):
         no_host_copies.clear()
-        (got,) = run_fcompute(op, params, [data, typed], [start], [req], "gpu")
+        (got,) = run_fcompute(op, params, [data, cast], [start], [req], "gpu")
         assert got.dtype == dtype
         if req == "null":
             assert no_host_copies == []
@@ -275,7 +206,7 @@ def test_forward_and_backward_match_the_cpu_without_host_copies(
         assert no_host_copies == [len(rois)], "one table kernel over the rois"
         base = start.astype(np.float64) if req == "add" else 0.0
         np.testing.assert_allclose(got.astype(np.float64), base + want, rtol=rtol, atol=atol)
-    batch = typed[:, 0].astype(np.float64)
+    batch = cast[:, 0].astype(np.float64)
     assert not want[~((batch > -1) & (batch < 2))].any(), "rois on no image pool zeros"
 
     dy = rng.standard_normal(oshape).astype(dtype)
@@ -284,7 +215,7 @@ def test_forward_and_backward_match_the_cpu_without_host_copies(
                               ["write", "write"], "cpu")  # fmt: skip
     no_host_copies.clear()
     starts = [np.ones(dshape, dtype), np.ones(rois.shape, dtype)]
-    dx, drois = run_fcompute(f"_backward{op}", params, [dy, data, typed], starts,
+    dx, drois = run_fcompute(f"_backward{op}", params, [dy, data, cast], starts,
                              ["write", "write"], "gpu")  # fmt: skip
     assert no_host_copies == [len(rois)]
     scale = max(1.0, float(np.abs(dx_want).max()))

@@ -20,11 +20,7 @@ share pixels). Samples accumulate in the output's type, as MXNet's kernels do (t
 computes float16 in float32). They replace one serial host loop, which the GPU reached by
 copying the feature map to the host and back: 256 rois, 7x7 bins, 2x2 samples over
 2x256x50x84 float32 on two cores, forward 120 -> 18 ms, forward and backward 251 -> 80 ms.
-Backward on the GPU: one dy element (roi, channel, bin) per item, adding into d data
-atomically (_atomic_grad.py; float16 in a float32 copy), as MXNet's CUDA kernel does: per
-channel, Mask R-CNN's FPN head (2 x 512 rois, 256 channels, 7x7 bins, 2x2 samples) was
-256 threads of ~200k samples each; per element it is ~13M items of 4 samples. Atomics add
-in no fixed order, so the GPU's d data differs from the CPU's in rounding only.
+Backward on the GPU: one dy element per item, adding atomically (_roi_sampling_cuda.py).
 
 Also what the roi ops (ROIAlign, RROIAlign, PSROIPooling, DeformablePSROIPooling) share:
 the checks of their data and rois inputs and of pooled_size, and the registration of an
@@ -55,9 +51,8 @@ from ..kernel import uindex
 from ..kernel.launch import NULL, WRITE, flat, is_gpu, req_code, store
 from ..param import Parameter
 from ..registry import register_op, skip_in_source_locations
-from ._atomic_grad import atomic_target
 from ._host_staged import to_host
-from ._index_kernels import atomic_add, half_as_float32, to_ctx, zero
+from ._index_kernels import half_as_float32, to_ctx, zero
 from .contrib_bbox import same_float_type
 
 skip_in_source_locations(__file__)  # registrations name the op's own file
@@ -153,7 +148,7 @@ def roi_backward(ci, dx, dy, geo, n_rois, n_batch, channels, height, width, c_ou
                  sensitive, mode):  # fmt: skip
     """Input channel `ci` (of every image): dy / count of each bin reading it, spread onto
     its samples' pixels. Only this item writes channel ci, so overlapping rois are safe
-    without atomics (the CPU's backward; the GPU's is roi_backward_bins)."""
+    without atomics (the CPU's backward; the GPU's is _roi_sampling_cuda.roi_backward_bins)."""
     plane = height * width
     if mode == WRITE:
         zero_channel(dx, ci, n_batch, channels, plane)
@@ -189,41 +184,6 @@ def roi_backward(ci, dx, dy, geo, n_rois, n_batch, channels, height, width, c_ou
                             dx[uindex(base + yl * width + xh)] += d * w2
                             dx[uindex(base + yh * width + xl)] += d * w3
                             dx[uindex(base + yh * width + xh)] += d * w4
-
-
-@kernel.parallel_for
-def roi_backward_bins(item, dx, dy, geo, n_rois, n_batch, channels, height, width, c_out,
-                      ph_n, pw_n, sensitive, mode):  # fmt: skip
-    """dy element `item` = (r, c, ph, pw): dy / count spread onto its samples' pixels with
-    atomic adds (GPU: bins of overlapping rois share pixels). dx starts zeroed for a write
-    request (atomic_target), so `mode` is unused."""
-    pw = item % pw_n
-    t = item // pw_n
-    ph = t % ph_n
-    t = t // ph_n
-    c = t % c_out
-    r = t // c_out
-    g = r * _G
-    b = int(geo[g])
-    if b < 0 or b >= n_batch:
-        return
-    ci = (c * ph_n + ph) * pw_n + pw if sensitive else c
-    base = (b * channels + ci) * height * width
-    grid_w = int(geo[g + 5])
-    grid_h = int(geo[g + 6])
-    d = dy[uindex(item)] / max(grid_h * grid_w, 1)
-    step_h = geo[g + 4] / grid_h
-    step_w = geo[g + 3] / grid_w
-    for iy in range(grid_h):
-        for ix in range(grid_w):
-            ok, yl, xl, yh, xh, w1, w2, w3, w4 = sample_at(
-                geo, g, ph, pw, iy, ix, step_h, step_w, height, width
-            )
-            if ok:
-                atomic_add(dx, base + yl * width + xl, d * w1)
-                atomic_add(dx, base + yl * width + xh, d * w2)
-                atomic_add(dx, base + yh * width + xl, d * w3)
-                atomic_add(dx, base + yh * width + xh, d * w4)
 
 
 def table_on(ctx: Any, table: Callable[..., np.ndarray], p: Any, rois: Any,
@@ -280,9 +240,10 @@ def roi_kernel_computes(
             return
         rows = table_on(ctx, table, attrs.parsed, rois, device_table)
         if gpu_backward_kernel is not None and is_gpu(ctx):
-            with atomic_target(ctx, outputs[0], modes[0]) as d:
-                args = (d, flat(dy), rows, rois.shape[0], *data.shape, *dy.shape[1:])
-                gpu_backward_kernel.launch(ctx, dy.size, *args, *extra(attrs.parsed), modes[0])
+            from nnvmpy.ops._roi_sampling_cuda import backward_bins_gpu
+
+            args = (rows, rois.shape[0], *data.shape, *dy.shape[1:], *extra(attrs.parsed))
+            backward_bins_gpu(ctx, gpu_backward_kernel, outputs[0], dy, args, modes[0])
             return
         with half_as_float32(ctx, outputs[:1], modes[:1], [dy]) as ([d], [g]):
             args = (flat(d), flat(g), rows, rois.shape[0], *data.shape, *dy.shape[1:])
@@ -381,6 +342,8 @@ def register_roi_op(
         return make_grad_node(backward_op, node, [ograds[0], *node.inputs])
 
     if geometry is not None:
+        from nnvmpy.ops._roi_sampling_cuda import roi_backward_bins
+
         kernels = (geometry, roi_forward, roi_backward, _sensitive, roi_backward_bins)
     if kernels is None:
         raise TypeError(f"register_roi_op({op!r}): give geometry or kernels")

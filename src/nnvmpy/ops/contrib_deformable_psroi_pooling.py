@@ -24,19 +24,17 @@ trans_std, roi width (height) and dy / count — the slope of the unclamped blen
 sample clamped onto the border still contributes; the rois get zero.
 
 Kernels (kernel.parallel_for, one body for both devices, over a per-roi table made by
-NumPy on the CPU and by a thread per roi on a GPU, _table_rows, with no host round trip
-of the rois per call: _roi_table_cuda.py): the forward one bin per item; the data
-gradient on the CPU one input channel per item, walking the bins of every roi that read
-it (bins of overlapping rois share pixels, so no two items write one pixel), on the GPU
-one dy element per item, as MXNet's CUDA kernel, adding into d data atomically
-(_atomic_grad.py: a GPU wants far more items than channels; float16 in a float32 copy;
-atomics add in no fixed order, so the GPU's d data differs from the CPU's in rounding
-only); the trans gradient one trans cell per item, summing over the bins it shifts and
-their class's channels. Positions and sums are float64 scalars, stored in the arrays'
-type (the CPU takes float16 as float32 copies). They replaced one serial numba host loop
-in float64 that a GPU context reached by copying to the host and back: 300 rois, 7 x 7
-bins of 4 x 4 samples, 10 classes over 2 x 490 x 38 x 50 float32 on two cores, forward
-27.1 -> 11.0 ms, forward and backward 110 -> 40 (MXNet 1.9.1's CPU op 47.5 and 112.5).
+NumPy on the CPU): the forward one bin per item; the CPU's data gradient one input
+channel per item, walking the bins of every roi that read it (bins of overlapping rois
+share pixels, so no two items write one pixel); the trans gradient one trans cell per
+item, summing over the bins it shifts and their class's channels. A GPU makes the table
+with a thread per roi (no host round trip of the rois) and takes the data gradient an
+item per dy element, adding atomically: _deformable_psroi_cuda.py. Positions and sums
+are float64 scalars, stored in the arrays' type (the CPU takes float16 as float32
+copies). They replaced one serial numba host loop in float64 that a GPU context reached
+by copying to the host and back: 300 rois, 7 x 7 bins of 4 x 4 samples, 10 classes over
+2 x 490 x 38 x 50 float32 on two cores, forward 27.1 -> 11.0 ms, forward and backward
+110 -> 40 (MXNet 1.9.1's CPU op 47.5 and 112.5).
 """
 
 from __future__ import annotations
@@ -64,10 +62,8 @@ from ..kernel import uindex
 from ..kernel.launch import NULL, WRITE, flat, is_gpu, req_code, store
 from ..param import Parameter, field
 from ..registry import NodeAttrs, register_op
-from ._atomic_grad import atomic_target
-from ._index_kernels import atomic_add, half_as_float32, zero
+from ._index_kernels import half_as_float32, zero
 from ._roi_sampling import ROI_ROW, check_roi_inputs, rounded_rois, table_on, zero_channel
-from ._roi_table_cuda import at_least, batch_index, device_table, host_product, rounded_corner
 from .contrib_bbox import same_float_type
 from .nn._conv_cuda import unravel
 
@@ -160,29 +156,6 @@ def _roi_table(p: DeformablePSROIPoolingParam, rois: np.ndarray) -> np.ndarray:
     width = np.maximum((r[:, 3] + 1.0) * scale - 0.5 - x0, 0.1)
     height = np.maximum((r[:, 4] + 1.0) * scale - 0.5 - y0, 0.1)
     return np.stack([r[:, 0], x0, y0, width, height], axis=1)
-
-
-@kernel.parallel_for
-def _table_rows(r, table, rois, scale):
-    """Row r of _roi_table, made on the device from roi r: the same float64 operations in
-    the same order (host_product: no FMA may round a corner differently from NumPy)."""
-    k = r * 5
-    x0 = host_product(rounded_corner(float(rois[uindex(k + 1)])), scale) - 0.5
-    y0 = host_product(rounded_corner(float(rois[uindex(k + 2)])), scale) - 0.5
-    x1 = host_product(rounded_corner(float(rois[uindex(k + 3)])) + 1.0, scale) - 0.5
-    y1 = host_product(rounded_corner(float(rois[uindex(k + 4)])) + 1.0, scale) - 0.5
-    g = r * _ROW
-    table[uindex(g)] = batch_index(float(rois[uindex(k)]))
-    table[uindex(g + 1)] = x0
-    table[uindex(g + 2)] = y0
-    table[uindex(g + 3)] = at_least(x1 - x0, 0.1)
-    table[uindex(g + 4)] = at_least(y1 - y0, 0.1)
-
-
-def _device_table(ctx: Any, p: DeformablePSROIPoolingParam, rois: Any) -> Any:
-    """_roi_table made on ctx's GPU from the rois there (no host copy), flat."""
-    scale = float(np.float32(p.spatial_scale))
-    return device_table(ctx, _table_rows, rois, _ROW, scale)
 
 
 @kernel.device_function
@@ -297,7 +270,7 @@ def _dpsroi_data_grad(
 ):  # fmt: skip
     """Input channel ci (of every image): dy / count of each bin reading it, spread onto
     its samples' pixels with the bilinear weights. Only this item writes channel ci (the
-    CPU's; the GPU's is _dpsroi_data_grad_bins)."""
+    CPU's; the GPU's is _deformable_psroi_cuda.data_grad_bins)."""
     plane = height * width
     if mode == WRITE:
         zero_channel(d_data, ci, n_batch, channels, plane)
@@ -334,40 +307,6 @@ def _dpsroi_data_grad(
                             d_data[uindex(base + yh * width + xl)] += (1 - lx) * ly * g
                             d_data[uindex(base + yl * width + xh)] += lx * (1 - ly) * g
                             d_data[uindex(base + yh * width + xh)] += lx * ly * g
-
-
-@kernel.parallel_for
-def _dpsroi_data_grad_bins(
-    item, d_data, dy, table, trans, n_rois, n_batch, channels, height, width, out_dim,
-    pooled, group, part, samples, pairs, trans_std, no_trans, mode,
-):  # fmt: skip
-    """dy element item = ((r D + c) P + ph) P + pw (the GPU's data gradient): its dy /
-    count spread onto its samples' pixels with the bilinear weights, atomically (bins of
-    overlapping rois share pixels). d_data starts zeroed for a write request
-    (atomic_target), so `mode` is unused."""
-    r, c, ph, pw = unravel(item, out_dim, pooled, pooled)
-    b = int(table[r * _ROW])
-    if b < 0 or b >= n_batch:
-        return
-    k = c // (out_dim // (1 if no_trans else pairs // 2))
-    x0, y0, bin_w, bin_h, _rw, _rh = _bin_origin(
-        table, trans, r, k, ph, pw, pairs, pooled, part, trans_std, no_trans
-    )
-    n = _count(x0, y0, bin_w, bin_h, samples, height, width)
-    if n == 0:
-        return
-    g = dy[uindex(item)] / n
-    ci = (c * group + _group_of(ph, pooled, group)) * group + _group_of(pw, pooled, group)
-    base = (b * channels + ci) * height * width
-    for ih in range(samples):
-        for iw in range(samples):
-            inside, x, y = _sample(x0, y0, bin_w, bin_h, ih, iw, samples, height, width)
-            if inside:
-                xl, xh, yl, yh, lx, ly = _neighbours(x, y, width)
-                atomic_add(d_data, base + yl * width + xl, (1 - lx) * (1 - ly) * g)
-                atomic_add(d_data, base + yh * width + xl, (1 - lx) * ly * g)
-                atomic_add(d_data, base + yl * width + xh, lx * (1 - ly) * g)
-                atomic_add(d_data, base + yh * width + xh, lx * ly * g)
 
 
 @kernel.parallel_for
@@ -433,6 +372,15 @@ def _sizes(p: DeformablePSROIPoolingParam, trans: Any) -> tuple[Any, ...]:
     return p.group_size, _part(p), p.sample_per_part, pairs, std, p.no_trans
 
 
+def _table(ctx: Any, p: DeformablePSROIPoolingParam, rois: Any) -> Any:
+    """_roi_table as a flat float64 array on ctx: made on a GPU from the rois there."""
+    if is_gpu(ctx):
+        from nnvmpy.ops._deformable_psroi_cuda import roi_table_gpu
+
+        return roi_table_gpu(ctx, p, rois)
+    return table_on(ctx, _roi_table, p, rois)
+
+
 def _forward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):
     p = attrs.parsed
     modes = [req_code(OP, r) for r in req]
@@ -440,7 +388,7 @@ def _forward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outp
     if all(m == NULL for m in modes) or out.size == 0:
         return
     data, rois = inputs[:2]
-    table = table_on(ctx, _roi_table, p, rois, _device_table)
+    table = _table(ctx, p, rois)
     with half_as_float32(ctx, outputs, modes, inputs) as (outs, ins):
         trans = ins[1] if p.no_trans else ins[2]  # a stand-in the kernel never reads
         args = (flat(outs[0]), flat(outs[1]), flat(ins[0]), table, flat(trans), *data.shape,
@@ -453,21 +401,25 @@ def _data_grad(ctx: Any, d_data: Any, dy: Any, shared: tuple[Any, ...], mode: in
     an item per dy element adding atomically (an item per input channel, the CPU's way,
     gave the module docstring's benchmark 490 threads of 300 rois' samples each)."""
     if is_gpu(ctx):
-        with atomic_target(ctx, d_data, mode) as acc:
-            _dpsroi_data_grad_bins.launch(ctx, dy.size, acc, flat(dy), *shared, mode)
+        from nnvmpy.ops._deformable_psroi_cuda import data_grad_gpu
+
+        data_grad_gpu(ctx, d_data, dy, shared, mode)
         return
     _dpsroi_data_grad.launch(ctx, d_data.shape[1], flat(d_data), flat(dy), *shared, mode,
                              work=dy.size + d_data.size)  # fmt: skip
 
 
 def _backward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):
-    """(dy, data, rois[, trans]) -> (d data, d rois = 0[, d trans])."""
+    """(dy, data, rois[, trans]) -> (d data, d rois = 0[, d trans]); no table is made when
+    neither d data nor d trans is asked for."""
     p = attrs.parsed
     modes = [req_code(BACKWARD, r) for r in req]
     if modes[1] == WRITE:
         zero(ctx, outputs[1])
+    if modes[0] == NULL and (p.no_trans or modes[2] == NULL):
+        return
     dy, data, rois = inputs[:3]
-    table = table_on(ctx, _roi_table, p, rois, _device_table)
+    table = _table(ctx, p, rois)
     with half_as_float32(ctx, outputs, modes, inputs) as (grads, ins):
         trans = ins[2] if p.no_trans else ins[3]  # a stand-in the kernels never read
         *sizes, no_trans = _sizes(p, trans)
