@@ -1,15 +1,20 @@
-"""L2Normalization and its backward on the GPU (ops/nn/_l2_norm_cuda.py) against NumPy.
+"""L2Normalization and its backward on the GPU (ops/nn/_l2_norm_cuda.py) against NumPy and
+the CPU.
 
-The per-norm sums go to the reduction kernels (ops/_reduce_cuda.py) on x seen as
-(outer, n, inner), the scaling and dx a thread per element. The cases take every mode:
-instance rows long enough to split into slices (block kernel), spatial rows read by a
-warp and split, channel norms with inner 1 (warp) and inner > 1 (a thread per norm,
-split when the channels are many), size-1 and empty norms, a non-default eps; out, norm
-and dx each with write, add and null requests, out over x's and dx over dy's memory,
-float16, float32 and float64. A spy checks the sums' target shapes and splits, and that
-the CPU's thread-per-row loops are not launched. Runs under NUMBA_ENABLE_CUDASIM=1 or on
-a GPU (tests/conftest.py); a few thousand elements a case, every simulated thread being a
-Python thread.
+Two paths: the per-norm sums on the reduction kernels (ops/_reduce_cuda.py: 'sumsq' of x
+forward, reduce_dot_gpu's sum of dy * y backward, read straight from dy and y) with a
+thread per element to scale; or, for channel norms that fill the device (inner >= 32,
+rows > DIRECT_ROWS, lowered here so the simulator reaches it), a thread per norm for the
+whole op. The cases take every mode: instance rows long enough to split into slices,
+spatial rows read by a warp and split, channel norms with inner 1 (warp), inner > 1 (a
+thread per norm in the reduction, split when the channels are many) and the direct
+path, size-1 and empty norms, a non-default eps; out, norm and dx each with write, add
+and null requests, out over x's and dx over dy's memory, float16/32/64. Spies check the
+sums asked for, their splits, the loops launched and that the only scratch is float64 sums
+(no array of products), and that the CPU's row loops never run. Large float64 values
+(sums of squares near the float64 limit) and a large eps give the CPU's norms. Runs
+under NUMBA_ENABLE_CUDASIM=1 or on a GPU (tests/conftest.py); a few thousand elements a
+case, every simulated thread being a Python thread.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from nnvmpy import Op
 from nnvmpy.attrs import fcompute
 from nnvmpy.base import OpReqType
 from nnvmpy.engine.base import RunContext
+from nnvmpy.kernel import scratch
 from nnvmpy.ops import _reduce_cuda
 from nnvmpy.ops.nn import _l2_norm_cuda as l2_cuda
 from nnvmpy.ops.nn import l2_normalization as l2
@@ -38,49 +44,81 @@ SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 W, A, N = OpReqType.kWriteTo, OpReqType.kAddTo, OpReqType.kNullOp
 F16, F32, F64 = np.float16, np.float32, np.float64
 TOL = {F16: 3e-3, F32: 2e-6, F64: 1e-12}  # relative to the largest value compared
+LOW_DIRECT = 16  # DIRECT_ROWS for the cases that take the thread-per-norm path
 
-# id -> (mode, x shape, eps, (out req, norm req), dx req, whether the sums split). The
-# simulator's reduction blocks are 64 threads: a block per norm splits past 2048
-# elements, a thread per norm (inner > 1) past 1024.
-CASES: dict[str, tuple[str, tuple[int, ...], float, tuple[Any, Any], Any, bool]] = {
-    "instance-split": ("instance", (2, 3, 30, 30), 1e-10, (W, W), W, True),
-    "instance-add": ("instance", (3, 4, 5, 6), 1e-10, (A, A), A, False),
-    "instance-null-out": ("instance", (5, 7), 0.5, (N, W), W, False),
-    "instance-1d": ("instance", (7,), 1e-10, (W, A), A, False),
-    "instance-empty": ("instance", (3, 0), 1e-4, (W, W), W, False),
-    "channel-inner-1": ("channel", (3, 40, 1), 1e-10, (A, W), A, False),
-    "channel-positions": ("channel", (2, 6, 5, 7), 1e-10, (W, N), W, False),
-    "channel-long-split": ("channel", (1, 1100, 2), 0.25, (W, A), A, True),
-    "spatial-warp": ("spatial", (2, 3, 4, 5), 1e-10, (N, A), W, False),
-    "spatial-5d": ("spatial", (2, 2, 3, 4, 5), 1e-10, (W, W), A, False),
-    "spatial-size-1": ("spatial", (1, 1, 1), 1e-10, (W, W), W, False),
-    "spatial-split": ("spatial", (1, 2, 50, 45), 1e-10, (A, W), W, True),
+# id -> (mode, x shape, eps, (out req, norm req), dx req, whether the sums split, whether
+# the thread-per-norm path runs (DIRECT_ROWS lowered)). The simulator's reduction blocks
+# are 64 threads: a block per norm splits past 2048 elements, a thread per norm (inner
+# > 1) past 1024.
+Case = tuple[str, tuple[int, ...], float, tuple[Any, Any], Any, bool, bool]
+CASES: dict[str, Case] = {
+    "instance-split": ("instance", (2, 3, 30, 30), 1e-10, (W, W), W, True, False),
+    "instance-add": ("instance", (3, 4, 5, 6), 1e-10, (A, A), A, False, False),
+    "instance-null-out": ("instance", (5, 7), 0.5, (N, W), W, False, False),
+    "instance-1d": ("instance", (7,), 1e-10, (W, A), A, False, False),
+    "instance-empty": ("instance", (3, 0), 1e-4, (W, W), W, False, False),
+    "channel-inner-1": ("channel", (3, 40, 1), 1e-10, (A, W), A, False, False),
+    "channel-positions": ("channel", (2, 6, 5, 7), 1e-10, (W, N), W, False, False),
+    "channel-long-split": ("channel", (1, 1100, 2), 0.25, (W, A), A, True, False),
+    "channel-inner-31": ("channel", (2, 5, 31), 1e-10, (W, W), A, False, False),
+    "channel-direct": ("channel", (2, 6, 5, 7), 1e-10, (W, W), W, False, True),
+    "channel-direct-add": ("channel", (3, 5, 40), 0.5, (A, A), A, False, True),
+    "channel-direct-null": ("channel", (1, 9, 4, 9), 1e-10, (N, W), A, False, True),
+    "channel-direct-null-norm": ("channel", (2, 4, 34), 1e-10, (A, N), W, False, True),
+    "channel-direct-c1": ("channel", (1, 1, 50), 1e-10, (W, W), W, False, True),
+    "channel-direct-c0": ("channel", (2, 0, 40), 1e-4, (W, A), W, False, True),
+    "spatial-warp": ("spatial", (2, 3, 4, 5), 1e-10, (N, A), W, False, False),
+    "spatial-5d": ("spatial", (2, 2, 3, 4, 5), 1e-10, (W, W), A, False, False),
+    "spatial-size-1": ("spatial", (1, 1, 1), 1e-10, (W, W), W, False, False),
+    "spatial-split": ("spatial", (1, 2, 50, 45), 1e-10, (A, W), W, True, False),
 }
 DEVICES = ("gpu", "cpu")
 DTYPES = [pytest.param(t, id=np.dtype(t).name) for t in (F16, F32, F64)]
+LOOPS = ("_l2_finish", "_l2_scale", "_l2_grad", "_l2_forward_norm", "_l2_backward_norm")
 
 
 @pytest.fixture
 def spy(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
-    """The sums' (target shape, reducer) and each block or thread kernel's slice count;
-    the CPU's row loops fail if launched."""
-    seen: dict[str, list[Any]] = {"calls": [], "slices": []}
-    real_reduce, real_slices = l2_cuda.reduce_gpu, _reduce_cuda._slices
+    """The sums asked for ((target shape, reducer), 'dot' for reduce_dot_gpu), each block or
+    thread kernel's slice count, the l2 loops launched ((name, items)) and every scratch
+    allocation ((size, dtype)); the CPU's row loops fail if launched."""
+    seen: dict[str, list[Any]] = {"calls": [], "slices": [], "loops": [], "scratch": []}
+    real_reduce, real_dot = _reduce_cuda.reduce_gpu, _reduce_cuda.reduce_dot_gpu
+    real_slices, real_empty = _reduce_cuda._slices, scratch.empty
 
     def reduce_gpu(ctx: Any, out: Any, add: bool, x: Any, small: Any, red: str, *rest: Any):
         seen["calls"].append((tuple(small), red))
         real_reduce(ctx, out, add, x, small, red, *rest)
 
+    def reduce_dot_gpu(ctx: Any, out: Any, add: bool, x: Any, y: Any, small: Any, *rest: Any):
+        seen["calls"].append((tuple(small), "dot"))
+        real_dot(ctx, out, add, x, y, small, *rest)
+
     def slices(*args: Any) -> int:
         seen["slices"].append(real_slices(*args))
         return seen["slices"][-1]
+
+    def empty(ctx: Any, size: int, dtype: Any) -> Any:
+        seen["scratch"].append((size, np.dtype(dtype)))
+        return real_empty(ctx, size, dtype)
+
+    for name in LOOPS:
+        loop = getattr(l2_cuda, name)
+
+        def launch(ctx: Any, n: int, *args: Any, _real: Any = loop.launch, _name: str = name):
+            seen["loops"].append((_name, n))
+            _real(ctx, n, *args)
+
+        monkeypatch.setattr(loop, "launch", launch)
 
     class RowLoop:
         def launch(self, *args: Any, **kwargs: Any) -> None:
             raise AssertionError("the CPU's thread-per-row loop ran on the GPU")
 
-    monkeypatch.setattr(l2_cuda, "reduce_gpu", reduce_gpu)
+    monkeypatch.setattr(_reduce_cuda, "reduce_gpu", reduce_gpu)
+    monkeypatch.setattr(_reduce_cuda, "reduce_dot_gpu", reduce_dot_gpu)
     monkeypatch.setattr(_reduce_cuda, "_slices", slices)
+    monkeypatch.setattr(scratch, "empty", empty)
     monkeypatch.setattr(l2, "_l2_forward_row", RowLoop())
     monkeypatch.setattr(l2, "_l2_backward_row", RowLoop())
     if not SIMULATOR:  # 256-thread blocks: the same shapes split with shorter slices
@@ -94,6 +132,10 @@ def _axes(mode: str, ndim: int) -> tuple[int, ...]:
 
 def _norm_shape(mode: str, shape: tuple[int, ...]) -> tuple[int, ...]:
     return {"instance": shape[:1], "channel": shape[:1] + shape[2:]}.get(mode, shape[:2])
+
+
+def _rows(mode: str, shape: tuple[int, ...]) -> int:
+    return math.prod(_norm_shape(mode, shape))
 
 
 def _reference(mode: str, x: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
@@ -138,10 +180,29 @@ def _arrays(
     return {k: v.astype(dtype) for k, v in arrays.items()}
 
 
+def _expected_launches(case: str) -> tuple[list[Any], list[Any], list[Any], list[Any]]:
+    """(forward sums, forward loops, backward sums, backward loops) the case should run."""
+    mode, shape, _eps, freqs, _breq, _split, direct = CASES[case]
+    rows, size = _rows(mode, shape), math.prod(shape)
+    if direct:
+        bwd_loops = [("_l2_backward_norm", rows)] if size else []
+        return [], [("_l2_forward_norm", rows)], [], bwd_loops
+    outer = shape[0] * (shape[1] if mode == "spatial" else 1)
+    small = (outer, 1, math.prod(shape[2:]) if mode == "channel" else 1)
+    fwd_loops = [("_l2_finish", rows)] + ([("_l2_scale", size)] if freqs[0] != N else [])
+    if not size:
+        return [(small, "sumsq")], fwd_loops, [], []
+    return [(small, "sumsq")], fwd_loops, [(small, "dot")], [("_l2_grad", size)]
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("case", list(CASES))
-def test_l2_normalization_matches_numpy(case: str, dtype: Any, spy: dict[str, list[Any]]) -> None:
-    mode, shape, eps, freqs, breq, split = CASES[case]
+def test_l2_normalization_matches_numpy(
+    case: str, dtype: Any, spy: dict[str, list[Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mode, shape, eps, freqs, breq, split, direct = CASES[case]
+    if direct:
+        monkeypatch.setattr(l2_cuda, "DIRECT_ROWS", LOW_DIRECT)
     a = _arrays(shape, mode, dtype, eps)
     params = {"mode": mode, "eps": eps}
     out, norm = run_fcompute(
@@ -150,6 +211,9 @@ def test_l2_normalization_matches_numpy(case: str, dtype: Any, spy: dict[str, li
     want_out, want_norm = _reference(mode, a["x"], eps)
     _check(out, want_out, a["out0"], freqs[0], f"{case}: out")
     _check(norm, want_norm, a["norm0"], freqs[1], f"{case}: norm")
+    fwd = {k: list(v) for k, v in spy.items()}
+    for v in spy.values():
+        v.clear()
 
     # the backward from the exact forward (in dtype)
     y, yn = (v.astype(dtype) for v in (want_out, want_norm))
@@ -158,12 +222,21 @@ def test_l2_normalization_matches_numpy(case: str, dtype: Any, spy: dict[str, li
     )
     _check(dx, _reference_dx(mode, a["dy"], y, yn), a["dx0"], breq, f"{case}: dx")
 
-    outer = shape[0] * (shape[1] if mode == "spatial" else 1)
-    inner = math.prod(shape[2:]) if mode == "channel" else 1
-    small = (outer, 1, inner)
-    want_calls = [(small, "nrm2"), (small, "sum")] if math.prod(shape) else [(small, "nrm2")]
-    assert spy["calls"] == want_calls, case
-    assert (max(spy["slices"], default=1) > 1) == split, f"{case}: slices {spy['slices']}"
+    fwd_calls, fwd_loops, bwd_calls, bwd_loops = _expected_launches(case)
+    assert (fwd["calls"], fwd["loops"]) == (fwd_calls, fwd_loops), case
+    assert (spy["calls"], spy["loops"]) == (bwd_calls, bwd_loops), case
+    slices = fwd["slices"] + spy["slices"]
+    assert (max(slices, default=1) > 1) == split, f"{case}: slices {slices}"
+    # scratch: the float64 sums (rows), a split's float64 partials; never the products
+    rows = _rows(mode, shape)
+    for size, kind in fwd["scratch"] + spy["scratch"]:
+        assert kind == F64, (case, size, kind)
+        assert size % max(rows, 1) == 0, (case, size, kind)
+    if direct:
+        assert fwd["scratch"] == spy["scratch"] == [], case
+    elif math.prod(shape):
+        partials = [s for s in spy["slices"] if s > 1]
+        assert spy["scratch"] == [(rows, np.dtype(F64))] + [(s * rows, F64) for s in partials]
 
 
 def _call(name: str, params: dict[str, Any], ins: list[Any], outs: list[Any], reqs: list[Any]):
@@ -173,13 +246,25 @@ def _call(name: str, params: dict[str, Any], ins: list[Any], outs: list[Any], re
     op.get_attr(fcompute("gpu"))(op.parse_attrs(params), ctx, ins, reqs, outs)
 
 
+INPLACE = {
+    "instance": (2, 3, 50, 45),
+    "channel": (2, 3, 5, 7),
+    "spatial": (2, 3, 5, 7),
+    "channel-direct": (2, 3, 5, 7),
+}
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("mode", ["instance", "channel", "spatial"])
-def test_out_over_x_and_dx_over_dy(mode: str, dtype: Any, spy: dict[str, list[Any]]) -> None:
+@pytest.mark.parametrize("which", list(INPLACE))
+def test_out_over_x_and_dx_over_dy(
+    which: str, dtype: Any, spy: dict[str, list[Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """FInplaceOption (0, 0) of both ops: each sum is taken before its memory is written."""
     from numba import cuda
 
-    shape = (2, 3, 50, 45) if mode == "instance" else (2, 3, 5, 7)
+    mode, shape = which.split("-")[0], INPLACE[which]
+    if which.endswith("direct"):
+        monkeypatch.setattr(l2_cuda, "DIRECT_ROWS", LOW_DIRECT)
     a = _arrays(shape, mode, dtype)
     x, norm = cuda.to_device(a["x"]), cuda.to_device(a["norm0"])
     _call("L2Normalization", {"mode": mode}, [x], [x, norm], [OpReqType.kWriteInplace, W])
@@ -192,19 +277,127 @@ def test_out_over_x_and_dx_over_dy(mode: str, dtype: Any, spy: dict[str, list[An
     ins = [dy, cuda.to_device(y), cuda.to_device(yn)]
     _call("_backward_L2Normalization", {"mode": mode}, ins, [dy], [OpReqType.kWriteInplace])
     _check(dy.copy_to_host(), _reference_dx(mode, a["dy"], y, yn), a["dy"], W, "dx over dy")
-    assert [red for _, red in spy["calls"]] == ["nrm2", "sum"]
+    direct = which.endswith("direct")
+    assert [red for _, red in spy["calls"]] == ([] if direct else ["sumsq", "dot"])
+    loops = [name for name, _ in spy["loops"]]
+    assert loops == (["_l2_forward_norm", "_l2_backward_norm"] if direct else list(LOOPS[:3])), (
+        which
+    )
 
 
-@pytest.mark.parametrize(
-    ("mode", "shape"), [("instance", (2, 3, 4, 5)), ("channel", (2, 6, 5)), ("spatial", (2, 3, 9))]
-)
-def test_the_gpu_agrees_with_the_cpu_in_float64(mode: str, shape: tuple[int, ...]) -> None:
-    """The CPU's row loops and the GPU's reductions give the same values to rounding."""
-    a = _arrays(shape, mode, F64)
+# the CPU in float16 rounds through float32 copies (float64 -> float32 -> float16)
+CPU_TOL = {F16: (2e-3, 1e-3), F32: (3e-7, 1e-7), F64: (1e-12, 1e-14)}
+AGREE = {
+    "instance": ("instance", (2, 3, 4, 5)),
+    "instance-split": ("instance", (2, 3, 30, 30)),
+    "channel": ("channel", (2, 6, 5)),
+    "channel-direct": ("channel", (2, 7, 40)),
+    "spatial": ("spatial", (2, 3, 9)),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("which", list(AGREE))
+def test_the_gpu_agrees_with_the_cpu(
+    which: str, dtype: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CPU's row loops and either GPU path give the same values to rounding."""
+    mode, shape = AGREE[which]
+    if which.endswith("direct"):
+        monkeypatch.setattr(l2_cuda, "DIRECT_ROWS", LOW_DIRECT)
+    a = _arrays(shape, mode, dtype)
     params, starts = {"mode": mode}, [a["out0"], a["norm0"]]
     fwd = [run_fcompute("L2Normalization", params, [a["x"]], starts, [A, W], d) for d in DEVICES]
-    bin_ = [a["dy"], *_reference(mode, a["x"], 1e-10)]
+    y, yn = (v.astype(dtype) for v in _reference(mode, a["x"], 1e-10))
     name = "_backward_L2Normalization"
-    bwd = [run_fcompute(name, params, bin_, [a["dx0"]], [A], d) for d in DEVICES]
+    bwd = [run_fcompute(name, params, [a["dy"], y, yn], [a["dx0"]], [A], d) for d in DEVICES]
+    rtol, atol = CPU_TOL[dtype]
     for got, want in zip([*fwd[0], *bwd[0]], [*fwd[1], *bwd[1]], strict=True):
-        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14, err_msg=mode)
+        np.testing.assert_allclose(got.astype(F64), want, rtol=rtol, atol=atol, err_msg=which)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_the_direct_path_gives_the_reduction_paths_values(
+    dtype: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Channel norms with inner >= 32: the thread per norm and the (unsplit) reduction's
+    thread per norm sum the same float64 terms in the same order."""
+    mode, shape, eps = "channel", (2, 9, 36), 0.25
+    a = _arrays(shape, mode, dtype)
+    params, starts = {"mode": mode, "eps": eps}, [a["out0"], a["norm0"]]
+    got = {}
+    for rows_min in (LOW_DIRECT, l2_cuda.DIRECT_ROWS):
+        monkeypatch.setattr(l2_cuda, "DIRECT_ROWS", rows_min)
+        assert l2_cuda.direct((72, 9, 36)) == (rows_min == LOW_DIRECT)
+        fwd = run_fcompute("L2Normalization", params, [a["x"]], starts, [A, W], "gpu")
+        bin_ = [a["dy"], fwd[0].astype(dtype), fwd[1]]
+        bwd = run_fcompute("_backward_L2Normalization", params, bin_, [a["dx0"]], [A], "gpu")
+        got[rows_min] = [*fwd, *bwd]
+    for d, r in zip(got[LOW_DIRECT], got[l2_cuda.DIRECT_ROWS], strict=True):
+        if SIMULATOR:
+            np.testing.assert_array_equal(d, r)
+        else:  # NVVM may fuse a product into its sum on one path only
+            np.testing.assert_array_max_ulp(d, r, maxulp=1)
+
+
+def test_direct_takes_coalesced_channel_norms_past_the_reductions_split_range() -> None:
+    """Past DIRECT_ROWS norms reduce_gpu gives a thread per norm, unsplit, however long."""
+    rows = l2_cuda.DIRECT_ROWS + 1
+    for n in (2, 1000, 5000, 10**6):
+        assert _reduce_cuda._slices(n, rows, 1, 1) == 1, n
+        assert l2_cuda.direct((rows, n, 32))
+    assert not l2_cuda.direct((l2_cuda.DIRECT_ROWS, 64, 3136))  # few norms
+    assert not l2_cuda.direct((10**6, 64, 31))  # a warp reads two positions' columns
+    assert not l2_cuda.direct((10**6, 64, 1))  # instance, spatial: the warp/block kernels
+
+
+# (mode, shape, where the thread-per-norm path runs)
+BIG = [("instance", (2, 150), False), ("spatial", (2, 2, 150), False)]
+BIG += [("channel", (2, 150, 3), False), ("channel", (2, 150, 40), True)]
+
+
+@pytest.mark.parametrize(("mode", "shape", "direct"), BIG)
+def test_large_float64_values_keep_the_cpus_norms(
+    mode: str, shape: tuple[int, ...], direct: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sums of squares near the float64 limit (norms near 1.3e154): the same finite norm,
+    out and dx as the CPU."""
+    if direct:
+        monkeypatch.setattr(l2_cuda, "DIRECT_ROWS", LOW_DIRECT)
+    rng = np.random.default_rng(7)
+    x = rng.uniform(0.5, 1.0, shape) * 1.2e153 * rng.choice([-1.0, 1.0], shape)
+    want_out, want_norm = _reference(mode, x, 1e-10)
+    assert np.isfinite(want_norm).all()
+    assert want_norm.max() ** 2 > 1e308
+    params, starts = {"mode": mode}, [np.zeros_like(x), np.zeros(want_norm.shape)]
+    gpu, cpu = (run_fcompute("L2Normalization", params, [x], starts, [W, W], d) for d in DEVICES)
+    dy = rng.uniform(-1, 1, shape)
+    name, bin_ = "_backward_L2Normalization", [dy, cpu[0], cpu[1]]
+    gdx, cdx = (run_fcompute(name, params, bin_, [np.zeros_like(x)], [W], d) for d in DEVICES)
+    for got, want in zip([*gpu, *gdx], [*cpu, *cdx], strict=True):
+        assert np.isfinite(got).all()
+        # dx = (dy - y * sum(dy * y)) / norm cancels: an absolute tolerance by its scale
+        np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-14 * np.abs(want).max())
+    np.testing.assert_allclose(gpu[1], want_norm, rtol=1e-14)
+    np.testing.assert_allclose(gpu[0], want_out, rtol=1e-14, atol=1e-300)
+
+
+@pytest.mark.parametrize(("mode", "shape"), [("instance", (64, 6)), ("channel", (2, 6, 32))])
+def test_the_norm_is_sqrt_of_the_sum_plus_eps_rounded_once(
+    mode: str, shape: tuple[int, ...]
+) -> None:
+    """Squares and sums exact in float64 (multiples of 1/8): the GPU's norm is exactly the
+    CPU's sqrt(s + eps). 'nrm2' rooted s and squared it back, which moves some of these by
+    an ulp where eps is not small (checked below, so the case keeps its power)."""
+    rng = np.random.default_rng(3)
+    x = rng.integers(-40, 40, shape) / 8.0
+    eps = 0.5
+    s = (x * x).sum(axis=_axes(mode, x.ndim)).reshape(-1)
+    old = np.sqrt(np.sqrt(s) ** 2 + eps)
+    assert (old != np.sqrt(s + eps)).any()
+    params, starts = {"mode": mode, "eps": eps}, [np.zeros_like(x), np.zeros(len(s))]
+    starts[1] = starts[1].reshape(_norm_shape(mode, shape))
+    gpu, cpu = (run_fcompute("L2Normalization", params, [x], starts, [W, W], d) for d in DEVICES)
+    np.testing.assert_array_equal(gpu[1].reshape(-1), np.sqrt(s + eps))
+    np.testing.assert_array_equal(gpu[1], cpu[1])
+    np.testing.assert_array_equal(gpu[0], cpu[0])

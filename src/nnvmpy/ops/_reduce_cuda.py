@@ -7,6 +7,9 @@ shared-memory tree. When the outputs are adjacent: a thread per output. Few outp
 long reduction are cut into slices whose partial results a second launch combines. Each
 kernel steps through the reduced dims by digits carried on the host's table, with no
 division per element.
+
+reduce_dot_gpu sums x * y of two arrays of one shape on the same kernels (the product of
+the two loaded as float64), so a caller need not write the products to scratch first.
 """
 
 from __future__ import annotations
@@ -22,9 +25,13 @@ from . import _broadcast_map as bmap
 
 # Reducer codes; every value is loaded as float64, so one kernel serves every dtype (and
 # float16 accumulates in float64: MXNet accumulates it in float32, the CPU path here too).
-# Code 8 combines partial results of 'nrm2' (a sum, then the square root).
+# Code 8 combines partial results of 'nrm2' (a sum, then the square root); 'sumsq' is
+# 'nrm2' without the root (no sqrt-then-square round trip for a caller that wants the
+# sum); code 10 (_DOT, reduce_dot_gpu's) loads x * y.
 _CODES = {"sum": 0, "max": 1, "min": 2, "prod": 3, "nrm2": 4, "nrm1": 5, "nansum": 6, "nanprod": 7}
-_PARTIAL = {0: 0, 1: 1, 2: 2, 3: 3, 4: 8, 5: 0, 6: 0, 7: 3}  # how partial results combine
+_CODES["sumsq"] = 9
+_DOT = 10
+_PARTIAL = {0: 0, 1: 1, 2: 2, 3: 3, 4: 8, 5: 0, 6: 0, 7: 3, 9: 0, 10: 0}  # how partials combine
 
 # The mapping (see _launch); module constants, so tests can send tiny shapes down each path.
 BLOCK = 256  # threads of a warp-per-output or block-per-output block (a power of two, <= 256)
@@ -58,7 +65,17 @@ def _load(op, v):
     v = np.float64(v)
     if op == 6 or op == 7:  # NaN is the identity of nansum / nanprod
         return v if v == v else (0.0 if op == 6 else 1.0)
-    return v * v if op == 4 else (abs(v) if op == 5 else v)
+    return v * v if op == 4 or op == 9 else (abs(v) if op == 5 else v)
+
+
+@kernel.device_function
+def _element(op, x, y, off):
+    """The value element `off` adds: x * y for _DOT (each loaded as float64, so the
+    product is exact for float16/float32 and rounded once for float64), else x's loaded;
+    y is x for every other reducer."""
+    if op == 10:
+        return np.float64(x[off]) * np.float64(y[off])
+    return _load(op, x[off])
 
 
 @kernel.device_function
@@ -104,11 +121,11 @@ def _carry(idx, meta, at, nr, off, carry):
 
 
 @kernel.device_function
-def _fold(op, acc, x, meta, at, nr, off, r, end):
-    """acc combined with x's elements at reduced positions r, r + step, ... below `end`
-    (`off`: the output's first element). The reduced index is carried digit by digit as
-    r advances (the step's digits are in meta): one division chain per call, none per
-    element."""
+def _fold(op, acc, x, y, meta, at, nr, off, r, end):
+    """acc combined with x's (_DOT: x * y's) elements at reduced positions r, r + step, ...
+    below `end` (`off`: the output's first element). The reduced index is carried digit by
+    digit as r advances (the step's digits are in meta): one division chain per call, none
+    per element."""
     if r >= end:
         return acc
     idx = cuda.local.array(_MAX_GROUPS, np.int64)
@@ -123,7 +140,7 @@ def _fold(op, acc, x, meta, at, nr, off, r, end):
     outer, step = meta[at + 3 * nr], meta[at + 3 * nr + 1]
     j = idx[nr - 1]
     while True:
-        acc = _combine(op, acc, _load(op, x[off]))
+        acc = _combine(op, acc, _element(op, x, y, off))
         r += step
         if r >= end:
             return acc
@@ -166,19 +183,20 @@ def _store(out, part, o, s, slices, op, acc, scale, add):
 
 
 @kernel.cuda_kernel
-def _reduce_thread_cuda(out, part, x, meta, nk, nr, total, chunk, slices, op, scale, add):
+def _reduce_thread_cuda(out, part, x, y, meta, nk, nr, total, chunk, slices, op, scale, add):
     # a thread per (output, slice); neighbouring threads take neighbouring outputs
     n = out.size
     for item in range(cuda.grid(1), n * slices, cuda.gridsize(1)):
         s = item // n
         o = item - s * n
         base, start = _offset(o, meta, 0, nk), s * chunk
-        acc = _fold(op, _start(op), x, meta, 2 * nk, nr, base, start, min(total, start + chunk))
+        end = min(total, start + chunk)
+        acc = _fold(op, _start(op), x, y, meta, 2 * nk, nr, base, start, end)
         _store(out, part, o, s, slices, op, acc, scale, add)
 
 
 @kernel.cuda_kernel
-def _reduce_warp_cuda(out, x, meta, nk, nr, total, op, scale, add):
+def _reduce_warp_cuda(out, x, y, meta, nk, nr, total, op, scale, add):
     # 32 threads per output, lanes on neighbouring elements; a block holds several
     buf = cuda.shared.array(_SHARED, np.float64)
     tid = cuda.threadIdx.x
@@ -187,14 +205,14 @@ def _reduce_warp_cuda(out, x, meta, nk, nr, total, op, scale, add):
         o = first + tid // 32
         acc = _start(op)
         if o < n:
-            acc = _fold(op, acc, x, meta, 2 * nk, nr, _offset(o, meta, 0, nk), lane, total)
+            acc = _fold(op, acc, x, y, meta, 2 * nk, nr, _offset(o, meta, 0, nk), lane, total)
         acc = _tree(op, buf, tid, lane, 32, acc)
         if lane == 0 and o < n:
             _store(out, out, o, 0, 1, op, acc, scale, add)
 
 
 @kernel.cuda_kernel
-def _reduce_block_cuda(out, part, x, meta, nk, nr, total, chunk, slices, op, scale, add):
+def _reduce_block_cuda(out, part, x, y, meta, nk, nr, total, chunk, slices, op, scale, add):
     # a block per (output, slice), threads on neighbouring elements
     buf = cuda.shared.array(_SHARED, np.float64)
     tid, nt, n = cuda.threadIdx.x, cuda.blockDim.x, out.size
@@ -203,7 +221,7 @@ def _reduce_block_cuda(out, part, x, meta, nk, nr, total, chunk, slices, op, sca
         o = item - s * n
         base, start = _offset(o, meta, 0, nk), s * chunk
         acc = _fold(
-            op, _start(op), x, meta, 2 * nk, nr, base, start + tid, min(total, start + chunk)
+            op, _start(op), x, y, meta, 2 * nk, nr, base, start + tid, min(total, start + chunk)
         )
         acc = _tree(op, buf, tid, tid, nt, acc)
         if tid == 0:
@@ -263,8 +281,10 @@ def _launch(
     scale: float,
     add: bool,
     split: bool = True,
+    y: Any = None,
 ) -> None:
-    """out (+)= reduce(x) by `plan` (reduce_plan's), on the kernel that reads x coalesced.
+    """out (+)= reduce(x) by `plan` (reduce_plan's), on the kernel that reads x coalesced
+    (_DOT: of x * y, y laid out as x).
 
     Reduced side contiguous (x's innermost dim is reduced): a warp per output below
     2 * block elements, else a block per output. Kept side contiguous: a thread per
@@ -278,6 +298,7 @@ def _launch(
     from nnvmpy.kernel.cuda import launch_config, launch_kernel
 
     kept, reduced = plan
+    y = x if y is None else y
     nk, nr = len(kept) // 2, len(reduced) // 2
     assert nr <= _MAX_GROUPS
     total, n = math.prod(reduced[:nr]), out.size
@@ -289,7 +310,7 @@ def _launch(
         _, _, stream, device = launch_config(name, ctx, 1)
         blocks = min(-(-n // (block // WARP)), grid)
         with device:
-            warp_args = (out, x, meta, nk, nr, total, op, scale, add)
+            warp_args = (out, x, y, meta, nk, nr, total, op, scale, add)
             launch_kernel(_reduce_warp_cuda.dispatcher, blocks, block, stream, warp_args)
         return
     if reduced[-1] == 1:
@@ -305,11 +326,11 @@ def _launch(
     meta = bmap.device_meta(ctx, name, tuple(kept + _step_meta(reduced, step)))
     with device:
         if slices == 1:  # `out` stands in for the unused scratch
-            args = (out, out, x, meta, nk, nr, total, chunk, 1, op, scale, add)
+            args = (out, out, x, y, meta, nk, nr, total, chunk, 1, op, scale, add)
             launch_kernel(k.dispatcher, blocks, threads, stream, args)
             return
         part = scratch.empty(ctx, slices * n, np.float64)  # this call's, on its stream
-        args = (out, part, x, meta, nk, nr, total, chunk, slices, op, 1.0, False)
+        args = (out, part, x, y, meta, nk, nr, total, chunk, slices, op, 1.0, False)
         launch_kernel(k.dispatcher, blocks, threads, stream, args)
         plan2 = ([n, 1], [slices, n])
         _launch(ctx, name, out, part, plan2, _PARTIAL[op], scale, add, split=False)
@@ -330,3 +351,26 @@ def reduce_gpu(
     plan = reduce_plan(tuple(x.shape), tuple(small))
     flat_out, flat_x = out.reshape(out.size), x.reshape(x.size)
     _launch(ctx, name, flat_out, flat_x, plan, _CODES[red], float(scale), add)
+
+
+def reduce_dot_gpu(
+    ctx: Any, out: Any, add: bool, x: Any, y: Any, small: Any, scale: float,
+    name: str | None = None,
+) -> None:  # fmt: skip
+    """out (+)= sum of x * y (x, y of one shape) down to shape `small`, times scale: the
+    products are taken in the reduction's loads (float64, see _element), none is stored,
+    and the layouts and slices are reduce_gpu's for x."""
+    from nnvmpy.kernel.cuda import as_device_array
+
+    name = name or "reduce_dot"
+    bmap.bind_cuda(name)
+    x = as_device_array(name, "data", x)
+    y = as_device_array(name, "data2", y)
+    out = as_device_array(name, "out", out)
+    if tuple(x.shape) != tuple(y.shape):
+        raise ValueError(
+            f"{name}: x * y needs one shape, got {tuple(x.shape)} and {tuple(y.shape)}"
+        )
+    plan = reduce_plan(tuple(x.shape), tuple(small))
+    flat_x, flat_y = x.reshape(x.size), y.reshape(y.size)
+    _launch(ctx, name, out.reshape(out.size), flat_x, plan, _DOT, float(scale), add, y=flat_y)

@@ -10,21 +10,35 @@ apart (no read coalesced); mode='channel' the same where the positions are few (
 Here x is seen as (outer, n, inner), norm r = o * inner + q summing x[o, :, q]:
 
 - forward: the reduction kernels (ops/_reduce_cuda.py: coalesced, a warp, block or thread
-  per norm as the layout reads best, long sums cut into slices over several blocks,
-  float64 accumulation) take 'nrm2' of x down to (outer, 1, inner) in a float64 scratch;
-  a thread per norm writes norm = sqrt(s^2 + eps) (MXNet's sqrt(sum x^2 + eps): 'nrm2' ends
-  in a square root, which is squared back in float64) and keeps 1 / norm; then out = x / norm
-  a thread per element.
-- backward: dy * y a thread per element into scratch (products rounded once, from float64,
-  to float32 for float16/float32 data), summed in float64 by the same kernels to
-  sum(dy * y) per norm; then dx = (dy - y * sum(dy * y)) / norm a thread per element. dx may
-  be dy's memory: each element reads its dy before writing dx.
+  per norm as the layout reads best, long sums cut into slices over several blocks)
+  take 'sumsq' of x down to (outer, 1, inner) in a float64 scratch; a thread per norm
+  writes norm = sqrt(sum x^2 + eps) and keeps 1 / norm; then out = x / norm a thread per
+  element. The sum of squares is never rooted and squared back ('nrm2' did that: one
+  more rounding, which moved the norm by an ulp from the CPU's where eps is not small).
+- backward: reduce_dot_gpu sums dy * y per norm straight from dy and y (no scratch of
+  products, which took a write and a read of a whole array); then
+  dx = (dy - y * sum(dy * y)) / norm a thread per element. dx may be dy's memory: every
+  sum is taken before dx is written, and each element reads its dy before writing dx.
+- channel norms that fill the device (inner >= 32, so a warp's threads read neighbouring
+  elements, and rows > DIRECT_ROWS, past which reduce_gpu never splits a sum, so it
+  would be this thread per norm too) take a thread per norm for the whole op, one
+  launch each way: the reduction path reads and writes as much there, in three launches
+  forward and two backward, with a scratch of the sums.
 
-The instance batch above now sums on 512 blocks of 256 threads (16 slices a norm, then a
-launch combining the slices) and scales a thread per element; the spatial one a block per
-norm (4096 blocks grid-striding over 16384 norms); the (32, 2048, 7, 7) channel one 45
-slices a norm, 70560 threads. Channel norms that already fill the device (many positions,
-C < 1024) keep a thread each, reading coalesced.
+What is rounded where, on both paths and as on the CPU's row loops: every element is
+loaded as float64, so squares and dy * y products are exact for float16 and float32
+data (rounded once for float64) and summed in float64 (the CPU sums the same float64
+terms in its own order); sqrt(sum + eps), 1 / norm and x / norm, and dx's
+inv * dy - (sum * inv) * y with inv = 1 / the stored norm, are float64, each output
+rounded once to its dtype. (The old backward rounded float16/float32 products to
+float32 before summing; the CPU never did.)
+
+Realistic sizes: the instance batch above sums on 512 blocks of 256 threads (16 slices a
+norm, then a launch combining the slices), scales a thread per element; the spatial one a
+block per norm (4096 blocks grid-striding over 16384 norms); the (32, 2048, 7, 7)
+channel one 45 slices a norm, 70560 threads; a (32, 64, 56, 56) channel batch 100352
+threads, one launch forward and one backward (was 3 and 3, with a 6.4M-element scratch
+of products backward).
 """
 
 from __future__ import annotations
@@ -36,7 +50,10 @@ import numpy as np
 
 from ...kernel import device_function, parallel_for, scratch
 from ...kernel.launch import NULL, store, uindex
-from .._reduce_cuda import reduce_gpu
+from .. import _reduce_cuda
+
+WARP = 32
+DIRECT_ROWS = 1 << 16  # _reduce_cuda.SPLIT_THREADS / 2: more norms are never split
 
 
 @device_function
@@ -46,10 +63,17 @@ def _norm_of(j, n, inner):
     return o * inner + j % inner
 
 
+@device_function
+def _first(r, n, inner):
+    """The flat index of norm r's first element."""
+    o = r // inner
+    return o * n * inner + (r - o * inner)
+
+
 @parallel_for
 def _l2_finish(r, sums, norm, eps, m_norm):
-    """sums[r] ('nrm2': sqrt(sum x^2)) -> norm[r] = sqrt(sum x^2 + eps); sums[r] = 1 / it."""
-    s = math.sqrt(sums[r] * sums[r] + eps)
+    """sums[r] (sum x^2) -> norm[r] = sqrt(sum x^2 + eps); sums[r] = 1 / it."""
+    s = math.sqrt(sums[r] + eps)
     store(norm, r, s, m_norm)
     sums[r] = 1.0 / s
 
@@ -60,25 +84,53 @@ def _l2_scale(j, out, x, inv, n, inner, m_out):
 
 
 @parallel_for
-def _l2_dot_terms(j, t, dy, y):
-    # float64 product (as the CPU's row sums), rounded once to t's dtype
-    t[j] = np.float64(dy[j]) * y[j]
-
-
-@parallel_for
 def _l2_grad(j, dx, dy, y, norm, sdyy, n, inner, m_dx):
     r = uindex(_norm_of(j, n, inner))
     inv = 1.0 / np.float64(norm[r])
     store(dx, j, inv * dy[j] + (-sdyy[r] * inv) * y[j], m_dx)
 
 
-def _sums(ctx: Any, name: str, a: Any, layout: tuple[int, int, int], red: str) -> Any:
-    """A float64 scratch of a's per-norm `red` ('nrm2' or 'sum') over (outer, n, inner)."""
+# A thread per norm (DIRECT_ROWS): the same float64 operations as the kernels above, the
+# sums in the CPU's order. np.float64 loads, as in _reduce_cuda._load: the simulator runs
+# NumPy, where float16 plus a Python float stays float16.
+@parallel_for
+def _l2_forward_norm(r, out, norm, x, n, inner, eps, m_out, m_norm):
+    base = _first(r, n, inner)
+    s = 0.0
+    for k in range(n):
+        v = np.float64(x[uindex(base + k * inner)])
+        s += v * v
+    s = math.sqrt(s + eps)
+    store(norm, r, s, m_norm)
+    if m_out != NULL:
+        inv = 1.0 / np.float64(s)
+        for k in range(n):
+            j = uindex(base + k * inner)
+            store(out, j, x[j] * inv, m_out)
+
+
+@parallel_for
+def _l2_backward_norm(r, dx, dy, y, norm, n, inner, m_dx):
+    base = _first(r, n, inner)
+    t = 0.0
+    for k in range(n):
+        j = uindex(base + k * inner)
+        t += np.float64(dy[j]) * np.float64(y[j])
+    inv = 1.0 / np.float64(norm[r])
+    for k in range(n):
+        j = uindex(base + k * inner)
+        store(dx, j, inv * dy[j] + (-t * inv) * y[j], m_dx)
+
+
+def direct(layout: tuple[int, int, int]) -> bool:
+    """Whether a thread per norm reads coalesced and fills the device (see the top)."""
+    rows, _, inner = layout
+    return inner >= WARP and rows > DIRECT_ROWS
+
+
+def _view(a: Any, layout: tuple[int, int, int]) -> Any:
     rows, n, inner = layout
-    outer = rows // inner
-    sums = scratch.empty(ctx, rows, np.float64)
-    reduce_gpu(ctx, sums, False, a.reshape((outer, n, inner)), (outer, 1, inner), red, 1.0, name)
-    return sums
+    return a.reshape((rows // inner, n, inner))
 
 
 def forward_gpu(
@@ -90,7 +142,14 @@ def forward_gpu(
     rows, n, inner = layout
     m_out, m_norm = modes
     out, norm, x = (a.reshape(a.size) for a in (*outputs, x))
-    inv = _sums(ctx, "L2Normalization", x, layout, "nrm2")  # n = 0: sums of nothing, 0
+    if direct(layout):
+        _l2_forward_norm.launch(ctx, rows, out, norm, x, n, inner, eps, m_out, m_norm)
+        return
+    inv = scratch.empty(ctx, rows, np.float64)  # n = 0: sums of nothing, 0
+    small = (rows // inner, 1, inner)
+    _reduce_cuda.reduce_gpu(
+        ctx, inv, False, _view(x, layout), small, "sumsq", 1.0, "L2Normalization"
+    )
     _l2_finish.launch(ctx, rows, inv, norm, eps, m_norm)
     if m_out != NULL:
         _l2_scale.launch(ctx, x.size, out, x, inv, n, inner, m_out)
@@ -100,14 +159,18 @@ def backward_gpu(
     ctx: Any, dx: Any, dy: Any, y: Any, norm: Any, layout: tuple[int, int, int], m_dx: int
 ) -> None:
     """dx (m_dx, not NULL) = (dy - y * sum(dy * y)) / norm, sums per norm of layout."""
-    _, n, inner = layout
+    rows, n, inner = layout
     dx, dy, y, norm = (a.reshape(a.size) for a in (dx, dy, y, norm))
     if y.size == 0:
         return
-    terms = scratch.empty(ctx, y.size, np.float64 if y.dtype == np.float64 else np.float32)
-    _l2_dot_terms.launch(ctx, y.size, terms, dy, y)
-    sdyy = _sums(ctx, "_backward_L2Normalization", terms, layout, "sum")
+    if direct(layout):
+        _l2_backward_norm.launch(ctx, rows, dx, dy, y, norm, n, inner, m_dx)
+        return
+    sdyy = scratch.empty(ctx, rows, np.float64)
+    small, name = (rows // inner, 1, inner), "_backward_L2Normalization"
+    dyv, yv = _view(dy, layout), _view(y, layout)
+    _reduce_cuda.reduce_dot_gpu(ctx, sdyy, False, dyv, yv, small, 1.0, name)
     _l2_grad.launch(ctx, y.size, dx, dy, y, norm, sdyy, n, inner, m_dx)
 
 
-__all__ = ["backward_gpu", "forward_gpu"]
+__all__ = ["DIRECT_ROWS", "backward_gpu", "direct", "forward_gpu"]
