@@ -83,3 +83,29 @@ def spy_reductions(monkeypatch: pytest.MonkeyPatch, short_slices: bool) -> dict[
     if short_slices:
         monkeypatch.setattr(_reduce_cuda, "BLOCK_SLICE_MIN", 4)
     return seen
+
+
+def spy_reduce_kernels(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int, int]]:
+    """(kernel, blocks, threads) of ops/_reduce_cuda.py's kernels launched, in order; the
+    kernel is 'thread', 'warp' or 'block'."""
+    from nnvmpy.ops import _reduce_cuda as red
+
+    kernels = {
+        "thread": red._reduce_thread_cuda,
+        "warp": red._reduce_warp_cuda,
+        "block": red._reduce_block_cuda,
+    }
+    return spy_block_launches(monkeypatch, kernels)
+
+
+def split_reductions_early(monkeypatch: pytest.MonkeyPatch, block_slices: bool = True) -> None:
+    """_reduce_cuda's split thresholds low enough that test-sized sums are cut into slices
+    (a second, combining launch), with the simulator's block size on a GPU too;
+    `block_slices`: block-per-output sums are sliced from one element."""
+    from nnvmpy.ops import _reduce_cuda as red
+
+    monkeypatch.setattr(red, "BLOCK", red.SIM_BLOCK)
+    monkeypatch.setattr(red, "SPLIT_MIN", 16)
+    monkeypatch.setattr(red, "SPLIT_THREADS", 512)
+    if block_slices:
+        monkeypatch.setattr(red, "BLOCK_SLICE_MIN", 1)

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from launch_spies import split_reductions_early
 
 import nnvmpy as nv
 import optimizer_formulas as F
@@ -25,7 +26,6 @@ from nnvmpy.attrs import fcompute
 from nnvmpy.base import OpReqType
 from nnvmpy.engine import engine_type
 from nnvmpy.engine.base import RunContext
-from nnvmpy.ops import _reduce_cuda as red
 from nnvmpy.ops.optimizer import gradient_stats as gs
 from nnvmpy.resource import OpContext, Resource, ResourceRequest
 
@@ -54,10 +54,7 @@ def small_rows(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def split_early(monkeypatch: pytest.MonkeyPatch) -> None:
     """The reduction kernels cut short rows into slices too (a second reduce launch)."""
-    monkeypatch.setattr(red, "BLOCK", red.SIM_BLOCK)
-    monkeypatch.setattr(red, "SPLIT_MIN", 16)
-    monkeypatch.setattr(red, "SPLIT_THREADS", 512)
-    monkeypatch.setattr(red, "BLOCK_SLICE_MIN", 1)
+    split_reductions_early(monkeypatch)
 
 
 @pytest.fixture

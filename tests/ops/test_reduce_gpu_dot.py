@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from launch_spies import spy_block_launches
+from launch_spies import split_reductions_early, spy_reduce_kernels
 
 import nnvmpy as nv
 from nnvmpy.base import NNVMError
@@ -62,12 +62,7 @@ def _ctx() -> Any:
 @pytest.fixture
 def launches(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int, int]]:
     """(kernel, blocks, threads) of the reduce kernels launched, in order."""
-    kernels = {
-        "thread": red._reduce_thread_cuda,
-        "warp": red._reduce_warp_cuda,
-        "block": red._reduce_block_cuda,
-    }
-    return spy_block_launches(monkeypatch, kernels)
+    return spy_reduce_kernels(monkeypatch)
 
 
 @pytest.fixture
@@ -87,10 +82,7 @@ def scratches(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, Any]]:
 @pytest.fixture
 def split_early(monkeypatch: pytest.MonkeyPatch) -> None:
     """Split thresholds low enough for SPLITS, and the simulator's block size on a GPU."""
-    monkeypatch.setattr(red, "BLOCK", red.SIM_BLOCK)
-    monkeypatch.setattr(red, "SPLIT_MIN", 16)
-    monkeypatch.setattr(red, "SPLIT_THREADS", 512)
-    monkeypatch.setattr(red, "BLOCK_SLICE_MIN", 1)
+    split_reductions_early(monkeypatch)
 
 
 def _values(shape: tuple[int, ...], dtype: Any, seed: int) -> np.ndarray:

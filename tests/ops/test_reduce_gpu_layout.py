@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from launch_spies import spy_block_launches
+from launch_spies import split_reductions_early, spy_reduce_kernels
 
 import nnvmpy as nv
 from nnvmpy import nd, sym
@@ -93,21 +93,14 @@ def gpu() -> Iterator[Any]:
 def launches(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int, int]]:
     """(kernel, blocks, threads) of the reduce kernels launched, in order; the kernel is
     'thread', 'warp' or 'block'."""
-    kernels = {
-        "thread": red._reduce_thread_cuda,
-        "warp": red._reduce_warp_cuda,
-        "block": red._reduce_block_cuda,
-    }
-    return spy_block_launches(monkeypatch, kernels)
+    return spy_reduce_kernels(monkeypatch)
 
 
 @pytest.fixture
 def split_early(monkeypatch: pytest.MonkeyPatch) -> None:
     """Split thresholds low enough for the shapes in SPLITS, and the simulator's block
     size on a GPU too (a warp per output below 128 elements)."""
-    monkeypatch.setattr(red, "BLOCK", red.SIM_BLOCK)
-    monkeypatch.setattr(red, "SPLIT_MIN", 16)
-    monkeypatch.setattr(red, "SPLIT_THREADS", 512)
+    split_reductions_early(monkeypatch, block_slices=False)
     monkeypatch.setattr(red, "BLOCK_SLICE_MIN", 1)
 
 
