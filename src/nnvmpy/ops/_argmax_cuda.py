@@ -1,16 +1,22 @@
-"""argmax / argmin on a GPU along lines near the last axis (argmax.py has the op).
+"""argmax / argmin on a GPU where a thread per line leaves the device idle (argmax.py has
+the op; _line_split_cuda.py the rules that choose a split).
 
 Why. argmax.py's `_arg_line` is a thread per line of the (outer, n, inner) view. Where the
 lines lie along the last axes (inner < MIN_INNER) neighbouring threads read a line apart,
 and the lines are few and long: a 30k-class argmax over (4096, 30000) is 4096 threads of
 30k strided reads, (8, 10**6) along axis 1 is 8 threads, and axis=None is one thread over
-the whole array. Here instead:
+the whole array. Farther in (inner >= MIN_INNER) reads are coalesced, but few lines are
+still few threads: (1, 10**6, 32) along axis 1 is 32 threads of 10**6 steps. Here instead:
 
-- a block per line where the lines alone give every SM BLOCKS_PER_SM blocks: its threads
-  stride the line (neighbours read neighbours), each keeps the best position it saw, and
-  a shared-memory tree picks the block's;
+- inner < MIN_INNER: a block per line where the lines alone give every SM BLOCKS_PER_SM
+  blocks: its threads stride the line (neighbours read neighbours), each keeps the best
+  position it saw, and a shared-memory tree picks the block's;
 - else S blocks per line, each on a slice of `chunk` positions writing its slice's best
-  position to scratch, then a thread per line picks among its S partials in slice order.
+  position to scratch (part[r * S + s]);
+- inner >= MIN_INNER and too few lines (column_split): a thread per (line, slice), the
+  threads of a slice on neighbouring lines (coalesced), each scanning its slice serially
+  into part[s * lines + r];
+- after either split a thread per line picks among its S partials in slice order.
 
 Only positions travel (shared memory, scratch); values are read back from x, so every
 dtype compares exactly (int64 beyond 2**53 too) and one shared array serves them all.
@@ -18,8 +24,6 @@ Which of two positions wins is a total order: a NaN before any number (the lower
 position between two NaNs), then the larger (argmin: smaller) value, then the lower
 position. So any reduction order returns what the serial scan returns: the first
 occurrence of the extreme, or the first NaN (for argmin too).
-
-The split rule and the launcher serve _cumsum_cuda.py's scan as well.
 """
 
 from __future__ import annotations
@@ -29,85 +33,18 @@ from typing import Any
 import numpy as np
 
 from ..kernel import device_function, scratch
-from ..kernel.launch import cuda, flat, gpu_kernel, is_gpu, store, uindex
+from ..kernel.launch import cuda, flat, gpu_kernel, store, uindex
+from ._line_split_cuda import (
+    SHARED,
+    by_block,
+    column_split,
+    launch_blocks,
+    line_base,
+    line_split,
+)
 from .argmax import _wins
 
-SHARED = 256  # positions a block's shared tree holds: the most threads a block may have
-THREADS = 256  # threads of a block at most on a GPU (a power of two, <= SHARED)
-SIM_THREADS = 32  # the same under the simulator, where every thread is a Python thread
-MIN_INNER = 32  # from here neighbouring lines are neighbours in memory: a thread each
-MIN_LINE = 32  # shorter lines would leave most of a warp idle: a thread each
-# The split rule (line_split); module constants, so tests can send tiny shapes down it.
-BLOCKS_PER_SM = 4  # split lines until lines * S blocks give each SM this many
-SIM_SM_COUNT = 2  # the SM count assumed under the simulator
-SLICE_MIN = 4096  # positions of a slice, at least: shorter ones cost more than they spread
-
-
-# --- the split rule and the launcher (shared with _cumsum_cuda.py) -------------------------
-
-
-def by_block(ctx: Any, n: int, inner: int) -> bool:
-    """Whether lines of n elements `inner` apart take one or more blocks each on ctx."""
-    return is_gpu(ctx) and inner < MIN_INNER and n >= MIN_LINE
-
-
-def _sm_count(ctx: Any, name: str) -> int:
-    """ctx's GPU's multiprocessor count (SIM_SM_COUNT under the simulator)."""
-    from numba import config
-
-    if config.ENABLE_CUDASIM:  # type: ignore[attr-defined]
-        return SIM_SM_COUNT
-    from nnvmpy.kernel.cuda import sm_count
-    from nnvmpy.kernel.elementwise import launch_context
-
-    return sm_count(name, launch_context(name, ctx, None).device_id)
-
-
-def line_slices(lines: int, n: int, sms: int) -> int:
-    """S, the blocks that share each line: 1 when the lines alone give BLOCKS_PER_SM
-    blocks per SM, else as many as give that many, at most one per SLICE_MIN positions."""
-    want = BLOCKS_PER_SM * sms
-    if lines >= want:
-        return 1
-    return max(1, min(-(-want // lines), n // SLICE_MIN))
-
-
-def line_split(ctx: Any, name: str, lines: int, n: int, items: int) -> tuple[int, int, int]:
-    """(S, chunk, threads): S blocks of `threads` per line, each on `chunk` positions (a
-    multiple of threads * items, each thread taking `items` per round; the last slice
-    shorter, none empty). S = 1: a block per line, chunk = n."""
-    from numba import config
-
-    limit = SIM_THREADS if config.ENABLE_CUDASIM else THREADS  # type: ignore[attr-defined]
-    S = line_slices(lines, n, _sm_count(ctx, name))
-    per = -(-n // S)
-    threads = min(limit, 1 << (-(-per // items) - 1).bit_length())
-    if S == 1:
-        return 1, n, threads
-    chunk = -(-per // (threads * items)) * (threads * items)
-    S = -(-n // chunk)
-    return (S, chunk, threads) if S > 1 else (1, n, threads)
-
-
-def launch_blocks(ctx: Any, name: str, k: Any, blocks: int, threads: int, *args: Any) -> None:
-    """k(*args) on `blocks` blocks of `threads` (arrays flattened), the grid capped as every
-    grid-stride launch is (kernel/cuda.py; 4 blocks on the simulator): k strides beyond."""
-    from nnvmpy.kernel.cuda import THREADS_PER_BLOCK, launch_config, launch_kernel
-
-    cap, _, stream, device = launch_config(name, ctx, blocks * THREADS_PER_BLOCK)
-    flat_args = [a if isinstance(a, (bool, int, float, np.generic)) else flat(a) for a in args]
-    with device:
-        launch_kernel(k.dispatcher, min(blocks, cap), threads, stream, tuple(flat_args))
-
-
 # --- the kernels --------------------------------------------------------------------------
-
-
-@device_function
-def _line_base(r, n, inner):
-    """Line r's first element in the (outer, n, inner) view."""
-    o = r // inner
-    return o * n * inner + (r - o * inner)
 
 
 @device_function
@@ -166,7 +103,7 @@ def _arg_block_cuda(out, x, lines, n, inner, largest, mode):
     tid, nt = cuda.threadIdx.x, cuda.blockDim.x
     sh = cuda.shared.array(SHARED, np.int64)
     for r in range(cuda.blockIdx.x, lines, cuda.gridDim.x):
-        base = _line_base(r, n, inner)
+        base = line_base(r, n, inner)
         at = _scan(x, base, inner, tid, n, nt, largest)
         at = _block_best(sh, x, base, inner, tid, nt, at, largest)
         if tid == 0:
@@ -182,7 +119,7 @@ def _arg_slices_cuda(part, x, lines, S, chunk, n, inner, largest):
     for b in range(cuda.blockIdx.x, lines * S, cuda.gridDim.x):
         r = b // S
         lo = (b - r * S) * chunk
-        base = _line_base(r, n, inner)
+        base = line_base(r, n, inner)
         at = _scan(x, base, inner, lo + tid, min(lo + chunk, n), nt, largest)
         at = _block_best(sh, x, base, inner, tid, nt, at, largest)
         if tid == 0:
@@ -190,13 +127,25 @@ def _arg_slices_cuda(part, x, lines, S, chunk, n, inner, largest):
 
 
 @gpu_kernel
-def _arg_merge_cuda(out, part, x, lines, S, n, inner, largest, mode):
-    # a thread per line: out[r] (+)= the best of its S slices' positions, in slice order
+def _arg_columns_cuda(part, x, lines, S, chunk, n, inner, largest):
+    # item i = s * lines + r: part[i] = the best position of slice s (positions from
+    # s * chunk) of line r; neighbouring items scan neighbouring lines, reads coalesced
+    for i in range(cuda.grid(1), lines * S, cuda.gridsize(1)):
+        s = i // lines
+        r = i - s * lines
+        lo = s * chunk
+        part[i] = _scan(x, line_base(r, n, inner), inner, lo, min(lo + chunk, n), 1, largest)
+
+
+@gpu_kernel
+def _arg_merge_cuda(out, part, x, lines, S, rs, ss, n, inner, largest, mode):
+    # a thread per line: out[r] (+)= the best of its S slices' positions part[r * rs +
+    # s * ss], in slice order
     for r in range(cuda.grid(1), lines, cuda.gridsize(1)):
-        base = _line_base(r, n, inner)
-        at = part[r * S]
+        base = line_base(r, n, inner)
+        at = part[r * rs]
         for s in range(1, S):
-            k = part[r * S + s]
+            k = part[r * rs + s * ss]
             if _before(x, base, inner, k, at, largest):
                 at = k
         store(out, r, at, mode)
@@ -206,21 +155,30 @@ def arg_gpu(
     ctx: Any, name: str, out: Any, x: Any, layout: tuple[int, int, int], largest: bool, mode: int
 ) -> bool:
     """out (+)= the arg extreme of x's lines (layout: (outer, n, inner)) on S blocks or a
-    block per line; False (nothing launched) where by_block says a thread per line."""
+    block per line, or on S slices a thread each; False (nothing launched) where the
+    rules say a thread per line (argmax.py's loop)."""
     outer, n, inner = layout
-    if not by_block(ctx, n, inner):
-        return False
     lines = outer * inner
-    S, chunk, threads = line_split(ctx, name, lines, n, 1)
-    if S == 1:
-        launch_blocks(ctx, name, _arg_block_cuda, lines, threads, out, x, lines, n, inner,
-                      largest, mode)  # fmt: skip
-        return True
-    part = scratch.empty(ctx, lines * S, np.int64)
-    launch_blocks(ctx, name, _arg_slices_cuda, lines * S, threads, part, x, lines, S, chunk,
-                  n, inner, largest)  # fmt: skip
-    _arg_merge_cuda.launch(ctx, lines, flat(out), part, flat(x), lines, S, n, inner, largest, mode)
+    if by_block(ctx, n, inner):
+        S, chunk, threads = line_split(ctx, name, lines, n, 1)
+        if S == 1:
+            launch_blocks(ctx, name, _arg_block_cuda, lines, threads, out, x, lines, n, inner,
+                          largest, mode)  # fmt: skip
+            return True
+        part = scratch.empty(ctx, lines * S, np.int64)
+        launch_blocks(ctx, name, _arg_slices_cuda, lines * S, threads, part, x, lines, S,
+                      chunk, n, inner, largest)  # fmt: skip
+        strides = (S, 1)
+    else:
+        S, chunk = column_split(ctx, name, layout)
+        if S == 1:
+            return False
+        part = scratch.empty(ctx, lines * S, np.int64)
+        _arg_columns_cuda.launch(ctx, lines * S, part, flat(x), lines, S, chunk, n, inner, largest)
+        strides = (1, lines)
+    _arg_merge_cuda.launch(ctx, lines, flat(out), part, flat(x), lines, S, *strides, n, inner,
+                           largest, mode)  # fmt: skip
     return True
 
 
-__all__ = ["arg_gpu", "by_block", "launch_blocks", "line_slices", "line_split"]
+__all__ = ["arg_gpu"]

@@ -1,21 +1,27 @@
-"""cumsum and its backward (the reversed cumsum) on a GPU along lines near the last axis
-(cumsum.py has the op).
+"""cumsum and its backward (the reversed cumsum) on a GPU where a thread per line leaves
+the device idle (cumsum.py has the op; _line_split_cuda.py the rules that choose a split).
 
 Why. cumsum.py's `_scan_line` is a thread per line of the (outer, n, inner) view: along
 the last axes (inner < 32) neighbouring threads read a line apart and long lines are few
-threads; axis=None is one thread over the whole array. Here a line's running sum is a
-parallel scan, the standard three phases:
+threads; axis=None is one thread over the whole array. Farther in (inner >= 32) reads
+are coalesced but few lines are still few threads ((1, 10**6, 32) along axis 1: 32
+threads of 10**6 steps). Here a line's running sum is a parallel scan, the standard
+three phases:
 
-1. each of S blocks per line sums its slice of `chunk` positions (coalesced, a
-   shared-memory tree) into scratch;
+1. each of S slices of a line is summed into scratch: near the last axis by a block
+   (coalesced, a shared-memory tree) per slice of `chunk` positions, into part[r * S +
+   s]; farther in (column_split) by a thread per (line, slice), the threads of a slice
+   on neighbouring lines (coalesced), into part[s * lines + r];
 2. a thread per line scans its S slice sums in place (from the end when reversed): a
    slice's carry is then its predecessor's entry in scan order;
-3. each block scans its slice in rounds of threads * ITEMS elements: loaded coalesced
-   into shared memory, each thread scans ITEMS neighbours, the threads' totals are scanned
-   (Hillis-Steele), and carry + prefix is written out coalesced (out (+)= as req says).
+3. each slice is scanned from its carry, out (+)= as req says: farther in, by its thread
+   serially; near the last axis, by its block in rounds of threads * ITEMS elements:
+   loaded coalesced into shared memory, each thread scans ITEMS neighbours, the threads'
+   totals are scanned (Hillis-Steele), and carry + prefix is written out coalesced.
 
-Where the lines alone give every SM BLOCKS_PER_SM blocks (_argmax_cuda.line_split, shared
-with argmax) S = 1: a block per line runs phase 3 alone from a zero carry.
+Where the lines near the last axis alone give every SM BLOCKS_PER_SM blocks
+(line_split, shared with argmax) S = 1: a block per line runs phase 3 alone from a zero
+carry. Farther in, where the lines alone fill the device, cumsum.py's loop runs.
 
 Sums accumulate as the CPU's loop does: in int64 when the output and the input are
 integers, else in float64 (an integer output then takes each float64 prefix, truncated).
@@ -31,8 +37,15 @@ from typing import Any
 import numpy as np
 
 from ..kernel import device_function, scratch
-from ..kernel.launch import cuda, gpu_kernel, store, uindex
-from ._argmax_cuda import SHARED, _line_base, by_block, launch_blocks, line_split
+from ..kernel.launch import cuda, flat, gpu_kernel, store, uindex
+from ._line_split_cuda import (
+    SHARED,
+    by_block,
+    column_split,
+    launch_blocks,
+    line_base,
+    line_split,
+)
 from .nn._block_rows import block_sum
 
 ITEMS = 8  # elements a thread scans per round
@@ -46,7 +59,7 @@ def _sums(part, sh, x, lines, S, chunk, n, inner, zero):
     for b in range(cuda.blockIdx.x, lines * S, cuda.gridDim.x):
         r = b // S
         lo = (b - r * S) * chunk
-        base = _line_base(r, n, inner)
+        base = line_base(r, n, inner)
         s = zero
         for k in range(lo + tid, min(lo + chunk, n), nt):
             s += x[uindex(base + k * inner)]
@@ -112,7 +125,7 @@ def _scan_blocks(out, buf, tot, offs, x, lines, S, chunk, n, inner, reverse, mod
             carry += offs[b + 1]
         elif not reverse and s > 0:
             carry += offs[b - 1]
-        base = _line_base(r, n, inner)
+        base = line_base(r, n, inner)
         _scan(out, buf, tot, x, base, inner, lo, min(lo + chunk, n), reverse, carry, mode, zero)
 
 
@@ -146,15 +159,69 @@ def _cumsum_scan_i_cuda(out, offs, x, lines, S, chunk, n, inner, reverse, mode):
 
 
 @gpu_kernel
-def _cumsum_carries_cuda(part, lines, S, reverse):
+def _cumsum_col_sums_cuda(part, x, lines, S, chunk, n, inner, zero):
+    # phase 1, item i = s * lines + r: part[i] = the sum of slice s of line r (neighbouring
+    # items on neighbouring lines: reads coalesced)
+    for i in range(cuda.grid(1), lines * S, cuda.gridsize(1)):
+        s = i // lines
+        r = i - s * lines
+        lo = s * chunk
+        base = line_base(r, n, inner)
+        acc = zero
+        for k in range(lo, min(lo + chunk, n)):
+            acc += x[uindex(base + k * inner)]
+        part[i] = acc
+
+
+@gpu_kernel
+def _cumsum_col_scan_cuda(out, part, x, lines, S, chunk, n, inner, reverse, mode, zero):
+    # phase 3, item i = s * lines + r: out (+)= the running sums of slice s of line r from
+    # its carry, the entry of the slice before it in scan order (s - 1; s + 1 when reverse)
+    for i in range(cuda.grid(1), lines * S, cuda.gridsize(1)):
+        s = i // lines
+        r = i - s * lines
+        lo = s * chunk
+        hi = min(lo + chunk, n)
+        acc = zero
+        if reverse and s < S - 1:
+            acc += part[i + lines]
+        elif not reverse and s > 0:
+            acc += part[i - lines]
+        base = line_base(r, n, inner)
+        for t in range(hi - lo):
+            at = base + (hi - 1 - t if reverse else lo + t) * inner
+            acc += x[uindex(at)]
+            store(out, at, acc, mode)
+
+
+@gpu_kernel
+def _cumsum_carries_cuda(part, lines, S, rs, ss, reverse):
     # phase 2, a thread per line: part[b] = the sum of the line's slices up to b in scan
-    # order (from the last when reverse), b's own sum included
+    # order (from the last when reverse), b's own sum included; slice s of line r is
+    # part[r * rs + s * ss]
     for r in range(cuda.grid(1), lines, cuda.gridsize(1)):
-        acc = part[r * S + (S - 1 if reverse else 0)]
+        acc = part[r * rs + (S - 1 if reverse else 0) * ss]
         for t in range(1, S):
-            b = r * S + (S - 1 - t if reverse else t)
+            b = r * rs + (S - 1 - t if reverse else t) * ss
             acc += part[b]
             part[b] = acc
+
+
+def _columns(ctx: Any, name: str, out: Any, x: Any, layout: tuple[int, int, int],
+             reverse: bool, mode: int, acc: Any) -> bool:  # fmt: skip
+    """Phases 1-3 on a thread per (line, slice) where column_split says S > 1."""
+    S, chunk = column_split(ctx, name, layout)
+    if S == 1:
+        return False
+    outer, n, inner = layout
+    lines, zero = outer * inner, acc(0)
+    part = scratch.empty(ctx, lines * S, acc)
+    x, out = flat(x), flat(out)
+    _cumsum_col_sums_cuda.launch(ctx, lines * S, part, x, lines, S, chunk, n, inner, zero)
+    _cumsum_carries_cuda.launch(ctx, lines, part, lines, S, 1, lines, reverse)
+    _cumsum_col_scan_cuda.launch(ctx, lines * S, out, part, x, lines, S, chunk, n, inner,
+                                 reverse, mode, zero)  # fmt: skip
+    return True
 
 
 def scan_gpu(
@@ -162,13 +229,13 @@ def scan_gpu(
     mode: int,
 ) -> bool:  # fmt: skip
     """out (+)= the running sums of x's lines (layout: (outer, n, inner); from the end when
-    reverse) on S blocks or a block per line; False (nothing launched) where by_block says
-    a thread per line."""
+    reverse) on S blocks or a block per line, or on S slices a thread each; False (nothing
+    launched) where the rules say a thread per line (cumsum.py's loop)."""
     outer, n, inner = layout
-    if not by_block(ctx, n, inner):
-        return False
     integer = np.dtype(out.dtype).kind in "iub" and np.dtype(x.dtype).kind in "iub"
     acc = np.int64 if integer else np.float64
+    if not by_block(ctx, n, inner):
+        return _columns(ctx, name, out, x, layout, reverse, mode, acc)
     sums, scan = (
         (_cumsum_sums_i_cuda, _cumsum_scan_i_cuda)
         if integer
@@ -179,7 +246,7 @@ def scan_gpu(
     part = scratch.empty(ctx, lines * S if S > 1 else 1, acc)  # S = 1: never read
     if S > 1:
         launch_blocks(ctx, name, sums, lines * S, threads, part, x, lines, S, chunk, n, inner)
-        _cumsum_carries_cuda.launch(ctx, lines, part, lines, S, reverse)
+        _cumsum_carries_cuda.launch(ctx, lines, part, lines, S, S, 1, reverse)
     launch_blocks(ctx, name, scan, lines * S, threads, out, part, x, lines, S, chunk, n, inner,
                   reverse, mode)  # fmt: skip
     return True

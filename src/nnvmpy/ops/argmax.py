@@ -9,7 +9,8 @@ constant in the input, so the gradient is zero.
 One kernel body (nv.kernel.parallel_for) serves both devices: work item i scans one
 line x[o, :, j] of the (outer, n, inner) view of the input. On a GPU, lines near the last
 axis (inner < 32) of 32 elements or more take a block each, or several blocks each when
-they are too few to fill the device (_argmax_cuda.py); axis=None is one such line.
+they are too few to fill the device; axis=None is one such line. Farther in, lines too
+few to fill the device are cut into slices of a thread each (_argmax_cuda.py).
 """
 
 from __future__ import annotations

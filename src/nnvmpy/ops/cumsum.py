@@ -8,7 +8,8 @@ One kernel body (nv.kernel.parallel_for) serves both devices: work item i runs a
 line of the (outer, n, inner) view, accumulating in float64 (int64 for integer outputs
 from integer inputs). On a GPU, lines near the last axis (inner < 32) of 32 elements or
 more are scanned in parallel instead, by a block each or by several blocks each when
-they are too few to fill the device (_cumsum_cuda.py); axis=None is one such line.
+they are too few to fill the device; axis=None is one such line. Farther in, lines too
+few to fill the device are cut into slices of a thread each (_cumsum_cuda.py).
 """
 
 from __future__ import annotations
