@@ -90,9 +90,10 @@ echo "exit $status" >>"$OUT/tests.txt"
     grep -cE " PASSED " "$OUT/tests.txt" | sed 's/^/passed lines: /'
     tail -n 5 "$OUT/tests.txt"
 } | tee -a "$OUT/summary.txt"
-# the GPU entries only (their file names carry kernel/disk_cache.py's tags), if they fit
-# the 16 MiB a file from $OUT may have
-(cd "$NUMBA_CACHE_DIR" && find . -name '*.nb[ci]' | grep -E '\.(cuda[0-9]+-|gpfor[0-9]+-|cudak[0-9]+)' \
+# the GPU entries only (kernel/disk_cache.py's GPU_ENTRY_MARK follows the Python tag in
+# their names), if they fit the 16 MiB a file from $OUT may have
+GPU_ENTRIES='\.py3[0-9]+\.gpu\.'
+(cd "$NUMBA_CACHE_DIR" && find . -name '*.nb[ci]' | grep -E "$GPU_ENTRIES" \
     | tar czf "$OUT/gpu_kernel_cache.tgz" -T -) 2>/dev/null
 if [ "$(stat -c %s "$OUT/gpu_kernel_cache.tgz" 2>/dev/null || echo 0)" -gt 16000000 ]; then
     rm -f "$OUT/gpu_kernel_cache.tgz"

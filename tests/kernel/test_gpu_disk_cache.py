@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -169,6 +170,16 @@ def _run(tmp_path: Path, script: str, *args: str, **env: str) -> dict[str, Any]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def _sent_back_by_gpu_check(cache: Path) -> tuple[list[str], list[str]]:
+    """(entry files tools/gpu_check.sh sends back from cache, the others): its
+    GPU_ENTRIES pattern, which must pick the GPU entries out of numba's CPU ones."""
+    script = (TOOLS / "gpu_check.sh").read_text().splitlines()
+    line = next(x for x in script if x.startswith("GPU_ENTRIES="))
+    pattern = re.compile(line.split("=", 1)[1].strip("'"))
+    names = sorted(p.name for p in cache.rglob("*.nb[ci]"))
+    return [n for n in names if pattern.search(n)], [n for n in names if not pattern.search(n)]
+
+
 def _write_modules(tmp_path: Path, offset: str = "1.0") -> None:
     src = tmp_path / "src"
     src.mkdir(exist_ok=True)
@@ -205,6 +216,12 @@ def test_a_second_process_loads_every_kernel_from_disk(tmp_path):
     assert first["records"] >= 6
     assert (first["hits"], first["misses"]) == ([0, 0, 0], [1, 1, 1])
     assert list((tmp_path / "cache").rglob("*.nbc")), "nothing was saved"
+    sent, kept = _sent_back_by_gpu_check(tmp_path / "cache")
+    for kind in ("cached_kernels.scaled", "cached_kernels.bumped", "cached_kernels.doubled"):
+        assert any(name.startswith(kind) for name in sent), (kind, sent)
+    assert any(".cuda-bcast2-" in name for name in sent), sent  # broadcast loops
+    assert any(name.startswith("fused_gpu_") for name in sent), sent  # fusion's
+    assert not [name for name in kept if "fused_gpu_" in name or ".cuda" in name], kept
 
     second = _run(tmp_path, _LAUNCH, "loads-only")  # compiling raises in this process:
     # every kernel, nnvmpy's own and fusion's, must come from disk

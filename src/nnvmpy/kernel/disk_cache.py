@@ -172,6 +172,11 @@ def source_stamp(path: str) -> str:
 
 
 # ---------------------------------------------------------------- GPU kernels
+#: in every GPU entry's file name after numba's `<module>.<function>-<line>.py3NN`, so
+#: tools/gpu_check.sh can send back the GPU entries alone (`\.py3[0-9]+\.gpu\.`)
+GPU_ENTRY_MARK = "gpu"
+
+
 def enable_cuda_cache(dispatcher: Any, body: Any, tag: str, loop: Any = None) -> bool:
     """Give a numba-cuda kernel dispatcher a disk cache keyed by kernel_key(loop, body,
     tag) (loop: the function the dispatcher compiles, default body), stored beside
@@ -210,7 +215,7 @@ def _cuda_cache_class() -> type:
         def __init__(self, body: Any, tag: str, key: tuple[str, str, str]) -> None:
             super().__init__(body)  # locator and file name from body's function
             self.key = key
-            base = f"{self._impl.filename_base}.{tag}"
+            base = f"{self._impl.filename_base}.{GPU_ENTRY_MARK}.{tag}"
             self._cache_file = cache_file(
                 cache_path=self._cache_path,
                 filename_base=base,
