@@ -203,10 +203,10 @@ TILES = {
 def test_layer_norm_column_tiles_of_several_rows(
     case: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from nnvmpy.ops.nn import _norm_rows_cuda
+    from nnvmpy.ops.nn import _norm_columns_cuda
 
     shape, axis, items = TILES[case]
-    monkeypatch.setattr(_norm_rows_cuda, "_COLUMN_ITEMS", items)
+    monkeypatch.setattr(_norm_columns_cuda, "_COLUMN_ITEMS", items)
     n = shape[axis]
     x, dy = _values(shape, 7).astype(F32), _values(shape, 8, -1, 1).astype(F32)
     g, b = _values(n, 9, 0.5, 1.5).astype(F32), _values(n, 10).astype(F32)

@@ -9,8 +9,11 @@ groups is 64 blocks on a GPU with 132 SMs, each thread ~4k elements a pass. Ther
 (_batch_norm_cuda.py): a sums kernel on rows * S blocks writes each slice's float64
 partial sums to scratch, a thread per row combines them into the statistics and the
 row's scalars, and an apply kernel on the same blocks writes out (or dx). The
-backward's per-row sums go the same way. Per-position dgamma/dbeta are column partials
-summed by reduce_gpu (coalesced, long sums split among blocks).
+backward's per-row sums go the same way. Few long rows a thread each would take (inner
+>= 32, LayerNorm off the last axis) are cut into slices too, a block per run of inner
+positions and slice (_norm_columns_cuda.py, which also has both splits' thread per row
+merging the slices). Per-position dgamma/dbeta are column partials summed by reduce_gpu
+(coalesced, long sums split among blocks).
 
 Scalar slots (sc, x's float type as _typed keeps them): forward 2r, 2r + 1 = a, b
 (y = x * a + b, one gamma per row) or mu, 1/std (per position); backward 5r .. 5r + 4 =
@@ -24,19 +27,29 @@ from typing import Any
 
 import numpy as np
 
-from ...kernel import device_function, parallel_for, scratch
+from ...kernel import device_function, scratch
 from ...kernel.cuda import launch_config, launch_kernel, sm_count
 from ...kernel.elementwise import launch_context
 from ...kernel.launch import (  # cuda: a placeholder bound when a kernel compiles
-    ADD,
     NULL,
     cuda,
     gpu_kernel,
     store,
     uindex,
 )
-from .._reduce_cuda import reduce_gpu
-from ._block_rows import BLOCK, block_sum, by_block, launch_blocks, run_block_rows
+from ._block_rows import BLOCK, MIN_INNER, block_sum, by_block, launch_blocks, run_block_rows
+from ._norm_columns_cuda import (
+    _column_partials,
+    _column_tiles,
+    _norm_backward_finish_cuda,
+    _norm_forward_finish_cuda,
+    _row_scalars,
+    _shifted_sums,
+    _sum_partials,
+    backward_columns,
+    column_grid,
+    forward_columns,
+)
 from ._norm_rows import (
     _inv_std,
     _norm_backward_chunk,
@@ -61,11 +74,6 @@ SIM_SM_COUNT = 2  # the SM count assumed under the simulator
 SLICE_MIN = 4096  # positions of a slice, at least: shorter ones cost more than they spread
 SPLIT_BLOCK = 256  # threads of a split block at most (a power of two: the trees halve it)
 SIM_SPLIT_BLOCK = 32  # the same under the simulator, where every thread is a Python thread
-
-#: a GPU's per-position dgamma/dbeta tiles: about this many work items (threads), each
-#: summing a column over rows / tiles rows
-_COLUMN_ITEMS = 1 << 16
-
 
 # --- a block per row ------------------------------------------------------------------------
 
@@ -140,19 +148,6 @@ def _slice(b, S, chunk, n, inner, tid, nt):
     return r, lo, start, _share(min(chunk, n - lo), tid, nt)
 
 
-@device_function
-def _shifted_sums(x, base, cnt, step, x0):
-    """(sum(d), sum(d * d)), d = x - x0 over cnt elements `step` apart: one pass, in float64
-    (float(): the simulator's NumPy would take float16 - Python float in float16)."""
-    s = 0.0
-    ss = 0.0
-    for k in range(cnt):
-        d = float(x[uindex(base + k * step)]) - x0
-        s += d
-        ss += d * d
-    return s, ss
-
-
 @gpu_kernel
 def _norm_sums_split_cuda(part, x, rows, S, chunk, n, inner):
     # block b: part[2b], part[2b + 1] = the sums of its slice's d = x - x0, x0 the slice's
@@ -168,47 +163,6 @@ def _norm_sums_split_cuda(part, x, rows, S, chunk, n, inner):
         if tid == 0:
             part[2 * b] = s
             part[2 * b + 1] = ss
-
-
-@device_function
-def _merged_stats(part, x, r, S, chunk, n, inner):
-    """Row r's (mean, variance) from its S slices' shifted sums: each slice's mean
-    m = x0 + s / c and squared deviations M2 = ss - s * s / c, merged (Chan et al.) as
-    M2 = sum(M2_s + c_s * (m_s - mean)^2)."""
-    base = _row_base(r, n, inner)
-    total = 0.0
-    for s in range(S):
-        c = min(chunk, n - s * chunk)
-        total += c * float(x[uindex(base + s * chunk * inner)]) + part[2 * (r * S + s)]
-    mu = total / n
-    m2 = 0.0
-    for s in range(S):
-        c = min(chunk, n - s * chunk)
-        p = 2 * (r * S + s)
-        d = float(x[uindex(base + s * chunk * inner)]) + part[p] / c - mu
-        m2 += part[p + 1] - part[p] * part[p] / c + c * d * d
-    return mu, max(m2, 0.0) / n
-
-
-@gpu_kernel
-def _norm_forward_finish_cuda(
-    part, mean, std, sc, x, gamma, beta, rows, S, chunk, n, inner, groups, eps, stat_var,
-    m_mean, m_std,
-):  # fmt: skip
-    # a thread per row: the statistics, and the scalars the apply kernel reads (slots 2r,
-    # 2r + 1: a, b of y = x * a + b with one gamma per row; else mu, 1/std)
-    for r in range(cuda.grid(1), rows, cuda.gridsize(1)):
-        mu, var = _merged_stats(part, x, r, S, chunk, n, inner)
-        sd = math.sqrt(var + eps)
-        store(mean, r, mu, m_mean)
-        store(std, r, var if stat_var else sd, m_std)
-        if groups > 0:
-            a = gamma[r % groups] / sd
-            sc[2 * r] = a
-            sc[2 * r + 1] = beta[r % groups] - mu * a
-        else:
-            sc[2 * r] = mu
-            sc[2 * r + 1] = 1.0 / sd
 
 
 @gpu_kernel
@@ -243,37 +197,6 @@ def _norm_dsums_split_cuda(part, sc, dy, x, gamma, rows, S, chunk, n, inner, per
 
 
 @gpu_kernel
-def _norm_backward_finish_cuda(
-    part, pg, pb, sc, gamma, dmean, dstd, rows, S, n, groups, rows_part, dstats
-):
-    # a thread per row: its sums from the S slices' (and, one gamma per row, the row's
-    # dgamma/dbeta partials), then _row_grad's a, b, g into slots 5r + 2 .. 5r + 4
-    for r in range(cuda.grid(1), rows, cuda.gridsize(1)):
-        sdy = 0.0
-        sdyx = 0.0
-        for s in range(S):
-            sdy += part[2 * (r * S + s)]
-            sdyx += part[2 * (r * S + s) + 1]
-        inv = sc[5 * r + 1]
-        sdyx *= inv
-        g = 1.0
-        if groups > 0:
-            g = gamma[r % groups]
-            if rows_part:
-                pg[r] = sdyx
-                pb[r] = sdy
-            sdy *= g
-            sdyx *= g
-        a, c = sdy / n, sdyx / n
-        if dstats:  # as _row_dx: d mean / dx = 1/n, d std / dx = xhat/n
-            a -= dmean[r] / (inv * n)
-            c -= dstd[r] / (inv * n)
-        sc[5 * r + 2] = a
-        sc[5 * r + 3] = c
-        sc[5 * r + 4] = g
-
-
-@gpu_kernel
 def _norm_backward_apply_cuda(dx, sc, dy, x, gamma, rows, S, chunk, n, inner, per_pos, m_dx):
     # the sums kernel's blocks: dx (+)= _row_grad over each slice (dy read before dx is
     # written, element by element: dx may be dy's memory)
@@ -284,38 +207,6 @@ def _norm_backward_apply_cuda(dx, sc, dy, x, gamma, rows, S, chunk, n, inner, pe
         mu, inv, a, c, g = sc[q], sc[q + 1], sc[q + 2], sc[q + 3], sc[q + 4]
         gpos = gamma[lo + tid :: nt]
         _row_grad(dx, dy, x, gpos, start, cnt, nt * inner, mu, inv, a, c, g, per_pos, m_dx)
-
-
-# --- per-position dgamma / dbeta --------------------------------------------------------
-
-
-@parallel_for
-def _row_scalars(r, sc, mean, std, eps, stat_var):
-    """Row r's mu and 1/std in x's float type, in slots 5r and 5r + 1 (as _typed keeps them)."""
-    sc[5 * r] = mean[r]
-    sc[5 * r + 1] = _inv_std(std[r], eps, stat_var)
-
-
-@parallel_for
-def _column_partials(i, pg, pb, sc, dy, x, outer, rpt, m, inner):
-    """Work item i sums column c = i % m of an outer slice (m = n * inner elements;
-    position c // inner of row o * inner + c % inner) over the rpt slices of tile
-    t = i // m: pg[i] = sum dy * xhat, pb[i] = sum dy (xhat as _row_sums_partials
-    computes it). Neighbouring threads read neighbouring elements and write neighbouring
-    partials."""
-    t = i // m
-    c = i - t * m
-    q = c % inner
-    s = np.float64(0.0)
-    u = np.float64(0.0)
-    for o in range(t * rpt, min((t + 1) * rpt, outer)):
-        j = o * m + c
-        k = 5 * (o * inner + q)
-        d = dy[j]
-        s += d * ((x[j] - sc[k]) * sc[k + 1])
-        u += d
-    pg[i] = s
-    pb[i] = u
 
 
 # --- the split rule and the launches ------------------------------------------------------
@@ -358,6 +249,15 @@ def split_grid(ctx: Any, rows: int, n: int, inner: int) -> tuple[int, int, int]:
     return -(-n // chunk), chunk, threads
 
 
+def _columns(ctx: Any, layout: tuple[int, int, int], groups: int) -> tuple[int, int, int, int]:
+    """column_grid's split for rows a thread each would take that have a gamma per
+    position (inner >= MIN_INNER: LayerNorm off the last axis), S = 1 elsewhere."""
+    rows, n, inner = layout
+    if inner < MIN_INNER or groups > 0:
+        return 1, n, 1, 1
+    return column_grid(rows, n, inner, _sm_count(ctx))
+
+
 def _launch_split(
     ctx: Any, name: str, k: Any, rows: int, grid: tuple[int, int, int], *args: Any
 ) -> None:
@@ -369,9 +269,13 @@ def _launch_split(
 
 
 def forward_gpu(ctx: Any, args: tuple[Any, ...], layout: tuple[int, int, int]) -> None:
-    """norm_forward's rows (args: _norm_forward_row's after r): S blocks each where
-    split_grid says so, else a block or a thread each."""
+    """norm_forward's rows (args: _norm_forward_row's after r): in column blocks where
+    _columns says so, S blocks each where split_grid does, else a block or a thread each."""
     rows, n, inner = layout
+    columns = _columns(ctx, layout, args[9])
+    if columns[0] > 1:
+        forward_columns(ctx, args, layout, columns)
+        return
     grid = split_grid(ctx, rows, n, inner)
     if grid[0] == 1:
         loops = (_norm_forward_row, _norm_forward_block_cuda)
@@ -384,23 +288,11 @@ def forward_gpu(ctx: Any, args: tuple[Any, ...], layout: tuple[int, int, int]) -
                   chunk, n, inner)  # fmt: skip
     _norm_forward_finish_cuda.launch(
         ctx, rows, part, mean, std, sc, x, gamma, beta, rows, S, chunk, n, inner, groups,
-        eps, stat_var, m_mean, m_std,
+        eps, stat_var, m_mean, m_std, S, 1,
     )  # fmt: skip
     if m_out != NULL:
         _launch_split(ctx, "norm_forward", _norm_forward_apply_cuda, rows, grid, out, sc, x,
                       gamma, beta, rows, S, chunk, n, inner, groups, m_out)  # fmt: skip
-
-
-def _sum_partials(
-    ctx: Any, grads: list[Any], modes: list[int], pg: Any, pb: Any, shape: tuple[int, int, int]
-) -> None:
-    """dgamma, dbeta (as their modes say): float64 partials of `shape` (count, cols,
-    inner) summed over count and inner by reduce_gpu (coalesced, long sums split)."""
-    count, cols, inner = shape
-    for grad, mode, p in ((grads[1], modes[1], pg), (grads[2], modes[2], pb)):
-        if mode != NULL:
-            parts = p[: count * cols * inner].reshape(shape)
-            reduce_gpu(ctx, grad, mode == ADD, parts, (1, cols, 1), "sum", 1.0, "norm_backward")
 
 
 def _row_sums_split(
@@ -419,19 +311,12 @@ def _row_sums_split(
     _launch_split(ctx, "norm_backward", _norm_dsums_split_cuda, rows, grid, part, sc, dy, x,
                   gamma, rows, S, chunk, n, inner, per_pos)  # fmt: skip
     _norm_backward_finish_cuda.launch(
-        ctx, rows, part, pg, pb, sc, gamma, dmean, dstd, rows, S, n, groups, rows_part, dstats
-    )
+        ctx, rows, part, pg, pb, sc, gamma, dmean, dstd, rows, S, n, groups, rows_part, dstats,
+        S, 1,
+    )  # fmt: skip
     if m_dx != NULL:
         _launch_split(ctx, "norm_backward", _norm_backward_apply_cuda, rows, grid, dx, sc, dy,
                       x, gamma, rows, S, chunk, n, inner, per_pos, m_dx)  # fmt: skip
-
-
-def _column_tiles(outer: int, m: int) -> tuple[int, int]:
-    """(tiles, rpt): _column_partials' tiles of rpt outer slices each, about _COLUMN_ITEMS
-    work items in all."""
-    tiles = min(outer, -(-_COLUMN_ITEMS // m))
-    rpt = -(-outer // tiles)
-    return -(-outer // rpt), rpt
 
 
 def backward_gpu(
@@ -439,8 +324,8 @@ def backward_gpu(
     layout: tuple[int, int, int], params: tuple[int, float, bool], dstats: bool,
 ) -> None:  # fmt: skip
     """Per-position dgamma/dbeta by columns (_column_partials) first, as dx may be dy's
-    memory; then the rows (S blocks, a block or a thread each), which per-row gamma's
-    rows' sums come from too."""
+    memory; then the rows (column blocks, S blocks, a block or a thread each), which
+    per-row gamma's rows' sums come from too."""
     rows, n, inner = layout
     groups, eps, stat_var = params
     m_dx, m_dg, m_db = modes
@@ -449,11 +334,12 @@ def backward_gpu(
     m, outer = n * inner, rows // inner  # columns: the m elements of an outer slice
     tiles, rpt = _column_tiles(outer, m)
     grid = split_grid(ctx, rows, n, inner)
+    columns = _columns(ctx, layout, groups)
     run_rows_too = m_dx != NULL or rows_part
     width = tiles * m if cols else rows if rows_part else 0
     pg, pb, sc = _space(ctx, width, 5 * rows, arrays[2])
     dx, dy, x, gamma, mean, std, dmean, dstd = arrays
-    if cols or (grid[0] > 1 and run_rows_too):
+    if cols or (max(grid[0], columns[0]) > 1 and run_rows_too):
         _row_scalars.launch(ctx, rows, sc, mean, std, eps, stat_var)
     if cols:
         _column_partials.launch(ctx, tiles * m, pg, pb, sc, dy, x, outer, rpt, m, inner)
@@ -464,6 +350,8 @@ def backward_gpu(
     tail = (n, inner, groups, eps, stat_var, m_dx, rows_part, dstats)
     if grid[0] > 1:
         _row_sums_split(ctx, args, layout, grid, groups, (m_dx, rows_part, dstats))
+    elif columns[0] > 1:  # per-position gamma: m_dx is not NULL
+        backward_columns(ctx, args, layout, columns, m_dx, dstats)
     elif by_block(ctx, n, inner):
         launch_blocks(ctx, "norm_backward", _norm_backward_block_cuda, rows, n, *args, *tail)
     else:  # a thread per row: chunks of one row
