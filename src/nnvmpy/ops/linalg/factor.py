@@ -6,13 +6,15 @@
 gelqf follows LAPACK's Householder convention (gelqf + orglq), as MXNet does: row i of
 A is reflected onto beta_i e_i with beta_i = -sign(A_ii) ||row||, so L's diagonal may be
 negative. On the CPU it is np.linalg.qr of A^T (LAPACK geqrf + orgqr of the transpose:
-the same reflectors); on the GPU a Householder kernel, one matrix per work item.
+the same reflectors); on the GPU a Householder kernel, a thread block per matrix where
+the batch is too small to fill the device (_factor_cuda.py), else one matrix per thread.
 Gradient (A = L Q): M = L^T dL - dQ Q^T, dA = L^-T (dQ + copyLTU(M) Q).
 
 syevd reads A's lower triangle. Each eigenvector row is signed so that its entry of
 largest magnitude (the first such) is positive, as MXNet signs them. CPU: np.linalg.eigh
-(LAPACK syevd); GPU: cyclic Jacobi rotations, one matrix per work item. Gradient, for
-distinct eigenvalues (MXNet's): dA = U^T (diag(dL) + F) U with
+(LAPACK syevd); GPU: Jacobi rotations, a thread block per matrix (round-robin order)
+where the batch is too small to fill the device (_factor_cuda.py), else cyclic, one matrix
+per thread. Gradient, for distinct eigenvalues (MXNet's): dA = U^T (diag(dL) + F) U with
 F_ij = ((dU U^T)_ij - (dU U^T)_ji) / (2 (L_i - L_j)), a symmetric matrix.
 """
 
@@ -45,6 +47,8 @@ from ._base import (
     require_square,
 )
 from ._batched import gemm, launch, mirror_lower, scale, swap, trsm
+
+MAX_SWEEPS = 100  # Jacobi sweeps at most (both GPU kernels)
 
 # -- GPU kernels: one matrix per work item ----------------------------------------------------
 
@@ -234,7 +238,10 @@ def _gelqf_forward(
     ws = Workspace(ctx, a.dtype, [(batch, m), shape, (*shape[:-1], m)])
     direct = ms == [WRITE, WRITE]
     q, lo = (outputs[0], outputs[1]) if direct else (ws[1], ws[2])
-    launch(ctx, op, gelqf_mat, batch, q, lo, a, ws[0], m, n)
+    from nnvmpy.ops.linalg._factor_cuda import gelqf_gpu
+
+    if not gelqf_gpu(ctx, op, q, lo, a, ws[0], batch, m, n):  # else a thread per matrix
+        launch(ctx, op, gelqf_mat, batch, q, lo, a, ws[0], m, n)
     if not direct:
         _write_pair(ctx, op, outputs, ms, (q, lo))
 
@@ -325,8 +332,11 @@ def _syevd_forward(
     ws = Workspace(ctx, a.dtype, [shape, shape, (batch, n)])
     direct = ms == [WRITE, WRITE]
     u, lam = (outputs[0], outputs[1]) if direct else (ws[1], ws[2])
-    eps = float(np.finfo(a.dtype).eps)
-    launch(ctx, op, syevd_mat, batch, u, lam, a, ws[0], n, eps * eps, 100)
+    tol = float(np.finfo(a.dtype).eps) ** 2
+    from nnvmpy.ops.linalg._factor_cuda import syevd_gpu
+
+    if not syevd_gpu(ctx, op, u, lam, a, ws[0], batch, n, tol, MAX_SWEEPS):
+        launch(ctx, op, syevd_mat, batch, u, lam, a, ws[0], n, tol, MAX_SWEEPS)
     if not direct:
         _write_pair(ctx, op, outputs, ms, (u, lam))
 
