@@ -12,7 +12,9 @@ eigh, det, slogdet), which work on whole stacks of matrices at once. SciPy would
 the few missing routines (trtrs, potri) but is not a runtime dependency; each module
 says how it does without them. GPU: numba.cuda kernels (nv.kernel.parallel_for), one
 work item per output element, solved vector or small matrix (_kernels.py and the
-factorization modules); they also pass on numba's CUDA simulator.
+factorization modules); factorizations of larger matrices take a thread block per matrix
+(_blocked_cuda.py: potrf, potri, LU; _factor_cuda.py: gelqf, syevd). They also pass on
+numba's CUDA simulator.
 """
 
 from . import cholesky, diag, factor, gemm, inverse, triangular  # noqa: F401 - registrations

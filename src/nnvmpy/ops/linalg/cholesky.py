@@ -48,6 +48,7 @@ from ._base import (
     require_square,
 )
 from ._batched import LOWER, UPPER, gemm, launch, mirror_lower, scale, swap, triangle, trsm
+from ._blocked_cuda import by_block, potrf_blocks, potri_blocks
 from .triangular import check_nonsingular
 
 
@@ -177,7 +178,10 @@ def _potrf_forward(
     batch, n = batch_of(a), dims(a)[-1]
     ws = Workspace(ctx, a.dtype, [(batch,), dims(a)])
     target = ws[1] if mode == ADD else out
-    launch(ctx, op, potrf_mat, batch, target, a, n, lower, ws[0])
+    if by_block(a, n):
+        potrf_blocks(ctx, op, batch, n, target, a, lower, ws[0])
+    else:
+        launch(ctx, op, potrf_mat, batch, target, a, n, lower, ws[0])
     raise_if_flagged(ctx, ws[0], lambda z: _not_pd(op, z))
     if mode == ADD:
         scale(ctx, op, out, ADD, target, 1.0)
@@ -245,7 +249,10 @@ def _potri_forward(
     batch, n = batch_of(a), dims(a)[-1]
     ws = Workspace(ctx, a.dtype, [(batch,), dims(a)])
     target = ws[1] if mode == ADD else out
-    launch(ctx, op, potri_mat, batch, target, a, n, lower, ws[0])
+    if by_block(a, n):
+        potri_blocks(ctx, op, batch, n, target, a, lower, ws[0])
+    else:
+        launch(ctx, op, potri_mat, batch, target, a, n, lower, ws[0])
     if mode == ADD:
         scale(ctx, op, out, ADD, target, 1.0)
 

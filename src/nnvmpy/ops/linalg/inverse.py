@@ -5,8 +5,9 @@
     slogdet(A)   sign, log|det A|     d: dA = dLogabs A^-T (the sign has no gradient)
 
 CPU: np.linalg.inv / det / slogdet (LAPACK getrf on the whole stack). GPU: one work item
-per matrix factorizes P A = L U with partial pivoting (lu_mat), one per column of A^-1
-solves with it (lu_inverse_col), one per matrix reads the determinant off U's diagonal.
+per matrix factorizes P A = L U with partial pivoting (lu_mat; from 32 columns a thread
+block per matrix, _blocked_cuda.py), one per column of A^-1 solves with it
+(lu_inverse_col), one per matrix reads the determinant off U's diagonal.
 A singular matrix makes inverse (and the gradients of det and slogdet, which need A^-1)
 raise a LinalgError naming the matrix; det gives 0 and slogdet (0, -inf) for it.
 """
@@ -37,6 +38,7 @@ from ._base import (
     register_linalg,
 )
 from ._batched import gemm, launch, scale, swap
+from ._blocked_cuda import by_block, lu_blocks
 from .cholesky import batch_shape, square_shape
 
 # -- GPU kernels ------------------------------------------------------------------------------
@@ -164,7 +166,10 @@ def _lu_gpu(ctx: Any, op: str, a: Any, extra: list[tuple[int, ...]]) -> Workspac
     """Workspace [flags, lu, pivots, *extra] with a's LU factors; flags mark singular ones."""
     batch, n = batch_of(a), dims(a)[-1]
     ws = Workspace(ctx, a.dtype, [(batch,), dims(a), (batch, n), *extra])
-    launch(ctx, op, lu_mat, batch, ws[1], a, ws[2], n, ws[0])
+    if by_block(a, n):
+        lu_blocks(ctx, op, batch, n, ws[1], a, ws[2], ws[0])
+    else:
+        launch(ctx, op, lu_mat, batch, ws[1], a, ws[2], n, ws[0])
     return ws
 
 
