@@ -45,3 +45,31 @@ def run_fcompute(
     compute = op.get_attr(fcompute(device))
     compute(attrs, opctx, ins, [OpReqType.parse(r) for r in reqs], outs)
     return [o.copy_to_host() if device == "gpu" else o for o in outs]
+
+
+#: per dtype, the error allowed relative to the largest value compared (close_to)
+SCALED_TOL = {np.dtype(np.float16): 4e-3, np.dtype(np.float32): 2e-5, np.dtype(np.float64): 1e-10}
+
+
+def run_fcompute_f64_cpu(
+    name: str,
+    params: dict[str, Any],
+    inputs: Sequence[np.ndarray],
+    starts: Sequence[np.ndarray],
+    reqs: Sequence[OpReqType | str],
+    device: str,
+) -> list[np.ndarray]:
+    """run_fcompute, with the CPU's inputs and starting outputs in float64: the reference
+    a GPU result of any float dtype is compared with."""
+    if device == "cpu":
+        inputs = [np.asarray(a).astype(np.float64) for a in inputs]
+        starts = [np.asarray(s).astype(np.float64) for s in starts]
+    return run_fcompute(name, params, inputs, starts, reqs, device)
+
+
+def close_to(got: np.ndarray, want: np.ndarray, dtype: Any, what: str) -> None:
+    """got is of dtype and within SCALED_TOL[dtype] times max(1, |want|'s largest) of want."""
+    assert got.dtype == dtype, what
+    scale = max(1.0, float(np.abs(want).max()))
+    atol = SCALED_TOL[np.dtype(dtype)] * scale
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=0, atol=atol, err_msg=what)

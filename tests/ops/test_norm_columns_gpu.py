@@ -19,7 +19,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from fcompute_call import run_fcompute
+from fcompute_call import SCALED_TOL
+from fcompute_call import close_to as _close
+from fcompute_call import run_fcompute_f64_cpu as _call
 from launch_spies import spy_block_launches
 
 import nnvmpy as nv
@@ -35,7 +37,6 @@ pytestmark = pytest.mark.gpu
 
 W, A, N = OpReqType.kWriteTo, OpReqType.kAddTo, OpReqType.kNullOp
 F16, F32, F64 = np.float16, np.float32, np.float64
-TOL = {F16: 4e-3, F32: 2e-5, F64: 1e-10}  # relative to the largest value compared
 COLUMN = ("_norm_sums_columns_cuda", "_norm_forward_apply_columns_cuda",
           "_norm_dsums_columns_cuda", "_norm_backward_apply_columns_cuda")  # fmt: skip
 ROW_LOOPS = ("_norm_forward_row", "_norm_backward_chunk")
@@ -118,19 +119,6 @@ def _starts(shapes: list[tuple], dtype: Any, seed: int) -> list[np.ndarray]:
     return [rng.uniform(-1, 1, s).astype(dtype) for s in shapes]
 
 
-def _call(name: str, params: dict, inputs: list, starts: list, reqs: tuple, device: str) -> list:
-    """Op `name`'s FCompute<device> on outputs that start as `starts` (float64 on the CPU)."""
-    if device == "cpu":
-        inputs, starts = [a.astype(F64) for a in inputs], [s.astype(F64) for s in starts]
-    return run_fcompute(name, params, inputs, starts, reqs, device)
-
-
-def _close(got: np.ndarray, want: np.ndarray, dtype: Any, what: str) -> None:
-    assert got.dtype == dtype, what
-    scale = max(1.0, float(np.abs(want).max()))
-    np.testing.assert_allclose(got.astype(F64), want, rtol=0, atol=TOL[dtype] * scale, err_msg=what)
-
-
 def _numpy(a: dict[str, np.ndarray], axis: int, eps: float, stats: bool) -> dict[str, np.ndarray]:
     """y, mean, std, dx, dgamma, dbeta by the formulas (float64), the mean/std outputs'
     gradients adding dmean / n + dstd * xhat / n to dx when `stats`."""
@@ -196,7 +184,7 @@ def test_column_split_matches_the_cpu_and_numpy(
     want = _call("_backward_LayerNorm", params, bin_, bstarts, breqs, "cpu")
     for i, what in enumerate(("dx", "dgamma", "dbeta")):
         _close(got[i], want[i], dtype, f"{what} ({breqs}) against the CPU")
-        tol = 3 * TOL[dtype] if dtype == F16 else TOL[dtype]  # the statistics rounded
+        tol = SCALED_TOL[np.dtype(dtype)] * (3 if dtype == F16 else 1)  # statistics rounded
         scale = max(1.0, float(np.abs(ref[what]).max()))
         expected = _with_req(ref[what], bstarts[i], breqs[i])
         np.testing.assert_allclose(got[i], expected, rtol=0, atol=tol * scale, err_msg=what)

@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from fcompute_call import run_fcompute
+from fcompute_call import close_to as _close
+from fcompute_call import run_fcompute_f64_cpu as _call
 from launch_spies import spy_block_launches
 
 from nnvmpy.base import OpReqType
@@ -31,7 +32,6 @@ SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 
 W, A, N = OpReqType.kWriteTo, OpReqType.kAddTo, OpReqType.kNullOp
 F16, F32, F64 = np.float16, np.float32, np.float64
-TOL = {F16: 4e-3, F32: 2e-5, F64: 1e-10}  # relative to the largest value compared
 SPLIT = ("_norm_sums_split_cuda", "_norm_forward_apply_cuda", "_norm_dsums_split_cuda",
          "_norm_backward_apply_cuda")  # fmt: skip
 BLOCK = ("_norm_forward_block_cuda", "_norm_backward_block_cuda")
@@ -66,19 +66,6 @@ def launches(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int, int]]:
     """(kernel name, blocks, threads) of every launch of _norm_rows_cuda.py's block kernels."""
     kernels = {name: getattr(norm_cuda, name) for name in (*SPLIT, *BLOCK)}
     return spy_block_launches(monkeypatch, kernels, norm_cuda)  # norm_cuda imports launch_kernel
-
-
-def _call(name: str, params: dict, inputs: list, starts: list, reqs: tuple, device: str) -> list:
-    """Op `name`'s FCompute<device> on outputs that start as `starts` (float64 on the CPU)."""
-    if device == "cpu":
-        inputs, starts = [a.astype(F64) for a in inputs], [s.astype(F64) for s in starts]
-    return run_fcompute(name, params, inputs, starts, reqs, device)
-
-
-def _close(got: np.ndarray, want: np.ndarray, dtype: Any, what: str) -> None:
-    assert got.dtype == dtype, what
-    scale = max(1.0, float(np.abs(want).max()))
-    np.testing.assert_allclose(got.astype(F64), want, rtol=0, atol=TOL[dtype] * scale, err_msg=what)
 
 
 def _shapes(op: str, params: dict, shape: tuple) -> tuple[tuple, tuple]:
