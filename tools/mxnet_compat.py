@@ -4,6 +4,7 @@
                                           tests/mxnet_compat/passing.txt and the README table
     tools/mxnet_compat.sh FILE.py ...     the same for some files (the others keep their lines)
     tools/mxnet_compat.sh --check         run only the tests listed as passing; fail if one fails
+                                          (in NNVMPY_COMPAT_WORKERS processes, default 2)
 
 The harness (`../shared/mxnet-compat`, beside the clone; or $MXNET_COMPAT) makes `import
 mxnet` resolve to nnvmpy and knows which tests real MXNet 1.9.1 passes on this machine. A
@@ -134,6 +135,8 @@ def check(h: Path) -> int:
         )
         ids = [f"{t.split('::')[0]}.py::{t.split('::')[1]}" for t in tests]
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--timeout=300"]
+        # two processes (xdist): no two listed tests write the same file name in `work`
+        cmd += ["-n", os.environ.get("NNVMPY_COMPAT_WORKERS", "2")]
         return subprocess.run([*cmd, *ids], cwd=work, env=env, check=False).returncode
 
 
