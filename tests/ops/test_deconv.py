@@ -328,9 +328,19 @@ def test_gpu_kernel_bodies_match_the_reference_on_the_cpu() -> None:
     )
 
 
+# (path, case): every case on the direct kernels; the simulated GEMMs are slow, so each
+# case once on them (groups and 3-D in one chunk, 2-D and 1-D over chunks)
+GPU_PATHS = [("direct", k) for k in range(4)] + [
+    ("gemm", 1), ("gemm", 3), ("gemm-chunks", 0), ("gemm-chunks", 2)
+]  # fmt: skip
+
+
 @pytest.mark.gpu
-@pytest.mark.parametrize("params", ADJOINT_CASES[:4])
-@pytest.mark.parametrize("path", ["direct", "gemm", "gemm-chunks"])
+@pytest.mark.parametrize(
+    ("path", "params"),
+    [(path, ADJOINT_CASES[k]) for path, k in GPU_PATHS],
+    ids=[f"{path}-params{k}" for path, k in GPU_PATHS],
+)
 def test_gpu_deconvolution_forward_and_backward_match_cpu(
     monkeypatch: pytest.MonkeyPatch, params: dict[str, Any], path: str
 ) -> None:

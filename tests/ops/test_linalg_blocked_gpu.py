@@ -2,7 +2,7 @@
 matrix (ops/linalg/_blocked_cuda.py) against NumPy, and against the thread-per-matrix
 kernels they replace from 32 columns on.
 
-Orders 33 and 70 take the block path as they are; orders 1 and 2 are sent there by
+Orders 33 and 45 take the block path as they are; orders 1 and 2 are sent there by
 lowering MIN_ORDER (the `blocks` fixture), as are the small matrices of the error and
 pivot tests. Batches of 1
 to 3 (and 6: more matrices than the simulator's 4-block grid), float32 and float64, both
@@ -108,8 +108,8 @@ CASES = [
     (2, 1, F32, False, "write"),
     (33, 2, F32, True, "add"),
     (33, 1, F64, False, "write"),
-    (70, 1, F64, True, "write"),
-    (70, 1, F32, False, "add"),
+    (45, 1, F64, True, "write"),
+    (45, 1, F32, False, "add"),
 ]
 IDS = [f"n{n}-b{b}-{np.dtype(d).name}-{'lower' if lo else 'upper'}-{r}" for n, b, d, lo, r in CASES]
 
@@ -138,7 +138,7 @@ def test_inverse_det_and_slogdet_match_numpy(
     ref = a.astype(F64)
     start, base = np.full(a.shape, 0.5, dtype), 0.5 if req == "add" else 0.0
     scale = 100 if dtype == F32 else 1e3  # uniform matrices: condition numbers in the 100s
-    if n < 70 or lower:  # (the inverse of order 70 once: each column is a serial solve)
+    if n < 45 or lower:  # (the inverse of order 45 once: each column is a serial solve)
         (got,) = gpu("inverse", {}, [a], [start], [req])
         close(got, base + np.linalg.inv(ref), dtype, scale)
         check_blocks(launched, "inverse", batch, n)

@@ -181,10 +181,12 @@ def test_cumsum_slices_match_numpy_and_the_cpu(
 def test_long_lines_of_64_split_on_a_larger_device(
     monkeypatch: pytest.MonkeyPatch, spies: tuple[list, list]
 ) -> None:
-    """(3, 1000, 64) along axis 1 on 8 simulated SMs (1024 threads fill it): 192 lines in
-    6 slices of 167 (the last 165); argmax, argmin, cumsum and its backward."""
+    """(3, 58, 64) along axis 1 on 8 simulated SMs (1024 threads fill it) with slices of 8
+    positions at least: 192 lines in 6 slices of 10 (the last 8); argmax, argmin, cumsum
+    and its backward."""
     monkeypatch.setattr(split, "_sm_count", lambda ctx, name: 8)
-    shape = (3, 1000, 64)
+    monkeypatch.setattr(split, "COL_SLICE_MIN", 8)
+    shape = (3, 58, 64)
     lines, S = _slices(shape, 1, 6)
     x = arg_data(shape, np.float32, seed=4, axis=1)
     for op, largest in (("argmax", True), ("argmin", False)):

@@ -44,8 +44,8 @@ ROW_LOOPS = ("_norm_forward_row", "_norm_backward_chunk")
 # id -> (data shape, axis, (SMs, threads wanted per SM, COLUMN_SLICE_MIN, block limit),
 #        the expected (S, chunk, runs, threads))
 CASES = {
-    # 40 rows, 128 threads wanted: 4 slices of 75; inner 40 in 2 runs of 20
-    "outer-1-inner-40": ((1, 300, 40), 1, (2, 64, 16, 32), (4, 75, 2, 20)),
+    # 40 rows, 128 threads wanted: 4 slices of 25 (the last 23); inner 40 in 2 runs of 20
+    "outer-1-inner-40": ((1, 98, 40), 1, (2, 64, 16, 32), (4, 25, 2, 20)),
     # 66 rows: 8 slices wanted, 6 by COLUMN_SLICE_MIN (5 of 17, the last 12); inner 33 in
     # runs of 17 and 16 (a thread idle)
     "inner-33-uneven": ((2, 97, 33), 1, (2, 256, 16, 32), (6, 17, 2, 17)),
@@ -257,13 +257,13 @@ def test_in_place_out_on_x_and_dx_on_dy(
 # id -> (shape, axis, knobs as CASES', the path taken instead)
 KEPT = {
     # 66 rows give the 64 threads wanted: a thread per row
-    "rows-fill-the-device": ((2, 97, 33), 1, (2, 32, 16, 32), "row"),
-    # 97 // 50 = 1 slice of COLUMN_SLICE_MIN: a thread per row
-    "rows-under-two-slices": ((2, 97, 33), 1, (2, 256, 50, 32), "row"),
+    "rows-fill-the-device": ((2, 41, 33), 1, (2, 32, 16, 32), "row"),
+    # 41 // 25 = 1 slice of COLUMN_SLICE_MIN: a thread per row
+    "rows-under-two-slices": ((2, 41, 33), 1, (2, 256, 25, 32), "row"),
     # inner 16: a block per row (_block_rows), the column rule not asked
-    "inner-16": ((2, 97, 16), 1, (2, 256, 16, 32), "block"),
+    "inner-16": ((2, 41, 16), 1, (2, 256, 16, 32), "block"),
     # the last axis: rows contiguous, a block per row
-    "last-axis": ((3, 97), 1, (2, 256, 16, 32), "block"),
+    "last-axis": ((3, 41), 1, (2, 256, 16, 32), "block"),
 }
 
 
