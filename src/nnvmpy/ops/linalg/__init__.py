@@ -13,8 +13,9 @@ the few missing routines (trtrs, potri) but is not a runtime dependency; each mo
 says how it does without them. GPU: numba.cuda kernels (nv.kernel.parallel_for), one
 work item per output element, solved vector or small matrix (_kernels.py and the
 factorization modules); factorizations of larger matrices take a thread block per matrix
-(_blocked_cuda.py: potrf, potri, LU; _factor_cuda.py: gelqf, syevd). They also pass on
-numba's CUDA simulator.
+(_blocked_cuda.py: potrf, potri, LU; _factor_cuda.py: gelqf, syevd), and their triangular
+solves a block per group of right-hand sides (_solve_cuda.py: trsm, A^-1 from the LU).
+They also pass on numba's CUDA simulator.
 """
 
 from . import cholesky, diag, factor, gemm, inverse, triangular  # noqa: F401 - registrations

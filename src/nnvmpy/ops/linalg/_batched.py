@@ -7,9 +7,10 @@
 On the CPU they are NumPy's BLAS: np.matmul, and cblas ?trsm from the OpenBLAS NumPy
 bundles (_cblas.py; SciPy, which wraps it, is not a runtime dependency), or for stacks
 of tiny matrices (or without that library) np.linalg.solve on the masked triangle, one
-LAPACK call for the whole stack. On the GPU they launch the
-kernels of _kernels.py. Arrays keep their full shapes; the matrices are the last two
-axes, or (gemm) the axis `axis` and the last one.
+LAPACK call for the whole stack. On the GPU they launch the kernels of _kernels.py, and
+trsm from _blocked_cuda.MIN_ORDER columns a block per group of right-hand sides
+(_solve_cuda.py). Arrays keep their full shapes; the matrices are the last two axes, or
+(gemm) the axis `axis` and the last one.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from ...kernel.launch import run_rows
 from . import _cblas
 from . import _kernels as k
 from ._base import ADD, NULL, WRITE, assign, dims, fail, is_gpu
+from ._blocked_cuda import by_block
+from ._solve_cuda import trsm_blocks
 
 NONE, LOWER, UPPER = 0, 1, 2
 
@@ -179,10 +182,16 @@ def _trsm_gpu(
         if work is None:
             raise NNVMError(f"{op}: trsm with req='add' on the gpu needs a work array")
         target = work
-    launch(
-        ctx, op, k.trsm_vec, batch * nvec, target, b, t, n, nvec, rightside,
-        lower != transposed, transposed, float(alpha),
-    )  # fmt: skip
+    if by_block(t, n):  # a block per (matrix, group of vectors); else a thread per vector
+        trsm_blocks(
+            ctx, op, batch, n, nvec, target, b, t, rightside, lower != transposed, transposed,
+            float(alpha),
+        )  # fmt: skip
+    else:
+        launch(
+            ctx, op, k.trsm_vec, batch * nvec, target, b, t, n, nvec, rightside,
+            lower != transposed, transposed, float(alpha),
+        )  # fmt: skip
     if mode == ADD:
         scale(ctx, op, out, ADD, target, 1.0)
 

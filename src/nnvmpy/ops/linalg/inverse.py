@@ -7,7 +7,8 @@
 CPU: np.linalg.inv / det / slogdet (LAPACK getrf on the whole stack). GPU: one work item
 per matrix factorizes P A = L U with partial pivoting (lu_mat; from 32 columns a thread
 block per matrix, _blocked_cuda.py), one per column of A^-1 solves with it
-(lu_inverse_col), one per matrix reads the determinant off U's diagonal.
+(lu_inverse_col; from 32 columns a thread block per group of columns, _solve_cuda.py),
+one per matrix reads the determinant off U's diagonal.
 A singular matrix makes inverse (and the gradients of det and slogdet, which need A^-1)
 raise a LinalgError naming the matrix; det gives 0 and slogdet (0, -inf) for it.
 """
@@ -39,6 +40,7 @@ from ._base import (
 )
 from ._batched import gemm, launch, scale, swap
 from ._blocked_cuda import by_block, lu_blocks
+from ._solve_cuda import lu_inverse_blocks
 from .cholesky import batch_shape, square_shape
 
 # -- GPU kernels ------------------------------------------------------------------------------
@@ -173,11 +175,21 @@ def _lu_gpu(ctx: Any, op: str, a: Any, extra: list[tuple[int, ...]]) -> Workspac
     return ws
 
 
+def _solve_lu(ctx: Any, op: str, out: Any, lu: Any, piv: Any) -> None:
+    """out = A^-1 from A's LU factors and pivots: a block per group of columns from
+    MIN_ORDER columns (by_block), else a thread per column."""
+    batch, n = batch_of(lu), dims(lu)[-1]
+    if by_block(lu, n):
+        lu_inverse_blocks(ctx, op, batch, n, out, lu, piv)
+    else:
+        launch(ctx, op, lu_inverse_col, batch * n, out, lu, piv, n)
+
+
 def _inverse_gpu(ctx: Any, op: str, a: Any) -> Workspace:
     """Workspace [flags, lu, pivots, A^-1]; LinalgError for a singular matrix."""
     ws = _lu_gpu(ctx, op, a, [dims(a)])
     raise_if_flagged(ctx, ws[0], lambda z: _singular(op, z))
-    launch(ctx, op, lu_inverse_col, batch_of(a) * dims(a)[-1], ws[3], ws[1], ws[2], dims(a)[-1])
+    _solve_lu(ctx, op, ws[3], ws[1], ws[2])
     return ws
 
 
@@ -200,7 +212,7 @@ def _inverse_forward(
         return
     ws = _lu_gpu(ctx, op, a, [])
     raise_if_flagged(ctx, ws[0], lambda z: _singular(op, z))
-    launch(ctx, op, lu_inverse_col, batch_of(a) * dims(a)[-1], out, ws[1], ws[2], dims(a)[-1])
+    _solve_lu(ctx, op, out, ws[1], ws[2])
 
 
 def _inverse_backward(
