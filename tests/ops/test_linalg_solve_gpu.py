@@ -21,7 +21,13 @@ import numpy as np
 import pytest
 from fcompute_call import run_fcompute
 from launch_spies import spy_block_launches
-from test_linalg_blocked_gpu import blocks, close, general, simulated  # noqa: F401 (a fixture)
+from test_linalg_blocked_gpu import (  # noqa: F401 (blocks: a fixture)
+    blocks,
+    close,
+    det_gradients_match_numpy,
+    general,
+    simulated,
+)
 
 import nnvmpy as nv
 from nnvmpy.ops.linalg import _batched, _kernels, inverse
@@ -182,19 +188,7 @@ def test_inverse_matches_numpy(n: int, batch: int, dtype: Any, req: str, launche
 def test_gradients_of_det_and_slogdet_match_numpy(
     n: int, batch: int, dtype: Any, req: str, launched: list
 ) -> None:
-    a = general(batch, n, dtype, 7)
-    ref = a.astype(F64)
-    g = np.linspace(-1, 1, batch).astype(dtype)
-    det = np.linalg.det(ref).astype(dtype)
-    start = np.full(a.shape, 0.5, dtype)
-    base = start if req == "add" else 0.0
-    inv_t = np.linalg.inv(ref).transpose(0, 2, 1)
-    (got,) = run_fcompute("_backward_linalg_det", {}, [g, a, det], [start], [req], "gpu")
-    close(got, base + (g * det)[:, None, None] * inv_t, dtype, 1e3)
-    sign, logabs = (x.astype(dtype) for x in np.linalg.slogdet(ref))
-    inputs = [np.zeros_like(g), g, a, sign, logabs]
-    (got,) = run_fcompute("_backward_linalg_slogdet", {}, inputs, [start], [req], "gpu")
-    close(got, base + g[:, None, None] * inv_t, dtype, 1e3)
+    det_gradients_match_numpy(general(batch, n, dtype, 7), req)
     assert [k for k, _, _ in launched] == ["lu_block", "inverse_block"] * 2
 
 
