@@ -9,7 +9,9 @@ kernel steps through the reduced dims by digits carried on the host's table, wit
 division per element.
 
 reduce_dot_gpu sums x * y of two arrays of one shape on the same kernels (the product of
-the two loaded as float64), so a caller need not write the products to scratch first.
+the two loaded as float64), so a caller need not write the products to scratch first;
+reduce_clip_sq_gpu likewise sums clip(rescale * x, bound)^2 (an optimizer's preprocessed
+gradient, squared) without writing the clipped gradient anywhere.
 """
 
 from __future__ import annotations
@@ -27,11 +29,13 @@ from . import _broadcast_map as bmap
 # float16 accumulates in float64: MXNet accumulates it in float32, the CPU path here too).
 # Code 8 combines partial results of 'nrm2' (a sum, then the square root); 'sumsq' is
 # 'nrm2' without the root (no sqrt-then-square round trip for a caller that wants the
-# sum); code 10 (_DOT, reduce_dot_gpu's) loads x * y.
+# sum); code 10 (_DOT, reduce_dot_gpu's) loads x * y; code 11 (_CLIP_SQ,
+# reduce_clip_sq_gpu's) loads clip(y[0] * x, y[1])^2, y holding (rescale, bound).
 _CODES = {"sum": 0, "max": 1, "min": 2, "prod": 3, "nrm2": 4, "nrm1": 5, "nansum": 6, "nanprod": 7}
 _CODES["sumsq"] = 9
 _DOT = 10
-_PARTIAL = {0: 0, 1: 1, 2: 2, 3: 3, 4: 8, 5: 0, 6: 0, 7: 3, 9: 0, 10: 0}  # how partials combine
+_CLIP_SQ = 11
+_PARTIAL = {0: 0, 1: 1, 2: 2, 3: 3, 4: 8, 5: 0, 6: 0, 7: 3, 9: 0, 10: 0, 11: 0}  # partials' rule
 
 # The mapping (see _launch); module constants, so tests can send tiny shapes down each path.
 BLOCK = 256  # threads of a warp-per-output or block-per-output block (a power of two, <= 256)
@@ -71,10 +75,17 @@ def _load(op, v):
 @kernel.device_function
 def _element(op, x, y, off):
     """The value element `off` adds: x * y for _DOT (each loaded as float64, so the
-    product is exact for float16/float32 and rounded once for float64), else x's loaded;
-    y is x for every other reducer."""
+    product is exact for float16/float32 and rounded once for float64); for _CLIP_SQ
+    clip(rescale * x, bound)^2 in float64, y the float64 (rescale, bound) (a negative
+    bound: no clipping, the optimizers' rule); else x's loaded. y is x for every other
+    reducer."""
     if op == 10:
         return np.float64(x[off]) * np.float64(y[off])
+    if op == 11:
+        v, bound = np.float64(x[off]) * np.float64(y[0]), np.float64(y[1])
+        if bound >= 0:
+            v = min(max(v, -bound), bound)
+        return v * v
     return _load(op, x[off])
 
 
@@ -374,3 +385,31 @@ def reduce_dot_gpu(
     plan = reduce_plan(tuple(x.shape), tuple(small))
     flat_x, flat_y = x.reshape(x.size), y.reshape(y.size)
     _launch(ctx, name, out.reshape(out.size), flat_x, plan, _DOT, float(scale), add, y=flat_y)
+
+
+_clip_params: dict[tuple[Any, ...], Any] = {}  # (device, rescale, bound) -> device array
+
+
+def reduce_clip_sq_gpu(
+    ctx: Any, out: Any, add: bool, x: Any, small: Any, rescale: float, bound: float,
+    scale: float, name: str | None = None,
+) -> None:  # fmt: skip
+    """out (+)= sum of clip(rescale * x, bound)^2 (a negative bound: none) down to shape
+    `small`, times scale, each term float64 from x's load, no clipped x stored. (rescale,
+    bound) reach the loads as a float64 device array cached by value, as device_meta's
+    tables are (an optimizer's are the same every step: no upload per call)."""
+    from nnvmpy.kernel.cuda import as_device_array, launch_config
+
+    name = name or "reduce_clip_sq"
+    cuda_ = bmap.bind_cuda(name)
+    x, out = as_device_array(name, "data", x), as_device_array(name, "out", out)
+    key = (getattr(getattr(ctx, "ctx", ctx), "device_id", 0), float(rescale), float(bound))
+    params = _clip_params.get(key)
+    if params is None:
+        if len(_clip_params) > 4096:
+            _clip_params.clear()
+        with launch_config(name, ctx, 1)[3]:
+            params = _clip_params[key] = cuda_.to_device(np.array(key[1:], np.float64))
+    plan = reduce_plan(tuple(x.shape), tuple(small))
+    flat_out, flat_x = out.reshape(out.size), x.reshape(x.size)
+    _launch(ctx, name, flat_out, flat_x, plan, _CLIP_SQ, float(scale), add, y=params)

@@ -10,7 +10,9 @@ moving_avg (one entry per channel, axis 1):
 the gradient of penalty * KL(rho || moving_avg) per activation, as in MXNet (which
 updates the average in the backward pass too). MXNet averages 2-D data (N, C) over the
 batch; for more dimensions nnvmpy averages over every axis but the channels, which
-matches the (C,) shape of moving_avg. One work item per channel.
+matches the (C,) shape of moving_avg. The CPU runs a work item per channel; a GPU sums
+the channels on the reduction kernels, then updates a thread per channel and writes dx a
+thread per element (_kl_sparse_cuda.py).
 """
 
 from __future__ import annotations
@@ -115,6 +117,14 @@ def _backward_compute(
     if x.size == 0:
         return
     outer, C, inner = x.shape[0], x.shape[1], math.prod(tuple(x.shape)[2:])
+    if is_gpu(ctx):
+        from nnvmpy.ops.nn import _kl_sparse_cuda
+
+        _kl_sparse_cuda.backward_gpu(
+            ctx, outputs[0], dy, x, avg, (outer, C, inner),
+            p.sparseness_target, p.penalty, p.momentum, mode,
+        )  # fmt: skip
+        return
     flat = [a.reshape(-1) for a in (outputs[0], dy, x, avg)]
     scalars = (outer, C, inner, p.sparseness_target, p.penalty, p.momentum, mode)
     _kl_grad_channel.launch(ctx, C, *flat, *scalars, work=x.size)

@@ -10,7 +10,9 @@ it is updated in place (FMutateInputs), the new weight is the output (out=weight
 in place). MXNet 1.9.1 runs this only with a row_sparse gradient on the CPU (lazily: rows
 absent from the gradient stay as they are); here the gradient is dense, and a row whose
 gradient is all zeros is left unchanged likewise (its history grows by 0, its step is 0).
-No weight decay, as in MXNet. One loop body for both devices (a row per iteration).
+No weight decay, as in MXNet. The CPU runs a row per iteration; a GPU sums the rows on
+the reduction kernels and updates a thread per row, then a thread per element
+(_group_adagrad_cuda.py).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 from ...base import InferError
 from ...infer import shape_assign, shape_is_known, shape_str
 from ...kernel import parallel_for
+from ...kernel.launch import is_gpu
 from ...param import Parameter, field
 from ...registry import NodeAttrs
 from ._common import ClipParam, assign, clip, launch, register_update, req_code, size_of
@@ -84,6 +87,14 @@ def _group_adagrad(
     if rows == 0:
         return
     cols = size_of(weight) // rows
+    if is_gpu(ctx):
+        from nnvmpy.ops.optimizer import _group_adagrad_cuda
+
+        _group_adagrad_cuda.update_gpu(
+            ctx, outputs[0], history, weight, grad, rows, cols, req_code(OP, req[0]),
+            p.lr, p.epsilon, p.rescale_grad, p.clip_gradient,
+        )  # fmt: skip
+        return
     args = (outputs[0], history, weight, grad, cols, req_code(OP, req[0]), p.lr, p.epsilon,
             p.rescale_grad, p.clip_gradient)  # fmt: skip
     launch(ctx, group_adagrad_loop, rows, args, written=(0, 1), work=size_of(weight))
