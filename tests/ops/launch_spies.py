@@ -1,7 +1,7 @@
 """Spies on GPU launches, for the tests that check which kernel a shape runs and how
 it is split: the work items of `parallel_for` loops, the (blocks, threads) of hand-written
-kernels, and the reductions `ops/_reduce_cuda.reduce_gpu` is asked for. Each records
-and then launches for real, so the same test also checks the results."""
+kernels, and the reductions `ops/_reduce_cuda.reduce_gpu` and `reduce_dot_gpu` are asked
+for. Each records and then launches for real, so the same test also checks the results."""
 
 from __future__ import annotations
 
@@ -62,23 +62,32 @@ def spy_block_launches(
 
 
 def spy_reductions(monkeypatch: pytest.MonkeyPatch, short_slices: bool) -> dict[str, list[Any]]:
-    """The reductions launched ('calls': their target shapes) and the number of slices
-    each block or thread kernel cut its sums into ('slices'). `short_slices` splits the
-    same shapes with shorter slices, for 256-thread blocks on a real GPU."""
+    """The reductions launched ('calls': their target shapes, reduce_gpu's and
+    reduce_dot_gpu's alike) and the number of slices each block or thread kernel cut its
+    sums into ('slices'). `short_slices` splits the same shapes with shorter slices, for
+    256-thread blocks on a real GPU."""
     from nnvmpy.ops import _reduce_cuda
 
     seen: dict[str, list[Any]] = {"calls": [], "slices": []}
     real_reduce, real_slices = _reduce_cuda.reduce_gpu, _reduce_cuda._slices
+    real_dot = _reduce_cuda.reduce_dot_gpu
 
-    def reduce_gpu(ctx: Any, out: Any, add: bool, x: Any, small: Any, *rest: Any) -> None:
+    def reduce_gpu(ctx: Any, out: Any, add: bool, x: Any, small: Any, *rest: Any,
+                   **kw: Any) -> None:  # fmt: skip
         seen["calls"].append(tuple(small))
-        real_reduce(ctx, out, add, x, small, *rest)
+        real_reduce(ctx, out, add, x, small, *rest, **kw)
+
+    def reduce_dot_gpu(ctx: Any, out: Any, add: bool, x: Any, y: Any, small: Any, *rest: Any,
+                       **kw: Any) -> None:  # fmt: skip
+        seen["calls"].append(tuple(small))
+        real_dot(ctx, out, add, x, y, small, *rest, **kw)
 
     def slices(*args: Any) -> int:
         seen["slices"].append(real_slices(*args))
         return seen["slices"][-1]
 
     monkeypatch.setattr(_reduce_cuda, "reduce_gpu", reduce_gpu)
+    monkeypatch.setattr(_reduce_cuda, "reduce_dot_gpu", reduce_dot_gpu)
     monkeypatch.setattr(_reduce_cuda, "_slices", slices)
     if short_slices:
         monkeypatch.setattr(_reduce_cuda, "BLOCK_SLICE_MIN", 4)

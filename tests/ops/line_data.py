@@ -19,6 +19,7 @@ from fcompute_call import run_fcompute
 from launch_spies import spy_block_launches
 
 from nnvmpy.base import OpReqType
+from nnvmpy.kernel import cuda as kcuda
 from nnvmpy.ops import _line_split_cuda as split
 
 SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
@@ -58,7 +59,7 @@ def small_gpu(
     monkeypatch.setattr(split, "SLICE_MIN", slice_min)
     if col_slice_min is not None:
         monkeypatch.setattr(split, "COL_SLICE_MIN", col_slice_min)
-    monkeypatch.setattr(split, "_sm_count", lambda ctx, name: 2)
+    monkeypatch.setattr(kcuda, "context_sm_count", lambda ctx, name: 2)
 
 
 def lines_of(shape: Sequence[int], axis: int | None) -> tuple[int, int, int]:

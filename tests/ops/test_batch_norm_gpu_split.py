@@ -6,7 +6,7 @@ S == 1, outer == 1, inner == 1, C == 1, axis != 1, training and inference, fix_g
 kAddTo for every output and gradient, float16 data with float32 parameters and BatchNorm_v1's
 variance output. FCompute<gpu> is called directly (as the executor would), so that each
 output's req can be chosen. Under the simulator a block has 32 threads and the GPU is
-taken to have SIM_SM_COUNT SMs (raised by some cases to split more).
+taken to have kernel/cuda.py's SIM_SM_COUNT SMs (raised by some cases to split more).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from nnvmpy import Op
 from nnvmpy.attrs import fcompute
 from nnvmpy.base import OpReqType
 from nnvmpy.engine.base import RunContext
+from nnvmpy.kernel import cuda as kcuda
 from nnvmpy.ops.nn import _batch_norm_cuda as batch_norm_cuda
 from nnvmpy.resource import OpContext
 
@@ -179,7 +180,7 @@ def test_training_forward_splits_channels_and_updates_moving_stats(
     monkeypatch: pytest.MonkeyPatch, sums_launches: list, cid: str, shape: tuple, axis: int,
     sms: int, want_s: int, fix_gamma: bool,
 ) -> None:  # fmt: skip
-    monkeypatch.setattr(batch_norm_cuda, "SIM_SM_COUNT", sms)
+    monkeypatch.setattr(kcuda, "SIM_SM_COUNT", sms)
     v = case_values(shape, axis, np.float32)
     c = shape[axis]
     ref = forward_ref(v, axis, fix_gamma, train=True)
@@ -226,7 +227,7 @@ def test_inference_is_a_scale_shift_of_the_moving_stats(
 def test_training_forward_in_place(monkeypatch: pytest.MonkeyPatch) -> None:
     """FInplaceOption lets the output take the data's memory: every channel's statistics
     (and its shift value) are read before the element-wise kernel overwrites the data."""
-    monkeypatch.setattr(batch_norm_cuda, "SIM_SM_COUNT", 4)
+    monkeypatch.setattr(kcuda, "SIM_SM_COUNT", 4)
     shape = (4, 3, 5)
     v = case_values(shape, 1, np.float32, seed=13)
     ref = forward_ref(v, 1, False, train=True)
@@ -243,7 +244,7 @@ def test_training_forward_in_place(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.gpu
 def test_batch_norm_v1_outputs_the_variance(monkeypatch: pytest.MonkeyPatch) -> None:
     """BatchNorm_v1 (and SyncBatchNorm) output var itself; its backward reads it so."""
-    monkeypatch.setattr(batch_norm_cuda, "SIM_SM_COUNT", 4)
+    monkeypatch.setattr(kcuda, "SIM_SM_COUNT", 4)
     shape = (6, 2, 3)
     v = case_values(shape, 1, np.float32, seed=3)
     ref = forward_ref(v, 1, False, train=True)
@@ -274,7 +275,7 @@ def test_backward_splits_channels_and_adds_to_gradients(
     monkeypatch: pytest.MonkeyPatch, sums_launches: list, cid: str, shape: tuple, axis: int,
     sms: int, want_s: int, batch: bool, fix_gamma: bool,
 ) -> None:  # fmt: skip
-    monkeypatch.setattr(batch_norm_cuda, "SIM_SM_COUNT", sms)
+    monkeypatch.setattr(kcuda, "SIM_SM_COUNT", sms)
     v = case_values(shape, axis, np.float32, seed=5)
     c = shape[axis]
     ref = forward_ref(v, axis, fix_gamma, train=batch)
@@ -320,7 +321,7 @@ def test_training_gradient_matches_finite_differences(
 ) -> None:
     """float64: the GPU's forward statistics and gradients against finite differences of
     the NumPy forward."""
-    monkeypatch.setattr(batch_norm_cuda, "SIM_SM_COUNT", 8)
+    monkeypatch.setattr(kcuda, "SIM_SM_COUNT", 8)
     v = case_values(shape, axis, np.float64, seed=9)
     c = shape[axis]
     params = {"axis": axis, "eps": EPS, "momentum": MOMENTUM, "fix_gamma": False}
@@ -346,7 +347,7 @@ def test_training_gradient_matches_finite_differences(
 @pytest.mark.gpu
 @pytest.mark.parametrize("train", [True, False])
 def test_float16_data_with_float32_params(monkeypatch: pytest.MonkeyPatch, train: bool) -> None:
-    monkeypatch.setattr(batch_norm_cuda, "SIM_SM_COUNT", 4)
+    monkeypatch.setattr(kcuda, "SIM_SM_COUNT", 4)
     shape, axis = (4, 3, 2, 3), 1
     v = case_values(shape, axis, np.float16, seed=11)
     ref = forward_ref(v, axis, False, train)

@@ -5,13 +5,13 @@ first entry of largest magnitude (factor.sign_rows).
 
 MIN_SIZE is lowered to 1 so tiny matrices take blocks; the rest keep a thread per matrix
 (factor.py's gelqf_mat / syevd_mat) where matrices are small or many (MATRICES_PER_SM is
-lowered for that: the simulated GPU has SIM_SM_COUNT SMs). Shapes: 1 x 1, wide and square,
-33 x 40 (more rows than the simulator's 32 threads), odd and even n, n = 33, more matrices
-than the simulator's 4-block grid (grid-stride), repeated eigenvalues. FCompute is called
-directly (fcompute_call.py) so write, add, null and an in-place output (Q or U on A's
-memory) are checked; the backward ops run on the block path's outputs. A launch spy
-checks which kernel ran and how it was split. Runs under NUMBA_ENABLE_CUDASIM=1 or on a
-GPU (tests/conftest.py); kept small, as every simulated thread is a Python thread.
+lowered for that: the simulated GPU has kernel/cuda.SIM_SM_COUNT SMs). Shapes: 1 x 1, wide
+and square, 33 x 40 (more rows than the simulator's 32 threads), odd and even n, n = 33,
+more matrices than the simulator's 4-block grid (grid-stride), repeated eigenvalues.
+FCompute is called directly (fcompute_call.py) so write, add, null and an in-place output
+(Q or U on A's memory) are checked; the backward ops run on the block path's outputs. A
+launch spy checks which kernel ran and how it was split. Runs under NUMBA_ENABLE_CUDASIM=1
+or on a GPU (tests/conftest.py); kept small, as every simulated thread is a Python thread.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import nnvmpy as nv
 from nnvmpy.attrs import FCompute_gpu, FResourceRequest
 from nnvmpy.base import InferError, OpReqType
 from nnvmpy.engine.base import RunContext
+from nnvmpy.kernel.cuda import context_sm_count
 from nnvmpy.ops.linalg import _factor_cuda as fc
 from nnvmpy.ops.linalg import factor
 from nnvmpy.registry import Op
@@ -304,7 +305,7 @@ def test_small_or_many_matrices_keep_a_thread_each(
 
     small = make(5, fc.MIN_SIZE - 1)  # too small for a block
     monkeypatch.setattr(fc, "MATRICES_PER_SM", 2)
-    limit = 2 * fc._sm_count(gpu_ctx(), name)
+    limit = 2 * context_sm_count(gpu_ctx(), name)
     many = make(limit, fc.MIN_SIZE)  # 2 matrices per SM: a thread each
     few = make(limit - 1, fc.MIN_SIZE)  # one fewer: a block each
     for a in (small, many, few):
@@ -327,7 +328,7 @@ def test_the_rule() -> None:
     matrices per SM; never on the CPU."""
     gpu = gpu_ctx()
     cpu = OpContext(False, RunContext(nv.cpu(), None), [])
-    limit = fc.MATRICES_PER_SM * fc._sm_count(gpu, "t")
+    limit = fc.MATRICES_PER_SM * context_sm_count(gpu, "t")
     assert fc.by_block(gpu, "t", 1, fc.MIN_SIZE)
     assert fc.by_block(gpu, "t", limit - 1, 512)
     assert not fc.by_block(gpu, "t", limit, 512)

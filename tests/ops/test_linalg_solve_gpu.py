@@ -30,9 +30,9 @@ from test_linalg_blocked_gpu import (  # noqa: F401 (blocks: a fixture)
 )
 
 import nnvmpy as nv
+from nnvmpy.kernel import cuda as kcuda
 from nnvmpy.ops.linalg import _batched, _kernels, inverse
 from nnvmpy.ops.linalg import _blocked_cuda as bc
-from nnvmpy.ops.linalg import _factor_cuda as fc
 from nnvmpy.ops.linalg import _solve_cuda as sc
 
 pytestmark = pytest.mark.gpu
@@ -207,7 +207,7 @@ def test_small_orders_keep_a_thread_per_vector(launched: list) -> None:
 
 
 def test_groups_narrow_until_the_sms_have_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(fc, "_sm_count", lambda ctx, name: 132)
+    monkeypatch.setattr(kcuda, "context_sm_count", lambda ctx, name: 132)
     assert sc.group_size(None, "t", 1, 512) == 8  # 64 groups: as many as it gets
     assert sc.group_size(None, "t", 16, 512) == 16  # 16 x 32 groups >= 264
     assert sc.group_size(None, "t", 64, 512) == 32

@@ -39,6 +39,7 @@ from line_data import (
 
 import nnvmpy as nv
 from nnvmpy.base import InferError, OpReqType
+from nnvmpy.kernel import cuda as kcuda
 from nnvmpy.ops import _argmax_cuda as arg_cuda
 from nnvmpy.ops import _cumsum_cuda as scan_cuda
 from nnvmpy.ops import _line_split_cuda as split
@@ -184,7 +185,7 @@ def test_long_lines_of_64_split_on_a_larger_device(
     """(3, 58, 64) along axis 1 on 8 simulated SMs (1024 threads fill it) with slices of 8
     positions at least: 192 lines in 6 slices of 10 (the last 8); argmax, argmin, cumsum
     and its backward."""
-    monkeypatch.setattr(split, "_sm_count", lambda ctx, name: 8)
+    monkeypatch.setattr(kcuda, "context_sm_count", lambda ctx, name: 8)
     monkeypatch.setattr(split, "COL_SLICE_MIN", 8)
     shape = (3, 58, 64)
     lines, S = _slices(shape, 1, 6)

@@ -29,6 +29,7 @@ from nnvmpy import Op
 from nnvmpy.attrs import FResourceRequest, fcompute
 from nnvmpy.base import OpReqType
 from nnvmpy.engine.base import RunContext
+from nnvmpy.kernel import cuda as kcuda
 from nnvmpy.ops.nn import _norm_columns_cuda as cols
 from nnvmpy.ops.nn import _norm_rows_cuda as norm_cuda
 from nnvmpy.resource import OpContext, get_resource
@@ -87,7 +88,7 @@ def launches(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int, int]]:
 def _split(monkeypatch: pytest.MonkeyPatch, sms: int, per_sm: int, slice_min: int, block: int):
     """The GPU taken to have `sms` SMs wanting `per_sm` threads each, slices of at least
     `slice_min` positions, column blocks of at most `block` threads (on a GPU too)."""
-    monkeypatch.setattr(norm_cuda, "_sm_count", lambda ctx: sms)
+    monkeypatch.setattr(kcuda, "context_sm_count", lambda ctx, name: sms)
     monkeypatch.setattr(cols, "COLUMN_ITEMS_PER_SM", per_sm)
     monkeypatch.setattr(cols, "COLUMN_SLICE_MIN", slice_min)
     monkeypatch.setattr(cols, "COLUMN_BLOCK", block)

@@ -23,6 +23,7 @@ from fcompute_call import run_fcompute_f64_cpu as _call
 from launch_spies import spy_block_launches
 
 from nnvmpy.base import OpReqType
+from nnvmpy.kernel import cuda as kcuda
 from nnvmpy.ops.nn import _norm_rows_cuda as norm_cuda
 from nnvmpy.ops.nn._block_rows import block_threads
 
@@ -98,7 +99,7 @@ def _starts(shapes: list[tuple], dtype: Any, seed: int) -> list[np.ndarray]:
 
 def _split(monkeypatch: pytest.MonkeyPatch, sms: int, slice_min: int) -> None:
     """The GPU taken to have `sms` SMs, split blocks of 32 threads (on a GPU too)."""
-    monkeypatch.setattr(norm_cuda, "_sm_count", lambda ctx: sms)
+    monkeypatch.setattr(kcuda, "context_sm_count", lambda ctx, name: sms)
     monkeypatch.setattr(norm_cuda, "SLICE_MIN", slice_min)
     monkeypatch.setattr(norm_cuda, "SPLIT_BLOCK", 32)
     monkeypatch.setattr(norm_cuda, "SIM_SPLIT_BLOCK", 32)

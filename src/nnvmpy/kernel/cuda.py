@@ -36,6 +36,7 @@ _LOW_FLOATS = frozenset((_HALF, np.dtype(np.float32)))  # outputs whose float sc
 _SCALARS = (int, float, np.integer, np.floating)
 THREADS_PER_BLOCK = 256
 BLOCKS_PER_SM = 32  # grid-stride loops: enough blocks to fill the GPU, no more
+SIM_SM_COUNT = 2  # context_sm_count under the simulator (read at each call: tests raise it)
 
 # numba.cuda once get_cuda() has run. The loop templates must reach it as a module
 # global: the simulator swaps a global `cuda` for its per-thread fake, not a closure cell.
@@ -140,6 +141,16 @@ def sm_count(kernel_name: str, device_id: int) -> int:
         with cuda.gpus[device_id]:
             _state[key] = cuda.get_current_device().MULTIPROCESSOR_COUNT
     return int(_state[key])
+
+
+def context_sm_count(ctx: Any, kernel_name: str) -> int:
+    """ctx's GPU's multiprocessor count, for kernels that split their work to fill it;
+    SIM_SM_COUNT under the simulator. ctx: an OpContext or a Context (not None)."""
+    from numba import config
+
+    if config.ENABLE_CUDASIM:  # type: ignore[attr-defined]
+        return SIM_SM_COUNT
+    return sm_count(kernel_name, launch_context(kernel_name, ctx, None).device_id)
 
 
 # ---------------------------------------------------------------- loop template

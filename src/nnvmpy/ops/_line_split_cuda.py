@@ -18,7 +18,7 @@ threads). Two layouts are split otherwise, by the rules here:
   sqrt(n)) as well as >= COL_SLICE_MIN positions a slice.
 
 The constants are module globals, read at each call, so tests can send tiny shapes down
-each path (and patch _sm_count for the simulator's SM count).
+each path (and patch nnvmpy.kernel.cuda.context_sm_count for the SM count).
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ SIM_THREADS = 32  # the same under the simulator, where every thread is a Python
 MIN_INNER = 32  # from here neighbouring lines are neighbours in memory: a thread each
 MIN_LINE = 32  # shorter lines would leave most of a warp idle: a thread each
 BLOCKS_PER_SM = 4  # split lines until lines * S blocks (or items) give each SM this many
-SIM_SM_COUNT = 2  # the SM count assumed under the simulator
 SLICE_MIN = 4096  # positions of a block's slice, at least: shorter cost more than they spread
 COL_SLICE_MIN = 64  # positions of a thread's slice (column_split), at least
 
@@ -45,18 +44,6 @@ COL_SLICE_MIN = 64  # positions of a thread's slice (column_split), at least
 def by_block(ctx: Any, n: int, inner: int) -> bool:
     """Whether lines of n elements `inner` apart take one or more blocks each on ctx."""
     return is_gpu(ctx) and inner < MIN_INNER and n >= MIN_LINE
-
-
-def _sm_count(ctx: Any, name: str) -> int:
-    """ctx's GPU's multiprocessor count (SIM_SM_COUNT under the simulator)."""
-    from numba import config
-
-    if config.ENABLE_CUDASIM:  # type: ignore[attr-defined]
-        return SIM_SM_COUNT
-    from nnvmpy.kernel.cuda import sm_count
-    from nnvmpy.kernel.elementwise import launch_context
-
-    return sm_count(name, launch_context(name, ctx, None).device_id)
 
 
 def _thread_limit() -> int:
@@ -78,7 +65,9 @@ def line_split(ctx: Any, name: str, lines: int, n: int, items: int) -> tuple[int
     """(S, chunk, threads): S blocks of `threads` per line, each on `chunk` positions (a
     multiple of threads * items, each thread taking `items` per round; the last slice
     shorter, none empty). S = 1: a block per line, chunk = n."""
-    S = line_slices(lines, n, _sm_count(ctx, name))
+    from nnvmpy.kernel.cuda import context_sm_count
+
+    S = line_slices(lines, n, context_sm_count(ctx, name))
     per = -(-n // S)
     threads = min(_thread_limit(), 1 << (-(-per // items) - 1).bit_length())
     if S == 1:
@@ -104,10 +93,12 @@ def column_split(ctx: Any, name: str, layout: tuple[int, int, int]) -> tuple[int
     positions (the last shorter, none empty), a thread per (line, slice); (1, n) where
     they keep a thread per line (inner < MIN_INNER, enough lines, or short ones). ctx is
     a GPU's."""
+    from nnvmpy.kernel.cuda import context_sm_count
+
     outer, n, inner = layout
     if inner < MIN_INNER:
         return 1, n
-    S = column_slices(outer * inner, n, _sm_count(ctx, name), _thread_limit())
+    S = column_slices(outer * inner, n, context_sm_count(ctx, name), _thread_limit())
     if S == 1:
         return 1, n
     chunk = -(-n // S)

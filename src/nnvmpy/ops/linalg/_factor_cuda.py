@@ -53,7 +53,6 @@ LANES = 32  # a row of gelqf's update takes a warp at least (coalesced reads of 
 SIM_LANES = 4  # the same under the simulator (fewer barriers per row)
 MIN_SIZE = 8  # matrices with fewer columns keep a thread each: a block would mostly idle
 MATRICES_PER_SM = 2048  # from this many matrices per SM a thread per matrix fills the GPU
-SIM_SM_COUNT = 2  # the SM count assumed under the simulator
 
 
 # --- gelqf -----------------------------------------------------------------------------------
@@ -329,22 +328,14 @@ def _simulated() -> bool:
     return bool(config.ENABLE_CUDASIM)  # type: ignore[attr-defined]
 
 
-def _sm_count(ctx: Any, name: str) -> int:
-    """ctx's GPU's multiprocessor count (SIM_SM_COUNT under the simulator)."""
-    if _simulated():
-        return SIM_SM_COUNT
-    from nnvmpy.kernel.cuda import sm_count
-    from nnvmpy.kernel.elementwise import launch_context
-
-    return sm_count(name, launch_context(name, ctx, None).device_id)
-
-
 def by_block(ctx: Any, name: str, batch: int, n: int) -> bool:
     """Whether `batch` matrices of n columns take a block each on ctx's device: a GPU,
     n >= MIN_SIZE, and fewer than MATRICES_PER_SM matrices per SM."""
     if not _on_gpu(ctx) or n < MIN_SIZE:
         return False
-    return batch < MATRICES_PER_SM * _sm_count(ctx, name)
+    from nnvmpy.kernel.cuda import context_sm_count
+
+    return batch < MATRICES_PER_SM * context_sm_count(ctx, name)
 
 
 def block_threads(items: int) -> int:

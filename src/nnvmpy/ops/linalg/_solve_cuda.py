@@ -11,11 +11,11 @@ block takes W right-hand sides of one matrix instead; the grid covers batch x gr
 
 The split. W is a power of two, GROUP (32) at most and no more than the right-hand sides
 need; it is halved, down to MIN_GROUP (8), while batch * groups would leave an SM with
-fewer than BLOCKS_PER_SM blocks (the SM count as _factor_cuda.by_block gets it: 2 under
-the simulator). A block's threads are (row lane, column) pairs, the column fastest: on
-the left side neighbouring threads read and write neighbouring memory (the right side's
-vectors are rows, n apart). 512 right-hand sides of one 512 x 512 matrix: 64 blocks of
-8 columns x 32 row lanes (256 threads) instead of 512 threads.
+fewer than BLOCKS_PER_SM blocks (SMs as kernel/cuda.context_sm_count counts them: 2
+under the simulator). A block's threads are (row lane, column) pairs, the column
+fastest (_lanes): on the left side neighbouring threads read and write neighbouring
+memory (the right side's vectors are rows, n apart). 512 right-hand sides of one 512 x
+512 matrix: 64 blocks of 8 columns x 32 row lanes (256 threads) instead of 512 threads.
 
 Inside a block, a right-looking substitution with one barrier per step: at step k (in
 solve order, r_k = k forward, n - 1 - k backward) every later row r does
@@ -70,10 +70,10 @@ def _pow2(n: int) -> int:
 def group_size(ctx: Any, op: str, batch: int, nvec: int) -> int:
     """W, the right-hand sides of a block: a power of two, at most GROUP and the power
     of two >= nvec, halved down to MIN_GROUP while batch * groups < BLOCKS_PER_SM * SMs."""
-    from nnvmpy.ops.linalg._factor_cuda import _sm_count
+    from nnvmpy.kernel.cuda import context_sm_count
 
     w = min(GROUP, _pow2(nvec))
-    target = BLOCKS_PER_SM * _sm_count(ctx, op)
+    target = BLOCKS_PER_SM * context_sm_count(ctx, op)
     while w > MIN_GROUP and batch * -(-nvec // w) < target:
         w //= 2
     return w
@@ -97,6 +97,26 @@ def _launch(ctx: Any, op: str, k: Any, items: int, threads: int, *args: Any) -> 
     flat_args = [a if isinstance(a, (bool, int, float, np.generic)) else flat(a) for a in args]
     with device:
         launch_kernel(k.dispatcher, min(items, cap), threads, stream, (items, *flat_args))
+
+
+# -- a block's threads ------------------------------------------------------------------------
+
+
+@device_function
+def _lanes(w):
+    """(row, col, rows): the thread's row lane and column in a block of (row lane, column)
+    pairs over w columns, the column fastest, and the block's count of row lanes."""
+    tid = cuda.threadIdx.x
+    row = tid // w
+    return row, tid - row * w, cuda.blockDim.x // w
+
+
+@device_function
+def _item(i, groups, w, col):
+    """(z, j): item i's matrix (groups items a matrix) and the thread's column of it, j
+    (may be past the last: the caller checks)."""
+    z = i // groups
+    return z, (i - z * groups) * w + col
 
 
 # -- the substitution -------------------------------------------------------------------------
@@ -133,13 +153,9 @@ def _substitute(x, xb, xs, t, tb, n, lower, transposed, unit, ok, row, rows):
 @gpu_kernel
 def _trsm_block_cuda(items, n, x, b, t, nvec, groups, w, right, lower, transposed, alpha):
     # item i = (matrix z, group g): x = N^-1 (alpha b) for vectors g*w .. g*w + w - 1 of z
-    tid, nt = cuda.threadIdx.x, cuda.blockDim.x
-    row = tid // w
-    col = tid - row * w
-    rows = nt // w
+    row, col, rows = _lanes(w)
     for i in range(cuda.blockIdx.x, items, cuda.gridDim.x):
-        z = i // groups
-        j = (i - z * groups) * w + col
+        z, j = _item(i, groups, w, col)
         ok = j < nvec
         if right:
             xb = (z * nvec + j) * n
@@ -172,13 +188,9 @@ def trsm_blocks(
 @gpu_kernel
 def _lu_inverse_block_cuda(items, n, out, lu, piv, groups, w):
     # item i = (matrix z, group g): columns g*w .. g*w + w - 1 of A^-1 = U^-1 L^-1 P
-    tid, nt = cuda.threadIdx.x, cuda.blockDim.x
-    row = tid // w
-    col = tid - row * w
-    rows = nt // w
+    row, col, rows = _lanes(w)
     for i in range(cuda.blockIdx.x, items, cuda.gridDim.x):
-        z = i // groups
-        c = (i - z * groups) * w + col
+        z, c = _item(i, groups, w, col)
         ok = c < n
         xb = z * n * n + c
         if ok:

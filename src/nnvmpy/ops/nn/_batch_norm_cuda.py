@@ -17,8 +17,7 @@ from typing import Any
 import numpy as np
 
 from ...kernel import scratch
-from ...kernel.cuda import launch_config, launch_kernel, sm_count
-from ...kernel.elementwise import launch_context
+from ...kernel.cuda import launch_config, launch_kernel
 from ...kernel.launch import (  # cuda: a placeholder bound when a kernel compiles
     NULL,
     cuda,
@@ -30,7 +29,6 @@ from ...kernel.launch import (  # cuda: a placeholder bound when a kernel compil
 
 _BLOCK = 256  # threads per block of the statistics kernel (a power of two; shared arrays)
 STAT_BLOCKS_PER_SM = 4  # statistics blocks per SM (C * S of them): enough loads in flight
-SIM_SM_COUNT = 2  # the SM count assumed under the simulator (tests raise it to split more)
 
 # Scratch `work` (float64): coef[3 c + k] per channel, then part[3 C + 2 (c S + s) + k].
 
@@ -170,26 +168,19 @@ def stat_grid(outer: int, C: int, inner: int, threads: int, sms: int) -> tuple[i
     return tin, max(S, 1)
 
 
-def _sm_count(ctx: Any) -> int:
-    """ctx's GPU's multiprocessor count (SIM_SM_COUNT under the simulator)."""
-    from numba import config
-
-    if config.ENABLE_CUDASIM:  # type: ignore[attr-defined]
-        return SIM_SM_COUNT
-    return sm_count("BatchNorm", launch_context("BatchNorm", ctx, None).device_id)
-
-
 def _channel_sums(
     ctx: Any, stream: Any, x: Any, dy: Any, mean: Any, shape: tuple[int, int, int], grad: bool
 ) -> tuple[Any, int]:
     """(work, S): the scratch array with each channel's S partial sums in its part."""
     from numba import config
 
+    from nnvmpy.kernel.cuda import context_sm_count
+
     outer, C, inner = shape
     simulated = config.ENABLE_CUDASIM  # type: ignore[attr-defined]
     limit = 32 if simulated else _BLOCK  # simulated threads are Python threads
     threads = min(limit, max(32, 1 << (outer * inner - 1).bit_length()))
-    tin, S = stat_grid(outer, C, inner, threads, _sm_count(ctx))
+    tin, S = stat_grid(outer, C, inner, threads, context_sm_count(ctx, "BatchNorm"))
     work = scratch.empty(ctx, 3 * C + 2 * C * S, np.float64)
     args = (work, x, dy, mean, S, outer, C, inner, tin, grad)
     launch_kernel(_bn_sums_cuda.dispatcher, C * S, threads, stream, args)

@@ -28,8 +28,7 @@ from typing import Any
 import numpy as np
 
 from ...kernel import device_function, scratch
-from ...kernel.cuda import launch_config, launch_kernel, sm_count
-from ...kernel.elementwise import launch_context
+from ...kernel.cuda import launch_config, launch_kernel
 from ...kernel.launch import (  # cuda: a placeholder bound when a kernel compiles
     NULL,
     cuda,
@@ -70,7 +69,6 @@ from ._norm_rows import (
 
 # The split rule (row_slices); module constants, so tests can send tiny shapes down it.
 STAT_BLOCKS_PER_SM = 4  # split rows until rows * S blocks give each SM this many
-SIM_SM_COUNT = 2  # the SM count assumed under the simulator
 SLICE_MIN = 4096  # positions of a slice, at least: shorter ones cost more than they spread
 SPLIT_BLOCK = 256  # threads of a split block at most (a power of two: the trees halve it)
 SIM_SPLIT_BLOCK = 32  # the same under the simulator, where every thread is a Python thread
@@ -222,22 +220,15 @@ def row_slices(rows: int, n: int, sms: int) -> int:
     return max(1, min(-(-want // rows), n // SLICE_MIN))
 
 
-def _sm_count(ctx: Any) -> int:
-    """ctx's GPU's multiprocessor count (SIM_SM_COUNT under the simulator)."""
-    from numba import config
-
-    if config.ENABLE_CUDASIM:  # type: ignore[attr-defined]
-        return SIM_SM_COUNT
-    return sm_count("norm_rows", launch_context("norm_rows", ctx, None).device_id)
-
-
 def split_grid(ctx: Any, rows: int, n: int, inner: int) -> tuple[int, int, int]:
     """(S, chunk, threads): S blocks of `threads` per row, each on `chunk` positions (a
     multiple of threads; the last slice shorter, none empty). S = 1: no split, the rows
     take a block or a thread each (also wherever _block_rows.by_block says no block)."""
+    from nnvmpy.kernel.cuda import context_sm_count
+
     if not by_block(ctx, n, inner):
         return 1, n, 1
-    S = row_slices(rows, n, _sm_count(ctx))
+    S = row_slices(rows, n, context_sm_count(ctx, "norm_rows"))
     if S < 2:
         return 1, n, 1
     from numba import config
@@ -252,10 +243,12 @@ def split_grid(ctx: Any, rows: int, n: int, inner: int) -> tuple[int, int, int]:
 def _columns(ctx: Any, layout: tuple[int, int, int], groups: int) -> tuple[int, int, int, int]:
     """column_grid's split for rows a thread each would take that have a gamma per
     position (inner >= MIN_INNER: LayerNorm off the last axis), S = 1 elsewhere."""
+    from nnvmpy.kernel.cuda import context_sm_count
+
     rows, n, inner = layout
     if inner < MIN_INNER or groups > 0:
         return 1, n, 1, 1
-    return column_grid(rows, n, inner, _sm_count(ctx))
+    return column_grid(rows, n, inner, context_sm_count(ctx, "norm_rows"))
 
 
 def _launch_split(
@@ -360,4 +353,4 @@ def backward_gpu(
         _sum_partials(ctx, grads, modes, pg, pb, (rows // groups, groups, 1))
 
 
-__all__ = ["SIM_SM_COUNT", "SLICE_MIN", "STAT_BLOCKS_PER_SM", "backward_gpu", "forward_gpu"]
+__all__ = ["SLICE_MIN", "STAT_BLOCKS_PER_SM", "backward_gpu", "forward_gpu"]
