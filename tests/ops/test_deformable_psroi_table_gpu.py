@@ -9,7 +9,7 @@ every float type with the awkward cases in (roi_cases.AWKWARD_ROIS), and product
 x s - 0.5 that an FMA would round differently. A roi on no image pools zeros and gets no
 gradient on either device. Spies check that the GPU path copies nothing to or from the
 host and launches the table kernel over the rois once per call, and not at all for a
-backward asked for neither d data nor d trans.
+backward asked for neither d data nor d trans, nor for no rois.
 """
 
 from __future__ import annotations
@@ -96,6 +96,20 @@ def no_host_copies(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return spy_item_launches(monkeypatch, gpu.table_rows)
 
 
+@pytest.fixture
+def host_tables(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The roi counts of every NumPy table made (_roi_table: the CPU's way)."""
+    made: list[int] = []
+    real = dpsroi._roi_table
+
+    def spy(p: Any, rois: np.ndarray) -> np.ndarray:
+        made.append(len(rois))
+        return real(p, rois)
+
+    monkeypatch.setattr(dpsroi, "_roi_table", spy)
+    return made
+
+
 def _op_rois() -> np.ndarray:
     """The awkward rois scaled onto a 6 x 7 map, without the huge and infinite ones (an
     infinite corner gives an infinite bin: NaN samples, skipped, on both devices, but
@@ -178,21 +192,13 @@ def test_forward_and_backward_match_the_cpu_without_host_copies(
 @pytest.mark.parametrize("device", ["gpu", "cpu"])
 @pytest.mark.parametrize("case", CASES)
 def test_backward_of_no_gradient_makes_no_table(
-    case: str, device: str, no_host_copies: list[int], monkeypatch: pytest.MonkeyPatch
+    case: str, device: str, no_host_copies: list[int], host_tables: list[int]
 ) -> None:
     """A backward asked for neither d data nor d trans makes no table (no kernel launch on
     the GPU, no NumPy table on the CPU): d rois is still zeroed for a write, the other
     gradients are left alone. Asked for d trans alone, it makes one and d trans is the
     CPU's."""
     params, classes = CASES[case]
-    host_tables: list[int] = []
-    real = dpsroi._roi_table
-
-    def spy(p: Any, rois: np.ndarray) -> np.ndarray:
-        host_tables.append(len(rois))
-        return real(p, rois)
-
-    monkeypatch.setattr(dpsroi, "_roi_table", spy)
     tables = no_host_copies if device == "gpu" else host_tables
     rng = np.random.default_rng(6)
     rois = _op_rois()
@@ -220,3 +226,34 @@ def test_backward_of_no_gradient_makes_no_table(
     np.testing.assert_array_equal(got[0], starts[0])
     np.testing.assert_array_equal(got[1], starts[1])
     np.testing.assert_allclose(got[2], want[2], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("device", ["gpu", "cpu"])
+@pytest.mark.parametrize("case", CASES)
+def test_no_rois_make_no_table(
+    case: str, device: str, no_host_copies: list[int], host_tables: list[int]
+) -> None:
+    """No rois: no table kernel is launched (GPU) and no NumPy table made (CPU), for the
+    forward and for a write or add backward; the outputs are empty, d data is zeroed
+    for a write and left alone for an add, and d trans rows past the rois (trans may have
+    more rows than there are rois) are zeroed for a write."""
+    params, classes = CASES[case]
+    rng = np.random.default_rng(8)
+    d, pooled = params["output_dim"], params["pooled_size"]
+    q = params.get("part_size", 0) or pooled
+    data = rng.standard_normal((2, d * params["group_size"] ** 2 + 1, 6, 7))
+    rois = np.zeros((0, 5))
+    trans = [rng.uniform(-1, 1, (2, 2 * classes, q, q))] if classes else []
+    oshape = (0, d, pooled, pooled)
+    got = run_fcompute(OP, params, [data, rois, *trans], [np.zeros(oshape)] * 2, ["write"] * 2,
+                       device)  # fmt: skip
+    assert [g.shape for g in got] == [oshape, oshape]
+    shapes = [data.shape, rois.shape, *(t.shape for t in trans)]
+    starts = [rng.standard_normal(s) for s in shapes]
+    inputs = [np.zeros(oshape), data, rois, *trans]
+    for req in ("write", "add"):
+        got = run_fcompute(BACKWARD, params, inputs, starts, [req] * len(shapes), device)
+        for g, s in zip(got, starts):
+            np.testing.assert_array_equal(g, 0.0 if req == "write" else s)
+    assert no_host_copies == [], "no table kernel for no rois"
+    assert host_tables == [], "no NumPy table for no rois"

@@ -2,10 +2,10 @@
 data gradient as an item per dy element adding atomically.
 
 Why a module of their own. The op's kernels for both devices (forward, the CPU's data
-gradient, the trans gradient) and the device functions they share stay in
-contrib_deformable_psroi_pooling.py; what only a GPU runs lives here, imported by the
-op's compute functions when the context is a GPU, so the op's file holds its definition
-and the kernels a reader compares with MXNet's.
+gradient, the trans gradient) and the device functions they share are in
+_deformable_psroi_kernels.py, the op's definition in contrib_deformable_psroi_pooling.py;
+what only a GPU runs lives here, imported by the op's compute functions when the context
+is a GPU.
 
 The table. Each roi's (batch index, x0, y0, width, height) row was made by NumPy on the
 host (_roi_table), so every GPU forward and backward copied the rois down, waited on the
@@ -32,17 +32,10 @@ from .. import kernel
 from ..kernel import uindex
 from ..kernel.launch import flat
 from ._atomic_grad import atomic_target
+from ._deformable_psroi_kernels import ROW, bin_origin, group_of, neighbours, sample, sample_count
 from ._index_kernels import atomic_add
 from ._roi_table_cuda import at_least, batch_index, device_table, host_product, rounded_corner
-from .contrib_deformable_psroi_pooling import (
-    _ROW,
-    DeformablePSROIPoolingParam,
-    _bin_origin,
-    _count,
-    _group_of,
-    _neighbours,
-    _sample,
-)
+from .contrib_deformable_psroi_pooling import DeformablePSROIPoolingParam
 from .nn._conv_cuda import unravel
 
 
@@ -55,7 +48,7 @@ def table_rows(r, table, rois, scale):
     y0 = host_product(rounded_corner(float(rois[uindex(k + 2)])), scale) - 0.5
     x1 = host_product(rounded_corner(float(rois[uindex(k + 3)])) + 1.0, scale) - 0.5
     y1 = host_product(rounded_corner(float(rois[uindex(k + 4)])) + 1.0, scale) - 0.5
-    g = r * _ROW
+    g = r * ROW
     table[uindex(g)] = batch_index(float(rois[uindex(k)]))
     table[uindex(g + 1)] = x0
     table[uindex(g + 2)] = y0
@@ -66,7 +59,7 @@ def table_rows(r, table, rois, scale):
 def roi_table_gpu(ctx: Any, p: DeformablePSROIPoolingParam, rois: Any) -> Any:
     """_roi_table made on ctx's GPU from the rois there (no host copy), flat."""
     scale = float(np.float32(p.spatial_scale))
-    return device_table(ctx, table_rows, rois, _ROW, scale)
+    return device_table(ctx, table_rows, rois, ROW, scale)
 
 
 @kernel.parallel_for
@@ -79,24 +72,24 @@ def data_grad_bins(
     overlapping rois share pixels). d_data starts zeroed for a write request
     (atomic_target), so `mode` is unused."""
     r, c, ph, pw = unravel(item, out_dim, pooled, pooled)
-    b = int(table[r * _ROW])
+    b = int(table[r * ROW])
     if b < 0 or b >= n_batch:
         return
     k = c // (out_dim // (1 if no_trans else pairs // 2))
-    x0, y0, bin_w, bin_h, _rw, _rh = _bin_origin(
+    x0, y0, bin_w, bin_h, _rw, _rh = bin_origin(
         table, trans, r, k, ph, pw, pairs, pooled, part, trans_std, no_trans
     )
-    n = _count(x0, y0, bin_w, bin_h, samples, height, width)
+    n = sample_count(x0, y0, bin_w, bin_h, samples, height, width)
     if n == 0:
         return
     g = dy[uindex(item)] / n
-    ci = (c * group + _group_of(ph, pooled, group)) * group + _group_of(pw, pooled, group)
+    ci = (c * group + group_of(ph, pooled, group)) * group + group_of(pw, pooled, group)
     base = (b * channels + ci) * height * width
     for ih in range(samples):
         for iw in range(samples):
-            inside, x, y = _sample(x0, y0, bin_w, bin_h, ih, iw, samples, height, width)
+            inside, x, y = sample(x0, y0, bin_w, bin_h, ih, iw, samples, height, width)
             if inside:
-                xl, xh, yl, yh, lx, ly = _neighbours(x, y, width)
+                xl, xh, yl, yh, lx, ly = neighbours(x, y, width)
                 atomic_add(d_data, base + yl * width + xl, (1 - lx) * (1 - ly) * g)
                 atomic_add(d_data, base + yh * width + xl, (1 - lx) * ly * g)
                 atomic_add(d_data, base + yl * width + xh, lx * (1 - ly) * g)
