@@ -70,7 +70,10 @@ def get_cuda(kernel_name: str) -> Any:
         if _state["simulator"]:
             from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
 
+            from nnvmpy.kernel import sim_shared_fix
+
             _state["array_types"] = (FakeCUDAArray,)
+            sim_shared_fix.install()  # its shared arrays race between a block's threads
         else:
             from numba.cuda.cudadrv.devicearray import DeviceNDArray
 
