@@ -63,23 +63,26 @@ def spy_block_launches(
 
 def spy_reductions(monkeypatch: pytest.MonkeyPatch, short_slices: bool) -> dict[str, list[Any]]:
     """The reductions launched ('calls': their target shapes, reduce_gpu's and
-    reduce_dot_gpu's alike) and the number of slices each block or thread kernel cut its
-    sums into ('slices'). `short_slices` splits the same shapes with shorter slices, for
-    256-thread blocks on a real GPU."""
+    reduce_dot_gpu's alike; 'reducers': each one's reducer, 'dot' for reduce_dot_gpu) and
+    the number of slices each block or thread kernel cut its sums into ('slices').
+    `short_slices` splits the same shapes with shorter slices, for 256-thread blocks on a
+    real GPU."""
     from nnvmpy.ops import _reduce_cuda
 
-    seen: dict[str, list[Any]] = {"calls": [], "slices": []}
+    seen: dict[str, list[Any]] = {"calls": [], "reducers": [], "slices": []}
     real_reduce, real_slices = _reduce_cuda.reduce_gpu, _reduce_cuda._slices
     real_dot = _reduce_cuda.reduce_dot_gpu
 
-    def reduce_gpu(ctx: Any, out: Any, add: bool, x: Any, small: Any, *rest: Any,
+    def reduce_gpu(ctx: Any, out: Any, add: bool, x: Any, small: Any, red: str, *rest: Any,
                    **kw: Any) -> None:  # fmt: skip
         seen["calls"].append(tuple(small))
-        real_reduce(ctx, out, add, x, small, *rest, **kw)
+        seen["reducers"].append(red)
+        real_reduce(ctx, out, add, x, small, red, *rest, **kw)
 
     def reduce_dot_gpu(ctx: Any, out: Any, add: bool, x: Any, y: Any, small: Any, *rest: Any,
                        **kw: Any) -> None:  # fmt: skip
         seen["calls"].append(tuple(small))
+        seen["reducers"].append("dot")
         real_dot(ctx, out, add, x, y, small, *rest, **kw)
 
     def slices(*args: Any) -> int:

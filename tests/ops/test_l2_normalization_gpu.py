@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pytest
 from fcompute_call import run_fcompute
+from launch_spies import spy_reductions
 
 import nnvmpy as nv
 from nnvmpy import Op
@@ -79,24 +80,12 @@ LOOPS = ("_l2_finish", "_l2_scale", "_l2_grad", "_l2_forward_norm", "_l2_backwar
 
 @pytest.fixture
 def spy(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
-    """The sums asked for ((target shape, reducer), 'dot' for reduce_dot_gpu), each block or
-    thread kernel's slice count, the l2 loops launched ((name, items)) and every scratch
+    """The sums asked for and their slice counts (launch_spies.spy_reductions: 'calls',
+    'reducers', 'slices'), the l2 loops launched ((name, items)) and every scratch
     allocation ((size, dtype)); the CPU's row loops fail if launched."""
-    seen: dict[str, list[Any]] = {"calls": [], "slices": [], "loops": [], "scratch": []}
-    real_reduce, real_dot = _reduce_cuda.reduce_gpu, _reduce_cuda.reduce_dot_gpu
-    real_slices, real_empty = _reduce_cuda._slices, scratch.empty
-
-    def reduce_gpu(ctx: Any, out: Any, add: bool, x: Any, small: Any, red: str, *rest: Any):
-        seen["calls"].append((tuple(small), red))
-        real_reduce(ctx, out, add, x, small, red, *rest)
-
-    def reduce_dot_gpu(ctx: Any, out: Any, add: bool, x: Any, y: Any, small: Any, *rest: Any):
-        seen["calls"].append((tuple(small), "dot"))
-        real_dot(ctx, out, add, x, y, small, *rest)
-
-    def slices(*args: Any) -> int:
-        seen["slices"].append(real_slices(*args))
-        return seen["slices"][-1]
+    seen = spy_reductions(monkeypatch, short_slices=not SIMULATOR)
+    seen.update(loops=[], scratch=[])
+    real_empty = scratch.empty
 
     def empty(ctx: Any, size: int, dtype: Any) -> Any:
         seen["scratch"].append((size, np.dtype(dtype)))
@@ -115,14 +104,9 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
         def launch(self, *args: Any, **kwargs: Any) -> None:
             raise AssertionError("the CPU's thread-per-row loop ran on the GPU")
 
-    monkeypatch.setattr(_reduce_cuda, "reduce_gpu", reduce_gpu)
-    monkeypatch.setattr(_reduce_cuda, "reduce_dot_gpu", reduce_dot_gpu)
-    monkeypatch.setattr(_reduce_cuda, "_slices", slices)
     monkeypatch.setattr(scratch, "empty", empty)
     monkeypatch.setattr(l2, "_l2_forward_row", RowLoop())
     monkeypatch.setattr(l2, "_l2_backward_row", RowLoop())
-    if not SIMULATOR:  # 256-thread blocks: the same shapes split with shorter slices
-        monkeypatch.setattr(_reduce_cuda, "BLOCK_SLICE_MIN", 4)
     return seen
 
 
@@ -180,6 +164,11 @@ def _arrays(
     return {k: v.astype(dtype) for k, v in arrays.items()}
 
 
+def _sums(seen: dict[str, list[Any]]) -> list[tuple[Any, str]]:
+    """The sums a spy saw: (target shape, reducer), 'dot' for reduce_dot_gpu."""
+    return list(zip(seen["calls"], seen["reducers"], strict=True))
+
+
 def _expected_launches(case: str) -> tuple[list[Any], list[Any], list[Any], list[Any]]:
     """(forward sums, forward loops, backward sums, backward loops) the case should run."""
     mode, shape, _eps, freqs, _breq, _split, direct = CASES[case]
@@ -223,8 +212,8 @@ def test_l2_normalization_matches_numpy(
     _check(dx, _reference_dx(mode, a["dy"], y, yn), a["dx0"], breq, f"{case}: dx")
 
     fwd_calls, fwd_loops, bwd_calls, bwd_loops = _expected_launches(case)
-    assert (fwd["calls"], fwd["loops"]) == (fwd_calls, fwd_loops), case
-    assert (spy["calls"], spy["loops"]) == (bwd_calls, bwd_loops), case
+    assert (_sums(fwd), fwd["loops"]) == (fwd_calls, fwd_loops), case
+    assert (_sums(spy), spy["loops"]) == (bwd_calls, bwd_loops), case
     slices = fwd["slices"] + spy["slices"]
     assert (max(slices, default=1) > 1) == split, f"{case}: slices {slices}"
     # scratch: the float64 sums (rows), a split's float64 partials; never the products
@@ -278,7 +267,7 @@ def test_out_over_x_and_dx_over_dy(
     _call("_backward_L2Normalization", {"mode": mode}, ins, [dy], [OpReqType.kWriteInplace])
     _check(dy.copy_to_host(), _reference_dx(mode, a["dy"], y, yn), a["dy"], W, "dx over dy")
     direct = which.endswith("direct")
-    assert [red for _, red in spy["calls"]] == ([] if direct else ["sumsq", "dot"])
+    assert spy["reducers"] == ([] if direct else ["sumsq", "dot"])
     loops = [name for name, _ in spy["loops"]]
     assert loops == (["_l2_forward_norm", "_l2_backward_norm"] if direct else list(LOOPS[:3])), (
         which

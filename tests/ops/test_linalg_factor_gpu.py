@@ -27,7 +27,7 @@ import nnvmpy as nv
 from nnvmpy.attrs import FCompute_gpu, FResourceRequest
 from nnvmpy.base import InferError, OpReqType
 from nnvmpy.engine.base import RunContext
-from nnvmpy.kernel.cuda import context_sm_count
+from nnvmpy.kernel.cuda import context_sm_count, simulated
 from nnvmpy.ops.linalg import _factor_cuda as fc
 from nnvmpy.ops.linalg import factor
 from nnvmpy.registry import Op
@@ -285,7 +285,7 @@ def test_more_matrices_than_the_grid_stride_over_it(name: str, blocks: dict[str,
     want = gelqf_ref(a) if name == GELQF else syevd_ref(a)
     np.testing.assert_allclose(got0, want[0], **tol(F64, 4))
     np.testing.assert_allclose(got1, want[1], **tol(F64, 4))
-    grid = 4 if fc._simulated() else 6
+    grid = 4 if simulated() else 6
     assert blocks["blocks"] == [(f"{name[7:]}_block_cuda", grid, 32)]
 
 
@@ -315,7 +315,7 @@ def test_small_or_many_matrices_keep_a_thread_each(
         np.testing.assert_allclose(got1, want[1], **tol(F64, 8))
     assert launched["items"] == [len(small), len(many)]
     assert [(k, b) for k, b, _ in launched["blocks"]] == [
-        (f"{name[7:]}_block_cuda", min(len(few), 4 if fc._simulated() else len(few)))
+        (f"{name[7:]}_block_cuda", min(len(few), 4 if simulated() else len(few)))
     ]
 
 

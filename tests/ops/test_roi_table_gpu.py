@@ -7,7 +7,8 @@ ulp or two; every other column exactly, NaN where NaN) for rois of every float t
 with the awkward cases in (roi_cases.AWKWARD_ROIS, and rotated ones here). A roi whose
 batch index is out of range pools zeros and gets no gradient on either device (the
 kernels skip it; no error, as on the CPU). Spies check that the GPU path copies nothing
-to or from the host and launches the table kernels over the rois.
+to or from the host and launches the table kernels over the rois, and not at all for
+no rois.
 """
 
 from __future__ import annotations
@@ -221,3 +222,27 @@ def test_forward_and_backward_match_the_cpu_without_host_copies(
     scale = max(1.0, float(np.abs(dx_want).max()))
     np.testing.assert_allclose(dx.astype(np.float64), dx_want, rtol=rtol, atol=atol * scale)
     np.testing.assert_array_equal(drois, 0.0)
+
+
+@pytest.mark.parametrize(("op", "params", "dshape", "rois", "oshape"), _op_cases())
+def test_no_rois_launch_no_table_kernel(
+    op: str, params: dict, dshape: tuple, rois: np.ndarray, oshape: tuple,
+    no_host_copies: list[int],
+) -> None:  # fmt: skip
+    """No rois: no table kernel is launched (the backward launched one of 0 items), the
+    forward's output is empty, and a write backward zeroes d data while an add leaves it,
+    the same on both devices."""
+    rng = np.random.default_rng(7)
+    data = rng.standard_normal(dshape)
+    rois = np.zeros((0, rois.shape[1]))
+    oshape = (0, *oshape[1:])
+    starts = [rng.standard_normal(dshape), rois]
+    for device in ("gpu", "cpu"):
+        (got,) = run_fcompute(op, params, [data, rois], [np.zeros(oshape)], ["write"], device)
+        assert got.shape == oshape
+        for req in ("write", "add"):
+            dx, drois = run_fcompute(f"_backward{op}", params, [np.zeros(oshape), data, rois],
+                                     starts, [req, req], device)  # fmt: skip
+            np.testing.assert_array_equal(dx, 0.0 if req == "write" else starts[0])
+            assert drois.shape == rois.shape
+    assert no_host_copies == [], "no table kernel for no rois"

@@ -26,6 +26,7 @@ import numpy as np
 from ..base import Context, NNVMError
 from . import cuda_fast
 from .elementwise import ElementwiseKernel, launch_context
+from .launch import flat
 from .storage import device_view
 
 GPU_DTYPES = frozenset(
@@ -149,11 +150,34 @@ def sm_count(kernel_name: str, device_id: int) -> int:
 def context_sm_count(ctx: Any, kernel_name: str) -> int:
     """ctx's GPU's multiprocessor count, for kernels that split their work to fill it;
     SIM_SM_COUNT under the simulator. ctx: an OpContext or a Context (not None)."""
-    from numba import config
-
-    if config.ENABLE_CUDASIM:  # type: ignore[attr-defined]
+    if simulated():
         return SIM_SM_COUNT
     return sm_count(kernel_name, launch_context(kernel_name, ctx, None).device_id)
+
+
+def simulated() -> bool:
+    """Whether GPU kernels run in numba's simulator (NUMBA_ENABLE_CUDASIM=1), where every
+    thread is a Python thread and hand-written kernels take smaller blocks."""
+    from numba import config
+
+    return bool(config.ENABLE_CUDASIM)  # type: ignore[attr-defined]
+
+
+def launch_blocks(
+    ctx: Any, name: str, kernel: Any, blocks: int, threads: int, args: tuple[Any, ...]
+) -> None:
+    """A hand-written kernel (its .dispatcher) on `blocks` blocks of `threads`, a block
+    per work item (a row, a matrix, a slice of a line), the grid capped as every
+    grid-stride launch is (launch_config for blocks * THREADS_PER_BLOCK items:
+    BLOCKS_PER_SM blocks per SM on a GPU, 4 on the simulator): the kernel strides over
+    the rest. Array arguments are passed flattened; 0 blocks launch nothing."""
+    if blocks == 0:
+        return
+    cap, _, stream, device = launch_config(name, ctx, blocks * THREADS_PER_BLOCK)
+    plain = (bool, int, float, np.generic)  # passed as they are
+    flat_args = tuple(a if isinstance(a, plain) else flat(a) for a in args)
+    with device:
+        launch_kernel(kernel.dispatcher, min(blocks, cap), threads, stream, flat_args)
 
 
 # ---------------------------------------------------------------- loop template

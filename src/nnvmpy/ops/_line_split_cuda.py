@@ -26,10 +26,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
 from ..kernel import device_function
-from ..kernel.launch import flat, is_gpu
+from ..kernel.launch import is_gpu
 
 SHARED = 256  # positions a block's shared tree holds: the most threads a block may have
 THREADS = 256  # threads of a block at most on a GPU (a power of two, <= SHARED)
@@ -107,14 +105,11 @@ def column_split(ctx: Any, name: str, layout: tuple[int, int, int]) -> tuple[int
 
 
 def launch_blocks(ctx: Any, name: str, k: Any, blocks: int, threads: int, *args: Any) -> None:
-    """k(*args) on `blocks` blocks of `threads` (arrays flattened), the grid capped as every
-    grid-stride launch is (kernel/cuda.py; 4 blocks on the simulator): k strides beyond."""
-    from nnvmpy.kernel.cuda import THREADS_PER_BLOCK, launch_config, launch_kernel
+    """k(*args) on `blocks` blocks of `threads`: kernel/cuda.py's launch_blocks (arrays
+    flattened, the grid capped; k strides beyond)."""
+    from nnvmpy.kernel.cuda import launch_blocks as launch
 
-    cap, _, stream, device = launch_config(name, ctx, blocks * THREADS_PER_BLOCK)
-    flat_args = [a if isinstance(a, (bool, int, float, np.generic)) else flat(a) for a in args]
-    with device:
-        launch_kernel(k.dispatcher, min(blocks, cap), threads, stream, tuple(flat_args))
+    launch(ctx, name, k, blocks, threads, args)
 
 
 @device_function

@@ -127,7 +127,9 @@ def rounded_rows(r, out, rois):
 
 def device_table(ctx: Any, body: Any, rois: Any, width: int, *args: Any) -> Any:
     """The flat float64 (R, width) table of the (R, columns) rois that `body` writes, a
-    row per item (body(r, out, flat rois, *args)), on ctx's device; no host copy."""
+    row per item (body(r, out, flat rois, *args)), on ctx's device; no host copy. No
+    rois: a scratch of one element, never read, and no launch."""
     out = device_empty(ctx, rois.shape[0] * width, np.float64)
-    body.launch(ctx, rois.shape[0], out, flat(rois), *args)
+    if rois.shape[0]:
+        body.launch(ctx, rois.shape[0], out, flat(rois), *args)
     return out

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from ...kernel import device_function
-from ...kernel.launch import cuda, flat, gpu_kernel  # cuda: numba.cuda once built
+from ...kernel.launch import cuda, gpu_kernel  # cuda: numba.cuda once built
 
 THREADS = 256  # threads of a block at most on a GPU (a power of two: the pivot tree halves it)
 SIM_THREADS = 32  # the same under the simulator, where every thread is a Python thread
@@ -68,18 +68,11 @@ def block_threads(n: int) -> int:
 
 
 def _launch(ctx: Any, op: str, k: Any, batch: int, n: int, *args: Any) -> None:
-    """k(batch, n, *args) on a block of block_threads(n) per matrix (arrays flattened),
-    the grid capped as every grid-stride launch is; k strides over the rest."""
-    if batch == 0:
-        return
-    from nnvmpy.kernel.cuda import THREADS_PER_BLOCK, launch_config, launch_kernel
+    """k(batch, n, *args) on a block of block_threads(n) per matrix: kernel/cuda.py's
+    launch_blocks (arrays flattened, the grid capped; k strides over the rest)."""
+    from nnvmpy.kernel.cuda import launch_blocks
 
-    cap, _, stream, device = launch_config(op, ctx, batch * THREADS_PER_BLOCK)
-    flat_args = [a if isinstance(a, (bool, int, float, np.generic)) else flat(a) for a in args]
-    with device:
-        launch_kernel(
-            k.dispatcher, min(batch, cap), block_threads(n), stream, (batch, n, *flat_args)
-        )
+    launch_blocks(ctx, op, k, batch, block_threads(n), (batch, n, *args))
 
 
 # -- shared pieces ----------------------------------------------------------------------------

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from ...kernel import device_function, scratch
-from ...kernel.launch import cuda, flat, gpu_kernel  # cuda: numba.cuda once built
+from ...kernel.launch import cuda, gpu_kernel  # cuda: numba.cuda once built
 from ...kernel.launch import is_gpu as _on_gpu  # not `is_gpu`: tests patch that name
 from ..nn._block_rows import block_sum
 
@@ -322,12 +322,6 @@ def _syevd_block_cuda(batch, u, lam, a, w, rot, n, tol, max_sweeps):
 # --- the rule and the launches ---------------------------------------------------------------
 
 
-def _simulated() -> bool:
-    from numba import config
-
-    return bool(config.ENABLE_CUDASIM)  # type: ignore[attr-defined]
-
-
 def by_block(ctx: Any, name: str, batch: int, n: int) -> bool:
     """Whether `batch` matrices of n columns take a block each on ctx's device: a GPU,
     n >= MIN_SIZE, and fewer than MATRICES_PER_SM matrices per SM."""
@@ -341,19 +335,10 @@ def by_block(ctx: Any, name: str, batch: int, n: int) -> bool:
 def block_threads(items: int) -> int:
     """Threads of a block whose steps have `items` work items: a power of two from 32 up
     to THREADS (SIM_THREADS under the simulator)."""
-    limit = SIM_THREADS if _simulated() else THREADS
+    from nnvmpy.kernel.cuda import simulated
+
+    limit = SIM_THREADS if simulated() else THREADS
     return min(limit, max(32, 1 << (items - 1).bit_length()))
-
-
-def _launch(ctx: Any, name: str, k: Any, batch: int, threads: int, *args: Any) -> None:
-    """k(batch, *args) on a block of `threads` per matrix, the grid capped as every
-    grid-stride launch is (kernel/cuda.py; 4 blocks on the simulator): k strides beyond."""
-    from nnvmpy.kernel.cuda import THREADS_PER_BLOCK, launch_config, launch_kernel
-
-    cap, _, stream, device = launch_config(name, ctx, batch * THREADS_PER_BLOCK)
-    flat_args = [a if isinstance(a, (bool, int, float, np.generic)) else flat(a) for a in args]
-    with device:
-        launch_kernel(k.dispatcher, min(batch, cap), threads, stream, (batch, *flat_args))
 
 
 def gelqf_gpu(
@@ -363,9 +348,11 @@ def gelqf_gpu(
     block each; False (nothing launched) where by_block says a thread per matrix."""
     if not by_block(ctx, name, batch, n):
         return False
-    lanes = SIM_LANES if _simulated() else LANES
-    _launch(ctx, name, _gelqf_block_cuda, batch, block_threads(m * n), q, lo, a, tau, m, n,
-            lanes)  # fmt: skip
+    from nnvmpy.kernel.cuda import launch_blocks, simulated
+
+    lanes = SIM_LANES if simulated() else LANES
+    args = (batch, q, lo, a, tau, m, n, lanes)
+    launch_blocks(ctx, name, _gelqf_block_cuda, batch, block_threads(m * n), args)
     return True
 
 
@@ -378,10 +365,12 @@ def syevd_gpu(
     launched) where by_block says a thread per matrix."""
     if not by_block(ctx, name, batch, n):
         return False
+    from nnvmpy.kernel.cuda import launch_blocks
+
     half = (n + 1) // 2
     rot = scratch.empty(ctx, batch * 2 * half, np.float64)
-    _launch(ctx, name, _syevd_block_cuda, batch, block_threads(n * half), u, lam, a, w, rot,
-            n, float(tol), int(max_sweeps))  # fmt: skip
+    args = (batch, u, lam, a, w, rot, n, float(tol), int(max_sweeps))
+    launch_blocks(ctx, name, _syevd_block_cuda, batch, block_threads(n * half), args)
     return True
 
 

@@ -43,10 +43,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ...kernel import device_function
-from ...kernel.launch import cuda, flat, gpu_kernel  # cuda: numba.cuda once built
+from ...kernel.launch import cuda, gpu_kernel  # cuda: numba.cuda once built
 from ._kernels import tri_at
 
 THREADS = 256  # threads of a block at most on a GPU
@@ -54,12 +52,6 @@ SIM_THREADS = 32  # the same under the simulator, where every thread is a Python
 GROUP = 32  # right-hand sides of a block at most (a warp's columns on the left side)
 MIN_GROUP = 8  # the fewest while the SMs lack blocks (fewer: short coalesced runs)
 BLOCKS_PER_SM = 2  # groups are narrowed until batch * groups gives each SM this many
-
-
-def _simulated() -> bool:
-    from numba import config
-
-    return bool(config.ENABLE_CUDASIM)  # type: ignore[attr-defined]
 
 
 def _pow2(n: int) -> int:
@@ -82,21 +74,10 @@ def group_size(ctx: Any, op: str, batch: int, nvec: int) -> int:
 def block_threads(w: int, n: int) -> int:
     """blockDim.x for groups of w right-hand sides of order n: w times the power of two
     >= n row lanes, at most THREADS (SIM_THREADS under the simulator), at least w."""
-    limit = SIM_THREADS if _simulated() else THREADS
+    from nnvmpy.kernel.cuda import simulated
+
+    limit = SIM_THREADS if simulated() else THREADS
     return max(w, min(limit, w * _pow2(n)))
-
-
-def _launch(ctx: Any, op: str, k: Any, items: int, threads: int, *args: Any) -> None:
-    """k(items, *args) on blocks of `threads`, a block per item, the grid capped as every
-    grid-stride launch is (kernel/cuda.py; 4 blocks on the simulator): k strides beyond."""
-    if items == 0:
-        return
-    from nnvmpy.kernel.cuda import THREADS_PER_BLOCK, launch_config, launch_kernel
-
-    cap, _, stream, device = launch_config(op, ctx, items * THREADS_PER_BLOCK)
-    flat_args = [a if isinstance(a, (bool, int, float, np.generic)) else flat(a) for a in args]
-    with device:
-        launch_kernel(k.dispatcher, min(items, cap), threads, stream, (items, *flat_args))
 
 
 # -- a block's threads ------------------------------------------------------------------------
@@ -176,10 +157,14 @@ def trsm_blocks(
 ) -> None:  # fmt: skip
     """trsm_vec's solves (same arguments: lower = the solved triangle's type, after
     `transposed`; x may be b), a block per (matrix, group of right-hand sides)."""
+    from nnvmpy.kernel.cuda import launch_blocks
+
     w = group_size(ctx, op, batch, nvec)
     groups = -(-nvec // w)
-    _launch(ctx, op, _trsm_block_cuda, batch * groups, block_threads(w, n), n, x, b, t, nvec,
-            groups, w, bool(right), bool(lower), bool(transposed), float(alpha))  # fmt: skip
+    items = batch * groups  # a block each
+    args = (items, n, x, b, t, nvec, groups, w, bool(right), bool(lower), bool(transposed),
+            float(alpha))  # fmt: skip
+    launch_blocks(ctx, op, _trsm_block_cuda, items, block_threads(w, n), args)
 
 
 # -- inverse from an LU -----------------------------------------------------------------------
@@ -211,10 +196,13 @@ def _lu_inverse_block_cuda(items, n, out, lu, piv, groups, w):
 def lu_inverse_blocks(ctx: Any, op: str, batch: int, n: int, out: Any, lu: Any, piv: Any) -> None:
     """lu_inverse_col's A^-1 from the LU factors and pivots (inverse.py), a block per
     (matrix, group of columns)."""
+    from nnvmpy.kernel.cuda import launch_blocks
+
     w = group_size(ctx, op, batch, n)
     groups = -(-n // w)
-    _launch(ctx, op, _lu_inverse_block_cuda, batch * groups, block_threads(w, n), n, out, lu,
-            piv, groups, w)  # fmt: skip
+    items = batch * groups  # a block each
+    args = (items, n, out, lu, piv, groups, w)
+    launch_blocks(ctx, op, _lu_inverse_block_cuda, items, block_threads(w, n), args)
 
 
 __all__ = [

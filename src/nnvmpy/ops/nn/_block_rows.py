@@ -27,10 +27,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ...kernel import device_function
-from ...kernel.launch import cuda, flat, is_gpu, run_rows  # cuda: numba.cuda once built
+from ...kernel.launch import cuda, is_gpu, run_rows  # cuda: numba.cuda once built
 
 BLOCK = 128  # threads per block at most (a power of two: the reduction trees halve it)
 MIN_INNER = 32  # from here rows next to each other are coalesced as they are
@@ -80,20 +78,11 @@ def block_sum(sh, tid, nt, s):
 
 
 def launch_blocks(ctx: Any, name: str, block_k: Any, rows: int, n: int, *args: Any) -> None:
-    """block_k(rows, *args) with a block of block_threads(n) threads per row, the grid
-    capped (a smaller grid strides over the rows); arrays are passed flattened."""
-    if rows == 0:
-        return
-    from nnvmpy.kernel.cuda import THREADS_PER_BLOCK, launch_config, launch_kernel
+    """block_k(rows, *args) with a block of block_threads(n) threads per row: kernel/cuda.py's
+    launch_blocks (arrays flattened, the grid capped; a smaller grid strides over the rows)."""
+    from nnvmpy.kernel.cuda import launch_blocks as launch
 
-    # sized for rows * THREADS_PER_BLOCK items the grid is a block per row, capped as every
-    # grid-stride launch is (BLOCKS_PER_SM blocks per SM on a GPU, 4 on the simulator)
-    blocks, _, stream, device = launch_config(name, ctx, rows * THREADS_PER_BLOCK)
-    flat_args = [a if isinstance(a, (bool, int, float, np.generic)) else flat(a) for a in args]
-    with device:
-        launch_kernel(
-            block_k.dispatcher, min(blocks, rows), block_threads(n), stream, (rows, *flat_args)
-        )
+    launch(ctx, name, block_k, rows, block_threads(n), (rows, *args))
 
 
 def run_block_rows(

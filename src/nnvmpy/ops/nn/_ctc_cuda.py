@@ -96,13 +96,9 @@ def state_threads(s_max: int) -> int:
 def alpha_beta(ctx: Any, name: str, n: int, s_max: int, *args: Any) -> None:
     """_alpha_beta_cuda(*args) with a block per sequence (n of them), the grid capped as
     every grid-stride launch is (a smaller grid strides over the sequences)."""
-    from nnvmpy.kernel.cuda import THREADS_PER_BLOCK, launch_config, launch_kernel
+    from nnvmpy.kernel.cuda import launch_blocks
 
-    blocks, _, stream, device = launch_config(name, ctx, n * THREADS_PER_BLOCK)
-    with device:
-        launch_kernel(
-            _alpha_beta_cuda.dispatcher, min(blocks, n), state_threads(s_max), stream, args
-        )
+    launch_blocks(ctx, name, _alpha_beta_cuda, n, state_threads(s_max), args)
 
 
 # --- a block per row (t, b) ----------------------------------------------------------------
