@@ -56,27 +56,24 @@ def test_threads_asking_at_once_share_one_array(monkeypatch: pytest.MonkeyPatch)
     assert got[0].dtype == np.float64
 
 
-def test_the_unlocked_look_up_races(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without the lock the same slow allocation gives the threads different arrays: the
-    race the fix closes is real in this numba-cuda (if this fails, the simulator has
-    fixed it and sim_shared_fix can go)."""
+def test_the_simulators_own_look_up_races(monkeypatch: pytest.MonkeyPatch) -> None:
+    """numba-cuda's FakeCUDAShared.array, given the same slow allocation, hands the threads
+    different arrays: the race the fix closes is real in the installed numba-cuda (if this
+    fails, the simulator has fixed it and sim_shared_fix can go)."""
+    import types
+
+    from numba.cuda.simulator import kernelapi
     from numba.cuda.simulator.kernelapi import FakeCUDAShared
 
     from nnvmpy.kernel import cuda, sim_shared_fix
 
     cuda.get_cuda("test")
-    monkeypatch.setattr(sim_shared_fix, "_new_array", _slow_empty)
-    monkeypatch.setattr(sim_shared_fix, "_lock", _NoLock())
-    got = _arrays_from_racing_threads(FakeCUDAShared(0))
+    shared = FakeCUDAShared(0)
+    slow_np = types.SimpleNamespace(empty=_slow_empty)
+    monkeypatch.setattr(kernelapi, "np", slow_np)  # what the original allocates with
+    monkeypatch.setattr(FakeCUDAShared, "array", sim_shared_fix._original)
+    got = _arrays_from_racing_threads(shared)
     assert len({id(a) for a in got}) > 1
-
-
-class _NoLock:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: Any) -> None:
-        return None
 
 
 def test_each_call_site_keeps_its_own_array() -> None:
