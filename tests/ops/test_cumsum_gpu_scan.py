@@ -37,7 +37,7 @@ from nnvmpy.base import InferError, OpReqType
 from nnvmpy.ops import _cumsum_cuda as scan_cuda
 from nnvmpy.ops import _line_split_cuda as split
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.sim_barriers]
 
 KERNELS = ("_cumsum_sums_f_cuda", "_cumsum_sums_i_cuda", "_cumsum_scan_f_cuda",
            "_cumsum_scan_i_cuda", "_cumsum_carries_cuda")  # fmt: skip

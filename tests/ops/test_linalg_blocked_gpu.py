@@ -28,7 +28,7 @@ import nnvmpy as nv
 from nnvmpy.ops.linalg import _blocked_cuda as bc
 from nnvmpy.ops.linalg import cholesky, inverse
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.sim_barriers]
 
 F32, F64 = np.float32, np.float64
 BLOCK_KERNELS = {

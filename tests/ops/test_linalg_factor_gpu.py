@@ -33,7 +33,7 @@ from nnvmpy.ops.linalg import factor
 from nnvmpy.registry import Op
 from nnvmpy.resource import OpContext, get_resource
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.sim_barriers]
 
 F32, F64 = np.float32, np.float64
 DTYPES = [F32, F64]

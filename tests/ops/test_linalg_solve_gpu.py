@@ -35,7 +35,7 @@ from nnvmpy.ops.linalg import _batched, _kernels, inverse
 from nnvmpy.ops.linalg import _blocked_cuda as bc
 from nnvmpy.ops.linalg import _solve_cuda as sc
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.sim_barriers]
 
 F32, F64 = np.float32, np.float64
 

@@ -34,7 +34,7 @@ from nnvmpy.ops.nn import _norm_columns_cuda as cols
 from nnvmpy.ops.nn import _norm_rows_cuda as norm_cuda
 from nnvmpy.resource import OpContext, get_resource
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.sim_barriers]
 
 W, A, N = OpReqType.kWriteTo, OpReqType.kAddTo, OpReqType.kNullOp
 F16, F32, F64 = np.float16, np.float32, np.float64

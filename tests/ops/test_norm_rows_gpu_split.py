@@ -27,7 +27,7 @@ from nnvmpy.kernel import cuda as kcuda
 from nnvmpy.ops.nn import _norm_rows_cuda as norm_cuda
 from nnvmpy.ops.nn._block_rows import block_threads
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.sim_barriers]
 
 SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 

@@ -26,6 +26,8 @@ from nnvmpy import nd, sym
 from nnvmpy.engine import engine_type
 from nnvmpy.ops import _reduce_cuda as red
 
+pytestmark = pytest.mark.sim_barriers  # the GPU tests below are marked gpu one by one
+
 SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 F16, F32, I32 = np.float16, np.float32, np.int32
 F64 = np.float64

@@ -23,7 +23,7 @@ from symbol_runs import run_symbol, uniform_values
 import nnvmpy as nv
 from nnvmpy import sym
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.sim_barriers]
 
 
 def _run_gpu(build: Any, data: dict[str, np.ndarray], dy: Any, grad_req: str = "write") -> Any:
