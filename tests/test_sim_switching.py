@@ -3,20 +3,22 @@ and only those (tests/conftest.py: _sim_barrier_switching)."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 import pytest
 
-from conftest import CUDASIM, SIM_BARRIER_SWITCH_INTERVAL
-
+CUDASIM = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 DEFAULT_INTERVAL = 0.005  # CPython's
 
 
 @pytest.mark.gpu
 @pytest.mark.sim_barriers
 def test_a_marked_test_switches_finely_under_the_simulator() -> None:
-    want = SIM_BARRIER_SWITCH_INTERVAL if CUDASIM else DEFAULT_INTERVAL
-    assert sys.getswitchinterval() == pytest.approx(want)
+    if CUDASIM:
+        assert sys.getswitchinterval() < DEFAULT_INTERVAL / 10
+    else:  # a real GPU: nothing to poll
+        assert sys.getswitchinterval() == pytest.approx(DEFAULT_INTERVAL)
 
 
 @pytest.mark.gpu
