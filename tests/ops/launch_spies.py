@@ -121,3 +121,31 @@ def split_reductions_early(monkeypatch: pytest.MonkeyPatch, block_slices: bool =
     monkeypatch.setattr(red, "SPLIT_THREADS", 512)
     if block_slices:
         monkeypatch.setattr(red, "BLOCK_SLICE_MIN", 1)
+
+
+def spy_scratch(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, Any]]:
+    """(elements, dtype) of every kernel.scratch.empty array allocated, in order."""
+    import numpy as np
+
+    from nnvmpy.kernel import scratch
+
+    seen: list[tuple[int, Any]] = []
+    real_empty = scratch.empty
+
+    def empty(ctx: Any, size: Any, dtype: Any) -> Any:
+        seen.append((int(np.prod(size)), np.dtype(dtype)))
+        return real_empty(ctx, size, dtype)
+
+    monkeypatch.setattr(scratch, "empty", empty)
+    return seen
+
+
+def forbid_loop(monkeypatch: pytest.MonkeyPatch, module: ModuleType, name: str, why: str) -> None:
+    """module.name (a parallel_for loop) fails the test if it is launched: `why` says
+    what running it would mean."""
+
+    class Forbidden:
+        def launch(self, *args: Any, **kwargs: Any) -> None:
+            raise AssertionError(why)
+
+    monkeypatch.setattr(module, name, Forbidden())

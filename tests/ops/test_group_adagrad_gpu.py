@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pytest
 from fcompute_call import close_to
-from launch_spies import spy_item_launches, spy_reduce_kernels
+from launch_spies import forbid_loop, spy_item_launches, spy_reduce_kernels, spy_scratch
 
 import nnvmpy as nv
 from nnvmpy import Op
@@ -30,7 +30,6 @@ from nnvmpy.attrs import fcompute
 from nnvmpy.base import OpReqType
 from nnvmpy.engine import engine_type
 from nnvmpy.engine.base import RunContext
-from nnvmpy.kernel import scratch
 from nnvmpy.ops import _reduce_cuda
 from nnvmpy.ops.optimizer import _group_adagrad_cuda as ga_cuda
 from nnvmpy.ops.optimizer import group_adagrad as ga
@@ -65,10 +64,8 @@ CASES: dict[str, Case] = {
 def spies(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
     """The reductions asked for, their slices and kernels, the loops' item counts and the
     scratch allocated; the CPU's row loop fails if launched."""
-    seen: dict[str, list[Any]] = {"calls": [], "slices": [], "scratch": []}
-    real_clip, real_slices, real_empty = (
-        _reduce_cuda.reduce_clip_sq_gpu, _reduce_cuda._slices, scratch.empty
-    )  # fmt: skip
+    seen: dict[str, list[Any]] = {"calls": [], "slices": []}
+    real_clip, real_slices = _reduce_cuda.reduce_clip_sq_gpu, _reduce_cuda._slices
 
     def clip_sq(ctx: Any, out: Any, add: bool, x: Any, small: Any, *rest: Any) -> None:
         seen["calls"].append((tuple(x.shape), tuple(small), rest))
@@ -78,18 +75,10 @@ def spies(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
         seen["slices"].append(real_slices(*args))
         return seen["slices"][-1]
 
-    def empty(ctx: Any, size: Any, dtype: Any) -> Any:
-        seen["scratch"].append((int(np.prod(size)), np.dtype(dtype)))
-        return real_empty(ctx, size, dtype)
-
-    class RowLoop:
-        def launch(self, *args: Any, **kwargs: Any) -> None:
-            raise AssertionError("the CPU's thread-per-row loop ran on the GPU")
-
     monkeypatch.setattr(_reduce_cuda, "reduce_clip_sq_gpu", clip_sq)
     monkeypatch.setattr(_reduce_cuda, "_slices", slices)
-    monkeypatch.setattr(scratch, "empty", empty)
-    monkeypatch.setattr(ga, "group_adagrad_loop", RowLoop())
+    seen["scratch"] = spy_scratch(monkeypatch)
+    forbid_loop(monkeypatch, ga, "group_adagrad_loop", "the CPU's thread-per-row loop ran")
     if not SIMULATOR:  # 256-thread blocks: the same shapes split with shorter slices
         monkeypatch.setattr(_reduce_cuda, "BLOCK_SLICE_MIN", 4)
     seen["items"] = spy_item_launches(monkeypatch, ga_cuda._ga_rate_loop, ga_cuda._ga_apply_loop)

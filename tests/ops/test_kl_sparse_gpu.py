@@ -22,7 +22,13 @@ from typing import Any
 import numpy as np
 import pytest
 from fcompute_call import close_to
-from launch_spies import spy_item_launches, spy_reduce_kernels, spy_reductions
+from launch_spies import (
+    forbid_loop,
+    spy_item_launches,
+    spy_reduce_kernels,
+    spy_reductions,
+    spy_scratch,
+)
 
 import nnvmpy as nv
 from nnvmpy import Op
@@ -30,7 +36,6 @@ from nnvmpy.attrs import fcompute
 from nnvmpy.base import InferError, OpReqType
 from nnvmpy.engine import engine_type
 from nnvmpy.engine.base import RunContext
-from nnvmpy.kernel import scratch
 from nnvmpy.ops.nn import _kl_sparse_cuda as kl_cuda
 from nnvmpy.ops.nn import kl_sparse as kl
 from nnvmpy.resource import OpContext
@@ -64,19 +69,8 @@ def spies(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
     """The reductions (target shapes) and their slices, the reduction kernels, the loops'
     item counts and the scratch allocated; the CPU's channel loop fails if launched."""
     seen = spy_reductions(monkeypatch, short_slices=not SIMULATOR)
-    real_empty = scratch.empty
-    seen["scratch"] = []
-
-    def empty(ctx: Any, size: Any, dtype: Any) -> Any:
-        seen["scratch"].append((int(np.prod(size)), np.dtype(dtype)))
-        return real_empty(ctx, size, dtype)
-
-    class ChannelLoop:
-        def launch(self, *args: Any, **kwargs: Any) -> None:
-            raise AssertionError("the CPU's thread-per-channel loop ran on the GPU")
-
-    monkeypatch.setattr(scratch, "empty", empty)
-    monkeypatch.setattr(kl, "_kl_grad_channel", ChannelLoop())
+    seen["scratch"] = spy_scratch(monkeypatch)
+    forbid_loop(monkeypatch, kl, "_kl_grad_channel", "the CPU's thread-per-channel loop ran")
     seen["items"] = spy_item_launches(monkeypatch, kl_cuda._kl_channel_loop, kl_cuda._kl_grad_loop)
     seen["kernels"] = spy_reduce_kernels(monkeypatch)
     return seen
