@@ -37,6 +37,7 @@ def test_shutdown_stops_workers_and_a_push_restarts_them(threaded_engine: Engine
 def test_on_complete_twice_is_an_error(engine: Engine) -> None:
     v = engine.new_var()
     errors: list[Exception] = []
+    second_call_returned = threading.Event()
 
     def fn(rc: RunContext, on_complete: OnComplete) -> None:
         on_complete()
@@ -44,10 +45,15 @@ def test_on_complete_twice_is_an_error(engine: Engine) -> None:
             on_complete()
         except NNVMError as e:
             errors.append(e)
+        finally:
+            second_call_returned.set()
 
     engine.push_async(fn, CTX, [], [v], name="twice")
     engine.wait_for_var(v)
     engine.wait_for_all()
+    # the first call completes the op, so the waits above may return while the
+    # worker is still inside the second call: wait for that call itself
+    assert second_call_returned.wait(30)
     assert len(errors) == 1
 
 
