@@ -39,7 +39,7 @@ from nnvmpy.base import InferError, OpReqType
 from nnvmpy.ops import _argmax_cuda as arg_cuda
 from nnvmpy.ops import _line_split_cuda as split
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.sim_barriers]
 
 KERNELS = ("_arg_block_cuda", "_arg_slices_cuda", "_arg_merge_cuda")
 

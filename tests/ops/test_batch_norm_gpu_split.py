@@ -27,6 +27,9 @@ from nnvmpy.kernel import cuda as kcuda
 from nnvmpy.ops.nn import _batch_norm_cuda as batch_norm_cuda
 from nnvmpy.resource import OpContext
 
+# the simulator tests run block kernels with barriers: a finer switch interval (conftest)
+pytestmark = pytest.mark.sim_barriers
+
 SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 W, A = OpReqType.kWriteTo, OpReqType.kAddTo
 EPS, MOMENTUM = 1e-3, 0.9

@@ -26,7 +26,7 @@ from nnvmpy.base import OpReqType
 from nnvmpy.ops.nn import _ctc_cuda as ctc_cuda
 from nnvmpy.ops.nn._block_rows import block_threads
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.sim_barriers]
 
 SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 

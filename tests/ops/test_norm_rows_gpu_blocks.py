@@ -24,7 +24,7 @@ from launch_spies import spy_block_launches
 import nnvmpy as nv
 from nnvmpy import sym
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.sim_barriers]
 
 SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 F16, F32, F64 = np.float16, np.float32, np.float64

@@ -26,7 +26,7 @@ from nnvmpy.engine.base import RunContext
 from nnvmpy.registry import Op
 from nnvmpy.resource import OpContext, ResourceRequest, get_resource
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.sim_barriers]
 
 F16, F32, F64 = np.float16, np.float32, np.float64
 DTYPES = [F16, F32, F64]
