@@ -29,7 +29,7 @@ from nnvmpy.kernel import scratch
 from nnvmpy.ops import _reduce_cuda as red
 from nnvmpy.resource import OpContext
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.sim_barriers]
 
 SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 F16, F32, F64 = np.float16, np.float32, np.float64

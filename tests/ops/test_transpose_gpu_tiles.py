@@ -24,6 +24,8 @@ from nnvmpy.ops import _transpose_cuda as tr
 from nnvmpy.registry import Op
 
 GPU = pytest.mark.gpu
+# tiled kernels with barriers: a finer switch interval under the simulator (conftest)
+pytestmark = pytest.mark.sim_barriers
 DTYPES = [np.float16, np.float32, np.float64, np.int8, np.int32, np.int64, np.uint8, np.bool_]
 
 # id -> (shape, axes, kernel): sides not multiples of 32, one or more batch axes
