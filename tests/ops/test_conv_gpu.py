@@ -232,6 +232,12 @@ def test_chunks_stay_within_the_workspace() -> None:
     tight = _shape({"kernel": (3, 3), "num_filter": 64, "workspace": 0}, (4, 64, 8, 8),
                    (64, 64, 3, 3))  # fmt: skip
     assert _im2col_cuda.chunk_images(tight, 4) == 1  # at least one image
+    # image-major (one group, no weight gradient): the column matrix only, no tmp
+    per_col = 64 * 9 * 56 * 56 * 4
+    nb = _im2col_cuda.chunk_images(s, 4, images=True)
+    assert nb * per_col <= _im2col_cuda.MAX_WORKSPACE_BYTES < (nb + 1) * per_col
+    assert _im2col_cuda.chunk_images(small, 4, images=True) == (16 << 20) // per_col
+    assert _im2col_cuda.chunk_images(tight, 4, images=True) == 1
 
 
 # -- im2col / col2im against NumPy ----------------------------------------------------------
@@ -267,20 +273,27 @@ def _launch(device: str, body: Any, n: int, *args: Any) -> list:
     return [d.copy_to_host() for d, a in zip(dev, args) if isinstance(a, np.ndarray)]
 
 
-def test_im2col_and_col2im_match_numpy(ctx: Any) -> None:
-    """im2col copies the taps NumPy indexes; col2im is its adjoint, written or added."""
+@pytest.mark.parametrize("images", [False, True], ids=["row-layout", "image-major"])
+def test_im2col_and_col2im_match_numpy(ctx: Any, images: bool) -> None:
+    """im2col copies the taps NumPy indexes, in the row layout (rows, m*P) or image-major
+    (m, rows, P); col2im is its adjoint, written or added."""
     from nnvmpy.ops.nn._conv_cuda import geometry
 
     device = ctx.device_type
     rng = np.random.default_rng(7)
     x = rng.standard_normal((3, 2, 3, 5, 4))
     out = conv_reference(x, np.zeros((2, 2, 2, 3, 2)), **GEOMETRY).shape[2:]
-    geo = geometry(_shape(GEOMETRY, x.shape, (2, 2, 2, 3, 2)))
+    s = _shape(GEOMETRY, x.shape, (2, 2, 2, 3, 2))
+    geo = geometry(s)
     n0, m = 1, 2  # the chunk: images 1 and 2
-    want = _numpy_im2col(x, n0, m, GEOMETRY, out)
+    steps = _im2col_cuda.steps(s, m, images)
+    want = _numpy_im2col(x, n0, m, GEOMETRY, out)  # (rows, m*P)
+    rows = want.shape[0]
+    if images:  # (rows, m, P) -> (m, rows, P)
+        want = want.reshape(rows, m, -1).transpose(1, 0, 2).copy()
     col = np.full(want.shape, np.nan)
     (_, col) = _launch(device, _im2col_cuda.im2col, col.size, x.ravel(), col.ravel(),
-                       n0, m, *geo)  # fmt: skip
+                       n0, m, *steps, *geo)  # fmt: skip
     np.testing.assert_array_equal(col.reshape(want.shape), want)
     # col2im is im2col's adjoint: <im2col(e_k), C> for every basis vector e_k of x
     c_in = rng.standard_normal(want.shape)
@@ -288,12 +301,15 @@ def test_im2col_and_col2im_match_numpy(ctx: Any) -> None:
     for k in range(x.size):
         e = np.zeros(x.size)
         e[k] = 1.0
-        adjoint[k] = np.vdot(_numpy_im2col(e.reshape(x.shape), n0, m, GEOMETRY, out), c_in)
+        e_col = _numpy_im2col(e.reshape(x.shape), n0, m, GEOMETRY, out)
+        if images:
+            e_col = e_col.reshape(rows, m, -1).transpose(1, 0, 2)
+        adjoint[k] = np.vdot(e_col, c_in)
     adjoint = adjoint.reshape(x.shape)
     start = rng.standard_normal(x.shape)
     for mode, base in ((1, 0.0), (2, start)):  # WRITE, ADD
         (_, dx) = _launch(device, _im2col_cuda.col2im, m * x[0].size, c_in.ravel(),
-                          start.copy().ravel(), n0, m, mode, *geo)  # fmt: skip
+                          start.copy().ravel(), n0, m, mode, *steps, *geo)  # fmt: skip
         dx = dx.reshape(x.shape)
         np.testing.assert_allclose(dx[n0 : n0 + m], (base + adjoint)[n0 : n0 + m], rtol=1e-12)
         np.testing.assert_array_equal(dx[:n0], start[:n0])  # images outside the chunk

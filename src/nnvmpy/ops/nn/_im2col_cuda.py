@@ -3,16 +3,35 @@
 One-body kernels (kernel.parallel_for, so the CPU runs them in tests too) move data
 between NCDHW arrays and column matrices; every product goes through ops/matrix.py's
 `gemm` (today a tiled numba.cuda kernel, later cuBLAS: one place to plug it in).
-For a chunk of m images starting at n0, with P = Do*Ho*Wo output positions and the
-column matrix batched over the g groups (rows = cg*kd*kh*kw per group):
+For a chunk of m images starting at n0, with P = Do*Ho*Wo output positions, rows =
+cg*kd*kh*kw per group and the column entry of row (c, a, i, j), image b, position
+p = (v, y, z) being x[n0+b, c, v*sd-pd+a*dd, y*sh-ph+i*dh, z*sw-pw+j*dw], the column
+matrix takes one of two layouts (im2col and col2im take its `steps`):
 
-    col[(c, a, i, j), (b, v, y, z)] = x[n0+b, c, v*sd-pd+a*dd, y*sh-ph+i*dh, z*sw-pw+j*dw]
-    forward      tmp (g, Fg, m*P)  = W (g, Fg, rows) @ col (g, rows, m*P)
-                 out[n0+b, f, p]  (=|+=) tmp[f, b*P + p] + bias[f]       (rows_to_images)
-    backward     dyt (F, m*P)      = dy[n0:n0+m] regrouped                 (images_to_rows)
-                 dW (g, Fg, rows) (+)= dyt @ col^T        (req_w on the first chunk, then add)
-                 dcol              = W^T @ dyt   (into col)  -> col2im -> dx (=|+=)
-                 db                = bias_grad(dy) (a reduction, _conv_cuda.py)
+    row layout (groups > 1, and the weight gradient): col (g, rows, m*P), [row, b*P + p]
+        forward   tmp (g, Fg, m*P) = W (g, Fg, rows) @ col
+                  out[n0+b, f, p] (=|+=) tmp[f, b*P + p] + bias[f]      (rows_to_images)
+        backward  dyt (F, m*P)     = dy[n0:n0+m] regrouped                (images_to_rows)
+                  dW (g, Fg, rows) (+)= dyt @ col^T   (req_w on the first chunk, then add)
+                  dcol             = W^T @ dyt   (into col)  -> col2im -> dx (=|+=)
+    image-major (one group): colT (m, rows, P), [b, row, p]
+        forward   out[n0:n0+m] (m, F, P) (=|+=) W (F, rows) @ colT     (one batched GEMM)
+                  then out += bias[f] once over all chunks                     (add_bias)
+        data grad dcolT (m, rows, P) = W^T (rows, F) @ dy[n0:n0+m] (m, F, P)
+                  -> col2im (image-major) -> dx (=|+=)         (when dW is not wanted)
+    bias grad     db = bias_grad(dy) (a reduction, _conv_cuda.py)
+
+Why two layouts. With images as the batch of the GEMM, images n0..n0+m-1 of an NCHW
+array are already the (m, F, P) stack it reads or writes: the one-group forward writes
+the output in place (req write or add) and the data gradient reads dy as it is, so
+there is no tmp/dyt scratch and no rows_to_images / images_to_rows pass, each of which
+read and wrote the whole output once more; the chunk then holds the column matrix only
+(rows*P values an image instead of (rows+F)*P: larger chunks in the same budget). The
+weight gradient sums over the images, dW = dyt @ col^T, one GEMM with inner size m*P
+that needs the row layout; groups > 1 batch the GEMM over the groups, so images cannot be
+the batch as well. Both keep the row layout. Deconvolution (deconvolution.py) runs its
+forward on `backward` (data gradient only) and its data gradient on `forward`, so one
+group takes the image-major layout there too.
 
 A 1x1(x1) convolution with stride 1, no padding and one group (`ConvShape.pointwise`)
 needs no column matrix: x[n] is one already, so the forward is one GEMM batched over the
@@ -22,7 +41,8 @@ gradient dx (N, C, P) (=|+=) W^T @ dy (N, F, P).
 col2im is a gather: each work item owns one dx element and sums the column entries that
 read it, so there are no atomics and `req` holds per element. Taps in the padding read
 (and receive) zero. The chunk holds as many images as fit min(`workspace` MB,
-MAX_WORKSPACE_BYTES) of scratch (column matrix plus tmp/dyt), at least one.
+MAX_WORKSPACE_BYTES) of scratch (the column matrix, plus tmp/dyt in the row layout), at
+least one.
 
 Which path runs (`use_gemm`): the direct one-body kernels of _conv_cuda.py when
 
@@ -41,10 +61,10 @@ from typing import Any
 
 from ... import kernel
 from ...base import OpReqType
-from ...kernel.launch import ADD, NULL, WRITE, run_rows, store
+from ...kernel.launch import ADD, NULL, WRITE, flat, run_rows, store
 from ._conv_cuda import _tap_hit, geometry, unravel
 
-#: scratch cap in bytes for one GPU convolution's chunk (column matrix plus tmp/dyt)
+#: scratch cap in bytes for one GPU convolution's chunk (column matrix, tmp/dyt if any)
 MAX_WORKSPACE_BYTES = 256 << 20
 #: convolutions with at most this many multiply-adds run the direct kernels (see above)
 DIRECT_MAX_MACS = 1 << 16
@@ -59,10 +79,17 @@ def use_gemm(s: Any) -> bool:
     return macs > DIRECT_MAX_MACS
 
 
-def chunk_images(s: Any, itemsize: int) -> int:
-    """Images per chunk: (C*kd*kh*kw + F) * P scratch values each, within the budget."""
+def image_major(s: Any, weight_grad: bool = False) -> bool:
+    """The column matrix image-major for ConvShape `s` (module docstring): one group, and
+    no weight gradient in the same pass (dW = dyt @ col^T needs the row layout)."""
+    return s.groups == 1 and not weight_grad
+
+
+def chunk_images(s: Any, itemsize: int, images: bool = False) -> int:
+    """Images per chunk within the budget: (C*kd*kh*kw + F) * P scratch values each for the
+    row layout (column matrix, tmp/dyt), C*kd*kh*kw * P image-major (`images`: no tmp)."""
     budget = min(s.workspace_mb << 20, MAX_WORKSPACE_BYTES)
-    per_image = (s.groups * s.rows + s.f) * s.hw * itemsize
+    per_image = (s.groups * s.rows + (0 if images else s.f)) * s.hw * itemsize
     return max(1, min(s.n, budget // max(1, per_image)))
 
 
@@ -71,34 +98,38 @@ def chunk_images(s: Any, itemsize: int) -> int:
 
 @kernel.parallel_for
 def im2col(
-    idx, x, col, n0, m,
+    idx, x, col, n0, m, row_step, image_step,
     groups, n_c, depth, height, width, n_f, do, ho, wo,
     kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw,
 ):  # fmt: skip
-    """col[row, q] for idx = row * m*P + q: rows (c, a, i, j), columns (b, v, y, z)."""
+    """col[row*row_step + b*image_step + p], idx = row * m*P + b*P + p: rows (c, a, i, j),
+    positions p = (v, y, z); steps (m*P, P) for the row layout, (P, rows*P) image-major."""
     cols = m * do * ho * wo
     b, v, y, z = unravel(idx % cols, do, ho, wo)
-    c, a, i, j = unravel(idx // cols, kd, kh, kw)
+    row = idx // cols
+    c, a, i, j = unravel(row, kd, kh, kw)
+    dst = row * row_step + b * image_step + (v * ho + y) * wo + z
     u = v * sd - pd + a * dd
     h = y * sh - ph + i * dh
     t = z * sw - pw + j * dw
     if u >= 0 and u < depth and h >= 0 and h < height and t >= 0 and t < width:
-        col[idx] = x[((((n0 + b) * n_c + c) * depth + u) * height + h) * width + t]
+        col[dst] = x[((((n0 + b) * n_c + c) * depth + u) * height + h) * width + t]
     else:
-        col[idx] = 0
+        col[dst] = 0
 
 
 @kernel.parallel_for
 def col2im(
-    idx, col, dx, n0, m, mode,
+    idx, col, dx, n0, m, mode, row_step, image_step,
     groups, n_c, depth, height, width, n_f, do, ho, wo,
     kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw,
 ):  # fmt: skip
-    """dx[n0 + b, c, u, h, t] (=|+=) the sum of the col entries im2col copied it to."""
+    """dx[n0 + b, c, u, h, t] (=|+=) the sum of the col entries im2col copied it to (the
+    same steps as im2col's)."""
     r, u, h, t = unravel(idx, depth, height, width)
     c = r % n_c
     b = r // n_c
-    cols = m * do * ho * wo
+    base = b * image_step
     acc = 0.0
     for a in range(kd):
         v = _tap_hit(u, pd, a, dd, sd, do)
@@ -112,7 +143,7 @@ def col2im(
                 z = _tap_hit(t, pw, j, dw, sw, wo)
                 if z >= 0:
                     row = ((c * kd + a) * kh + i) * kw + j
-                    acc += col[row * cols + ((b * do + v) * ho + y) * wo + z]
+                    acc += col[row * row_step + base + (v * ho + y) * wo + z]
     store(dx, n0 * n_c * depth * height * width + idx, acc, mode)
 
 
@@ -148,10 +179,25 @@ def images_to_rows(idx, dy, dyt, n0, m, n_f, inner):
 # -- drivers -----------------------------------------------------------------------------
 
 
-def _scratch(s: Any, res: Any, dtype: Any) -> tuple[int, Any]:
-    """(images per chunk, flat scratch for the column matrix and tmp/dyt of one chunk)."""
-    nb = chunk_images(s, dtype.itemsize)
-    return nb, res.get_space(((s.groups * s.rows + s.f) * nb * s.hw,), dtype)
+def _scratch(s: Any, res: Any, dtype: Any, images: bool) -> tuple[int, Any]:
+    """(images per chunk, flat scratch for one chunk: the column matrix, and tmp/dyt
+    unless image-major)."""
+    nb = chunk_images(s, dtype.itemsize, images)
+    return nb, res.get_space(((s.groups * s.rows + (0 if images else s.f)) * nb * s.hw,), dtype)
+
+
+def steps(s: Any, m: int, images: bool) -> tuple[int, int]:
+    """im2col's and col2im's (row_step, image_step) for a chunk of m images: the row
+    layout (g*rows, m*P), or image-major (m, g*rows, P)."""
+    if images:
+        return s.hw, s.groups * s.rows * s.hw
+    return m * s.hw, s.hw
+
+
+def _images(a: Any, n0: int, m: int, n_f: int, inner: int) -> Any:
+    """Images n0..n0+m-1 of an (N, n_f, inner) C-contiguous array: an (m, n_f, inner) view."""
+    size = n_f * inner
+    return flat(a)[n0 * size : (n0 + m) * size].reshape(m, n_f, inner)
 
 
 def forward(
@@ -168,19 +214,26 @@ def forward(
             run_rows(ctx, name, add_bias, out.size, out, bias, s.f, s.hw)
         return
     geo, g, rows = geometry(s), s.groups, s.rows
-    nb, space = _scratch(s, res, x.dtype)
+    images = image_major(s)
+    nb, space = _scratch(s, res, x.dtype, images)
     w3 = w.reshape(g, s.fg, rows)
     beta = bias if has_bias else w  # a stand-in the kernel never reads
     for n0 in range(0, s.n, nb):
         m = min(nb, s.n - n0)
         cols = m * s.hw
         col = space[: g * rows * cols]
+        run_rows(ctx, name, im2col, col.size, x, col, n0, m, *steps(s, m, images), *geo)
+        if images:  # straight into the output: no tmp, no rows_to_images
+            gemm(ctx, _images(out, n0, m, s.f, s.hw), _REQ[mode], w.reshape(s.f, rows), False,
+                 col.reshape(m, rows, s.hw), False)  # fmt: skip
+            continue
         tmp = space[g * rows * cols : (g * rows + s.f) * cols]
-        run_rows(ctx, name, im2col, col.size, x, col, n0, m, *geo)
         gemm(ctx, tmp.reshape(g, s.fg, cols), OpReqType.kWriteTo, w3, False,
              col.reshape(g, rows, cols), False)  # fmt: skip
         run_rows(ctx, name, rows_to_images, m * s.f * s.hw, tmp, out, beta, has_bias,
                  n0, m, s.f, s.hw, mode)  # fmt: skip
+    if images and has_bias:
+        run_rows(ctx, name, add_bias, out.size, out, bias, s.f, s.hw)
 
 
 def backward(
@@ -198,25 +251,33 @@ def backward(
     if mode_x == NULL and mode_w == NULL:
         return
     geo, g, rows = geometry(s), s.groups, s.rows
-    nb, space = _scratch(s, res, dy.dtype)
+    images = image_major(s, weight_grad=mode_w != NULL)
+    nb, space = _scratch(s, res, dy.dtype, images)
     w3 = w.reshape(g, s.fg, rows)
     dw3 = dw.reshape(g, s.fg, rows) if mode_w != NULL else None
     for n0 in range(0, s.n, nb):
         m = min(nb, s.n - n0)
         cols = m * s.hw
         col = space[: g * rows * cols]
+        dx_size = m * s.c * s.d * s.h * s.w
+        if images:  # the data gradient only, straight from dy: no dyt, no images_to_rows
+            gemm(ctx, col.reshape(m, rows, s.hw), OpReqType.kWriteTo, w.reshape(s.f, rows), True,
+                 _images(dy, n0, m, s.f, s.hw), False)  # fmt: skip
+            run_rows(ctx, name, col2im, dx_size, col, dx, n0, m, mode_x, *steps(s, m, True),
+                     *geo)  # fmt: skip
+            continue
         col3 = col.reshape(g, rows, cols)
         dyt = space[g * rows * cols : (g * rows + s.f) * cols]
         dyt3 = dyt.reshape(g, s.fg, cols)
         run_rows(ctx, name, images_to_rows, dyt.size, dy, dyt, n0, m, s.f, s.hw)
+        row_steps = steps(s, m, False)
         if dw3 is not None:
-            run_rows(ctx, name, im2col, col.size, x, col, n0, m, *geo)
+            run_rows(ctx, name, im2col, col.size, x, col, n0, m, *row_steps, *geo)
             req = OpReqType.kAddTo if n0 > 0 or mode_w == ADD else OpReqType.kWriteTo
             gemm(ctx, dw3, req, dyt3, False, col3, True)
         if mode_x != NULL:
             gemm(ctx, col3, OpReqType.kWriteTo, w3, True, dyt3, False)  # dcol reuses col
-            size = m * s.c * s.d * s.h * s.w
-            run_rows(ctx, name, col2im, size, col, dx, n0, m, mode_x, *geo)
+            run_rows(ctx, name, col2im, dx_size, col, dx, n0, m, mode_x, *row_steps, *geo)
 
 
 __all__ = [
@@ -228,7 +289,9 @@ __all__ = [
     "col2im",
     "forward",
     "im2col",
+    "image_major",
     "images_to_rows",
     "rows_to_images",
+    "steps",
     "use_gemm",
 ]
