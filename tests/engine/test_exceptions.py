@@ -69,7 +69,9 @@ def test_wait_for_all_raises_the_first_unreported_failure_once(engine: Engine) -
         raise TypeError("second")
 
     engine.push_sync(_boom, CTX, [], [v], name="first_bad")
-    engine.wait_for_var(w)
+    # "first" is the first failure stored: independent functions finish in any order on a
+    # threaded engine, so let first_bad fail (without reporting it) before pushing the other
+    assert engine.quiesce(30)
     engine.push_sync(bad_type, CTX, [], [w], name="second_bad")
     with pytest.raises(EngineError, match="first_bad") as info:
         engine.wait_for_all()
