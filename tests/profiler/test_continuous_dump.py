@@ -128,6 +128,44 @@ def test_a_removed_or_overwritten_file_is_written_whole_again(fresh_profiler: Pa
     profiler.set_state("stop")
 
 
+@pytest.mark.parametrize("other_writer", ["removes", "overwrites"])
+def test_a_file_changed_right_after_a_dump_renames_it_is_written_whole_again(
+    fresh_profiler: Path, monkeypatch: pytest.MonkeyPatch, other_writer: str
+) -> None:
+    """The window the test above can only hit by chance, made certain: the file is removed
+    or overwritten between the dump's rename and the dump's return. The dump must keep
+    the stamp of what it wrote, so the next one sees the change and writes the file whole
+    (it used to stat by name there: FileNotFoundError, or appends into the other file)."""
+    real_replace = trace.os.replace
+    armed = [False]
+
+    def replace_then_other_writer(src: Any, dst: Any) -> None:
+        real_replace(src, dst)
+        if armed[0] and str(dst) == str(fresh_profiler):
+            armed[0] = False
+            if other_writer == "removes":
+                fresh_profiler.unlink()
+            else:
+                fresh_profiler.write_text("{}")
+
+    monkeypatch.setattr(trace.os, "replace", replace_then_other_writer)
+    profiler.set_config(filename=str(fresh_profiler), continuous_dump=False)
+    profiler.set_state("run")
+    with profiler.Event("first"):
+        pass
+    profiler.dump(False)
+    with profiler.Event("second"):
+        pass
+    armed[0] = True
+    profiler.dump(False)  # what the periodic thread does: it must not raise
+    assert not armed[0], "the other writer did not run"
+    with profiler.Event("third"):
+        pass
+    profiler.dump(False)
+    assert _span_names(fresh_profiler) == ["first", "second", "third"]
+    profiler.set_state("stop")
+
+
 def test_a_finished_dump_starts_a_new_trace_for_the_periodic_dumps(fresh_profiler: Path) -> None:
     _start(fresh_profiler)
     with profiler.Event("old"):

@@ -36,6 +36,13 @@ _TAIL = b'\n],"displayTimeUnit":"ms"}\n'
 _COPY_LIMIT = 64 << 20  # bytes up to which an append rewrites a copy (atomic for readers)
 
 
+def _written(f: Any) -> os.stat_result:
+    """The stat of the file just written, from its handle: a stat by name after the
+    rename could see a file another writer put there (or none) in between."""
+    f.flush()
+    return os.fstat(f.fileno())
+
+
 class TraceFile:
     """The trace of the records from `start` on (the marks of the last finished dump)."""
 
@@ -71,6 +78,7 @@ class TraceFile:
         if self.size < 0:
             with open(tmp, "wb") as f:
                 f.write(_HEAD + body + _TAIL)
+                st = _written(f)
             os.replace(tmp, self.filename)  # a reader sees the old file or the new one
         else:
             target = self.filename
@@ -81,9 +89,9 @@ class TraceFile:
                 f.seek(self.size - len(_TAIL))
                 f.write((b"" if self.empty else b",\n") + body + _TAIL)
                 f.truncate()
+                st = _written(f)
             if target == tmp:
                 os.replace(tmp, self.filename)
-        st = os.stat(self.filename)
         self.size, self.stamp = st.st_size, (st.st_ino, st.st_size, st.st_mtime_ns)
         self.empty = self.empty and not events
 
