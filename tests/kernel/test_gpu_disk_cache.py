@@ -93,11 +93,13 @@ import cached_kernels as m
 gpu.get_cuda("test")
 """
 _KEYS = """
+from nnvmpy.kernel.cuda_loop import build_loop
+
 def key(dispatcher):
     return repr(getattr(dispatcher._cache, "key", None))
 
 keys = {
-    f"scaled {mode} {pattern} {more}": key(gpu.build_loop(m.scaled, mode, pattern, *more))
+    f"scaled {mode} {pattern} {more}": key(build_loop(m.scaled, mode, pattern, *more))
     for mode, pattern, *more in [
         ("write", "AF", None, False),
         ("write", "AS", None, False),

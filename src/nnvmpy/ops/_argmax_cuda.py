@@ -33,15 +33,9 @@ from typing import Any
 import numpy as np
 
 from ..kernel import device_function, scratch
+from ..kernel.cuda import launch_blocks
 from ..kernel.launch import cuda, flat, gpu_kernel, store, uindex
-from ._line_split_cuda import (
-    SHARED,
-    by_block,
-    column_split,
-    launch_blocks,
-    line_base,
-    line_split,
-)
+from ._line_split_cuda import SHARED, by_block, column_split, line_base, line_split
 from .argmax import _wins
 
 # --- the kernels --------------------------------------------------------------------------
@@ -162,12 +156,12 @@ def arg_gpu(
     if by_block(ctx, n, inner):
         S, chunk, threads = line_split(ctx, name, lines, n, 1)
         if S == 1:
-            launch_blocks(ctx, name, _arg_block_cuda, lines, threads, out, x, lines, n, inner,
-                          largest, mode)  # fmt: skip
+            block_args = (out, x, lines, n, inner, largest, mode)
+            launch_blocks(ctx, name, _arg_block_cuda, lines, threads, block_args)
             return True
         part = scratch.empty(ctx, lines * S, np.int64)
-        launch_blocks(ctx, name, _arg_slices_cuda, lines * S, threads, part, x, lines, S,
-                      chunk, n, inner, largest)  # fmt: skip
+        slice_args = (part, x, lines, S, chunk, n, inner, largest)
+        launch_blocks(ctx, name, _arg_slices_cuda, lines * S, threads, slice_args)
         strides = (S, 1)
     else:
         S, chunk = column_split(ctx, name, layout)

@@ -37,15 +37,9 @@ from typing import Any
 import numpy as np
 
 from ..kernel import device_function, scratch
+from ..kernel.cuda import launch_blocks
 from ..kernel.launch import cuda, flat, gpu_kernel, store, uindex
-from ._line_split_cuda import (
-    SHARED,
-    by_block,
-    column_split,
-    launch_blocks,
-    line_base,
-    line_split,
-)
+from ._line_split_cuda import SHARED, by_block, column_split, line_base, line_split
 from .nn._block_rows import block_sum
 
 ITEMS = 8  # elements a thread scans per round
@@ -245,10 +239,11 @@ def scan_gpu(
     S, chunk, threads = line_split(ctx, name, lines, n, ITEMS)
     part = scratch.empty(ctx, lines * S if S > 1 else 1, acc)  # S = 1: never read
     if S > 1:
-        launch_blocks(ctx, name, sums, lines * S, threads, part, x, lines, S, chunk, n, inner)
+        sum_args = (part, x, lines, S, chunk, n, inner)
+        launch_blocks(ctx, name, sums, lines * S, threads, sum_args)
         _cumsum_carries_cuda.launch(ctx, lines, part, lines, S, S, 1, reverse)
-    launch_blocks(ctx, name, scan, lines * S, threads, out, part, x, lines, S, chunk, n, inner,
-                  reverse, mode)  # fmt: skip
+    scan_args = (out, part, x, lines, S, chunk, n, inner, reverse, mode)
+    launch_blocks(ctx, name, scan, lines * S, threads, scan_args)
     return True
 
 

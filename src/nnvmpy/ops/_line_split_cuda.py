@@ -45,9 +45,9 @@ def by_block(ctx: Any, n: int, inner: int) -> bool:
 
 
 def _thread_limit() -> int:
-    from numba import config
+    from nnvmpy.kernel.cuda import simulated
 
-    return SIM_THREADS if config.ENABLE_CUDASIM else THREADS  # type: ignore[attr-defined]
+    return SIM_THREADS if simulated() else THREADS
 
 
 def line_slices(lines: int, n: int, sms: int) -> int:
@@ -104,14 +104,6 @@ def column_split(ctx: Any, name: str, layout: tuple[int, int, int]) -> tuple[int
     return (S, chunk) if S > 1 else (1, n)
 
 
-def launch_blocks(ctx: Any, name: str, k: Any, blocks: int, threads: int, *args: Any) -> None:
-    """k(*args) on `blocks` blocks of `threads`: kernel/cuda.py's launch_blocks (arrays
-    flattened, the grid capped; k strides beyond)."""
-    from nnvmpy.kernel.cuda import launch_blocks as launch
-
-    launch(ctx, name, k, blocks, threads, args)
-
-
 @device_function
 def line_base(r, n, inner):
     """Line r's first element in the (outer, n, inner) view."""
@@ -123,7 +115,6 @@ __all__ = [
     "by_block",
     "column_slices",
     "column_split",
-    "launch_blocks",
     "line_base",
     "line_slices",
     "line_split",

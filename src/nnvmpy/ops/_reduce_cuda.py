@@ -304,17 +304,15 @@ def _launch(
     a second launch of this function combines them (a (slices, n) array reduced over
     its first axis).
     """
-    from numba import config
-
-    from nnvmpy.kernel.cuda import launch_config, launch_kernel
+    from nnvmpy.kernel.cuda import launch_config, launch_kernel, simulated
 
     kept, reduced = plan
     y = x if y is None else y
     nk, nr = len(kept) // 2, len(reduced) // 2
     assert nr <= _MAX_GROUPS
     total, n = math.prod(reduced[:nr]), out.size
-    sim = config.ENABLE_CUDASIM  # type: ignore[attr-defined]  # its threads are Python threads
-    block, grid = (SIM_BLOCK, SIM_GRID) if sim else (BLOCK, GRID)
+    # the simulator's threads are Python threads
+    block, grid = (SIM_BLOCK, SIM_GRID) if simulated() else (BLOCK, GRID)
     assert block <= _SHARED  # and a power of two, >= WARP
     if reduced[-1] == 1 and total < 2 * block:
         meta = bmap.device_meta(ctx, name, tuple(kept + _step_meta(reduced, WARP)))

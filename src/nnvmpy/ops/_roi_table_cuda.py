@@ -52,13 +52,11 @@ class _UnfusedProduct(DeviceFunction):
     no contract flag, and the simulator is Python)."""
 
     def _build(self, device: str) -> Any:
-        from numba import config
+        from nnvmpy.kernel.cuda import get_cuda, simulated
 
-        if device != "gpu" or config.ENABLE_CUDASIM:  # type: ignore[attr-defined]
+        if device != "gpu" or simulated():
             return super()._build(device)
         from numba.cuda import libdevice
-
-        from nnvmpy.kernel.cuda import get_cuda
 
         dmul_rn = libdevice.dmul_rn
 

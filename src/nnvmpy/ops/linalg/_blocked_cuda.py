@@ -61,9 +61,9 @@ def by_block(a: Any, n: int) -> bool:
 def block_threads(n: int) -> int:
     """blockDim.x for matrices of order n: the power of two >= n * n, at most THREADS
     (SIM_THREADS under the simulator)."""
-    from numba import config
+    from nnvmpy.kernel.cuda import simulated
 
-    limit = SIM_THREADS if config.ENABLE_CUDASIM else THREADS  # type: ignore[attr-defined]
+    limit = SIM_THREADS if simulated() else THREADS
     return min(limit, 1 << (n * n - 1).bit_length())
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ...kernel import scratch
-from ...kernel.cuda import launch_config, launch_kernel
+from ...kernel.cuda import launch_config, launch_kernel, simulated
 from ...kernel.launch import (  # cuda: a placeholder bound when a kernel compiles
     NULL,
     cuda,
@@ -172,13 +172,10 @@ def _channel_sums(
     ctx: Any, stream: Any, x: Any, dy: Any, mean: Any, shape: tuple[int, int, int], grad: bool
 ) -> tuple[Any, int]:
     """(work, S): the scratch array with each channel's S partial sums in its part."""
-    from numba import config
-
     from nnvmpy.kernel.cuda import context_sm_count
 
     outer, C, inner = shape
-    simulated = config.ENABLE_CUDASIM  # type: ignore[attr-defined]
-    limit = 32 if simulated else _BLOCK  # simulated threads are Python threads
+    limit = 32 if simulated() else _BLOCK  # simulated threads are Python threads
     threads = min(limit, max(32, 1 << (outer * inner - 1).bit_length()))
     tin, S = stat_grid(outer, C, inner, threads, context_sm_count(ctx, "BatchNorm"))
     work = scratch.empty(ctx, 3 * C + 2 * C * S, np.float64)

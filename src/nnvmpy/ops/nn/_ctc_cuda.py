@@ -85,10 +85,10 @@ def _alpha_beta_cuda(
 def state_threads(s_max: int) -> int:
     """blockDim.x of the alpha/beta kernel: whole warps for s_max states, at most
     STATE_BLOCK (SIM_STATE_BLOCK under the simulator)."""
-    from numba import config
+    from nnvmpy.kernel.cuda import simulated
 
     limit = STATE_BLOCK
-    if config.ENABLE_CUDASIM:  # type: ignore[attr-defined]
+    if simulated():
         limit = min(limit, SIM_STATE_BLOCK)
     return max(1, min(limit, 32 * -(-s_max // 32)))
 

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from ...kernel import device_function, parallel_for, scratch
-from ...kernel.cuda import launch_config, launch_kernel
+from ...kernel.cuda import launch_config, launch_kernel, simulated
 from ...kernel.launch import ADD, NULL, cuda, gpu_kernel, store, uindex
 from .._reduce_cuda import reduce_gpu
 from ._norm_rows import _inv_std, _row_base, _row_grad, _row_normalize, row_dy_sums
@@ -290,9 +290,7 @@ def column_grid(rows: int, n: int, inner: int, sms: int) -> tuple[int, int, int,
     S = column_slices(rows, n, sms)
     if S < 2:
         return 1, n, 1, 1
-    from numba import config
-
-    limit = SIM_COLUMN_BLOCK if config.ENABLE_CUDASIM else COLUMN_BLOCK  # type: ignore[attr-defined]
+    limit = SIM_COLUMN_BLOCK if simulated() else COLUMN_BLOCK
     chunk = -(-n // S)
     runs = -(-inner // limit)
     return -(-n // chunk), chunk, runs, -(-inner // runs)

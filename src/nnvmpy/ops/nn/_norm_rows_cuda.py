@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ...kernel import device_function, scratch
-from ...kernel.cuda import launch_config, launch_kernel
+from ...kernel.cuda import launch_config, launch_kernel, simulated
 from ...kernel.launch import (  # cuda: a placeholder bound when a kernel compiles
     NULL,
     cuda,
@@ -231,9 +231,7 @@ def split_grid(ctx: Any, rows: int, n: int, inner: int) -> tuple[int, int, int]:
     S = row_slices(rows, n, context_sm_count(ctx, "norm_rows"))
     if S < 2:
         return 1, n, 1
-    from numba import config
-
-    limit = SIM_SPLIT_BLOCK if config.ENABLE_CUDASIM else SPLIT_BLOCK  # type: ignore[attr-defined]
+    limit = SIM_SPLIT_BLOCK if simulated() else SPLIT_BLOCK
     per = -(-n // S)
     threads = min(limit, 1 << (per - 1).bit_length())
     chunk = -(-per // threads) * threads
