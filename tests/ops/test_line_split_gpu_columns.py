@@ -44,7 +44,7 @@ from nnvmpy.ops import _argmax_cuda as arg_cuda
 from nnvmpy.ops import _cumsum_cuda as scan_cuda
 from nnvmpy.ops import _line_split_cuda as split
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.sim_barriers]
 
 ARG_KERNELS = ("_arg_columns_cuda", "_arg_merge_cuda")
 SUM_KERNELS = ("_cumsum_col_sums_cuda", "_cumsum_carries_cuda", "_cumsum_col_scan_cuda")
