@@ -571,12 +571,27 @@ def _gradients(s: Any, inputs: dict[str, np.ndarray], dy: np.ndarray, ctx: Any) 
 
 
 @pytest.mark.gpu
-def test_gpu_rejects_float16_convolution_by_name() -> None:
-    x = nv.nd.ones((1, 1, 3, 3), ctx=nv.gpu(0), dtype=np.float16)
-    w = nv.nd.ones((1, 1, 2, 2), ctx=nv.gpu(0), dtype=np.float16)
-    y = nv.nd.Convolution(x, w, kernel=(2, 2), num_filter=1, no_bias=True)
-    with pytest.raises(NNVMError, match=r"Convolution.*float16.*gpu"):
-        y.asnumpy()
+def test_gpu_float16_convolution_runs() -> None:
+    """float16 on the GPU (tests/ops/test_conv_pool_gpu_float16.py covers it in depth)."""
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, (1, 2, 4, 3)).astype(np.float16)
+    w = rng.uniform(-1, 1, (3, 2, 2, 2)).astype(np.float16)
+    y = nv.nd.Convolution(nv.nd.array(x, nv.gpu(0), dtype=np.float16),
+                          nv.nd.array(w, nv.gpu(0), dtype=np.float16),
+                          kernel=(2, 2), num_filter=3, no_bias=True)  # fmt: skip
+    assert y.dtype == np.float16
+    want = conv_reference(x.astype(np.float64), w.astype(np.float64), kernel=(2, 2),
+                          num_filter=3, no_bias=True)  # fmt: skip
+    np.testing.assert_allclose(y.asnumpy().astype(np.float64), want, rtol=0, atol=1e-2)
+    still_works()
+
+
+@pytest.mark.gpu
+def test_gpu_rejects_int_convolution_by_name() -> None:
+    x = nv.nd.ones((1, 1, 3, 3), ctx=nv.gpu(0), dtype=np.int32)
+    w = nv.nd.ones((1, 1, 2, 2), ctx=nv.gpu(0), dtype=np.int32)
+    with pytest.raises(NNVMError, match=r"Convolution: input 'data' has dtype int32"):
+        nv.nd.Convolution(x, w, kernel=(2, 2), num_filter=1, no_bias=True).asnumpy()
     still_works()
 
 

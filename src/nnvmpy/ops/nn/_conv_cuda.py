@@ -16,6 +16,9 @@ body (with an optional bias: `has_bias`), its backward the forward body and the 
 gradient body with the roles of data and output gradient exchanged. `geometry` is the
 tuple of 21 sizes every body takes (see `geometry`). Correctness first: no shared-memory
 tiling. The CPU runs these bodies only in tests (its fast paths are _conv_cpu.py).
+float16 (GPU only) is read and written as it is; every product and sum is taken in
+float64 (`np.float64(...)`: a bare 0.0 accumulator would stay float16 on the CUDA
+simulator, where a Python float is weak) and rounded once at the store.
 
 Two sums are long and have few outputs: a depthwise layer's weight gradient (288 weights
 for 32 channels of 3x3, each a sum over every image and position) and any bias gradient.
@@ -65,7 +68,7 @@ def conv_forward(
     n = r // n_f
     cg = n_c // groups
     c0 = (f // (n_f // groups)) * cg
-    acc = 0.0
+    acc = np.float64(0.0)
     for c in range(cg):
         xvol = (n * n_c + c0 + c) * depth
         wvol = (f * cg + c) * kd
@@ -82,7 +85,7 @@ def conv_forward(
                 for j in range(kw):
                     col = z * sw - pw + j * dw
                     if col >= 0 and col < width:
-                        acc += x[xrow + col] * w[wrow + j]
+                        acc += np.float64(x[xrow + col]) * w[wrow + j]
     if has_bias:
         acc += bias[f]
     store(out, idx, acc, mode)
@@ -110,7 +113,7 @@ def conv_data_grad(
     fg = n_f // groups
     g = c // cg
     cc = c - g * cg
-    acc = 0.0
+    acc = np.float64(0.0)
     for a in range(kd):
         v = _tap_hit(u, pd, a, dd, sd, do)
         if v < 0:
@@ -125,7 +128,7 @@ def conv_data_grad(
                     continue
                 for f in range(g * fg, (g + 1) * fg):
                     acc += (
-                        dy[(((n * n_f + f) * do + v) * ho + y) * wo + z]
+                        np.float64(dy[(((n * n_f + f) * do + v) * ho + y) * wo + z])
                         * w[(((f * cg + cc) * kd + a) * kh + i) * kw + j]
                     )
     if has_bias:
@@ -148,7 +151,7 @@ def conv_weight_grad(
     cc = r % cg
     f = r // cg
     c = (f // (n_f // groups)) * cg + cc
-    acc = 0.0
+    acc = np.float64(0.0)
     for row in range(s * per, min((s + 1) * per, n_img * do * ho)):
         y = row % ho
         t = row // ho
@@ -163,18 +166,18 @@ def conv_weight_grad(
         for z in range(wo):
             col = z * sw - pw + j * dw
             if col >= 0 and col < width:
-                acc += dy[grow + z] * x[xrow + col]
+                acc += np.float64(dy[grow + z]) * x[xrow + col]
     store(dwt, idx, acc, mode)
 
 
 @kernel.parallel_for
 def channel_sum(f, dy, db, n_img, n_f, inner, mode):
     """db[f] (=|+=) sum over images and positions of dy[n, f, :] (a bias gradient)."""
-    acc = 0.0
+    acc = np.float64(0.0)
     for n in range(n_img):
         base = (n * n_f + f) * inner
         for p in range(inner):
-            acc += dy[base + p]
+            acc += np.float64(dy[base + p])
     store(db, f, acc, mode)
 
 

@@ -113,7 +113,10 @@ _FLOATS = ("float16", "float32", "float64")
 
 
 def check_float_dtype(op: str, what: str, dtype: Any, gpu: bool = False) -> None:
-    """InferError unless dtype is a float the kernels handle (float16 only on the CPU)."""
+    """InferError unless dtype is a float the kernels handle. `gpu`: the op's GPU kernels
+    lack float16 (Convolution, Deconvolution and Pooling have it: they read and write
+    float16 and sum in float64; numba has no float16 arithmetic on the CPU, where
+    run_via_float32 computes through float32 copies)."""
     name = np.dtype(dtype).name
     allowed = _FLOATS[1:] if gpu else _FLOATS
     if name not in allowed:

@@ -44,6 +44,11 @@ read it, so there are no atomics and `req` holds per element. Taps in the paddin
 MAX_WORKSPACE_BYTES) of scratch (the column matrix, plus tmp/dyt in the row layout), at
 least one.
 
+float16 runs on the same kernels: the copies move it as it is, col2im and rows_to_images
+sum in float64 and round once at the store, and gemm accumulates in float32. Between the
+passes the column matrix, tmp and a chunk's partial weight gradient are float16 (one
+rounding each, as cuDNN's float16 GEMM algorithms keep their workspace).
+
 Which path runs (`use_gemm`): the direct one-body kernels of _conv_cuda.py when
 
     each group has one input channel (depthwise: groups == C, or a channel multiplier):
@@ -58,6 +63,8 @@ numba-cuda launch), not yet measured on hardware.
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
 
 from ... import kernel
 from ...base import OpReqType
@@ -130,7 +137,7 @@ def col2im(
     c = r % n_c
     b = r // n_c
     base = b * image_step
-    acc = 0.0
+    acc = np.float64(0.0)
     for a in range(kd):
         v = _tap_hit(u, pd, a, dd, sd, do)
         if v < 0:
@@ -155,9 +162,10 @@ def rows_to_images(idx, tmp, out, bias, has_bias, n0, m, n_f, inner, mode):
     f = r % n_f
     b = r // n_f
     value = tmp[f * m * inner + b * inner + p]
-    if has_bias:
-        value += bias[f]
-    store(out, n0 * n_f * inner + idx, value, mode)
+    if has_bias:  # float16: the sum rounded once, at the store
+        store(out, n0 * n_f * inner + idx, np.float64(value) + bias[f], mode)
+    else:
+        store(out, n0 * n_f * inner + idx, value, mode)
 
 
 @kernel.parallel_for

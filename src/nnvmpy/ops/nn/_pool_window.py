@@ -19,12 +19,15 @@ and `req` is per element. The GPU runs it; the CPU keeps its scatter kernel
 (_pool_cpu._pool_backward, one plane per task), 4-10x faster there than the gather's
 per-element index arithmetic; 3-D pooling runs the gather on the CPU too. Max pooling
 on the CPU has its own faster (2-D) kernels as well.
-Offsets into the flat arrays are never negative, hence `uindex`.
+Offsets into the flat arrays are never negative, hence `uindex`. Sums are float64 (a
+GPU's float16 arrays too), rounded once at the store; max compares float16 as it is.
 """
 
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from ... import kernel
 from ...kernel import uindex
@@ -83,13 +86,13 @@ def pool_forward(
             if masked:
                 mask[uindex(o)] = arg
         else:
-            acc = 0.0
+            acc = np.float64(0.0)
             for u in range(d0, d1):
                 for h in range(h0, h1):
                     row = vol + (u * height + h) * width
                     for w in range(w0, w1):
-                        xv = x[uindex(row + w)]
-                        acc += xv**p if mode == 3 else xv
+                        xs = np.float64(x[uindex(row + w)])  # float16: sum in float64
+                        acc += xs**p if mode == 3 else xs
             if mode == 1:
                 if include_pad:
                     size = (de - ds) * (he - hs) * (we - ws)
@@ -149,7 +152,7 @@ def pool_backward(
     w = r % width
     vol = t * size
     outs = t * do * ho * wo
-    acc = 0.0
+    acc = np.float64(0.0)
     for v in range(first_window(u, pd, kd, sd), min(do - 1, (u + pd) // sd) + 1):
         ds, de, d0, d1 = window(v, kd, sd, pd, ed, depth)
         if u >= de:
@@ -160,7 +163,7 @@ def pool_backward(
                 continue
             for z in range(first_window(w, pw, kw, sw), min(wo - 1, (w + pw) // sw) + 1):
                 o = outs + (v * ho + y) * wo + z
-                g = dy[uindex(o)]
+                g = np.float64(dy[uindex(o)])
                 if mode == 0 and use_mask:
                     if mask[uindex(o)] == r:
                         acc += g

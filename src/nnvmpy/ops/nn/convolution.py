@@ -360,7 +360,7 @@ def forward_gpu(
 
     name = op_name(attrs, "Convolution")
     p, mode = attrs.parsed, req_code(name, req[0])
-    check_float_dtype(name, "data", inputs[0].dtype, gpu=True)
+    check_float_dtype(name, "data", inputs[0].dtype)
     if is_bits(inputs[1]):  # the AmpBFloat16 pass runs for CPU executors only
         raise NNVMError(f"{name}: input 'weight' is bfloat16 bits; bfloat16 runs on the CPU only")
     if mode == NULL:
@@ -384,7 +384,7 @@ def backward_gpu(
     from nnvmpy.ops.nn._conv_cuda import bias_grad, conv_data_grad, geometry, weight_grad_gpu
 
     name, p = op_name(attrs, "_backward_Convolution"), attrs.parsed
-    check_float_dtype(name, "data", inputs[1].dtype, gpu=True)
+    check_float_dtype(name, "data", inputs[1].dtype)
     dy, x, w = inputs
     s = _conv_shape(p, x, dy)
     geo, modes = geometry(s), [req_code(name, r) for r in req]

@@ -306,7 +306,7 @@ def forward_gpu_with(
     from nnvmpy.ops.nn import _im2col_cuda
     from nnvmpy.ops.nn._conv_cuda import conv_data_grad, geometry
 
-    check_float_dtype(name, "data", inputs[0].dtype, gpu=True)
+    check_float_dtype(name, "data", inputs[0].dtype)
     mode = req_code(name, req[0])
     if mode == NULL:
         return
@@ -333,7 +333,7 @@ def backward_gpu_with(
     from nnvmpy.ops.nn import _im2col_cuda
     from nnvmpy.ops.nn._conv_cuda import bias_grad, conv_forward, geometry, weight_grad_gpu
 
-    check_float_dtype(name, "data", inputs[1].dtype, gpu=True)
+    check_float_dtype(name, "data", inputs[1].dtype)
     dy, x, w = inputs
     s = adjoint_shape(p, x.shape, dy.shape)
     geo, modes = geometry(s), [req_code(name, r) for r in req]

@@ -378,7 +378,7 @@ def forward_gpu(
 ) -> None:
     """FCompute<gpu> of Pooling: one output per work item."""
     get_cuda(op_name(attrs, "Pooling"))  # a clear error where CUDA is unusable
-    check_float_dtype(op_name(attrs, "Pooling"), "data", inputs[0].dtype, gpu=True)
+    check_float_dtype(op_name(attrs, "Pooling"), "data", inputs[0].dtype)
     if req[0] == OpReqType.kNullOp and (len(outputs) < 2 or req[1] == OpReqType.kNullOp):
         return
     out = outputs[0]
@@ -417,7 +417,7 @@ def backward_gpu(
 ) -> None:
     """FCompute<gpu> of _backward_Pooling: one input element per work item."""
     get_cuda(op_name(attrs, "Pooling"))  # a clear error where CUDA is unusable
-    check_float_dtype(op_name(attrs, "Pooling"), "data", inputs[1].dtype, gpu=True)
+    check_float_dtype(op_name(attrs, "Pooling"), "data", inputs[1].dtype)
     if req[0] == OpReqType.kNullOp:
         return
     use_mask = len(inputs) > 3
