@@ -11,6 +11,7 @@ which element is the maximum.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from typing import Any
@@ -143,6 +144,17 @@ def distinct(shape: tuple[int, ...], gap: float = 0.05) -> Any:
 # -- rows ----------------------------------------------------------------------------------------
 
 
+def with_float16(cases: list[OpCase], test_ids: set[str]) -> list[OpCase]:
+    """The cases named (by test id) run in float16 too: both devices take it, the CPU
+    through float32 copies, the GPU reading and writing float16 with wide sums."""
+    unknown = test_ids - {c.test_id for c in cases}
+    assert not unknown, f"with_float16: no such cases {sorted(unknown)}"
+    return [
+        dataclasses.replace(c, dtypes=(*c.dtypes, np.float16)) if c.test_id in test_ids else c
+        for c in cases
+    ]
+
+
 def conv(id: str, data: tuple[int, ...], weight: tuple[int, ...], **params: Any) -> OpCase:
     shapes = [data, weight] if params.get("no_bias") else [data, weight, (weight[0],)]
     params.setdefault("num_filter", weight[0])
@@ -242,3 +254,16 @@ CASES = [
     ),
     pool("lp1-3d", (1, 2, 3, 4, 4), kernel=(2, 2, 2), stride=(1, 2, 2), pool_type="lp", p_value=1),
 ]
+CASES = with_float16(
+    CASES,
+    {
+        "Convolution-3x3-pad1",
+        "Convolution-group2",
+        "Convolution-depthwise",
+        "Convolution-1d",
+        "Pooling-max-2x2",
+        "Pooling-avg-3x3-pad1",
+        "Pooling-sum-global-sliced",
+        "Pooling-lp2",
+    },
+)

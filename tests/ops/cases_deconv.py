@@ -17,7 +17,7 @@ import itertools
 from typing import Any
 
 import numpy as np
-from cases_conv import conv_reference, distinct, pool_reference
+from cases_conv import conv_reference, distinct, pool_reference, with_float16
 from op_db import Inputs, OpCase
 
 # -- references --------------------------------------------------------------------------------
@@ -238,3 +238,13 @@ CASES = [
         id="infer",
     ),
 ]
+CASES = with_float16(
+    CASES,
+    {
+        "Deconvolution-2x-k4s2p1",
+        "Deconvolution-bias",
+        "UpSampling-nearest",
+        "UpSampling-nearest-sum",
+        "UpSampling-bilinear-x2",
+    },
+)

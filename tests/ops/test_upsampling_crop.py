@@ -272,3 +272,19 @@ def _gradients(s: Any, inputs: dict[str, np.ndarray], dy: np.ndarray, ctx: Any) 
     exe.forward(is_train=True)
     exe.backward([nv.nd.array(dy, ctx, dtype=dy.dtype)])
     return {k: g.asnumpy() for k, g in grads.items()}
+
+
+@pytest.mark.gpu
+def test_gpu_float16_nearest_gradient_sums_wide() -> None:
+    """float16 UpSampling on the GPU sums each block of dy in float64 and rounds once: 2048
+    then sixteen ones is 2064 (a float16 running sum stays at 2048)."""
+    dy = np.zeros((1, 1, 5, 5), np.float16)
+    dy.flat[0] = 2048
+    dy.flat[1:17] = 1
+    x = nv.nd.zeros((1, 1, 1, 1), nv.gpu(0), dtype=np.float16)
+    x.attach_grad()
+    with nv.autograd.record():
+        y = nv.nd.UpSampling(x, scale=5, sample_type="nearest", num_args=1)
+    y.backward(nv.nd.array(dy, nv.gpu(0), dtype=np.float16))
+    assert y.dtype == np.float16 and x.grad.dtype == np.float16
+    assert x.grad.asnumpy().item() == 2064.0

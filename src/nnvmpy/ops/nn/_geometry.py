@@ -112,17 +112,15 @@ def as_4d(x: Any) -> Any:
 _FLOATS = ("float16", "float32", "float64")
 
 
-def check_float_dtype(op: str, what: str, dtype: Any, gpu: bool = False) -> None:
-    """InferError unless dtype is a float the kernels handle. `gpu`: the op's GPU kernels
-    lack float16 (Convolution, Deconvolution and Pooling have it: they read and write
-    float16 and sum in float64; numba has no float16 arithmetic on the CPU, where
-    run_via_float32 computes through float32 copies)."""
+def check_float_dtype(op: str, what: str, dtype: Any) -> None:
+    """InferError unless dtype is a float the kernels handle: float16, float32, float64 on
+    both devices. The GPU kernels read and write float16 and sum in float32 or float64;
+    numba has no float16 arithmetic on the CPU, where run_via_float32 computes through
+    float32 copies."""
     name = np.dtype(dtype).name
-    allowed = _FLOATS[1:] if gpu else _FLOATS
-    if name not in allowed:
-        where = " on gpu" if gpu else ""
+    if name not in _FLOATS:
         raise InferError(
-            f"{op}: input {what!r} has dtype {name}, but {op}{where} supports {', '.join(allowed)}"
+            f"{op}: input {what!r} has dtype {name}, but {op} supports {', '.join(_FLOATS)}"
         )
 
 

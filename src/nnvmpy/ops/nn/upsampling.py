@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Self
 
+import numpy as np
+
 from ... import kernel
 from ...attrs import (
     FCompute_cpu,
@@ -230,7 +232,7 @@ def nearest_down(i, dy, dx, c_in, c_out, c_off, h, w, sh, sw, mode):
     n = r // c_in
     ow = w * sw
     base = ((n * c_out + c_off + c) * h * sh + y * sh) * ow + z * sw
-    acc = 0.0
+    acc = np.float64(0.0)  # not 0.0: on the simulator float + float16 stays float16
     for a in range(sh):
         for b in range(sw):
             acc += dy[base + a * ow + b]
@@ -268,15 +270,11 @@ def _nearest_backward(ctx: Any, dy: Any, req: list[Any], outputs: list[Any], p: 
 # -- compute ------------------------------------------------------------------------------
 
 
-def _check_dtype(name: str, ctx: Any, dtype: Any) -> None:
-    check_float_dtype(name, "data", dtype, gpu=is_gpu(ctx))
-
-
 def _forward(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
     p = attrs.parsed
-    _check_dtype("UpSampling", ctx, inputs[0].dtype)
+    check_float_dtype("UpSampling", "data", inputs[0].dtype)
     if p.sample_type == "nearest":
         if req_code("UpSampling", req[0]) == NULL:
             return
@@ -299,7 +297,7 @@ def _backward(
 ) -> None:
     # nearest: inputs (dy,); bilinear: (dy, data, weight)
     p = attrs.parsed
-    _check_dtype("_backward_UpSampling", ctx, inputs[0].dtype)
+    check_float_dtype("_backward_UpSampling", "data", inputs[0].dtype)
     if p.sample_type == "nearest":
         if is_gpu(ctx):
             _nearest_backward(ctx, inputs[0], req, outputs, p)
