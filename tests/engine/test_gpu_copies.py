@@ -260,20 +260,24 @@ def test_copy_kernel_copy_back_on_the_default_engine(
     host: Any, copy_spy: list[tuple[str, str, str, Any]]
 ) -> None:
     rng = np.random.default_rng(16)
-    with nv_engine.engine_type(ThreadedEnginePerDevice(cpu_workers=2)):
-        outs = []
-        xs = [rng.standard_normal((64, 33)).astype(np.float32) for _ in range(6)]
-        for x in xs:
-            h = nv.nd.array(x, ctx=host)
-            g = h.copyto(gpu(0))  # COPY_TO_GPU
-            y = nv.nd.relu(g * 2 + 1)  # kernels on the compute worker
-            back = nv.nd.empty(x.shape, ctx=host)
-            y.copyto(back)  # COPY_FROM_GPU
-            h[:] = 0  # overwrite the source: must wait for the upload
-            outs.append(back)
-        for x, back in zip(xs, outs, strict=True):
-            np.testing.assert_allclose(back.asnumpy(), np.maximum(2 * x + 1, 0), rtol=1e-6)
-        nv.nd.waitall()
+    eng = ThreadedEnginePerDevice(cpu_workers=2)
+    try:
+        with nv_engine.engine_type(eng):
+            outs = []
+            xs = [rng.standard_normal((64, 33)).astype(np.float32) for _ in range(6)]
+            for x in xs:
+                h = nv.nd.array(x, ctx=host)
+                g = h.copyto(gpu(0))  # COPY_TO_GPU
+                y = nv.nd.relu(g * 2 + 1)  # kernels on the compute worker
+                back = nv.nd.empty(x.shape, ctx=host)
+                y.copyto(back)  # COPY_FROM_GPU
+                h[:] = 0  # overwrite the source: must wait for the upload
+                outs.append(back)
+            for x, back in zip(xs, outs, strict=True):
+                np.testing.assert_allclose(back.asnumpy(), np.maximum(2 * x + 1, 0), rtol=1e-6)
+            nv.nd.waitall()
+    finally:
+        eng.shutdown()
     up = [s for s in copy_spy if s[:2] == ("cpu", "gpu")]
     down = [s for s in copy_spy if s[:2] == ("gpu", "cpu")]
     assert len(up) == len(down) == len(xs)
@@ -286,16 +290,20 @@ def test_copy_kernel_copy_back_on_the_default_engine(
 @pytest.mark.gpu
 def test_a_failing_copy_reports_its_error_and_the_engine_keeps_working() -> None:
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
-    with nv_engine.engine_type(ThreadedEnginePerDevice(cpu_workers=1)):
-        g = nv.nd.array(x, ctx=gpu(0))
-        wrong = nv.nd.empty((3, 4), ctx=cpu(), dtype=np.float64)
-        push_copy(g, wrong)  # the pushed copy refuses the dtype mismatch on the copy worker
-        with pytest.raises(nv.NNVMError, match=r"storage\.copy: src is .*float32 but dst is"):
-            wrong.wait_to_read()
-        nv.nd.waitall()  # reported once, by the read above
-        right = g.copyto(cpu())
-        np.testing.assert_array_equal(right.asnumpy(), x)
-        np.testing.assert_array_equal((g + 1).copyto(cpu()).asnumpy(), x + 1)
+    eng = ThreadedEnginePerDevice(cpu_workers=1)
+    try:
+        with nv_engine.engine_type(eng):
+            g = nv.nd.array(x, ctx=gpu(0))
+            wrong = nv.nd.empty((3, 4), ctx=cpu(), dtype=np.float64)
+            push_copy(g, wrong)  # the pushed copy refuses the dtype mismatch on the copy worker
+            with pytest.raises(nv.NNVMError, match=r"storage\.copy: src is .*float32 but dst is"):
+                wrong.wait_to_read()
+            nv.nd.waitall()  # reported once, by the read above
+            right = g.copyto(cpu())
+            np.testing.assert_array_equal(right.asnumpy(), x)
+            np.testing.assert_array_equal((g + 1).copyto(cpu()).asnumpy(), x + 1)
+    finally:
+        eng.shutdown()
 
 
 @pytest.mark.gpu
