@@ -286,5 +286,6 @@ def test_gpu_float16_nearest_gradient_sums_wide() -> None:
     with nv.autograd.record():
         y = nv.nd.UpSampling(x, scale=5, sample_type="nearest", num_args=1)
     y.backward(nv.nd.array(dy, nv.gpu(0), dtype=np.float16))
-    assert y.dtype == np.float16 and x.grad.dtype == np.float16
+    assert y.dtype == np.float16
+    assert x.grad.dtype == np.float16
     assert x.grad.asnumpy().item() == 2064.0
