@@ -219,6 +219,14 @@ TIsBackward: AttrKey[bool] = _key(
     "(control dependency 0). Read by passes.infer_shape/infer_type. Absent: False.",
     bool,
 )
+TParseEveryCall: AttrKey[bool] = _key(
+    "TParseEveryCall",
+    "True: the attribute parser runs user code with visible effects (Custom builds the "
+    "user's CustomOpProp), so each imperative call parses and infers anew, as MXNet does, "
+    "instead of reusing the result of an earlier call with the same parameters and input "
+    "signature. Read by imperative invoke. Absent: False, results are cached.",
+    bool,
+)
 FSetInputVarAttrOnCompose: AttrKey[SetInputVarAttrOnComposeFn] = _key(
     "FSetInputVarAttrOnCompose",
     "(attrs, var_node, index) -> None: adjust attributes of a variable created for an "
@@ -434,6 +442,7 @@ __all__ = [
     "SetInputVarAttrOnComposeFn",
     "StatefulComputeFn",
     "TIsBackward",
+    "TParseEveryCall",
     "fcompute",
     "fstateful_compute",
     "get_key",

@@ -1,7 +1,9 @@
 """Eager invoke: parse params → infer shapes/types → allocate → grant resources → push.
 
 This is the path every `nv.nd.<op>(...)` call takes. It is the hot path of imperative
-code, so parsed attributes and inference results are cached per call signature.
+code, so parsed attributes and inference results are cached per call signature, except
+for ops marked TParseEveryCall (Custom: its parser builds the user's CustomOpProp, which
+MXNet builds, infers and creates anew on every call).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from .attrs import (
     FMutateInputs,
     FResourceRequest,
     FScalarFunction,
+    TParseEveryCall,
     fcompute,
     fstateful_compute,
 )
@@ -80,6 +83,8 @@ def parse_attrs(op: Op, kwargs: dict[str, Any]) -> NodeAttrs:
         return op.parse_attrs(kwargs)
     if cached is None:
         cached = op.parse_attrs(kwargs)
+        if op.get_attr(TParseEveryCall, False):
+            return cached
         if len(_attrs_cache) > 4096:
             _attrs_cache.clear()
         _attrs_cache[key] = cached
@@ -136,6 +141,8 @@ def infer_outputs(
     if any(t is None for t in otypes):
         raise InferError(f"{op.name}: cannot infer the dtype of its outputs")
     result = ([tuple(s) for s in oshapes], [np.dtype(t) for t in otypes])
+    if op.get_attr(TParseEveryCall, False):  # its attrs are never seen again
+        return result
     if len(_infer_cache) > 4096:
         _infer_cache.clear()
     _infer_cache[key] = result
@@ -161,6 +168,29 @@ def invoke(
     `is_train` defaults to this thread's autograd training flag; under autograd.record()
     the call is put on the tape.
     """
+    return _invoke(op, inputs, kwargs, out, is_train)[0]
+
+
+def invoke_visible(
+    op: Op,
+    inputs: Sequence[NDArray],
+    kwargs: dict[str, Any],
+    out: NDArray | Sequence[NDArray] | None = None,
+) -> list[NDArray]:
+    """invoke, returning only the visible outputs (FNumVisibleOutputs of this call's own
+    attrs: an op that parses every call, like Custom, is not parsed a second time)."""
+    outputs, plan = _invoke(op, inputs, kwargs, out, None)
+    return outputs if len(outputs) == 1 else visible_outputs(op, plan.attrs, outputs)
+
+
+def _invoke(
+    op: Op,
+    inputs: Sequence[NDArray],
+    kwargs: dict[str, Any] | NodeAttrs,
+    out: NDArray | Sequence[NDArray] | None = None,
+    is_train: bool | None = None,
+) -> tuple[list[NDArray], CallPlan]:
+    """invoke's work; also returns the call's plan (its attrs serve invoke_visible)."""
     plan = None
     if out is None and not kwargs:  # the hot path: nd.relu(x), x + y
         try:
@@ -197,14 +227,14 @@ def invoke(
         is_train = _AG.training
     if out is None:
         if not _AG.recording:
-            return plan.run(inputs, is_train)
+            return plan.run(inputs, is_train), plan
         if plan.simple:  # stateless: no state to keep
             outputs, state = plan.run(inputs, is_train), None
         else:
             outputs = plan.allocate()
             state = plan.push(inputs, outputs, plan.req, is_train)
         record_op(plan.attrs, plan.ctx, inputs, outputs, plan.shapes, plan.dtypes, state)
-        return outputs
+        return outputs, plan
     nd = _nd or _ndarray_module()
     outputs, req, staged = outputs_for(
         op, plan.attrs, inputs, out, plan.shapes, plan.dtypes, plan.ctx, nd
@@ -217,7 +247,7 @@ def invoke(
         outputs[j] = target
     if _AG.recording:
         record_op(plan.attrs, plan.ctx, inputs, outputs, plan.shapes, plan.dtypes, state)
-    return outputs
+    return outputs, plan
 
 
 def _plan_for(
@@ -248,7 +278,7 @@ def _plan_for(
         plan = key = None
     if plan is None or plan.version != op.version:
         plan = CallPlan(op, inputs, kwargs, out)
-        if key is not None and not plan.dynamic:  # value-dependent shapes: never reused
+        if key is not None and plan.reusable:
             if len(_plans) > 4096:
                 _plans.clear()
                 _plans_positional.clear()
@@ -349,6 +379,7 @@ class CallPlan:
         "req",
         "resource_vars",
         "resources",
+        "reusable",
         "shapes",
         "simple",
         "stateful",
@@ -367,6 +398,8 @@ class CallPlan:
         self.version = op.version
         self.attrs, self.ctx, self.shapes, self.dtypes = _check_and_infer(op, inputs, kwargs, out)
         self.dynamic = op.has_attr(FInferDynamicShape)
+        # never kept: value-dependent shapes, or a parser the user sees run (Custom's prop)
+        self.reusable = not (self.dynamic or op.get_attr(TParseEveryCall, False))
         self.nbytes = [math.prod(s) * d.itemsize for s, d in zip(self.shapes, self.dtypes)]
         self.req = _WRITE * len(self.shapes)
         compute, requests, mutated = _op_attrs(op, self.ctx)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .attrs import FInplaceOption, FNumVisibleOutputs
+from .attrs import FInplaceOption, FNumVisibleOutputs, TParseEveryCall
 from .base import Context, NNVMError, OpReqType
 from .registry import NodeAttrs, Op
 
@@ -113,6 +113,8 @@ def _inplace_pairs(op: Op, attrs: NodeAttrs) -> frozenset[tuple[int, int]]:
     if hit is not None and hit[0] == op.version:
         return hit[1]
     pairs = frozenset(op.get_attr(FInplaceOption, _no_inplace)(attrs))
+    if op.get_attr(TParseEveryCall, False):  # these attrs serve one call
+        return pairs
     if len(_inplace_cache) > 4096:
         _inplace_cache.clear()
     _inplace_cache[attrs] = (op.version, pairs)

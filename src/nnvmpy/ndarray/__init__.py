@@ -10,12 +10,12 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from ..attrs import FListInputNames
+from ..attrs import FListInputNames, TParseEveryCall
 from ..autograd.state import STATE as _AG
+from ..base import NNVMError
 from ..cached_op import CachedOp as CachedOp  # nd.CachedOp: a symbol called on NDArrays
 from ..imperative import _plans_positional as _positional
-from ..imperative import invoke, parse_attrs
-from ..imperative_out import visible_outputs
+from ..imperative import invoke_visible, parse_attrs
 from ..registry import Op
 from ..signature import OpNamespace, input_names, make_op_function
 from . import _internal, contrib, image, linalg  # MXNet's _contrib_, _image_, _linalg_ ops
@@ -49,7 +49,8 @@ from .ndarray import NDArray, array, empty, full, ones, waitall, zeros
 
 _P = inspect.Parameter
 _EXTRAS = [_P("out", _P.KEYWORD_ONLY, default=None)]
-_names_cache: dict[Op, tuple[int, list[str] | None]] = {}
+# op -> (version, its fixed input names or None, whether inputs may come by keyword)
+_names_cache: dict[Op, tuple[int, list[str] | None, bool]] = {}
 
 
 def call_op(op: Op, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -64,10 +65,7 @@ def call_op(op: Op, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
                 plan = None
             if plan is not None and plan.simple and plan.version == op.version:
                 return plan.run(args, _AG.training)[0]
-        outputs = invoke(op, args, kwargs)
-        if len(outputs) == 1:
-            return outputs[0]
-        vis = visible_outputs(op, parse_attrs(op, kwargs), outputs)
+        vis = invoke_visible(op, args, kwargs)
         return vis[0] if len(vis) == 1 else vis
     inputs = list(args)
     out = None
@@ -76,8 +74,13 @@ def call_op(op: Op, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         kwargs.pop("name", None)  # accepted for symmetry with sym
         hit = _names_cache.get(op)
         if hit is None or hit[0] != op.version:
-            hit = _names_cache[op] = (op.version, input_names(op))
-        names = hit[1] if hit[1] is not None else _inputs_by_params(op, kwargs)
+            # Custom's input names come from the user's prop, built by parsing: as in MXNet,
+            # its inputs are positional (parsing here would build the prop twice per call)
+            by_keyword = not op.get_attr(TParseEveryCall, False)
+            hit = _names_cache[op] = (op.version, input_names(op), by_keyword)
+        if not hit[2]:
+            _refuse_keyword_inputs(op, kwargs)
+        names = hit[1] if hit[1] is not None or not hit[2] else _inputs_by_params(op, kwargs)
         if names is not None and any(n in kwargs for n in names):
             inputs += [None] * (len(names) - len(inputs))
             for i, n in enumerate(names):
@@ -89,11 +92,17 @@ def call_op(op: Op, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
                 inputs.pop()
     if op.key_var_num_args and kwargs.get(op.key_var_num_args) is None:
         kwargs[op.key_var_num_args] = len(inputs)
-    outputs = invoke(op, inputs, kwargs, out=out)
-    if len(outputs) == 1:
-        return outputs[0]
-    vis = visible_outputs(op, parse_attrs(op, kwargs), outputs)
+    vis = invoke_visible(op, inputs, kwargs, out=out)
     return vis[0] if len(vis) == 1 else vis
+
+
+def _refuse_keyword_inputs(op: Op, kwargs: dict[str, Any]) -> None:
+    given = [k for k, v in kwargs.items() if isinstance(v, NDArray)]
+    if given:
+        raise NNVMError(
+            f"{op.name}: inputs are passed by position, but NDArray(s) came by keyword "
+            f"{given}; call {op.name}(x, y, ..., params)"
+        )
 
 
 def _inputs_by_params(op: Op, kwargs: dict[str, Any]) -> list[str] | None:

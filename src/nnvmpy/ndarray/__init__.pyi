@@ -18,6 +18,7 @@ def _make(op: Any, name: Any = ...) -> Any: ...
 from nnvmpy.ndarray import _multi_lamb as _multi_lamb
 _names_cache: Any
 _positional: Any
+def _refuse_keyword_inputs(op: Any, kwargs: Any) -> Any: ...
 from nnvmpy.ndarray.arith import add as add
 from nnvmpy.ndarray.creation import arange as arange
 from nnvmpy.ndarray import arith as arith

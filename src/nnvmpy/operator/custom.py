@@ -47,6 +47,7 @@ from typing import Any, cast
 import numpy as np
 
 from .. import engine
+from ..attrs import TParseEveryCall
 from ..base import Context, NNVMError, OpReqType
 from ..ndarray.ndarray import NDArray
 from ..profiler.recorder import RECORDER, Unrecorded
@@ -329,6 +330,7 @@ def _register_custom_op() -> Op:
     if "Custom" in Op.list_op_names():
         return Op.get("Custom")
     op = register_prop_ops("Custom", _parse, _create, _forward, _backward)
+    op.set_attr(TParseEveryCall, True)  # a prop per imperative call, as MXNet builds one
     op.describe(
         "Apply a custom operator implemented in Python (a CustomOpProp registered with "
         "@nv.operator.register(op_type)). Extra keyword arguments reach the prop's "

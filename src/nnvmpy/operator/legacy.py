@@ -323,7 +323,10 @@ def _gradient(bwd_name: str) -> Callable[[Node, list[NodeEntry]], list[NodeEntry
         outs = [NodeEntry(node, i) for i in range(info.n_out)]
         entries = [*ograds[: info.n_visible], *args, *outs]
         heads = [entries[d] for d in info.bwd_deps] + list(aux)
-        grad = make_node(bwd_name, f"{node.name}_backward", heads, node.attrs.dict, [node])
+        # the forward's parsed prop, not a new one: MXNet's backward node shares it, and a
+        # Custom prop is user code the user sees run
+        attrs = NodeAttrs(Op.get(bwd_name), f"{node.name}_backward", node.attrs.dict, info)
+        grad = Node(attrs, heads, [node])
         # aux states get no gradient: nothing is ever built for these entries
         no_grad = [
             NodeEntry(make_node("zeros_like", f"{node.name}_aux{i}", [e]), 0)
