@@ -112,7 +112,7 @@ def _pool_forward(item, out, x, ints, inv, h, w, oh, ow, chunk, mode):
         q = k - row * ow
         c0 = ints[cols + q]
         c1 = ints[cols + ow + q]
-        acc = 0.0
+        acc = np.float64(0.0)  # not 0.0: the simulator would sum float16 in float16
         for r in range(r0, r1):
             base = (plane * h + r) * w
             for c in range(c0, c1):

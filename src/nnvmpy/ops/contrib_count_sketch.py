@@ -102,7 +102,7 @@ def _sketch(item, x, s, out, order, starts, d, k, mode):
     starts[b]), summed in that order in float64."""
     b = item % k
     base = (item // k) * d
-    acc = 0.0
+    acc = np.float64(0.0)  # not 0.0: the simulator would sum float16 in float16
     for t in range(starts[b], starts[b + 1]):
         j = order[t]
         acc += s[j] * x[uindex(base + j)]

@@ -70,7 +70,7 @@ def _draw_loop(i, out, mode, prob, prob_mode, data, k, m, k0, k1, first):
     """Draw i of row i // m: the first outcome whose cumulative probability exceeds u."""
     base = (i // m) * k
     u, _v = uniform_pair(k0, k1, first + uindex(i), _U0, _U0)
-    acc = 0.0
+    acc = np.float64(0.0)  # not 0.0: the simulator would sum float16 in float16
     pick = k - 1  # rounding left the row's sum below u: the last outcome
     for j in range(k):
         acc += data[base + j]
