@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -111,6 +112,42 @@ def test_async_function_raising_before_on_complete_fails(engine: Engine) -> None
     engine.push_async(start, CTX, [], [v], name="async_raise")
     with pytest.raises(EngineError, match="async_raise"):
         engine.wait_for_var(v)
+
+
+def test_async_function_raising_after_on_complete_is_reported_once_by_wait_for_all(
+    engine: Engine,
+) -> None:
+    """The op completed cleanly, so its variable holds no failure; the late error is kept
+    as unreported and the next wait_for_all that sees it raises it, once."""
+    v = engine.new_var()
+    raised = threading.Event()
+
+    def start(rc: RunContext, on_complete: OnComplete) -> None:
+        on_complete()
+        try:
+            raise RuntimeError("after the callback")
+        finally:
+            raised.set()
+
+    engine.push_async(start, CTX, [], [v], name="late_raise")
+    assert raised.wait(30)
+    engine.wait_for_var(v)  # the variable was completed before the raise: no failure on it
+    reported: list[EngineError] = []
+    deadline = time.monotonic() + 30
+    while not reported:  # the worker records the error just after `raised` is set
+        try:
+            engine.wait_for_all()
+        except EngineError as e:
+            reported.append(e)
+        assert time.monotonic() < deadline, "the late failure was never reported"
+        time.sleep(0.01)
+    assert "late_raise" in str(reported[0])
+    assert isinstance(reported[0].__cause__, RuntimeError)
+    engine.wait_for_all()  # reported once
+    ran: list[int] = []
+    engine.push_sync(lambda rc: ran.append(1), CTX, [], [v])
+    engine.wait_for_var(v)
+    assert ran == [1]
 
 
 def test_nnvm_errors_keep_their_type_reachable(engine: Engine) -> None:
