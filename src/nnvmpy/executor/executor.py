@@ -83,6 +83,9 @@ class Executor:
             raise NNVMError(f"bind: expected a Symbol, got {type(symbol).__name__}")
         if shared_exec is not None and not isinstance(shared_exec, Executor):
             raise NNVMError(f"bind: shared_exec must be an Executor, got {shared_exec!r:.60}")
+        from nnvmpy.passes.partition import partition_for_bind
+
+        symbol = partition_for_bind(symbol)  # MXNET_SUBGRAPH_BACKEND: MXNet 1.9 partitions here
         self._symbol = symbol
         self._ctx = ctx or current_context()
         check_group2ctx(group2ctx, self._ctx)

@@ -1,4 +1,5 @@
-"""Public entry points: Symbol.optimize_for('fuse') returns the fused symbol for inspection."""
+"""Public entry points: Symbol.optimize_for('fuse') returns the fused symbol for inspection;
+optimize_for('default' | 'default_v2') partitions by registered op names (passes/partition.py)."""
 
 from __future__ import annotations
 
@@ -23,10 +24,24 @@ def optimize_for(
     arguments are accepted and ignored, as MXNet passes them to its backend.
     """
     from nnvmpy.graph import Graph, apply_passes
+    from nnvmpy.passes.partition import (
+        SUBGRAPH_BACKENDS,
+        partition_by_op_names,
+        subgraph_op_names,
+    )
     from nnvmpy.symbol.symbol import Symbol
 
+    if backend in SUBGRAPH_BACKENDS:  # MXNet's partitioning by op names
+        names = subgraph_op_names(backend)
+        if names is None:
+            raise NNVMError(
+                f"optimize_for: no op names are registered for subgraph backend {backend!r} "
+                "(MXSetSubgraphPropertyOpNamesV2 / passes.partition.set_subgraph_op_names)"
+            )
+        return partition_by_op_names(symbol, names, backend)
     if backend not in BACKENDS:
-        raise NNVMError(f"optimize_for: unknown backend {backend!r}; nnvmpy has {sorted(BACKENDS)}")
+        known = sorted(BACKENDS) + list(SUBGRAPH_BACKENDS)
+        raise NNVMError(f"optimize_for: unknown backend {backend!r}; nnvmpy has {known}")
     graph = Graph(symbol._heads)
     hints = _hints(symbol, args, aux)
     if hints is not None:
