@@ -338,3 +338,17 @@ def data_dir() -> str:
     """The data directory: the MXNET_HOME environment variable, read at each call, else
     `data_dir_default()`."""
     return os.getenv("MXNET_HOME", data_dir_default())
+
+
+# MXNet's ctypes names (base._LIB, check_call, c_str, SymbolHandle, ...): see capi.py. Last,
+# because capi.py imports NNVMError from here.
+from .capi import (  # noqa: E402, F401
+    _LIB,
+    NDArrayHandle,
+    SymbolHandle,
+    c_array,
+    c_str,
+    c_str_array,
+    check_call,
+    mx_uint,
+)

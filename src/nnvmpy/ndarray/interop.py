@@ -139,4 +139,19 @@ def from_dlpack(dlpack: Any) -> NDArray:
     return _wrap(_writable_alias(a), a)
 
 
+_DLTENSOR = b"dltensor"  # lives as long as the module: a capsule keeps a pointer to its name
+
+
+def from_dlpack_pointer(pointer: int) -> NDArray:
+    """An NDArray taking ownership of the DLManagedTensor at `pointer` (MXNet's C function
+    MXNDArrayFromDLPack): the tensor is wrapped in a fresh 'dltensor' capsule that
+    from_dlpack consumes, so its deleter runs once, when the array's memory is freed."""
+    import ctypes
+
+    ptr = ctypes.c_void_p
+    signature = ctypes.PYFUNCTYPE(ctypes.py_object, ptr, ctypes.c_char_p, ptr)
+    capsule_new = signature(("PyCapsule_New", ctypes.pythonapi))
+    return from_dlpack(capsule_new(pointer, _DLTENSOR, None))
+
+
 __all__ = ["from_dlpack", "from_numpy", "to_dlpack_for_read", "to_dlpack_for_write"]

@@ -289,7 +289,21 @@ class NDArray:
     __slots__ = ("__weakref__", "_chunk", "_ctx", "_data", "_entry", "dtype", "shape")
     __array_priority__ = 1000.0  # numpy scalars defer to our __radd__ etc.
 
-    def __init__(self, chunk: Chunk, shape: tuple[int, ...], dtype: np.dtype) -> None:
+    def __init__(
+        self,
+        chunk: Chunk | None = None,
+        shape: tuple[int, ...] = (),
+        dtype: np.dtype = np.dtype(np.float32),  # noqa: B008 - immutable
+        *,
+        handle: Any = None,
+    ) -> None:
+        if handle is not None:  # MXNet's NDArray(handle=...) after a C-API call (capi.py)
+            from nnvmpy.capi import take
+
+            other = take(handle, NDArray, "NDArray(handle)")
+            chunk, shape, dtype = other._chunk, other.shape, other.dtype
+        if chunk is None:
+            raise NNVMError("NDArray: give its storage chunk, or handle= (use nd.array/empty)")
         self._chunk = chunk
         self._ctx = chunk.ctx
         self.shape = shape

@@ -9,6 +9,7 @@ original alone.
 
 from __future__ import annotations
 
+import ctypes
 import os
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -25,8 +26,19 @@ class Symbol(SymbolArithmetic):
 
     __slots__ = ("__weakref__", "_heads")
 
-    def __init__(self, heads: Sequence[NodeEntry]) -> None:
+    def __init__(self, heads: Sequence[NodeEntry] | ctypes.c_void_p) -> None:
+        if isinstance(heads, ctypes.c_void_p):  # MXNet's Symbol(handle), e.g. from _LIB
+            from nnvmpy.capi import take
+
+            heads = take(heads, Symbol, "Symbol(handle)")._heads
         self._heads = list(heads)
+
+    @property
+    def handle(self) -> ctypes.c_void_p:
+        """A SymbolHandle naming this symbol, for MXNet's C-API calls (nnvmpy.capi)."""
+        from nnvmpy.capi import handle_for
+
+        return handle_for(self)
 
     # -- structure ----------------------------------------------------------------------------
 
@@ -309,7 +321,9 @@ class Symbol(SymbolArithmetic):
         self, backend: str, args: Any = None, aux: Any = None, ctx: Any = None, **kwargs: Any
     ) -> Symbol:
         """This symbol rewritten by a graph backend: 'fuse' runs FusePointwise (one
-        generated kernel per element-wise group; docs/fusion.md)."""
+        generated kernel per element-wise group; docs/fusion.md); 'default' and
+        'default_v2' group the ops named by MXSetSubgraphPropertyOpNamesV2 into
+        `_CachedOp` subgraph nodes (passes/partition.py)."""
         from nnvmpy.fusion.api import optimize_for
 
         return optimize_for(self, backend, args, aux, ctx, **kwargs)
