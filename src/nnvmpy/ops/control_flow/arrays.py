@@ -114,4 +114,17 @@ class Arrays:
         return to_host(self.ctx, a) if self.gpu else np.asarray(a)
 
 
-__all__ = ["Arrays", "shape_of"]
+def assign_input_grads(
+    ctx: Any, fwd_in: list[Any], locs: Any, sub_grads: list[Any], req: list[Any], outputs: list[Any]
+) -> None:
+    """outputs[k] (as req[k] says) gets the sum of the gradients of the subgraph inputs that
+    op input k feeds (locs[i]: the op input of subgraph input i); zero where it feeds none."""
+    arrays = Arrays(ctx)
+    grads = [arrays.zeros(shape_of(a), a.dtype) for a in fwd_in]
+    for k, gk in zip(locs, sub_grads):
+        arrays.add_into(grads[k], gk)
+    for k, out in enumerate(outputs):
+        arrays.assign(out, req[k], grads[k])
+
+
+__all__ = ["Arrays", "assign_input_grads", "shape_of"]

@@ -22,7 +22,7 @@ from ...base import NNVMError
 from ...graph.attrs import DTYPE, SHAPE
 from ...graph.pass_registry import apply_passes
 from ...registry import NodeAttrs, Op
-from .arrays import Arrays, shape_of
+from .arrays import Arrays, assign_input_grads
 from .subgraph_op import (
     ControlFlowParam,
     LoopState,
@@ -165,12 +165,7 @@ def _backward(
     else:
         sub, rec = [fwd_in[k] for k in locs], None
     sub_grads = p.grad_runner(0).run(sub, ograds, ctx, rec)
-    arrays = Arrays(ctx)
-    grads = [arrays.zeros(shape_of(a), a.dtype) for a in fwd_in]
-    for k, gk in zip(locs, sub_grads):
-        arrays.add_into(grads[k], gk)
-    for k, out in enumerate(outputs):
-        arrays.assign(out, req[k], grads[k])
+    assign_input_grads(ctx, fwd_in, locs, sub_grads, req, outputs)
 
 
 register_subgraph_op(

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ...base import NNVMError
-from .arrays import Arrays, shape_of
+from .arrays import Arrays, assign_input_grads
 from .subgraph_op import (
     LoopState,
     all_known,
@@ -112,12 +112,7 @@ def _backward(
         sub, rec = [fwd_in[k] for k in getattr(p, _LOCS[g])], None
     locs = getattr(p, _LOCS[g])
     sub_grads = p.grad_runner(g).run(sub, ograds, ctx, rec)
-    arrays = Arrays(ctx)
-    grads = [arrays.zeros(shape_of(a), a.dtype) for a in fwd_in]
-    for k, gk in zip(locs, sub_grads):
-        arrays.add_into(grads[k], gk)
-    for k, out in enumerate(outputs):
-        arrays.assign(out, req[k], grads[k])
+    assign_input_grads(ctx, fwd_in, locs, sub_grads, req, outputs)
 
 
 register_subgraph_op(
