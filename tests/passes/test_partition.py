@@ -423,6 +423,38 @@ def test_env_backend_partitions_at_bind(
     assert "_CachedOp" not in ops_of(off._symbol)
 
 
+def test_env_backend_nnvmpy_lacks_is_an_error_and_mkldnn_binds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As MXNet's registry: a backend it does not have fails bind, naming the variable;
+    MKLDNN (MXNet's oneDNN default) binds unpartitioned; bind works again afterwards."""
+    s = diamond_bn()
+    args, aux = random_inputs(s)
+    set_subgraph_op_names("default", ["exp", "cos", "BatchNorm", *PLUS])
+    monkeypatch.setenv("MXNET_SUBGRAPH_BACKEND", "TensorRT")
+    with pytest.raises(NNVMError, match=r"MXNET_SUBGRAPH_BACKEND='TensorRT'.*'default'"):
+        bind(s, args, aux)
+    monkeypatch.setenv("MXNET_SUBGRAPH_BACKEND", "MKLDNN")
+    exe = bind(s, args, aux)
+    assert "_CachedOp" not in ops_of(exe._symbol)
+    got = exe.forward()[0].asnumpy()
+    monkeypatch.delenv("MXNET_SUBGRAPH_BACKEND")
+    np.testing.assert_array_equal(got, bind(s, args, aux).forward()[0].asnumpy())
+
+
+def test_env_backend_leaves_group2ctx_binds_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """MXNet partitions at bind only without group2ctx (placement is per original node)."""
+    s = diamond_bn()
+    args, aux = random_inputs(s)
+    set_subgraph_op_names("default", ["exp", "cos", "BatchNorm", *PLUS])
+    monkeypatch.setenv("MXNET_SUBGRAPH_BACKEND", "default")
+    arrays = {n: nv.nd.array(v) for n, v in args.items()}
+    aux_arrays = {n: nv.nd.array(v) for n, v in aux.items()}
+    placed = s.bind(nv.cpu(), arrays, aux_states=aux_arrays, group2ctx={"dev1": nv.cpu(1)})
+    assert "_CachedOp" not in ops_of(placed._symbol)
+    assert "_CachedOp" in ops_of(s.bind(nv.cpu(), arrays, aux_states=aux_arrays)._symbol)
+
+
 def test_cached_op_on_every_device(ctx: nv.Context) -> None:
     """Forward (train: BatchNorm's aux update) and gradients of a partitioned graph on
     the device equal the unpartitioned graph's on the CPU."""

@@ -85,7 +85,7 @@ class Executor:
             raise NNVMError(f"bind: shared_exec must be an Executor, got {shared_exec!r:.60}")
         from nnvmpy.passes.partition import partition_for_bind
 
-        symbol = partition_for_bind(symbol)  # MXNET_SUBGRAPH_BACKEND: MXNet 1.9 partitions here
+        symbol = partition_for_bind(symbol, group2ctx)  # MXNET_SUBGRAPH_BACKEND, as MXNet 1.9
         self._symbol = symbol
         self._ctx = ctx or current_context()
         check_group2ctx(group2ctx, self._ctx)

@@ -335,19 +335,37 @@ def _encounter_order(
     return rank
 
 
-def partition_for_bind(symbol: Any) -> Any:
+#: MXNET_SUBGRAPH_BACKEND values that bind accepts without partitioning: unset, MXNet's
+#: "NONE", and "MKLDNN", the default of MXNet's oneDNN builds, a transparent fusion that
+#: nnvmpy's own element-wise fusion and kernels stand in for (so an environment tuned
+#: for MXNet keeps binding)
+UNPARTITIONED_BACKENDS = ("", "NONE", "MKLDNN")
+
+
+def partition_for_bind(symbol: Any, group2ctx: Any = None) -> Any:
     """`symbol` partitioned as MXNET_SUBGRAPH_BACKEND asks at bind time (MXNet 1.9 does
-    it in bind): a backend of this module with registered op names; else `symbol`."""
+    it in bind, and not when group2ctx places nodes on devices): a backend of this module
+    with registered op names; else `symbol`. A backend nnvmpy does not have raises, as
+    MXNet's registry does, rather than binding as if it had been applied."""
     import os
 
     backend = os.environ.get("MXNET_SUBGRAPH_BACKEND", "")
-    if backend not in SUBGRAPH_BACKENDS or backend not in _op_names:
+    if backend in UNPARTITIONED_BACKENDS or group2ctx:
+        return symbol
+    if backend not in SUBGRAPH_BACKENDS:
+        known = [*SUBGRAPH_BACKENDS, *UNPARTITIONED_BACKENDS[1:]]
+        raise NNVMError(
+            f"bind: MXNET_SUBGRAPH_BACKEND={backend!r} is not a subgraph backend nnvmpy has; "
+            f"expected one of {known} or unset"
+        )
+    if backend not in _op_names:
         return symbol
     return partition_by_op_names(symbol, _op_names[backend], backend)
 
 
 __all__ = [
     "SUBGRAPH_BACKENDS",
+    "UNPARTITIONED_BACKENDS",
     "partition_by_op_names",
     "partition_for_bind",
     "partition_heads",
