@@ -13,7 +13,6 @@ They take their old parameter sets and run on the current ops' inference and ker
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import SimpleNamespace
 from typing import Any, Self
 
 from ...attrs import (
@@ -23,21 +22,17 @@ from ...attrs import (
     FInferShape,
     FInferType,
     FListInputNames,
-    FListOutputNames,
-    FMutateInputs,
-    FNumVisibleOutputs,
     FResourceRequest,
-    FSetInputVarAttrOnCompose,
     TIsBackward,
 )
 from ...base import ParamError
 from ...graph.grad import make_grad_node
 from ...graph.node import NodeEntry
-from ...infer import elemwise_type
 from ...param import Parameter, Shape, field
 from ...registry import NodeAttrs, register_op
 from ...resource import ResourceRequest
-from . import batch_norm, convolution, pooling
+from . import convolution, pooling
+from ._batch_norm_variant import register_axis1_variant
 
 # -- Convolution_v1 -------------------------------------------------------------------------
 
@@ -242,65 +237,13 @@ class BatchNormV1Param(Parameter):
     output_mean_var = field(bool, default=False, describe="Output All,normal mean and var")
 
 
-def _as_batch_norm(attrs: NodeAttrs) -> Any:
-    """BatchNorm's view of the node: the same values, channel axis 1."""
-    parsed = batch_norm.BatchNormParam(**attrs.parsed.values())
-    return SimpleNamespace(parsed=parsed, op=attrs.op, name=attrs.name, dict=attrs.dict)
-
-
-def _bn_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
-    return bool(batch_norm._infer_shape(_as_batch_norm(attrs), in_shapes, out_shapes))
-
-
-def _bn_forward(
-    attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
-) -> None:
-    batch_norm._batch_norm_forward(_as_batch_norm(attrs), ctx, inputs, req, outputs, False)
-
-
-def _bn_backward(
-    attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
-) -> None:
-    batch_norm._batch_norm_backward(_as_batch_norm(attrs), ctx, inputs, req, outputs, False)
-
-
-(
-    register_op("BatchNorm_v1")
-    .describe(
-        "This operator is DEPRECATED. Perform BatchNorm on the input.\n\n"
-        "BatchNorm (see there) over axis 1: batch statistics and moving averages while "
-        "training, the moving statistics at inference."
-    )
-    .set_attr_parser(BatchNormV1Param)
-    .set_num_inputs(5)
-    .set_num_outputs(3)
-    .set_attr(FListInputNames, lambda attrs: list(batch_norm.INPUTS))
-    .set_attr(FListOutputNames, lambda attrs: list(batch_norm.OUTPUTS))
-    .set_attr(FNumVisibleOutputs, lambda attrs: 3 if attrs.parsed.output_mean_var else 1)
-    .set_attr(FMutateInputs, lambda attrs: [3, 4])
-    .set_attr(FInferShape, _bn_shape)
-    .set_attr(FInferType, elemwise_type(5, 3))
-    .set_attr(FSetInputVarAttrOnCompose, batch_norm._set_init)
-    .set_attr(FCompute_cpu, _bn_forward)
-    .set_attr(FCompute_gpu, _bn_forward)
-    .set_attr(FGradient, batch_norm.batch_norm_grad("_backward_BatchNorm_v1"))
-    .add_argument("data", "NDArray-or-Symbol", "Input data to batch normalization")
-    .add_argument("gamma", "NDArray-or-Symbol", "gamma array")
-    .add_argument("beta", "NDArray-or-Symbol", "beta array")
-    .add_argument("moving_mean", "NDArray-or-Symbol", "running mean of input")
-    .add_argument("moving_var", "NDArray-or-Symbol", "running variance of input")
-    .add_arguments(BatchNormV1Param.fields())
-)
-
-(
-    register_op("_backward_BatchNorm_v1")
-    .describe("Backward of BatchNorm_v1: inputs (dy, data, gamma, mean, var).")
-    .set_attr_parser(BatchNormV1Param)
-    .set_num_inputs(5)
-    .set_num_outputs(3)
-    .set_attr(TIsBackward, True)
-    .set_attr(FCompute_cpu, _bn_backward)
-    .set_attr(FCompute_gpu, _bn_backward)
+register_axis1_variant(
+    "BatchNorm_v1",
+    "_backward_BatchNorm_v1",
+    BatchNormV1Param,
+    "This operator is DEPRECATED. Perform BatchNorm on the input.\n\n"
+    "BatchNorm (see there) over axis 1: batch statistics and moving averages while "
+    "training, the moving statistics at inference.",
 )
 
 __all__ = ["BatchNormV1Param", "ConvolutionV1Param", "PoolingV1Param"]

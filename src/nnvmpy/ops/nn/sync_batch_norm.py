@@ -9,26 +9,8 @@ Across processes, reduce gradients with a KVStore instead.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-from typing import Any
-
-from ...attrs import (
-    FCompute_cpu,
-    FCompute_gpu,
-    FGradient,
-    FInferShape,
-    FInferType,
-    FListInputNames,
-    FListOutputNames,
-    FMutateInputs,
-    FNumVisibleOutputs,
-    FSetInputVarAttrOnCompose,
-    TIsBackward,
-)
-from ...infer import elemwise_type
 from ...param import Parameter, field
-from ...registry import NodeAttrs, register_op
-from . import batch_norm
+from ._batch_norm_variant import register_axis1_variant
 
 
 class SyncBatchNormParam(Parameter):
@@ -48,69 +30,14 @@ class SyncBatchNormParam(Parameter):
                 ":class:`gluon.nn.contrib.SyncBatchNorm`.")  # fmt: skip
 
 
-_SHARED = ("eps", "momentum", "fix_gamma", "use_global_stats", "output_mean_var")
-
-
-def _as_batch_norm(attrs: NodeAttrs) -> Any:
-    """BatchNorm's view of the node: the same statistics parameters, channel axis 1."""
-    values = attrs.parsed.values()
-    parsed = batch_norm.BatchNormParam(**{k: values[k] for k in _SHARED})
-    return SimpleNamespace(parsed=parsed, op=attrs.op, name=attrs.name, dict=attrs.dict)
-
-
-def _shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
-    return bool(batch_norm._infer_shape(_as_batch_norm(attrs), in_shapes, out_shapes))
-
-
-def _forward(
-    attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
-) -> None:
-    batch_norm._batch_norm_forward(_as_batch_norm(attrs), ctx, inputs, req, outputs, False)
-
-
-def _backward(
-    attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
-) -> None:
-    batch_norm._batch_norm_backward(_as_batch_norm(attrs), ctx, inputs, req, outputs, False)
-
-
-(
-    register_op("_contrib_SyncBatchNorm")
-    .describe(
-        "Batch normalization with statistics synchronized across devices (MXNet's "
-        "SyncBatchNorm). On nnvmpy's single device per executor it normalizes with the "
-        "local batch's statistics, as BatchNorm over axis 1; its 'var' output is the "
-        "variance."
-    )
-    .set_attr_parser(SyncBatchNormParam)
-    .set_num_inputs(5)
-    .set_num_outputs(3)
-    .set_attr(FListInputNames, lambda attrs: list(batch_norm.INPUTS))
-    .set_attr(FListOutputNames, lambda attrs: list(batch_norm.OUTPUTS))
-    .set_attr(FNumVisibleOutputs, lambda attrs: 3 if attrs.parsed.output_mean_var else 1)
-    .set_attr(FMutateInputs, lambda attrs: [3, 4])
-    .set_attr(FInferShape, _shape)
-    .set_attr(FInferType, elemwise_type(5, 3))
-    .set_attr(FSetInputVarAttrOnCompose, batch_norm._set_init)
-    .set_attr(FCompute_cpu, _forward)
-    .set_attr(FCompute_gpu, _forward)
-    .set_attr(FGradient, batch_norm.batch_norm_grad("_backward_contrib_SyncBatchNorm"))
-    .add_argument("data", "NDArray-or-Symbol", "Input data to batch normalization")
-    .add_argument("gamma", "NDArray-or-Symbol", "gamma array")
-    .add_argument("beta", "NDArray-or-Symbol", "beta array")
-    .add_argument("moving_mean", "NDArray-or-Symbol", "running mean of input")
-    .add_argument("moving_var", "NDArray-or-Symbol", "running variance of input")
-    .add_arguments(SyncBatchNormParam.fields())
-)
-(
-    register_op("_backward_contrib_SyncBatchNorm")
-    .describe("Backward of SyncBatchNorm: inputs (dy, data, gamma, mean, var).")
-    .set_attr_parser(SyncBatchNormParam)
-    .set_num_inputs(5)
-    .set_num_outputs(3)
-    .set_attr(TIsBackward, True)
-    .set_attr(FCompute_cpu, _backward)
-    .set_attr(FCompute_gpu, _backward)
+register_axis1_variant(
+    "_contrib_SyncBatchNorm",
+    "_backward_contrib_SyncBatchNorm",
+    SyncBatchNormParam,
+    "Batch normalization with statistics synchronized across devices (MXNet's "
+    "SyncBatchNorm). On nnvmpy's single device per executor it normalizes with the "
+    "local batch's statistics, as BatchNorm over axis 1; its 'var' output is the "
+    "variance.",
 )
 
 __all__ = ["SyncBatchNormParam"]
