@@ -219,3 +219,22 @@ def test_broadcast_to_and_like() -> None:
         x.broadcast_to((3,))
     assert nd.ones((3,)).T.shape == (3,)
     assert nd.ones((2, 3)).T.shape == (3, 2)
+
+
+def test_slice_assign_writes_in_place_and_returns_self() -> None:
+    x = nv.nd.ones((2, 3, 4))
+    rhs = np.arange(6, dtype=np.float32).reshape(1, 3, 2)
+    y = x.slice_assign(nv.nd.array(rhs), (1, 0, None), (2, None, 4), (None, None, 2))
+    want = np.ones((2, 3, 4), np.float32)
+    want[1:2, 0:, 0:4:2] = rhs
+    assert y is x
+    np.testing.assert_array_equal(x.asnumpy(), want)
+
+
+def test_slice_assign_scalar_casts_to_the_dtype() -> None:
+    x = nv.nd.zeros((3, 4), dtype="int32")
+    y = x.slice_assign_scalar(7.9, (None, 1), (2, None), (None, None))
+    want = np.zeros((3, 4), np.int32)
+    want[:2, 1:] = 7
+    assert y is x
+    np.testing.assert_array_equal(x.asnumpy(), want)

@@ -517,6 +517,21 @@ class NDArray:
 
         setitem(self, key, value)
 
+    def slice_assign(self, rhs: NDArray, begin: Any, end: Any, step: Any) -> NDArray:
+        """Write rhs into self[begin:end:step] (one entry per axis, None for the default)
+        in place and return self (MXNet's method over _slice_assign)."""
+        from nnvmpy.ndarray import _internal
+
+        return _internal._slice_assign(self, rhs, begin=begin, end=end, step=step, out=self)
+
+    def slice_assign_scalar(self, value: float, begin: Any, end: Any, step: Any) -> NDArray:
+        """Set self[begin:end:step] to value (cast to self's dtype) in place; returns self."""
+        from nnvmpy.ndarray import _internal
+
+        return _internal._slice_assign_scalar(
+            self, scalar=value, begin=begin, end=end, step=step, out=self
+        )
+
     @staticmethod
     def _basic_indexing_slice_is_contiguous(slc_key: Sequence[slice], shape: Sequence[int]) -> bool:
         """Whether x[slc_key] (one slice per axis) selects a C-contiguous block of x."""

@@ -125,6 +125,23 @@ class Symbol(SymbolArithmetic):
     def __bool__(self) -> bool:
         raise NotImplementedForSymbol(self.__bool__, "bool")
 
+    # MXNet's Symbol refuses the NDArray-only in-place arithmetic (no `s = s + 1` fallback)
+    def __iadd__(self, other: Any) -> Symbol:
+        raise NotImplementedForSymbol(self.__iadd__, "+=", other, 1)
+
+    def __isub__(self, other: Any) -> Symbol:
+        raise NotImplementedForSymbol(self.__isub__, "-=", other)
+
+    def __imul__(self, other: Any) -> Symbol:
+        raise NotImplementedForSymbol(self.__imul__, "*=", other)
+
+    def __itruediv__(self, other: Any) -> Symbol:
+        raise NotImplementedForSymbol(self.__itruediv__, "/=", other)
+
+    def as_nd_ndarray(self) -> Symbol:
+        """This symbol (MXNet's conversion between legacy and numpy symbols)."""
+        return self
+
     __hash__ = object.__hash__  # == builds a comparison symbol, so hashing is by identity
 
     def __repr__(self) -> str:
@@ -328,10 +345,66 @@ class Symbol(SymbolArithmetic):
 
         return optimize_for(self, backend, args, aux, ctx, **kwargs)
 
+    def get_backend_symbol(self, backend: str) -> Symbol:
+        """This symbol partitioned by a subgraph backend (MXNet's MXGenBackendSubgraph):
+        'default' / 'default_v2' group the op names registered for them (none registered:
+        an unchanged copy); 'fuse' fuses element-wise groups."""
+        from nnvmpy.passes.partition import SUBGRAPH_BACKENDS, subgraph_op_names
+
+        if backend in SUBGRAPH_BACKENDS and subgraph_op_names(backend) is None:
+            return self.__copy__()
+        return self.optimize_for(backend)
+
+    def gradient(self, wrt: Sequence[str]) -> Symbol:
+        """A symbol whose outputs are the gradients of this symbol's outputs with respect
+        to the arguments named in `wrt`, one each: d(sum of all outputs)/d(arg), every
+        head gradient ones (a loss op, e.g. SoftmaxOutput, uses its own). Its arguments
+        are those the gradients read. MXNet 1.x declares this and raises "not
+        implemented"; nnvmpy builds it with the Gradient pass."""
+        from nnvmpy.graph import Graph, apply_passes
+
+        if isinstance(wrt, str) or not all(isinstance(n, str) for n in wrt):
+            raise NNVMError(f"Symbol.gradient: wrt must be a list of argument names, got {wrt!r}")
+        variables = {n.name: n for n in self._variables()[0]}
+        unknown = [n for n in wrt if n not in variables]
+        if unknown:
+            raise NNVMError(
+                f"Symbol.gradient: {unknown} are not arguments of this symbol; "
+                f"its arguments are {list(variables)}"
+            )
+        ones = [NodeEntry(_ones_like(h, k)) for k, h in enumerate(self._heads)]
+        graph = apply_passes(
+            Graph(list(self._heads)),
+            ["Gradient"],
+            grad_ys=list(self._heads),
+            grad_xs=[NodeEntry(variables[n]) for n in wrt],
+            grad_ys_out_grad=ones,
+        )
+        return Symbol(graph.outputs)
+
     def eval(self, ctx: Any = None, **kwargs: Any) -> list[Any]:
         """Bind to the given NDArrays (by argument name) and run forward once."""
         exe = self.bind(ctx if ctx is not None else current_context(), kwargs)
         return list(exe.forward())
+
+
+def _ones_like(head: NodeEntry, k: int) -> Node:
+    from nnvmpy.graph.grad import make_node
+
+    return make_node("ones_like", f"{head.node.name}_head_grad{k}", [head])
+
+
+def _ndarray_only(name: str) -> Any:
+    def method(self: Symbol, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedForSymbol(getattr(self, name), None)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = "NDArray only: raises NotImplementedForSymbol, as MXNet's Symbol does."
+    return method
+
+
+for _name in ("as_in_context", "asnumpy", "asscalar", "backward", "copy", "detach", "wait_to_read"):
+    setattr(Symbol, _name, _ndarray_only(_name))
 
 
 # -- names of nodes and outputs -----------------------------------------------------------------
