@@ -448,6 +448,21 @@ def test_star_import_gives_mxnets_names() -> None:
         assert name in names
 
 
+def test_star_import_gives_the_context_symbol_and_features_classes() -> None:
+    # MXNet's test files write `Context.default_ctx` after `from mxnet.test_utils import *`
+    names: dict[str, Any] = {}
+    exec("from nnvmpy.test_utils import *", names)
+    assert names["Context"] is nv.Context
+    assert names["Symbol"] is type(nv.sym.Variable("x"))
+    assert names["Features"] is nv.runtime.Features
+    assert names["Context"].default_ctx == names["current_context"]() == nv.cpu()
+    with nv.Context("cpu", 1):
+        assert names["Context"].default_ctx == nv.cpu(1)
+    exe = (nv.sym.Variable("x") * 2).simple_bind(names["Context"].default_ctx, x=(2, 3))
+    out = exe.forward(x=np.arange(6.0).reshape(2, 3))[0]
+    np.testing.assert_array_equal(out.asnumpy(), np.arange(6.0).reshape(2, 3) * 2)
+
+
 # -- generator statistics ------------------------------------------------------------------------
 
 

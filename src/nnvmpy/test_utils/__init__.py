@@ -15,14 +15,19 @@
 - runtime_env: getenv/setenv, the machine and GPU the test runs on;
 - graph_compare: same_symbol_structure; dummy_iter: DummyIter; download: download.
 
+As in MXNet, `from test_utils import *` also brings Context, current_context, Symbol and
+Features (MXNet's test files use `Context.default_ctx` through that import).
+
 Sparse storage is out of scope: the sparse helpers (rand_sparse_ndarray, ...) are absent
 and a sparse `stype` is a named NNVMError.
 """
 
 from __future__ import annotations
 
-from ..base import current_context
+from ..base import Context, current_context
 from ..ndarray import array
+from ..runtime import Features
+from ..symbol import Symbol
 from ..util import use_np, use_np_array, use_np_shape
 from .compare import (
     almost_equal,
@@ -107,7 +112,10 @@ from .symbolic import (
 )
 
 __all__ = [
+    "Context",
     "DummyIter",
+    "Features",
+    "Symbol",
     "almost_equal",
     "almost_equal_ignore_nan",
     "array",
