@@ -38,7 +38,7 @@ import numpy as np
 
 from ...kernel import device_function, parallel_for
 from ...kernel.launch import ADD, NULL, is_gpu, run_rows, store, uindex
-from ._layer_util import cpu_threads, row_function
+from ._layer_util import row_function
 
 # --- whole-row loops (RowFunctions: vectorised sums on the CPU; L2Normalization uses them
 # too) -------------------------------------------------------------------------------------
@@ -370,16 +370,24 @@ def _sum_partials(
             _sum_columns.launch(ctx, stride // inner, grad, p, *sizes, mode, work=count * stride)
 
 
+#: How many chunks of rows the CPU backward splits a per-position (LayerNorm) layer into:
+#: a constant, not a multiple of the thread count, so that dgamma/dbeta add their partials
+#: in the same order whatever NNVMPY_NUM_THREADS and the load governor (threads.py) leave
+#: the launch (4 x threads made float64 dgamma differ in the last bits from one thread
+#: count to another, and so from run to run on a busy machine)
+CPU_CHUNKS = 64
+
+
 def _backward_cpu(
     ctx: Any, grads: list[Any], modes: list[int], arrays: tuple[Any, ...],
     layout: tuple[int, int, int], params: tuple[int, float, bool], dstats: bool,
 ) -> None:  # fmt: skip
-    """Chunks of rows, each summing into its own row of the partials (per-row gamma: a
-    chunk per row) in the pass that takes its rows' sums."""
+    """Chunks of rows (CPU_CHUNKS, or one per row with per-row gamma), each summing into
+    its own row of the partials in the pass that takes its rows' sums."""
     rows, n, inner = layout
     groups = params[0]
     part = modes[1] != NULL or modes[2] != NULL
-    chunks, ncol = (rows, 1) if groups > 0 else (min(rows, 4 * cpu_threads()), n)
+    chunks, ncol = (rows, 1) if groups > 0 else (min(rows, CPU_CHUNKS), n)
     rpc = -(-rows // chunks)
     chunks = -(-rows // rpc)
     pg, pb, sc = _space(ctx, chunks * ncol if part else 0, 5 * chunks, arrays[2])
