@@ -13,30 +13,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...attrs import (
-    FCompute_cpu,
-    FCompute_gpu,
-    FGradient,
-    FInferShape,
-    FInferType,
-    FInplaceOption,
-    FListInputNames,
-    FListOutputNames,
-    FNumVisibleOutputs,
-    FResourceRequest,
-    TIsBackward,
-)
-from ...graph.grad import make_grad_node
-from ...graph.node import NodeEntry
-from ...infer import elemwise_type, shape_assign, shape_is_known
+from ...infer import shape_assign, shape_is_known
 from ...kernel.launch import req_code
 from ...param import Parameter, field
-from ...registry import NodeAttrs, register_op
-from ...resource import ResourceRequest
+from ...registry import NodeAttrs
 from ._layer_util import check_ndim, via_float32
+from ._norm_op import INPUTS, register_norm_op
 from ._norm_rows import norm_backward, norm_forward
 
-INPUTS = ["data", "gamma", "beta"]
 OUTPUTS = ["output", "mean", "var"]
 
 
@@ -88,65 +72,25 @@ def _backward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], out
     )
 
 
-def _gradient(node: Any, ograds: list[Any]) -> list[Any]:
-    heads = [ograds[0], node.inputs[0], node.inputs[1], NodeEntry(node, 1), NodeEntry(node, 2)]
-    return make_grad_node("_backward_InstanceNorm", node, heads)
-
-
-def _same_slot(attrs: NodeAttrs) -> list[tuple[int, int]]:
-    return [(0, 0)]
-
-
-(
-    register_op("InstanceNorm")
-    .describe(
+register_norm_op(
+    "InstanceNorm",
+    param=InstanceNormParam,
+    outputs=OUTPUTS,
+    describe=(
         "Instance normalization: each channel of each sample is normalized by the mean "
         "and variance of its spatial positions, then scaled by gamma and shifted by beta "
         "(one value per channel).\n\n"
         "    out = (data - mean) / sqrt(var + eps) * gamma + beta\n\n"
         "data has shape (N, C, d1, ...) with at least one spatial dimension."
-    )
-    .set_attr_parser(InstanceNormParam)
-    .set_num_inputs(3)
-    .set_num_outputs(3)
-    .set_attr(FListInputNames, lambda attrs: list(INPUTS))
-    .set_attr(FListOutputNames, lambda attrs: list(OUTPUTS))
-    .set_attr(FNumVisibleOutputs, lambda attrs: 1)
-    .set_attr(FInferShape, _infer_shape)
-    .set_attr(FInferType, elemwise_type(3, 3))
-    .set_attr(FInplaceOption, _same_slot)
-    .set_attr(FResourceRequest, lambda attrs: [ResourceRequest.kTempSpace])
-    .set_attr(FCompute_cpu, _forward)
-    .set_attr(FCompute_gpu, _forward)
-    .set_attr(FGradient, _gradient)
-    .add_argument(
-        "data",
-        "NDArray-or-Symbol",
+    ),
+    infer_shape=_infer_shape,
+    forward=_forward,
+    backward=_backward,
+    arguments=[
         "An n-dimensional input array (n > 2) of the form [batch, channel, spatial_dim1, "
         "spatial_dim2, ...].",
-    )
-    .add_argument(
-        "gamma",
-        "NDArray-or-Symbol",
         "A vector of length 'channel', which multiplies the normalized input.",
-    )
-    .add_argument(
-        "beta",
-        "NDArray-or-Symbol",
         "A vector of length 'channel', which is added to the product of the normalized "
         "input and the weight.",
-    )
-    .add_arguments(InstanceNormParam.fields())
-)
-(
-    register_op("_backward_InstanceNorm")
-    .describe("Backward of InstanceNorm: inputs (dy, data, gamma, mean, var).")
-    .set_attr_parser(InstanceNormParam)
-    .set_num_inputs(5)
-    .set_num_outputs(3)
-    .set_attr(TIsBackward, True)
-    .set_attr(FInplaceOption, _same_slot)
-    .set_attr(FResourceRequest, lambda attrs: [ResourceRequest.kTempSpace])
-    .set_attr(FCompute_cpu, _backward)
-    .set_attr(FCompute_gpu, _backward)
+    ],
 )

@@ -12,30 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...attrs import (
-    FCompute_cpu,
-    FCompute_gpu,
-    FGradient,
-    FInferShape,
-    FInferType,
-    FInplaceOption,
-    FListInputNames,
-    FListOutputNames,
-    FNumVisibleOutputs,
-    FResourceRequest,
-    TIsBackward,
-)
-from ...graph.grad import make_grad_node
-from ...graph.node import NodeEntry
-from ...infer import elemwise_type, shape_assign, shape_is_known
+from ...infer import shape_assign, shape_is_known
 from ...kernel.launch import normalize_axis, req_code, split_axis
 from ...param import Parameter, field
-from ...registry import NodeAttrs, register_op
-from ...resource import ResourceRequest
+from ...registry import NodeAttrs
 from ._layer_util import via_float32
+from ._norm_op import INPUTS, register_norm_op
 from ._norm_rows import norm_backward, norm_forward
 
-INPUTS = ["data", "gamma", "beta"]
 OUTPUTS = ["output", "mean", "std"]
 
 
@@ -96,55 +80,18 @@ def _backward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], out
     norm_backward(ctx, outputs, modes, dy, x, gamma, mean, std, layout, 0, dstats=dstats)
 
 
-def _gradient(node: Any, ograds: list[Any]) -> list[Any]:
-    heads = [ograds[0], node.inputs[0], node.inputs[1], NodeEntry(node, 1), NodeEntry(node, 2)]
-    if node.attrs.parsed.output_mean_var:  # mean and std are outputs: their gradients too
-        heads += ograds[1:3]
-    return make_grad_node("_backward_LayerNorm", node, heads)
-
-
-def _same_slot(attrs: NodeAttrs) -> list[tuple[int, int]]:
-    return [(0, 0)]
-
-
-(
-    register_op("LayerNorm")
-    .describe(
+register_norm_op(
+    "LayerNorm",
+    param=LayerNormParam,
+    outputs=OUTPUTS,
+    describe=(
         "Layer normalization: normalizes the input along `axis` by its mean and standard "
         "deviation there, then scales by gamma and shifts by beta.\n\n"
         "    out = (data - mean(data, axis)) / sqrt(var(data, axis) + eps) * gamma + beta\n\n"
         "With output_mean_var the mean and std (axis kept, of size 1) are outputs too."
-    )
-    .set_attr_parser(LayerNormParam)
-    .set_num_inputs(3)
-    .set_num_outputs(3)
-    .set_attr(FListInputNames, lambda attrs: list(INPUTS))
-    .set_attr(FListOutputNames, lambda attrs: list(OUTPUTS))
-    .set_attr(FNumVisibleOutputs, lambda attrs: 3 if attrs.parsed.output_mean_var else 1)
-    .set_attr(FInferShape, _infer_shape)
-    .set_attr(FInferType, elemwise_type(3, 3))
-    .set_attr(FInplaceOption, _same_slot)  # a row is read whole before it is written
-    .set_attr(FResourceRequest, lambda attrs: [ResourceRequest.kTempSpace])
-    .set_attr(FCompute_cpu, _forward)
-    .set_attr(FCompute_gpu, _forward)
-    .set_attr(FGradient, _gradient)
-    .add_argument("data", "NDArray-or-Symbol", "Input data to layer normalization")
-    .add_argument("gamma", "NDArray-or-Symbol", "gamma array")
-    .add_argument("beta", "NDArray-or-Symbol", "beta array")
-    .add_arguments(LayerNormParam.fields())
-)
-(
-    register_op("_backward_LayerNorm")
-    .describe(
-        "Backward of LayerNorm: inputs (dy, data, gamma, mean, std[, dmean, dstd]); the last "
-        "two with output_mean_var."
-    )
-    .set_attr_parser(LayerNormParam)
-    .set_num_inputs(lambda attrs: 7 if attrs.parsed.output_mean_var else 5)
-    .set_num_outputs(3)
-    .set_attr(TIsBackward, True)
-    .set_attr(FInplaceOption, _same_slot)  # dx may take dy's memory
-    .set_attr(FResourceRequest, lambda attrs: [ResourceRequest.kTempSpace])
-    .set_attr(FCompute_cpu, _backward)
-    .set_attr(FCompute_gpu, _backward)
+    ),
+    infer_shape=_infer_shape,
+    forward=_forward,
+    backward=_backward,
+    arguments=["Input data to layer normalization", "gamma array", "beta array"],
 )
