@@ -126,9 +126,14 @@ def infer_outputs(
         infer_shape(attrs, ishapes, oshapes)
     for i, s in enumerate(oshapes):
         if not shape_is_known(s):
+            source = (
+                f"inputs {', '.join(map(shape_str, in_shapes))}"
+                if in_shapes
+                else "its parameters; pass out= an array of the shape wanted"
+            )
             raise InferError(
-                f"{op.name}: cannot infer the shape of output {i} from inputs "
-                f"{', '.join(map(shape_str, in_shapes))} (got {shape_str(s)})"
+                f"{op.name}: cannot infer the shape of output {i} from {source} "
+                f"(got {shape_str(s)})"
             )
     itypes: list[Any] = list(in_types)
     otypes: list[Any] = [None] * n_out
@@ -318,8 +323,9 @@ def _signature(inputs: Sequence[NDArray]) -> tuple[Any, ...]:
 
 def _check_and_infer(
     op: Op, inputs: Sequence[NDArray], kwargs: dict[str, Any] | NodeAttrs, out: Any
-) -> tuple[NodeAttrs, Context, list[Any], list[Any]]:
-    """Parsed params, the device, output shapes and dtypes; errors name the op."""
+) -> tuple[NodeAttrs, Context, list[Any], list[Any], bool]:
+    """Parsed params, the device, output shapes and dtypes, and whether those came from
+    the out= arrays; errors name the op."""
     NDArray = (_nd or _ndarray_module()).NDArray
     attrs = kwargs if isinstance(kwargs, NodeAttrs) else parse_attrs(op, kwargs)
     n_in = op.get_num_inputs(attrs)
@@ -334,13 +340,45 @@ def _check_and_infer(
     n_out = op.get_num_outputs(attrs)
     dynamic = op.get_attr(FInferDynamicShape)
     if dynamic is None:
-        shapes, dtypes = infer_outputs(attrs, in_shapes, in_types, n_out)
-        return attrs, ctx, shapes, dtypes
+        try:
+            shapes, dtypes = infer_outputs(attrs, in_shapes, in_types, n_out)
+        except InferError:
+            seeded = _infer_from_out(attrs, in_shapes, in_types, n_out, out)
+            if seeded is None:
+                raise
+            return attrs, ctx, *seeded, True
+        return attrs, ctx, shapes, dtypes, False
     # FInferShape checks the input shapes; the values give the output shapes
     op.get_attr(FInferShape)(attrs, list(in_shapes), [None] * n_out)
     shapes = [tuple(s) for s in dynamic(attrs, inputs)]
     dtypes = infer_outputs(attrs, in_shapes, in_types, n_out, shapes)[1]
-    return attrs, ctx, shapes, dtypes
+    return attrs, ctx, shapes, dtypes, False
+
+
+def _infer_from_out(
+    attrs: NodeAttrs, in_shapes: list[Any], in_types: list[Any], n_out: int, out: Any
+) -> tuple[list[Any], list[Any]] | None:
+    """Output shapes and dtypes inferred again from the out= arrays' own, as MXNet seeds its
+    imperative inference: an op whose inputs and params leave an output unknown (legacy
+    `_set_value(src, out=x)`) takes x's. None when that does not help either: the caller
+    then raises its first error, which does not depend on out=."""
+    outs = [] if out is None else list(out) if isinstance(out, list | tuple) else [out]
+    if not outs or len(outs) > n_out or not all(hasattr(o, "shape") for o in outs):
+        return None
+    op = attrs.op
+    assert op is not None
+    ishapes, oshapes = list(in_shapes), [o.shape for o in outs] + [None] * (n_out - len(outs))
+    itypes, otypes = list(in_types), [o.dtype for o in outs] + [None] * (n_out - len(outs))
+    try:
+        op.get_attr(FInferShape)(attrs, ishapes, oshapes)
+        infer_type = op.get_attr(FInferType)
+        if infer_type is not None:
+            infer_type(attrs, itypes, otypes)
+    except InferError:
+        return None
+    if not all(shape_is_known(s) for s in oshapes) or any(t is None for t in otypes):
+        return None
+    return [tuple(s) for s in oshapes], [np.dtype(t) for t in otypes]
 
 
 def _check_same_device(op: Op, inputs: Sequence[NDArray], ctx: Context) -> None:
@@ -396,10 +434,13 @@ class CallPlan:
         self.op = op
         self.name = op.name
         self.version = op.version
-        self.attrs, self.ctx, self.shapes, self.dtypes = _check_and_infer(op, inputs, kwargs, out)
+        self.attrs, self.ctx, self.shapes, self.dtypes, from_out = _check_and_infer(
+            op, inputs, kwargs, out
+        )
         self.dynamic = op.has_attr(FInferDynamicShape)
-        # never kept: value-dependent shapes, or a parser the user sees run (Custom's prop)
-        self.reusable = not (self.dynamic or op.get_attr(TParseEveryCall, False))
+        # never kept: value-dependent shapes, shapes taken from this call's out= arrays, or
+        # a parser the user sees run (Custom's prop)
+        self.reusable = not (self.dynamic or from_out or op.get_attr(TParseEveryCall, False))
         self.nbytes = [math.prod(s) * d.itemsize for s, d in zip(self.shapes, self.dtypes)]
         self.req = _WRITE * len(self.shapes)
         compute, requests, mutated = _op_attrs(op, self.ctx)

@@ -39,11 +39,13 @@ def _fill(value):
     return value
 
 
-def _fill_compute(value: Any) -> Any:
+def _fill_compute(value: Any, param: str = "value") -> Any:
+    """A compute writing `value`, or the parameter `param` when value is None."""
+
     def compute(
         attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
     ) -> None:
-        v = attrs.parsed.value if value is None else value
+        v = getattr(attrs.parsed, param) if value is None else value
         out = outputs[0]
         if out.dtype == np.bool_:  # no bool kernels: fill its bytes as uint8 0 / 1
             out, v = out.view(np.uint8), float(bool(v))
@@ -126,6 +128,38 @@ for _name, _value, _param, _doc in (
         .set_attr(FCompute_gpu, _fill_compute(_value))
         .add_arguments(_param.fields())
     )
+
+
+class SetValueParam(Parameter):
+    src = field(float, describe="Source input to the function.")
+
+
+def _set_value_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
+    return out_shapes[0] is not None  # the out= array's, which imperative calls seed
+
+
+def _set_value_type(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any]) -> bool:
+    if out_types[0] is None:
+        out_types[0] = np.dtype(np.float32)
+    return True
+
+
+(
+    register_op("_set_value")
+    .describe(
+        "Set every element of out= to src (MXNet's legacy NDArray function): the shape and "
+        "dtype are out's own, so an imperative call needs out=; src is cast to out's dtype "
+        "as NumPy casts (2.7 into int32 gives 2)."
+    )
+    .set_attr_parser(SetValueParam)
+    .set_num_inputs(0)
+    .set_num_outputs(1)
+    .set_attr(FInferShape, _set_value_shape)
+    .set_attr(FInferType, _set_value_type)
+    .set_attr(FCompute_cpu, _fill_compute(None, "src"))
+    .set_attr(FCompute_gpu, _fill_compute(None, "src"))
+    .add_arguments(SetValueParam.fields())
+)
 
 
 # -- Cast -----------------------------------------------------------------------------------
