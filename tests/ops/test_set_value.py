@@ -67,3 +67,23 @@ def test_set_value_on_the_gpu() -> None:
     x = nv.nd.zeros((3, 4), ctx=nv.gpu(0))
     nv.nd._internal._set_value(-0.5, out=x)
     np.testing.assert_array_equal(x.asnumpy(), np.full((3, 4), -0.5, np.float32))
+
+
+@pytest.mark.parametrize(
+    ("op", "params", "want"),
+    [("_zeros", {}, 0.0), ("_ones", {}, 1.0), ("_full", {"value": 4.5}, 4.5)],
+)
+def test_init_ops_without_a_shape_take_outs(op, params, want) -> None:
+    """MXNet's legacy shape () is unknown: `_zeros(out=x)` fills x in x's shape."""
+    x = nv.nd.array(np.arange(6.0).reshape(2, 3))
+    getattr(nv.nd._internal, op)(out=x, **params)
+    np.testing.assert_array_equal(x.asnumpy(), np.full((2, 3), want, np.float32))
+    with pytest.raises(nv.NNVMError, match=f"{op}: cannot infer the shape .* pass out="):
+        getattr(nv.nd._internal, op)(**params)
+
+
+def test_init_ops_shape_empty_is_a_scalar_under_np_shape() -> None:
+    with nv.util.np_shape():
+        assert nv.nd._internal._ones().shape == ()
+    s = nv.sym._internal._zeros() + nv.sym.var("a")  # legacy: the graph infers it
+    assert s.infer_shape(a=(2, 2))[1] == [(2, 2)]

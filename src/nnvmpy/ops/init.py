@@ -24,10 +24,11 @@ from ..attrs import (
 )
 from ..base import InferError
 from ..graph.grad import ElemwiseGradUseNone, make_zero_grad_nodes
-from ..infer import elemwise_shape, partial_shape, shape_assign, type_assign
+from ..infer import elemwise_shape, partial_shape, shape_assign, shape_is_known, type_assign
 from ..kernel.elementwise import req_mode
 from ..param import Parameter, Shape, field
 from ..registry import NodeAttrs, register_op
+from ..util import is_np_shape
 from .elemwise_unary import _identity
 from .matrix import bind_cuda
 
@@ -92,8 +93,11 @@ class FullParam(InitParam):
 
 def _init_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
     """The shape parameter, where -1 (as 0) is a dimension left to the graph to infer
-    (MXNet: `sym.ones(shape=(-1, -1)) + x` takes x's shape)."""
+    (MXNet: `sym.ones(shape=(-1, -1)) + x` takes x's shape); () is a scalar under np_shape
+    and unknown otherwise (MXNet's legacy `_zeros(out=x)` takes x's)."""
     given = attrs.parsed.shape
+    if not given and not is_np_shape():
+        return shape_is_known(out_shapes[0])
     if given and any(d < -1 for d in given):
         raise InferError(
             f"{attrs.op.name if attrs.op else '?'}: shape {tuple(given)} has a negative "
