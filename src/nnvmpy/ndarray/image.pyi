@@ -14,6 +14,28 @@ _Shape: TypeAlias = tuple[int, ...] | list[int] | int
 _FloatTuple: TypeAlias = tuple[float, ...] | list[float] | float
 _IntOrNoneTuple: TypeAlias = tuple[int | None, ...] | list[int | None]
 
+def adjust_lighting(
+    data: NDArray | None = None,
+    *,
+    alpha: _FloatTuple,
+    out: NDArray | list[NDArray] | None = None,
+) -> NDArray:
+    """Adjust the lighting level of the input. Follow the AlexNet style: adds V (alpha * lambda) to every pixel of an (H x W x C) image, C in {1, 3}, where V and lambda are the eigenvectors and eigenvalues of ImageNet's RGB covariance.
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        The input.
+    alpha : tuple of <float>, required
+        The lighting alphas for the R, G, B channels.
+
+    Returns
+    -------
+    out : NDArray or list of NDArrays
+
+    Defined in nnvmpy/ops/image_random.py.
+    """
+
 def flip_left_right(
     data: NDArray | None = None,
     *,
@@ -77,6 +99,199 @@ def normalize(
     out : NDArray or list of NDArrays
 
     Defined in nnvmpy/ops/image.py.
+    """
+
+def random_brightness(
+    data: NDArray | None = None,
+    *,
+    min_factor: float,
+    max_factor: float,
+    out: NDArray | list[NDArray] | None = None,
+) -> NDArray:
+    """Randomly adjusts the brightness of an image of shape (H x W x C), C in {1, 3}. Multiplies every value by a, with a drawn once per call uniformly in [min_factor, max_factor].
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        The input.
+    min_factor : float, required
+        Minimum factor.
+    max_factor : float, required
+        Maximum factor.
+
+    Returns
+    -------
+    out : NDArray or list of NDArrays
+
+    Defined in nnvmpy/ops/image_color.py.
+    """
+
+def random_color_jitter(
+    data: NDArray | None = None,
+    *,
+    brightness: float,
+    contrast: float,
+    saturation: float,
+    hue: float,
+    out: NDArray | list[NDArray] | None = None,
+) -> NDArray:
+    """Randomly jitters the brightness, contrast, saturation and hue of an image of shape (H x W x C), C in {1, 3}: the four adjustments in a random order, each with a factor drawn uniformly in 1 + [-p, p] (hue: [-hue, hue]) and skipped when its p is 0.
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        The input.
+    brightness : float, required
+        How much to jitter brightness.
+    contrast : float, required
+        How much to jitter contrast.
+    saturation : float, required
+        How much to jitter saturation.
+    hue : float, required
+        How much to jitter hue.
+
+    Returns
+    -------
+    out : NDArray or list of NDArrays
+
+    Defined in nnvmpy/ops/image_color.py.
+    """
+
+def random_contrast(
+    data: NDArray | None = None,
+    *,
+    min_factor: float,
+    max_factor: float,
+    out: NDArray | list[NDArray] | None = None,
+) -> NDArray:
+    """Randomly adjusts the contrast of an image of shape (H x W x C), C in {1, 3}. Moves every value towards the image's mean gray: a x + (1 - a) m, with a drawn once per call uniformly in [min_factor, max_factor].
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        The input.
+    min_factor : float, required
+        Minimum factor.
+    max_factor : float, required
+        Maximum factor.
+
+    Returns
+    -------
+    out : NDArray or list of NDArrays
+
+    Defined in nnvmpy/ops/image_color.py.
+    """
+
+def random_flip_left_right(
+    data: NDArray | None = None,
+    *,
+    out: NDArray | list[NDArray] | None = None,
+    **kwargs: Any,
+) -> NDArray:
+    """Randomly flips an image of shape (H x W x C), C in {1, 3}, left to right (along the width axis): the input or its flip, with probability 1/2 each.
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        The input.
+
+    Returns
+    -------
+    out : NDArray or list of NDArrays
+
+    Defined in nnvmpy/ops/image_random.py.
+    """
+
+def random_flip_top_bottom(
+    data: NDArray | None = None,
+    *,
+    out: NDArray | list[NDArray] | None = None,
+    **kwargs: Any,
+) -> NDArray:
+    """Randomly flips an image of shape (H x W x C), C in {1, 3}, top to bottom (along the height axis): the input or its flip, with probability 1/2 each.
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        The input.
+
+    Returns
+    -------
+    out : NDArray or list of NDArrays
+
+    Defined in nnvmpy/ops/image_random.py.
+    """
+
+def random_hue(
+    data: NDArray | None = None,
+    *,
+    min_factor: float,
+    max_factor: float,
+    out: NDArray | list[NDArray] | None = None,
+) -> NDArray:
+    """Randomly adjusts the hue of an image of shape (H x W x C), C in {1, 3}. Rotates the hue of every pixel by 360 a degrees (in HLS), with a drawn once per call uniformly in [min_factor, max_factor].
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        The input.
+    min_factor : float, required
+        Minimum factor.
+    max_factor : float, required
+        Maximum factor.
+
+    Returns
+    -------
+    out : NDArray or list of NDArrays
+
+    Defined in nnvmpy/ops/image_color.py.
+    """
+
+def random_lighting(
+    data: NDArray | None = None,
+    *,
+    alpha_std: float = 0.05,
+    out: NDArray | list[NDArray] | None = None,
+) -> NDArray:
+    """Randomly add PCA noise. Follow the AlexNet style: adjust_lighting with the three alphas drawn from N(0, alpha_std^2) once per call.
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        The input.
+    alpha_std : float, optional, default=0.05
+        Level of the lighting noise.
+
+    Returns
+    -------
+    out : NDArray or list of NDArrays
+
+    Defined in nnvmpy/ops/image_random.py.
+    """
+
+def random_saturation(
+    data: NDArray | None = None,
+    *,
+    min_factor: float,
+    max_factor: float,
+    out: NDArray | list[NDArray] | None = None,
+) -> NDArray:
+    """Randomly adjusts the saturation of an image of shape (H x W x C), C in {1, 3}. Moves every pixel towards its gray: a x + (1 - a) gray(x), with a drawn once per call uniformly in [min_factor, max_factor].
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        The input.
+    min_factor : float, required
+        Minimum factor.
+    max_factor : float, required
+        Maximum factor.
+
+    Returns
+    -------
+    out : NDArray or list of NDArrays
+
+    Defined in nnvmpy/ops/image_color.py.
     """
 
 def to_tensor(

@@ -48,6 +48,8 @@ from . import (  # noqa: F401 - imported for their registrations
     histogram,
     im2col_ops,
     image,
+    image_color,
+    image_random,
     indexing,
     init,
     khatri_rao,

@@ -9,8 +9,9 @@
 
 Behaviour measured on MXNet 1.9.1: the dtype of normalize's output is its input's (uint8
 stays uint8), to_tensor takes any channel count and has no usable gradient there (its
-backward fails on the transposed shape), so ours has none; the random_* image ops draw
-per call and are not provided.
+backward fails on the transposed shape), so ours has none. The random colour ops, random
+flips and lighting are in image_color.py and image_random.py; resize and crop in
+image_resize.py.
 """
 
 from __future__ import annotations
