@@ -36,6 +36,37 @@ def adjust_lighting(
     Defined in nnvmpy/ops/image_random.py.
     """
 
+def crop(
+    data: NDArray | None = None,
+    *,
+    x: int,
+    y: int,
+    width: int,
+    height: int,
+    out: NDArray | list[NDArray] | None = None,
+) -> NDArray:
+    """Crop an image NDArray of shape (H x W x C) or (N x H x W x C), C in {1, 3}, to the area at (x, y) of the given width and height; the gradient is zero outside it.
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        Input data array
+    x : int, required
+        Left boundary of the cropping area.
+    y : int, required
+        Top boundary of the cropping area.
+    width : int, required
+        Width of the cropping area.
+    height : int, required
+        Height of the cropping area.
+
+    Returns
+    -------
+    out : NDArray or list of NDArrays
+
+    Defined in nnvmpy/ops/image_crop.py.
+    """
+
 def flip_left_right(
     data: NDArray | None = None,
     *,
@@ -292,6 +323,34 @@ def random_saturation(
     out : NDArray or list of NDArrays
 
     Defined in nnvmpy/ops/image_color.py.
+    """
+
+def resize(
+    data: NDArray | None = None,
+    *,
+    size: _Shape = (),
+    keep_ratio: bool | int = False,
+    interp: int = 1,
+    out: NDArray | list[NDArray] | None = None,
+) -> NDArray:
+    """Resize an image NDArray of shape (H x W x C) or (N x H x W x C) to the given size with OpenCV's rules (interp: 0 nearest, 1 bilinear, 2 bicubic, 3 area); the output keeps the input's dtype (float32, float64 or uint8).
+
+    Parameters
+    ----------
+    data : NDArray-or-Symbol
+        The input.
+    size : Shape(tuple), optional, default=()
+        Size of new image. Could be (width, height) or (size)
+    keep_ratio : boolean, optional, default=0
+        With a single-int `size`: resize the short edge to it and keep the aspect ratio (True), or make both edges that size (False).
+    interp : int, optional, default=1
+        Interpolation method (OpenCV's codes): 0 nearest neighbour, 1 bilinear, 2 bicubic over 4x4 pixels, 3 area (pixel area relation). 4 (Lanczos) and 5 (bit-exact bilinear), which MXNet's CPU path also takes, are not provided.
+
+    Returns
+    -------
+    out : NDArray or list of NDArrays
+
+    Defined in nnvmpy/ops/image_resize.py.
     """
 
 def to_tensor(
