@@ -46,6 +46,7 @@ from .. import kernel
 from ..attrs import FCompute_cpu, FCompute_gpu, FInferShape, FInferType
 from ..base import InferError, NNVMError
 from ..infer import elemwise_type, shape_assign, shape_is_known
+from ..kernel import scratch
 from ..kernel.launch import NULL, req_code, run_rows, store
 from ..param import Parameter, Shape, field
 from ..registry import NodeAttrs, register_op
@@ -258,14 +259,6 @@ def _madd(acc, v, wt, single):
 
 
 @kernel.device_function
-def _nearest_at(x, base, oy, ox, h, w, c, iy, ix):
-    # floor(dst * (1 / (out/in))), computed as OpenCV does
-    y = min(math.floor(oy * (1.0 / iy)), h - 1)
-    xx = min(math.floor(ox * (1.0 / ix)), w - 1)
-    return x[base + (y * w + xx) * c]
-
-
-@kernel.device_function
 def _box_fast_at(x, base, oy, ox, w, c, ky, kx, fixed, single):
     # an integer scale: the box's plain average; uint8 sums as ints
     acc = 0.0
@@ -305,36 +298,50 @@ def _box_at(x, base, oy, ox, h, w, c, sy, sx, fixed, single):
     return float(_to_u8(_rint(acc))) if fixed else acc
 
 
+@kernel.parallel_for
+def _tap_tables(k, start, weight, fixed_weight, oh, sy, sx, iy, ix, cubic, area, h, w):
+    # OpenCV's per-axis tables: item k < oh is output row k, the rest output columns;
+    # start[k] is the first tap, weight[4k + j] its float32 weights, fixed_weight the
+    # 11-bit integer ones uint8 sums with
+    if k < oh:
+        s, f = _tap_start(k, sy, iy, area, 0, h)
+    else:
+        s, f = _tap_start(k - oh, sx, ix, area, 1 - cubic, w)
+    start[k] = s - 1 if cubic else s
+    for j in range(4 if cubic else 2):
+        wt = _tap_weight(j, f, cubic)
+        weight[4 * k + j] = wt
+        fixed_weight[4 * k + j] = _fixed_weight(wt)
+
+
 @kernel.device_function
-def _taps_at(x, base, oy, ox, h, w, c, sy, sx, iy, ix, cubic, area_mode, fixed, single, vec):
-    # bilinear / bicubic (area growing: bilinear with area's fractions), rows then columns
+def _taps_at(x, base, ty, tx, start, weight, fixed_weight, h, w, c, cubic, fixed, single, vec):
+    # bilinear / bicubic (area growing: bilinear with area's fractions) with the tables'
+    # entries ty (the output row) and tx (column): rows then columns, as OpenCV sums
     taps = 4 if cubic else 2
-    y, fy = _tap_start(oy, sy, iy, area_mode, 0, h)
-    xs, fx = _tap_start(ox, sx, ix, area_mode, 1 - cubic, w)
-    if cubic:
-        y -= 1
-        xs -= 1
+    y = start[ty]
+    xs = start[tx]
     acc = 0.0
     iacc = 0
     for a in range(taps):
         row_off = base + _clamp(y + a, h) * w * c
-        by = _tap_weight(a, fy, cubic)
         row = 0.0
         irow = 0
         for b in range(taps):
             v = x[row_off + _clamp(xs + b, w) * c]
             if fixed:
-                irow += int(v) * _fixed_weight(_tap_weight(b, fx, cubic))
+                irow += int(v) * fixed_weight[4 * tx + b]
             else:
-                row = _madd(row, v, _tap_weight(b, fx, cubic), single)
+                row = _madd(row, v, weight[4 * tx + b], single)
         if not fixed:
-            acc = _madd(acc, row, by, single)
+            acc = _madd(acc, row, weight[4 * ty + a], single)
         elif cubic and vec:  # OpenCV's SIMD: float32 sums of the integer rows / 2048^2
-            acc = _madd(acc, float(irow), np.float32(_fixed_weight(by) * (1.0 / 4194304)), 1)
+            scaled = np.float32(fixed_weight[4 * ty + a] * (1.0 / 4194304))
+            acc = _madd(acc, float(irow), scaled, 1)
         elif cubic:  # the row's tail: integer sums, (sum + 2^21) >> 22
-            iacc += irow * _fixed_weight(by)
+            iacc += irow * fixed_weight[4 * ty + a]
         else:  # OpenCV's SIMD: (((row >> 4) * weight) >> 16) per row, then (sum + 2) >> 2
-            iacc += ((irow >> 4) * _fixed_weight(by)) >> 16
+            iacc += ((irow >> 4) * fixed_weight[4 * ty + a]) >> 16
     if not fixed:
         return acc
     if cubic:
@@ -343,27 +350,40 @@ def _taps_at(x, base, oy, ox, h, w, c, sy, sx, iy, ix, cubic, area_mode, fixed, 
 
 
 @kernel.parallel_for
-def _resize(i, out, x, h, w, oh, ow, c, mode, sy, sx, iy, ix, cubic, area, fixed, single, add):
-    # i -> (n, oy, ox, ch); sy/sx are the in/out scales, iy/ix their inverses (out/in)
-    ch = i % c
-    t = i // c
-    ox = t % ow
-    t = t // ow
+def _resize(
+    p, out, x, h, w, oh, ow, c, mode, sy, sx, iy, ix, cubic, fixed, single, add, start, wt, fwt
+):
+    # p -> output pixel (n, oy, ox), all its channels: the index arithmetic once per pixel;
+    # sy/sx are the in/out scales, iy/ix their inverses (out/in); start/wt/fwt the taps
+    # tables of _tap_tables (rows first, then columns)
+    ox = p % ow
+    t = p // ow
     oy = t % oh
-    base = (t // oh) * h * w * c + ch
-    if mode == 0:
-        store(out, i, _nearest_at(x, base, oy, ox, h, w, c, iy, ix), add)
+    base = (t // oh) * h * w * c
+    o = p * c
+    if mode == 0:  # floor(dst * (1 / (out/in))), computed as OpenCV does
+        y = min(math.floor(oy * (1.0 / iy)), h - 1)
+        xx = min(math.floor(ox * (1.0 / ix)), w - 1)
+        src = base + (y * w + xx) * c
+        for ch in range(c):
+            store(out, o + ch, x[src + ch], add)
     elif mode == 5:
         ky = int(sy + 0.5)
         kx = int(sx + 0.5)
-        store(out, i, _box_fast_at(x, base, oy, ox, w, c, ky, kx, fixed, single), add)
+        for ch in range(c):
+            v = _box_fast_at(x, base + ch, oy, ox, w, c, ky, kx, fixed, single)
+            store(out, o + ch, v, add)
     elif mode == 4:
-        store(out, i, _box_at(x, base, oy, ox, h, w, c, sy, sx, fixed, single), add)
+        for ch in range(c):
+            store(out, o + ch, _box_at(x, base + ch, oy, ox, h, w, c, sy, sx, fixed, single), add)
     else:
-        # OpenCV's uint8 bicubic takes rows 8 values at a time, the rest one by one
-        vec = ox * c + ch < (ow * c) // 8 * 8
-        v = _taps_at(x, base, oy, ox, h, w, c, sy, sx, iy, ix, cubic, area, fixed, single, vec)
-        store(out, i, v, add)
+        vec_end = (ow * c) // 8 * 8  # OpenCV's uint8 bicubic: rows 8 values at a time
+        for ch in range(c):
+            vec = ox * c + ch < vec_end
+            v = _taps_at(
+                x, base + ch, oy, oh + ox, start, wt, fwt, h, w, c, cubic, fixed, single, vec
+            )
+            store(out, o + ch, v, add)
 
 
 def _resize_plan(attrs: NodeAttrs, shape: tuple[int, ...], oh: int, ow: int) -> tuple[int, ...]:
@@ -401,8 +421,17 @@ def _resize_compute(
     single = int(np.dtype(x.dtype) != np.float64)  # OpenCV sums float32 and uint8 in float
     # OpenCV's scale is 1 / (out/in), which can differ from in/out in the last bit
     scales = (1.0 / (oh / h), 1.0 / (ow / w), oh / h, ow / w)
-    args = (h, w, oh, ow, c, mode, *scales, cubic, area_mode, fixed, single, add)
-    run_rows(ctx, "_image_resize", _resize, out.size, out, x, *args)
+    tables = oh + ow if mode == LINEAR else 1  # the tap tables, when taps are used
+    start = scratch.empty(ctx, (tables,), np.int64)
+    weight = scratch.empty(ctx, (4 * tables,), np.float64)
+    fixed_weight = scratch.empty(ctx, (4 * tables,), np.int64)
+    if mode == LINEAR:
+        table_args = (start, weight, fixed_weight, oh, *scales, cubic, area_mode, h, w)
+        run_rows(ctx, "_image_resize", _tap_tables, tables, *table_args)
+    args = (h, w, oh, ow, c, mode, *scales, cubic, fixed, single, add)
+    run_rows(
+        ctx, "_image_resize", _resize, out.size // c, out, x, *args, start, weight, fixed_weight
+    )
 
 
 (
