@@ -23,11 +23,11 @@ from ..attrs import (
     FResourceRequest,
 )
 from ..graph.grad import ElemwiseGradUseNone
-from ..infer import elemwise_type, shape_assign, shape_is_known
+from ..infer import elemwise_type
 from ..kernel.launch import ADD, NULL, is_gpu, req_code, store
 from ..kernel.philox import uniform_bits
 from ..registry import NodeAttrs, Op, register_op, skip_in_source_locations
-from .image import _image_shape
+from .image import _image_shape, image_infer
 from .random._common import random_resource
 
 skip_in_source_locations(__file__)  # the ops are defined where register_image_op is called
@@ -44,21 +44,6 @@ def uniforms(resource: Any, n: int) -> list[float]:
     """n doubles uniform in [0, 1) from n stream counters of the op's kRandom resource."""
     k0, k1, first = resource.take_counters(n)
     return [float(uniform_bits(k0, k1, first + np.uint64(j), _BITS)) for j in range(n)]
-
-
-def image_infer(op: str) -> Any:
-    """FInferShape of an (H, W, C) image op whose output has its input's shape."""
-
-    def infer(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
-        known = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
-        if known is None:
-            return False
-        _image_shape(op, tuple(known))
-        shape_assign(out_shapes, 0, in_shapes[0], f"{op}: output")
-        shape_assign(in_shapes, 0, out_shapes[0], f"{op}: input 'data'")
-        return shape_is_known(in_shapes[0])
-
-    return infer
 
 
 def image_compute(op: str, run: Run) -> Any:

@@ -253,7 +253,9 @@ def _image_shape(op: str, shape: tuple[Any, ...]) -> None:
         )
 
 
-def _flip(op: str, axis: int) -> tuple[Any, Any]:
+def image_infer(op: str) -> Any:
+    """FInferShape of an (H, W, C) image op whose output has its input's shape."""
+
     def infer(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
         known = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
         if known is None:
@@ -263,13 +265,17 @@ def _flip(op: str, axis: int) -> tuple[Any, Any]:
         shape_assign(in_shapes, 0, out_shapes[0], f"{op}: input 'data'")
         return shape_is_known(in_shapes[0])
 
+    return infer
+
+
+def _flip(op: str, axis: int) -> tuple[Any, Any]:
     def plan(name: str, attrs: NodeAttrs, shape: tuple[int, ...]) -> AxisMap:
         _image_shape(op, shape)
         axes = identity_axes(shape)
         axes[axis] = (AFFINE, shape[axis], -1, shape[axis] - 1, axes[axis][4])
         return axis_map(shape, axes)
 
-    return plan, infer
+    return plan, image_infer(op)
 
 
 for _name, _axis, _what in (

@@ -25,7 +25,8 @@ from ..base import InferError
 from ..kernel.launch import run_rows, store
 from ..param import FloatTuple, Parameter, field
 from ..registry import NodeAttrs
-from ._image_common import Run, cast_kind, image_infer, put, register_image_op, uniforms
+from ._image_common import Run, cast_kind, put, register_image_op, uniforms
+from .image import image_infer
 from .random.samplers import std_normal
 
 _U0 = np.uint64(0)
