@@ -158,6 +158,17 @@ def _check_interp(attrs: NodeAttrs) -> int:
 
 
 @kernel.device_function
+def _ifloor(v):
+    """floor(v) as an int: numba-cuda's math.floor returns a float, and indexes must not."""
+    return int(math.floor(v))  # noqa: RUF046 - an int on the CPU, a float on CUDA
+
+
+@kernel.device_function
+def _iceil(v):
+    return int(math.ceil(v))  # noqa: RUF046 - as _ifloor
+
+
+@kernel.device_function
 def _tap_start(d, scale, inv, area_mode, clamp, n):
     """(first source index, fraction): the source point of output index d along one axis.
 
@@ -165,12 +176,12 @@ def _tap_start(d, scale, inv, area_mode, clamp, n):
     the taps are clamped, so two taps may read the same edge pixel.
     """
     if area_mode:
-        s = math.floor(d * scale)
+        s = _ifloor(d * scale)
         f = np.float32((d + 1) - (s + 1) * inv)
         f = np.float32(0.0) if f <= 0 else np.float32(f - math.floor(f))
     else:
         f = np.float32((d + 0.5) * scale - 0.5)
-        s = math.floor(f)
+        s = _ifloor(f)
         f = np.float32(f - s)
     if clamp:
         if s < 0:
@@ -221,8 +232,8 @@ def _box_weight(s, d, scale, n):
     f1 = d * scale
     f2 = f1 + scale
     cell = min(scale, n - f1)
-    s2 = min(math.floor(f2), n - 1)
-    s1 = min(math.ceil(f1), s2)
+    s2 = min(_ifloor(f2), n - 1)
+    s1 = min(_iceil(f1), s2)
     if s == s1 - 1 and s1 - f1 > 1e-3:
         return np.float32((s1 - f1) / cell)
     if s >= s1 and s < s2:
@@ -282,10 +293,10 @@ def _box_fast_at(x, base, oy, ox, w, c, ky, kx, fixed, single):
 def _box_at(x, base, oy, ox, h, w, c, sy, sx, fixed, single):
     # shrinking: rows of weighted column sums (OpenCV's order), partial pixels by overlap
     acc = 0.0
-    y0 = max(math.ceil(oy * sy) - 1, 0)
-    y1 = min(math.floor(oy * sy + sy), h - 1)
-    x0 = max(math.ceil(ox * sx) - 1, 0)
-    x1 = min(math.floor(ox * sx + sx), w - 1)
+    y0 = max(_iceil(oy * sy) - 1, 0)
+    y1 = min(_ifloor(oy * sy + sy), h - 1)
+    x0 = max(_iceil(ox * sx) - 1, 0)
+    x1 = min(_ifloor(ox * sx + sx), w - 1)
     for y in range(y0, y1 + 1):
         by = _box_weight(y, oy, sy, h)
         if by != 0:
@@ -362,8 +373,8 @@ def _resize(
     base = (t // oh) * h * w * c
     o = p * c
     if mode == 0:  # floor(dst * (1 / (out/in))), computed as OpenCV does
-        y = min(math.floor(oy * (1.0 / iy)), h - 1)
-        xx = min(math.floor(ox * (1.0 / ix)), w - 1)
+        y = min(_ifloor(oy * (1.0 / iy)), h - 1)
+        xx = min(_ifloor(ox * (1.0 / ix)), w - 1)
         src = base + (y * w + xx) * c
         for ch in range(c):
             store(out, o + ch, x[src + ch], add)
