@@ -36,6 +36,17 @@ def poly_map(i, out, x, a, b):
     out[i] = poly(x[i], a, b)
 
 
+@K.device_function(cpu_inline=False)
+def clipped_poly(x, a, b):  # called, not inlined, on the CPU; calls an inlined one
+    y = poly(x, a, b)
+    return min(max(y, -1.0), 1.0)
+
+
+@K.parallel_for
+def clipped_poly_map(i, out, x, a, b):
+    out[i] = clipped_poly(x[i], a, b)
+
+
 @K.parallel_for
 def axpby(i, out, x, y, a, b):  # two input arrays, two scalars
     out[i] = a * x[i] + b * y[i]

@@ -75,6 +75,17 @@ def test_cpu_nested_device_functions(n, dtype):
     np.testing.assert_allclose(out, _poly_ref(x, 1.5, -0.5), rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("n", [5, SERIAL_CUTOFF + 5])
+def test_cpu_a_called_device_function_is_compiled_once_not_inlined(n):
+    x = np.random.default_rng(4).uniform(-3, 3, n)
+    out = np.full(n, np.nan)
+    dk.clipped_poly_map.launch(None, n, out, x, 1.5, -0.5)
+    np.testing.assert_allclose(out, np.clip(_poly_ref(x, 1.5, -0.5), -1, 1), rtol=1e-12)
+    assert dk.clipped_poly.compiled("cpu").targetoptions["inline"] == "never"
+    assert dk.poly.compiled("cpu").targetoptions["inline"] == "always"
+    assert dk.clipped_poly(0.5, 1.0, 0.0) == 0.25  # plain Python still calls the function
+
+
 def test_cpu_several_arrays_and_scalars_with_a_context():
     rng = np.random.default_rng(1)
     x, y = rng.standard_normal(1000), rng.standard_normal(1000)
@@ -316,6 +327,9 @@ def test_gpu_nested_device_functions(n):
     dx, dout = cuda.to_device(x), cuda.device_array(n)
     dk.poly_map.launch(None, n, dout, dx, 1.5, -0.5)
     np.testing.assert_allclose(dout.copy_to_host(), _poly_ref(x, 1.5, -0.5), rtol=1e-12, atol=1e-12)
+    dk.clipped_poly_map.launch(None, n, dout, dx, 1.5, -0.5)  # cpu_inline: the CPU's choice
+    want = np.clip(_poly_ref(x, 1.5, -0.5), -1, 1)
+    np.testing.assert_allclose(dout.copy_to_host(), want, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.gpu

@@ -112,10 +112,17 @@ def _njit(fn: Callable[..., Any], **options: Any) -> Any:
 
 
 class DeviceFunction:
-    """A numba-compatible function callable from kernel bodies on both devices."""
+    """A numba-compatible function callable from kernel bodies on both devices.
 
-    def __init__(self, py_func: Callable[..., Any]) -> None:
+    cpu_inline: the CPU build is inlined into its callers at numba's IR level (so loops
+    around it vectorise); False compiles it once as a function its callers call, for
+    large bodies called once per item: each inlined call site is typed and lowered again,
+    and the random samplers' loop (Philox at a dozen call sites) took 24 s to compile.
+    """
+
+    def __init__(self, py_func: Callable[..., Any], cpu_inline: bool = True) -> None:
         self.py_func = py_func
+        self.cpu_inline = cpu_inline
         self.__name__: str = getattr(py_func, "__name__", "device_function")
         functools.update_wrapper(self, py_func)
         self._builds: dict[str, Any] = {}
@@ -143,7 +150,7 @@ class DeviceFunction:
             from nnvmpy.kernel.cuda import get_cuda
 
             return get_cuda(self.__name__).jit(device=True)(fn)
-        return _njit(fn, inline="always")
+        return _njit(fn, inline="always" if self.cpu_inline else "never")
 
 
 class _Intrinsic(DeviceFunction):
@@ -170,14 +177,18 @@ def fmax(a: Any, b: Any) -> Any:
 fmax = _Intrinsic(fmax)  # type: ignore[assignment]
 
 
-def device_function(py_func: Callable[..., Any]) -> DeviceFunction:
+def device_function(py_func: Callable[..., Any] | None = None, *, cpu_inline: bool = True) -> Any:
     """Decorator: a function kernel bodies (and other device functions) may call.
 
     Compiled lazily, per device: `numba.njit(inline='always')` on the CPU (cached on disk,
     keyed by what it calls), `numba.cuda.jit(device=True)` on the GPU. Called from Python
-    it is `py_func`.
+    it is `py_func`. `@device_function(cpu_inline=False)` makes the CPU build a called
+    function instead (see DeviceFunction): for large bodies, such as rejection samplers,
+    whose inlined copies cost seconds of compiling each and gain nothing.
     """
-    return DeviceFunction(py_func)
+    if py_func is None:
+        return functools.partial(DeviceFunction, cpu_inline=cpu_inline)
+    return DeviceFunction(py_func, cpu_inline)
 
 
 # ---------------------------------------------------------------- loops

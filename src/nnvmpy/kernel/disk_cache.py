@@ -101,6 +101,8 @@ def callee_key(fn: Any, seen: set[int] | None = None) -> list[Any]:
         for target in targets:
             if target is not None and isinstance(target, (*_PLAIN, np.generic)):
                 key.append((name, repr(target)))
+            if getattr(target, "cpu_inline", True) is False:  # a called device function
+                key.append((name, "cpu_inline", False))
             for f in _functions_of(target):
                 if id(f) not in seen:
                     seen.add(id(f))
