@@ -104,6 +104,11 @@ def test_inplace_output_aliases_an_input(kern):
     np.testing.assert_array_equal(big, np.full(big.shape, 7.0, np.float32))
 
 
+def _variant(n: int, *key: str) -> tuple[str, ...]:
+    """A CPU loop variant's key for an n-element launch: serial below the cutoff."""
+    return ("cpu", *key, *(("parallel",) if n >= cpu_launcher.SERIAL_CUTOFF else ()))
+
+
 @pytest.mark.parametrize("n", [1000, cpu_launcher.SERIAL_CUTOFF + 7])
 def test_in_place_vector_math_reads_out_and_gives_the_same_bits(n):
     """A vector-math kernel launched with out as one of its inputs (the memory planner's
@@ -129,19 +134,19 @@ def test_in_place_vector_math_reads_out_and_gives_the_same_bits(n):
     got = x.copy()
     _tanh.launch(None, got, "write", got)  # y = tanh(x) into x's storage
     np.testing.assert_array_equal(got, out_of_place(_tanh, "write", x, x))
-    assert (("cpu", "write", "in0") in _tanh._variants) is unary_loop
+    assert (_variant(n, "write", "in0") in _tanh._variants) is unary_loop
     got = dy.copy()
     _tanh_grad.launch(None, got, "write", got, x)  # dx = dy (1 - y^2) into dy's storage
     np.testing.assert_array_equal(got, out_of_place(_tanh_grad, "write", dy, dy, x))
-    assert ("cpu", "write", "in0") in _tanh_grad._variants
+    assert _variant(n, "write", "in0") in _tanh_grad._variants
     got = x.copy()
     _tanh_grad.launch(None, got, "write", dy, got)  # ... into y's
     np.testing.assert_array_equal(got, out_of_place(_tanh_grad, "write", x, dy, x))
-    assert ("cpu", "write", "in1") in _tanh_grad._variants
+    assert _variant(n, "write", "in1") in _tanh_grad._variants
     got = x.copy()
     _tanh.launch(None, got, "add", got)  # out += tanh(out)
     np.testing.assert_array_equal(got, out_of_place(_tanh, "add", x, x))
-    assert (("cpu", "add", "in0") in _tanh._variants) is unary_loop
+    assert (_variant(n, "add", "in0") in _tanh._variants) is unary_loop
 
 
 @pytest.mark.parametrize("n", [1000, cpu_launcher.SERIAL_CUTOFF + 7])
@@ -165,11 +170,11 @@ def test_planned_in_place_write_reads_out_for_any_kernel(n):
         _relu_grad.launch(None, separate, "write", dy, y)
         np.testing.assert_array_equal(got, separate)
         np.testing.assert_array_equal(got[:50], want)
-    assert ("cpu", "write", "in0") in _relu_grad._variants
+    assert _variant(n, "write", "in0") in _relu_grad._variants
     got = y.copy()
     _relu_grad.launch(None, got, OpReqType.kWriteInplace, dy, got)  # ... into y's
     np.testing.assert_array_equal(got, separate)
-    assert ("cpu", "write", "in1") in _relu_grad._variants
+    assert _variant(n, "write", "in1") in _relu_grad._variants
 
 
 def test_relu_and_math_kernels(kern):
@@ -215,6 +220,24 @@ def test_calling_the_kernel_runs_the_python_scalar_function(kern):
     assert kern.quadratic_map(2.0, A, B, C) == 15.0
     assert kern.quadratic_map.__name__ == "quadratic_map"
     assert "quadratic_map" in repr(kern.quadratic_map)
+
+
+def test_small_launches_compile_only_the_serial_loop(kern):
+    """Below SERIAL_CUTOFF a launch compiles and runs a loop without parallel=True (the
+    parfor passes cost ~4x the compile); the parallel loop is a second variant, compiled
+    at the first large launch. Both give NumPy's formula."""
+    kern.quadratic_map._variants.clear()
+    x = np.linspace(-2, 2, 11)
+    out = np.empty_like(x)
+    kern.quadratic_map.launch(None, out, "write", x, A, B, C)
+    np.testing.assert_allclose(out, A * x * x + B * x + C, rtol=1e-15)
+    assert list(kern.quadratic_map._variants) == [("cpu", "write")]
+    assert not kern.quadratic_map._variants[("cpu", "write")].targetoptions["parallel"]
+    big = np.linspace(-2, 2, cpu_launcher.SERIAL_CUTOFF + 1)
+    out = np.empty_like(big)
+    kern.quadratic_map.launch(None, out, "write", big, A, B, C)
+    np.testing.assert_allclose(out, A * big * big + B * big + C, rtol=1e-15)
+    assert kern.quadratic_map._variants[("cpu", "write", "parallel")].targetoptions["parallel"]
 
 
 def test_variants_are_cached_per_device_and_mode(kern):

@@ -3,17 +3,17 @@
 For a group `t0 = exp(x); t1 = t0 * y; out = t1 + 1` the CPU source reads
 
     def fused(n, o0, a0, a1, p0):
-        if n < SERIAL_CUTOFF:
-            for i in range(n):
-                x0 = a0[i]; x1 = a1[i]            # every input is read first, so any
-                t0 = c_float32(k0(x0))            # output may share an input's memory
-                t1 = c_float32(k1(t0, x1))
-                t2 = c_float32(k2(t1, p0))
-                o0[i] = t2                        # or o0[i] += cast(t2) for req add
-        else:
-            for i in prange(n): ...               # the same body
+        for i in range(n):                        # prange in the parallel kernel
+            x0 = a0[i]; x1 = a1[i]                # every input is read first, so any
+            t0 = c_float32(k0(x0))                # output may share an input's memory
+            t1 = c_float32(k1(t0, x1))
+            t2 = c_float32(k2(t1, p0))
+            o0[i] = t2                            # or o0[i] += cast(t2) for req add
 
-where k<m> is member m's scalar function (its CPU build, which numba inlines).
+where k<m> is member m's scalar function (its CPU build, which numba inlines). A group
+gets a serial kernel for launches below SERIAL_CUTOFF elements and, on first need, a
+parallel one (numba.njit(parallel=True) around the prange loop) for the others:
+compiling the parfor costs ~4x the serial loop, and most groups never see a large array.
 Every intermediate is converted (c_<dtype>) as its unfused array would hold it: an
 integer truncated, a float rounded to its dtype. A member that computes in float64 for a
 float32 array (a Python number in its body promotes, e.g. `x / (1 + abs(x))`) would
@@ -121,11 +121,7 @@ def _type_name(dtype: Any) -> str:
 
 _CPU = """
 def fused(n{params}):
-    if n < {cutoff}:
-        for i in range(n):
-{body}
-    else:
-        for i in prange(n):
+    for i in {range}(n):
 {body}
 """
 _GPU = """
@@ -162,9 +158,8 @@ def kernel_source(
     device: str,
     in_types: list[Any] | None = None,
     in_place: tuple[tuple[int, int], ...] = (),
+    parallel: bool = False,
 ) -> str:
-    from nnvmpy.kernel.cpu import SERIAL_CUTOFF
-
     n_params = len(spec.scalar_params())
     as_float32 = _float32_params(spec, member_types, out_types, device)
     names = (
@@ -184,8 +179,8 @@ def kernel_source(
         if mode == "add"
     ]
     if device == "cpu":
-        body = "\n".join(" " * 12 + line for line in lines)
-        loop = _CPU.format(params=params, cutoff=SERIAL_CUTOFF, body=body)
+        body = "\n".join(" " * 8 + line for line in lines)
+        loop = _CPU.format(params=params, range="prange" if parallel else "range", body=body)
     else:
         body = "\n".join(" " * 8 + line for line in lines)
         prologue = "".join(f"    p{q} = np.float32(r{q})\n" for q in as_float32)
@@ -275,11 +270,16 @@ def build(
     device: str,
     in_types: list[Any] | None = None,
     in_place: tuple[tuple[int, int], ...] = (),
+    parallel: bool = False,
 ) -> Any:
     """The compiled kernel (a numba dispatcher) for this spec, dtypes, modes and device
     (`in_types`, the inputs' dtypes: the GPU loads float16 ones as float32; `in_place`,
-    the (input, output) pairs that share memory: body_lines)."""
-    source = kernel_source(spec, member_types, out_types, modes, device, in_types, in_place)
+    the (input, output) pairs that share memory: body_lines; `parallel`, a CPU kernel
+    for SERIAL_CUTOFF elements or more)."""
+    parallel = parallel and device == "cpu"
+    source = kernel_source(
+        spec, member_types, out_types, modes, device, in_types, in_place, parallel
+    )
     key = f"{device}-{cache_key(spec, source)}"
     fn = _built.get(key)
     if fn is not None:
@@ -287,11 +287,11 @@ def build(
     with _lock:
         fn = _built.get(key)
         if fn is None:
-            fn = _built[key] = _compile(spec, source, key, device)
+            fn = _built[key] = _compile(spec, source, key, device, parallel)
     return fn
 
 
-def _compile(spec: FusedSpec, source: str, key: str, device: str) -> Any:
+def _compile(spec: FusedSpec, source: str, key: str, device: str, parallel: bool) -> Any:
     import numba
 
     namespace: dict[str, Any] = {"__name__": __name__}
@@ -321,7 +321,7 @@ def _compile(spec: FusedSpec, source: str, key: str, device: str) -> Any:
     fn: pytypes.FunctionType = namespace["fused"]
     if device == "gpu":
         return _gpu_dispatcher(namespace["cuda"], fn, directory is not None)
-    options: dict[str, Any] = {"parallel": True, "nogil": True, "error_model": "numpy"}
+    options: dict[str, Any] = {"parallel": parallel, "nogil": True, "error_model": "numpy"}
     if directory is not None:
         try:
             return numba.njit(cache=True, **options)(fn)

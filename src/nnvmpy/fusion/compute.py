@@ -17,8 +17,12 @@ import numpy as np
 from ..base import NNVMError
 from ..kernel.elementwise import launch_context, req_mode
 from ..registry import NodeAttrs
+from ..threads import parallel_size
 from . import codegen
 from .spec import FusedSpec
+
+#: from this many elements a group runs its parallel CPU kernel (kernel/cpu.py's cutoff)
+SERIAL_CUTOFF = parallel_size()
 
 _HALF = np.dtype(np.float16)
 
@@ -52,8 +56,9 @@ def _launcher(
     out_types: tuple[np.dtype[Any], ...],
     modes: tuple[str | None, ...],
     in_place: tuple[tuple[int, int], ...] = (),
+    parallel: bool = False,
 ) -> Any:
-    key = (device, in_types, out_types, modes, in_place)
+    key = (device, in_types, out_types, modes, in_place, parallel)
     fn = spec.launchers.get(key)
     if fn is None:
         types = spec.member_types(list(in_types))
@@ -61,7 +66,8 @@ def _launcher(
             fn = False  # run the members one by one
         else:
             ins = list(in_types)
-            fn = codegen.build(spec, types, list(out_types), modes, device, ins, in_place)
+            outs = list(out_types)
+            fn = codegen.build(spec, types, outs, modes, device, ins, in_place, parallel)
         spec.launchers[key] = fn
     return fn
 
@@ -99,9 +105,9 @@ def _run_cpu(
         for k in halves:
             outs[k] = outs[k].astype(np.float32)  # a copy: add mode starts from the values
     in_types = tuple(a.dtype for a in inputs)
-    fn = _launcher(
-        spec, "cpu", in_types, tuple(o.dtype for o in outputs), modes, _in_place(ins, outs)
-    )
+    out_types = tuple(o.dtype for o in outputs)
+    parallel = n >= SERIAL_CUTOFF
+    fn = _launcher(spec, "cpu", in_types, out_types, modes, _in_place(ins, outs), parallel)
     if fn is False:
         return run_members(attrs, spec, inputs, modes, outputs)
     fn(n, *outs, *ins, *_params_for(spec, ins, outs))

@@ -1,10 +1,17 @@
 """CPU launcher: a numba parallel loop around the njit'ed scalar function.
 
-How a variant is made (once per kernel and mode, on the first launch):
+How a variant is made (once per kernel, mode and size class, on the first launch):
 
     scalar = numba.njit(nogil=True)(py_func)               # compiled into the loop
     loop   = _write_loop(scalar) or _add_loop(scalar)     # closures, no exec
-    numba.njit(parallel=True, nogil=True)(loop) + _KernelCache  (= cache=True, see below)
+    numba.njit(parallel=n >= SERIAL_CUTOFF, nogil=True)(loop) + _KernelCache
+                                                           # (= cache=True, see below)
+
+Serial and parallel variants. Below SERIAL_CUTOFF elements a launch runs the loop
+compiled without parallel=True (its prange is a range); from there, the one compiled
+with it. They are two variants (the second's key ends in "parallel"), each compiled on
+first need: numba's parfor passes made a kernel's compile ~4x slower (0.15 -> 0.6 s), and
+most kernels of a small model or a test never see a large array.
 
 One loop serves every arity: `_gather(out, args, i)` is a numba overload that turns
 the star-args tuple into (args[0][i] or args[0], args[1][i] or args[1], ...), so arrays
@@ -60,7 +67,7 @@ from .elementwise import _FLOATS, NUMPY_MIN_SIZE, ElementwiseKernel
 # work (NNVMPY_CPU_PARALLEL_SIZE, see nnvmpy.threads.parallel_size).
 SERIAL_CUTOFF = _threads.parallel_size()
 # Bump when the loop templates change meaning (it is part of the disk-cache key).
-_TEMPLATE_VERSION = "4"
+_TEMPLATE_VERSION = "5"
 
 NATIVE_DTYPES = frozenset(
     np.dtype(t) for t in (np.float32, np.float64, np.int8, np.int32, np.int64, np.uint8)
@@ -115,13 +122,8 @@ def _cast_impl(out, v):
 
 def _write_loop(f: Any) -> Any:
     def loop(out: Any, *args: Any) -> None:  # out[i] = f(...)
-        n = out.size
-        if n < SERIAL_CUTOFF:
-            for i in range(n):
-                out[i] = f(*_gather(out, args, i))
-        else:
-            for i in prange(n):
-                out[i] = f(*_gather(out, args, i))
+        for i in prange(out.size):
+            out[i] = f(*_gather(out, args, i))
 
     return loop
 
@@ -130,13 +132,8 @@ def _add_loop(f: Any) -> Any:
     # MXNet's KERNEL_ASSIGN converts f(...) to out's dtype before adding: adding in float
     # first would make an int32 `out += 2.7` add 2.7 and truncate the sum, not add 2
     def loop(out: Any, *args: Any) -> None:  # out[i] += DType(f(...))
-        n = out.size
-        if n < SERIAL_CUTOFF:
-            for i in range(n):
-                out[i] += _cast(out, f(*_gather(out, args, i)))
-        else:
-            for i in prange(n):
-                out[i] += _cast(out, f(*_gather(out, args, i)))
+        for i in prange(out.size):
+            out[i] += _cast(out, f(*_gather(out, args, i)))
 
     return loop
 
@@ -147,13 +144,8 @@ _TEMPLATES = {"write": _write_loop, "add": _add_loop}
 # caller (inline='always') only when the call has no star-args.
 _FIXED_LOOP = """
 def loop(out{params}):
-    n = out.size
-    if n < SERIAL_CUTOFF:
-        for i in range(n):
-            {store}
-    else:
-        for i in prange(n):
-            {store}
+    for i in prange(out.size):
+        {store}
 """
 _STORES = {"write": "out[i] = f({items})", "add": "out[i] += _cast(out, f({items}))"}
 
@@ -168,7 +160,6 @@ def _fixed_arity_loop(mode: str, f: Any, arity: int, aliased: tuple[int, ...] = 
         "__name__": __name__,
         "f": f,
         "prange": prange,
-        "SERIAL_CUTOFF": SERIAL_CUTOFF,
         "_at": _at,
         "_cast": _cast,
     }
@@ -303,7 +294,6 @@ def _disk_cache(loop: Any, scalar: Any, tag: str, lazy: bool = False) -> Any:
                         return None
                     self._digest = (
                         _TEMPLATE_VERSION,
-                        SERIAL_CUTOFF,
                         tag,
                         _code_key(loop.__code__),
                         digest,
@@ -368,9 +358,12 @@ def _jit_scalar(py_func: Any, **options: Any) -> Any:
     return numba.njit(nogil=True, error_model="numpy", **options)(py_func)
 
 
-def build_loop(kernel: ElementwiseKernel, mode: str, aliased: tuple[int, ...] = ()) -> Any:
+def build_loop(
+    kernel: ElementwiseKernel, mode: str, aliased: tuple[int, ...] = (), parallel: bool = False
+) -> Any:
     """The numba dispatcher for one (kernel, mode) variant; compiles on first call.
-    aliased: the arguments that are `out` itself (`_in_place_arguments`)."""
+    aliased: the arguments that are `out` itself (`_in_place_arguments`); parallel: the
+    loop is a prange over a thread team (for SERIAL_CUTOFF elements and more)."""
     configure_threading_layer()
     from nnvmpy.kernel.device import for_device  # device functions it calls: their CPU builds
 
@@ -383,8 +376,8 @@ def build_loop(kernel: ElementwiseKernel, mode: str, aliased: tuple[int, ...] = 
         loop = _fixed_arity_loop(mode, scalar, kernel.py_func.__code__.co_argcount, aliased)
     else:
         loop = _TEMPLATES[mode](_jit_scalar(body))
-    dispatcher = numba.njit(parallel=True, nogil=True, error_model="numpy")(loop)
-    tag = f"cpu-{mode}" + "".join(f"-in{k}" for k in aliased)
+    dispatcher = numba.njit(parallel=parallel, nogil=True, error_model="numpy")(loop)
+    tag = f"cpu-{mode}" + "".join(f"-in{k}" for k in aliased) + ("-par" if parallel else "")
     cache = _disk_cache(loop, kernel.py_func, tag)
     if cache is not None:
         dispatcher._cache = cache  # type: ignore[attr-defined]  # = enable_caching()
@@ -519,12 +512,16 @@ def launch(
                 )
                 if aliased:
                     key = (*key, *(f"in{k}" for k in aliased))
-                loop = kernel._variants.get(key) or kernel.variant(
-                    key, lambda aliased=aliased: build_loop(kernel, mode, aliased)
-                )
                 if out.size < SERIAL_CUTOFF:
+                    loop = kernel._variants.get(key) or kernel.variant(
+                        key, lambda aliased=aliased: build_loop(kernel, mode, aliased)
+                    )
                     loop(*flat)
                 else:
+                    key = (*key, "parallel")
+                    loop = kernel._variants.get(key) or kernel.variant(
+                        key, lambda aliased=aliased: build_loop(kernel, mode, aliased, True)
+                    )
                     with _threads.region():  # a team out of the process's thread budget
                         loop(*flat)
             return
@@ -569,10 +566,11 @@ def plain_launcher(
         and math.prod(shape) >= NUMPY_MIN_SIZE
     ):
         return None
-    key = _VARIANT_KEYS[mode]
-    loop = kernel.variant(key, lambda: build_loop(kernel, mode))
     if math.prod(shape) >= SERIAL_CUTOFF:
-        loop = _in_region(loop)
+        key = (*_VARIANT_KEYS[mode], "parallel")
+        loop = _in_region(kernel.variant(key, lambda: build_loop(kernel, mode, parallel=True)))
+    else:
+        loop = kernel.variant(_VARIANT_KEYS[mode], lambda: build_loop(kernel, mode))
     if len(shape) != 1:
         return lambda ins, outs: loop(outs[0].reshape(-1), *[a.reshape(-1) for a in ins], *scalars)
     if not scalars and len(in_sigs) == 1:
@@ -612,10 +610,12 @@ def _launch_checked(kernel: ElementwiseKernel, out: Any, mode: str, args: tuple[
             raise _bad_array(name, f"arg {i}", a, shape)
     if out.size == 0:
         return
-    key = ("cpu", mode)
-    loop = kernel._variants.get(key) or kernel.variant(key, lambda: build_loop(kernel, mode))
     if out.size >= SERIAL_CUTOFF:
-        loop = _in_region(loop)
+        key = ("cpu", mode, "parallel")
+        loop = _in_region(kernel.variant(key, lambda: build_loop(kernel, mode, parallel=True)))
+    else:
+        key = ("cpu", mode)
+        loop = kernel._variants.get(key) or kernel.variant(key, lambda: build_loop(kernel, mode))
     loop(out.reshape(-1) if type(out) is np.ndarray else out.view(np.ndarray).reshape(-1), *flat)
 
 
