@@ -6,6 +6,7 @@ bound with NNVMPY_FUSION=0.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -221,12 +222,33 @@ def test_dtypes_match_the_unfused_graph(dtype: Any, unfused: Any) -> None:
     np.testing.assert_allclose(got.astype(np.float64), ref, rtol=2e-2 if tol else 1e-6)
 
 
-def test_large_arrays_take_the_parallel_loop() -> None:
+def test_large_arrays_take_the_parallel_loop_inside_a_thread_region(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Only a parallel launch takes a team out of the process's thread budget
+    (nnvmpy.threads.region), as single element-wise kernels do."""
+    from nnvmpy import threads
+    from nnvmpy.fusion import compute
+
+    entered: list[int] = []
+    real_region = threads.region
+
+    def counting_region(want: int | None = None) -> Any:
+        if sys._getframe(1).f_globals["__name__"] == compute.__name__:
+            entered.append(want)
+        return real_region(want)
+
+    monkeypatch.setattr(threads, "region", counting_region)
     x = sym.var("x")
     s = sym.sqrt(sym.abs(x) + 1) * 2
-    X = rand(300_000, dtype=np.float32)
+    small = rand(1000, dtype=np.float32)
+    bind(s, x=small).forward()[0].wait_to_read()
+    assert entered == []
+    X = rand(max(300_000, compute.SERIAL_CUTOFF), dtype=np.float32)
     out = bind(s, x=X).forward()[0].asnumpy()
     np.testing.assert_allclose(out, np.sqrt(np.abs(X) + 1) * 2, rtol=1e-6)
+    assert len(entered) == 1
+    assert threads.in_regions() == 0  # the team went back to the budget
 
 
 def test_monitor_sees_every_member_as_if_unfused() -> None:

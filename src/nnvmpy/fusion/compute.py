@@ -14,15 +14,15 @@ from typing import Any
 
 import numpy as np
 
+from .. import threads as _threads
 from ..base import NNVMError
 from ..kernel.elementwise import launch_context, req_mode
 from ..registry import NodeAttrs
-from ..threads import parallel_size
 from . import codegen
 from .spec import FusedSpec
 
 #: from this many elements a group runs its parallel CPU kernel (kernel/cpu.py's cutoff)
-SERIAL_CUTOFF = parallel_size()
+SERIAL_CUTOFF = _threads.parallel_size()
 
 _HALF = np.dtype(np.float16)
 
@@ -110,7 +110,11 @@ def _run_cpu(
     fn = _launcher(spec, "cpu", in_types, out_types, modes, _in_place(ins, outs), parallel)
     if fn is False:
         return run_members(attrs, spec, inputs, modes, outputs)
-    fn(n, *outs, *ins, *_params_for(spec, ins, outs))
+    if parallel:
+        with _threads.region():  # a team out of the process's thread budget
+            fn(n, *outs, *ins, *_params_for(spec, ins, outs))
+    else:
+        fn(n, *outs, *ins, *_params_for(spec, ins, outs))
     for k in halves:
         np.copyto(outputs[k].reshape(-1), outs[k], casting="unsafe")
     return None
