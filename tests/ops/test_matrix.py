@@ -141,6 +141,37 @@ def test_dot_and_batch_dot_shapes() -> None:
     assert nv.sym.dot(a, b, forward_stype="default").infer_shape(a=(2, 3), b=(3, 1))[1] == [(2, 1)]
 
 
+@pytest.mark.parametrize("transpose", [(False, False), (True, False), (False, True)])
+def test_batch_dot_infers_nothing_until_both_contracted_axes_are_known(transpose: Any) -> None:
+    """MXNet 1.9.1 (test_infer_shape::test_batch_dot_partial_shape, and measured on it):
+    unknown batch and free axes pass through; an unknown contracted axis leaves the output
+    unknown and the inputs as given."""
+    ta, tb = transpose
+    a, b = nv.sym.Variable("a"), nv.sym.Variable("b")
+    z = nv.sym.batch_dot(a, b, transpose_a=ta, transpose_b=tb)
+
+    def lhs(m: int, k: int) -> tuple[int, int, int]:
+        return (0, k, m) if ta else (0, m, k)
+
+    def rhs(k: int, n: int) -> tuple[int, int, int]:
+        return (0, n, k) if tb else (0, k, n)
+
+    assert z.infer_shape_partial(a=lhs(3, 4), b=rhs(4, 5))[1] == [(0, 3, 5)]
+    assert z.infer_shape_partial(a=lhs(0, 4), b=rhs(4, 0))[1] == [(0, 0, 0)]
+    for x, y in [(lhs(3, 4), rhs(0, 5)), (lhs(3, 0), rhs(4, 5))]:
+        args, outs, _ = z.infer_shape_partial(a=x, b=y)
+        assert (args, outs) == ([x, y], [()])
+    args, outs, _ = z.infer_shape_partial(a=lhs(3, 4))
+    assert (args, outs) == ([lhs(3, 4), ()], [()])
+    with nv.np_shape(True):  # -1 is unknown there, and an unknown output is None
+
+        def unknown(shape: tuple[int, ...]) -> tuple[int, ...]:
+            return tuple(-1 if d == 0 else d for d in shape)
+
+        assert z.infer_shape_partial(a=unknown(lhs(3, 4)), b=unknown(rhs(4, 5)))[1] == [(-1, 3, 5)]
+        assert z.infer_shape_partial(a=unknown(lhs(3, 4)), b=unknown(rhs(0, 5)))[1] == [None]
+
+
 def test_split_and_concat_names() -> None:
     s = nv.sym.SliceChannel(nv.sym.Variable("x"), num_outputs=3, name="sc")
     assert s.list_outputs() == ["sc_output0", "sc_output1", "sc_output2"]

@@ -385,6 +385,8 @@ _register_product(
 
 def _batch_dot_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
     p, op = attrs.parsed, "batch_dot"
+    if in_shapes[0] is None or in_shapes[1] is None:
+        return False  # as MXNet: nothing is inferred, the unknown input stays unknown
     for i, arg in enumerate(("lhs", "rhs")):
         shape_assign(in_shapes, i, (None, None, None), f"{op}: input '{arg}' (must be 3-D)")
     if out_shapes[0] is not None:
@@ -393,6 +395,11 @@ def _batch_dot_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[An
     (bo, m, n) = out_shapes[0] if out_shapes[0] is not None else (None, None, None)
     lm, lk = (l1, l0) if p.transpose_a else (l0, l1)
     rk, rn = (r1, r0) if p.transpose_b else (r0, r1)
+    if lk is None or rk is None:
+        # MXNet's batch_dot infers nothing until both contracted axes are known (its
+        # test_batch_dot_partial_shape): (0, 3, 4) x (0, 0, 5) stays unknown; dot would
+        # complete rhs to (0, 4, 5)
+        return False
     try:
         batch = merge_shapes(merge_shapes((bl,), (br,)), (bo,))
         con = merge_shapes((lk,), (rk,))
