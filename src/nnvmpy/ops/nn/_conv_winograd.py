@@ -390,7 +390,9 @@ def _phase_planes(x, pp, c, n0, y0, pw, m, rows1, tw1):  # pragma: no cover - nu
                     pp[_u(d + k)] = 0
 
 
-@cached_njit(nogil=True, inline="always")
+# Called, not inlined (as _output_plane_filters): once per thread, and inlined into the
+# team twin's prange body numba's parfor passes went over all of it, 8.5 s a compile.
+@cached_njit(nogil=True)
 def _input_plane_channels(x, v, bt, n0, y0, pw, th, tw, m, c0, c1):  # pragma: no cover
     # v[xi, c, ty*(tw+1) + tx] = (B^T d B)[xi] for c in [c0, c1): the plane layout above,
     # tile rows y0 + m*ty.. of image n0 (y0 may be negative: padding rows)
@@ -434,7 +436,7 @@ def _input_transform_plane_team(x, v, bt, n0, y0, pw, th, tw, m, c0, c1, parts):
         _input_plane_channels(x, v, bt, n0, y0, pw, th, tw, m, lo, hi)
 
 
-@cached_njit(nogil=True, inline="always")
+@cached_njit(nogil=True)
 def _output_plane_filters(
     mm, out, at, bias, has_bias, res, has_res, relu, add, n0, ty0, th, tw, m, f0, f1,
 ):  # fmt: skip  # pragma: no cover - numba
