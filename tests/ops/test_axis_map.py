@@ -124,3 +124,24 @@ def test_float16_on_cpu_goes_through_float32() -> None:
     dx = np.zeros(3, np.float16)
     adjoint("test", None, dx, W, dy, amap)
     np.testing.assert_array_equal(dx, np.array([1, 5, 9], np.float16))
+
+
+def test_one_compiled_loop_per_dtype_whatever_the_rank() -> None:
+    """The map reaches the kernels as one int64 array: a new rank compiles nothing new."""
+    from nnvmpy.ops._axis_map import gather_rows
+
+    def flip_all(shape: tuple[int, ...]) -> AxisMap:
+        rows = [(AFFINE, n, -1, n - 1, s) for n, s in zip(shape, contiguous_strides(shape))]
+        return axis_map(shape, rows)
+
+    x = np.arange(2.0)
+    out = np.empty(2)
+    gather("test", None, out, W, x, flip_all((2,)))  # the serial float64 loop exists now
+    loop = next(v for k, v in gather_rows._loops.items() if k[0] == "cpu" and not k[2])
+    compiled = len(loop.signatures)
+    for shape in [(2, 3), (3, 1, 2), (2, 1, 3, 2), (1, 2, 2, 1, 3, 2)]:
+        x = np.random.default_rng(3).standard_normal(shape)
+        out = np.empty(shape)
+        gather("test", None, out, W, x, flip_all(shape))
+        np.testing.assert_array_equal(out, x[(slice(None, None, -1),) * len(shape)])
+    assert len(loop.signatures) == compiled
