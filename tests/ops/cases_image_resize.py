@@ -212,6 +212,12 @@ CASES = [
     _resize_row((9, 11), 3, shape=(4, 5, 3), tag="area_up"),
     _resize_row((3, 9), 3, shape=(6, 7, 1), tag="area_mixed"),
     _resize_row((1, 1), 3, shape=(3, 7, 3), tag="area_to_one_pixel"),
+    # a strong shrink: pass 1 sums only the source rows each output row's taps read
+    _resize_row((3, 4), 1, shape=(20, 9, 3), tag="bilinear_far_down"),
+    _resize_row((4, 5), 2, shape=(2, 21, 9, 3), tag="bicubic_far_down_batch"),
+    _resize_row((3, 7), 1, shape=(4, 5, 4), tag="bilinear_four_channels"),
+    _resize_row((6, 2), 0, shape=(3, 4, 4), tag="nearest_four_channels"),
+    _resize_row((5, 4), 3, shape=(2, 9, 11, 3), tag="area_down_batch"),
     _resize_row((3,), 1, tag="keep_ratio", keep_ratio=True),
     _resize_row((5, 7), 1, tag="same_size"),
     _u8_row((4, 3), 1, (5, 7, 3), "uint8_bilinear"),
@@ -220,6 +226,8 @@ CASES = [
     _u8_row((9, 2), 0, (5, 7, 1), "uint8_nearest"),
     _u8_row((10, 6), 2, (5, 7, 3), "uint8_bicubic"),  # rows of 30: 24 vector, 6 tail
     _u8_row((3, 11), 2, (4, 9, 1), "uint8_bicubic_short_rows"),  # rows of 3: all tail
+    _u8_row((4, 3), 1, (2, 20, 9, 3), "uint8_bilinear_far_down_batch"),
+    _u8_row((5, 4), 2, (21, 9, 3), "uint8_bicubic_far_down"),
     _crop_row((5, 7, 3), (2, 1, 4, 3), "hwc"),
     _crop_row((2, 4, 6, 1), (0, 2, 6, 2), "nhwc_full_width"),
     _crop_row((3, 3, 3), (2, 2, 1, 1), "corner_pixel"),

@@ -130,6 +130,12 @@ def test_resize_refuses_what_it_cannot_do() -> None:
         nd.image.resize(nd.ones((3, 3)), 2)
     with pytest.raises(InferError, match=r"must be float32, float64 or uint8 .* got int32"):
         nd.image.resize(nd.ones((3, 3, 3), dtype=np.int32), 2)
+    for empty in ((0, 6, 3), (2, 4, 0, 1)):  # keep_ratio used to divide by the zero
+        with pytest.raises(InferError, match=r"'data' must have a nonzero height and width"):
+            nd.image.resize(nd.array(np.ones(empty)), 3, keep_ratio=True)
+    # a batch of no images or pixels of no channels: an empty output of the right shape
+    assert nd.image.resize(nd.array(np.ones((0, 4, 5, 3))), (2, 3)).shape == (0, 3, 2, 3)
+    assert nd.image.resize(nd.array(np.ones((4, 5, 0))), (2, 3), interp=2).shape == (3, 2, 0)
     # the registry and engine stay usable
     assert nd.image.resize(img, 2).shape == (2, 2, 3)
 

@@ -28,8 +28,13 @@ len % 8 values of an output row (width * channels) scalar: (sum + 2^21) >> 22); 
 boxes average as (sum + 2) >> 2, other boxes round half to even. Measured against MXNet
 on 63 shapes per interp and dtype (up, down, mixed and non-integer scales, 1-pixel edges,
 1/3/4 channels, batches; 173k values each): uint8 and float64 agree exactly (float64
-area to 5e-16), float32 to 3e-7 relative. That rounding copies x86 OpenCV's SIMD
+area to 5e-16), float32 to 3e-7 relative (area over boxes of 500 pixels or more: 2e-6,
+OpenCV's sums there are in another order). That rounding copies x86 OpenCV's SIMD
 choices; another OpenCV build may differ by one on uint8.
+The kernels follow OpenCV's structure, which also gives its sums' order: per-axis tables
+(first source index and weights per output row and column), then for bilinear, bicubic
+and non-integer area one pass along x into rows of sums and one along y. On the CPU an
+item is a whole row (its index arithmetic once); on the GPU one pixel or value.
 MXNet's GPU resize is a different (align-corners) bilinear, interp=1 only; ours runs
 these rules on both devices. MXNet registers resize's gradient as `_copy` of the head
 gradient, which fails on the shape mismatch; we register none, so asking for one says so.
@@ -47,7 +52,8 @@ from ..attrs import FCompute_cpu, FCompute_gpu, FInferShape, FInferType
 from ..base import InferError, NNVMError
 from ..infer import elemwise_type, shape_assign, shape_is_known
 from ..kernel import scratch
-from ..kernel.launch import NULL, req_code, run_rows, store
+from ..kernel.launch import NULL, is_gpu, req_code, run_rows, store
+from ..kernel.launch import uindex as uidx
 from ..param import Parameter, Shape, field
 from ..registry import NodeAttrs, register_op
 
@@ -56,6 +62,12 @@ NEAREST, LINEAR, CUBIC, AREA = 0, 1, 2, 3  # OpenCV's interp codes, as MXNet pas
 BOX, BOX_FAST = 4, 5
 _INTERP_NAMES = "0 (nearest), 1 (bilinear), 2 (bicubic) or 3 (area)"
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.uint8))
+# pass 1's row sums per input dtype: OpenCV's float32 sums, float64's own, uint8's integers
+_ROW_TYPES = {
+    np.dtype(np.float32): np.dtype(np.float32),
+    np.dtype(np.float64): np.dtype(np.float64),
+    np.dtype(np.uint8): np.dtype(np.int32),
+}
 
 
 class ResizeParam(Parameter):
@@ -125,6 +137,10 @@ def _resize_infer(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any])
         return False
     shape = tuple(shape)
     check_image("_image_resize", shape)
+    if 0 in shape[-3:-1]:  # no pixel to take values from (a batch of none is fine)
+        raise InferError(
+            f"{_DATA} must have a nonzero height and width to resize, got shape {shape}"
+        )
     oh, ow = resized_hw(attrs, shape[-3], shape[-2])
     shape_assign(out_shapes, 0, (*shape[:-3], oh, ow, shape[-1]), "_image_resize: output")
     if out_shapes[0] is not None:  # batch and channels carry back
@@ -248,9 +264,8 @@ def _rint(v):
     """v rounded half to even (OpenCV's saturate_cast from float)."""
     r = math.floor(v)
     d = v - r
-    if d > 0.5 or (d == 0.5 and r % 2 == 1):
-        r += 1
-    return r
+    odd = math.floor(r * 0.5) * 2.0 != r
+    return r + ((d > 0.5) | ((d == 0.5) & odd))  # no branches: d is random in a loop
 
 
 @kernel.device_function
@@ -266,7 +281,7 @@ def _madd(acc, v, wt, single):
     return acc + v * wt
 
 
-# -- the kernel: one output element per item; a device function per algorithm -----------------
+# -- per-axis tables (one item per output row or column) and integer-scale area's box ---------
 
 
 @kernel.device_function
@@ -289,24 +304,20 @@ def _box_fast_at(x, base, oy, ox, w, c, ky, kx, fixed, single):
     return float(_to_u8(_rint(np.float32(isum) * np.float32(1.0 / n))))
 
 
-@kernel.device_function
-def _box_at(x, base, oy, ox, h, w, c, sy, sx, fixed, single):
-    # shrinking: rows of weighted column sums (OpenCV's order), partial pixels by overlap
-    acc = 0.0
-    y0 = max(_iceil(oy * sy) - 1, 0)
-    y1 = min(_ifloor(oy * sy + sy), h - 1)
-    x0 = max(_iceil(ox * sx) - 1, 0)
-    x1 = min(_ifloor(ox * sx + sx), w - 1)
-    for y in range(y0, y1 + 1):
-        by = _box_weight(y, oy, sy, h)
-        if by != 0:
-            row = 0.0
-            for xx in range(x0, x1 + 1):
-                bx = _box_weight(xx, ox, sx, w)
-                if bx != 0:
-                    row = _madd(row, x[base + (y * w + xx) * c], bx, single)
-            acc = _madd(acc, row, by, single)
-    return float(_to_u8(_rint(acc))) if fixed else acc
+@kernel.parallel_for
+def _box_tables(k, start, weight, oh, sy, sx, ky, kx, h, w):
+    # area shrinking's per-axis tables: item k < oh is output row k, the rest output
+    # columns; start[k] is the first source index of its box, its weights (0 past the
+    # box) at weight[k * ky ...] for rows, weight[oh * ky + (k - oh) * kx ...] for columns
+    if k < oh:
+        d, scale, n, taps, first = k, sy, h, ky, k * ky
+    else:
+        d, scale, n, taps, first = k - oh, sx, w, kx, oh * ky + (k - oh) * kx
+    s0 = max(_iceil(d * scale) - 1, 0)
+    s1 = min(_ifloor(d * scale + scale), n - 1)
+    start[k] = s0
+    for j in range(taps):
+        weight[first + j] = _box_weight(s0 + j, d, scale, n) if s0 + j <= s1 else 0.0
 
 
 @kernel.parallel_for
@@ -325,76 +336,267 @@ def _tap_tables(k, start, weight, fixed_weight, oh, sy, sx, iy, ix, cubic, area,
         fixed_weight[4 * k + j] = _fixed_weight(wt)
 
 
+# -- the kernels: an item is a span of one output row (the CPU: the whole row; the GPU: one ---
+# pixel or value), so the row's index arithmetic is done once per row on the CPU
+
+
 @kernel.device_function
-def _taps_at(x, base, ty, tx, start, weight, fixed_weight, h, w, c, cubic, fixed, single, vec):
-    # bilinear / bicubic (area growing: bilinear with area's fractions) with the tables'
-    # entries ty (the output row) and tx (column): rows then columns, as OpenCV sums
-    taps = 4 if cubic else 2
-    y = start[ty]
-    xs = start[tx]
-    acc = 0.0
-    iacc = 0
-    for a in range(taps):
-        row_off = base + _clamp(y + a, h) * w * c
-        row = 0.0
-        irow = 0
-        for b in range(taps):
-            v = x[row_off + _clamp(xs + b, w) * c]
-            if fixed:
-                irow += int(v) * fixed_weight[4 * tx + b]
-            else:
-                row = _madd(row, v, weight[4 * tx + b], single)
-        if not fixed:
-            acc = _madd(acc, row, weight[4 * ty + a], single)
-        elif cubic and vec:  # OpenCV's SIMD: float32 sums of the integer rows / 2048^2
-            scaled = np.float32(fixed_weight[4 * ty + a] * (1.0 / 4194304))
-            acc = _madd(acc, float(irow), scaled, 1)
-        elif cubic:  # the row's tail: integer sums, (sum + 2^21) >> 22
-            iacc += irow * fixed_weight[4 * ty + a]
-        else:  # OpenCV's SIMD: (((row >> 4) * weight) >> 16) per row, then (sum + 2) >> 2
-            iacc += ((irow >> 4) * fixed_weight[4 * ty + a]) >> 16
-    if not fixed:
-        return acc
-    if cubic:
-        return float(_to_u8(_rint(acc) if vec else (iacc + (1 << 21)) >> 22))
-    return float(_to_u8((iacc + 2) >> 2))
+def _row_span(t, nchunk, chunk, n):
+    """(row, first, end): item t's row and its span [first, end) of the row's n entries."""
+    r = t // nchunk
+    j0 = (t - r * nchunk) * chunk
+    return r, j0, min(j0 + chunk, n)
 
 
 @kernel.parallel_for
-def _resize(
-    p, out, x, h, w, oh, ow, c, mode, sy, sx, iy, ix, cubic, fixed, single, add, start, wt, fwt
-):
-    # p -> output pixel (n, oy, ox), all its channels: the index arithmetic once per pixel;
-    # sy/sx are the in/out scales, iy/ix their inverses (out/in); start/wt/fwt the taps
-    # tables of _tap_tables (rows first, then columns)
-    ox = p % ow
-    t = p // ow
-    oy = t % oh
-    base = (t // oh) * h * w * c
-    o = p * c
-    if mode == 0:  # floor(dst * (1 / (out/in))), computed as OpenCV does
-        y = min(_ifloor(oy * (1.0 / iy)), h - 1)
-        xx = min(_ifloor(ox * (1.0 / ix)), w - 1)
-        src = base + (y * w + xx) * c
-        for ch in range(c):
-            store(out, o + ch, x[src + ch], add)
-    elif mode == 5:
-        ky = int(sy + 0.5)
-        kx = int(sx + 0.5)
+def _nearest_tables(k, start, oh, iy, ix, h, w):
+    # item k < oh: output row k's source row, else output column k - oh's source column:
+    # floor(dst * (1 / (out/in))), computed as OpenCV does
+    if k < oh:
+        start[k] = min(_ifloor(k * (1.0 / iy)), h - 1)
+    else:
+        start[k] = min(_ifloor((k - oh) * (1.0 / ix)), w - 1)
+
+
+@kernel.parallel_for
+def _resize_nearest(t, out, x, h, w, oh, ow, c, start, add, chunk, nchunk):
+    # output row r = (image, oy): each pixel copies its source pixel's channels
+    r, j0, j1 = _row_span(t, nchunk, chunk, ow)
+    src_row = ((r // oh) * h + start[r % oh]) * w * c
+    for ox in range(j0, j1):
+        src = src_row + start[oh + ox] * c
+        o = (r * ow + ox) * c
+        if c == 3:  # RGB unrolled: a loop of a run-time count costs more than the copy
+            store(out, o, x[uidx(src)], add)
+            store(out, o + 1, x[uidx(src + 1)], add)
+            store(out, o + 2, x[uidx(src + 2)], add)
+        else:
+            for ch in range(c):
+                store(out, o + ch, x[uidx(src + ch)], add)
+
+
+@kernel.parallel_for
+def _resize_area_fast(t, out, x, h, w, oh, ow, c, ky, kx, fixed, single, add, chunk, nchunk):
+    # area shrinking by integer scales, output row r = (image, oy): the ky x kx boxes'
+    # plain averages, summed in OpenCV's order (not separable in float32)
+    r, j0, j1 = _row_span(t, nchunk, chunk, ow)
+    oy = r % oh
+    base = (r // oh) * h * w * c
+    for ox in range(j0, j1):
+        o = (r * ow + ox) * c
         for ch in range(c):
             v = _box_fast_at(x, base + ch, oy, ox, w, c, ky, kx, fixed, single)
             store(out, o + ch, v, add)
-    elif mode == 4:
+
+
+# Area shrinking by other scales is separable in OpenCV's order: pass 1 sums each source
+# row's boxes along x (row = sum of pixel * overlap weight, float32 step by step), pass 2
+# sums those rows along y with the rows' weights. The weights come from _box_tables; a
+# zero weight is skipped, as OpenCV's tables leave it out.
+
+
+@kernel.parallel_for
+def _area_rows(t, rows, x, w, oh, ow, c, ky, kx, start, weight, single, chunk, nchunk):
+    # pass 1, source row r = (image, y): output columns ox (the tables' entry oh + ox)
+    r, j0, j1 = _row_span(t, nchunk, chunk, ow)
+    src_row = r * w * c
+    for ox in range(j0, j1):
+        o = (r * ow + ox) * c
+        x0 = start[oh + ox]
+        first = oh * ky + ox * kx
         for ch in range(c):
-            store(out, o + ch, _box_at(x, base + ch, oy, ox, h, w, c, sy, sx, fixed, single), add)
+            rows[uidx(o + ch)] = 0.0
+        for j in range(kx):
+            bx = weight[first + j]
+            if bx != 0:
+                p = src_row + (x0 + j) * c
+                for ch in range(c):
+                    v = _madd(rows[uidx(o + ch)], x[uidx(p + ch)], bx, single)
+                    rows[uidx(o + ch)] = v
+
+
+@kernel.parallel_for
+def _area_columns(t, out, rows, h, oh, ow, c, ky, start, weight, fixed, single, add, chunk, nchunk):
+    # pass 2, output row r = (image, oy): values [j0, j1) of its ow * c
+    m = ow * c
+    r, j0, j1 = _row_span(t, nchunk, chunk, m)
+    img = r // oh
+    oy = r - img * oh
+    top = (img * h + start[oy]) * m
+    o = r * m
+    for j in range(j0, j1):
+        acc = 0.0
+        for i in range(ky):
+            by = weight[oy * ky + i]
+            if by != 0:
+                acc = _madd(acc, rows[uidx(top + i * m + j)], by, single)
+        if fixed:
+            acc = _to_u8(_rint(acc))
+        store(out, o + j, acc, add)
+
+
+# Bilinear and bicubic (and area growing: bilinear with area's fractions) are separable, as
+# OpenCV computes them: pass 1 sums each needed source row along x into a row of `rows`
+# (float32 for float32, float64 for float64, the 11-bit integer sums for uint8), pass 2
+# sums `taps` of those rows along y. `rows` holds either every source row (dense, where
+# the output rows reuse them) or each output row's own taps (a strong shrink, where most
+# source rows are never read): per image `nrows` = h or oh * taps rows.
+
+
+@kernel.device_function
+def _rows_row(oy, a, dense, taps, start, h):
+    """Row of an image's `rows` holding output row oy's tap a."""
+    if dense:
+        return _clamp(start[oy] + a, h)
+    return oy * taps + a
+
+
+@kernel.device_function
+def _source_offset(r, nrows, dense, cubic, start, h, w, c):
+    """Offset in x of the source row that row r = (image, q) of pass 1 sums."""
+    img = r // nrows
+    q = r - img * nrows
+    if dense:
+        y = q
     else:
-        vec_end = (ow * c) // 8 * 8  # OpenCV's uint8 bicubic: rows 8 values at a time
+        taps = 4 if cubic else 2
+        y = _clamp(start[q // taps] + q % taps, h)
+    return (img * h + y) * w * c
+
+
+@kernel.device_function
+def _column_taps(src_row, xs, w, c):
+    """Offsets of the 4 pixels from column xs on (clamped; bilinear reads the first 2)."""
+    return (
+        src_row + _clamp(xs, w) * c,
+        src_row + _clamp(xs + 1, w) * c,
+        src_row + _clamp(xs + 2, w) * c,
+        src_row + _clamp(xs + 3, w) * c,
+    )
+
+
+@kernel.device_function
+def _float_taps(x, ch, taps, cubic, single):
+    """Channel ch's sum along x: taps = (4 pixel offsets, their 4 weights)."""
+    p0, p1, p2, p3, w0, w1, w2, w3 = taps
+    acc = _madd(0.0, x[uidx(p0 + ch)], w0, single)
+    acc = _madd(acc, x[uidx(p1 + ch)], w1, single)
+    if cubic:
+        acc = _madd(acc, x[uidx(p2 + ch)], w2, single)
+        acc = _madd(acc, x[uidx(p3 + ch)], w3, single)
+    return acc
+
+
+@kernel.parallel_for
+def _rows_float(
+    t, rows, x, h, w, oh, ow, c, nrows, dense, start, weight, cubic, single, chunk, nchunk
+):
+    # pass 1, row r of `rows`: output columns ox (the tables' entry oh + ox), float sums
+    r, j0, j1 = _row_span(t, nchunk, chunk, ow)
+    src_row = _source_offset(r, nrows, dense, cubic, start, h, w, c)
+    for ox in range(j0, j1):
+        k = 4 * (oh + ox)
+        p0, p1, p2, p3 = _column_taps(src_row, start[oh + ox], w, c)
+        w0, w1, w2, w3 = weight[k], weight[k + 1], weight[k + 2], weight[k + 3]
+        o = (r * ow + ox) * c
+        taps = (p0, p1, p2, p3, w0, w1, w2, w3)
+        if c == 3:  # RGB unrolled: a loop of a run-time count costs more than the sums
+            rows[uidx(o)] = _float_taps(x, 0, taps, cubic, single)
+            rows[uidx(o + 1)] = _float_taps(x, 1, taps, cubic, single)
+            rows[uidx(o + 2)] = _float_taps(x, 2, taps, cubic, single)
+        else:
+            for ch in range(c):
+                rows[uidx(o + ch)] = _float_taps(x, ch, taps, cubic, single)
+
+
+@kernel.parallel_for
+def _rows_u8(t, rows, x, h, w, oh, ow, c, nrows, dense, start, fixed_weight, cubic, chunk, nchunk):
+    # as _rows_float for uint8: integer sums with the 11-bit weights
+    r, j0, j1 = _row_span(t, nchunk, chunk, ow)
+    src_row = _source_offset(r, nrows, dense, cubic, start, h, w, c)
+    for ox in range(j0, j1):
+        k = 4 * (oh + ox)
+        p0, p1, p2, p3 = _column_taps(src_row, start[oh + ox], w, c)
+        f0, f1 = fixed_weight[k], fixed_weight[k + 1]
+        f2, f3 = fixed_weight[k + 2], fixed_weight[k + 3]
+        o = (r * ow + ox) * c
         for ch in range(c):
-            vec = ox * c + ch < vec_end
-            v = _taps_at(
-                x, base + ch, oy, oh + ox, start, wt, fwt, h, w, c, cubic, fixed, single, vec
-            )
-            store(out, o + ch, v, add)
+            acc = int(x[uidx(p0 + ch)]) * f0 + int(x[uidx(p1 + ch)]) * f1
+            if cubic:
+                acc += int(x[uidx(p2 + ch)]) * f2 + int(x[uidx(p3 + ch)]) * f3
+            rows[uidx(o + ch)] = acc
+
+
+@kernel.device_function
+def _tap_rows(r, oh, m, nrows, dense, cubic, start, h):
+    """Pass 2 for output row r = (image, oy): (oy, offsets of its taps' rows in `rows`;
+    bilinear's last two repeat the second)."""
+    img = r // oh
+    oy = r - img * oh
+    taps = 4 if cubic else 2
+    first = img * nrows
+    r0 = (first + _rows_row(oy, 0, dense, taps, start, h)) * m
+    r1 = (first + _rows_row(oy, 1, dense, taps, start, h)) * m
+    if not cubic:
+        return oy, r0, r1, r1, r1
+    r2 = (first + _rows_row(oy, 2, dense, taps, start, h)) * m
+    r3 = (first + _rows_row(oy, 3, dense, taps, start, h)) * m
+    return oy, r0, r1, r2, r3
+
+
+@kernel.parallel_for
+def _columns_float(
+    t, out, rows, h, w, oh, ow, c, nrows, dense, start, weight, cubic, single, add, chunk, nchunk
+):
+    # pass 2, output row r: values [j0, j1) of its ow * c, the taps' rows summed
+    m = ow * c
+    r, j0, j1 = _row_span(t, nchunk, chunk, m)
+    oy, r0, r1, r2, r3 = _tap_rows(r, oh, m, nrows, dense, cubic, start, h)
+    k = 4 * oy
+    w0, w1, w2, w3 = weight[k], weight[k + 1], weight[k + 2], weight[k + 3]
+    o = r * m
+    for j in range(j0, j1):
+        acc = _madd(0.0, rows[uidx(r0 + j)], w0, single)
+        acc = _madd(acc, rows[uidx(r1 + j)], w1, single)
+        if cubic:
+            acc = _madd(acc, rows[uidx(r2 + j)], w2, single)
+            acc = _madd(acc, rows[uidx(r3 + j)], w3, single)
+        store(out, o + j, acc, add)
+
+
+@kernel.parallel_for
+def _columns_u8(
+    t, out, rows, h, w, oh, ow, c, nrows, dense, start, fixed_weight, cubic, add, chunk, nchunk
+):
+    # as _columns_float for uint8, with OpenCV's SIMD rounding. Bilinear: sum of
+    # ((row >> 4) * weight) >> 16, then (+ 2) >> 2. Bicubic: 8 values at a time in float32
+    # (integer rows times weight / 2048^2, rounded half to even), the row's last len % 8
+    # values as ints, (sum + 2^21) >> 22
+    m = ow * c
+    r, j0, j1 = _row_span(t, nchunk, chunk, m)
+    oy, r0, r1, r2, r3 = _tap_rows(r, oh, m, nrows, dense, cubic, start, h)
+    k = 4 * oy
+    f0, f1, f2, f3 = fixed_weight[k], fixed_weight[k + 1], fixed_weight[k + 2], fixed_weight[k + 3]
+    o = r * m
+    if not cubic:
+        for j in range(j0, j1):
+            a0 = (rows[uidx(r0 + j)] >> 4) * f0 >> 16
+            a1 = (rows[uidx(r1 + j)] >> 4) * f1 >> 16
+            store(out, o + j, _to_u8((a0 + a1 + 2) >> 2), add)
+        return
+    vec_end = m // 8 * 8
+    s0, s1 = np.float32(f0 / 4194304), np.float32(f1 / 4194304)
+    s2, s3 = np.float32(f2 / 4194304), np.float32(f3 / 4194304)
+    for j in range(j0, min(j1, vec_end)):
+        acc = _madd(0.0, float(rows[uidx(r0 + j)]), s0, 1)
+        acc = _madd(acc, float(rows[uidx(r1 + j)]), s1, 1)
+        acc = _madd(acc, float(rows[uidx(r2 + j)]), s2, 1)
+        acc = _madd(acc, float(rows[uidx(r3 + j)]), s3, 1)
+        store(out, o + j, _to_u8(_rint(acc)), add)
+    for j in range(max(j0, vec_end), j1):
+        acc = rows[uidx(r0 + j)] * f0 + rows[uidx(r1 + j)] * f1
+        acc += rows[uidx(r2 + j)] * f2 + rows[uidx(r3 + j)] * f3
+        store(out, o + j, _to_u8((acc + (1 << 21)) >> 22), add)
 
 
 def _resize_plan(attrs: NodeAttrs, shape: tuple[int, ...], oh: int, ow: int) -> tuple[int, ...]:
@@ -425,24 +627,101 @@ def _resize_compute(
         raise NNVMError(
             f"_image_resize: input 'data' must be float32, float64 or uint8, got {x.dtype}"
         )
-    h, w, c = shape[-3:]
     oh, ow = (int(d) for d in out.shape[-3:-1])
+    if out.size == 0:
+        return
     mode, cubic, area_mode = _resize_plan(attrs, shape, oh, ow)
-    fixed = int(np.dtype(x.dtype) == np.uint8)
-    single = int(np.dtype(x.dtype) != np.float64)  # OpenCV sums float32 and uint8 in float
-    # OpenCV's scale is 1 / (out/in), which can differ from in/out in the last bit
-    scales = (1.0 / (oh / h), 1.0 / (ow / w), oh / h, ow / w)
-    tables = oh + ow if mode == LINEAR else 1  # the tap tables, when taps are used
-    start = scratch.empty(ctx, (tables,), np.int64)
-    weight = scratch.empty(ctx, (4 * tables,), np.float64)
-    fixed_weight = scratch.empty(ctx, (4 * tables,), np.int64)
-    if mode == LINEAR:
-        table_args = (start, weight, fixed_weight, oh, *scales, cubic, area_mode, h, w)
-        run_rows(ctx, "_image_resize", _tap_tables, tables, *table_args)
-    args = (h, w, oh, ow, c, mode, *scales, cubic, fixed, single, add)
-    run_rows(
-        ctx, "_image_resize", _resize, out.size // c, out, x, *args, start, weight, fixed_weight
-    )
+    plan = _Plan(ctx, out, x, add, oh, ow)
+    if mode == NEAREST:
+        start = plan.scratch(oh + ow, np.int64)
+        args = (start, oh, plan.iy, plan.ix, plan.h, plan.w)
+        run_rows(ctx, "_image_resize", _nearest_tables, oh + ow, *args)
+        plan.run(_resize_nearest, plan.pixel_rows, out, x, *plan.geometry, start, add)
+    elif mode == BOX_FAST:
+        ky, kx = int(plan.sy + 0.5), int(plan.sx + 0.5)
+        args = (*plan.geometry, ky, kx, plan.fixed, plan.single, add)
+        plan.run(_resize_area_fast, plan.pixel_rows, out, x, *args)
+    elif mode == BOX:
+        _run_area(plan)
+    else:
+        _run_taps(plan, cubic, area_mode)
+
+
+class _Plan:
+    """One resize's sizes, OpenCV's scales and the launches' item layout: on the CPU an
+    item is a whole output row (its index arithmetic once), on the GPU one pixel or value."""
+
+    def __init__(self, ctx: Any, out: Any, x: Any, add: int, oh: int, ow: int) -> None:
+        self.ctx, self.out, self.x, self.add = ctx, out, x, add
+        h, w, c = (int(d) for d in x.shape[-3:])
+        self.h, self.w, self.c, self.oh, self.ow = h, w, c, oh, ow
+        self.geometry = (h, w, oh, ow, c)
+        self.images = out.size // (oh * ow * c)
+        dtype = np.dtype(x.dtype)
+        self.dtype = dtype
+        self.fixed = int(dtype == np.uint8)
+        self.single = int(dtype != np.float64)  # OpenCV sums float32 and uint8 in float
+        # OpenCV's scale is 1 / (out/in), which can differ from in/out in the last bit
+        self.sy, self.sx, self.iy, self.ix = 1.0 / (oh / h), 1.0 / (ow / w), oh / h, ow / w
+        self.gpu = is_gpu(ctx)
+
+    def spans(self, n: int) -> tuple[int, int]:
+        """(chunk, items per row) for rows of n entries."""
+        return (1, n) if self.gpu else (n, 1)
+
+    @property
+    def pixel_rows(self) -> int:
+        return self.images * self.oh
+
+    def run(self, loop: Any, rows: int, *args: Any, width: int | None = None) -> None:
+        """Launch loop over `rows` rows of `width` entries (default: output pixels)."""
+        chunk, per_row = self.spans(self.ow if width is None else width)
+        run_rows(self.ctx, "_image_resize", loop, rows * per_row, *args, chunk, per_row)
+
+    def scratch(self, n: int, dtype: Any) -> Any:
+        return scratch.empty(self.ctx, (n,), dtype)
+
+
+def _run_area(plan: _Plan) -> None:
+    """Area shrinking by a non-integer scale: tables, then the two separable passes."""
+    h, w, oh, ow, c = plan.geometry
+    ky, kx = int(plan.sy) + 3, int(plan.sx) + 3  # a box spans at most floor(scale) + 2
+    start = plan.scratch(oh + ow, np.int64)
+    weight = plan.scratch(oh * ky + ow * kx, np.float64)
+    args = (start, weight, oh, plan.sy, plan.sx, ky, kx, h, w)
+    run_rows(plan.ctx, "_image_resize", _box_tables, oh + ow, *args)
+    rows_type = np.float64 if plan.dtype == np.float64 else np.float32
+    rows = plan.scratch(plan.images * h * ow * c, rows_type)
+    args = (rows, plan.x, w, oh, ow, c, ky, kx, start, weight, plan.single)
+    plan.run(_area_rows, plan.images * h, *args)
+    args = (plan.out, rows, h, oh, ow, c, ky, start, weight, plan.fixed, plan.single, plan.add)
+    plan.run(_area_columns, plan.pixel_rows, *args, width=ow * c)
+
+
+def _run_taps(plan: _Plan, cubic: int, area_mode: int) -> None:
+    """Bilinear and bicubic: tap tables, then the two separable passes."""
+    h, w, oh, ow, c = plan.geometry
+    tables = oh + ow  # output rows, then output columns
+    start = plan.scratch(tables, np.int64)
+    weight = plan.scratch(4 * tables, np.float64)
+    fixed_weight = plan.scratch(4 * tables, np.int64)
+    scales = (plan.sy, plan.sx, plan.iy, plan.ix)
+    args = (start, weight, fixed_weight, oh, *scales, cubic, area_mode, h, w)
+    run_rows(plan.ctx, "_image_resize", _tap_tables, tables, *args)
+    taps = 4 if cubic else 2
+    dense = int(oh * taps >= h)  # every source row, or each output row's own
+    nrows = h if dense else oh * taps
+    rows = plan.scratch(plan.images * nrows * ow * c, _ROW_TYPES[plan.dtype])
+    layout = (h, w, oh, ow, c, nrows, dense, start)
+    if plan.fixed:
+        plan.run(_rows_u8, plan.images * nrows, rows, plan.x, *layout, fixed_weight, cubic)
+        args = (plan.out, rows, *layout, fixed_weight, cubic, plan.add)
+        plan.run(_columns_u8, plan.pixel_rows, *args, width=ow * c)
+        return
+    args = (rows, plan.x, *layout, weight, cubic, plan.single)
+    plan.run(_rows_float, plan.images * nrows, *args)
+    args = (plan.out, rows, *layout, weight, cubic, plan.single, plan.add)
+    plan.run(_columns_float, plan.pixel_rows, *args, width=ow * c)
 
 
 (
