@@ -285,13 +285,15 @@ def _madd(acc, v, wt, single):
 
 
 @kernel.device_function
-def _box_fast_at(x, base, oy, ox, w, c, ky, kx, fixed, single):
-    # an integer scale: the box's plain average; uint8 sums as ints
+def _box_fast_at(x, p, row, c, ky, kx, fixed, single):
+    # an integer scale: the plain average of the ky x kx box from offset p (rows `row`
+    # apart) in row-major order; uint8 sums as ints
     acc = 0.0
     isum = 0
     for a in range(ky):
+        q = p + a * row
         for b in range(kx):
-            v = x[base + ((oy * ky + a) * w + ox * kx + b) * c]
+            v = x[uidx(q + b * c)]
             if fixed:
                 isum += int(v)
             else:
@@ -380,13 +382,13 @@ def _resize_area_fast(t, out, x, h, w, oh, ow, c, ky, kx, fixed, single, add, ch
     # area shrinking by integer scales, output row r = (image, oy): the ky x kx boxes'
     # plain averages, summed in OpenCV's order (not separable in float32)
     r, j0, j1 = _row_span(t, nchunk, chunk, ow)
-    oy = r % oh
-    base = (r // oh) * h * w * c
+    row = w * c
+    top = ((r // oh) * h + (r % oh) * ky) * row  # the boxes' first source row
     for ox in range(j0, j1):
         o = (r * ow + ox) * c
+        p = top + ox * kx * c
         for ch in range(c):
-            v = _box_fast_at(x, base + ch, oy, ox, w, c, ky, kx, fixed, single)
-            store(out, o + ch, v, add)
+            store(out, o + ch, _box_fast_at(x, p + ch, row, c, ky, kx, fixed, single), add)
 
 
 # Area shrinking by other scales is separable in OpenCV's order: pass 1 sums each source
