@@ -281,6 +281,45 @@ def test_a_seed_reproduces_and_launches_continue_the_stream() -> None:
     np.testing.assert_array_equal(np.concatenate([first, second]), a)
 
 
+def test_direct_samples_are_formulas_of_their_philox_block() -> None:
+    """uniform, normal and exponential take block 0 of element i's counter (Philox checked
+    against Random123 in tests/kernel/test_philox.py): uniform the top `bits` bits of
+    (w0, w1), normal Box-Muller of (w0, w1) and (w2, w3) at 53 bits, exponential
+    -log(1 - u) / lam; with scalar parameters and per row."""
+    from nnvmpy.kernel.launch import WRITE
+    from nnvmpy.kernel.philox import philox4x32
+    from nnvmpy.ops.random import samplers
+
+    u64, mask = np.uint64, (1 << 32) - 1
+    k0, k1, first, n = u64(0x12345678), u64(0x9ABCDEF0), (1 << 33) + 5, 48
+    words = [philox4x32(u64(c & mask), u64(c >> 32), u64(0), u64(0), k0, k1) for c in
+             range(first, first + n)]  # fmt: skip
+    w = np.array([[int(x) for x in ws] for ws in words], dtype=object)
+    top = (w[:, 0] << 32) | w[:, 1]
+
+    def unit(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+        return np.array([float(((a >> 5) << 26) | (b >> 6)) * 2.0**-53 for a, b in zip(hi, lo)])
+
+    u, v = unit(w[:, 0], w[:, 1]), unit(w[:, 2], w[:, 3])
+    uniform24 = np.array([float(t >> (64 - 24)) for t in top]) / 2.0**24
+    normal = np.sqrt(-2 * np.log(1 - u)) * np.cos(2 * np.pi * v)
+    want = {
+        samplers.UNIFORM: (-2.0, 3.0, 24, -2.0 + 5.0 * uniform24),
+        samplers.NORMAL: (1.0, 2.0, 53, 1.0 + 2.0 * normal),
+        samplers.EXPONENTIAL: (2.5, 0.0, 53, -np.log(1 - u) / 2.5),
+    }
+    for dist, (a, b, bits, expected) in want.items():
+        loop, rows_loop = samplers.sampler_loops(dist)
+        out = np.zeros(n)
+        loop.launch(nv.cpu(), n, out, WRITE, dist, a, b, k0, k1, u64(first), u64(bits))
+        np.testing.assert_allclose(out, expected, rtol=1e-14, err_msg=str(dist))
+        per_row = np.zeros(n)  # 4 rows of the same parameters
+        p1, p2 = np.full(4, a), np.full(4, b)
+        args = (per_row, WRITE, dist, p1, p2, n // 4, k0, k1, u64(first), u64(bits))
+        rows_loop.launch(nv.cpu(), n, *args)
+        np.testing.assert_array_equal(per_row, out)
+
+
 def test_seed_one_device_leaves_the_others() -> None:
     other = nv.cpu(1)
     nv.random.seed(11)

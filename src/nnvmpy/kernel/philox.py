@@ -90,7 +90,13 @@ def uniform_bits(k0, k1, counter, bits):
     the value is exact in that dtype and never rounds up to 1.
     """
     w0, w1, _w2, _w3 = block(k0, k1, counter, np.uint64(0), np.uint64(0))
-    x = ((w0 << _S32) | w1) >> (np.uint64(64) - bits)
+    return unit_bits(w0, w1, bits)
+
+
+@device_function
+def unit_bits(hi, lo, bits):
+    """A double in [0, 1) on the 2**-bits grid (bits <= 53), from two 32-bit words."""
+    x = ((hi << _S32) | lo) >> (np.uint64(64) - bits)
     return float(x) / float(np.uint64(1) << bits)
 
 

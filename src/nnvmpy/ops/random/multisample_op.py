@@ -120,7 +120,7 @@ def multisample_compute(code: int) -> Any:
         k0, k1, first = ctx.requested[0].take_counters(out.size)
         bits = np.uint64(UNIFORM_BITS[np.dtype(out.dtype)])
         per_row = out.size // rows
-        loop = samplers.sample_rows_loop
+        loop = samplers.sampler_loops(code)[1]
         launch(ctx, loop, out, mode, code, p1, p2, per_row, k0, k1, first, bits)
 
     return compute

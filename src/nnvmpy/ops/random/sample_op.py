@@ -163,7 +163,8 @@ def sample_compute(code: int, a_name: str, b_name: str | None) -> Any:
         b = float(getattr(p, b_name)) if b_name else 0.0
         k0, k1, first = ctx.requested[0].take_counters(out.size)
         bits = np.uint64(UNIFORM_BITS[np.dtype(out.dtype)])
-        launch(ctx, samplers.sample_loop, out, mode, code, a, b, k0, k1, first, bits)
+        loop = samplers.sampler_loops(code)[0]
+        launch(ctx, loop, out, mode, code, a, b, k0, k1, first, bits)
 
     return compute
 

@@ -23,12 +23,13 @@ the degenerate ends give the limit (sigma 0 -> mu, lam 0 -> 0, beta 0 -> 0).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from ...kernel import device_function, parallel_for
 from ...kernel.launch import store, uindex
-from ...kernel.philox import bits64, uniform_bits, uniform_pair
+from ...kernel.philox import bits64, block, uniform_pair, unit53, unit_bits
 
 UNIFORM, NORMAL, GAMMA, EXPONENTIAL, POISSON, NEGATIVE_BINOMIAL, GENERALIZED_NEGATIVE_BINOMIAL = (
     range(7)
@@ -51,6 +52,12 @@ _PTRS_BELOW = 1e12
 def std_normal(k0, k1, counter, j, sub):
     """A standard normal from block j (Box-Muller: 1 - u is in (0, 1], log never sees 0)."""
     u, v = uniform_pair(k0, k1, counter, j, sub)
+    return box_muller(u, v)
+
+
+@device_function
+def box_muller(u, v):
+    """A standard normal from two uniforms in [0, 1)."""
     return math.sqrt(-2.0 * math.log(1.0 - u)) * math.cos(_TWO_PI * v)
 
 
@@ -147,6 +154,34 @@ def _ptrs(k0, k1, counter, lam, sub):
 
 
 @device_function
+def is_direct(dist):
+    """Whether `dist` is a formula of uniforms (no rejection loop): uniform, normal,
+    exponential. Their loops below compile in a fraction of the time of the full one,
+    which every initializer's first draw would otherwise pay."""
+    return dist in (UNIFORM, NORMAL, EXPONENTIAL)
+
+
+@device_function
+def draw_direct(dist, a, b, k0, k1, counter, bits):
+    """One sample of uniform, normal or exponential (a, b), as a float64: the values of
+    uniform_bits, std_normal and uniform_pair on block 0, from one Philox call site (each
+    site inlined is most of a loop's compile time)."""
+    w0, w1, w2, w3 = block(k0, k1, counter, _U0, _U0)
+    if dist == UNIFORM:
+        return a + (b - a) * unit_bits(w0, w1, bits)
+    u = unit53(w0, w1)
+    if dist == NORMAL:
+        if not b >= 0.0:
+            return _NAN
+        return a + b * box_muller(u, unit53(w2, w3))
+    if dist == EXPONENTIAL:
+        if not a > 0.0:
+            return _INF if a == 0.0 else _NAN
+        return -math.log(1.0 - u) / a
+    return _NAN
+
+
+@device_function
 def draw(dist, a, b, k0, k1, counter, bits):
     """One sample of distribution `dist` with parameters (a, b), as a float64.
 
@@ -156,17 +191,8 @@ def draw(dist, a, b, k0, k1, counter, bits):
     compile per dtype (3 s now); a sample costs ~10% more (Poisson at lam 30: ~40%, its
     set-up no longer hoisted out of the loop), still ahead of MXNet's CPU samplers.
     """
-    if dist == UNIFORM:
-        return a + (b - a) * uniform_bits(k0, k1, counter, bits)
-    if dist == NORMAL:
-        if not b >= 0.0:
-            return _NAN
-        return a + b * std_normal(k0, k1, counter, _U0, _U0)
-    if dist == EXPONENTIAL:
-        if not a > 0.0:
-            return _INF if a == 0.0 else _NAN
-        u, _v = uniform_pair(k0, k1, counter, _U0, _U0)
-        return -math.log(1.0 - u) / a
+    if is_direct(dist):
+        return draw_direct(dist, a, b, k0, k1, counter, bits)
     if dist == POISSON:
         return poisson(k0, k1, counter, a)
     # gamma, and the Poisson-gamma mixtures: lam ~ gamma(shape, scale), then Poisson(lam)
@@ -206,6 +232,28 @@ def sample_rows_loop(i, out, mode, dist, p1, p2, per_row, k0, k1, first, bits):
 
 
 @parallel_for
+def direct_sample_loop(i, out, mode, dist, a, b, k0, k1, first, bits):
+    """sample_loop for the distributions is_direct names: the same samples."""
+    store(out, i, draw_direct(dist, a, b, k0, k1, first + uindex(i), bits), mode)
+
+
+@parallel_for
+def direct_sample_rows_loop(i, out, mode, dist, p1, p2, per_row, k0, k1, first, bits):
+    """sample_rows_loop for the distributions is_direct names: the same samples."""
+    r = i // per_row
+    value = draw_direct(dist, float(p1[r]), float(p2[r]), k0, k1, first + uindex(i), bits)
+    store(out, i, value, mode)
+
+
+def sampler_loops(dist: int) -> tuple[Any, Any]:
+    """(scalar-parameter loop, per-row loop) that draw `dist`: the direct ones when they
+    can (same samples, a fraction of the compile time)."""
+    if is_direct(dist):
+        return direct_sample_loop, direct_sample_rows_loop
+    return sample_loop, sample_rows_loop
+
+
+@parallel_for
 def randint_loop(i, out, mode, low, span, k0, k1, first):
     """out[i] uniform on the integers [low, low + span) (64 bits modulo span: bias < 2^-40)."""
     x = bits64(k0, k1, first + uindex(i), _U0, _U0)
@@ -226,13 +274,18 @@ __all__ = [
     "NORMAL",
     "POISSON",
     "UNIFORM",
+    "direct_sample_loop",
+    "direct_sample_rows_loop",
     "draw",
+    "draw_direct",
     "gamma",
+    "is_direct",
     "keys_loop",
     "poisson",
     "randint_loop",
     "sample_loop",
     "sample_rows_loop",
+    "sampler_loops",
     "std_normal",
     "store",
 ]
