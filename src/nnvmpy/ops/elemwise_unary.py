@@ -23,10 +23,11 @@ from ._second_order import reciprocal_power, unary_chain
 elementwise = kernel.elementwise
 v_one = vmath.one  # 1 in x's type: numba makes float32 + 1 a float64
 v_zero = vmath.zero
-v_sigmoid, v_tanh, v_exp, v_log, v_log1p = (
+v_sigmoid, v_tanh, v_exp, v_expm1, v_log, v_log1p = (
     vmath.sigmoid,
     vmath.tanh,
     vmath.exp,
+    vmath.expm1,
     vmath.log,
     vmath.log1p,
 )
@@ -190,7 +191,7 @@ def _log1p_grad(dy, x):  # dx = dy / (1 + x)
 
 @elementwise(numpy_impl=threaded(np.expm1))
 def _expm1(x):
-    return math.expm1(x)
+    return v_expm1(x)
 
 
 @elementwise
@@ -209,13 +210,14 @@ def _softsign_grad(dy, x):  # dx = dy / (1 + |x|)^2
 
 
 @elementwise
-def _softrelu(x):  # log(1 + e^x), stable for large x
-    return x + math.log1p(math.exp(-x)) if x > 0 else math.log1p(math.exp(x))
+def _softrelu(x):  # log(1 + e^x) = max(x, 0) + log(1 + e^-|x|), stable for large |x|
+    tail = v_log1p(v_exp(-abs(x)))  # for every x: the max below stays a select
+    return (x if x > 0 else v_zero(x)) + tail
 
 
 @elementwise
 def _softrelu_grad(dy, y):  # dx = dy * sigmoid(x) = dy * (1 - e^-y)
-    return dy * -math.expm1(-y)
+    return dy * -v_expm1(-y)
 
 
 # np.floor, not math.floor: numba's math.floor returns an int64 (NaN and huge values
@@ -302,7 +304,7 @@ def _softsign_grad2(g, dy, x):  # d/dx [dy / (1 + |x|)^2] = -2 sign(x) dy / (1 +
 
 @elementwise
 def _softrelu_grad2(g, dy, y):  # d/dy [dy (1 - e^-y)] = dy e^-y
-    return g * dy * math.exp(-y)
+    return g * dy * v_exp(-y)
 
 
 register_unary_math("relu", _relu, "Rectified linear unit: y = max(x, 0).", _relu_grad, "out", ZERO)

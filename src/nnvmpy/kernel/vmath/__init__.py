@@ -59,6 +59,7 @@ from .f32 import (
     erfinv_f32,
     exp2_split_f32,
     exp_f32,
+    expm1_f32,
     hypot_f32,
     log1p_f32,
     log2_f32,
@@ -84,6 +85,7 @@ cosh = cosh_f32
 erf = erf_f32
 erfinv = erfinv_f32
 exp = exp_f32
+expm1 = expm1_f32
 exp2_split = exp2_split_f32
 hypot = hypot_f32
 log = log_f32
@@ -114,6 +116,7 @@ __all__ = [
     "erfinv",
     "exp",
     "exp2_split",
+    "expm1",
     "gamma",
     "gammaln",
     "hypot",

@@ -128,6 +128,34 @@ def exp_f32(x):
     return pick(x != x, x, y)
 
 
+def _expm1_ref(x):
+    if x > 709.78:
+        return INF
+    return math.expm1(x)
+
+
+EXPM1_MIN = F(-17.5)  # below: e^x is under half an ulp of 1, and e^x - 1 rounds to -1
+
+
+@vector_function(_expm1_ref)
+def expm1_f32(x):
+    """e^x - 1 = 2^k (e^r - 1) + (2^k - 1) with |r| <= ln2/2 and e^r - 1 = r + r^2 P(r)
+    (expf's polynomial): near 0 (k = 0) that is r + r^2 P(r) itself, with no cancellation
+    against 1. At k = 128 (x within 0.35 of expf's overflow) 2^k is applied as 2^127 * 2."""
+    xc = pick(x < EXPM1_MIN, EXPM1_MIN, x)
+    xc = pick(xc > EXP_MAX, EXP_MAX, xc)
+    k = np.floor(madd(xc, LOG2E, HALF))
+    r = madd(k, -LN2_LO, madd(k, -LN2_HI, xc))
+    em1 = madd(_exp_p(r) * r, r, r)
+    top = k > F(127.0)
+    two_k = bits_f32(shl32(add32(np.int32(pick(top, F(127.0), k)), 127), 23))
+    y = madd(two_k, em1, two_k - ONE) * pick(top, TWO, ONE)
+    y = pick(x > EXP_MAX, F_INF, y)
+    y = pick(x < EXPM1_MIN, -ONE, y)
+    y = pick(x == ZERO, x, y)  # -0 keeps its sign (r + r^2 P(r) gives +0)
+    return pick(x != x, x, y)
+
+
 @_helper
 def _exp_core(x):
     """e^x for -87 <= x <= 88 (or NaN): exp_f32 less its clamps, special cases and
