@@ -67,6 +67,7 @@ from ...registry import NodeAttrs, register_op, skip_in_source_locations
 from ..init import _fill
 from ._block_rows import BLOCK, block_max, block_sum, run_block_rows
 from ._layer_util import host_copy, to_device, via_float32
+from ._softmax_f32 import softmax_grad_rows_f32, softmax_rows_f32
 
 skip_in_source_locations(__file__)
 
@@ -256,10 +257,27 @@ def softmax_rows(
     outer, n, inner = sizes
     if mode == NULL or n == 0:
         return
+    if _contiguous_f32(ctx, out, x, inner, mode, length):
+        softmax_rows_f32(ctx, name, out, x, outer, n, inv_t, log)
+        return
     half = out.dtype == _HALF
     tail = (_no_length(ctx), False) if length is None else (length, True)
     args = (out, x, n, inner, inv_t, log, mode, *tail, half)
     run_block_rows(ctx, name, _softmax_row, _softmax_block_cuda, outer * inner, n, inner, *args)
+
+
+def _contiguous_f32(ctx: Any, out: Any, x: Any, inner: int, mode: int, length: Any) -> bool:
+    """Rows _softmax_f32 takes: the last axis, float32 in and out, written, no lengths,
+    on the CPU."""
+    f32 = np.dtype(np.float32)
+    return (
+        inner == 1
+        and mode == WRITE
+        and length is None
+        and x.dtype == f32
+        and out.dtype == f32
+        and not is_gpu(ctx)
+    )
 
 
 def softmax_grad_rows(
@@ -277,6 +295,9 @@ def softmax_grad_rows(
     """dx from dy and y = (log_)softmax(x * inv_t), rows as in softmax_rows."""
     outer, n, inner = sizes
     if mode == NULL or n == 0:
+        return
+    if _contiguous_f32(ctx, dx, dy, inner, mode, length) and y.dtype == dy.dtype:
+        softmax_grad_rows_f32(ctx, name, dx, dy, y, outer, n, inv_t, log)
         return
     halves = (y.dtype == _HALF, dx.dtype == _HALF)
     tail = (_no_length(ctx), False) if length is None else (length, True)
