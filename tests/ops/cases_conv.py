@@ -215,6 +215,17 @@ CASES = [
         pooling_convention="full",
     ),
     pool("avg-global", (2, 3, 4, 4), kernel=(1, 1), global_pool=True, pool_type="avg"),
+    # the CPU's separable sums: windows clipped at both ends of rows and columns, 1-D
+    pool("avg-3x3-s1-pad1", (2, 3, 9, 10), kernel=(3, 3), pad=(1, 1), pool_type="avg"),
+    pool("avg-1d-pad", (2, 3, 9), kernel=(3,), stride=(2,), pad=(1,), pool_type="avg"),
+    pool(
+        "sum-same",
+        (1, 2, 7, 6),
+        kernel=(3, 2),
+        stride=(2, 2),
+        pooling_convention="same",
+        pool_type="sum",
+    ),
     # global avg/sum on a GPU: the reduction kernels (a warp per plane; a block per plane
     # for planes of 2 * 64 and more on the simulator; planes of 1024 and more in slices)
     pool("sum-global-1d", (2, 3, 9), kernel=(1,), global_pool=True, pool_type="sum"),

@@ -327,6 +327,12 @@ def forward_cpu(
                 return
             _pool_cpu._max_pool_forward(x, out4, as_4d(mask), kh, kw, sh, sw, ph, pw, add, True)
             return
+        if _separable_sum(attrs.parsed, scalars[0], ins[0].shape):
+            x, out4 = as_4d(ins[0]), as_4d(out)
+            average, rows, cols = _divisors(scalars, x.shape, out4.shape)
+            args = (*_planar(scalars)[1:7], average, rows, cols, add)
+            _pool_cpu._sum_pool_values(x, out4, *args)
+            return
         sizes = _volume_args(ins[0], out)
         volumes = ins[0].shape[0] * ins[0].shape[1]
         args = (ins[0], out, mask, *sizes, math.prod(sizes[3:]), *scalars, add, masked)
@@ -334,6 +340,31 @@ def forward_cpu(
 
     scalars = _scalars(attrs.parsed, inputs[0].shape)
     run_via_float32(run, inputs, req, outputs)
+
+
+def _separable_sum(p: Any, mode: int, data_shape: tuple[int, ...]) -> bool:
+    """_sum_pool_values applies: 2-D avg or sum pooling, not global (there an output row
+    is one window over the whole row, which the one-body kernel sums as fast)."""
+    return mode in (_MODES["avg"], _MODES["sum"]) and _is_planar(data_shape) and not p.global_pool
+
+
+def _divisors(
+    scalars: tuple[Any, ...], data: tuple[int, ...], out: tuple[int, ...]
+) -> tuple[bool, Any, Any]:
+    """(average, rows, cols) for _sum_pool_values / _sum_pool_backward on 4-D views."""
+    _, kh, kw, sh, sw, ph, pw, eh, ew, include = _planar(scalars)[:10]
+    rows = _counts(out[2], kh, sh, ph, eh, data[2], include)
+    cols = _counts(out[3], kw, sw, pw, ew, data[3], include)
+    return scalars[0] == _MODES["avg"], rows, cols
+
+
+def _counts(n_out: int, k: int, s: int, pad: int, end: int, size: int, include: bool) -> Any:
+    """Per output index along one axis, the extent avg pooling divides by: the window up
+    to where the padding ends (count_include_pad), else its part inside the input."""
+    start = np.arange(n_out, dtype=np.int64) * s - pad
+    if include:
+        return np.minimum(start + k, end) - start
+    return np.maximum(np.minimum(start + k, size) - np.maximum(start, 0), 0)
 
 
 def backward_cpu(
@@ -354,6 +385,11 @@ def backward_cpu(
             return
         dy, x, y = (as_4d(a) for a in ins[:3])
         planar = _planar(scalars)
+        if _separable_sum(attrs.parsed, scalars[0], ins[1].shape):
+            average, rows, cols = _divisors(scalars, x.shape, dy.shape)
+            args = (*planar[1:7], average, rows, cols, add)
+            _pool_cpu._sum_pool_backward(dy, as_4d(outs[0]), *args)
+            return
         if scalars[0] == _MODES["max"] and not use_mask:
             kh, kw, sh, sw = planar[1:5]
             if (kh, kw) == (2, 2) and _windows_inside(x.shape, dy.shape, *planar[1:7]):
