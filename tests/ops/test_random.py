@@ -265,6 +265,17 @@ def test_shuffle_in_place_and_empty() -> None:
     assert nd.random.shuffle(nd.array(np.zeros((0, 3)))).shape == (0, 3)
 
 
+def test_shuffle_with_req_add_adds_a_permutation_of_the_rows() -> None:
+    op = Op.get("_shuffle")
+    x = np.arange(24.0).reshape(6, 4)
+    start = np.full((6, 4), 100.0)
+    (out,) = _run_compute(
+        op, op.parse_attrs({}), [x], [x.shape], [x.dtype], OpReqType.kAddTo, [start.copy()]
+    )
+    added = out - start
+    assert sorted(map(tuple, added)) == sorted(map(tuple, x))  # whole rows, each once
+
+
 # -- the stream: seeding, advancing, req -----------------------------------------------------------
 
 

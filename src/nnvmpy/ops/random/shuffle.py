@@ -4,8 +4,8 @@ The permutation sorts the rows by a 64-bit Philox key each (stream counters firs
 with independent uniform keys every order is equally likely (ties, at a chance of about
 rows^2 / 2^65, keep row order). The keys and their argsort are computed on the host for
 both devices, so cpu(0) and gpu(0) shuffle alike; the rows are then gathered on the
-array's own device by one kernel body. Shuffling has no gradient (MXNet registers none:
-a gradient through it is an error).
+array's own device (the CPU copies whole rows with NumPy; a GPU runs a kernel).
+Shuffling has no gradient (MXNet registers none: a gradient through it is an error).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from ...attrs import (
 from ...base import Context
 from ...infer import elemwise_shape, elemwise_type
 from ...kernel import parallel_for, scratch
-from ...kernel.launch import NULL, is_gpu, req_code, store
+from ...kernel.launch import ADD, NULL, is_gpu, req_code, store
 from ...registry import NodeAttrs, register_op
 from ._common import launch, random_resource
 from .samplers import keys_loop
@@ -76,7 +76,15 @@ def _shuffle_forward(
     if is_gpu(ctx):
         order = scratch.upload(ctx, order)
     source = _private_copy(ctx, x, out)
-    launch(ctx, _gather_rows_loop, out, mode, source, order, out.size // rows)
+    inner = out.size // rows
+    if not is_gpu(ctx):  # whole rows: NumPy copies each as one block
+        rows_of = source.reshape(rows, inner)
+        if mode == ADD:
+            out.reshape(rows, inner)[...] += rows_of[order]
+        else:
+            np.take(rows_of, order, axis=0, out=out.reshape(rows, inner))
+        return
+    launch(ctx, _gather_rows_loop, out, mode, source, order, inner)
 
 
 (
