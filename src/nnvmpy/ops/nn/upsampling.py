@@ -37,7 +37,7 @@ from ...attrs import (
 from ...base import InferError, ParamError
 from ...graph.grad import make_grad_node
 from ...infer import shape_assign, shape_is_known, shape_str
-from ...kernel.launch import ADD, NULL, is_gpu, req_code, run_rows, store
+from ...kernel.launch import ADD, NULL, is_gpu, req_code, run_rows, store, uindex
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
 from ...resource import ResourceRequest
@@ -207,18 +207,25 @@ def infer_upsampling_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: l
 
 
 @kernel.parallel_for
-def nearest_up(i, x, out, c_in, c_out, c_off, h, w, sh, sw, mode):
-    # i: an output element of this input's channel block, (n, c, y, z) with y < h*sh
+def nearest_up(t, x, out, c_in, c_out, c_off, h, w, sh, sw, mode, chunk, nchunk):
+    # item t: output columns [z0, z1) of output row (n, c, y) of this input's channel
+    # block (the CPU: the whole row, its index arithmetic once; the GPU: one element);
+    # each input value is read once and stored into its sw output columns
     ow = w * sw
     oh = h * sh
-    z = i % ow
-    r = i // ow
+    r = t // nchunk
+    z0 = (t - r * nchunk) * chunk
+    z1 = min(z0 + chunk, ow)
     y = r % oh
-    r = r // oh
-    c = r % c_in
-    n = r // c_in
-    v = x[((n * c_in + c) * h + y // sh) * w + z // sw]
-    store(out, ((n * c_out + c_off + c) * oh + y) * ow + z, v, mode)
+    q = r // oh
+    c = q % c_in
+    n = q // c_in
+    src = ((n * c_in + c) * h + y // sh) * w
+    dst = ((n * c_out + c_off + c) * oh + y) * ow
+    for zz in range(z0 // sw, (z1 - 1) // sw + 1):
+        v = x[uindex(src + zz)]
+        for z in range(max(z0, zz * sw), min(z1, zz * sw + sw)):
+            store(out, dst + z, v, mode)
 
 
 @kernel.parallel_for
@@ -248,8 +255,9 @@ def _nearest_forward(ctx: Any, inputs: list[Any], req: list[Any], out: Any, p: A
     for k, x in enumerate(inputs):
         n, c_in, h, w = x.shape
         step = mode if p.multi_input_mode == "concat" or k == 0 or mode == NULL else ADD
-        args = (x, out, c_in, c_out, c_off, h, w, oh // h, ow // w, step)
-        run_rows(ctx, "UpSampling", nearest_up, n * c_in * oh * ow, *args)
+        spans = ow if is_gpu(ctx) else 1  # items per output row
+        args = (x, out, c_in, c_out, c_off, h, w, oh // h, ow // w, step, ow // spans, spans)
+        run_rows(ctx, "UpSampling", nearest_up, n * c_in * oh * spans, *args)
         if p.multi_input_mode == "concat":
             c_off += c_in
 
