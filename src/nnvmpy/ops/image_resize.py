@@ -667,17 +667,14 @@ class _Plan:
         self.sy, self.sx, self.iy, self.ix = 1.0 / (oh / h), 1.0 / (ow / w), oh / h, ow / w
         self.gpu = is_gpu(ctx)
 
-    def spans(self, n: int) -> tuple[int, int]:
-        """(chunk, items per row) for rows of n entries."""
-        return (1, n) if self.gpu else (n, 1)
-
     @property
     def pixel_rows(self) -> int:
         return self.images * self.oh
 
     def run(self, loop: Any, rows: int, *args: Any, width: int | None = None) -> None:
         """Launch loop over `rows` rows of `width` entries (default: output pixels)."""
-        chunk, per_row = self.spans(self.ow if width is None else width)
+        n = self.ow if width is None else width
+        chunk, per_row = (1, n) if self.gpu else (n, 1)
         run_rows(self.ctx, "_image_resize", loop, rows * per_row, *args, chunk, per_row)
 
     def scratch(self, n: int, dtype: Any) -> Any:

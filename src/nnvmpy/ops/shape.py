@@ -360,9 +360,6 @@ def _transpose_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[An
     return shape_is_known(in_shapes[0])
 
 
-_TILED_MIN = 1 << 15  # _transpose_cpu.MIN_SIZE, without importing numba to compare
-
-
 def _transpose_compute(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
@@ -372,11 +369,10 @@ def _transpose_compute(
         return
     axes = _axes(attrs, x.ndim)
     if is_cpu(out):
-        if x.size >= _TILED_MIN:
-            from nnvmpy.ops import _transpose_cpu
+        from nnvmpy.ops import _transpose_cpu
 
-            if _transpose_cpu.transpose_into(out, x, axes, mode == "add"):
-                return
+        if _transpose_cpu.transpose_into(out, x, axes, mode == "add"):
+            return
         if mode == "add":
             out += np.transpose(x, axes)
         else:
