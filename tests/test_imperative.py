@@ -533,3 +533,67 @@ def test_element_wise_calls_below_the_parallel_cut_run_in_the_calling_thread() -
     assert prop("dot", mid, nv.nd.ones((512, 512))) is FnProperty.NORMAL
     assert prop("relu", nv.nd.ones((threads.parallel_size(),))) is FnProperty.NORMAL
     np.testing.assert_array_equal(nv.nd.relu(mid - 2).asnumpy(), np.zeros((64, 512)))
+
+
+def test_hidden_outputs_get_null_req_unless_recorded(scoped_registry) -> None:
+    """nd.<op> drops hidden outputs, so outside autograd.record() their req is kNullOp (the
+    kernel skips them, as for outputs no executor node reads); recorded, a gradient may
+    read them, so they are written. `invoke` returns every output: all written."""
+    from nnvmpy.attrs import FNumVisibleOutputs
+    from nnvmpy.base import OpReqType
+    from nnvmpy.imperative import invoke
+
+    seen = []
+
+    def compute(attrs, ctx, inputs, req, outputs):
+        seen.append(list(req))
+        np.multiply(inputs[0], 2, out=outputs[0])
+        if req[1] != OpReqType.kNullOp:
+            outputs[1][...] = 7
+
+    op = (
+        nv.register_op("test_imp_hidden")
+        .set_num_inputs(1)
+        .set_num_outputs(2)
+        .set_attr(FNumVisibleOutputs, lambda attrs: 1)
+        .set_attr(FInferShape, nv.elemwise_shape(1, 2))
+        .set_attr(FInferType, nv.elemwise_type(1, 2))
+        .set_attr(FCompute_cpu, compute)
+    )
+    x = nd.array([1.0, 2.0])
+    np.testing.assert_array_equal(nd.test_imp_hidden(x).asnumpy(), [2.0, 4.0])
+    assert seen[-1] == [OpReqType.kWriteTo, OpReqType.kNullOp]
+    with nv.autograd.record():
+        nd.test_imp_hidden(x).wait_to_read()
+    assert seen[-1] == [OpReqType.kWriteTo, OpReqType.kWriteTo]
+    outputs = invoke(op, [x], {})
+    np.testing.assert_array_equal(outputs[1].asnumpy(), [7.0, 7.0])
+    assert seen[-1] == [OpReqType.kWriteTo, OpReqType.kWriteTo]
+
+
+def test_max_pooling_without_its_mask_keeps_value_and_gradient() -> None:
+    """Imperative max pooling skips its hidden mask outside record(); the values and the
+    recorded gradient (which routes dy to each window's first maximum) stay exact."""
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 4, size=(2, 3, 7, 7)).astype(np.float32)  # ties in windows
+    want = np.zeros((2, 3, 3, 3), np.float32)
+    for i in range(3):
+        for j in range(3):
+            want[:, :, i, j] = x[:, :, 2 * i : 2 * i + 3, 2 * j : 2 * j + 3].max(axis=(2, 3))
+    got = nd.Pooling(nd.array(x), kernel=(3, 3), stride=(2, 2), pool_type="max")
+    np.testing.assert_array_equal(got.asnumpy(), want)
+    xa = nd.array(x)
+    xa.attach_grad()
+    with nv.autograd.record():
+        y = nd.Pooling(xa, kernel=(3, 3), stride=(2, 2), pool_type="max")
+    y.backward(nd.ones(y.shape))
+    np.testing.assert_array_equal(y.asnumpy(), want)
+    grad = np.zeros_like(x)
+    for n in range(2):
+        for c in range(3):
+            for i in range(3):
+                for j in range(3):
+                    win = x[n, c, 2 * i : 2 * i + 3, 2 * j : 2 * j + 3]
+                    a, b = np.unravel_index(np.argmax(win), win.shape)
+                    grad[n, c, 2 * i + a, 2 * j + b] += 1
+    np.testing.assert_array_equal(xa.grad.asnumpy(), grad)

@@ -40,7 +40,7 @@ from .base import (
     kernel_device,
 )
 from .engine import FnProperty, RunContext
-from .imperative_out import out_ctx, outputs_for
+from .imperative_out import num_visible, out_ctx, outputs_for
 from .imperative_out import visible_outputs as visible_outputs  # re-exported
 from .infer import shape_is_known, shape_str
 from .registry import NodeAttrs, Op
@@ -183,8 +183,12 @@ def invoke_visible(
     out: NDArray | Sequence[NDArray] | None = None,
 ) -> list[NDArray]:
     """invoke, returning only the visible outputs (FNumVisibleOutputs of this call's own
-    attrs: an op that parses every call, like Custom, is not parsed a second time)."""
-    outputs, plan = _invoke(op, inputs, kwargs, out, None)
+    attrs: an op that parses every call, like Custom, is not parsed a second time).
+
+    Outside autograd.record() nobody can read the hidden outputs (a max-pooling mask,
+    BatchNorm's batch statistics), so a stateless op gets kNullOp for them, as the
+    executor gives outputs no node reads: kernels skip that work."""
+    outputs, plan = _invoke(op, inputs, kwargs, out, None, hidden_unread=True)
     return outputs if len(outputs) == 1 else visible_outputs(op, plan.attrs, outputs)
 
 
@@ -194,8 +198,10 @@ def _invoke(
     kwargs: dict[str, Any] | NodeAttrs,
     out: NDArray | Sequence[NDArray] | None = None,
     is_train: bool | None = None,
+    hidden_unread: bool = False,
 ) -> tuple[list[NDArray], CallPlan]:
-    """invoke's work; also returns the call's plan (its attrs serve invoke_visible)."""
+    """invoke's work; also returns the call's plan (its attrs serve invoke_visible).
+    `hidden_unread`: the caller drops the hidden outputs (kNullOp unless recording)."""
     plan = None
     if out is None and not kwargs:  # the hot path: nd.relu(x), x + y
         try:
@@ -232,6 +238,8 @@ def _invoke(
         is_train = _AG.training
     if out is None:
         if not _AG.recording:
+            if hidden_unread and plan.visible_req is not None:
+                return plan.run(inputs, is_train, plan.visible_req), plan
             return plan.run(inputs, is_train), plan
         if plan.simple:  # stateless: no state to keep
             outputs, state = plan.run(inputs, is_train), None
@@ -422,6 +430,7 @@ class CallPlan:
         "simple",
         "stateful",
         "version",
+        "visible_req",
     )
 
     def __init__(
@@ -462,6 +471,15 @@ class CallPlan:
         small = all(math.prod(s) <= limit for s in self.shapes)
         inline = not self.stateful and kernel_device(self.ctx) == "cpu" and small
         self.prop = _INLINE if inline else _NORMAL
+        # kWriteTo for the visible outputs, kNullOp for the hidden ones: the req of a call
+        # whose hidden outputs are dropped (invoke_visible). None when every output is
+        # visible, or for a stateful op (user code, as MXNet's, may not expect kNullOp).
+        n_visible = num_visible(op, self.attrs, len(self.shapes))
+        self.visible_req = (
+            None
+            if self.stateful or n_visible == len(self.shapes)
+            else _WRITE * n_visible + [OpReqType.kNullOp] * (len(self.shapes) - n_visible)
+        )
         self.simple = (
             not self.stateful
             and len(self.shapes) == 1
@@ -494,13 +512,15 @@ class CallPlan:
             else None
         )
 
-    def run(self, inputs: Sequence[NDArray], is_train: bool) -> list[NDArray]:
-        """Allocate fresh outputs and push the op (kWriteTo); returns the outputs."""
+    def run(
+        self, inputs: Sequence[NDArray], is_train: bool, req: list[OpReqType] | None = None
+    ) -> list[NDArray]:
+        """Allocate fresh outputs and push the op (kWriteTo, or `req`); returns the outputs."""
         ctx = self.ctx
         if not self.simple:
             new = (_nd or _ndarray_module()).new_array
             outputs = [new(s, d, n, ctx) for s, d, n in zip(self.shapes, self.dtypes, self.nbytes)]
-            self.push(inputs, outputs, self.req, is_train)
+            self.push(inputs, outputs, req or self.req, is_train)
             return outputs
         # The hot path, push() inlined: a stateless single-output op without resources
         # or mutated inputs. Plain loops (a comprehension is a frame).

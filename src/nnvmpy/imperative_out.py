@@ -63,7 +63,7 @@ def outputs_for(
                 if (alias, 0) in _inplace_pairs(op, attrs):
                     return [o], _INPLACE, []
     outs = list(out) if isinstance(out, list | tuple) else [out]
-    n_vis = _num_visible(op, attrs, len(shapes))
+    n_vis = num_visible(op, attrs, len(shapes))
     if len(outs) not in (n_vis, len(shapes)):
         raise NNVMError(f"{op.name}: out= needs {n_vis} arrays, got {len(outs)}")
     outs += [_new_array(nd, s, d, ctx) for s, d in zip(shapes[len(outs) :], dtypes[len(outs) :])]
@@ -121,13 +121,13 @@ def _inplace_pairs(op: Op, attrs: NodeAttrs) -> frozenset[tuple[int, int]]:
     return pairs
 
 
-def _num_visible(op: Op, attrs: NodeAttrs, n_out: int) -> int:
+def num_visible(op: Op, attrs: NodeAttrs, n_out: int) -> int:
     fn = op.get_attr(FNumVisibleOutputs)
     return int(fn(attrs)) if fn is not None else n_out
 
 
 def visible_outputs(op: Op, attrs: NodeAttrs, outputs: list[NDArray]) -> list[NDArray]:
-    return outputs[: _num_visible(op, attrs, len(outputs))]
+    return outputs[: num_visible(op, attrs, len(outputs))]
 
 
-__all__ = ["out_ctx", "outputs_for", "visible_outputs"]
+__all__ = ["num_visible", "out_ctx", "outputs_for", "visible_outputs"]

@@ -334,7 +334,9 @@ def _sort_cpu(op: str, s: Spec, data: np.ndarray, outputs: list[Any], modes: lis
     rows = np.moveaxis(x, ax, -1)
     k = resolve_k(op, s, rows.shape[-1]) or 0
     wanted = {role for role, mode in zip(s.outputs, modes) if mode != NULL}
-    if wanted == {"value"}:  # values alone (a hidden output nobody reads): no positions
+    if wanted == {"value"} and rows.dtype.kind in "biu":
+        # values alone (a hidden output nobody reads) need no positions where ties are
+        # the same bits; float ties (-0 and +0, NaNs) keep the stable order's bits
         assign(outputs[0], modes[0], np.moveaxis(top_values(rows, k, s.ascending), -1, ax))
         return
     last = ax == rows.ndim - 1
