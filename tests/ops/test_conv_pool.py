@@ -736,6 +736,26 @@ def test_max_pooling_skips_nan_in_every_kernel(params: dict[str, Any], dtype: ty
     np.testing.assert_array_equal(inference.forward()[0].asnumpy(), want.astype(dtype))
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("plane", [(1, 1), (3, 5), (4, 4), (7, 9), (1, 40)])
+def test_global_max_pooling_skips_nan(plane: tuple[int, int], dtype: type) -> None:
+    """A window that is the whole plane (global_pool, or a kernel of the plane's size) has
+    its own kernel (16 running maxima, a tail): the plane's largest non-NaN value, NaN for
+    an all-NaN plane, imperatively and in a bound graph."""
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((2, 3, *plane)).astype(dtype)
+    x[rng.random(x.shape) < 0.3] = np.nan
+    x[1, 2] = np.nan
+    want = np.fmax.reduce(x.reshape(2, 3, -1).astype(np.float64), axis=-1).reshape(2, 3, 1, 1)
+    for params in ({"global_pool": True, "kernel": (1, 1)}, {"kernel": plane}):
+        got = nv.nd.Pooling(nv.nd.array(x, dtype=dtype), pool_type="max", **params)
+        np.testing.assert_array_equal(got.asnumpy(), want.astype(dtype))
+        net = nv.sym.Pooling(nv.sym.Variable("data"), pool_type="max", **params)
+        exe = net.simple_bind(nv.cpu(), grad_req="null", data=x.shape, type_dict={"data": dtype})
+        exe.arg_dict["data"][:] = x
+        np.testing.assert_array_equal(exe.forward()[0].asnumpy(), want.astype(dtype))
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("params", [NAN_WINDOWS[2], NAN_WINDOWS[5]])
 def test_gpu_max_pooling_skips_nan(params: dict[str, Any]) -> None:

@@ -317,7 +317,9 @@ def forward_cpu(
                 _pool_cpu._max_pool_3x3(x, out4, sh, sw, ph, pw, add)
                 return
             if not masked and _windows_inside(x.shape, out4.shape, kh, kw, sh, sw, ph, pw):
-                if (kh, kw) == (2, 2):
+                if (kh, kw) == x.shape[2:]:  # the window is the plane (global pooling)
+                    _pool_cpu._max_pool_plane(x, out4, add)
+                elif (kh, kw) == (2, 2):
                     _pool_cpu._max_pool_2x2(x, out4, sh, sw, add)
                 else:
                     _pool_cpu._max_pool_inside(x, out4, kh, kw, sh, sw, add)
