@@ -18,6 +18,7 @@ import pytest
 
 import nnvmpy as nv
 from nnvmpy.base import InferError, NNVMError, ParamError
+from nnvmpy.imperative import invoke
 from nnvmpy.test_utils import assert_almost_equal, check_numeric_gradient
 
 SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
@@ -232,6 +233,44 @@ def test_lrn_gradient(dev, nsize) -> None:
         _, on_gpu = run(sym, dev, {"x": x}, dy)
         _, on_cpu = run(sym, nv.cpu(), {"x": x}, dy)
         assert_almost_equal(on_gpu["x"], on_cpu["x"], rtol=1e-10, atol=1e-12)
+
+
+def lrn_reference(x, dy, nsize, alpha, beta, knorm):
+    """(y, tmp_norm, dx) by the formulas of lrn.py's docstring, in float64."""
+    C, h = x.shape[1], nsize // 2
+    sq = x * x
+    t = np.empty_like(x)
+    for c in range(C):
+        t[:, c] = knorm + alpha / nsize * sq[:, max(c - h, 0) : min(c - h + nsize, C)].sum(1)
+    q = dy * x * t ** (-beta - 1)
+    dx = dy * t**-beta
+    for c in range(C):  # the windows holding c start at c + h - nsize + 1 .. c + h
+        window = q[:, max(c + h - nsize + 1, 0) : min(c + h + 1, C)].sum(1)
+        dx[:, c] -= 2 * beta * alpha / nsize * x[:, c] * window
+    return x * t**-beta, t, dx
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    ("shape", "nsize"), [((2, 7, 17, 19), 5), ((3, 4, 600), 2), ((2, 3, 5), 7)]
+)
+def test_lrn_values_and_gradient_match_the_formulas(dev, shape, nsize, dtype) -> None:
+    """Positions beyond one CPU task's span (256) with a tail, even and wider-than-C
+    windows; the output, tmp_norm and the gradient (written and added) against float64
+    formulas, float32 within a few ulps."""
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=shape).astype(dtype)
+    dy = rng.normal(size=shape).astype(dtype)
+    p = {"nsize": nsize, "alpha": 0.3, "beta": 0.7, "knorm": 1.5}
+    y, t, dx = lrn_reference(x.astype(np.float64), dy.astype(np.float64), **p)
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    out, tmp = invoke(nv.Op.get("LRN"), [nv.nd.array(x, ctx=dev, dtype=dtype)], p)
+    assert_almost_equal(out.asnumpy(), y, rtol=rtol, atol=0)
+    assert_almost_equal(tmp.asnumpy(), t, rtol=rtol, atol=0)
+    start = rng.normal(size=shape).astype(dtype)
+    for req, base in (("write", 0), ("add", start)):
+        _, got = run(nv.sym.LRN(V("x"), **p), dev, {"x": x}, dy, req=req, start={"x": start})
+        assert_almost_equal(got["x"], dx + base, rtol=rtol, atol=rtol)
 
 
 # -- LeakyReLU: prelu and rrelu ---------------------------------------------------------------

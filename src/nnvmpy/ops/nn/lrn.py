@@ -6,10 +6,11 @@
     dx_c' = dy_c' t_c'^(-beta)
             - 2 beta alpha / nsize * x_c' * sum_{c : c' in W(c)} dy_c x_c t_c^(-beta-1)
 
-t is the hidden output tmp_norm (MXNet's name), which the backward reads. Each work item
-is one position of one sample: its C channels, `inner` elements apart. The backward
-first stores q_c = dy_c x_c t_c^(-beta-1) for its channels in temp space, then sums q
-over the windows, so each pow is taken once.
+t is the hidden output tmp_norm (MXNet's name), which the backward reads. On the GPU each
+work item is one position of one sample: its C channels, `inner` elements apart. The
+backward first stores q_c = dy_c x_c t_c^(-beta-1) for its channels in temp space, then
+sums q over the windows, so each pow is taken once. The CPU runs _lrn_cpu.py's kernels
+(a span of positions per task, vector loops over it).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from ...graph.grad import make_grad_node
 from ...graph.node import NodeEntry
 from ...infer import elemwise_type, shape_assign, shape_is_known
 from ...kernel import parallel_for
-from ...kernel.launch import NULL, req_code, store, uindex
+from ...kernel.launch import NULL, is_gpu, req_code, store, uindex
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
 from ...resource import ResourceRequest
@@ -108,6 +109,11 @@ def _forward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outp
     if rows == 0 or C == 0 or all(m == NULL for m in modes):
         return
     out, tmp = (a.reshape(-1) for a in outputs)
+    if not is_gpu(ctx):
+        from nnvmpy.ops.nn import _lrn_cpu
+
+        _lrn_cpu.forward(out, tmp, x.reshape(-1), C, inner, p, *modes)
+        return
     args = (out, tmp, x.reshape(-1), C, inner, p.nsize, p.alpha / p.nsize, p.knorm, p.beta)
     _lrn_forward_row.launch(ctx, rows, *args, *modes, work=x.size * p.nsize)
 
@@ -118,6 +124,12 @@ def _backward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], out
     p, mode = attrs.parsed, req_code("_backward_LRN", req[0])
     rows, C, inner = _layout(x.shape)
     if rows == 0 or C == 0 or mode == NULL:
+        return
+    if not is_gpu(ctx):
+        from nnvmpy.ops.nn import _lrn_cpu
+
+        flat = [a.reshape(-1) for a in (outputs[0], dy, x, tmp)]
+        _lrn_cpu.backward(*flat, C, inner, p, mode)
         return
     q = ctx.requested[0].get_space((x.size,), x.dtype)
     flat = [a.reshape(-1) for a in (outputs[0], q, dy, x, tmp)]
