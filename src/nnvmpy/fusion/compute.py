@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import threads as _threads
 from ..base import NNVMError
+from ..kernel import half
 from ..kernel.elementwise import launch_context, req_mode
 from ..registry import NodeAttrs
 from . import codegen
@@ -101,9 +102,9 @@ def _run_cpu(
     outs = [o.reshape(-1) for o in outputs]
     halves = [k for k, o in enumerate(outs) if o.dtype == _HALF]
     if halves or any(a.dtype == _HALF for a in ins):
-        ins = [a.astype(np.float32) if a.dtype == _HALF else a for a in ins]
+        ins = [half.to_float32(a) if a.dtype == _HALF else a for a in ins]
         for k in halves:
-            outs[k] = outs[k].astype(np.float32)  # a copy: add mode starts from the values
+            outs[k] = half.to_float32(outs[k])  # a copy: add mode starts from the values
     in_types = tuple(a.dtype for a in inputs)
     out_types = tuple(o.dtype for o in outputs)
     parallel = n >= SERIAL_CUTOFF
@@ -116,7 +117,7 @@ def _run_cpu(
     else:
         fn(n, *outs, *ins, *_params_for(spec, ins, outs))
     for k in halves:
-        np.copyto(outputs[k].reshape(-1), outs[k], casting="unsafe")
+        half.store(outputs[k].reshape(-1), outs[k])
     return None
 
 

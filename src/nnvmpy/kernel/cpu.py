@@ -56,7 +56,7 @@ from numba.extending import overload
 from .. import config
 from .. import threads as _threads
 from ..base import Context, NNVMError
-from . import fork_safe
+from . import fork_safe, half
 from .disk_cache import _code_key as _code_key
 from .disk_cache import callee_key as callee_key
 from .disk_cache import function_digest as _function_digest
@@ -624,7 +624,7 @@ def _half_to_float32(a: Any, half_out: bool) -> Any:
     float16 (MXNet computes `x op half_t(scalar)`: float16 1.7 % 0.1 is 6.1e-4 there and
     2.0e-4 with float32(0.1))."""
     if isinstance(a, np.ndarray):
-        return a.astype(np.float32) if a.dtype == _HALF else a
+        return half.to_float32(a) if a.dtype == _HALF else a
     if half_out and isinstance(a, (float, np.floating)):
         return float(np.float16(a))
     return a
@@ -644,7 +644,7 @@ def _launch_half(
     up = tuple(_half_to_float32(a, out.dtype == _HALF) for a in args)
     if out.dtype != _HALF:
         return launch(kernel, Context("cpu"), None, out, mode, up)
-    tmp = out.astype(np.float32) if mode == "add" else np.empty(out.shape, np.float32)
+    tmp = half.to_float32(out) if mode == "add" else np.empty(out.shape, np.float32)
     launch(kernel, Context("cpu"), None, tmp, mode, up)
-    np.copyto(out, tmp, casting="unsafe")
+    half.store(out, tmp)
     return None

@@ -22,9 +22,10 @@ from ..attrs import (
     FInferType,
     TIsBackward,
 )
-from ..base import InferError
+from ..base import InferError, OpReqType
 from ..graph.grad import ElemwiseGradUseNone, make_zero_grad_nodes
 from ..infer import elemwise_shape, partial_shape, shape_assign, shape_is_known, type_assign
+from ..kernel import half
 from ..kernel.elementwise import req_mode
 from ..param import Parameter, Shape, field
 from ..registry import NodeAttrs, register_op
@@ -193,8 +194,21 @@ def _cast_compute(
         x = x.view(np.uint8)
     if out.dtype == np.bool_:
         _nonzero.launch(ctx, out.view(np.uint8), req[0], x)
+    elif isinstance(out, np.ndarray) and req[0] in _WRITES and _half_pair(x.dtype, out.dtype):
+        if out.dtype == np.float16:  # straight from the bits, no float32 copy between
+            half.store(out, x)
+        else:
+            half.to_float32(x, out)
     else:
         _identity.launch(ctx, out, req[0], x)
+
+
+_WRITES = (OpReqType.kWriteTo, OpReqType.kWriteInplace)
+
+
+def _half_pair(a: np.dtype, b: np.dtype) -> bool:
+    """float32 to float16 or back: kernel.half converts those on the CPU."""
+    return {a, b} == {np.dtype(np.float16), np.dtype(np.float32)}
 
 
 def _backward_cast_type(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any]) -> bool:

@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 
 from ...base import InferError, OpReqType
+from ...kernel.half import store as store_half
+from ...kernel.half import to_float32
 
 
 def dilated(k: int, d: int) -> int:
@@ -139,9 +141,9 @@ def run_via_float32(
     if all(a.dtype != half for a in [*inputs, *outputs]):
         run([np.ascontiguousarray(a) for a in inputs], req, outputs)
         return
-    ins = [a.astype(np.float32) if a.dtype == half else a for a in inputs]
+    ins = [to_float32(a) if a.dtype == half else a for a in inputs]
     outs = [
-        (o.astype(np.float32) if r == OpReqType.kAddTo else np.empty(o.shape, np.float32))
+        (to_float32(o) if r == OpReqType.kAddTo else np.empty(o.shape, np.float32))
         if o.dtype == half
         else o
         for o, r in zip(outputs, req)
@@ -149,4 +151,4 @@ def run_via_float32(
     run(ins, req, outs)
     for o, tmp, r in zip(outputs, outs, req):
         if tmp is not o and r != OpReqType.kNullOp:
-            o[...] = tmp
+            store_half(o, tmp)
