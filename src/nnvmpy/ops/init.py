@@ -27,6 +27,7 @@ from ..graph.grad import ElemwiseGradUseNone, make_zero_grad_nodes
 from ..infer import elemwise_shape, partial_shape, shape_assign, shape_is_known, type_assign
 from ..kernel import half
 from ..kernel.elementwise import req_mode
+from ..kernel.launch import is_gpu
 from ..param import Parameter, Shape, field
 from ..registry import NodeAttrs, register_op
 from ..util import is_np_shape
@@ -194,7 +195,7 @@ def _cast_compute(
         x = x.view(np.uint8)
     if out.dtype == np.bool_:
         _nonzero.launch(ctx, out.view(np.uint8), req[0], x)
-    elif isinstance(out, np.ndarray) and req[0] in _WRITES and _half_pair(x.dtype, out.dtype):
+    elif not is_gpu(ctx) and req[0] in _WRITES and _half_pair(x.dtype, out.dtype):
         if out.dtype == np.float16:  # straight from the bits, no float32 copy between
             half.store(out, x)
         else:
