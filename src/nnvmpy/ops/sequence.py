@@ -36,7 +36,7 @@ from ..base import InferError, NNVMError
 from ..graph.grad import make_grad_node
 from ..infer import shape_assign, shape_is_known, shape_str, type_assign
 from ..kernel import parallel_for
-from ..kernel.launch import NULL, req_code, run_rows, store
+from ..kernel.launch import NULL, is_gpu, req_code, run_rows, store, uindex
 from ..param import Parameter, field
 from ..registry import NodeAttrs, register_op
 from .init import _fill
@@ -107,13 +107,25 @@ def _checked_lengths(ctx: Any, name: str, lengths: Any, t: int, low: int) -> Non
 
 
 @parallel_for
-def _mask_item(i, out, x, lens, t_len, n, st, sb, use_len, value, mode):
-    """out = x before each sequence's end, `value` after it (dx = dy masked, value 0)."""
-    t = (i // st) % t_len
+def _mask_item(j, out, x, lens, t_len, n, rest, st, sb, use_len, value, mode, chunk, nchunk):
+    """out = x before each sequence's end, `value` after it (dx = dy masked, value 0).
+    Item j: elements [z0, z1) of the j // nchunk-th run of `rest` elements of one step of
+    one sequence (the CPU: the whole run, its step and length found once; the GPU: one
+    element)."""
+    r = j // nchunk
+    z0 = (j - r * nchunk) * chunk
+    start = r * rest
+    t = (start // st) % t_len
     keep = True
     if use_len:
-        keep = t < int(lens[(i // sb) % n])
-    store(out, i, x[i] if keep else value, mode)
+        keep = t < int(lens[(start // sb) % n])
+    end = start + min(z0 + chunk, rest)
+    if keep:
+        for i in range(start + z0, end):
+            store(out, i, x[uindex(i)], mode)
+    else:
+        for i in range(start + z0, end):
+            store(out, i, value, mode)
 
 
 @parallel_for
@@ -220,24 +232,20 @@ def _mask_forward(
     mode = req_code("SequenceMask", req[0])
     if mode == NULL or x.size == 0:
         return
-    t, n, _, st, sb = _layout(x.shape, p.axis)
-    lens, use = _lengths(ctx, "SequenceMask", p, inputs, t, 0)
-    run_rows(
-        ctx,
-        "SequenceMask",
-        _mask_item,
-        x.size,
-        outputs[0],
-        x,
-        lens,
-        t,
-        n,
-        st,
-        sb,
-        use,
-        p.value,
-        mode,
-    )
+    lens, use = _lengths(ctx, "SequenceMask", p, inputs, x.shape[p.axis], 0)
+    _run_mask(ctx, "SequenceMask", outputs[0], x, lens, p.axis, use, p.value, mode)
+
+
+def _run_mask(
+    ctx: Any, name: str, out: Any, x: Any, lens: Any, axis: int, use: bool, value: float, mode: int
+) -> None:
+    """_mask_item over x: an item per run of trailing elements on the CPU, per element on
+    the GPU (its threads then read and write adjacent memory)."""
+    t, n, rest, st, sb = _layout(x.shape, axis)
+    spans = rest if is_gpu(ctx) else 1  # items per run
+    items = x.size // rest * spans
+    args = (out, x, lens, t, n, rest, st, sb, use, float(value), mode, rest // spans, spans)
+    run_rows(ctx, name, _mask_item, items, *args)
 
 
 @via_float32
@@ -250,10 +258,9 @@ def _mask_backward(
     mode = req_code("_backward_SequenceMask", req[0])
     if mode == NULL or dy.size == 0:
         return
-    t, n, _, st, sb = _layout(dy.shape, p.axis)
-    lens, use = _lengths(ctx, "_backward_SequenceMask", p, inputs, t, 0)
-    args = (outputs[0], dy, lens, t, n, st, sb, use, 0.0, mode)
-    run_rows(ctx, "_backward_SequenceMask", _mask_item, dy.size, *args)
+    name = "_backward_SequenceMask"
+    lens, use = _lengths(ctx, name, p, inputs, dy.shape[p.axis], 0)
+    _run_mask(ctx, name, outputs[0], dy, lens, p.axis, use, 0.0, mode)
 
 
 def _reverse_compute(name: str, zero_length_grad: bool) -> Any:
