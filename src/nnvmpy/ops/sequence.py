@@ -129,16 +129,21 @@ def _mask_item(j, out, x, lens, t_len, n, rest, st, sb, use_len, value, mode, ch
 
 
 @parallel_for
-def _reverse_item(i, out, x, lens, t_len, n, st, sb, use_len, mode):
-    """out[t] = x[len - 1 - t] inside each sequence; its own inverse, so also dx from dy."""
-    t = (i // st) % t_len
+def _reverse_item(j, out, x, lens, t_len, n, rest, st, sb, use_len, mode, chunk, nchunk):
+    """out[t] = x[len - 1 - t] inside each sequence; its own inverse, so also dx from dy.
+    Items as _mask_item's: a run of trailing elements (CPU) or one element (GPU)."""
+    r = j // nchunk
+    z0 = (j - r * nchunk) * chunk
+    start = r * rest
+    t = (start // st) % t_len
     length = t_len
     if use_len:
-        length = int(lens[(i // sb) % n])
-    src = i
+        length = int(lens[(start // sb) % n])
+    shift = 0
     if t < length:
-        src = i + (length - 1 - 2 * t) * st
-    store(out, i, x[src], mode)
+        shift = (length - 1 - 2 * t) * st
+    for i in range(start + z0, start + min(z0 + chunk, rest)):
+        store(out, i, x[uindex(i + shift)], mode)
 
 
 @parallel_for
@@ -243,9 +248,8 @@ def _run_mask(
     the GPU (its threads then read and write adjacent memory)."""
     t, n, rest, st, sb = _layout(x.shape, axis)
     spans = rest if is_gpu(ctx) else 1  # items per run
-    items = x.size // rest * spans
     args = (out, x, lens, t, n, rest, st, sb, use, float(value), mode, rest // spans, spans)
-    run_rows(ctx, name, _mask_item, items, *args)
+    run_rows(ctx, name, _mask_item, x.size // rest * spans, *args)
 
 
 @via_float32
@@ -272,9 +276,11 @@ def _reverse_compute(name: str, zero_length_grad: bool) -> Any:
         mode = req_code(name, req[0])
         if mode == NULL or x.size == 0:
             return
-        t, n, _, st, sb = _layout(x.shape, p.axis)
+        t, n, rest, st, sb = _layout(x.shape, p.axis)
         lens, use = _lengths(ctx, name, p, inputs, t, 0)
-        run_rows(ctx, name, _reverse_item, x.size, outputs[0], x, lens, t, n, st, sb, use, mode)
+        spans = rest if is_gpu(ctx) else 1  # items per run
+        args = (outputs[0], x, lens, t, n, rest, st, sb, use, mode, rest // spans, spans)
+        run_rows(ctx, name, _reverse_item, x.size // rest * spans, *args)
 
     return compute
 
