@@ -411,3 +411,52 @@ def test_one_blas_thread_context_restores_the_setting() -> None:
         inside = fn(1)
     assert inside == 1
     assert fn(before) == before
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("batch", [1, 5])  # OpenBLAS's team; matrices on threads
+def test_lapack_paths_from_min_order_match_numpy(batch: int, dtype: Any) -> None:
+    """From _lapack.MIN_ORDER the CPU calls LAPACK's potrf / potri / getrf (+ getri) per
+    matrix (column-major views, triangles flipped): against np.linalg in float64, both
+    triangles, det and slogdet, req 'add', and errors naming the first bad matrix."""
+    from nnvmpy.ops.linalg import _lapack
+
+    if not _lapack.available(dtype):
+        pytest.skip("NumPy's OpenBLAS has no LAPACKE symbols")
+    n = _lapack.MIN_ORDER + 7
+    rng = np.random.default_rng(batch)
+    g = rng.standard_normal((batch, n, n))
+    a = g @ np.swapaxes(g, 1, 2) + n * np.eye(n)
+    a[:, 0, -1] = 1e6  # outside the lower triangle: never read
+    sym = np.tril(a) + np.swapaxes(np.tril(a, -1), 1, 2)
+    chol = np.linalg.cholesky(sym)
+    scale = 50.0 if dtype == np.float32 else 1.0
+    for lower, want in ((True, chol), (False, np.swapaxes(chol, 1, 2))):
+        src = a if lower else np.swapaxes(a, 1, 2)
+        got = nd.linalg.potrf(arr(src, nv.cpu(), dtype), lower=lower).asnumpy()
+        close(got, want, dtype, scale)
+        factor = arr(want, nv.cpu(), dtype)
+        close(nd.linalg.potri(factor, lower=lower).asnumpy(), np.linalg.inv(sym), dtype, scale)
+    close(
+        nd.linalg.inverse(arr(g, nv.cpu(), dtype)).asnumpy(), np.linalg.inv(g), dtype, 1e3 * scale
+    )
+    g_in = arr(g, nv.cpu(), dtype)
+    sign, logabs = np.linalg.slogdet(g)
+    got_sign, got_logabs = (t.asnumpy() for t in nd.linalg.slogdet(g_in))
+    np.testing.assert_array_equal(got_sign, sign)
+    close(got_logabs, logabs, dtype, scale)
+    close(nd.linalg.det(g_in / 4.0).asnumpy(), np.linalg.det(g / 4.0), dtype, scale)
+    start = rng.standard_normal(g.shape)
+    out = arr(start, nv.cpu(), dtype)
+    x = arr(sym, nv.cpu(), dtype)
+    out += nd.linalg.inverse(x)
+    close(out.asnumpy(), start + np.linalg.inv(sym), dtype, scale)
+    if batch > 1:
+        bad = sym.copy()
+        bad[3] = -bad[3]  # not positive definite
+        with pytest.raises(nv.NNVMError, match=r"potrf.*matrix 3"):
+            nd.linalg.potrf(arr(bad, nv.cpu(), dtype)).asnumpy()
+        bad = g.copy()
+        bad[2, :, 5] = 0.0  # singular
+        with pytest.raises(nv.NNVMError, match=r"inverse.*singular.*matrix 2"):
+            nd.linalg.inverse(arr(bad, nv.cpu(), dtype)).asnumpy()

@@ -8,9 +8,10 @@
     diag.py        extractdiag, makediag, extracttrian, maketrian
 
 CPU: NumPy's BLAS (np.matmul) and its own LAPACK (np.linalg: cholesky, inv, solve, qr,
-eigh, det, slogdet), which work on whole stacks of matrices at once. SciPy would add
-the few missing routines (trtrs, potri) but is not a runtime dependency; each module
-says how it does without them. GPU: numba.cuda kernels (nv.kernel.parallel_for), one
+eigh, det, slogdet), which work on whole stacks of matrices at once; from order 32 the
+routines np.linalg lacks or runs slower (potrf, potri, getrf, getri) are called from
+the OpenBLAS NumPy bundles, per matrix across threads (_lapack.py; cblas trsm:
+_cblas.py). SciPy is not a runtime dependency. GPU: numba.cuda kernels (nv.kernel.parallel_for), one
 work item per output element, solved vector or small matrix (_kernels.py and the
 factorization modules); factorizations of larger matrices take a thread block per matrix
 (_blocked_cuda.py: potrf, potri, LU; _factor_cuda.py: gelqf, syevd), and their triangular

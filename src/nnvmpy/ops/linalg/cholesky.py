@@ -12,8 +12,9 @@ keep A a covariance): check it through a symmetrising input, as MXNet's tests do
 reads one triangle of its input, and its gradient lives on that triangle:
     dL = -tril((L L^T)^-1 (dOut + dOut^T) L^-T).
 
-CPU: np.linalg.cholesky; potri inverts the triangle with np.linalg.inv (SciPy's potri
-is not available), then multiplies. GPU: one work item per matrix (potrf_mat,
+CPU: LAPACK's potrf and potri from NumPy's OpenBLAS (_lapack.py) from order MIN_ORDER;
+smaller matrices take np.linalg.cholesky, and potri inverts the triangle with
+np.linalg.inv, then multiplies. GPU: one work item per matrix (potrf_mat,
 potri_mat below); a non-positive-definite or singular input sets a flag that the host
 reads back to raise a LinalgError naming the matrix.
 """
@@ -29,6 +30,7 @@ from ... import kernel
 from ...graph.grad import ElemwiseGradUseIn, ElemwiseGradUseInOut, ElemwiseGradUseOut
 from ...param import Parameter, field
 from ...registry import NodeAttrs
+from . import _lapack
 from ._base import (
     ADD,
     NULL,
@@ -150,6 +152,11 @@ def _not_pd(op: str, index: int) -> LinalgError:
 
 
 def _cholesky_cpu(op: str, a: np.ndarray, lower: bool) -> np.ndarray:
+    if a.shape[-1] >= _lapack.MIN_ORDER and _lapack.available(a.dtype):
+        factor, bad = _lapack.potrf(a, lower)
+        if bad >= 0:
+            raise _not_pd(op, bad)
+        return factor
     src = a if lower else swap(a)  # np.linalg.cholesky reads the lower triangle
     try:
         factor = np.linalg.cholesky(src)
@@ -242,6 +249,9 @@ def _potri_forward(
     if mode == NULL or not a.size:
         return
     check_nonsingular(ctx, op, a)
+    if not is_gpu(ctx) and a.shape[-1] >= _lapack.MIN_ORDER and _lapack.available(a.dtype):
+        assign(out, mode, _lapack.potri(a, lower))
+        return
     if not is_gpu(ctx):
         inv = np.linalg.inv(np.tril(a) if lower else np.triu(a))
         assign(out, mode, swap(inv) @ inv if lower else inv @ swap(inv))

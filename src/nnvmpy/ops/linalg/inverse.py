@@ -4,9 +4,10 @@
     det(A)       det A                d: dA = dOut det(A) A^-T
     slogdet(A)   sign, log|det A|     d: dA = dLogabs A^-T (the sign has no gradient)
 
-CPU: np.linalg.inv / det / slogdet (LAPACK getrf on the whole stack). GPU: one work item
-per matrix factorizes P A = L U with partial pivoting (lu_mat; from 32 columns a thread
-block per matrix, _blocked_cuda.py), one per column of A^-1 solves with it
+CPU: LAPACK getrf (+ getri) per matrix from order _lapack.MIN_ORDER, np.linalg.inv /
+slogdet on the whole stack below it. GPU: one work item per matrix factorizes
+P A = L U with partial pivoting (lu_mat; from 32 columns a thread block per matrix,
+_blocked_cuda.py), one per column of A^-1 solves with it
 (lu_inverse_col; from 32 columns a thread block per group of columns, _solve_cuda.py),
 one per matrix reads the determinant off U's diagonal.
 A singular matrix makes inverse (and the gradients of det and slogdet, which need A^-1)
@@ -23,6 +24,7 @@ import numpy as np
 from ... import kernel
 from ...graph.grad import ElemwiseGradUseInOut, ElemwiseGradUseOut
 from ...registry import NodeAttrs
+from . import _lapack
 from ._base import (
     ADD,
     NULL,
@@ -156,6 +158,11 @@ def _singular(op: str, index: int) -> LinalgError:
 
 
 def _inv_cpu(op: str, a: np.ndarray) -> np.ndarray:
+    if a.shape[-1] >= _lapack.MIN_ORDER and _lapack.available(a.dtype):
+        inv, bad = _lapack.inverse(a)
+        if bad >= 0:
+            raise _singular(op, bad)
+        return inv
     try:
         return np.linalg.inv(a)
     except np.linalg.LinAlgError:
@@ -266,12 +273,14 @@ def _det_forward(
         return
     want_log = len(outputs) == 2
     if not is_gpu(ctx):
+        big = a.shape[-1] >= _lapack.MIN_ORDER and _lapack.available(a.dtype)
+        sign, logabs = _lapack.slogdet(a) if big else np.linalg.slogdet(a)
         if want_log:
-            sign, logabs = np.linalg.slogdet(a)
             assign(outputs[0], ms[0], sign)
             assign(outputs[1], ms[1], logabs)
-        else:
-            assign(outputs[0], ms[0], np.linalg.det(a))
+        else:  # as np.linalg.det computes it; overflow is inf, as MXNet's, unwarned
+            with np.errstate(over="ignore"):
+                assign(outputs[0], ms[0], sign * np.exp(logabs))
         return
     batch, n = batch_of(a), dims(a)[-1]
     ws = _lu_gpu(ctx, op, a, [(batch,), (batch,)])
