@@ -416,9 +416,10 @@ def test_one_blas_thread_context_restores_the_setting() -> None:
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("batch", [1, 5])  # OpenBLAS's team; matrices on threads
 def test_lapack_paths_from_min_order_match_numpy(batch: int, dtype: Any) -> None:
-    """From _lapack.MIN_ORDER the CPU calls LAPACK's potrf / potri / getrf (+ getri) per
-    matrix (column-major views, triangles flipped): against np.linalg in float64, both
-    triangles, det and slogdet, req 'add', and errors naming the first bad matrix."""
+    """From _lapack.MIN_ORDER the CPU calls LAPACK's potrf / potri / getrf (+ getri) /
+    geqrf + orgqr / syevd per matrix (column-major views, triangles flipped): against
+    np.linalg in float64, both triangles, det and slogdet, gelqf and syevd, req 'add',
+    and errors naming the first bad matrix."""
     from nnvmpy.ops.linalg import _lapack
 
     if not _lapack.available(dtype):
@@ -441,6 +442,17 @@ def test_lapack_paths_from_min_order_match_numpy(batch: int, dtype: Any) -> None
         nd.linalg.inverse(arr(g, nv.cpu(), dtype)).asnumpy(), np.linalg.inv(g), dtype, 1e3 * scale
     )
     g_in = arr(g, nv.cpu(), dtype)
+    wide = np.concatenate([g, g[:, :, :9]], axis=2)  # (n, n + 9): gelqf's m <= n
+    q, lo = (t.asnumpy().astype(np.float64) for t in nd.linalg.gelqf(arr(wide, nv.cpu(), dtype)))
+    q_want, r_want = np.linalg.qr(np.swapaxes(wide, 1, 2))  # the same reflectors
+    close(q, np.swapaxes(q_want, 1, 2), dtype, 1e2 * scale)
+    close(lo, np.swapaxes(r_want, 1, 2), dtype, 1e2 * scale)
+    u, lam = (t.asnumpy().astype(np.float64) for t in nd.linalg.syevd(arr(a, nv.cpu(), dtype)))
+    close(lam, np.linalg.eigvalsh(sym), dtype, 1e2 * scale)
+    close(u @ sym, lam[..., None] * u, dtype, 1e3 * scale)  # rows are eigenvectors
+    close(u @ np.swapaxes(u, 1, 2), np.broadcast_to(np.eye(n), u.shape), dtype, scale)
+    first_largest = np.take_along_axis(u, np.abs(u).argmax(-1)[..., None], -1)
+    assert (first_largest > 0).all()  # MXNet's sign for each eigenvector
     sign, logabs = np.linalg.slogdet(g)
     got_sign, got_logabs = (t.asnumpy() for t in nd.linalg.slogdet(g_in))
     np.testing.assert_array_equal(got_sign, sign)

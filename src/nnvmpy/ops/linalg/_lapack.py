@@ -1,11 +1,13 @@
-"""LAPACK's potrf, potri, getrf and getri from the OpenBLAS NumPy loaded, per matrix.
+"""LAPACK routines from the OpenBLAS NumPy loaded, called per matrix of a stack.
 
 np.linalg has no potri: it was an inverse of the triangle by LU (np.linalg.inv, 2n^3
 flops) and a full product (2n^3 more), where LAPACK's potri (trtri + lauum) takes 2n^3/3:
-3x MXNet's time on 8 x (512 x 512). np.linalg.inv solves against an identity (gesv); getrf
-+ getri, as MXNet calls, is faster on a stack. NumPy's wheels bundle OpenBLAS with its
-LAPACKE symbols (see _cblas.py for the library and the spellings); `available(dtype)` is
-False when they are not found, and callers keep the np.linalg paths.
+3x MXNet's time on 8 x (512 x 512). np.linalg.inv solves against an identity (gesv);
+getrf + getri, as MXNet calls, is faster. np.linalg's cholesky, qr, eigh and det run
+each matrix with OpenBLAS's whole team, which on small matrices loses to a thread per
+matrix (gelqf and syevd of 8 x 256^2 were 1.4-1.7x MXNet's). NumPy's wheels bundle
+OpenBLAS with its LAPACKE symbols (see _cblas.py for the library and the spellings);
+`available(dtype)` is False when they are not found, and callers keep np.linalg.
 
 Layout: a C-ordered matrix read as column-major is its transpose, so each call passes
 the matrix as it is with LAPACK_COL_MAJOR and the triangle flipped: no copies. A stack
@@ -34,7 +36,7 @@ _SPELLINGS = [
     ("scipy_LAPACKE_{}{}", ctypes.c_int),
     ("LAPACKE_{}{}", ctypes.c_int),
 ]
-_ROUTINES = ("potrf", "potri", "getrf", "getri")
+_ROUTINES = ("potrf", "potri", "getrf", "getri", "geqrf", "orgqr", "syevd")
 _found: dict[tuple[str, np.dtype], Any] | None = None
 _int_type: Any = ctypes.c_int64
 
@@ -46,6 +48,9 @@ def _argtypes(name: str, int_t: Any) -> list[Any]:
         "potri": [layout, uplo, int_t, ptr, int_t],
         "getrf": [layout, int_t, int_t, ptr, int_t, ptr],
         "getri": [layout, int_t, ptr, int_t, ptr],
+        "geqrf": [layout, int_t, int_t, ptr, int_t, ptr],
+        "orgqr": [layout, int_t, int_t, int_t, ptr, int_t, ptr],
+        "syevd": [layout, uplo, uplo, int_t, ptr, int_t, ptr],
     }[name]
 
 
@@ -168,6 +173,48 @@ def slogdet(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         logabs = np.sum(np.log(np.abs(diag)), axis=-1)
     logabs = np.where(sign == 0, -np.inf, logabs).astype(x.dtype)
     return sign.reshape(x.shape[:-2]), logabs.reshape(x.shape[:-2])
+
+
+def lq(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(Q, L) with A = L Q for the stack a of (m, n) matrices, m <= n: LAPACK's geqrf +
+    orgqr of the column-major view, which is A^T (np.linalg.qr's reflectors)."""
+    x = np.array(a, order="C")
+    geqrf, orgqr = _routines()["geqrf", x.dtype], _routines()["orgqr", x.dtype]
+    m, n = x.shape[-2:]
+    size, batch = x.itemsize, x.size // (m * n) if x.size else 0
+    tau = np.empty((batch, m), x.dtype)
+    low = np.empty((*x.shape[:-2], m, m), x.dtype)
+    flat_low = low.reshape(batch, m, m)
+    flat_x = x.reshape(batch, m, n)
+    at, tau_at = x.ctypes.data, tau.ctypes.data
+
+    def one(z: int) -> int:
+        mat, t = at + z * m * n * size, tau_at + z * m * size
+        info = geqrf(COL_MAJOR, n, m, mat, n, t)
+        flat_low[z] = np.tril(flat_x[z, :, :m])  # R of A^T, transposed
+        return info or orgqr(COL_MAJOR, n, m, m, mat, n, t)
+
+    _each_matrix(batch, one)
+    return x, low
+
+
+def eigh_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(eigenvalues ascending, eigenvectors as rows) of the symmetric stack a, its lower
+    triangle read: LAPACK's syevd (np.linalg.eigh's routine) on the column-major view,
+    whose eigenvector columns are the rows of the C-ordered result."""
+    x = np.array(a, order="C")
+    syevd = _routines()["syevd", x.dtype]
+    n, size = x.shape[-1], x.itemsize
+    batch = _stack(x)
+    lam = np.empty((*x.shape[:-1],), x.dtype)
+    at, lam_at = x.ctypes.data, lam.ctypes.data
+    infos = _each_matrix(
+        batch,
+        lambda z: syevd(COL_MAJOR, b"V", b"U", n, at + z * n * n * size, n, lam_at + z * n * size),
+    )
+    if _first_failure(infos) >= 0:
+        raise np.linalg.LinAlgError("syevd did not converge")
+    return lam, x
 
 
 def _stack(x: np.ndarray) -> int:

@@ -5,17 +5,18 @@
 
 gelqf follows LAPACK's Householder convention (gelqf + orglq), as MXNet does: row i of
 A is reflected onto beta_i e_i with beta_i = -sign(A_ii) ||row||, so L's diagonal may be
-negative. On the CPU it is np.linalg.qr of A^T (LAPACK geqrf + orgqr of the transpose:
-the same reflectors); on the GPU a Householder kernel, a thread block per matrix where
-the batch is too small to fill the device (_factor_cuda.py), else one matrix per thread.
-Gradient (A = L Q): M = L^T dL - dQ Q^T, dA = L^-T (dQ + copyLTU(M) Q).
+negative. On the CPU it is LAPACK geqrf + orgqr of A^T (_lapack.lq; np.linalg.qr of A^T
+below 32 rows: the same reflectors); on the GPU a Householder kernel, a thread block per
+matrix where the batch is too small to fill the device (_factor_cuda.py), else one
+matrix per thread. Gradient (A = L Q): M = L^T dL - dQ Q^T, dA = L^-T (dQ + copyLTU(M) Q).
 
 syevd reads A's lower triangle. Each eigenvector row is signed so that its entry of
-largest magnitude (the first such) is positive, as MXNet signs them. CPU: np.linalg.eigh
-(LAPACK syevd); GPU: Jacobi rotations, a thread block per matrix (round-robin order)
-where the batch is too small to fill the device (_factor_cuda.py), else cyclic, one matrix
-per thread. Gradient, for distinct eigenvalues (MXNet's): dA = U^T (diag(dL) + F) U with
-F_ij = ((dU U^T)_ij - (dU U^T)_ji) / (2 (L_i - L_j)), a symmetric matrix.
+largest magnitude (the first such) is positive, as MXNet signs them. CPU: LAPACK syevd
+(_lapack.eigh_rows; np.linalg.eigh below order 32); GPU: Jacobi rotations, a thread block
+per matrix (round-robin order) where the batch is too small to fill the device
+(_factor_cuda.py), else cyclic, one matrix per thread. Gradient, for distinct eigenvalues
+(MXNet's): dA = U^T (diag(dL) + F) U with F_ij = ((dU U^T)_ij - (dU U^T)_ji) /
+(2 (L_i - L_j)), a symmetric matrix.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from ...base import InferError
 from ...graph.grad import ElemwiseGradUseOut
 from ...infer import shape_str
 from ...registry import NodeAttrs
+from . import _lapack
 from ._base import (
     ADD,
     NULL,
@@ -229,9 +231,13 @@ def _gelqf_forward(
     if ms == [NULL, NULL] or not a.size:
         return
     if not is_gpu(ctx):
-        q, r = np.linalg.qr(swap(a))  # the LQ factors of A, transposed
-        assign(outputs[0], ms[0], swap(q))
-        assign(outputs[1], ms[1], swap(r))
+        if a.shape[-2] >= _lapack.MIN_ORDER and _lapack.available(a.dtype):
+            q, lo = _lapack.lq(a)
+        else:
+            q, r = np.linalg.qr(swap(a))  # the LQ factors of A, transposed
+            q, lo = swap(q), swap(r)
+        assign(outputs[0], ms[0], q)
+        assign(outputs[1], ms[1], lo)
         return
     shape, batch = dims(a), batch_of(a)
     m, n = shape[-2], shape[-1]
@@ -323,8 +329,12 @@ def _syevd_forward(
     if ms == [NULL, NULL] or not a.size:
         return
     if not is_gpu(ctx):
-        lam, v = np.linalg.eigh(a, UPLO="L")
-        assign(outputs[0], ms[0], sign_rows(swap(v)))
+        if a.shape[-1] >= _lapack.MIN_ORDER and _lapack.available(a.dtype):
+            lam, u = _lapack.eigh_rows(a)
+        else:
+            lam, v = np.linalg.eigh(a, UPLO="L")
+            u = swap(v)
+        assign(outputs[0], ms[0], sign_rows(u))
         assign(outputs[1], ms[1], lam)
         return
     shape, batch = dims(a), batch_of(a)
