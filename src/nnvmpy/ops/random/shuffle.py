@@ -1,10 +1,13 @@
 """_shuffle (alias shuffle): a random permutation of the rows (the first axis).
 
-The permutation sorts the rows by a 64-bit Philox key each (stream counters first + row):
-with independent uniform keys every order is equally likely (ties, at a chance of about
-rows^2 / 2^65, keep row order). The keys and their argsort are computed on the host for
-both devices, so cpu(0) and gpu(0) shuffle alike; the rows are then gathered on the
-array's own device (the CPU copies whole rows with NumPy; a GPU runs a kernel).
+The permutation is a Fisher-Yates shuffle (MXNet's algorithm) driven by a 64-bit Philox
+key per row (stream counters first + row): step i = rows - 1 .. 1 swaps position i with
+j = floor(u_i (i + 1)), u_i the key's top 53 bits as a uniform in [0, 1), so every
+order is equally likely (up to rows / 2^53). The keys (in parallel) and the swaps (one
+serial pass) are computed on the host for both devices, so cpu(0) and gpu(0) shuffle
+alike; the rows are then gathered on the array's own device (the CPU copies whole rows
+with NumPy; a GPU runs a kernel). An argsort of the keys gave the same distribution at
+4x the cost (NumPy's stable sort of 64-bit keys: 3.9 ms for 65536 rows).
 Shuffling has no gradient (MXNet registers none: a gradient through it is an error).
 """
 
@@ -14,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import kernel
 from ...attrs import (
     FCompute_cpu,
     FCompute_gpu,
@@ -38,12 +42,28 @@ def _gather_rows_loop(i, out, mode, x, order, inner):
     store(out, i, x[order[row] * inner + (i - row * inner)], mode)
 
 
+@kernel.cpu_kernel(parallel=False)
+def _fisher_yates(keys, order):
+    # order = range(n), then for i = n - 1 .. 1 swap order[i] with order[j], j uniform in
+    # [0, i] from keys[i] (its top 53 bits as a float64 in [0, 1); the min guards the
+    # product rounding up to i + 1)
+    n = order.size
+    for i in range(n):
+        order[i] = i
+    for i in range(n - 1, 0, -1):
+        u = np.float64(keys[i] >> np.uint64(11)) * 1.1102230246251565e-16  # 2^-53
+        j = min(np.int64(u * np.float64(i + 1)), i)
+        order[i], order[j] = order[j], order[i]
+
+
 def row_order(resource: Any, rows: int) -> np.ndarray:
     """A random permutation of range(rows) from `rows` stream counters of `resource`."""
     k0, k1, first = resource.take_counters(rows)
     keys = np.empty(rows, dtype=np.uint64)
     keys_loop.launch(Context("cpu", 0), rows, keys, k0, k1, first)
-    return np.argsort(keys, kind="stable").astype(np.int64)
+    order = np.empty(rows, dtype=np.int64)
+    _fisher_yates(keys, order)
+    return order
 
 
 def _private_copy(ctx: Any, x: Any, out: Any) -> Any:
