@@ -535,12 +535,13 @@ def test_element_wise_calls_below_the_parallel_cut_run_in_the_calling_thread() -
     np.testing.assert_array_equal(nv.nd.relu(mid - 2).asnumpy(), np.zeros((64, 512)))
 
 
-def test_hidden_outputs_get_null_req_unless_recorded(scoped_registry) -> None:
-    """nd.<op> drops hidden outputs, so outside autograd.record() their req is kNullOp (the
-    kernel skips them, as for outputs no executor node reads); recorded, a gradient may
-    read them, so they are written. `invoke` returns every output: all written."""
-    from nnvmpy.attrs import FNumVisibleOutputs
+def test_hidden_outputs_get_null_req_unless_a_gradient_reads_them(scoped_registry) -> None:
+    """nd.<op> drops hidden outputs, so their req is kNullOp (the kernel skips them, as for
+    outputs no executor node reads); under autograd.record() those the op's gradient
+    reads are written. `invoke` returns every output: all written."""
+    from nnvmpy.attrs import FGradient, FNumVisibleOutputs
     from nnvmpy.base import OpReqType
+    from nnvmpy.graph.node import NodeEntry
     from nnvmpy.imperative import invoke
 
     seen = []
@@ -548,27 +549,39 @@ def test_hidden_outputs_get_null_req_unless_recorded(scoped_registry) -> None:
     def compute(attrs, ctx, inputs, req, outputs):
         seen.append(list(req))
         np.multiply(inputs[0], 2, out=outputs[0])
-        if req[1] != OpReqType.kNullOp:
-            outputs[1][...] = 7
+        for out, r in zip(outputs[1:], req[1:]):
+            if r != OpReqType.kNullOp:
+                out[...] = 7
 
     op = (
         nv.register_op("test_imp_hidden")
         .set_num_inputs(1)
-        .set_num_outputs(2)
+        .set_num_outputs(3)
         .set_attr(FNumVisibleOutputs, lambda attrs: 1)
-        .set_attr(FInferShape, nv.elemwise_shape(1, 2))
-        .set_attr(FInferType, nv.elemwise_type(1, 2))
+        .set_attr(FInferShape, nv.elemwise_shape(1, 3))
+        .set_attr(FInferType, nv.elemwise_type(1, 3))
         .set_attr(FCompute_cpu, compute)
     )
     x = nd.array([1.0, 2.0])
     np.testing.assert_array_equal(nd.test_imp_hidden(x).asnumpy(), [2.0, 4.0])
-    assert seen[-1] == [OpReqType.kWriteTo, OpReqType.kNullOp]
-    with nv.autograd.record():
-        nd.test_imp_hidden(x).wait_to_read()
-    assert seen[-1] == [OpReqType.kWriteTo, OpReqType.kWriteTo]
+    null, write = OpReqType.kNullOp, OpReqType.kWriteTo
+    assert seen[-1] == [write, null, null]
     outputs = invoke(op, [x], {})
     np.testing.assert_array_equal(outputs[1].asnumpy(), [7.0, 7.0])
-    assert seen[-1] == [OpReqType.kWriteTo, OpReqType.kWriteTo]
+    assert seen[-1] == [write, write, write]
+    from nnvmpy.graph.grad import make_grad_node
+
+    def gradient(node, ograds):  # dx = dy * hidden output 1 (output 2 is never read)
+        return make_grad_node("elemwise_mul", node, [ograds[0], NodeEntry(node, 1)])
+
+    op.set_attr(FGradient, gradient)
+    xa = nd.array([1.0, 2.0])
+    xa.attach_grad()
+    with nv.autograd.record():
+        y = nd.test_imp_hidden(xa)
+    assert seen[-1] == [write, write, null]  # the gradient reads output 1 only
+    y.backward()
+    np.testing.assert_array_equal(xa.grad.asnumpy(), [7.0, 7.0])
 
 
 def test_max_pooling_without_its_mask_keeps_value_and_gradient() -> None:

@@ -29,7 +29,7 @@ from .attrs import (
     fstateful_compute,
 )
 from .autograd.state import STATE as _AG
-from .autograd.tape import check_writable, record_op
+from .autograd.tape import check_writable, gradient_reads, record_op
 from .base import (
     Context,
     InferError,
@@ -201,7 +201,8 @@ def _invoke(
     hidden_unread: bool = False,
 ) -> tuple[list[NDArray], CallPlan]:
     """invoke's work; also returns the call's plan (its attrs serve invoke_visible).
-    `hidden_unread`: the caller drops the hidden outputs (kNullOp unless recording)."""
+    `hidden_unread`: the caller drops the hidden outputs, so they get kNullOp (recorded:
+    those the op's gradient does not read)."""
     plan = None
     if out is None and not kwargs:  # the hot path: nd.relu(x), x + y
         try:
@@ -245,7 +246,8 @@ def _invoke(
             outputs, state = plan.run(inputs, is_train), None
         else:
             outputs = plan.allocate()
-            state = plan.push(inputs, outputs, plan.req, is_train)
+            req = plan.recorded_req() if hidden_unread else plan.req
+            state = plan.push(inputs, outputs, req, is_train)
         record_op(plan.attrs, plan.ctx, inputs, outputs, plan.shapes, plan.dtypes, state)
         return outputs, plan
     nd = _nd or _ndarray_module()
@@ -422,6 +424,7 @@ class CallPlan:
         "op",
         "op_ctx",
         "prop",
+        "recorded",
         "req",
         "resource_vars",
         "resources",
@@ -475,6 +478,7 @@ class CallPlan:
         # whose hidden outputs are dropped (invoke_visible). None when every output is
         # visible, or for a stateful op (user code, as MXNet's, may not expect kNullOp).
         n_visible = num_visible(op, self.attrs, len(self.shapes))
+        self.recorded: list[OpReqType] | None = None  # recorded_req(), made on first use
         self.visible_req = (
             None
             if self.stateful or n_visible == len(self.shapes)
@@ -557,6 +561,21 @@ class CallPlan:
         eng = engine._engine or engine.get_engine()
         eng.push_sync(run, ctx, const, [out._chunk.var], 0, self.name, self.prop)
         return [out]
+
+    def recorded_req(self) -> list[OpReqType]:
+        """The req of a recorded call whose hidden outputs are dropped: kNullOp for those
+        the op's gradient nodes do not read (max pooling's mask: its backward finds each
+        window's maximum again), kWriteTo for the rest."""
+        if self.visible_req is None:
+            return self.req
+        if self.recorded is None:
+            n_in = self.op.get_num_inputs(self.attrs)
+            reads_out = gradient_reads(self.attrs, n_in, len(self.shapes))[1]
+            self.recorded = [
+                OpReqType.kWriteTo if r == OpReqType.kWriteTo or j in reads_out else r
+                for j, r in enumerate(self.visible_req)
+            ]
+        return self.recorded
 
     def allocate(self) -> list[NDArray]:
         ctx = self.ctx
