@@ -2,7 +2,7 @@
 
 Which algorithm runs:
 
-    depthwise (num_group == C), 1-D/2-D direct numba loops (_im2col._dw_*)
+    depthwise (num_group == C), 1-D/2-D direct numba loops (_depthwise_cpu.py)
     1x1(x1), stride 1, no padding       y[n] = W @ x[n], no copy at all (np.matmul)
     stride 1, 1-D/2-D, little padding   shifted GEMMs over the padded input (_conv_shift.py)
     everything else (3-D included)      im2col + GEMM, below
@@ -135,6 +135,52 @@ class ConvShape:
             CACHE_BYTES // max(1, per_column * self.hw * itemsize), -(-MIN_COLUMNS // self.hw)
         )
         return max(1, min(self.n, by_memory, by_width, by_cache))
+
+
+def _depthwise_args(s: ConvShape, tasks: int) -> tuple[int, ...]:
+    """The trailing arguments of the _depthwise_cpu kernels: the window, the buffer's
+    geometry and the task ranges (a few per thread of the budget)."""
+    from nnvmpy.ops.nn import _depthwise_cpu as dwk
+
+    hq, qn = dwk.geometry(s.h, s.w, *s.win.args())
+    return (*s.win.args(), hq, qn, max(1, min(tasks, 4 * threads.budget())))
+
+
+def _depthwise_forward(s: ConvShape, x: Any, w: Any, beta: Any, has_bias: bool, out: Any,
+                       add: bool) -> None:  # fmt: skip
+    """out (+)= the depthwise convolution (_depthwise_cpu.dw_forward)."""
+    from nnvmpy.ops.nn import _depthwise_cpu as dwk
+
+    y = out if out.flags.c_contiguous else np.ascontiguousarray(out)  # (kernels: flat)
+    dwk.dw_forward(planar(np.ascontiguousarray(x)), planar(np.ascontiguousarray(w)), beta,
+                   planar(y), has_bias, add, *_depthwise_args(s, s.n * s.f))  # fmt: skip
+    if y is not out:
+        out[...] = y
+
+
+def _depthwise_backward(
+    s: ConvShape, dy: Any, x: Any, w: Any, dx: Any, dw: Any, req_x: Any, req_w: Any
+) -> None:
+    """Both depthwise gradients in one pass over dy (_depthwise_cpu.dw_backward); an
+    array not asked for goes in as an empty placeholder."""
+    from nnvmpy.ops.nn import _depthwise_cpu as dwk
+
+    do_x, do_w = req_x != _NULL, req_w != _NULL
+    if not (do_x or do_w):
+        return
+    none = np.empty(0, dy.dtype)
+    # the kernels take flat views: a strided output is computed in a copy, copied back
+    gx = none if not do_x else dx if dx.flags.c_contiguous else np.ascontiguousarray(dx)
+    gw = none if not do_w else dw if dw.flags.c_contiguous else np.ascontiguousarray(dw)
+    dwk.dw_backward(
+        np.ascontiguousarray(dy).reshape(-1), np.ascontiguousarray(w).reshape(-1),
+        np.ascontiguousarray(x).reshape(-1) if do_w else none, gx.reshape(-1),
+        gw.reshape(-1), s.n, s.c, s.f, s.h, s.w, do_x, req_x == _ADD, do_w, req_w == _ADD,
+        *_depthwise_args(s, s.n * s.c),
+    )  # fmt: skip
+    for grad, flat in ((dx, gx), (dw, gw)):
+        if flat is not none and flat is not grad:
+            grad[...] = flat
 
 
 def planar(a: Any) -> Any:
@@ -284,7 +330,7 @@ def forward(
     add = req == _ADD
     beta, has_bias = _bias_or_dummy(bias, x.dtype)
     if s.depthwise:
-        k._dw_forward(planar(x), planar(w), beta, planar(out), has_bias, add, *s.win.args())
+        _depthwise_forward(s, x, w, beta, has_bias, out, add)
         return
     if shifted and not s.pointwise and s.planar and _conv_shift.supported(s, x.dtype):
         _conv_shift.forward(s, planar(x), planar(w), beta, has_bias, planar(out), add, res)
@@ -542,11 +588,7 @@ def backward(
         else:
             db[...] = total
     if s.depthwise:
-        args = s.win.args()
-        if req_x != _NULL:
-            k._dw_backward_data(planar(dy), planar(w), planar(dx), req_x == _ADD, *args)
-        if req_w != _NULL:
-            k._dw_backward_weight(planar(dy), planar(x), planar(dw), req_w == _ADD, *args)
+        _depthwise_backward(s, dy, x, w, dx, dw, req_x, req_w)
         return
     # -- Winograd hook (issue 17): the data gradient as a 3x3 conv of dy ... ----------
     w2 = w.reshape(s.f, s.rows)

@@ -1,4 +1,4 @@
-"""Numba CPU kernels for Convolution: im2col / col2im, the NCHW scatter, depthwise loops.
+"""Numba CPU kernels for Convolution: im2col / col2im, the NCHW scatter, direct loops.
 
 Column layout, for images n0..n0+nb-1 and channels c0..c0+cg-1 of x (N, C, H, W):
 
@@ -16,8 +16,7 @@ _im2col also takes tap_step, the row distance of two taps (1 above): the bfloat1
 (_conv_bf16.py) lays rows out tap-major, (i*kw + j)*cg + c (row_step 1, tap_step cg).
 Kernels take offsets instead of sliced views so every call has the same (contiguous)
 signature and compiles once per dtype.
-The depthwise kernels run in parallel (no BLAS beside them); each prange iteration
-writes its own output plane or weight.
+The depthwise convolution has its own kernels (_depthwise_cpu.py).
 
 This module imports numba, so the op modules import it on their first CPU launch only
 (`import nnvmpy` stays free of numba).
@@ -513,100 +512,10 @@ def _unpad_grad(dxp, dx, n0, nb, c0, cg, ph, pw, wp, plane, add):
                         df[_u(d + w)] = pf[_u(src + w)]
 
 
-# -- depthwise (num_group == C): one input channel per group, `mult` filters per channel -------
-
-
-@kernel.cpu_kernel
-def _dw_forward(x, w, bias, out, has_bias, add, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo):
-    # out[n, f, y, z] = sum_ij x[n, f // mult, y*sh - ph + i*dh, z*sw - pw + j*dw] w[f, 0, i, j]
-    n_img, n_f = out.shape[0], out.shape[1]
-    height, width = x.shape[2], x.shape[3]
-    mult = n_f // x.shape[1]
-    for t in prange(n_img * n_f):
-        n = t // n_f
-        f = t % n_f
-        src = x[n, f // mult]
-        dst = out[n, f]
-        for y in range(ho):
-            for z in range(wo):
-                acc = bias[f] if has_bias else 0.0
-                for i in range(kh):
-                    h = y * sh - ph + i * dh
-                    if h < 0 or h >= height:
-                        continue
-                    for j in range(kw):
-                        c = z * sw - pw + j * dw
-                        if c >= 0 and c < width:
-                            acc += src[h, c] * w[f, 0, i, j]
-                if add:
-                    dst[y, z] += acc
-                else:
-                    dst[y, z] = acc
-
-
-@kernel.cpu_kernel
-def _dw_backward_data(dy, w, dx, add, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo):
-    # dx[n, c] (+)= sum over the mult filters f of channel c of dy[n, f] scattered through w[f]
-    n_img, n_c = dx.shape[0], dx.shape[1]
-    height, width = dx.shape[2], dx.shape[3]
-    mult = dy.shape[1] // n_c
-    for t in prange(n_img * n_c):
-        n = t // n_c
-        c = t % n_c
-        plane = dx[n, c]
-        if not add:
-            plane[:, :] = 0
-        for m in range(mult):
-            f = c * mult + m
-            g = dy[n, f]
-            for y in range(ho):
-                for i in range(kh):
-                    h = y * sh - ph + i * dh
-                    if h < 0 or h >= height:
-                        continue
-                    for j in range(kw):
-                        wt = w[f, 0, i, j]
-                        for z in range(wo):
-                            col = z * sw - pw + j * dw
-                            if col >= 0 and col < width:
-                                plane[h, col] += g[y, z] * wt
-
-
-@kernel.cpu_kernel
-def _dw_backward_weight(dy, x, dwt, add, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo):
-    # dw[f, 0, i, j] (+)= sum_{n, y, z} dy[n, f, y, z] x[n, f // mult, y*sh - ph + i*dh, ...]
-    n_img, n_f = dy.shape[0], dy.shape[1]
-    height, width = x.shape[2], x.shape[3]
-    mult = n_f // x.shape[1]
-    for t in prange(n_f * kh * kw):
-        f = t // (kh * kw)
-        i = (t // kw) % kh
-        j = t % kw
-        acc = 0.0
-        for n in range(n_img):
-            src = x[n, f // mult]
-            g = dy[n, f]
-            for y in range(ho):
-                h = y * sh - ph + i * dh
-                if h < 0 or h >= height:
-                    continue
-                for z in range(wo):
-                    col = z * sw - pw + j * dw
-                    if col >= 0 and col < width:
-                        acc += g[y, z] * src[h, col]
-        if add:
-            dwt[f, 0, i, j] += acc
-        else:
-            dwt[f, 0, i, j] = acc
-
-
 __all__ = [
     "_add_bias",
     "_col2im",
     "_col2im_valid",
-    "_dw_backward_data",
-    "_dw_backward_weight",
-    "_dw_forward",
     "_gather_rows",
     "_im2col",
     "_im2col_phases_team",
