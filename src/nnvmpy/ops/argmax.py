@@ -7,7 +7,8 @@ returned, for argmin too). argmax_channel is argmax over axis 1. The indices are
 constant in the input, so the gradient is zero.
 
 One kernel body (nv.kernel.parallel_for) serves both devices: work item i scans one
-line x[o, :, j] of the (outer, n, inner) view of the input. On a GPU, lines near the last
+line x[o, :, j] of the (outer, n, inner) view of the input. Float rows along the last
+axis take _argmax_cpu.py's vector passes on the CPU instead. On a GPU, lines near the last
 axis (inner < 32) of 32 elements or more take a block each, or several blocks each when
 they are too few to fill the device; axis=None is one such line. Farther in, lines too
 few to fill the device are cut into slices of a thread each (_argmax_cuda.py).
@@ -24,6 +25,7 @@ from ..attrs import FCompute_cpu, FCompute_gpu, FGradient, FInferShape, FInferTy
 from ..base import InferError, Shape
 from ..graph.grad import make_zero_grad_nodes
 from ..infer import elemwise_type, shape_assign, shape_is_known, shape_str
+from ..kernel import half
 from ..kernel.launch import ADD, NULL, flat, is_gpu, normalize_axis, req_code, split_axis
 from ..param import Parameter, field
 from ..registry import NodeAttrs, register_op
@@ -133,15 +135,21 @@ def _compute(largest: bool) -> Any:
             if arg_gpu(ctx, name, out, x, (outer, n, inner), largest, mode):
                 return
         if isinstance(x, np.ndarray) and x.dtype == np.float16:  # numba: no float16 on cpu
-            x = x.astype(np.float32)
+            x = half.to_float32(x)
         target = out
         if isinstance(out, np.ndarray) and out.dtype == np.float16:
-            target = out.astype(np.float32) if mode == ADD else np.empty(out.shape, np.float32)
-        _arg_line.launch(
-            ctx, outer * inner, flat(target), flat(x), n, inner, largest, mode, work=x.size
-        )
+            target = half.to_float32(out) if mode == ADD else np.empty(out.shape, np.float32)
+        if inner == 1 and not is_gpu(ctx) and x.dtype.kind == "f" and n >= 16:
+            from nnvmpy.ops import _argmax_cpu
+
+            rows = np.ascontiguousarray(x).reshape(-1)
+            _argmax_cpu.arg_rows(rows, flat(target), n, 1 if largest else -1, mode == ADD)
+        else:
+            _arg_line.launch(
+                ctx, outer * inner, flat(target), flat(x), n, inner, largest, mode, work=x.size
+            )
         if target is not out:
-            np.copyto(out, target, casting="unsafe")
+            half.store(out, target)
 
     return compute
 
