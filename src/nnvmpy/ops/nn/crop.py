@@ -26,7 +26,7 @@ from ...attrs import (
 from ...base import InferError, ParamError
 from ...graph.grad import make_grad_node
 from ...infer import shape_assign, shape_is_known, shape_str, type_assign
-from ...kernel.launch import NULL, WRITE, is_gpu, req_code, run_rows, store
+from ...kernel.launch import NULL, WRITE, is_gpu, req_code, run_rows, store, uindex
 from ...param import Parameter, Shape, field
 from ...registry import NodeAttrs, register_op
 from ._geometry import run_via_float32
@@ -137,26 +137,30 @@ def infer_crop_type(attrs: NodeAttrs, in_types: list[Any], out_types: list[Any])
 
 
 @kernel.parallel_for
-def crop_copy(i, x, out, height, width, h, w, oy, ox, mode):
-    # i: an output element (plane t, row y, column z)
-    z = i % w
-    r = i // w
-    y = r % h
+def crop_copy(j, x, out, height, width, h, w, oy, ox, mode, chunk, nchunk):
+    # item j: columns [z0, z1) of output row r = (plane t, row y): the whole row on the
+    # CPU (its index arithmetic once), one element on the GPU
+    r = j // nchunk
+    z0 = (j - r * nchunk) * chunk
     t = r // h
-    store(out, i, x[(t * height + oy + y) * width + ox + z], mode)
+    src = (t * height + oy + (r - t * h)) * width + ox
+    for z in range(z0, min(z0 + chunk, w)):
+        store(out, r * w + z, x[uindex(src + z)], mode)
 
 
 @kernel.parallel_for
-def crop_grad(i, dy, dx, height, width, h, w, oy, ox, mode):
-    # i: an input element; inside the window it takes its dy, elsewhere zero
-    col = i % width
-    r = i // width
-    row = r % height
+def crop_grad(j, dy, dx, height, width, h, w, oy, ox, mode, chunk, nchunk):
+    # item j: columns [c0, c1) of input row r = (plane t, row): inside the window they
+    # take their dy, elsewhere zero (items as crop_copy's)
+    r = j // nchunk
+    c0 = (j - r * nchunk) * chunk
     t = r // height
-    y = row - oy
-    z = col - ox
-    v = dy[(t * h + y) * w + z] if y >= 0 and y < h and z >= 0 and z < w else 0
-    store(dx, i, v, mode)
+    y = r - t * height - oy
+    inside = y >= 0 and y < h
+    src = (t * h + y) * w - ox
+    for col in range(c0, min(c0 + chunk, width)):
+        v = dy[uindex(src + col)] if inside and col >= ox and col < ox + w else 0
+        store(dx, r * width + col, v, mode)
 
 
 @kernel.parallel_for
@@ -179,10 +183,12 @@ def _forward(
         height, width = x.shape[2], x.shape[3]
         h, w = out.shape[2], out.shape[3]
         oy, ox = window(attrs.parsed, tuple(x.shape), h, w)
-        run_rows(ctx, "Crop", crop_copy, out.size, x, out, height, width, h, w, oy, ox, mode)
+        spans = w if is_gpu(ctx) else 1  # items per output row
+        args = (x, out, height, width, h, w, oy, ox, mode, w // spans, spans)
+        run_rows(ctx, "Crop", crop_copy, out.size // w * spans, *args)
 
     mode = req_code("Crop", req[0])
-    if mode != NULL:
+    if mode != NULL and outputs[0].size:
         _run(ctx, run, inputs[:1], req, outputs)
 
 
@@ -197,10 +203,12 @@ def _backward(
         height, width = dx.shape[2], dx.shape[3]
         h, w = dy.shape[2], dy.shape[3]
         oy, ox = window(attrs.parsed, tuple(dx.shape), h, w)
-        run_rows(ctx, name, crop_grad, dx.size, dy, dx, height, width, h, w, oy, ox, modes[0])
+        spans = width if is_gpu(ctx) else 1  # items per input row
+        args = (dy, dx, height, width, h, w, oy, ox, modes[0], width // spans, spans)
+        run_rows(ctx, name, crop_grad, dx.size // width * spans, *args)
 
     modes = [req_code(name, r) for r in req]
-    if modes[0] != NULL:
+    if modes[0] != NULL and outputs[0].size:
         _run(ctx, run, inputs, req[:1], outputs[:1])
     if len(outputs) > 1 and modes[1] == WRITE:  # adding a zero gradient changes nothing
         like = outputs[1]
