@@ -27,7 +27,7 @@ from ..graph.grad import ElemwiseGradUseNone, make_zero_grad_nodes
 from ..infer import elemwise_shape, partial_shape, shape_assign, shape_is_known, type_assign
 from ..kernel import half
 from ..kernel.elementwise import req_mode
-from ..kernel.launch import is_gpu
+from ..kernel.launch import ADD, WRITE, is_gpu, store
 from ..param import Parameter, Shape, field
 from ..registry import NodeAttrs, register_op
 from ..util import is_np_shape
@@ -352,6 +352,16 @@ def _affine_cuda(out, start, step, repeat, add):
             out[t] = v
 
 
+@kernel.parallel_for
+def _affine_group(g, out, start, step, repeat, mode):
+    # the CPU's _affine_cuda: item g writes the `repeat` copies of start + g * step (with
+    # repeat 1 a loop LLVM vectorises; NumPy's arange, floor division, product and cast
+    # made four passes over memory)
+    v = start + g * step
+    for t in range(g * repeat, min(g * repeat + repeat, out.size)):
+        store(out, t, v, mode)
+
+
 @kernel.cuda_kernel
 def _eye_cuda(out, cols, k, add):
     # out[i, j] (+)= 1 where j - i == k, else 0
@@ -378,6 +388,12 @@ def _affine(ctx: Any, out: Any, req: Any, start: float, step: float, repeat: int
     if mode is None or out.size == 0:
         return
     if isinstance(out, np.ndarray):
+        if out.dtype.kind in "iuf" and out.dtype != np.float16 and out.flags.c_contiguous:
+            code = ADD if mode == "add" else WRITE
+            groups = -(-out.size // repeat)
+            args = (out.reshape(-1), start, step, repeat, code)
+            _affine_group.launch(ctx, groups, *args, work=out.size)
+            return
         _write(ctx, out, req, start + (np.arange(out.size) // repeat) * step)
         return
     global cuda
