@@ -141,3 +141,40 @@ def test_pad_float16_gradient_on_every_device(ctx: nv.Context) -> None:
     want = np.outer([2, 1, 1], [1, 1, 1, 3])
     np.testing.assert_array_equal(x.grad.asnumpy()[0, 0], want)
     assert x.grad.dtype == np.float16
+
+
+def _d2s(x: np.ndarray, b: int) -> np.ndarray:
+    n, c, h, w = x.shape
+    y = x.reshape(n, b, b, c // (b * b), h, w).transpose(0, 3, 4, 1, 5, 2)
+    return y.reshape(n, c // (b * b), h * b, w * b)
+
+
+def _s2d(x: np.ndarray, b: int) -> np.ndarray:
+    n, c, h, w = x.shape
+    y = x.reshape(n, c, h // b, b, w // b, b).transpose(0, 3, 5, 1, 2, 4)
+    return y.reshape(n, c * b * b, h // b, w // b)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32", "uint8"])
+@pytest.mark.parametrize(("b", "shape"), [(2, (2, 8, 3, 5)), (3, (1, 18, 4, 2)), (1, (2, 3, 2, 1))])
+def test_depth_space_row_loops_against_numpy(b: int, shape: tuple, dtype: str) -> None:
+    """The CPU's row loops (float16 and uint8 written as same-sized integers): both ops,
+    both backward ops (each the other's permutation) and gradients added with req 'add'."""
+    rng = np.random.default_rng(b)
+    x = (rng.standard_normal(shape) * 10).astype(dtype)
+    y = nd.depth_to_space(nd.array(x, dtype=dtype), block_size=b).asnumpy()
+    np.testing.assert_array_equal(y, _d2s(x, b))
+    back = nd.space_to_depth(nd.array(y, dtype=dtype), block_size=b).asnumpy()
+    np.testing.assert_array_equal(back, x)
+    if dtype not in ("float32", "float64"):
+        return
+    for op, ref, src in ((nd.depth_to_space, _s2d, x), (nd.space_to_depth, _d2s, y)):
+        data = nd.array(src, dtype=dtype)
+        data.attach_grad(grad_req="add")
+        start = rng.standard_normal(src.shape).astype(dtype)
+        data.grad[:] = start
+        with nv.autograd.record():
+            out = op(data, block_size=b)
+        dy = rng.standard_normal(out.shape).astype(dtype)
+        out.backward(nd.array(dy, dtype=dtype))
+        np.testing.assert_array_equal(data.grad.asnumpy(), start + ref(dy, b))
