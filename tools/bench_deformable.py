@@ -16,27 +16,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
-import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from _vs_mxnet import best_of, results_in
+
 # (N, C, H = W, F): a detection head's and two ResNet stages' shapes
 LAYERS = [(2, 64, 56, 64), (2, 128, 28, 128), (2, 256, 14, 256)]
 OPS = ("conv", "dcn", "dcnv2")
-
-
-def best_of(fn: Callable[[], Any], repeat: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times) * 1e3
 
 
 def measure(lib: Any, layer: tuple[int, int, int, int], op: str, repeat: int) -> tuple[float, ...]:
@@ -94,10 +83,7 @@ def main() -> None:
         return
     theirs: dict[str, Any] = {}
     if args.mxnet:
-        python = os.path.join(args.mxnet, "bin", "python")
-        cmd = [python, __file__, "--worker", "mxnet", "--repeat", str(args.repeat)]
-        done = subprocess.run(cmd, capture_output=True, text=True, check=True)
-        theirs = json.loads(done.stdout.strip().splitlines()[-1])
+        theirs = results_in(args.mxnet, __file__, ["--repeat", str(args.repeat)])
     ours = run_here("nnvmpy", args.repeat)
     print(f"float32, 3x3 pad 1, best of {args.repeat}; load {os.getloadavg()[0]:.1f}")
     print(f"{'N, C, H, F':<20}{'op':<7}{'fwd ms':>8}{'fwd+bwd':>9}{'/ conv':>8}", end="")

@@ -16,28 +16,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
-import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
+from _vs_mxnet import best_of, results_in
 
 SOURCE = (480, 640, 3)
 SIZES = {"shrink": (224, 224), "grow": (1280, 960)}  # (width, height), as resize's size
 INTERPS = {0: "nearest", 1: "bilinear", 2: "bicubic", 3: "area"}
 DTYPES = ("uint8", "float32")
-
-
-def best_of(fn: Callable[[], Any], repeat: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times) * 1e3
 
 
 def run_here(lib_name: str, repeat: int) -> dict[str, float]:
@@ -75,10 +64,7 @@ def main() -> None:
         return
     theirs: dict[str, float] = {}
     if args.mxnet:
-        python = os.path.join(args.mxnet, "bin", "python")
-        cmd = [python, __file__, "--worker", "mxnet", "--repeat", str(args.repeat)]
-        done = subprocess.run(cmd, capture_output=True, text=True, check=True)
-        theirs = json.loads(done.stdout.strip().splitlines()[-1])
+        theirs = results_in(args.mxnet, __file__, ["--repeat", str(args.repeat)])
     ours = run_here("nnvmpy", args.repeat)
     print(f"resize {SOURCE}, best of {args.repeat}; load {os.getloadavg()[0]:.1f}")
     print(f"{'dtype':<8}{'case':<16}{'interp':<10}{'ms':>7}{'/ copy':>8}", end="")
