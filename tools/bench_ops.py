@@ -179,6 +179,22 @@ def _(lib: Any, arr: Callable[..., Any]) -> Callable[[], Any]:
     return lambda: lib.nd.SequenceReverse(x, lengths, use_sequence_length=True)
 
 
+@case("SequenceLast fb")
+def _(lib: Any, arr: Callable[..., Any]) -> Callable[[], Any]:
+    x = arr(_randn(50, 32, 256))
+    lengths = arr(np.random.default_rng(1).integers(1, 50, 32).astype(np.float32))
+    x.attach_grad()
+    head = lib.nd.ones((32, 256))
+
+    def run() -> Any:
+        with lib.autograd.record():
+            y = lib.nd.SequenceLast(x, lengths, use_sequence_length=True)
+        y.backward(head)
+        return x.grad
+
+    return run
+
+
 @case("shuffle 65536 rows")
 def _(lib: Any, arr: Callable[..., Any]) -> Callable[[], Any]:
     x = arr(_randn(65536, 16))

@@ -157,15 +157,26 @@ def _last_item(j, out, x, lens, t_len, rest, st, sb, use_len, mode):
 
 
 @parallel_for
-def _last_grad_item(i, dx, dy, lens, t_len, n, rest, st, sb, use_len, mode):
-    """dx[t, b, r] = dy[b, r] where t is the last step of sequence b, else 0."""
-    t = (i // st) % t_len
-    b = (i // sb) % n
+def _last_grad_item(j, dx, dy, lens, t_len, n, rest, st, sb, use_len, mode, chunk, nchunk):
+    """dx[t, b, r] = dy[b, r] where t is the last step of sequence b, else 0. Items as
+    _mask_item's: a run of trailing elements (CPU, its step and length found once) or
+    one element (GPU)."""
+    r = j // nchunk
+    z0 = (j - r * nchunk) * chunk
+    start = r * rest
+    t = (start // st) % t_len
+    b = (start // sb) % n
     length = t_len
     if use_len:
         length = int(lens[b])
-    v = dy[b * rest + i % rest] if t == length - 1 else 0.0
-    store(dx, i, v, mode)
+    end = start + min(z0 + chunk, rest)
+    if t == length - 1:
+        src = b * rest - start
+        for i in range(start + z0, end):
+            store(dx, i, dy[uindex(src + i)], mode)
+    else:
+        for i in range(start + z0, end):
+            store(dx, i, 0.0, mode)
 
 
 # -- shape and type ----------------------------------------------------------------------------
@@ -311,7 +322,9 @@ def _last_backward(
         return
     t, n, rest, st, sb = _layout(dx.shape, p.axis)
     lens, use = _lengths(ctx, name, p, inputs, t, 1)
-    run_rows(ctx, name, _last_grad_item, dx.size, dx, dy, lens, t, n, rest, st, sb, use, mode)
+    spans = rest if is_gpu(ctx) else 1  # items per run
+    args = (dx, dy, lens, t, n, rest, st, sb, use, mode, rest // spans, spans)
+    run_rows(ctx, name, _last_grad_item, dx.size // rest * spans, *args)
 
 
 # -- registration ------------------------------------------------------------------------------
