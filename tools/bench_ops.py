@@ -218,6 +218,60 @@ def _(lib: Any, arr: Callable[..., Any]) -> Callable[[], Any]:
     return lambda: lib.nd.arange(0, 4 << 20)
 
 
+# -- ops whose backward lagged MXNet's (helper-131's forward + backward sweep) ------------
+@case("SwapAxis 1<->3 fb")
+def _(lib: Any, arr: Callable[..., Any]) -> Callable[[], Any]:
+    def op(x: Any) -> Any:
+        return lib.nd.SwapAxis(x, dim1=1, dim2=3)
+
+    return _fb(lib.nd, lib.autograd, op, arr(_randn(*LAYER)))
+
+
+@case("UpSampling nearest x2 fb")
+def _(lib: Any, arr: Callable[..., Any]) -> Callable[[], Any]:
+    def op(x: Any) -> Any:
+        return lib.nd.UpSampling(x, scale=2, sample_type="nearest", num_args=1)
+
+    return _fb(lib.nd, lib.autograd, op, arr(_randn(32, 64, 28, 28)))
+
+
+@case("gather_nd rows fb")
+def _(lib: Any, arr: Callable[..., Any]) -> Callable[[], Any]:
+    rows = np.random.default_rng(1).integers(0, 4096, (1, 8192)).astype(np.float32)
+    data, indices = arr(_randn(4096, 1024)), arr(rows)
+
+    def op(x: Any) -> Any:
+        return lib.nd.gather_nd(x, indices)
+
+    return _fb(lib.nd, lib.autograd, op, data)
+
+
+@case("pad constant fb")
+def _(lib: Any, arr: Callable[..., Any]) -> Callable[[], Any]:
+    def op(x: Any) -> Any:
+        return lib.nd.pad(x, mode="constant", pad_width=(0, 0, 0, 0, 1, 1, 1, 1))
+
+    return _fb(lib.nd, lib.autograd, op, arr(_randn(*LAYER)))
+
+
+@case("pad edge fb")
+def _(lib: Any, arr: Callable[..., Any]) -> Callable[[], Any]:
+    def op(x: Any) -> Any:
+        return lib.nd.pad(x, mode="edge", pad_width=(0, 0, 0, 0, 1, 1, 1, 1))
+
+    return _fb(lib.nd, lib.autograd, op, arr(_randn(*LAYER)))
+
+
+@case("SoftmaxOutput fb")
+def _(lib: Any, arr: Callable[..., Any]) -> Callable[[], Any]:
+    label = arr(np.random.default_rng(1).integers(0, 1024, 4096).astype(np.float32))
+
+    def op(x: Any) -> Any:
+        return lib.nd.SoftmaxOutput(x, label)
+
+    return _fb(lib.nd, lib.autograd, op, arr(_randn(4096, 1024)))
+
+
 # -- linalg on stacks of 8 matrices --------------------------------------------------------
 def _spd(n: int) -> np.ndarray:
     g = np.random.default_rng(n).standard_normal((8, n, n))

@@ -98,6 +98,38 @@ def test_gather_nd_gradient_adds_duplicates() -> None:
     np.testing.assert_array_equal(data.grad.asnumpy(), want)
 
 
+@pytest.mark.parametrize(
+    "dtype", ["float32", "float64", "int32", "int64", "float16", "uint8", "bool"]
+)
+@pytest.mark.parametrize("index_axes", [1, 2])
+def test_gather_nd_and_its_gradient_match_numpy(dtype: str, index_axes: int) -> None:
+    """The CPU row loops (_gather_nd_cpu) against NumPy's fancy indexing and np.add.at,
+    bit for bit: duplicates and negative indices included, rows split across threads."""
+    from nnvmpy.ops.gather_scatter import gather_nd, scatter_nd
+
+    rng = np.random.default_rng(index_axes)
+    shape = (37, 5, 6)[: index_axes + 1] if index_axes == 1 else (9, 7, 6)
+    data = rng.standard_normal(shape).astype(dtype)
+    lead = shape[:index_axes]
+    idx = np.stack([rng.integers(-n, n, (4, 25)) for n in lead])  # many duplicates
+    coords = tuple(idx)
+    gathered = np.empty((4, 25, *shape[index_axes:]), dtype)
+    gather_nd(None, gathered, "write", data, idx.astype(np.float32))
+    np.testing.assert_array_equal(gathered, data[coords])
+    if dtype in ("float32", "float64", "int32", "int64"):
+        gather_nd(None, gathered, "add", data, idx)
+        np.testing.assert_array_equal(gathered, data[coords] + data[coords])
+        head = rng.standard_normal(gathered.shape).astype(dtype)
+        want = np.zeros(shape, dtype)
+        np.add.at(want, coords, head)
+        got = np.full(shape, np.nan if dtype[0] == "f" else 7, dtype)
+        scatter_nd(None, got, "write", head, idx, True, "_backward_gather_nd")
+        np.testing.assert_array_equal(got, want)
+        scatter_nd(None, got, "add", head, idx, True, "_backward_gather_nd")
+        np.add.at(want, coords, head)
+        np.testing.assert_array_equal(got, want)
+
+
 def test_squeeze_and_stack_errors() -> None:
     with pytest.raises(nv.NNVMError, match="cannot squeeze axis 1"):
         nd.squeeze(nd.zeros((1, 2)), axis=1)

@@ -203,6 +203,32 @@ def _scatter_nd_cuda(out, data, idx, oshape, m, n_idx, inner, accumulate):
             out[off * inner + j] = data[t]
 
 
+def _rows_fit(out: np.ndarray, data: np.ndarray, add: bool) -> bool:
+    """Whether _gather_nd_cpu's row loops serve these arrays: C-contiguous, not empty,
+    and (when adding) of a dtype numba adds (float16 and bool keep NumPy's loops)."""
+    if not (out.flags.c_contiguous and data.flags.c_contiguous and out.size and data.size):
+        return False
+    return not add or (
+        data.dtype == out.dtype and data.dtype.kind in "fiu" and data.dtype.itemsize > 2
+    )
+
+
+def _row_offsets(coords: tuple[np.ndarray, ...], shape: tuple[int, ...]) -> np.ndarray:
+    """The flat row number, in the first len(coords) axes of `shape`, of each column."""
+    if len(coords) == 1:
+        return np.ascontiguousarray(coords[0].reshape(-1))
+    return np.ravel_multi_index(tuple(c.reshape(-1) for c in coords), shape[: len(coords)])
+
+
+def _as_kernel_dtype(out: np.ndarray, data: np.ndarray, add: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Flat views the kernel takes: a copy moves bits, so any dtype goes as unsigned
+    integers of its width (float16 and bool included)."""
+    if add:
+        return out.reshape(-1), data.reshape(-1)
+    bits = np.dtype(f"u{out.dtype.itemsize}")
+    return out.reshape(-1).view(bits), data.reshape(-1).view(bits)
+
+
 def _split(indices_shape: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, int, int]:
     """(M, number of index columns, elements per gathered sub-array)."""
     m = indices_shape[0]
@@ -214,7 +240,15 @@ def gather_nd(ctx: Any, out: Any, req: Any, data: Any, indices: Any, op: str = "
     if mode is None or out.size == 0:
         return
     if is_cpu(out):
-        src = data[_coordinates(op, indices, data.shape)].reshape(out.shape)
+        coords = _coordinates(op, indices, data.shape)
+        if _rows_fit(out, data, mode == "add"):
+            from nnvmpy.ops import _gather_nd_cpu
+
+            rows = _row_offsets(coords, data.shape)
+            out_, data_ = _as_kernel_dtype(out, data, mode == "add")
+            _gather_nd_cpu.gather_rows(out_, data_, rows, out.size // rows.size, mode == "add")
+            return
+        src = data[coords].reshape(out.shape)
         if mode == "add":
             out += src
         else:
@@ -250,6 +284,15 @@ def scatter_nd(
             _identity.launch(ctx, out, "write", base)
     if is_cpu(out):
         coords = _coordinates(op, indices, out.shape)
+        if accumulate and _rows_fit(out, data, True):
+            from nnvmpy.ops import _gather_nd_cpu
+            from nnvmpy.ops.nn._layer_util import cpu_threads
+
+            rows = _row_offsets(coords, out.shape)
+            inner = out.size // max(math.prod(out.shape[: len(coords)]), 1)
+            tasks = min(cpu_threads(), math.prod(out.shape[: len(coords)]))
+            _gather_nd_cpu.scatter_add_rows(out.reshape(-1), data.reshape(-1), rows, inner, tasks)
+            return
         src = data.reshape(coords[0].shape + out.shape[len(coords) :])
         if accumulate:
             np.add.at(out, coords, src)
