@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from correlation_inputs import correlation_inputs
 from fcompute_call import run_fcompute
 from launch_spies import spy_item_launches
 
@@ -101,15 +102,7 @@ def test_correlation_backward(
     launches: dict[str, list[int]],
 ) -> None:
     rng = np.random.default_rng(5)
-    params = {"kernel_size": k, "max_displacement": d, "stride1": s1, "stride2": s2,
-              "pad_size": pad, "is_multiply": mult}  # fmt: skip
-    if mult:
-        a, b = rng.standard_normal(shape), rng.standard_normal(shape)
-    else:  # ties between a and b (and the padding's zeros)
-        a, b = rng.integers(-1, 2, shape) / 2.0, rng.integers(-1, 2, shape) / 2.0
-    a, b = a.astype(dtype), b.astype(dtype)
-    _, D, th, tw = correlation.geometry(correlation.CorrelationParam.parse(params), *shape[2:])
-    dy = rng.standard_normal((shape[0], D * D, th, tw)).astype(dtype)
+    params, a, b, dy = correlation_inputs(rng, shape, k, d, s1, s2, pad, mult, dtype)
     exact = [x.astype(np.float64) for x in (dy, a, b)]
     want = _reference(exact[1], exact[2], exact[0], k, d, s1, s2, pad, mult)
     zeros = [np.zeros(shape), np.zeros(shape)]

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from correlation_inputs import correlation_geometry, correlation_inputs
 from fcompute_call import run_fcompute
 
 import nnvmpy as nv
@@ -171,14 +172,6 @@ def test_im2col_col2im_gradients_through_autograd(win: tuple, variant: str) -> N
 # -- Correlation ----------------------------------------------------------------------------------
 
 
-def _corr_geometry(shape: tuple[int, ...], k: int, d: int, s1: int, s2: int, pad: int):
-    radius = d // s2
-    border = d + (k - 1) // 2
-    th = -(-(shape[2] + 2 * pad - 2 * border) // s1)
-    tw = -(-(shape[3] + 2 * pad - 2 * border) // s1)
-    return radius, 2 * radius + 1, th, tw
-
-
 def correlation_ref(a, b, dy, k, d, s1, s2, pad, mult):
     """Correlation's output and its gradients (d data1, d data2 for output gradient dy),
     one output element at a time, as MXNet documents it: in padded coordinates output
@@ -187,7 +180,7 @@ def correlation_ref(a, b, dy, k, d, s1, s2, pad, mult):
     x2 = x1 + (tx - radius)*s2 (y likewise), f = a*b or |a - b| (d/da: +1 where a >= b);
     values in the padding are 0 and get no gradient."""
     N, C, H, W = a.shape
-    radius, D, th, tw = _corr_geometry(a.shape, k, d, s1, s2, pad)
+    radius, D, th, tw = correlation_geometry(a.shape, k, d, s1, s2, pad)
     out = np.zeros((N, D * D, th, tw))
     ga, gb = np.zeros(a.shape), np.zeros(b.shape)
     norm = k * k * C
@@ -231,15 +224,7 @@ def test_correlation_against_loops(
     shape, k, d, s1, s2, pad, mult: bool, dtype: Any, variant: str
 ) -> None:
     rng = np.random.default_rng(5)
-    params = {"kernel_size": k, "max_displacement": d, "stride1": s1, "stride2": s2,
-              "pad_size": pad, "is_multiply": mult}  # fmt: skip
-    if mult:
-        a, b = rng.standard_normal(shape), rng.standard_normal(shape)
-    else:  # ties between a and b (and the padding's zeros)
-        a, b = rng.integers(-1, 2, shape) / 2.0, rng.integers(-1, 2, shape) / 2.0
-    a, b = a.astype(dtype), b.astype(dtype)
-    _, D, th, tw = _corr_geometry(shape, k, d, s1, s2, pad)
-    dy = rng.standard_normal((shape[0], D * D, th, tw)).astype(dtype)
+    params, a, b, dy = correlation_inputs(rng, shape, k, d, s1, s2, pad, mult, dtype)
     exact = [x.astype(np.float64) for x in (a, b, dy)]
     out, ga, gb = correlation_ref(*exact, k, d, s1, s2, pad, mult)
     for req in REQS:

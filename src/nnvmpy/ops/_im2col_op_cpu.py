@@ -36,6 +36,20 @@ def _valid_range(pad_off, step, size, out):
 
 
 @cached_njit(nogil=True, inline="always")
+def _tap_window(geo, tap):
+    # tap's offsets (a, b, c) in the kernel and, per output axis, the [lo, hi) of the
+    # block positions where it falls inside x
+    s0, s1, s2, _k0, k1, k2, st0, st1, st2, d0, d1, d2, p0, p1, p2, l0, l1, l2 = geo
+    a = tap // (k1 * k2)
+    b = (tap // k2) % k1
+    c = tap % k2
+    u_lo, u_hi = _valid_range(p0 - a * d0, st0, s0, l0)
+    v_lo, v_hi = _valid_range(p1 - b * d1, st1, s1, l1)
+    z_lo, z_hi = _valid_range(p2 - c * d2, st2, s2, l2)
+    return a, b, c, u_lo, u_hi, v_lo, v_hi, z_lo, z_hi
+
+
+@cached_njit(nogil=True, inline="always")
 def _im2col_rows(xf, cf, geo, add, r0, r1):  # pragma: no cover - numba
     # column rows r in [r0, r1), r = m*K + tap (module doc); geo as _geometry packs it
     s0, s1, s2, k0, k1, k2, st0, st1, st2, d0, d1, d2, p0, p1, p2, l0, l1, l2 = geo
@@ -44,13 +58,7 @@ def _im2col_rows(xf, cf, geo, add, r0, r1):  # pragma: no cover - numba
     plane = s0 * s1 * s2
     for r in range(r0, r1):
         m = r // nk
-        tap = r % nk
-        a = tap // (k1 * k2)
-        b = (tap // k2) % k1
-        c = tap % k2
-        u_lo, u_hi = _valid_range(p0 - a * d0, st0, s0, l0)
-        v_lo, v_hi = _valid_range(p1 - b * d1, st1, s1, l1)
-        z_lo, z_hi = _valid_range(p2 - c * d2, st2, s2, l2)
+        a, b, c, u_lo, u_hi, v_lo, v_hi, z_lo, z_hi = _tap_window(geo, r % nk)
         row = r * nl
         for u in range(l0):
             for v in range(l1):
@@ -100,12 +108,7 @@ def _col2im_planes(cf, xf, geo, add, m0, m1):  # pragma: no cover - numba
             for q in range(plane):
                 xf[_u(base + q)] = 0
         for tap in range(nk):
-            a = tap // (k1 * k2)
-            b = (tap // k2) % k1
-            c = tap % k2
-            u_lo, u_hi = _valid_range(p0 - a * d0, st0, s0, l0)
-            v_lo, v_hi = _valid_range(p1 - b * d1, st1, s1, l1)
-            z_lo, z_hi = _valid_range(p2 - c * d2, st2, s2, l2)
+            a, b, c, u_lo, u_hi, v_lo, v_hi, z_lo, z_hi = _tap_window(geo, tap)
             row = (m * nk + tap) * nl
             for u in range(u_lo, u_hi):
                 for v in range(v_lo, v_hi):
