@@ -272,6 +272,12 @@ def _(lib: Any, arr: Callable[..., Any]) -> Callable[[], Any]:
     return _fb(lib.nd, lib.autograd, op, arr(_randn(4096, 1024)))
 
 
+@case("khatri_rao 64x64x8 rows")
+def _(lib: Any, arr: Callable[..., Any]) -> Callable[[], Any]:
+    a, b, c = arr(_randn(64, 512)), arr(_randn(64, 512, seed=1)), arr(_randn(8, 512, seed=2))
+    return lambda: lib.nd.khatri_rao(a, b, c)
+
+
 # -- linalg on stacks of 8 matrices --------------------------------------------------------
 def _spd(n: int) -> np.ndarray:
     g = np.random.default_rng(n).standard_normal((8, n, n))

@@ -7,7 +7,8 @@ where W_i is the product of the other factors (the Khatri-Rao product with A_i r
 by ones). Row r = (m_1, ..., m_n) in row-major order, so m_i(r) = (r div inner_i) mod M_i
 with inner_i = M_{i+1} * ... * M_n. Every kernel is one body for both devices: the
 forward multiplies one factor into the output per launch; the backward builds W_i in
-scratch space and sums it against dX, one work item per element of dA_i.
+scratch space and sums it against dX, one work item per element of dA_i. They run on
+the GPU; the CPU takes whole rows instead (_khatri_rao_cpu.py), in the same order.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from ..attrs import (
 from ..base import InferError
 from ..graph.grad import ElemwiseGradUseIn
 from ..infer import elemwise_type, shape_assign, shape_is_known, shape_str
-from ..kernel.launch import ADD, NULL, WRITE, flat, req_code
+from ..kernel.launch import ADD, NULL, WRITE, flat, is_gpu, req_code
 from ..param import Parameter, field
 from ..registry import NodeAttrs, register_op
 from ..resource import ResourceRequest
@@ -105,6 +106,19 @@ def _factor_grad(t, da, dy, w, use_w, inner, m, outer, ncol, zero, mode):
         da[t] = acc
 
 
+class _Concatenated:
+    """The factors as one flat host array, with where each starts, its rows and the
+    rows of the product below each one (the CPU kernels' arguments, _khatri_rao_cpu)."""
+
+    def __init__(self, factors: list[Any]) -> None:
+        rows = [f.shape[0] for f in factors]
+        self.cat = np.concatenate([np.ascontiguousarray(f).reshape(-1) for f in factors])
+        self.starts = np.cumsum([0, *(f.size for f in factors[:-1])], dtype=np.int64)
+        self.rows = np.array(rows, np.int64)
+        self.inners = np.array([math.prod(rows[i + 1 :]) for i in range(len(rows))], np.int64)
+        self.ncol = factors[0].shape[1]
+
+
 def _product(ctx: Any, out: Any, factors: list[Any], skip: int = -1) -> bool:
     """out = the Khatri-Rao product of factors (factor `skip` taken as ones).
 
@@ -130,12 +144,16 @@ def _forward(
         return
     with half_as_float32(ctx, outputs, [mode], inputs) as (outs, ins):
         out = outs[0]
-        if mode == WRITE:
-            _product(ctx, out, ins)
-            return
-        tmp = ctx.requested[0].get_space(tuple(out.shape), out.dtype)
-        _product(ctx, tmp, ins)
-        _identity.launch(ctx, out, req[0], tmp)
+        tmp = out if mode == WRITE else ctx.requested[0].get_space(tuple(out.shape), out.dtype)
+        if is_gpu(ctx):
+            _product(ctx, tmp, ins)
+        else:
+            from nnvmpy.ops import _khatri_rao_cpu
+
+            f = _Concatenated(ins)
+            _khatri_rao_cpu.product_rows(flat(tmp), f.cat, f.starts, f.rows, f.inners, f.ncol)
+        if tmp is not out:
+            _identity.launch(ctx, out, req[0], tmp)
 
 
 def _backward(
@@ -150,8 +168,19 @@ def _backward(
         dy, factors = ins[0], ins[1:]
         rows = [f.shape[0] for f in factors]
         ncol = dy.shape[1]
-        w = ctx.requested[0].get_space(tuple(dy.shape), dy.dtype)
         zero = np.float64(0) if np.dtype(dy.dtype) == np.float64 else np.float32(0)
+        if not is_gpu(ctx):
+            from nnvmpy.ops import _khatri_rao_cpu
+
+            f = _Concatenated(factors)
+            for i, (da, mode) in enumerate(zip(outs, modes)):
+                if mode != NULL and da.size:
+                    _khatri_rao_cpu.factor_grad(
+                        flat(da), flat(dy), f.cat, f.starts, f.rows, f.inners, ncol, i, zero,
+                        mode == ADD,
+                    )  # fmt: skip
+            return
+        w = ctx.requested[0].get_space(tuple(dy.shape), dy.dtype)
         for i, (da, mode) in enumerate(zip(outs, modes)):
             if mode == NULL or da.size == 0:
                 continue
