@@ -278,6 +278,26 @@ def _(lib: Any, arr: Callable[..., Any]) -> Callable[[], Any]:
     return lambda: lib.nd.khatri_rao(a, b, c)
 
 
+def _affine(lib: Any, arr: Callable[..., Any]) -> Any:
+    """Near-identity affine maps for 32 images, and GridGenerator on them at 224 x 224."""
+    theta = np.tile(np.float32([1, 0.1, 0, -0.1, 1, 0]), (32, 1)) + 0.01 * _randn(32, 6)
+    return arr(theta), lambda t: lib.nd.GridGenerator(
+        t, transform_type="affine", target_shape=(224, 224)
+    )
+
+
+@case("GridGenerator affine 224")
+def _(lib: Any, arr: Callable[..., Any]) -> Callable[[], Any]:
+    theta, op = _affine(lib, arr)
+    return lambda: op(theta)
+
+
+@case("GridGenerator affine 224 fb")
+def _(lib: Any, arr: Callable[..., Any]) -> Callable[[], Any]:
+    theta, op = _affine(lib, arr)
+    return _fb(lib.nd, lib.autograd, op, theta)
+
+
 # -- linalg on stacks of 8 matrices --------------------------------------------------------
 def _spd(n: int) -> np.ndarray:
     g = np.random.default_rng(n).standard_normal((8, n, n))

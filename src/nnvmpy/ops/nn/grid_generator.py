@@ -22,6 +22,8 @@ from __future__ import annotations
 import math
 from typing import Any, Self
 
+import numpy as np
+
 from ...attrs import (
     FCompute_cpu,
     FCompute_gpu,
@@ -35,7 +37,7 @@ from ...base import InferError, ParamError
 from ...graph.grad import ElemwiseGradUseNone
 from ...infer import elemwise_type, shape_assign, shape_is_known, shape_str
 from ...kernel import parallel_for
-from ...kernel.launch import NULL, is_gpu, req_code, store, uindex
+from ...kernel.launch import ADD, NULL, is_gpu, req_code, store, uindex
 from ...param import Parameter, Shape, field
 from ...registry import NodeAttrs, register_op
 from ._layer_util import via_float32
@@ -77,41 +79,41 @@ def _step(size: int) -> float:
 
 
 @parallel_for
-def _affine_loop(i, grid, theta, H, W, sx, sy, mode):
-    """Position i = (n, h, w) of the grid: both channels."""
+def _affine_loop(j, grid, theta, H, W, sx, sy, mode, chunk, spans):
+    """Item j: `chunk` positions of grid row r = (n, h), both channels. A whole row on the
+    CPU (spans 1: no division per position), one position on the GPU (spans W)."""
+    r = j // spans
+    w0 = (j - r * spans) * chunk
+    n = r // H
+    h = r - n * H
     HW = H * W
-    n = i // HW
-    p = i - n * HW
-    h = p // W
-    xt = -1.0 + (p - h * W) * sx
     yt = -1.0 + h * sy
     t = n * 6
-    store(grid, uindex(2 * n * HW + p), theta[t] * xt + theta[t + 1] * yt + theta[t + 2], mode)
-    store(
-        grid,
-        uindex((2 * n + 1) * HW + p),
-        theta[t + 3] * xt + theta[t + 4] * yt + theta[t + 5],
-        mode,
-    )
+    x_row = 2 * n * HW + h * W
+    y_row = x_row + HW
+    for w in range(w0, w0 + chunk):
+        xt = -1.0 + w * sx
+        store(grid, uindex(x_row + w), theta[t] * xt + theta[t + 1] * yt + theta[t + 2], mode)
+        store(grid, uindex(y_row + w), theta[t + 3] * xt + theta[t + 4] * yt + theta[t + 5], mode)
 
 
 @parallel_for
 def _affine_grad_loop(q, dtheta, dgrid, H, W, sx, sy, mode):
-    """Entry q = (n, 3 i + k) of dtheta: a sum over the grid's channel i."""
+    """Entry q = (n, 3 i + k) of dtheta: a sum over the grid's channel i, in order."""
     n = q // 6
     i = (q - n * 6) // 3
     k = q - n * 6 - i * 3
-    HW = H * W
-    base = (2 * n + i) * HW
+    base = (2 * n + i) * H * W
     s = 0.0
-    for p in range(HW):
-        h = p // W
-        basis = 1.0
-        if k == 0:
-            basis = -1.0 + (p - h * W) * sx
-        elif k == 1:
-            basis = -1.0 + h * sy
-        s += dgrid[uindex(base + p)] * basis
+    for h in range(H):
+        row = base + h * W
+        for w in range(W):
+            basis = 1.0
+            if k == 0:
+                basis = -1.0 + w * sx
+            elif k == 1:
+                basis = -1.0 + h * sy
+            s += dgrid[uindex(row + w)] * basis
     store(dtheta, q, s, mode)
 
 
@@ -137,8 +139,9 @@ def affine_grid(ctx: Any, grid: Any, theta: Any, mode: int) -> None:
     """grid (N, 2, H, W) from theta (N, 6)."""
     n, _, H, W = grid.shape
     if mode != NULL and n * H * W:
+        spans = W if is_gpu(ctx) else 1  # items per grid row
         args = (grid.reshape(-1), theta.reshape(-1), H, W, _step(W), _step(H), mode)
-        _affine_loop.launch(ctx, n * H * W, *args)
+        _affine_loop.launch(ctx, n * H * spans, *args, W // spans, spans, work=grid.size)
 
 
 def affine_grid_backward(ctx: Any, dtheta: Any, dgrid: Any, mode: int) -> None:
@@ -147,6 +150,14 @@ def affine_grid_backward(ctx: Any, dtheta: Any, dgrid: Any, mode: int) -> None:
     if mode == NULL or not n:
         return
     scalars = (H, W, _step(W), _step(H), mode)
+    if not is_gpu(ctx) and isinstance(dtheta, np.ndarray) and dtheta.flags.c_contiguous:
+        from nnvmpy.ops.nn import _affine_grad_cpu
+
+        _affine_grad_cpu.affine_grad(
+            dtheta.reshape(-1), np.ascontiguousarray(dgrid).reshape(-1), *scalars[:4],
+            mode == ADD,
+        )  # fmt: skip
+        return
     if is_gpu(ctx):
         from nnvmpy.ops.nn import _sampler_grad_cuda as gpu
 
