@@ -25,6 +25,7 @@ from nnvmpy.ops._axis_map import (
     axis_map,
     contiguous_strides,
     gather,
+    inverse,
 )
 
 W, A = OpReqType.kWriteTo, OpReqType.kAddTo
@@ -78,7 +79,8 @@ def maps(draw: st.DrawFn) -> tuple[tuple[int, ...], AxisMap]:
             m, row = n, (AFFINE, n, -1, n - 1, s) if kind == "flip" else (AFFINE, n, 1, 0, s)
         axes.append(row)
         oshape.append(m)
-    return shape, axis_map(oshape, axes)
+    order = draw(st.permutations(range(len(shape))))  # output axes in any order (swapaxes)
+    return shape, axis_map([oshape[k] for k in order], [axes[k] for k in order])
 
 
 @given(maps(), st.floats(-3, 3))
@@ -118,6 +120,33 @@ def test_add_requests_accumulate(case: tuple) -> None:
     np.testing.assert_allclose(dx - dx0, written, atol=1e-12)
 
 
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=4), st.data())
+def test_a_permutation_with_flips_has_an_inverse(shape: list[int], data: st.DataObject) -> None:
+    """swapaxes and flip read every element once: the adjoint is the gather through
+    inverse(), which np.transpose and np.flip spell out."""
+    order = data.draw(st.permutations(range(len(shape))))
+    flips = data.draw(st.lists(st.booleans(), min_size=len(shape), max_size=len(shape)))
+    strides = contiguous_strides(shape)
+    rows = [
+        (AFFINE, shape[k], -1, shape[k] - 1, strides[k]) if flips[k] else
+        (AFFINE, shape[k], 1, 0, strides[k])
+        for k in order
+    ]  # fmt: skip
+    amap = axis_map([shape[k] for k in order], rows)
+    undo = inverse(amap)
+    assert undo is not None
+    dy = np.random.default_rng(3).standard_normal(amap.oshape)
+    want = np.flip(dy, [i for i, k in enumerate(order) if flips[k]]).transpose(np.argsort(order))
+    dx = np.full(shape, np.nan)
+    gather("test", None, dx, W, dy, undo)
+    np.testing.assert_array_equal(dx, want)
+    adjoint("test", None, dx, A, dy, amap)
+    np.testing.assert_array_equal(dx, 2 * want)
+    n = shape[0]
+    for not_once in [(AFFINE, n, 1, -1, 1), (TILE, n, 0, 0, 1), (EDGE, n, 0, 1, 1)]:
+        assert inverse(axis_map([n + 2 if not_once[0] != TILE else 2 * n], [not_once])) is None
+
+
 def test_float16_on_cpu_goes_through_float32() -> None:
     amap = axis_map((6,), [(REPEAT, 3, 2, 0, 1)])
     dy = np.arange(6, dtype=np.float16)
@@ -145,3 +174,23 @@ def test_one_compiled_loop_per_dtype_whatever_the_rank() -> None:
         gather("test", None, out, W, x, flip_all(shape))
         np.testing.assert_array_equal(out, x[(slice(None, None, -1),) * len(shape)])
     assert len(loop.signatures) == compiled
+
+
+def test_large_permutations_take_the_tiles_both_ways() -> None:
+    """A swapaxes big enough for _transpose_cpu's tiles: the forward gather and the
+    adjoint (a gather through inverse()) both agree with np.swapaxes, 'add' included."""
+    import nnvmpy as nv
+    from nnvmpy.ops import _transpose_cpu
+
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((4, 33, 17, 19)).astype(np.float32)
+    assert x.size >= _transpose_cpu.MIN_SIZE
+    a = nv.nd.array(x)
+    a.attach_grad(grad_req="add")
+    dy = rng.standard_normal((4, 19, 17, 33)).astype(np.float32)
+    for _ in range(2):
+        with nv.autograd.record():
+            y = nv.nd.SwapAxis(a, dim1=1, dim2=3)
+        y.backward(nv.nd.array(dy))
+    np.testing.assert_array_equal(y.asnumpy(), np.swapaxes(x, 1, 3))
+    np.testing.assert_array_equal(a.grad.asnumpy(), 2 * np.swapaxes(dy, 1, 3))

@@ -1,8 +1,10 @@
 """The CPU's tiled transpose (ops/_transpose_cpu.py) against np.transpose.
 
-Permutations that swap two blocks of axes after a kept prefix run by cache tiles; every
-other permutation, and small or float16 arrays, take NumPy's copy. Sizes that are not a
-multiple of the tile, integer dtypes, req 'add', and which permutations are block swaps.
+Permutations that swap two blocks of axes after a kept prefix run by cache tiles of the
+collapsed matrices; other permutations that move the last axis by tiles of the two
+contiguous axes; permutations keeping the last axis, and small or float16 arrays, take
+NumPy's copy. Sizes that are not a multiple of the tile, integer dtypes, req 'add', and
+which permutations are block swaps.
 """
 
 from __future__ import annotations
@@ -49,6 +51,9 @@ def test_block_swap_names_the_collapsed_matrix(shape, axes, dims) -> None:
         ((4, 33, 17, 19), (0, 2, 3, 1)),
         ((4, 17, 19, 33), (0, 3, 1, 2)),
         ((70, 40, 30), (1, 0, 2)),  # NumPy's path
+        ((4, 33, 17, 19), (0, 3, 2, 1)),  # swapaxes(1, 3): the general tiles
+        ((3, 5, 17, 7, 19), (4, 1, 3, 0, 2)),
+        ((33, 4, 17, 19), (3, 1, 0, 2)),
     ],
 )
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint8])
@@ -81,5 +86,9 @@ def test_transpose_into_adds_with_add() -> None:
     out = np.ones((2, 180, 190), np.float32)
     assert _transpose_cpu.transpose_into(out, x, (0, 2, 1), True)
     np.testing.assert_array_equal(out, 1 + x.transpose(0, 2, 1))
+    x4 = x.reshape(2, 19, 10, 180)
+    out = np.ones((180, 19, 2, 10), np.float32)
+    assert _transpose_cpu.transpose_into(out, x4, (3, 1, 0, 2), True)
+    np.testing.assert_array_equal(out, 1 + x4.transpose(3, 1, 0, 2))
     small = np.ones((3, 2), np.float32)
     assert not _transpose_cpu.transpose_into(small, np.ones((2, 3), np.float32), (1, 0), False)

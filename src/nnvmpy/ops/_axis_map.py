@@ -23,6 +23,11 @@ It decodes dx's flat index with the strides, so there the axes must cover the in
 exactly (a mixed radix; an axis the input lacks has n = 1). numba cannot compute in
 float16 on the CPU: CPU launches see float16 arrays as float32 copies.
 
+A map that reads every input element once (the identity or a flip per axis, the axes in
+any order: swapaxes, flip) has an inverse (`inverse`), and its adjoint is the gather
+through it. On the CPU, a gather that only permutes axes runs as a tiled transpose
+(_transpose_cpu.py): a row loop would walk one side a whole plane apart.
+
 The kernels read the map as one int64 array, its six per-axis rows laid end to end
 (AxisMap.meta). Passed as six tuples, every rank was a separate signature: a flip of a
 4-d array compiled both bodies again after a 2-d one (3-4 s each, per dtype).
@@ -266,6 +271,30 @@ def row_adjoint(dx, base, dy, off, j0, j1, kind, n, m, a, b, st):
         for j in range(j0, j1):
             for p in range(a):
                 dx[uidx(base + j * st)] += dy[uidx(off + j * a + p)]
+    elif kind == 0:  # affine (a = +-1): one preimage (j - b) * a, for j in [lo, hi)
+        lo = b if a == 1 else b - m + 1
+        hi = lo + m
+        lo = min(max(lo, j0), j1)
+        hi = max(min(hi, j1), lo)
+        if a == 1 and st == 1:  # a contiguous add
+            for j in range(lo, hi):
+                dx[uidx(base + j)] += dy[uidx(off + j - b)]
+        else:
+            for j in range(lo, hi):
+                dx[uidx(base + j * st)] += dy[uidx(off + (j - b) * a)]
+    elif kind == 3:  # edge: each end sums its run, an inside j has one preimage j + b
+        for j in range(j0, j1):
+            if j == 0 or j == n - 1:
+                for i in range(0 if j == 0 else j + b, m if j == n - 1 else j + b + 1):
+                    dx[uidx(base + j * st)] += dy[uidx(off + i)]
+        lo = max(j0, 1)
+        hi = max(min(j1, n - 1), lo)
+        if st == 1:
+            for j in range(lo, hi):
+                dx[uidx(base + j)] += dy[uidx(off + j + b)]
+        else:
+            for j in range(lo, hi):
+                dx[uidx(base + j * st)] += dy[uidx(off + j + b)]
     else:
         for j in range(j0, j1):
             for p in range(axis_count(kind, j, n, m, a, b)):
@@ -354,6 +383,8 @@ def gather(name: str, ctx: Any, out: Any, req: Any, x: Any, amap: AxisMap) -> No
     mode = req_code(name, req)
     if mode == NULL or amap.size == 0:
         return
+    if _transposed(ctx, out, x, amap, mode):
+        return
     m = amap.oshape[-1]
     chunk, nchunk = (1, m) if is_gpu(ctx) else (m, 1)
     with half_as_float32(ctx, [out], [mode], [x]) as (outs, ins):
@@ -367,6 +398,60 @@ def gather(name: str, ctx: Any, out: Any, req: Any, x: Any, amap: AxisMap) -> No
         )  # fmt: skip
 
 
+def _input_order(amap: AxisMap) -> list[int] | None:
+    """The output axes in the input's order (outermost first) when they cover the input
+    exactly, each once (a mixed radix); None otherwise."""
+    # larger strides first; a length-1 axis shares its stride with the axis inside it
+    order = sorted(range(len(amap.n)), key=lambda k: (-amap.stride[k], -amap.n[k]))
+    if list(contiguous_strides([amap.n[k] for k in order])) != [amap.stride[k] for k in order]:
+        return None
+    return order
+
+
+def _reads_each_once(amap: AxisMap, flips: bool) -> bool:
+    """Whether every axis is the identity (or, with flips, a reversal), with no base."""
+    if amap.base:
+        return False
+    for kind, n, m, a, b in zip(amap.kinds, amap.n, amap.oshape, amap.a, amap.b):
+        if kind != AFFINE or n != m:
+            return False
+        if (a, b) != (1, 0) and not (flips and (a, b) == (-1, n - 1)):
+            return False
+    return True
+
+
+def inverse(amap: AxisMap) -> AxisMap | None:
+    """The map that undoes `amap` when it reads every input element exactly once (each
+    axis the identity or a flip, the axes permuted: swapaxes, flip), else None.
+
+    Its adjoint is then a gather through the inverse, which a permutation turns into a
+    tiled transpose on the CPU (gather), and which reads dy as gather reads x.
+    """
+    order = _input_order(amap) if _reads_each_once(amap, flips=True) else None
+    if order is None:
+        return None
+    out_strides = contiguous_strides(amap.oshape)
+    axes = [(AFFINE, amap.oshape[k], amap.a[k], amap.b[k], out_strides[k]) for k in order]
+    return axis_map([amap.n[k] for k in order], axes)
+
+
+def _transposed(ctx: Any, out: Any, x: Any, amap: AxisMap, mode: int) -> bool:
+    """out (+)= x through a map that only permutes axes, by _transpose_cpu's tiles; False
+    (nothing done) on a GPU, for other maps, or where the tiles do not pay."""
+    if is_gpu(ctx) or not _reads_each_once(amap, flips=False):
+        return False
+    order = _input_order(amap)
+    if order is None:
+        return False
+    from nnvmpy.ops import _transpose_cpu
+
+    axes = tuple(order.index(k) for k in range(len(order)))  # output axis k reads input axis
+    shape = tuple(amap.n[k] for k in order)
+    return _transpose_cpu.transpose_into(
+        out.reshape(amap.oshape), x.reshape(shape), axes, mode == 2
+    )
+
+
 def adjoint(name: str, ctx: Any, dx: Any, req: Any, dy: Any, amap: AxisMap) -> None:
     """dx (+)= the adjoint of `amap` applied to dy: each dy element added where it was read."""
     mode = req_code(name, req)
@@ -374,6 +459,10 @@ def adjoint(name: str, ctx: Any, dx: Any, req: Any, dy: Any, amap: AxisMap) -> N
         return
     if amap.base:
         raise ValueError(f"{name}: the adjoint of a map with a base offset is not a mixed radix")
+    undo = inverse(amap)
+    if undo is not None:
+        gather(name, ctx, dx, req, dy, undo)
+        return
     n = amap.n[-1]
     chunk, nchunk = (1, n) if is_gpu(ctx) else (n, 1)
     with half_as_float32(ctx, [dx], [mode], [dy]) as (outs, ins):
