@@ -96,6 +96,22 @@ def test_softmax_output_gradient_needs_no_head_gradient(
     test_utils.assert_almost_equal(exe.grad_dict["data"].asnumpy(), want, rtol=1e-10, atol=1e-12)
 
 
+def test_softmax_output_gradient_adds_with_grad_req_add(dev: nv.Context) -> None:
+    """'add' adds the gradient, zeros of ignored rows included, to what was there."""
+    rng = np.random.default_rng(4)
+    x, start = rng.normal(size=(6, 4)), rng.normal(size=(6, 4))
+    kw = {"use_ignore": True, "smooth_alpha": 0.2}
+    sym = nv.sym.SoftmaxOutput(nv.sym.Variable("data"), nv.sym.Variable("label"), **kw)
+    grads = {"data": arr(start, dev), "label": nv.nd.zeros(LABEL.shape, dev, dtype=np.float64)}
+    args = {"data": arr(x, dev), "label": arr(LABEL, dev)}
+    exe = sym.bind(dev, args, args_grad=grads, grad_req={"data": "add", "label": "null"})
+    exe.forward(is_train=True)
+    exe.backward()
+    p = softmax(x)
+    want = start + softmax_output_grad_ref(p, LABEL, -1, kw, p)
+    test_utils.assert_almost_equal(exe.grad_dict["data"].asnumpy(), want, rtol=1e-10, atol=1e-12)
+
+
 def test_softmax_output_out_grad_multiplies_the_head_gradient(dev: nv.Context) -> None:
     rng = np.random.default_rng(1)
     x, dy = rng.normal(size=(6, 4)), rng.normal(size=(6, 4))

@@ -234,6 +234,42 @@ def _softmax_output_label_grad(
                 o += 1
 
 
+@kernel.device_function
+def _off_class_grads(dx, out, dy, j0, j1, s, off, use_dy, mode, half):
+    """dx[j] for the elements j in [j0, j1) of a row that are not its label's class."""
+    for j in range(j0, j1):
+        v = (np.float64(out[j]) - off) * s
+        if use_dy:
+            v *= np.float64(dy[j])
+        store_rounded(dx, j, mode, v, half)
+
+
+# inner 1 (a label per row) on the CPU: an item per row r of (rows, n), the label read
+# once and the class compared once, so the rest of the row is one straight loop (the
+# same values as _softmax_output_label_grad's, element for element)
+@kernel.parallel_for
+def _softmax_output_row_grad(
+    r, dx, out, label, dy, n, scale, count, on, off, use_ignore, ignore, use_dy, mode, half,
+):  # fmt: skip
+    s = scale / max(count[0], 1)
+    lab = label[r]
+    base = r * n
+    if use_ignore and lab == ignore:
+        for j in range(base, base + n):
+            store_rounded(dx, j, mode, np.float64(0.0), half)
+    else:
+        c = int(lab)
+        cut = min(max(c, 0), n)
+        _off_class_grads(dx, out, dy, base, base + cut, s, off, use_dy, mode, half)
+        if c >= 0 and c < n:
+            v = (np.float64(out[base + c]) - on) * s
+            if use_dy:
+                v *= np.float64(dy[base + c])
+            store_rounded(dx, base + c, mode, v, half)
+            cut = c + 1
+        _off_class_grads(dx, out, dy, base + cut, base + n, s, off, use_dy, mode, half)
+
+
 # a label of probabilities (label.shape == data.shape): d data = (p - label) * scale (* dy);
 # p - label in the arrays' precision (float32 for float16 ones, as the CPU's copies)
 @kernel.parallel_for
@@ -312,9 +348,15 @@ def _softmax_output_backward(
         scale /= max(inner, 1)
     count = _valid_count(ctx, "_backward_SoftmaxOutput", p, label)
     total = out.size
+    flags = (p.use_ignore, p.ignore_label, p.out_grad, mode, outputs[0].dtype == np.float16)
+    if inner == 1 and n > 0 and not is_gpu(ctx):
+        args = (outputs[0], out, label, dy, n, scale, count, on, off)
+        run_rows(
+            ctx, "_backward_SoftmaxOutput", _softmax_output_row_grad, total // n, *args, *flags
+        )
+        return
     chunk = 1 if is_gpu(ctx) else _CPU_CHUNK
     args = (outputs[0], out, label, dy, n, inner, chunk, total, scale, count, on, off)
-    flags = (p.use_ignore, p.ignore_label, p.out_grad, mode, outputs[0].dtype == np.float16)
     items = -(-total // chunk)
     run_rows(ctx, "_backward_SoftmaxOutput", _softmax_output_label_grad, items, *args, *flags)
 
