@@ -229,21 +229,24 @@ def nearest_up(t, x, out, c_in, c_out, c_off, h, w, sh, sw, mode, chunk, nchunk)
 
 
 @kernel.parallel_for
-def nearest_down(i, dy, dx, c_in, c_out, c_off, h, w, sh, sw, mode):
-    # i: an input element (n, c, y, z); its gradient sums its sh x sw block of dy
-    z = i % w
-    r = i // w
+def nearest_down(t, dy, dx, c_in, c_out, c_off, h, w, sh, sw, mode, chunk, nchunk):
+    # item t: input columns [z0, z0 + chunk) of input row (n, c, y) (the CPU: the whole
+    # row, its index arithmetic once; the GPU: one element); each gradient sums its
+    # sh x sw block of dy, row by row
+    r = t // nchunk
+    z0 = (t - r * nchunk) * chunk
     y = r % h
-    r = r // h
-    c = r % c_in
-    n = r // c_in
+    q = r // h
+    c = q % c_in
+    n = q // c_in
     ow = w * sw
-    base = ((n * c_out + c_off + c) * h * sh + y * sh) * ow + z * sw
-    acc = np.float64(0.0)  # not 0.0: on the simulator float + float16 stays float16
-    for a in range(sh):
-        for b in range(sw):
-            acc += dy[base + a * ow + b]
-    store(dx, i, acc, mode)
+    base = ((n * c_out + c_off + c) * h * sh + y * sh) * ow
+    for z in range(z0, z0 + chunk):
+        acc = np.float64(0.0)  # not 0.0: on the simulator float + float16 stays float16
+        for a in range(sh):
+            for b in range(sw):
+                acc += dy[uindex(base + a * ow + z * sw + b)]
+        store(dx, r * w + z, acc, mode)
 
 
 def _nearest_forward(ctx: Any, inputs: list[Any], req: list[Any], out: Any, p: Any) -> None:
@@ -269,8 +272,9 @@ def _nearest_backward(ctx: Any, dy: Any, req: list[Any], outputs: list[Any], p: 
         c_in, h, w = dx.shape[1:]
         mode = req_code("_backward_UpSampling", req[k])
         if mode != NULL and dx.size:
-            args = (dy, dx, c_in, c_out, c_off, h, w, oh // h, ow // w, mode)
-            run_rows(ctx, "_backward_UpSampling", nearest_down, dx.size, *args)
+            spans = w if is_gpu(ctx) else 1  # items per input row
+            args = (dy, dx, c_in, c_out, c_off, h, w, oh // h, ow // w, mode, w // spans, spans)
+            run_rows(ctx, "_backward_UpSampling", nearest_down, dx.size // w * spans, *args)
         if p.multi_input_mode == "concat":
             c_off += c_in
 
