@@ -51,12 +51,22 @@ def scalar_body(node: Node) -> Any:
 
 
 class _Clusters:
-    """Union-find over node ids with, per cluster, the clusters it reads from."""
+    """Union-find over node ids with, per cluster, the clusters it reads from and those
+    reading it, and a level: higher than every cluster it reads from.
+
+    The levels keep the cycle checks short: a cluster reaches (reads, through any chain)
+    a cluster of a level as high as its own only if that is itself, so a search for
+    `target` never leaves the levels above target's. Without that bound each check
+    walked every ancestor, and building an unrolled 3-layer LSTM (80 steps) spent 28 s
+    in it.
+    """
 
     def __init__(self, n: int) -> None:
         self.parent = list(range(n))
         self.deps: list[set[int]] = [set() for _ in range(n)]
+        self.users: list[set[int]] = [set() for _ in range(n)]
         self.members: list[list[int]] = [[i] for i in range(n)]
+        self.level = [0] * n
 
     def find(self, i: int) -> int:
         root = i
@@ -66,15 +76,23 @@ class _Clusters:
             self.parent[i], i = root, self.parent[i]
         return root
 
+    def add_node(self, nid: int, producers: list[int]) -> None:
+        """Node nid (all producers added before it) as a cluster of its own."""
+        self.deps[nid] = {self.find(p) for p in producers}
+        self.level[nid] = 1 + max((self.level[d] for d in self.deps[nid]), default=-1)
+        for d in self.deps[nid]:
+            self.users[d].add(nid)
+
     def reaches(self, starts: set[int], target: int) -> bool:
         """A path of dependencies from one of `starts` to `target`."""
+        floor = self.level[target]
         stack = [self.find(s) for s in starts]
         seen: set[int] = set()
         while stack:
             c = stack.pop()
             if c == target:
                 return True
-            if c in seen:
+            if c in seen or self.level[c] <= floor:
                 continue
             seen.add(c)
             stack.extend(d for d in (self.find(x) for x in self.deps[c]) if d not in seen)
@@ -88,7 +106,16 @@ class _Clusters:
     def merge(self, a: int, b: int) -> int:
         self.parent[b] = a
         self.deps[a] = {self.find(x) for x in self.deps[a] | self.deps[b]} - {a}
+        self.users[a] = {self.find(x) for x in self.users[a] | self.users[b]} - {a}
         self.members[a] += self.members[b]
+        self.level[a] = max(self.level[a], self.level[b])
+        stack = [a]  # raise the readers of the merged cluster above it, and theirs
+        while stack:
+            c = stack.pop()
+            for u in {self.find(x) for x in self.users[c]} - {c}:
+                if self.level[u] <= self.level[c]:
+                    self.level[u] = self.level[c] + 1
+                    stack.append(u)
         return a
 
 
@@ -117,8 +144,7 @@ def find_groups(
     cl = _Clusters(n)
     for nid in range(n):
         row = idx[nid]
-        producers = [e.node_id for e in row.inputs] + list(row.control_deps)
-        cl.deps[nid] = {cl.find(p) for p in producers}
+        cl.add_node(nid, [e.node_id for e in row.inputs] + list(row.control_deps))
         if bodies[nid] is None:
             continue
         for p in dict.fromkeys(e.node_id for e in row.inputs):
