@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fcompute_call import run_fcompute
 
 import nnvmpy as nv
 from nnvmpy import autograd
@@ -128,6 +129,25 @@ def test_gather_nd_and_its_gradient_match_numpy(dtype: str, index_axes: int) -> 
         scatter_nd(None, got, "add", head, idx, True, "_backward_gather_nd")
         np.add.at(want, coords, head)
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("req", ["write", "add"])
+def test_boolean_mask_backward_requests_on_both_outputs(req: str, ctx: nv.Context) -> None:
+    """The backward op as an executor calls it: d_data gets dy's slices back in place
+    (zeros between them), d_index gets zeros, each written or added as requested."""
+    rng = np.random.default_rng(5)
+    mask = np.array([1, 0, 0, 2, 1, 0], np.float32)
+    dy = rng.normal(size=(2, 3, 3))
+    starts = [rng.normal(size=(2, 6, 3)), rng.normal(size=6).astype(np.float32)]
+    got = run_fcompute(
+        "_backward_contrib_boolean_mask", {"axis": 1}, [dy, mask], starts, [req, req],
+        ctx.device_type,
+    )  # fmt: skip
+    want = np.zeros((2, 6, 3))
+    want[:, np.flatnonzero(mask)] = dy
+    base = [s if req == "add" else 0 * s for s in starts]
+    np.testing.assert_array_equal(got[0], base[0] + want)
+    np.testing.assert_array_equal(got[1], base[1])
 
 
 def test_squeeze_and_stack_errors() -> None:

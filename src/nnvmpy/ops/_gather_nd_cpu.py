@@ -11,8 +11,9 @@ comes from gather_scatter's checked, wrapped coordinates), and
                   off in order, adding data[y] into the rows it owns.
 
 Every output row is added to by one task, in index order, so the sums are np.add.at's,
-bit for bit, whatever the thread count, and no atomics are needed. Imported on the
-first CPU launch (it imports numba).
+bit for bit, whatever the thread count, and no atomics are needed. boolean_mask takes
+whole slices with gather_rows too, both ways. Imported on the first CPU launch (it
+imports numba).
 """
 
 from __future__ import annotations
@@ -25,11 +26,16 @@ from .nn._uindex import u as _u
 
 @kernel.cpu_kernel
 def gather_rows(out, data, offsets, inner, add):
-    # out: (len(offsets), inner) flat; out[y] (+)= data[offsets[y]], rows of inner
+    # out: (len(offsets), inner) flat; out[y] (+)= data[offsets[y]], rows of inner; a
+    # negative offset reads zeros (boolean_mask's gradient: the slices it dropped)
     for y in prange(offsets.size):
         src = offsets[y] * inner
         dst = y * inner
-        if add:
+        if src < 0:
+            if not add:
+                for j in range(inner):
+                    out[_u(dst + j)] = 0
+        elif add:
             for j in range(inner):
                 out[_u(dst + j)] += data[_u(src + j)]
         else:

@@ -41,11 +41,12 @@ from ..attrs import (
 from ..base import InferError, NNVMError
 from ..graph.grad import make_grad_node
 from ..infer import shape_str, type_assign
-from ..kernel.launch import NULL, flat, is_gpu, req_code, run_rows, split_axis, store, uindex
+from ..kernel.launch import ADD, NULL, flat, is_gpu, req_code, run_rows, split_axis, store, uindex
 from ..param import Parameter, field
 from ..registry import NodeAttrs, register_op
 from ._host_staged import to_host
 from ._index_kernels import assign, device_empty
+from .gather_scatter import as_kernel_dtype, rows_fit
 
 OP = "_contrib_boolean_mask"
 BACKWARD = "_backward_contrib_boolean_mask"
@@ -226,6 +227,34 @@ def _check_kept(name: str, what: str, got: int, kept: int, axis: int) -> None:
         raise NNVMError(f"{name}: {what} has {got} slices along axis {axis}; the mask keeps {kept}")
 
 
+def _slices_cpu(
+    name: str, out: np.ndarray, mode: int, src: np.ndarray, index: np.ndarray, axis: int,
+    what: str, axis_param: int,
+) -> bool:  # fmt: skip
+    """out (+)= src's kept slices (boolean_mask, src the data) or src's slices put back
+    in place with zeros between them (its gradient, src dy), whole slices at a time by
+    _gather_nd_cpu.gather_rows; False (nothing done) where those loops do not serve."""
+    add = mode == ADD
+    if mode == NULL or not rows_fit(out, src, add):
+        return mode == NULL
+    forward = name == OP
+    data_shape = src.shape if forward else out.shape
+    outer, n, inner = split_axis(data_shape, axis)
+    kept = _kept(index)
+    _check_kept(name, what, int((out if forward else src).shape[axis]), kept.size, axis_param)
+    if forward:  # out row (o, j) reads data row (o, kept[j])
+        rows = np.arange(outer)[:, None] * n + kept[None, :]
+    else:  # d_data row (o, i) reads dy row (o, its place among the kept), or zeros
+        place = np.full(n, -1, np.int64)
+        place[kept] = np.arange(kept.size)
+        rows = np.where(place >= 0, np.arange(outer)[:, None] * kept.size + place, -1)
+    from nnvmpy.ops import _gather_nd_cpu
+
+    dst, values = as_kernel_dtype(out, src, add)
+    _gather_nd_cpu.gather_rows(dst, values, rows.reshape(-1).astype(np.int64), inner, add)
+    return True
+
+
 def _forward(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
@@ -234,10 +263,11 @@ def _forward(
         return
     data, index = inputs
     out = outputs[0]
-    if not is_gpu(ctx):
-        assign(out, mode, boolean_mask_np(attrs.parsed, data, index)[0])
-        return
     axis = attrs.parsed.axis % len(data.shape)
+    if not is_gpu(ctx):
+        if not _slices_cpu(OP, out, mode, data, index, axis, "the output", attrs.parsed.axis):
+            assign(out, mode, boolean_mask_np(attrs.parsed, data, index)[0])
+        return
     _, n, inner = split_axis(data.shape, axis)
     pos, kept = _device_positions(ctx, index)
     _check_kept(OP, "the output", int(out.shape[axis]), kept, attrs.parsed.axis)
@@ -283,6 +313,11 @@ def _backward(
     d_data, d_index = outputs
     modes = [req_code(BACKWARD, r) for r in req]
     if not is_gpu(ctx):
+        axis = attrs.parsed.axis % len(dy.shape)
+        grad = "the output gradient"
+        if _slices_cpu(BACKWARD, d_data, modes[0], dy, index, axis, grad, attrs.parsed.axis):
+            assign(d_index, modes[1], 0)
+            return
         for out, mode, res in zip(outputs, modes, boolean_mask_grad_np(attrs.parsed, dy, index)):
             assign(out, mode, res)
         return

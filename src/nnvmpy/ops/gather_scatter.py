@@ -203,7 +203,7 @@ def _scatter_nd_cuda(out, data, idx, oshape, m, n_idx, inner, accumulate):
             out[off * inner + j] = data[t]
 
 
-def _rows_fit(out: np.ndarray, data: np.ndarray, add: bool) -> bool:
+def rows_fit(out: np.ndarray, data: np.ndarray, add: bool) -> bool:
     """Whether _gather_nd_cpu's row loops serve these arrays: C-contiguous, not empty,
     and (when adding) of a dtype numba adds (float16 and bool keep NumPy's loops)."""
     if not (out.flags.c_contiguous and data.flags.c_contiguous and out.size and data.size):
@@ -220,7 +220,7 @@ def _row_offsets(coords: tuple[np.ndarray, ...], shape: tuple[int, ...]) -> np.n
     return np.ravel_multi_index(tuple(c.reshape(-1) for c in coords), shape[: len(coords)])
 
 
-def _as_kernel_dtype(out: np.ndarray, data: np.ndarray, add: bool) -> tuple[np.ndarray, np.ndarray]:
+def as_kernel_dtype(out: np.ndarray, data: np.ndarray, add: bool) -> tuple[np.ndarray, np.ndarray]:
     """Flat views the kernel takes: a copy moves bits, so any dtype goes as unsigned
     integers of its width (float16 and bool included)."""
     if add:
@@ -241,11 +241,11 @@ def gather_nd(ctx: Any, out: Any, req: Any, data: Any, indices: Any, op: str = "
         return
     if is_cpu(out):
         coords = _coordinates(op, indices, data.shape)
-        if _rows_fit(out, data, mode == "add"):
+        if rows_fit(out, data, mode == "add"):
             from nnvmpy.ops import _gather_nd_cpu
 
             rows = _row_offsets(coords, data.shape)
-            out_, data_ = _as_kernel_dtype(out, data, mode == "add")
+            out_, data_ = as_kernel_dtype(out, data, mode == "add")
             _gather_nd_cpu.gather_rows(out_, data_, rows, out.size // rows.size, mode == "add")
             return
         src = data[coords].reshape(out.shape)
@@ -284,7 +284,7 @@ def scatter_nd(
             _identity.launch(ctx, out, "write", base)
     if is_cpu(out):
         coords = _coordinates(op, indices, out.shape)
-        if accumulate and _rows_fit(out, data, True):
+        if accumulate and rows_fit(out, data, True):
             from nnvmpy.ops import _gather_nd_cpu
             from nnvmpy.ops.nn._layer_util import cpu_threads
 
