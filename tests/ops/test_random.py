@@ -331,6 +331,49 @@ def test_direct_samples_are_formulas_of_their_philox_block() -> None:
         np.testing.assert_array_equal(per_row, out)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_multinomial_draw_is_the_first_running_sum_above_u(dtype: Any) -> None:
+    """Draw i of a row: the first j whose running sum (in float64) exceeds u, u block 0's
+    first 53 bits of counter first + i, the last outcome when none does. The CPU's
+    binary search over rows (_draw_rows) and the one-body scan (_draw_loop) both, with
+    rows of zeros, a NaN and a negative entry (no binary search there)."""
+    from nnvmpy.kernel.launch import WRITE
+    from nnvmpy.kernel.philox import philox4x32
+    from nnvmpy.ops.random import multinomial
+    from nnvmpy.ops.random._common import launch
+
+    u64, mask = np.uint64, (1 << 32) - 1
+    k0, k1, first, m = u64(0x2468ACE0), u64(0x13579BDF), (1 << 32) + 7, 9
+    rng = np.random.default_rng(8)
+    data = rng.random((6, 37))
+    data /= data.sum(axis=1, keepdims=True)
+    data[1] = 0.0
+    data[2, 5] = np.nan
+    data[3] = 0.0
+    data[3, :3] = [0.6, -0.5, 0.9]  # sums 0.6, 0.1, 1.0: a search would skip j = 0
+    data = data.astype(dtype)
+    rows, k = data.shape
+    want = np.zeros(rows * m, np.int64)
+    for i in range(rows * m):
+        c = first + i
+        w = [int(x) for x in philox4x32(u64(c & mask), u64(c >> 32), u64(0), u64(0), k0, k1)]
+        u = float(((w[0] >> 5) << 26) | (w[1] >> 6)) * 2.0**-53
+        sums = np.cumsum(data[i // m].astype(np.float64))
+        above = np.flatnonzero(sums > u)
+        want[i] = above[0] if above.size else k - 1
+    for loop, extra, n in [
+        (multinomial._draw_loop, (), None),
+        (multinomial._draw_rows, (np.empty(data.size),), rows),
+    ]:
+        out, logp = np.full(rows * m, -1, np.int64), np.zeros(rows * m, dtype)
+        args = (logp, WRITE, data, k, m, k0, k1, u64(first), *extra)
+        launch(nv.cpu(), loop, out, WRITE, *args, n=n, written=(0,))
+        np.testing.assert_array_equal(out, want, err_msg=loop.__name__)
+        picked = data.reshape(-1)[np.arange(rows * m) // m * k + want].astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            np.testing.assert_array_equal(logp, np.log(picked).astype(dtype))
+
+
 def test_seed_one_device_leaves_the_others() -> None:
     other = nv.cpu(1)
     nv.random.seed(11)

@@ -34,7 +34,7 @@ from ...graph.grad import make_grad_node, make_zero_grad_nodes
 from ...graph.node import NodeEntry
 from ...infer import elemwise_shape, shape_assign, shape_str, type_assign
 from ...kernel import parallel_for
-from ...kernel.launch import NULL, WRITE, req_code, store, uindex
+from ...kernel.launch import NULL, WRITE, is_gpu, req_code, store, uindex
 from ...kernel.philox import uniform_pair
 from ...param import Parameter, Shape, field
 from ...registry import NodeAttrs, register_op
@@ -81,6 +81,45 @@ def _draw_loop(i, out, mode, prob, prob_mode, data, k, m, k0, k1, first):
     if prob_mode != NULL:
         p = float(data[base + pick])
         store(prob, i, math.log(p) if p > 0.0 else -math.inf, prob_mode)
+
+
+@parallel_for
+def _draw_rows(r, out, mode, prob, prob_mode, data, k, m, k0, k1, first, cdf):
+    """The m draws of row r (the CPU's items): the row's running sums once, into scratch
+    `cdf` (in float64, as _draw_loop adds), then per draw a binary search for the first
+    sum above u. A row with a negative or NaN entry has sums that may fall: it takes
+    _draw_loop's scan, which defines the result."""
+    base = r * k
+    acc = np.float64(0.0)
+    monotone = True
+    for j in range(k):
+        v = data[base + j]
+        monotone = monotone and v >= 0  # False for NaN too
+        acc += v
+        cdf[base + j] = acc
+    for s in range(m):
+        i = r * m + s
+        u, _v = uniform_pair(k0, k1, first + uindex(i), _U0, _U0)
+        pick = k - 1
+        if monotone:
+            lo = 0
+            hi = k  # the first j in [lo, hi) with cdf > u, or k
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if cdf[base + mid] > u:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            pick = min(lo, k - 1)
+        else:
+            for j in range(k):
+                if cdf[base + j] > u:
+                    pick = j
+                    break
+        store(out, i, pick, mode)
+        if prob_mode != NULL:
+            p = float(data[base + pick])
+            store(prob, i, math.log(p) if p > 0.0 else -math.inf, prob_mode)
 
 
 @parallel_for
@@ -147,7 +186,13 @@ def _forward(
     prob = outputs[1] if len(outputs) > 1 else data  # never written when prob_mode is NULL
     k0, k1, first = ctx.requested[0].take_counters(out.size)
     written = (0,) if len(outputs) > 1 else ()
-    launch(ctx, _draw_loop, out, mode, prob, prob_mode, data, k, m, k0, k1, first, written=written)
+    if is_gpu(ctx):
+        args = (prob, prob_mode, data, k, m, k0, k1, first)
+        launch(ctx, _draw_loop, out, mode, *args, written=written)
+        return
+    cdf = np.empty(data.size, np.float64)
+    args = (prob, prob_mode, data, k, m, k0, k1, first, cdf)
+    launch(ctx, _draw_rows, out, mode, *args, n=data.size // k, written=written)
 
 
 def _gradient(node: Any, ograds: list[Any]) -> list[Any]:
