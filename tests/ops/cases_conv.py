@@ -108,7 +108,10 @@ def pool_reference(x: np.ndarray, **p: Any) -> np.ndarray:
         starts = [y * s - q for y, s, q in zip(pos, stride, pad)]
         stops = [min(a + k, e) for a, k, e in zip(starts, kernel, ends)]
         window = x[
-            (Ellipsis, *(slice(max(a, 0), min(b, n)) for a, b, n in zip(starts, stops, spatial)))
+            (
+                Ellipsis,
+                *(slice(max(a, 0), max(min(b, n), 0)) for a, b, n in zip(starts, stops, spatial)),
+            )
         ]
         axes = tuple(range(2, 2 + nd))
         index = (Ellipsis, *pos)

@@ -443,6 +443,19 @@ def test_max_pooling_ties_route_the_gradient_to_the_first_maximum() -> None:
     check_symbolic_backward(pool, {"x": x}, [dy], {"x": expected}, dtype=np.float64)
 
 
+@pytest.mark.parametrize(("pool_type", "include"), [("avg", True), ("sum", True), ("sum", False)])
+def test_sum_pooling_windows_wholly_in_the_padding(pool_type: str, include: bool) -> None:
+    """pad >= kernel: rows and columns of windows that see only padding (zeros) beside
+    ordinary ones, against the explicit windows."""
+    x = np.random.default_rng(7).standard_normal((2, 3, 5, 6))
+    p = {"kernel": (2, 3), "stride": (1, 2), "pad": (3, 3), "pool_type": pool_type,
+         "count_include_pad": include}  # fmt: skip
+    got = nv.nd.Pooling(nv.nd.array(x, dtype=np.float64), **p).asnumpy()
+    want = pool_reference(x, **p)
+    assert not want[:, :, 0].any() and want.any()
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+
+
 def test_float16_runs_through_float32_on_cpu() -> None:
     rng = np.random.default_rng(2)
     x = rng.uniform(

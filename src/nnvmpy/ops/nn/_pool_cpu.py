@@ -155,43 +155,41 @@ def _max_pool_values(x, out, kh, kw, sh, sw, ph, pw, add):
 
 @kernel.cpu_kernel
 def _sum_pool_values(x, out, kh, kw, sh, sw, ph, pw, average, rows, cols, add):
-    # sum and avg pooling, separable as _max_pool_values: each input row's window sums
-    # (float64), then per output row the sum of its window's rows; avg divides by
-    # rows[y] * cols[x], the window's counted extent along each axis (padded or not). The
-    # window loops run outside the loops over output columns, which vectorise; the
-    # one-body kernel scanned every window (4-5x slower).
+    # sum and avg pooling, separable: per output row, the column sums of its window's
+    # input rows (contiguous vector adds, float64) into a zero-padded buffer, then each
+    # output's sum of kw of those; avg divides by rows[y] * cols[x], the window's counted
+    # extent along each axis (padded or not). Summing rows first (strided reads along
+    # every input row) was 2x slower; the one-body kernel, scanning every window, 4-5x.
     n_img, n_c, height, width = x.shape
     ho, wo = out.shape[2], out.shape[3]
     xf = x.reshape(-1)
     of = out.reshape(-1)
-    z_in = min(wo, -(-pw // sw))  # output columns whose window lies inside the row
-    z_end = max(z_in, min(wo, (width - kw + pw) // sw + 1))
     for t in prange(n_img * n_c):
         src = t * height * width
-        rsum = np.empty(height * wo)
-        for h in range(height):
-            row = src + h * width
-            r = h * wo
-            for z in range(wo):
-                if z < z_in or z >= z_end:  # a clipped window at either end
-                    acc = 0.0
-                    for w in range(max(z * sw - pw, 0), min(z * sw - pw + kw, width)):
-                        acc += np.float64(xf[_u(row + w)])
-                    rsum[_u(r + z)] = acc
-            for z in range(z_in, z_end):
-                rsum[_u(r + z)] = np.float64(xf[_u(row + z * sw - pw)])
-            for j in range(1, kw):
-                for z in range(z_in, z_end):
-                    rsum[_u(r + z)] += np.float64(xf[_u(row + z * sw - pw + j)])
-        acc_row = np.empty(wo)
+        col = np.zeros(width + 2 * pw + (wo + 1) * sw + kw)  # zeros stay in the padding
+        inside = col[pw : pw + width]
+        hs = np.empty(wo)
         for y in range(ho):
-            acc_row[:] = 0.0
-            for h in range(max(y * sh - ph, 0), min(y * sh - ph + kh, height)):
+            h0 = max(y * sh - ph, 0)
+            h1 = min(y * sh - ph + kh, height)
+            if h1 <= h0:  # a window wholly in the padding
+                inside[:] = 0.0
+            else:
+                first = xf[src + h0 * width : src + (h0 + 1) * width]
+                for w in range(width):
+                    inside[_u(w)] = np.float64(first[_u(w)])
+                for h in range(h0 + 1, h1):
+                    seg = xf[src + h * width : src + (h + 1) * width]
+                    for w in range(width):
+                        inside[_u(w)] += np.float64(seg[_u(w)])
+            for z in range(wo):
+                hs[_u(z)] = col[_u(z * sw)]
+            for j in range(1, kw):
                 for z in range(wo):
-                    acc_row[_u(z)] += rsum[_u(h * wo + z)]
+                    hs[_u(z)] += col[_u(z * sw + j)]
             o = (t * ho + y) * wo
             for z in range(wo):
-                v = acc_row[_u(z)]
+                v = hs[_u(z)]
                 if average:
                     size = rows[_u(y)] * cols[_u(z)]
                     v = v / size if size > 0 else 0.0
