@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from .base import NNVMError
+from .base import ParamError
 from .module.base_module import BatchEndParam  # what batch-end callbacks get, as mx.model has it
 
 
@@ -26,10 +26,8 @@ def save_checkpoint(
 
     if symbol is not None:
         symbol.save(f"{prefix}-symbol.json")
-    data = {f"arg:{k}": v for k, v in arg_params.items()}
-    data.update({f"aux:{k}": v for k, v in aux_params.items()})
     param_name = f"{prefix}-{int(epoch):04d}.params"
-    nd.save(param_name, data)
+    nd.save(param_name, params_file_dict(arg_params, aux_params))
     logging.info('Saved checkpoint to "%s"', param_name)
 
 
@@ -38,9 +36,21 @@ def load_params(prefix: str, epoch: int) -> tuple[dict[str, Any], dict[str, Any]
     from nnvmpy import nd
 
     fname = f"{prefix}-{int(epoch):04d}.params"
-    loaded = nd.load(fname)
+    return split_params_file(nd.load(fname), fname)
+
+
+def params_file_dict(arg_params: dict[str, Any], aux_params: dict[str, Any]) -> dict[str, Any]:
+    """The dict a .params file holds: 'arg:<name>' and 'aux:<name>' keys."""
+    data = {f"arg:{k}": v for k, v in arg_params.items()}
+    data.update({f"aux:{k}": v for k, v in aux_params.items()})
+    return data
+
+
+def split_params_file(loaded: Any, fname: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(arg_params, aux_params) from what nd.load read from a .params file; any other
+    content raises ParamError (a ValueError, as MXNet's "Invalid param file")."""
     if not isinstance(loaded, dict):
-        raise NNVMError(f"load_params: {fname} holds a list, not named 'arg:'/'aux:' arrays")
+        raise ParamError(f"load_params: {fname} holds a list, not named 'arg:'/'aux:' arrays")
     arg, aux = {}, {}
     for key, value in loaded.items():
         kind, _, name = key.partition(":")
@@ -49,7 +59,7 @@ def load_params(prefix: str, epoch: int) -> tuple[dict[str, Any], dict[str, Any]
         elif kind == "aux" and name:
             aux[name] = value
         else:
-            raise NNVMError(
+            raise ParamError(
                 f"load_params: {fname}: key {key!r} is not 'arg:<name>' or 'aux:<name>'"
             )
     return arg, aux

@@ -1,5 +1,5 @@
 """nv.io: MXNet 1.x's data iterator interface (DataDesc, DataBatch, DataIter, NDArrayIter,
-CSVIter).
+CSVIter, PrefetchingIter).
 
 What `nv.mod.Module` and MXNet-style training loops consume: an iterator yields
 DataBatch objects whose `data` and `label` are lists of NDArrays, and describes them with
@@ -180,7 +180,15 @@ class NDArrayIter(DataIter):
     """Batches of in-memory arrays (NDArray or NumPy), optionally shuffled.
 
     last_batch_handle: 'pad' fills the last batch from the start (batch.pad says how
-    many rows), 'discard' drops it, 'roll_over' carries the rest into the next epoch.
+    many rows), 'discard' drops it, 'roll_over' carries the rest into the next epoch
+    (whose first batch reports them as its pad, as MXNet does).
+
+    layout: where the batch axis is, the position of 'N' (MXNet's convention): with
+    'TNC' every data and label array is batched along axis 1 and provide_data has the
+    batch size there. MXNet 1.9.1 counts (and shuffles) samples along axis 0 whatever
+    the layout, so it skips samples when axis 0 is shorter than the batch axis; nnvmpy
+    counts, shuffles, pads and rolls over along the batch axis. Both agree for 'N...'
+    layouts and, without shuffling, whenever the two axes have the same length.
     """
 
     def __init__(
@@ -192,6 +200,7 @@ class NDArrayIter(DataIter):
         last_batch_handle: str = "pad",
         data_name: str = "data",
         label_name: str = "softmax_label",
+        layout: str = "NCHW",
     ) -> None:
         super().__init__(batch_size)
         if last_batch_handle not in ("pad", "discard", "roll_over"):
@@ -201,14 +210,15 @@ class NDArrayIter(DataIter):
             )
         if int(batch_size) <= 0:
             raise ParamError(f"NDArrayIter: batch_size must be positive, got {batch_size}")
+        if not isinstance(layout, str) or "N" not in layout:
+            raise ParamError(f"NDArrayIter: layout must name the batch axis 'N', got {layout!r}")
+        self.layout = layout
+        self._axis = layout.find("N")
         self.data = _as_named_arrays(data, data_name)
         self.label = _as_named_arrays(label, label_name)
         if not self.data:
             raise ParamError("NDArrayIter: data is required")
-        sizes = {name: arr.shape[0] for name, arr in self.data + self.label}
-        if len(set(sizes.values())) != 1:
-            raise ParamError(f"NDArrayIter: all arrays need the same first dimension: {sizes}")
-        self.num_data = next(iter(sizes.values()))
+        self.num_data = self._num_samples()
         if last_batch_handle == "discard" and self.num_data < batch_size:
             raise ParamError(
                 f"NDArrayIter: batch_size {batch_size} exceeds the {self.num_data} samples "
@@ -221,13 +231,37 @@ class NDArrayIter(DataIter):
         self._cache: tuple[np.ndarray, int] | None = None  # roll_over's carried rows
         self.hard_reset()
 
+    def _num_samples(self) -> int:
+        """The common length of every array along the batch axis."""
+        axis, sizes = self._axis, {}
+        for name, arr in self.data + self.label:
+            if arr.ndim <= axis:
+                raise ParamError(
+                    f"NDArrayIter: layout {self.layout!r} batches along axis {axis}, but "
+                    f"{name!r} has shape {arr.shape}"
+                )
+            sizes[name] = arr.shape[axis]
+        if len(set(sizes.values())) != 1:
+            where = "first dimension" if axis == 0 else f"size on axis {axis} ({self.layout!r})"
+            raise ParamError(f"NDArrayIter: all arrays need the same {where}: {sizes}")
+        return next(iter(sizes.values()))
+
+    def _descs(self, arrays: list[tuple[str, np.ndarray]]) -> list[DataDesc]:
+        axis = self._axis
+        return [
+            DataDesc(
+                n, (*a.shape[:axis], self.batch_size, *a.shape[axis + 1 :]), a.dtype, self.layout
+            )
+            for n, a in arrays
+        ]
+
     @property
     def provide_data(self) -> list[DataDesc]:
-        return [DataDesc(n, (self.batch_size, *a.shape[1:]), a.dtype) for n, a in self.data]
+        return self._descs(self.data)
 
     @property
     def provide_label(self) -> list[DataDesc]:
-        return [DataDesc(n, (self.batch_size, *a.shape[1:]), a.dtype) for n, a in self.label]
+        return self._descs(self.label)
 
     def hard_reset(self) -> None:
         """Reset ignoring roll_over's carried rows."""
@@ -254,21 +288,22 @@ class NDArrayIter(DataIter):
         return self.cursor < self.num_data
 
     def _rows(self) -> np.ndarray:
+        """The sample indices of the current batch (along the batch axis)."""
         start, end = self.cursor, self.cursor + self.batch_size
         if start < 0:  # roll_over: rows carried from the end of the last epoch
             assert self._cache is not None
             return np.concatenate([self._cache[0], self.idx[:end]])
         if end <= self.num_data:
             return self.idx[start:end]
-        if self.last_batch_handle == "pad":  # wrap around to fill the batch
-            return np.concatenate([self.idx[start:], self.idx[: end - self.num_data]])
+        if self.last_batch_handle == "pad":  # wrap around (as often as needed) to fill it
+            return self.idx[np.arange(start, end) % self.num_data]
         return self.idx[start:]
 
     def _batch(self, arrays: list[tuple[str, np.ndarray]]) -> list[Any]:
         from nnvmpy import nd
 
         rows = self._rows()
-        return [nd.array(a[rows], dtype=a.dtype) for _, a in arrays]
+        return [nd.array(np.take(a, rows, axis=self._axis), dtype=a.dtype) for _, a in arrays]
 
     def next(self) -> DataBatch:
         if not self.iter_next():
@@ -289,6 +324,8 @@ class NDArrayIter(DataIter):
         end = self.cursor + self.batch_size
         if self.last_batch_handle == "pad" and end > self.num_data:
             return end - self.num_data
+        if self.last_batch_handle == "roll_over" and self.cursor < 0:
+            return -self.cursor  # MXNet counts the carried rows as the pad
         return 0
 
 
@@ -341,5 +378,14 @@ def check_batch(batch: Any, what: str) -> DataBatch:
 
 
 from .csv_iter import CSVIter  # noqa: E402 - it builds on the classes above
+from .prefetching_iter import PrefetchingIter  # noqa: E402 - it builds on the classes above
 
-__all__ = ["CSVIter", "DataBatch", "DataDesc", "DataIter", "NDArrayIter", "ResizeIter"]
+__all__ = [
+    "CSVIter",
+    "DataBatch",
+    "DataDesc",
+    "DataIter",
+    "NDArrayIter",
+    "PrefetchingIter",
+    "ResizeIter",
+]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
+import warnings
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
@@ -49,6 +50,57 @@ class BaseModule:
     def forward_backward(self, data_batch: Any) -> None:
         self.forward(data_batch, is_train=True)  # type: ignore[attr-defined]
         self.backward()  # type: ignore[attr-defined]
+
+    def prepare(self, data_batch: Any, sparse_row_id_fn: Any = None) -> None:
+        """Get ready for `data_batch` before its forward (MXNet's hook for switching a
+        bucket or pulling row_sparse parameters). Nothing to do here: a module without
+        row_sparse parameters ignores `sparse_row_id_fn`, with a UserWarning as MXNet."""
+        if sparse_row_id_fn is not None:
+            warnings.warn(
+                f"{type(self).__name__}.prepare: sparse_row_id_fn is not invoked "
+                "(no row_sparse parameters to pull)",
+                UserWarning,
+                stacklevel=2,
+            )
+
+    def set_params(
+        self,
+        arg_params: dict[str, Any],
+        aux_params: dict[str, Any] | None,
+        allow_missing: bool = False,
+        force_init: bool = True,
+        allow_extra: bool = False,
+    ) -> None:
+        """Set the parameters from these arrays: init_params() without an initializer."""
+        self.init_params(  # type: ignore[attr-defined]
+            None,
+            arg_params,
+            aux_params,
+            allow_missing=allow_missing,
+            force_init=force_init,
+            allow_extra=allow_extra,
+        )
+
+    # -- parameter files ----------------------------------------------------------------------
+
+    def save_params(self, fname: str) -> None:
+        """Write get_params() to `fname` in nd.save's format, keyed 'arg:<name>' and
+        'aux:<name>' as MXNet's .params files (mx.nd.load and Module.load_params read it)."""
+        from nnvmpy import nd
+        from nnvmpy.model import params_file_dict
+
+        arg_params, aux_params = self.get_params()  # type: ignore[attr-defined]
+        nd.save(fname, params_file_dict(arg_params, aux_params))
+
+    def load_params(self, fname: str) -> None:
+        """Read a file of save_params (or an MXNet .params file) and set_params() it: every
+        parameter of the module must be in it. Keys other than 'arg:'/'aux:' raise
+        ParamError (a ValueError, as MXNet)."""
+        from nnvmpy import nd
+        from nnvmpy.model import split_params_file
+
+        arg_params, aux_params = split_params_file(nd.load(fname), fname)
+        self.set_params(arg_params, aux_params)
 
     def score(
         self,

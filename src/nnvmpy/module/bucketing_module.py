@@ -14,6 +14,8 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from ..base import NNVMError, ParamError
 from .base_module import BaseModule
 from .module import _DEFAULT_INIT, Module
@@ -125,6 +127,13 @@ class BucketingModule(BaseModule):
 
     # -- parameters ---------------------------------------------------------------------------
 
+    def _current_params(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """get_params(), or before bind the arrays load()/load_dict() gave the default bucket."""
+        if self.binded:
+            return self.get_params()
+        module = self._buckets[self._default_bucket_key]
+        return dict(module._arg_params or {}), dict(module._aux_params or {})
+
     def get_params(self) -> tuple[dict[str, Any], dict[str, Any]]:
         self._require_bound("get_params")
         self._curr_module._params_dirty = self._params_dirty or self._curr_module._params_dirty
@@ -200,7 +209,7 @@ class BucketingModule(BaseModule):
     ) -> None:
         """Bind the default bucket's Module (the other buckets bind on first use)."""
         if self.params_initialized:
-            arg_params, aux_params = self.get_params()
+            arg_params, aux_params = self._current_params()
         if force_rebind:
             self._reset_bind()
         if self.binded:
@@ -210,7 +219,9 @@ class BucketingModule(BaseModule):
             raise ParamError("BucketingModule.bind: shared_module is not supported")
         self.for_training, self.inputs_need_grad = for_training, inputs_need_grad
         self._grad_req = grad_req
-        module = self._module(self._default_bucket_key)
+        module = self._buckets.get(self._default_bucket_key)  # load() made it already
+        if module is None:
+            module = self._module(self._default_bucket_key)
         module.bind(data_shapes, label_shapes, for_training, inputs_need_grad, grad_req=grad_req)
         self.binded = True
         self._curr_module = module
@@ -223,13 +234,14 @@ class BucketingModule(BaseModule):
         """Make `bucket_key` current, binding its Module (sharing the default bucket's
         parameters and memory) on first use."""
         self._require_bound("switch_bucket")
-        if bucket_key not in self._buckets:
+        module = self._buckets.get(bucket_key)
+        if module is None or not module.binded:  # new, or made by load() and not bound yet
             if data_shapes is None:
                 raise NNVMError(
-                    f"BucketingModule.switch_bucket: bucket {bucket_key!r} is new; give its "
-                    "data_shapes (a DataBatch's provide_data)"
+                    f"BucketingModule.switch_bucket: bucket {bucket_key!r} is not bound yet; "
+                    "give its data_shapes (a DataBatch's provide_data)"
                 )
-            module = self._module(bucket_key)
+            module = module or self._module(bucket_key)
             module.bind(
                 data_shapes,
                 label_shapes,
@@ -273,11 +285,13 @@ class BucketingModule(BaseModule):
         """Bind the batch's bucket ahead of time; the current bucket stays current."""
         self._require_bound("prepare")
         original = self._curr_bucket_key
+        key = getattr(data_batch, "bucket_key", None)
         self.switch_bucket(
-            data_batch.bucket_key,
+            original if key is None else key,
             getattr(data_batch, "provide_data", None),
             getattr(data_batch, "provide_label", None),
         )
+        self._curr_module.prepare(data_batch, sparse_row_id_fn=sparse_row_id_fn)
         self.switch_bucket(original, None, None)
 
     def forward(self, data_batch: Any, is_train: bool | None = None) -> None:
@@ -322,6 +336,109 @@ class BucketingModule(BaseModule):
         self._monitor = mon
         for mod in self._buckets.values():
             mod.install_monitor(mon)
+
+    # -- checkpoints --------------------------------------------------------------------------
+
+    def save_checkpoint(self, prefix: str, epoch: int, remove_amp_cast: bool = False) -> None:
+        """MXNet's bucketing checkpoint: the shared parameters in `prefix-%04d.params`, each
+        bound bucket's symbol in `prefix-<key>-symbol.json`, and the keys in
+        `prefix.buckets` (an int32 NDArray, so keys must be integers, as in MXNet)."""
+        from nnvmpy import nd
+
+        if not self._buckets:
+            raise NNVMError("BucketingModule.save_checkpoint: nothing is bound, nothing to save")
+        keys = list(self._buckets)
+        bad = [k for k in keys if isinstance(k, bool) or not isinstance(k, int | np.integer)]
+        if bad:
+            raise ParamError(
+                f"BucketingModule.save_checkpoint: bucket keys {bad} are not integers; "
+                "MXNet's prefix.buckets file holds int32 keys"
+            )
+        self.save_params(f"{prefix}-{int(epoch):04d}.params")
+        for key, module in self._buckets.items():
+            module.symbol.save(f"{prefix}-{key}-symbol.json", remove_amp_cast=remove_amp_cast)
+        nd.save(f"{prefix}.buckets", nd.array(np.array(keys, dtype=np.int32), dtype=np.int32))
+
+    @staticmethod
+    def load(
+        prefix: str,
+        epoch: int,
+        sym_gen: Callable[[Any], tuple[Any, Any, Any]] | None = None,
+        default_bucket_key: Any = None,
+        **kwargs: Any,
+    ) -> BucketingModule:
+        """A BucketingModule from save_checkpoint's files (or MXNet's). sym_gen gives each
+        bucket's data and label names; the saved symbols are used as they are. The
+        parameters are set at bind(); `kwargs` are the constructor's (context, logger, ...)."""
+        from nnvmpy import nd, sym
+        from nnvmpy.model import load_params
+
+        if sym_gen is None or default_bucket_key is None:
+            missing = "sym_gen" if sym_gen is None else "default_bucket_key"
+            raise ParamError(f"BucketingModule.load: {missing} is required")
+        saved = nd.load(f"{prefix}.buckets")
+        keys = saved[0] if isinstance(saved, list) and len(saved) == 1 else None
+        if keys is None:
+            raise ParamError(f"BucketingModule.load: {prefix}.buckets does not hold one array")
+        symbols = {
+            int(k): sym.load(f"{prefix}-{int(k)}-symbol.json")
+            for k in keys.asnumpy().astype(np.int32).ravel()
+        }
+        arg_params, aux_params = load_params(prefix, epoch)
+        return BucketingModule._from_symbols(
+            symbols, sym_gen, default_bucket_key, arg_params, aux_params, kwargs
+        )
+
+    @staticmethod
+    def load_dict(
+        sym_dict: dict[Any, Any] | None = None,
+        sym_gen: Callable[[Any], tuple[Any, Any, Any]] | None = None,
+        default_bucket_key: Any = None,
+        arg_params: dict[str, Any] | None = None,
+        aux_params: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> BucketingModule:
+        """A BucketingModule from {bucket key: symbol} and the shared parameters, set at
+        bind(). sym_gen gives each bucket's data and label names; `kwargs` are the
+        constructor's."""
+        given = {
+            "sym_dict": sym_dict,
+            "sym_gen": sym_gen,
+            "default_bucket_key": default_bucket_key,
+            "arg_params": arg_params,
+            "aux_params": aux_params,
+        }
+        for name, value in given.items():
+            if value is None:
+                raise ParamError(f"BucketingModule.load_dict: {name} is required")
+        assert sym_dict is not None
+        assert sym_gen is not None
+        return BucketingModule._from_symbols(
+            sym_dict, sym_gen, default_bucket_key, arg_params, aux_params, kwargs
+        )
+
+    @staticmethod
+    def _from_symbols(
+        symbols: dict[Any, Any],
+        sym_gen: Callable[[Any], tuple[Any, Any, Any]],
+        default_bucket_key: Any,
+        arg_params: Any,
+        aux_params: Any,
+        kwargs: dict[str, Any],
+    ) -> BucketingModule:
+        """An unbound BucketingModule whose buckets are Modules of the given symbols and
+        whose default bucket holds the parameters until bind()."""
+        mod = BucketingModule(sym_gen, default_bucket_key, **kwargs)
+        for key, symbol in symbols.items():
+            _, data_names, label_names = mod._gen(key)
+            mod._buckets[key] = Module(symbol, data_names, label_names, **mod._module_args)
+        if default_bucket_key not in mod._buckets:  # not saved: sym_gen makes it
+            mod._buckets[default_bucket_key] = mod._module(default_bucket_key)
+        default = mod._buckets[default_bucket_key]
+        default._arg_params, default._aux_params = dict(arg_params), dict(aux_params)
+        default.params_initialized = True
+        mod.params_initialized = True
+        return mod
 
 
 __all__ = ["BucketingModule"]

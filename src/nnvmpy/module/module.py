@@ -481,6 +481,43 @@ class Module(BaseModule):
             self.reshape(new_data, new_label)
         self._exec_group.forward(data_batch, is_train)
 
+    def prepare(self, data_batch: Any, sparse_row_id_fn: Any = None) -> None:
+        """MXNet pulls the rows of row_sparse parameters the batch needs here. nnvmpy's
+        parameters are dense (every device holds all rows), so this only checks: the
+        module must be bound, and a `sparse_row_id_fn` is called when a KVStore runs the
+        optimizer (its names must be parameters), with a UserWarning as MXNet gives for
+        parameters that are not row_sparse."""
+        import warnings
+
+        self._require("prepare", bound=True)
+        if sparse_row_id_fn is None:
+            return
+        if self._kvstore is None or not self._update_on_kvstore:
+            warnings.warn(
+                "Module.prepare: parameters are not updated in the KVStore; "
+                "sparse_row_id_fn is not called",
+                UserWarning,
+                stacklevel=2,
+            )
+            return
+        row_ids = sparse_row_id_fn(data_batch)
+        if not isinstance(row_ids, dict):
+            raise ParamError(
+                "Module.prepare: sparse_row_id_fn must return a dict of parameter name to "
+                f"row ids, got {type(row_ids).__name__}"
+            )
+        for name in row_ids:
+            if name not in self._param_names:
+                raise ParamError(
+                    f"Module.prepare: sparse_row_id_fn names {name!r}, which is not a "
+                    f"parameter (parameters: {self._param_names})"
+                )
+            warnings.warn(
+                f"Module.prepare: {name!r} is dense, not row_sparse; nothing to pull",
+                UserWarning,
+                stacklevel=2,
+            )
+
     def reshape(self, data_shapes: Any, label_shapes: Any = None) -> None:
         """Rebind the executors for new input shapes, keeping parameters and optimizer."""
         self._require("reshape", bound=True)
