@@ -1,6 +1,7 @@
 """OpCase rows for contrib_deformable_conv.py: the reference samples every tap of every
 output position with a scalar bilinear lookup and sums the products, loop by loop (the
-op's kernels build column matrices and multiply them with BLAS)."""
+op's kernels build column matrices and multiply them with BLAS). The modulated op's
+rows (cases_contrib_modulated_deformable_conv.py) sample as DCNv2 does, in (-1, H)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,16 @@ import numpy as np
 from op_db import OpCase
 
 
-def _sample(img: np.ndarray, y: float, x: float) -> float:
+def _sample(img: np.ndarray, y: float, x: float, v1: bool = True) -> float:
+    """The bilinear lookup as MXNet's kernels do it. DCNv1 (`v1`): 0 off [0, H) x [0, W),
+    and past the last row (column) the position is that row (column). DCNv2: 0 off
+    (-1, H) x (-1, W), each corner off the map 0."""
     h, w = img.shape
-    if y <= -1 or y >= h or x <= -1 or x >= w:
+    if v1:
+        if y < 0 or y >= h or x < 0 or x >= w:
+            return 0.0
+        y, x = min(y, h - 1), min(x, w - 1)
+    elif y <= -1 or y >= h or x <= -1 or x >= w:
         return 0.0
     y0, x0 = math.floor(y), math.floor(x)
     total = 0.0

@@ -48,7 +48,9 @@ def modulated_deformable_conv_ref(
                                 y += offset[b, dg * 2 * kh * kw + 2 * k, p, q]
                                 x += offset[b, dg * 2 * kh * kw + 2 * k + 1, p, q]
                                 m = mask[b, dg * kh * kw + k, p, q]
-                                total += weight[f, cc, i, j] * m * _sample(data[b, ch], y, x)
+                                total += (
+                                    weight[f, cc, i, j] * m * _sample(data[b, ch], y, x, v1=False)
+                                )
                     out[b, f, p, q] = total
     return out
 

@@ -4,7 +4,12 @@ bilinear corners, einsum for the grouped products and np.add.at for the scatter:
 different route from the kernels' columns, plane walks and BLAS.
 
 `p` is any object with kernel, stride, dilate, pad ((h, w) pairs, filled in),
-num_filter, num_group and num_deformable_group; a mask of None is DCNv1."""
+num_filter, num_group and num_deformable_group; a mask of None is DCNv1.
+
+The two ops treat the border as MXNet's kernels do. DCNv2 samples in (-1, H) x (-1, W)
+with corners off the map read as 0. DCNv1 samples only in [0, H) x [0, W), and a sample
+past the last row (column) reads that row (column): its position is clamped to H - 1
+there, so it has no slope in y (x)."""
 
 from __future__ import annotations
 
@@ -16,7 +21,7 @@ import numpy as np
 class _Samples:
     """Where every (channel group, tap, output position) samples, and its bilinear corners."""
 
-    def __init__(self, p: Any, data_shape: Any, offset: np.ndarray):
+    def __init__(self, p: Any, data_shape: Any, offset: np.ndarray, v1: bool = False):
         (kh, kw), (sh, sw), (dh, dw), (ph, pw) = p.kernel, p.stride, p.dilate, p.pad
         n, _, self.h, self.w = data_shape
         dg, k = p.num_deformable_group, kh * kw
@@ -27,11 +32,20 @@ class _Samples:
         base_x = (np.arange(ow) * sw - pw)[None, None, :] + (j * dw)[:, None, None]
         self.y = base_y + off[:, :, :, 0]  # (N, DG, K, OH, OW)
         self.x = base_x + off[:, :, :, 1]
-        self.inside = (self.y > -1) & (self.y < self.h) & (self.x > -1) & (self.x < self.w)
-        self.y0 = np.floor(self.y).astype(np.int64)
-        self.x0 = np.floor(self.x).astype(np.int64)
-        self.ly = self.y - self.y0
-        self.lx = self.x - self.x0
+        y, x = self.y, self.x
+        if v1:
+            self.inside = (y >= 0) & (y < self.h) & (x >= 0) & (x < self.w)
+        else:
+            self.inside = (y > -1) & (y < self.h) & (x > -1) & (x < self.w)
+        # DCNv1 past the last row (column): the position clamped to it, no slope there
+        self.slope_y = ~(v1 & (np.floor(y) >= self.h - 1))
+        self.slope_x = ~(v1 & (np.floor(x) >= self.w - 1))
+        y = np.where(self.slope_y, y, self.h - 1)
+        x = np.where(self.slope_x, x, self.w - 1)
+        self.y0 = np.floor(y).astype(np.int64)
+        self.x0 = np.floor(x).astype(np.int64)
+        self.ly = y - self.y0
+        self.lx = x - self.x0
 
     def corners(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
         """(rows, cols, valid, dy weight sign, dx weight sign) of the 4 corners."""
@@ -98,7 +112,7 @@ def _conv(p: Any, cols: np.ndarray, weight: np.ndarray) -> np.ndarray:
 
 
 def deformable_forward_np(p: Any, data, offset, mask, weight, bias) -> list:
-    s = _Samples(p, data.shape, offset)
+    s = _Samples(p, data.shape, offset, v1=mask is None)
     out = _conv(p, columns(s, data, p.num_deformable_group, mask), weight)
     if bias is not None:
         out += bias.astype(np.float64)[None, :, None, None]
@@ -109,7 +123,7 @@ def deformable_grads_np(p: Any, dy, data, offset, mask, weight, bias) -> list:
     """Gradients wrt (data, offset[, mask], weight[, bias]); mask None is DCNv1."""
     n, c = data.shape[:2]
     g, f, dg = p.num_group, p.num_filter, p.num_deformable_group
-    s = _Samples(p, data.shape, offset)
+    s = _Samples(p, data.shape, offset, v1=mask is None)
     xg = _grouped(data.astype(np.float64), dg)
     raw = _raw_columns(s, xg)  # (N, DG, C / DG, K, OH, OW), before the mask
     m = _mask_groups(mask, dg)
@@ -138,7 +152,8 @@ def deformable_grads_np(p: Any, dy, data, offset, mask, weight, bias) -> list:
         contrib = (d_cols * v).sum(axis=2)
         d_y += contrib * (1 if a else -1) * wx
         d_x += contrib * (1 if b else -1) * wy
-    d_offset = np.stack([d_y * s.inside, d_x * s.inside], axis=3).reshape(offset.shape)
+    d_y, d_x = d_y * s.inside * s.slope_y, d_x * s.inside * s.slope_x
+    d_offset = np.stack([d_y, d_x], axis=3).reshape(offset.shape)
     grads = [d_data.reshape(data.shape), d_offset]
     if d_mask is not None:
         grads.append(d_mask)

@@ -7,7 +7,10 @@ c (deformable group g = c // (C / DG)) bilinearly at
     wx = z sw - pw + j dw + offset[n, g 2K + 2k + 1, y, z]
 
 (0 when hy <= -1, hy >= H, wx <= -1 or wx >= W; each of the four corners 0 off the map),
-times mask[n, g K + k, y, z] for the modulated op. For a chunk of m images starting at
+times mask[n, g K + k, y, z] for the modulated op. DCNv1 (no mask) treats the border as
+MXNet's DeformableConvolution does: it samples only in [0, H) x [0, W), and a sample past
+the last row (column) reads that row (column), its position clamped to H - 1 (W - 1),
+with no slope there for the offset's gradient. For a chunk of m images starting at
 n0 those samples form the column matrix col[(c, k), (b, p)] (rows c-major, so each
 convolution group's rows are contiguous), and
 
@@ -110,13 +113,22 @@ def tap_position(offset, at, hw, y, z, i, j, sh, sw, ph, pw, dh, dw):
 
 
 @kernel.device_function
-def corners(hy, wx, height, width):
+def corners(hy, wx, height, width, v1):
     """(y0, x0, ly, lx, top, bottom, left, right) of a sample at (hy, wx) inside (-1, H) x
     (-1, W): its top-left pixel, fractional parts, and which of its rows (y0, y0 + 1) and
-    columns (x0, x0 + 1) lie on the map (a corner off the map counts 0)."""
+    columns (x0, x0 + 1) lie on the map (a corner off the map counts 0). DCNv1 (`v1`)
+    clamps a sample past the last row (column) to it: fraction 0, the next row off."""
     y0 = int(hy + 1.0) - 1  # floor, as hy + 1 > 0
     x0 = int(wx + 1.0) - 1
-    return y0, x0, hy - y0, wx - x0, y0 >= 0, y0 + 1 < height, x0 >= 0, x0 + 1 < width
+    ly = hy - y0
+    lx = wx - x0
+    if v1 and y0 >= height - 1:
+        y0 = height - 1
+        ly = 0.0
+    if v1 and x0 >= width - 1:
+        x0 = width - 1
+        lx = 0.0
+    return y0, x0, ly, lx, y0 >= 0, y0 + 1 < height, x0 >= 0, x0 + 1 < width
 
 
 @kernel.device_function
@@ -137,10 +149,12 @@ def blend(v00, v01, v10, v11, ly, lx):
 
 
 @kernel.device_function
-def outside(hy, wx, height, width):
-    """A sample at (hy, wx) counts 0 (and has no gradient) beyond one pixel off the map, or
-    at NaN (an offset of NaN: MXNet's in-range test fails for it too), so no index is ever
-    made from NaN."""
+def outside(hy, wx, height, width, v1):
+    """A sample at (hy, wx) counts 0 (and has no gradient) beyond one pixel off the map
+    (DCNv1, `v1`: anywhere off it), or at NaN (an offset of NaN: MXNet's in-range test
+    fails for it too), so no index is ever made from NaN."""
+    if v1:
+        return not (hy >= 0.0 and hy < height and wx >= 0.0 and wx < width)
     return not (hy > -1.0 and hy < height and wx > -1.0 and wx < width)
 
 
@@ -164,12 +178,12 @@ def deform_im2col(
     per_group = n_c // dg
     out = ((g * per_group * k_n + k) * m + b) * hw + p  # col[(c, k), (b, p)] for c = g Cg
     step = k_n * m * hw  # to the next channel's row
-    if outside(hy, wx, height, width):
+    if outside(hy, wx, height, width, not has_mask):
         for cc in range(per_group):
             col[uindex(out + cc * step)] = 0
         return
     scale = mask[uindex(j * hw + p)] if has_mask else 1.0
-    y0, x0, ly, lx, top, bottom, left, right = corners(hy, wx, height, width)
+    y0, x0, ly, lx, top, bottom, left, right = corners(hy, wx, height, width, not has_mask)
     for cc in range(per_group):
         at = ((n * n_c + g * per_group + cc) * height + y0) * width + x0
         v00, v01, v10, v11 = corner_values(x, at, width, top, bottom, left, right)
@@ -212,10 +226,12 @@ def deform_col2im(
                     p = y * ow + z
                     at = 2 * (j0 + k) * hw + p
                     hy, wx = tap_position(offset, at, hw, y, z, i, kj, sh, sw, ph, pw, dh, dw)
-                    if outside(hy, wx, height, width):
+                    if outside(hy, wx, height, width, not has_mask):
                         continue
                     scale = mask[uindex((j0 + k) * hw + p)] if has_mask else 1.0
-                    y0, x0, ly, lx, top, bottom, left, right = corners(hy, wx, height, width)
+                    y0, x0, ly, lx, top, bottom, left, right = corners(
+                        hy, wx, height, width, not has_mask
+                    )
                     w00 = scale * (1.0 - ly) * (1.0 - lx)
                     w01 = scale * (1.0 - ly) * lx
                     w10 = scale * ly * (1.0 - lx)
@@ -249,11 +265,11 @@ def deform_col2im_atomic(
     j = (n * dg + c // (n_c // dg)) * k_n + k
     hy, wx = tap_position(offset, 2 * j * hw + p, hw, p // ow, p % ow, k // kw, k % kw,
                           sh, sw, ph, pw, dh, dw)  # fmt: skip
-    if outside(hy, wx, height, width):
+    if outside(hy, wx, height, width, not has_mask):
         return
     scale = mask[uindex(j * hw + p)] if has_mask else 1.0
     d = dcol[uindex(item)] * scale
-    y0, x0, ly, lx, top, bottom, left, right = corners(hy, wx, height, width)
+    y0, x0, ly, lx, top, bottom, left, right = corners(hy, wx, height, width, not has_mask)
     at = ((n * n_c + c) * height + y0) * width + x0
     if top and left:
         atomic_add(dx, at, d * (1.0 - ly) * (1.0 - lx))
@@ -283,8 +299,8 @@ def deform_coord_grad(
     gy = 0.0
     gx = 0.0
     gm = 0.0
-    if not outside(hy, wx, height, width):
-        y0, x0, ly, lx, top, bottom, left, right = corners(hy, wx, height, width)
+    if not outside(hy, wx, height, width, not has_mask):
+        y0, x0, ly, lx, top, bottom, left, right = corners(hy, wx, height, width, not has_mask)
         per_group = n_c // dg
         for cc in range(per_group):
             c = g * per_group + cc
@@ -292,8 +308,10 @@ def deform_coord_grad(
             v00, v01, v10, v11 = corner_values(
                 x, ((n * n_c + c) * height + y0) * width + x0, width, top, bottom, left, right
             )
-            gy += d * ((1.0 - lx) * (v10 - v00) + lx * (v11 - v01))
-            gx += d * ((1.0 - ly) * (v01 - v00) + ly * (v11 - v10))
+            if has_mask or bottom:  # DCNv1 clamped to the last row: no slope in y
+                gy += d * ((1.0 - lx) * (v10 - v00) + lx * (v11 - v01))
+            if has_mask or right:
+                gx += d * ((1.0 - ly) * (v01 - v00) + ly * (v11 - v10))
             gm += d * blend(v00, v01, v10, v11, ly, lx)
     if has_mask:
         scale = mask[uindex(j * hw + p)]
