@@ -221,34 +221,58 @@ def embedding_ref(idx: np.ndarray, w: np.ndarray, lo: np.ndarray, hi: np.ndarray
 # -- calibrate_entropy ------------------------------------------------------------------
 
 
-def _smooth(p: np.ndarray, eps: float = 1e-4) -> np.ndarray:
-    zeros = (p == 0).sum()
-    return np.where(p == 0, eps, p - eps * zeros / (p.size - zeros))
+def _sum32(v: np.ndarray) -> np.float32:
+    """A float32 sum added in order (as a C++ std::accumulate of floats)."""
+    total = np.float32(0)
+    for x in v:
+        total = np.float32(total + x)
+    return total
+
+
+def _smooth(p: np.ndarray, eps: float = 1e-4) -> np.ndarray | None:
+    """eps for each empty bin, taken evenly from the others (float32); None if it cannot."""
+    zeros = int((p == 0).sum())
+    if zeros == p.size:
+        return None
+    taken = np.float32(np.float32(eps) * np.float32(zeros)) / np.float32(p.size - zeros)
+    if taken >= 1:
+        return None
+    return (p + np.where(p == 0, np.float32(eps), -taken)).astype(np.float32)
 
 
 def calibrate_ref(hist: np.ndarray, edges: np.ndarray, **p: Any) -> list[np.ndarray]:
-    """Every candidate width, KL(p || q) written out with explicit sums."""
+    """Every candidate width, as MXNet 1.9.1's calibrate_entropy computes it: p is the
+    middle 2i+1 bins with the outliers in its end bins; q merges the slice's integer
+    counts without its first bin into num_quantized_bins groups and spreads each group's
+    sum over its non-zero counts, where p is non-empty; KL(p || q) of the smoothed,
+    normalised bins, all in float32 (sequential sums)."""
     nq, mid = p["num_quantized_bins"], hist.size // 2
-    best = (None, np.inf)
-    for i in range(nq // 2, mid + 1):
-        s = hist[mid - i : mid + i + 1]
-        ref = s.copy()
-        ref[0] += hist[: mid - i].sum()
-        ref[-1] += hist[mid + i + 1 :].sum()
-        m = s.size // nq
-        q = np.zeros(s.size)
+    f32 = np.float32
+    best = (edges[-1], np.inf)
+    for i in range(nq // 2, hist.size - mid):
+        lo, hi = mid - i, mid + i + 1
+        ref = hist[lo:hi].astype(f32)
+        ref[0] = f32(hist[: lo + 1].sum())
+        ref[-1] = f32(hist[hi - 1 :].sum()) if hi - lo > 1 else f32(hist.sum())
+        sliced = hist[lo:hi].astype(np.int64)
+        sliced[0] = 0
+        m = sliced.size // nq
+        q = np.zeros(sliced.size, f32)
         for g in range(nq):
-            stop = s.size if g == nq - 1 else (g + 1) * m
-            idx = [t for t in range(g * m, stop) if ref[t] != 0]
-            for t in idx:
-                q[t] = s[g * m : stop].sum() / len(idx)
-        if (q == 0).all():
-            continue
+            stop = sliced.size if g == nq - 1 else (g + 1) * m
+            norm = np.count_nonzero(sliced[g * m : stop])
+            if norm:
+                share = f32(f32(sliced[g * m : stop].sum()) / f32(norm))
+                q[g * m : stop] = np.where(ref[g * m : stop] != 0, share, f32(0))
         a, b = _smooth(ref), _smooth(q)
-        a, b = a / a.sum(), b / b.sum()
-        kl = float(np.sum(a * np.log(a / b)))
+        if a is None or b is None or (a <= 0).any() or (b <= 0).any():
+            continue
+        a, b = a / _sum32(a), b / _sum32(b)
+        kl = f32(0)
+        for x, y in zip(a, b):
+            kl = f32(kl + f32(x * f32(np.log(f32(x / y)))))
         if kl < best[1]:
-            best = (edges[mid + i + 1], kl)
+            best = (edges[hi], kl)
     return [np.array([best[0]]), np.array([best[1]])]
 
 

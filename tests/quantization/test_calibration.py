@@ -65,11 +65,29 @@ def test_non_negative_layers_get_a_uint8_range_from_zero() -> None:
 
 
 def test_calibrate_entropy_op_checks_its_inputs() -> None:
-    with pytest.raises(nv.NNVMError, match="odd number of bins"):
-        nv.nd.contrib.calibrate_entropy(nv.nd.zeros((4,)), nv.nd.zeros((5,))).wait_to_read()
+    with pytest.raises(nv.NNVMError, match="must be 1-D"):
+        nv.nd.contrib.calibrate_entropy(nv.nd.zeros((3, 4)), nv.nd.zeros((5,)))
     scalar = nv.nd.array(np.float32(1.0))  # a known 0-d shape is no 1-D histogram either
     with pytest.raises(nv.NNVMError, match="must be 1-D"):
         nv.nd.contrib.calibrate_entropy(scalar, scalar)
+
+
+@pytest.mark.parametrize(
+    ("bins", "threshold", "divergence"),
+    [(511, 3.8016603, 0.0172813963), (512, 3.8016603, 0.0167875774), (8001, 3.2021651, 0.1079208)],
+)
+def test_calibrate_entropy_gives_mxnet_1_9_1s_values(
+    bins: int, threshold: float, divergence: float
+) -> None:
+    """np.histogram of 5000 normal samples (RandomState(0)), as MXNet 1.9.1's
+    calibrate_entropy computed them on this machine (an even bin count included)."""
+    sample = np.random.RandomState(0).normal(size=5000)
+    hist, edges = np.histogram(sample, bins=bins)
+    t, d = nv.nd.contrib.calibrate_entropy(
+        nv.nd.array(hist.astype(np.float32)), nv.nd.array(edges.astype(np.float32))
+    )
+    assert abs(t.asscalar() - threshold) < 1e-6
+    assert abs(d.asscalar() - divergence) < 1e-7
 
 
 def test_histogram_merge_keeps_every_count_and_the_bin_width() -> None:

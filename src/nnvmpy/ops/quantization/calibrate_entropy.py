@@ -1,22 +1,28 @@
 """calibrate_entropy: the clipping threshold that loses least information (KL divergence).
 
 `_contrib_calibrate_entropy(hist, hist_edges, num_quantized_bins=255)` -> (threshold,
-divergence), each (1,). hist is a histogram with an odd number of bins, symmetric about
-zero (hist_edges has one more entry). For every candidate width i (from
-num_quantized_bins // 2 to the middle), the 2i+1 middle bins are the reference p (the
-clipped outliers added to its end bins) and q is the same bins merged into
-num_quantized_bins groups and spread back evenly over each group's non-empty bins. Both
-are smoothed (_smooth_distribution) and the candidate with the least KL(p || q) wins;
-its threshold is the upper edge of its last bin. This is entropy calibration as MXNet
-(after TensorRT) describes it.
+divergence), each (1,). hist is a histogram (hist_edges has one more entry), normally
+symmetric about zero with an odd number of bins. For every candidate width i (from
+num_quantized_bins // 2 up, while the slice fits), the 2i+1 bins around the middle one
+(n // 2) are the reference p, the clipped outliers added to its end bins. q merges the
+slice into num_quantized_bins groups and spreads each group's sum evenly over the bins
+where p is non-empty. Both are smoothed and the candidate with the least KL(p || q)
+wins; its threshold is the upper edge of its last bin. This is entropy calibration as
+MXNet (after TensorRT) describes it, computed as MXNet 1.9.1's operator computes it, so
+that calibrated models get MXNet's thresholds, bit for bit on the histograms tried:
 
-One body for both devices: prefix sums and non-empty counts of the histogram, one item
-per candidate width (its groups' sums and counts from the prefixes: no scratch, so
-memory does not grow with candidates x groups; one pass over its bins, rounded to
-float32 as the NumPy reference does, sums and the KL terms in float64), then one item
-picking the first least divergence. The histogram never leaves the op's device.
-smooth_distribution (NumPy) stays for the Python-side calibration
-(contrib/_calibration.py).
+- q sums and counts the slice's counts as integers and leaves the slice's first bin out
+  (MXNet's q never sees it);
+- smoothing, normalisation and the KL sum are float32, added in order;
+- an even bin count works; MXNet also tries a width whose slice ends one bin past the
+  histogram (reading past hist_edges), which is left out here.
+
+One body for both devices: prefix sums and non-empty counts of the histogram (as
+floats and as integers), one item per candidate width (its groups' sums and counts from
+the prefixes: no scratch, so memory does not grow with candidates x groups; one pass for
+the float32 totals, one for the KL terms), then one item picking the first least
+divergence. The histogram never leaves the op's device. smooth_distribution (NumPy)
+stays for the Python-side calibration (contrib/_calibration.py).
 """
 
 from __future__ import annotations
@@ -70,28 +76,40 @@ def smooth_distribution(p: np.ndarray, eps: float = EPS) -> np.ndarray:
 
 @kernel.device_function
 def _smoothing(empty, full, eps):
-    """The amount taken from each non-empty bin to give the empty ones eps, or -1 when
-    the distribution cannot be smoothed (all empty, or eps too large)."""
+    """The amount taken from each non-empty bin to give the empty ones eps (float32, as
+    MXNet's smoothing), or -1 when the distribution cannot be smoothed (all empty, or eps
+    too large)."""
     if full == 0:
         return -1.0
-    taken = eps * empty / full
-    return -1.0 if taken >= 1.0 else taken
+    taken = np.float32(np.float32(np.float32(eps) * np.float32(empty)) / np.float32(full))
+    return -1.0 if taken >= 1.0 else float(taken)
 
 
 @kernel.parallel_for
-def _prefix(item, hist, n_bins, prefix, nonzero):
-    """prefix[t] = the sum of hist[:t], nonzero[t] = how many of hist[:t] are non-zero
-    (n_bins + 1 entries each, float64): any group's sum and count in O(1)."""
+def _prefix(item, hist, n_bins, prefix, nonzero, iprefix, inonzero):
+    """prefix[t] = the sum of hist[:t], nonzero[t] = how many of hist[:t] are non-zero;
+    iprefix and inonzero the same over the counts truncated to integers (MXNet slices
+    the histogram as integers for q). n_bins + 1 entries each, float64: any group's sums
+    and counts in O(1)."""
     acc = 0.0
     count = 0.0
+    iacc = 0.0
+    icount = 0.0
     prefix[0] = 0.0
     nonzero[0] = 0.0
+    iprefix[0] = 0.0
+    inonzero[0] = 0.0
     for t in range(n_bins):
         v = float(hist[t])
+        iv = float(int(v))
         acc += v
         count += 1.0 if v != 0 else 0.0
+        iacc += iv
+        icount += 1.0 if iv != 0 else 0.0
         prefix[t + 1] = acc
         nonzero[t + 1] = count
+        iprefix[t + 1] = iacc
+        inonzero[t + 1] = icount
 
 
 @kernel.device_function
@@ -116,15 +134,49 @@ def _group(hist, prefix, nonzero, lo, hi, start, stop, left, right):
     return total, count
 
 
+@kernel.device_function
+def _q_share(hist, iprefix, inonzero, lo, hi, start):
+    """What q gives each of group [lo, hi)'s bins where p is non-empty: the group's
+    integer counts summed over its non-zero ones, both without the slice's first bin
+    (MXNet's calibrate_entropy leaves it out of q), in float32; 0 for no non-zero."""
+    total = iprefix[hi] - iprefix[lo]
+    norm = inonzero[hi] - inonzero[lo]
+    if lo <= start and start < hi:
+        first = float(int(float(hist[start])))
+        total -= first
+        norm -= 1.0 if first != 0 else 0.0
+    if norm == 0:
+        return np.float32(0.0)
+    return np.float32(np.float32(total) / np.float32(norm))
+
+
+@kernel.device_function
+def _p_bin(hist, t, start, stop, left, right):
+    """p's bin for hist[t]: the end bins also hold the clipped outliers (float32)."""
+    v = float(hist[t])
+    if t == start:
+        v += left
+    if t == stop - 1:
+        v += right
+    return np.float32(v)
+
+
+@kernel.device_function
+def _smoothed(v, eps, taken):
+    """A bin after smoothing: eps for an empty one, less `taken` otherwise (float32)."""
+    return np.float32(v + (eps if v == 0 else -taken))
+
+
 @kernel.parallel_for
-def _divergence(c, div, hist, prefix, nonzero, n_bins, n_quantized, half, eps):
+def _divergence(c, div, hist, prefix, nonzero, iprefix, inonzero, n_bins, n_quantized, half,
+                eps):  # fmt: skip
     """div[c]: KL(p || q) of candidate width i = half + c (inf when p or q cannot be
-    smoothed).
+    smoothed, or a smoothed bin is not positive).
 
     The groups' sums and non-empty counts come from the prefix arrays (no scratch, no
-    index division); one pass over the smoothed bins (rounded to float32 as the NumPy
-    reference rounds them) forms their totals P, Q and S = sum p log(p / q), so that
-    KL = S / P + log(Q / P) without normalising every bin first."""
+    index division). Then, in float32 as MXNet's calibrate_entropy computes them, one
+    pass sums the smoothed p and q and one forms sum p log(p / q) of the normalised bins,
+    so that near-equal candidates are told apart as MXNet does."""
     i = half + c
     start = n_bins // 2 - i
     size = 2 * i + 1
@@ -137,34 +189,45 @@ def _divergence(c, div, hist, prefix, nonzero, n_bins, n_quantized, half, eps):
     for g in range(n_quantized):
         lo = start + g * width
         hi = stop if g == n_quantized - 1 else lo + width
-        total, count = _group(hist, prefix, nonzero, lo, hi, start, stop, left, right)
+        _total, count = _group(hist, prefix, nonzero, lo, hi, start, stop, left, right)
         p_full += count
-        q_full += count if total != 0 else 0.0  # q spreads the group's sum over them
+        if _q_share(hist, iprefix, inonzero, lo, hi, start) != 0:
+            q_full += count  # q spreads the group's share over p's non-empty bins
+    eps32 = np.float32(eps)
     p_taken = _smoothing(size - p_full, p_full, eps)
     q_taken = _smoothing(size - q_full, q_full, eps)
     if p_taken < 0 or q_taken < 0:
         div[c] = math.inf
         return
-    p_sum = 0.0
-    q_sum = 0.0
-    s = 0.0
+    p_taken = np.float32(p_taken)
+    q_taken = np.float32(q_taken)
+    p_sum = np.float32(0.0)
+    q_sum = np.float32(0.0)
     for g in range(n_quantized):
         lo = start + g * width
         hi = stop if g == n_quantized - 1 else lo + width
-        total, count = _group(hist, prefix, nonzero, lo, hi, start, stop, left, right)
-        share = total / count if count > 0 else 0.0
+        share = _q_share(hist, iprefix, inonzero, lo, hi, start)
         for t in range(lo, hi):
-            pv = float(hist[t]) + (left if t == start else 0.0) + (right if t == stop - 1 else 0.0)
-            qv = share if pv != 0 else 0.0
-            ps = float(np.float32(pv) + np.float32(eps if pv == 0 else -p_taken))
-            qs = float(np.float32(qv) + np.float32(eps if qv == 0 else -q_taken))
+            pv = _p_bin(hist, t, start, stop, left, right)
+            ps = _smoothed(pv, eps32, p_taken)
+            qs = _smoothed(share if pv != 0 else np.float32(0.0), eps32, q_taken)
             if not (ps > 0 and qs > 0):
                 div[c] = math.inf
                 return
-            p_sum += ps
-            q_sum += qs
-            s += ps * math.log(ps / qs)
-    div[c] = s / p_sum + math.log(q_sum / p_sum)
+            p_sum = np.float32(p_sum + ps)
+            q_sum = np.float32(q_sum + qs)
+    kl = np.float32(0.0)
+    for g in range(n_quantized):
+        lo = start + g * width
+        hi = stop if g == n_quantized - 1 else lo + width
+        share = _q_share(hist, iprefix, inonzero, lo, hi, start)
+        for t in range(lo, hi):
+            pv = _p_bin(hist, t, start, stop, left, right)
+            pn = np.float32(_smoothed(pv, eps32, p_taken) / p_sum)
+            qv = share if pv != 0 else np.float32(0.0)
+            qn = np.float32(_smoothed(qv, eps32, q_taken) / q_sum)
+            kl = np.float32(kl + np.float32(pn * np.float32(math.log(np.float32(pn / qn)))))
+    div[c] = kl
 
 
 @kernel.parallel_for
@@ -189,23 +252,24 @@ def _compute(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any],
     hist, edges = inputs
     n_bins, n_quantized = int(hist.size), attrs.parsed.num_quantized_bins
     half = n_quantized // 2
-    candidates = max(n_bins // 2 - half + 1, 0)
+    # widths half .. w with the slice inside the histogram: w = n_bins // 2 for an odd
+    # count; for an even one MXNet also tries a width one bin past the end (reading past
+    # hist_edges), which is left out here
+    candidates = max((n_bins - 1) - n_bins // 2 - half + 1, 0)
     div = device_empty(ctx, candidates, np.float64)
     if candidates:
-        prefix, nonzero = (device_empty(ctx, n_bins + 1, np.float64) for _ in "pn")
-        run_rows(ctx, OP, _prefix, 1, hist, n_bins, prefix, nonzero)
-        run_rows(ctx, OP, _divergence, candidates, div, hist, prefix, nonzero, n_bins,
-                 n_quantized, half, EPS)  # fmt: skip
+        sums = [device_empty(ctx, n_bins + 1, np.float64) for _ in range(4)]
+        run_rows(ctx, OP, _prefix, 1, hist, n_bins, *sums)
+        run_rows(ctx, OP, _divergence, candidates, div, hist, *sums, n_bins, n_quantized, half,
+                 EPS)  # fmt: skip
     run_rows(ctx, OP, _pick, 1, div, edges, candidates, n_bins, half, *outputs, *modes)
 
 
 def _shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
     hist = in_shapes[0]
     if hist is not None and (len(hist) != 1 or hist[0] is not None):  # () is known: 0-d
-        if len(hist) != 1 or hist[0] % 2 == 0:
-            raise InferError(
-                f"{OP}: input 'hist' must be 1-D with an odd number of bins, got {hist}"
-            )
+        if len(hist) != 1:
+            raise InferError(f"{OP}: input 'hist' must be 1-D, got {hist}")
         shape_assign(in_shapes, 1, (hist[0] + 1,), f"{OP}: input 'hist_edges' (one more than hist)")
     for j in (0, 1):
         shape_assign(out_shapes, j, (1,), f"{OP}: output {j}")
