@@ -101,6 +101,24 @@ def test_symbol_functions_compose() -> None:
         nv.sym.random.normal(nv.sym.Variable("mu"), 1.0)
 
 
+def test_mixed_distribution_parameters_raise_assertion_error_as_mxnet() -> None:
+    # MXNet 1.9.1's _random_helper: the first parameter decides; a later one of the other
+    # kind fails an assert (AssertionError), a first one of neither kind is a ValueError
+    mixed = [
+        (lambda: nd.random.normal(0, nd.ones((2,))), r"nd.random.normal: parameter 'scale'"),
+        (lambda: nd.random.normal(nd.zeros((2,)), 1), r"nd.random.normal: parameter 'scale'"),
+        (lambda: nd.random.uniform(0, nd.ones((2,))), r"nd.random.uniform: parameter 'high'"),
+        (lambda: nd.random.gamma(1.0, "2"), r"nd.random.gamma: parameter 'beta'"),
+        (lambda: nv.sym.random.normal(0, nv.sym.var("s")), r"sym.random.normal: parameter 'scale'"),
+    ]
+    for call, match in mixed:
+        with pytest.raises(AssertionError, match=match) as info:
+            call()
+        assert isinstance(info.value, nv.NNVMError)
+    with pytest.raises(ValueError, match=r"nd.random.normal: parameter 'loc' must be a number or"):
+        nd.random.normal("a", 1)
+
+
 _PROGRAM = textwrap.dedent(
     """
     import hashlib, numpy as np, nnvmpy as nv

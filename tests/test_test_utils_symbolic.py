@@ -240,14 +240,67 @@ def test_check_numeric_gradient_with_add_catches_a_backward_ignoring_req(sin_ops
         tu.check_numeric_gradient(s, location(), dtype=np.float64, grad_nodes={"x": "add"})
 
 
-def test_numeric_grad_is_a_central_difference() -> None:
+def test_central_difference_restores_x_and_writes_through_any_layout() -> None:
+    from nnvmpy.test_utils.symbolic import central_difference
+
     x = np.array([0.3, -1.2, 2.0])
-    grad = tu.numeric_grad(lambda: float(np.sum(x**3)), x, 1e-4)
+    grad = central_difference(lambda: float(np.sum(x**3)), x, 1e-4)
     np.testing.assert_allclose(grad, 3 * x**2, rtol=1e-6)
     np.testing.assert_array_equal(x, [0.3, -1.2, 2.0])  # restored
     w = np.arange(6.0).reshape(2, 3).T  # a transposed (Fortran-ordered) view
     scale = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
-    np.testing.assert_allclose(tu.numeric_grad(lambda: float((w * scale).sum()), w, 1e-3), scale)
+    np.testing.assert_allclose(central_difference(lambda: float((w * scale).sum()), w, 1e-3), scale)
+
+
+def test_numeric_grad_differentiates_an_executors_first_output_as_mxnet() -> None:
+    # MXNet 1.9.1: numeric_grad(executor, location, aux_states=None, eps=1e-4,
+    # use_forward_train=True, dtype=np.float32) -> {name: d sum(outputs[0]) / d name}
+    x, w = sym.var("x"), sym.var("w")
+    s = sym.Group([sym.sum(x * x * w, axis=1), w * 100])  # only output 0 counts
+    X = np.array([[1.0, -2.0], [0.5, 3.0]])
+    W = np.array([[2.0, 1.0], [1.0, 4.0]])
+    exe = s.simple_bind(nv.cpu(), grad_req="null", type_dict={"x": np.float64, "w": np.float64},
+                        x=X.shape, w=W.shape)  # fmt: skip
+    grads = tu.numeric_grad(exe, {"x": X, "w": W}, eps=1e-4, dtype=np.float64)
+    assert set(grads) == {"x", "w"}
+    assert grads["x"].dtype == np.float64
+    np.testing.assert_allclose(grads["x"], 2 * X * W, rtol=1e-6)
+    np.testing.assert_allclose(grads["w"], X * X, rtol=1e-6)
+    np.testing.assert_array_equal(exe.arg_dict["x"].asnumpy(), X)  # left at location
+    np.testing.assert_array_equal(X, [[1.0, -2.0], [0.5, 3.0]])  # caller's array untouched
+    default = tu.numeric_grad(exe, {"x": X, "w": W}, eps=1e-2)
+    assert default["x"].dtype == np.float32
+    np.testing.assert_allclose(default["x"], 2 * X * W, rtol=1e-2)
+    with pytest.raises(AssertionError, match="numeric_grad: dtype expects float16"):
+        tu.numeric_grad(exe, {"x": X}, dtype=np.int32)
+
+
+def test_numeric_grad_writes_the_aux_states_before_each_forward() -> None:
+    # BatchNorm with use_global_stats normalizes by its aux states: the executor's own
+    # (zeros from simple_bind) would give gamma / sqrt(0 + 1e-3), the given ones gamma / 2, 3
+    data = sym.var("data")
+    s = sym.BatchNorm(data, fix_gamma=False, use_global_stats=True, name="bn")
+    X = np.array([[1.0, 2.0], [3.0, 5.0]])
+    shapes = {"data": X.shape}
+    exe = s.simple_bind(nv.cpu(), grad_req="null", **shapes)
+    loc = {"data": X, "bn_gamma": np.array([2.0, 3.0]), "bn_beta": np.zeros(2)}
+    aux = {"bn_moving_mean": np.array([1.0, 2.0]), "bn_moving_var": np.array([4.0, 9.0])}
+    grads = tu.numeric_grad(exe, loc, aux, eps=1e-2)
+    # y = gamma (x - mean) / sqrt(var + eps) + beta with the given statistics
+    np.testing.assert_allclose(grads["data"], np.tile([2.0 / 2.0, 3.0 / 3.0], (2, 1)), rtol=1e-2)
+    np.testing.assert_allclose(grads["bn_beta"], [2.0, 2.0], rtol=1e-2)
+
+
+def test_location_error_is_mxnets_mismatch_note() -> None:
+    a = np.array([[1.0, 2.0], [3.0, 4.0]])
+    b = a + np.array([[0.0, 0.0], [0.0, 0.1]])
+    where = np.unravel_index(3, a.shape)  # NumPy integers print as plain ints
+    assert tu.locationError(a, b, where, ("A", "B")) == (
+        "Location of error: (1, 1), A=4.00000000, B=4.10000000"
+    )
+    assert tu.locationError(a, b, (1, 0), ("x", "y"), maxError=True) == (
+        "Location of maximum error: (1, 0), x=3.00000000, y=3.00000000"
+    )
 
 
 def test_check_numeric_gradient_of_transposed_locations() -> None:

@@ -21,6 +21,25 @@ def test_data_desc_fields_batch_axis_and_get_list() -> None:
     ]
 
 
+def test_data_desc_replace_is_namedtuples_and_keeps_dtype_and_layout() -> None:
+    # MXNet's DataDesc subclasses namedtuple('DataDesc', ['name', 'shape']); its _replace
+    # drops dtype and layout (a bug: the copy cannot even be printed); nnvmpy keeps them
+    desc = nv.io.DataDesc("data", (4, 3), np.float16, "NC")
+    batch8 = desc._replace(shape=(8, 3))
+    assert type(batch8) is nv.io.DataDesc
+    assert (batch8.name, batch8.shape, batch8.dtype, batch8.layout) == (
+        "data", (8, 3), np.float16, "NC"
+    )  # fmt: skip
+    assert tuple(desc._replace(name="x")) == ("x", (4, 3))
+    assert repr(batch8) == "DataDesc[data,(8, 3),float16,NC]"
+    assert desc._fields == ("name", "shape")
+    assert desc._asdict() == {"name": "data", "shape": (4, 3)}
+    with pytest.raises(
+        ValueError, match=r"DataDesc._replace: got unexpected field names \['dtype'\]"
+    ):
+        desc._replace(dtype=np.float32)
+
+
 def test_data_batch_holds_lists_and_rejects_a_bare_array() -> None:
     x = nv.nd.ones((2, 3))
     batch = nv.io.DataBatch([x], [nv.nd.zeros((2,))], pad=1, index=np.array([0, 1]))

@@ -80,6 +80,14 @@ def test_array_dtypes_and_shapes() -> None:
         nd.array([[1, 2], [3]])
 
 
+def test_array_takes_mxnets_keyword_names() -> None:
+    # MXNet 1.9.1: nd.array(source_array, ctx=None, dtype=None)
+    x = nd.array(source_array=[[1, 2], [3, 4]], ctx=nv.cpu(), dtype="float64")
+    assert (x.dtype, x.context) == (np.float64, nv.cpu())
+    np.testing.assert_array_equal(x.asnumpy(), [[1.0, 2.0], [3.0, 4.0]])
+    assert nd.array(source_array=x).dtype == np.float64
+
+
 MOVES = [(0, 2), (2, 0), ([0, 1], [2, 3]), ([3, 0], [1, 0]), (-1, 0), (range(4), range(4))]
 
 

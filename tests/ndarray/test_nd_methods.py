@@ -88,6 +88,20 @@ def test_maximum_minimum_functions() -> None:
     assert nd.maximum(1, 2) == 2
 
 
+def test_binary_functions_take_mxnets_keyword_names() -> None:
+    # MXNet 1.9.1: nd.power(base, exp); nd.maximum/minimum (lhs, rhs); sym's (left, right)
+    x = nd.array([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(nd.power(base=x, exp=2).asnumpy(), [1.0, 4.0, 9.0])
+    np.testing.assert_array_equal(nd.power(base=2, exp=x).asnumpy(), [2.0, 4.0, 8.0])
+    np.testing.assert_array_equal(nd.maximum(lhs=x, rhs=2).asnumpy(), [2.0, 2.0, 3.0])
+    np.testing.assert_array_equal(nd.minimum(lhs=2, rhs=x).asnumpy(), [1.0, 2.0, 2.0])
+    with pytest.raises(TypeError, match="lhs"):
+        nd.power(lhs=x, rhs=2)  # type: ignore[call-arg]
+    s = nv.sym.power(base=nv.sym.var("b"), exp=nv.sym.maximum(left=nv.sym.var("e"), right=1))
+    out = s.eval(b=nd.array([2.0, 3.0]), e=nd.array([0.0, 2.0]))[0]
+    np.testing.assert_array_equal(out.asnumpy(), [2.0, 9.0])
+
+
 def test_in_place_operators_write_into_the_array() -> None:
     x = nd.ones((2, 3))
     alias = x[0]  # a view: sees the in-place writes

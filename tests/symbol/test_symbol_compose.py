@@ -172,3 +172,21 @@ def test_a_positional_none_is_an_input_not_given() -> None:
     assert sym.add_n(x, None, w).list_arguments() == ["x", "w"]
     with pytest.raises(nv.NNVMError, match="takes 2 inputs"):
         sym.Convolution(x, w, sym.var("b"), num_filter=2, kernel=(1, 1), no_bias=True)
+
+
+def test_group_takes_create_fn_and_refuses_what_mxnet_refuses() -> None:
+    # MXNet 1.9.1: Group(symbols, create_fn=Symbol); TypeError for [] or a non-Symbol
+    class Tagged(nv.sym.Symbol):
+        pass
+
+    a, b = sym.var("a"), sym.var("b")
+    g = sym.Group([a * 2, b], create_fn=Tagged)
+    assert type(g) is Tagged
+    assert len(g.list_outputs()) == 2
+    assert g.list_outputs()[1] == "b"
+    got = [o.asnumpy() for o in g.eval(nv.cpu(), **_f64(a=np.ones(2), b=np.zeros(2)))]
+    np.testing.assert_array_equal(got[0], [2.0, 2.0])
+    for bad, match in (([], "got an empty list"), ([a, 1], "got int")):
+        with pytest.raises(TypeError, match=f"Group expects .*{match}") as info:
+            sym.Group(bad)  # type: ignore[arg-type]
+        assert isinstance(info.value, nv.NNVMError)

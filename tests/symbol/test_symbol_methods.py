@@ -105,3 +105,40 @@ def test_get_backend_symbol_partitions_by_the_registered_names() -> None:
     np.testing.assert_allclose(got.asnumpy(), np.cos(np.exp(xv)) + 1, rtol=1e-5, atol=1e-6)
     with pytest.raises(nv.NNVMError, match="unknown backend 'nope'"):
         s.get_backend_symbol("nope")
+
+
+def _op_names(s: nv.sym.Symbol) -> list[str]:
+    return [n["op"] for n in json.loads(s.tojson())["nodes"] if n["op"] != "null"]
+
+
+def test_optimize_for_takes_mxnets_shape_type_and_stype_dicts() -> None:
+    # MXNet 1.9.1: optimize_for(backend, args, aux, ctx, shape_dict, type_dict, stype_dict,
+    # skip_infer, **kwargs); the dicts type inputs without an array. A bool input is not a
+    # dtype the fused kernels compute in, so typing it keeps the chain unfused.
+    s = nv.sym.exp(nv.sym.var("x")) * 2 + 1
+    assert _op_names(s.optimize_for("fuse", shape_dict={"x": (2, 2)})) == ["_FusedOp"]
+    typed = s.optimize_for("fuse", shape_dict={"x": (2, 2)}, type_dict={"x": np.bool_})
+    assert _op_names(typed) == ["exp", "_mul_scalar", "_plus_scalar"]
+    # positional, as MXNet allows; skip_infer=True ignores the dicts
+    skipped = s.optimize_for("fuse", None, None, None, {"x": (2, 2)}, {"x": "bool"}, None, True)
+    assert _op_names(skipped) == ["_FusedOp"]
+    # an array in args wins over the dicts ("used iff input NDArray is not in args")
+    given = s.optimize_for("fuse", args={"x": nv.nd.ones((2, 2))}, type_dict={"x": "bool"})
+    assert _op_names(given) == ["_FusedOp"]
+    out = given.eval(x=nv.nd.array([[0.0, 1.0], [2.0, 0.5]]))[0].asnumpy()
+    np.testing.assert_allclose(out, np.exp([[0.0, 1.0], [2.0, 0.5]]) * 2 + 1, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "kind", "match"),
+    [
+        ({"shape_dict": {"x": 3}}, ValueError, r"shape_dict\['x'\] = 3 has to be a tuple or list"),
+        ({"type_dict": {"x": "complex64"}}, ValueError, r"type_dict\['x'\] = complex64 is not"),
+        ({"type_dict": {"x": "nosuchtype"}}, TypeError, r"type_dict\['x'\] = 'nosuchtype'"),
+        ({"stype_dict": {"x": "dense"}}, ValueError, r"stype_dict\['x'\] = 'dense' is not a"),
+    ],
+)
+def test_optimize_for_checks_the_dicts_as_mxnet(kwargs: dict, kind: type, match: str) -> None:
+    with pytest.raises(kind, match=f"Symbol.optimize_for: {match}") as info:
+        nv.sym.exp(nv.sym.var("x")).optimize_for("fuse", **kwargs)
+    assert isinstance(info.value, nv.NNVMError)

@@ -13,6 +13,15 @@ from ..base import NNVMError
 from .base import InitDesc, Initializer, _check_array, create
 
 
+class InitAssertionError(NNVMError, AssertionError):
+    """A Load/Mixed precondition MXNet asserts (shape mismatch, missing name, unequal
+    lists): an AssertionError too, so code catching MXNet's error catches it."""
+
+
+class NoMatchingPattern(NNVMError, ValueError):
+    """Mixed: no pattern matches the parameter name (a ValueError, as MXNet's)."""
+
+
 class Load:
     """Values from a saved parameter file or dict; `arg:`/`aux:` prefixes are dropped.
 
@@ -25,7 +34,7 @@ class Load:
 
             param = nd.load(param)
         if not isinstance(param, Mapping):
-            raise NNVMError(
+            raise InitAssertionError(
                 f"Load: param expects a file name or a dict, got {type(param).__name__}"
             )
         self.param = {(k[4:] if k.startswith(("arg:", "aux:")) else k): v for k, v in param.items()}
@@ -37,7 +46,7 @@ class Load:
         if name in self.param:
             value = self.param[name]
             if tuple(value.shape) != tuple(arr.shape):
-                raise NNVMError(
+                raise InitAssertionError(
                     f"Load: {name!r} has shape {tuple(arr.shape)} but the loaded value has "
                     f"{tuple(value.shape)}"
                 )
@@ -46,7 +55,7 @@ class Load:
                 logging.info("Initialized %s by loading", name)
             return
         if self.default_init is None:
-            raise NNVMError(
+            raise InitAssertionError(
                 f"Load: {name!r} is not in the loaded parameters and there is no default_init"
             )
         self.default_init(name, arr)
@@ -59,7 +68,9 @@ class Mixed:
 
     def __init__(self, patterns: Sequence[str], initializers: Sequence[Any]) -> None:
         if len(patterns) != len(initializers):
-            raise NNVMError(f"Mixed: {len(patterns)} patterns but {len(initializers)} initializers")
+            raise InitAssertionError(
+                f"Mixed: {len(patterns)} patterns but {len(initializers)} initializers"
+            )
         try:
             self.map = [(re.compile(p), init) for p, init in zip(patterns, initializers)]
         except re.error as e:
@@ -71,7 +82,7 @@ class Mixed:
             if prog.match(name):
                 init(name, arr)
                 return
-        raise NNVMError(
+        raise NoMatchingPattern(
             f"Mixed: parameter {name!r} matches none of the patterns "
             f"{[p.pattern for p, _ in self.map]}; add '.*' last for a default"
         )

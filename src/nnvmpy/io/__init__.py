@@ -32,6 +32,7 @@ class DataDesc(tuple):
 
     dtype: Any
     layout: str
+    _fields = ("name", "shape")  # MXNet's DataDesc is a namedtuple of these two
 
     def __new__(
         cls, name: str, shape: Sequence[int], dtype: Any = np.float32, layout: str = "NCHW"
@@ -54,6 +55,22 @@ class DataDesc(tuple):
 
     def __repr__(self) -> str:
         return f"DataDesc[{self.name},{self.shape},{np.dtype(self.dtype)},{self.layout}]"
+
+    def _replace(self, **fields: Any) -> DataDesc:
+        """A copy with `name` and/or `shape` replaced, as namedtuple's _replace; dtype and
+        layout are kept (MXNet 1.9's loses them, so its copy cannot even be printed)."""
+        unknown = [k for k in fields if k not in self._fields]
+        if unknown:
+            raise ParamError(
+                f"DataDesc._replace: got unexpected field names {unknown}; the fields are "
+                f"{list(self._fields)} (dtype and layout are kept from the original)"
+            )
+        values = {"name": self.name, "shape": self.shape, **fields}
+        return DataDesc(values["name"], values["shape"], self.dtype, self.layout)
+
+    def _asdict(self) -> dict[str, Any]:
+        """{'name': ..., 'shape': ...}, as namedtuple's _asdict."""
+        return {"name": self.name, "shape": self.shape}
 
     @staticmethod
     def get_batch_axis(layout: str | None) -> int:

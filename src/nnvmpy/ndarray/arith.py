@@ -167,7 +167,15 @@ subtract = _function("subtract")
 multiply = _function("multiply")
 divide = _function("divide")
 modulo = _function("modulo")
-power = _function("power")
+
+
+def power(base: Any, exp: Any) -> Any:
+    """Element-wise `base ** exp` of two NDArrays (broadcasting, op broadcast_power), an
+    NDArray and a number (op _power_scalar) or a number and an NDArray (op _rpower_scalar).
+    The parameter names are MXNet's: `nd.power(base=..., exp=...)`."""
+    return apply("power", base, exp)
+
+
 maximum = _function("maximum")
 minimum = _function("minimum")
 equal = _function("equal")

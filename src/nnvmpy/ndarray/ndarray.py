@@ -758,9 +758,11 @@ def _numeric_source(source: Any) -> Any:
     )
 
 
-def array(source: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
-    """An NDArray holding a copy of `source` (float32 unless `dtype` says otherwise, as MXNet;
-    an NDArray source keeps its dtype). A NumPy 0-d array or a Python number gives shape ()."""
+def array(source_array: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
+    """An NDArray holding a copy of `source_array` (float32 unless `dtype` says otherwise, as
+    MXNet; an NDArray source keeps its dtype). A NumPy 0-d array or a Python number gives
+    shape (). The parameter names are MXNet's: `nd.array(source_array=..., ctx=, dtype=)`."""
+    source = source_array
     if isinstance(source, NDArray):
         dt = source.dtype if dtype is None else as_dtype(dtype, "array")
         source = source.asnumpy()

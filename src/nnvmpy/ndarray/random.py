@@ -57,27 +57,41 @@ def is_number(x: Any) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, np.ndarray)
 
 
+class MixedParamsError(ParamError, AssertionError):
+    """Array and number distribution parameters mixed in one call: MXNet asserts they share
+    a type, so this is an AssertionError (and, as a ParamError, a ValueError)."""
+
+
 def check_params(
     fname: str, names: Sequence[str], values: Sequence[Any], array_type: type, what: str
 ) -> bool:
     """True when the parameters are arrays (`array_type`), False when numbers; else raise.
 
+    The first parameter decides, as in MXNet's _random_helper.
+
     Raises:
-        ParamError: a parameter is neither, or arrays and numbers are mixed; the message
-            names the function and the argument.
+        ParamError: the first parameter is neither an array nor a number (a ValueError, as
+            MXNet's).
+        MixedParamsError: a later parameter is not of the first one's kind (an
+            AssertionError, as MXNet's).
     """
-    arrays = isinstance(values[0], array_type)
-    for name, value in zip(names, values):
+    first = values[0]
+    arrays = isinstance(first, array_type)
+    if not arrays and not is_number(first):
+        raise ParamError(
+            f"{fname}: parameter {names[0]!r} must be a number or an {what}, got "
+            f"{type(first).__name__}"
+        )
+    for name, value in zip(names[1:], values[1:]):
         if arrays and not isinstance(value, array_type):
-            raise ParamError(
+            raise MixedParamsError(
                 f"{fname}: parameter {name!r} must be an {what} like {names[0]!r} (array "
                 f"parameters select per-row sampling), got {type(value).__name__}"
             )
         if not arrays and not is_number(value):
-            kind = "a number" if len(names) == 1 else f"a number like {names[0]!r}"
-            raise ParamError(
-                f"{fname}: parameter {name!r} must be {kind} or an {what}, got "
-                f"{type(value).__name__}"
+            raise MixedParamsError(
+                f"{fname}: parameter {name!r} must be a number like {names[0]!r} (distribution "
+                f"parameters all have one type), got {type(value).__name__}"
             )
     return arrays
 

@@ -8,6 +8,7 @@ from typing import Any, Literal, TypeAlias
 import numpy as np
 
 from nnvmpy.ndarray.ndarray import NDArray as NDArray
+MixedParamsError: Any
 def _context(fname: Any, ctx: Any) -> Any: ...
 from nnvmpy.ndarray import _internal as _internal
 def _make(op: Any, name: Any = ...) -> Any: ...

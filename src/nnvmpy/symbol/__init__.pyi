@@ -35,6 +35,7 @@ def make(op: Any, name: Any = ..., prefix: Any = ...) -> Any: ...
 from nnvmpy.symbol.functions import maximum as maximum
 from nnvmpy.symbol.functions import minimum as minimum
 from nnvmpy.symbol.functions import ones as ones
+from nnvmpy.symbol import optimize as optimize
 from nnvmpy.symbol.functions import pow as pow
 from nnvmpy.symbol.functions import power as power
 from nnvmpy.symbol import random as random

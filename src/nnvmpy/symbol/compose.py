@@ -12,7 +12,7 @@ does (so `lr_mult=` on an op reaches its weight, and JSON matches MXNet's files)
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..attribute import AttrScope
@@ -22,6 +22,7 @@ from ..graph.node import Node, NodeEntry, post_order
 from ..name import NameManager
 from ..registry import NodeAttrs, Op, _attr_str
 from ..signature import input_names as op_input_names
+from .arith import SymbolTypeError
 from .attr_keys import stored_key, string_attrs
 from .symbol import Symbol, num_visible_outputs
 
@@ -216,16 +217,25 @@ def _init_attr(init: Any, where: str) -> str:
     return str(dumps())
 
 
-def Group(symbols: Sequence[Symbol]) -> Symbol:
-    """One symbol whose outputs are the outputs of all the given symbols, in order."""
+def Group(
+    symbols: Sequence[Symbol], create_fn: Callable[[list[NodeEntry]], Symbol] = Symbol
+) -> Symbol:
+    """One symbol whose outputs are the outputs of all the given symbols, in order.
+
+    `create_fn` is the class of the result (MXNet's parameter): `Symbol` or a subclass of it,
+    called with the grouped outputs. An empty list or a non-Symbol raises a TypeError, as
+    MXNet's Group does.
+    """
     if isinstance(symbols, Symbol) or not isinstance(symbols, Sequence):
-        raise NNVMError(f"Group expects a list of Symbols, got {type(symbols).__name__}")
+        raise SymbolTypeError(f"Group expects a list of Symbols, got {type(symbols).__name__}")
+    if not symbols:
+        raise SymbolTypeError("Group expects a list of Symbols, got an empty list")
     heads: list[NodeEntry] = []
     for s in symbols:
         if not isinstance(s, Symbol):
-            raise NNVMError(f"Group expects Symbols, got {type(s).__name__}")
+            raise SymbolTypeError(f"Group expects Symbols, got {type(s).__name__}")
         heads += s._heads
-    return Symbol(heads)
+    return create_fn(heads)
 
 
 # -- copying and composing whole graphs -----------------------------------------------------

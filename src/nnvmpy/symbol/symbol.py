@@ -335,14 +335,34 @@ class Symbol(SymbolArithmetic):
         return Executor(self, ctx, args, args_grad, grad_req, aux_states, group2ctx, shared_exec)
 
     def optimize_for(
-        self, backend: str, args: Any = None, aux: Any = None, ctx: Any = None, **kwargs: Any
+        self,
+        backend: str,
+        args: Any = None,
+        aux: Any = None,
+        ctx: Any = None,
+        shape_dict: Any = None,
+        type_dict: Any = None,
+        stype_dict: Any = None,
+        skip_infer: bool = False,
+        **kwargs: Any,
     ) -> Symbol:
         """This symbol rewritten by a graph backend: 'fuse' runs FusePointwise (one
         generated kernel per element-wise group; docs/fusion.md); 'default' and
         'default_v2' group the ops named by MXSetSubgraphPropertyOpNamesV2 into
-        `_CachedOp` subgraph nodes (passes/partition.py)."""
-        from nnvmpy.fusion.api import optimize_for
+        `_CachedOp` subgraph nodes (passes/partition.py).
 
+        MXNet 1.9's signature: shapes and dtypes come from the `args` / `aux` arrays and,
+        for inputs without one, from `shape_dict` / `type_dict` (`stype_dict` is checked;
+        nnvmpy stores every array densely); `skip_infer=True` optimizes the untyped graph.
+        Other keyword arguments go to the backend, which ignores what it does not know."""
+        from nnvmpy.fusion.api import optimize_for
+        from nnvmpy.symbol.optimize import check_dicts, input_specs
+
+        shapes, dtypes = check_dicts(shape_dict, type_dict, stype_dict)
+        if skip_infer:
+            args = aux = None
+        elif shapes or dtypes:
+            args, aux = input_specs(self, args, aux, shapes, dtypes)
         return optimize_for(self, backend, args, aux, ctx, **kwargs)
 
     def get_backend_symbol(self, backend: str) -> Symbol:

@@ -49,6 +49,7 @@ from .compare import (
     get_rtol,
     get_tolerance,
     get_tols,
+    locationError,
     same,
 )
 from .consistency import check_consistency
@@ -165,6 +166,7 @@ __all__ = [
     "is_cd_run",
     "is_op_runnable",
     "list_gpus",
+    "locationError",
     "mean_check",
     "new_matrix_with_real_eigvals_2d",
     "new_matrix_with_real_eigvals_nd",

@@ -10,7 +10,7 @@ the next worst ones, so a failing test says where to look.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -168,6 +168,28 @@ def find_max_violation(
         return (), float(violation)
     idx = np.unravel_index(int(np.argmax(violation)), violation.shape)
     return tuple(int(i) for i in idx), float(violation[idx])
+
+
+def locationError(
+    a: Any,
+    b: Any,
+    index: Any,
+    names: Sequence[str],
+    maxError: bool = False,
+) -> str:
+    """MXNet's mismatch note: "Location of [maximum ]error: <index>, <a>=<a[index]>, <b>=..."
+    with both values printed to 8 decimals."""
+    where = _index_str(index)
+    maximum = "maximum " if maxError else ""
+    a_val, b_val = float(np.asarray(_np(a))[index]), float(np.asarray(_np(b))[index])
+    return f"Location of {maximum}error: {where}, {names[0]}={a_val:.8f}, {names[1]}={b_val:.8f}"
+
+
+def _index_str(index: Any) -> str:
+    """str(index) with NumPy integers shown as plain ints (NumPy 2 prints np.int64(1))."""
+    if isinstance(index, tuple):
+        return str(tuple(int(i) if isinstance(i, np.integer) else i for i in index))
+    return str(int(index) if isinstance(index, np.integer) else index)
 
 
 def _violation(a: Any, b: Any, rtol: float, atol: float, equal_nan: bool) -> np.ndarray:

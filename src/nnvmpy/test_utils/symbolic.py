@@ -236,7 +236,75 @@ def _dense_only(where: str, stypes: Any) -> None:
         )
 
 
-def numeric_grad(f: Any, x: np.ndarray, eps: float) -> np.ndarray:
+class NumericGradError(NNVMError, AssertionError):
+    """numeric_grad's bad dtype: an AssertionError, as MXNet's `assert dtype in (...)`."""
+
+
+def numeric_grad(
+    executor: Any,
+    location: Mapping[str, Any],
+    aux_states: Mapping[str, Any] | None = None,
+    eps: float = 1e-4,
+    use_forward_train: bool = True,
+    dtype: Any = np.float32,
+) -> dict[str, np.ndarray]:
+    """{argument name: d sum(outputs[0]) / d argument} by central differences (MXNet's).
+
+    Each float array in `location` (a dict by argument name) is written into the
+    executor's arg_dict as `dtype`; every element in turn is moved by +eps/2 and -eps/2
+    (in the array's own dtype), `aux_states` (a dict by name) are written back before each
+    forward, and the gradient is (sum(f+) - sum(f-)) / eps of the first output. Non-float
+    arrays get zero gradients. The executor's arguments are left at `location`.
+    """
+    from nnvmpy import nd
+
+    try:
+        ok = np.dtype(dtype) in {np.dtype(t) for t in _DTYPES}
+    except TypeError:
+        ok = False
+    if not ok:
+        raise NumericGradError(
+            f"numeric_grad: dtype expects float16, float32 or float64, got {dtype!r}"
+        )
+    if not isinstance(location, Mapping):
+        raise NNVMError(
+            f"numeric_grad: location expects a dict of argument name to array, "
+            f"got {type(location).__name__}"
+        )
+    values = {k: np.array(_np(v), order="C") for k, v in location.items()}
+    aux = {k: _np(v) for k, v in (aux_states or {}).items()}
+    args = executor.arg_dict
+
+    def put(name: str, value: np.ndarray) -> None:
+        args[name][:] = nd.array(value, dtype=dtype)
+
+    def total() -> np.ndarray:
+        for key, val in aux.items():
+            executor.aux_dict[key][:] = nd.array(val, dtype=dtype)
+        executor.forward(is_train=use_forward_train)
+        return np.asarray(executor.outputs[0].asnumpy())
+
+    for k, v in values.items():
+        put(k, v)
+    grads = {k: np.zeros(v.shape, dtype=dtype) for k, v in values.items()}
+    for k, v in values.items():
+        if v.dtype.kind != "f":
+            continue
+        flat, old = v.reshape(-1), v.copy()
+        for i in range(flat.size):
+            flat[i] += eps / 2.0
+            put(k, v)
+            f_plus = total()
+            flat[i] -= eps
+            put(k, v)
+            f_minus = total()
+            grads[k].reshape(-1)[i] = (f_plus - f_minus).sum() / eps
+            flat[i] = old.reshape(-1)[i]
+        put(k, old)
+    return grads
+
+
+def central_difference(f: Any, x: np.ndarray, eps: float) -> np.ndarray:
     """Central differences (f(x + eps/2) - f(x - eps/2)) / eps of a scalar f, per element of x.
 
     x is changed in place while f runs and restored afterwards.
@@ -320,7 +388,7 @@ def check_numeric_gradient(
         bind(sym, ctx, loc, aux, "null"), loc, aux, projs, use_forward_train
     )
     for n in initial:
-        num = numeric_grad(f, values[n], eps).astype(loc[n].dtype)
+        num = central_difference(f, values[n], eps).astype(loc[n].dtype)
         got = symbolic[n] - initial[n] if reqs[n] == "add" else symbolic[n]
         assert_almost_equal(num, got, rtol, atol, (f"NUMERICAL_{n}", f"BACKWARD_{n}"))
 
