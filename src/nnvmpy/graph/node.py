@@ -82,6 +82,11 @@ class NodeEntry:
         return f"NodeEntry({self.node.name!r}, {self.index})"
 
 
+def _preds(node: Node) -> list[Node]:
+    """The nodes `node` waits for: its control dependencies, then its inputs' nodes."""
+    return [*node.control_deps, *(e.node for e in node.inputs)]
+
+
 def post_order(heads: list[NodeEntry] | list[Node]) -> list[Node]:
     """Every node reachable from heads, inputs before users (control deps first too)."""
     order: list[Node] = []
@@ -90,18 +95,18 @@ def post_order(heads: list[NodeEntry] | list[Node]) -> list[Node]:
     for root in roots:
         if id(root) in seen:
             continue
-        # iterative DFS: a deep chain (ResNet backward) must not hit the recursion limit
-        stack: list[tuple[Node, int]] = [(root, 0)]
+        # iterative DFS: a deep chain (ResNet backward) must not hit the recursion limit;
+        # each frame keeps its node's predecessors and how many it has visited
+        stack: list[tuple[Node, list[Node], int]] = [(root, _preds(root), 0)]
         seen.add(id(root))
         while stack:
-            node, i = stack[-1]
-            preds = [*node.control_deps, *(e.node for e in node.inputs)]
+            node, preds, i = stack[-1]
             if i < len(preds):
-                stack[-1] = (node, i + 1)
+                stack[-1] = (node, preds, i + 1)
                 nxt = preds[i]
                 if id(nxt) not in seen:
                     seen.add(id(nxt))
-                    stack.append((nxt, 0))
+                    stack.append((nxt, _preds(nxt), 0))
             else:
                 stack.pop()
                 order.append(node)
