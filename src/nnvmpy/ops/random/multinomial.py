@@ -33,7 +33,7 @@ from ...base import InferError
 from ...graph.grad import make_grad_node, make_zero_grad_nodes
 from ...graph.node import NodeEntry
 from ...infer import elemwise_shape, shape_assign, shape_str, type_assign
-from ...kernel import parallel_for
+from ...kernel import device_function, parallel_for
 from ...kernel.launch import NULL, WRITE, is_gpu, req_code, store, uindex
 from ...kernel.philox import uniform_pair
 from ...param import Parameter, Shape, field
@@ -65,6 +65,15 @@ class SampleMultinomialParam(Parameter):
     )
 
 
+@device_function
+def _store_draw(out, mode, prob, prob_mode, data, base, i, pick):
+    """out[i] = pick and, when asked, prob[i] = log of its probability (the row at base)."""
+    store(out, i, pick, mode)
+    if prob_mode != NULL:
+        p = float(data[base + pick])
+        store(prob, i, math.log(p) if p > 0.0 else -math.inf, prob_mode)
+
+
 @parallel_for
 def _draw_loop(i, out, mode, prob, prob_mode, data, k, m, k0, k1, first):
     """Draw i of row i // m: the first outcome whose cumulative probability exceeds u."""
@@ -77,10 +86,7 @@ def _draw_loop(i, out, mode, prob, prob_mode, data, k, m, k0, k1, first):
         if acc > u:
             pick = j
             break
-    store(out, i, pick, mode)
-    if prob_mode != NULL:
-        p = float(data[base + pick])
-        store(prob, i, math.log(p) if p > 0.0 else -math.inf, prob_mode)
+    _store_draw(out, mode, prob, prob_mode, data, base, i, pick)
 
 
 @parallel_for
@@ -116,10 +122,7 @@ def _draw_rows(r, out, mode, prob, prob_mode, data, k, m, k0, k1, first, cdf):
                 if cdf[base + j] > u:
                     pick = j
                     break
-        store(out, i, pick, mode)
-        if prob_mode != NULL:
-            p = float(data[base + pick])
-            store(prob, i, math.log(p) if p > 0.0 else -math.inf, prob_mode)
+        _store_draw(out, mode, prob, prob_mode, data, base, i, pick)
 
 
 @parallel_for
