@@ -64,6 +64,10 @@ def get_cuda(kernel_name: str) -> Any:
             raise NNVMError(
                 f"{kernel_name}: GPU kernels need numba-cuda (pip install 'nnvmpy[gpu]')"
             ) from e
+        if not config.ENABLE_CUDASIM:  # type: ignore[attr-defined]
+            from nnvmpy.kernel import numba_cuda_fixes
+
+            numba_cuda_fixes.install()  # float16 -> int truncates; module loads serialised
         if not module.is_available():
             raise NNVMError(
                 f"{kernel_name}: no CUDA GPU is available; set "

@@ -207,6 +207,8 @@ def _cuda_cache_class() -> type:
     from numba.cuda.core.caching import IndexDataCacheFile
     from numba.cuda.dispatcher import CUDACache
 
+    from .numba_cuda_fixes import REVISION as fixes_revision
+
     cache_file = keyed_cache_file(IndexDataCacheFile)
     numba_cuda_version = version("numba-cuda")
 
@@ -226,8 +228,9 @@ def _cuda_cache_class() -> type:
             self._launch_config_marker_path = os.path.join(self._cache_path, f"{base}.lcs")
 
         def _index_key(self, sig: Any, codegen: Any) -> Any:
-            # magic_tuple: (NVRTC's version, the device's compute capability)
-            key = (sig, codegen.magic_tuple(), numba_cuda_version, self.key)
+            # magic_tuple: (NVRTC's version, the device's compute capability); the
+            # revision of nnvmpy's corrections to numba-cuda's lowering
+            key = (sig, codegen.magic_tuple(), numba_cuda_version, fixes_revision, self.key)
             launch_config = getattr(self, "_launch_config_key", None)  # CUDACache's
             if launch_config is None:
                 return key
