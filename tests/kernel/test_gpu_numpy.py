@@ -41,10 +41,17 @@ def test_the_simulator_keeps_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
     assert for_device(_body, "gpu") is _body  # Python's math.floor would return ints there
 
 
-def test_rint_rounds_half_to_even_as_numpy() -> None:
-    xs = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5, -3.49, 2.51, 7.0, -0.2, 1e6 + 0.5])
-    got = np.array([_gpu_numpy._rint(float(x)) for x in xs])
-    np.testing.assert_array_equal(got, np.rint(xs))
+def test_rint_is_one_rounding_instruction_no_fma_can_reach() -> None:
+    """np.rint in a GPU build is libdevice's rint (cvt.rni: ties to even, as NumPy): the
+    earlier x - floor(x) let NVVM fuse the product that made x into that subtraction, and
+    on an H200 a code at a tie (-17.5 as rounded) came out -17 instead of -18."""
+    from numba import cuda, types
+
+    rint = _gpu_numpy.module().rint.py_func
+    ptx, _ = cuda.compile_ptx(rint, (types.float64,), device=True, cc=(9, 0))
+    body = [line.split()[0] for line in ptx.splitlines() if line.startswith("\t") and line.split()]
+    rounding = [op for op in body if op.startswith(("cvt", "sub", "add", "fma", "mul"))]
+    assert rounding == ["cvt.rni.f64.f64"], ptx
 
 
 @pytest.mark.parametrize(

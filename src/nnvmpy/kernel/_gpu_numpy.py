@@ -36,13 +36,6 @@ def _trunc(x):
     return math.trunc(x)
 
 
-def _rint(x):  # to the nearest integer, ties to even (np.rint)
-    r = math.floor(x)
-    d = x - r
-    up = (d > 0.5) | ((d == 0.5) & (math.fmod(r, 2.0) != 0.0))
-    return r + 1.0 if up else r * 1.0
-
-
 # numba-cuda 0.30's ufunc table has none of these either (tools/gpu_compile_check.py
 # found np.exp failing there): each is NumPy's scalar formula, with `math` and operators.
 # + - * / and sqrt computed in float64 and rounded once to float32 give float32's own
@@ -233,13 +226,16 @@ def _build() -> types.ModuleType:
     def cbrt(x):  # libdevice's, in float64 (math.cbrt is not lowered)
         return libdevice.cbrt(float64(x))
 
+    def rint(x):  # one instruction (cvt.rni): _rint's x - floor(x) let NVVM fuse the
+        return libdevice.rint(float64(x))  # product that made x into an FMA (ties moved)
+
     device = cuda.jit(device=True)
     overrides: dict[str, Any] = {
         "floor": device(_floor),
         "ceil": device(_ceil),
         "trunc": device(_trunc),
         "fix": device(_trunc),
-        "rint": device(_rint),
+        "rint": device(rint),
         "cbrt": device(cbrt),
         **{name: device(body) for name, body in _MATH_BODIES.items()},
     }

@@ -31,10 +31,11 @@ import numpy as np
 from .. import kernel
 from ..kernel import uindex
 from ..kernel.launch import flat
+from ..kernel.unfused import product as host_product
 from ._atomic_grad import atomic_target
 from ._deformable_psroi_kernels import ROW, bin_origin, group_of, neighbours, sample, sample_count
 from ._index_kernels import atomic_add
-from ._roi_table_cuda import at_least, batch_index, device_table, host_product, rounded_corner
+from ._roi_table_cuda import at_least, batch_index, device_table, rounded_corner
 from .contrib_deformable_psroi_pooling import DeformablePSROIPoolingParam
 from .nn._conv_cuda import unravel
 

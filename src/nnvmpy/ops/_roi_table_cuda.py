@@ -16,9 +16,10 @@ the same operations in the same order, with NumPy's rules for NaN (np.maximum ke
 NaN, a NaN bin gets no samples). One difference would change results, not only round
 them: NVVM fuses a product and the sum that follows it into one FMA (its -fma=1
 default), rounding once where NumPy rounds twice, so a roi x2 s - 0.5 could come out an
-ulp off and a bin's ceil(size) sample count flip. `host_product` is a product that is
-never fused (libdevice's dmul_rn on a GPU). Only cos and sin (RROIAlign) are CUDA's own,
-within an ulp or two of the host's; grids never depend on them.
+ulp off and a bin's ceil(size) sample count flip. The ops' bodies take their products
+from kernel/unfused.py (`product`: never fused; libdevice's dmul_rn on a GPU). Only cos
+and sin (RROIAlign) are CUDA's own, within an ulp or two of the host's; grids never
+depend on them.
 
     rows = device_table(ctx, body, rois, width, *args)   # body(r, out, rois, *args) per roi
 
@@ -35,7 +36,6 @@ import numpy as np
 
 from .. import kernel
 from ..kernel import uindex
-from ..kernel.device import DeviceFunction
 from ..kernel.launch import flat
 from ._index_kernels import device_empty
 from ._roi_sampling import MAX_GRID
@@ -43,35 +43,6 @@ from ._roi_sampling import MAX_GRID
 _MAX_GRID = float(MAX_GRID)  # the table's floats
 _NO_INT32 = 2147483648.0  # 2^31: a batch index at or past it is no image
 _TWO_53 = 9007199254740992.0  # 2^53: every float this large is even
-
-
-class _UnfusedProduct(DeviceFunction):
-    """A device function a * b whose GPU build is libdevice's dmul_rn: a product rounded on
-    its own, which NVVM never fuses into an FMA with the sum that follows it. The CPU's
-    and the simulator's build is the plain product (neither fuses: numba's CPU code has
-    no contract flag, and the simulator is Python)."""
-
-    def _build(self, device: str) -> Any:
-        from nnvmpy.kernel.cuda import get_cuda, simulated
-
-        if device != "gpu" or simulated():
-            return super()._build(device)
-        from numba.cuda import libdevice
-
-        dmul_rn = libdevice.dmul_rn
-
-        def product(a, b):
-            return dmul_rn(a, b)
-
-        return get_cuda(self.__name__).jit(device=True)(product)
-
-
-def _product(a, b):
-    return a * b
-
-
-#: a * b in float64 rounded as NumPy rounds it, also where a sum follows (see above)
-host_product = _UnfusedProduct(_product)
 
 
 @kernel.device_function

@@ -27,6 +27,7 @@ from .. import kernel
 from ..base import InferError
 from ..infer import shape_assign
 from ..kernel import uindex
+from ..kernel.unfused import product as host_product
 from ..param import Parameter, field
 from ..param import Shape as ShapeField
 from ..registry import NodeAttrs
@@ -39,7 +40,7 @@ from ._roi_sampling import (
     register_roi_op,
     sample_grid,
 )
-from ._roi_table_cuda import at_least, batch_index, device_table, host_product, sample_grid_of
+from ._roi_table_cuda import at_least, batch_index, device_table, sample_grid_of
 
 OP = "_contrib_ROIAlign"
 _G = len(GEOMETRY)

@@ -25,6 +25,7 @@ import numpy as np
 from .. import kernel
 from ..infer import shape_assign
 from ..kernel import uindex
+from ..kernel.unfused import product as host_product
 from ..param import Parameter, field
 from ..param import Shape as ShapeField
 from ..registry import NodeAttrs
@@ -36,7 +37,7 @@ from ._roi_sampling import (
     register_roi_op,
     sample_grid,
 )
-from ._roi_table_cuda import at_least, batch_index, device_table, host_product, sample_grid_of
+from ._roi_table_cuda import at_least, batch_index, device_table, sample_grid_of
 
 OP = "_contrib_RROIAlign"
 _G = len(GEOMETRY)

@@ -54,6 +54,7 @@ from ..infer import elemwise_type, shape_assign, shape_is_known
 from ..kernel import scratch
 from ..kernel.launch import NULL, is_gpu, req_code, run_rows, store
 from ..kernel.launch import uindex as uidx
+from ..kernel.unfused import product, product32
 from ..param import Parameter, Shape, field
 from ..registry import NodeAttrs, register_op
 
@@ -193,10 +194,10 @@ def _tap_start(d, scale, inv, area_mode, clamp, n):
     """
     if area_mode:
         s = _ifloor(d * scale)
-        f = np.float32((d + 1) - (s + 1) * inv)
+        f = np.float32((d + 1) - product(s + 1, inv))
         f = np.float32(0.0) if f <= 0 else np.float32(f - math.floor(f))
     else:
-        f = np.float32((d + 0.5) * scale - 0.5)
+        f = np.float32(product(d + 0.5, scale) - 0.5)
         s = _ifloor(f)
         f = np.float32(f - s)
     if clamp:
@@ -211,17 +212,21 @@ def _tap_start(d, scale, inv, area_mode, clamp, n):
 
 @kernel.device_function
 def _tap_weight(k, f, cubic):
-    """Weight of tap k at fraction f, rounded to float32 as OpenCV's tables are."""
+    """Weight of tap k at fraction f, rounded to float32 as OpenCV's tables are (each
+    product on its own: m, kernel/unfused.py's product32)."""
     if not cubic:
         return np.float32(1.0 - f) if k == 0 else f
     # OpenCV's bicubic (a = -0.75, taps at s - 1 .. s + 2), in float32 arithmetic as there
     a = np.float32(-0.75)
     one = np.float32(1.0)
+    a5, a8, a4 = np.float32(-3.75), np.float32(-6.0), np.float32(-3.0)  # 5a, 8a, 4a
+    a2, a3 = np.float32(1.25), np.float32(2.25)  # a + 2, a + 3
+    m = product32
     g = one - f
     u = f + one
-    c0 = ((a * u - np.float32(5.0) * a) * u + np.float32(8.0) * a) * u - np.float32(4.0) * a
-    c1 = ((a + np.float32(2.0)) * f - (a + np.float32(3.0))) * f * f + one
-    c2 = ((a + np.float32(2.0)) * g - (a + np.float32(3.0))) * g * g + one
+    c0 = m(m(m(a, u) - a5, u) + a8, u) - a4
+    c1 = m(m(m(a2, f) - a3, f), f) + one
+    c2 = m(m(m(a2, g) - a3, g), g) + one
     if k == 0:
         return c0
     if k == 1:

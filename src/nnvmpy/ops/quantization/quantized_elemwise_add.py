@@ -24,6 +24,7 @@ from ...graph.grad import make_zero_grad_nodes
 from ...infer import shape_assign, type_assign
 from ...kernel import uindex
 from ...kernel.launch import NULL, req_code, run_rows, store
+from ...kernel.unfused import product
 from ...param import Parameter
 from ...registry import NodeAttrs, register_op
 from ._common import (
@@ -82,8 +83,11 @@ def add_coefficients(i, lhs_lo, lhs_hi, rhs_lo, rhs_hi, lhs_steps, rhs_steps, ou
 @kernel.parallel_for
 def add_codes(i, lhs, rhs, out, coef, lo, hi, nan, mode):
     """out[i] = the code of lhs[i]'s real value plus rhs[i]'s, in float64, rounded to the
-    nearest (ties to even) and saturated (coef from add_coefficients)."""
-    real = np.float64(lhs[uindex(i)]) * coef[0] + np.float64(rhs[uindex(i)]) * coef[1]
+    nearest (ties to even) and saturated (coef from add_coefficients). The products are
+    rounded on their own (no FMA on a GPU: a sum by a code boundary took the next code)."""
+    real = product(np.float64(lhs[uindex(i)]), coef[0]) + product(
+        np.float64(rhs[uindex(i)]), coef[1]
+    )
     store(out, i, clamp_code(np.rint(real * coef[2]), lo, hi, nan), mode)
 
 
