@@ -5,8 +5,8 @@ The GPU path sums clip(rescale * grad, bound)^2 per row on the reduction kernels
 (_reduce_cuda.reduce_clip_sq_gpu, no clipped copy stored), updates the history a thread
 per row and writes the weights a thread per element. The cases reach the warp, block and
 split block kernels (the simulator's blocks are 64 threads: a block per row from 128
-columns, split into slices past 2048; on a GPU the slices are shortened so the same
-shapes split), with and without clipping, history (rows,) and (rows, 1), rows over
+columns, split into slices past 2048; a GPU's are made 64 too, so the same shapes take
+the same kernels), with and without clipping, history (rows,) and (rows, 1), rows over
 trailing axes, one row, one column, no columns (NaN history, as on the CPU), every
 request (out over weight's memory too), float16/32/64. Spies check the loops launched,
 the reduction kernels and slices, that the only scratch is float64 row sums (no
@@ -79,8 +79,8 @@ def spies(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
     monkeypatch.setattr(_reduce_cuda, "_slices", slices)
     seen["scratch"] = spy_scratch(monkeypatch)
     forbid_loop(monkeypatch, ga, "group_adagrad_loop", "the CPU's thread-per-row loop ran")
-    if not SIMULATOR:  # 256-thread blocks: the same shapes split with shorter slices
-        monkeypatch.setattr(_reduce_cuda, "BLOCK_SLICE_MIN", 4)
+    if not SIMULATOR:  # the simulator's 64-thread blocks, so the same shapes take the
+        monkeypatch.setattr(_reduce_cuda, "BLOCK", _reduce_cuda.SIM_BLOCK)  # same kernels
     seen["items"] = spy_item_launches(monkeypatch, ga_cuda._ga_rate_loop, ga_cuda._ga_apply_loop)
     seen["kernels"] = spy_reduce_kernels(monkeypatch)
     return seen

@@ -36,6 +36,7 @@ from nnvmpy.attrs import fcompute
 from nnvmpy.base import InferError, OpReqType
 from nnvmpy.engine import engine_type
 from nnvmpy.engine.base import RunContext
+from nnvmpy.ops import _reduce_cuda
 from nnvmpy.ops.nn import _kl_sparse_cuda as kl_cuda
 from nnvmpy.ops.nn import kl_sparse as kl
 from nnvmpy.resource import OpContext
@@ -69,6 +70,8 @@ def spies(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
     """The reductions (target shapes) and their slices, the reduction kernels, the loops'
     item counts and the scratch allocated; the CPU's channel loop fails if launched."""
     seen = spy_reductions(monkeypatch, short_slices=not SIMULATOR)
+    if not SIMULATOR:  # the simulator's 64-thread blocks: the same shapes, the same kernels
+        monkeypatch.setattr(_reduce_cuda, "BLOCK", _reduce_cuda.SIM_BLOCK)
     seen["scratch"] = spy_scratch(monkeypatch)
     forbid_loop(monkeypatch, kl, "_kl_grad_channel", "the CPU's thread-per-channel loop ran")
     seen["items"] = spy_item_launches(monkeypatch, kl_cuda._kl_channel_loop, kl_cuda._kl_grad_loop)

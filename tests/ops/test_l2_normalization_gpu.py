@@ -325,7 +325,11 @@ def test_the_direct_path_gives_the_reduction_paths_values(
     for d, r in zip(got[LOW_DIRECT], got[l2_cuda.DIRECT_ROWS], strict=True):
         if SIMULATOR:
             np.testing.assert_array_equal(d, r)
-        else:  # NVVM may fuse a product into its sum on one path only
+        elif d.dtype == np.float64:  # NVVM may fuse a product into its sum on one path
+            # only: an ulp of a float64 sum, grown by the backward's cancellation (12 ulp
+            # on an H200)
+            np.testing.assert_allclose(d, r, rtol=1e-13, atol=1e-14)
+        else:  # float32/16 outputs round that ulp away, or nearly
             np.testing.assert_array_max_ulp(d, r, maxulp=1)
 
 

@@ -120,6 +120,15 @@ GELQF_SHAPES = {  # id -> shape; every one a block per matrix (MIN_SIZE lowered)
 }
 
 
+def block_threads(items: int) -> int:
+    """Threads of the block a matrix gets, for steps of `items` work items: 32 on the
+    simulator (each thread a Python thread); on a GPU the power of two from 32 that covers
+    them, at most 256."""
+    if simulated():
+        return 32
+    return min(256, max(32, 1 << (items - 1).bit_length()))
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=["float32", "float64"])
 @pytest.mark.parametrize("case", list(GELQF_SHAPES))
 def test_gelqf_block_matches_lapack(case: str, dtype: Any, blocks: dict[str, list]) -> None:
@@ -132,7 +141,7 @@ def test_gelqf_block_matches_lapack(case: str, dtype: Any, blocks: dict[str, lis
     np.testing.assert_allclose(q, want_q, **tol(dtype, n))
     np.testing.assert_allclose(lo, want_l, **tol(dtype, n))
     batch = int(np.prod(shape[:-2]))
-    assert blocks["blocks"] == [("_gelqf_block_cuda", batch, 32)]
+    assert blocks["blocks"] == [("_gelqf_block_cuda", batch, block_threads(shape[-2] * n))]
     assert blocks["items"] == []
 
 
@@ -179,7 +188,7 @@ def test_syevd_block_matches_eigh(case: str, dtype: Any, blocks: dict[str, list]
     assert u.dtype == lam.dtype == dtype
     np.testing.assert_allclose(lam, want_lam, **tol(dtype, n))
     np.testing.assert_allclose(u, want_u, **tol(dtype, n))
-    assert blocks["blocks"] == [("_syevd_block_cuda", batch, 32)]
+    assert blocks["blocks"] == [("_syevd_block_cuda", batch, block_threads(n * ((n + 1) // 2)))]
     assert blocks["items"] == []
 
 

@@ -25,6 +25,7 @@ import pytest
 import nnvmpy as nv
 from nnvmpy.base import NNVMError
 from nnvmpy.engine.base import RunContext
+from nnvmpy.kernel.cuda import simulated
 from nnvmpy.kernel.launch import ADD, WRITE
 from nnvmpy.ops import _multibox_device, _multibox_target_device
 from nnvmpy.ops.contrib_multibox import (
@@ -307,7 +308,10 @@ def test_prior_op_on_the_gpu_matches_the_host(dtype: Any, params: dict[str, Any]
     (want,) = multibox_prior_np(MultiBoxPriorParam.parse(params), x)
     got = nv.nd.contrib.MultiBoxPrior(nv.nd.array(x, ctx=nv.gpu(0), dtype=dtype), **params)
     assert got.dtype == dtype
-    np.testing.assert_array_equal(got.asnumpy(), want)
+    if simulated() or dtype == np.float16:
+        np.testing.assert_array_equal(got.asnumpy(), want)
+    else:  # NVVM fuses products into sums (FMA): float32 anchors an ulp apart (an H200)
+        np.testing.assert_array_max_ulp(got.asnumpy(), want, maxulp=1)
 
 
 @pytest.mark.gpu
