@@ -54,7 +54,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools"))
 import bench_nets  # noqa: E402  (the shared weights/init recipe and the models folder)
 
-# the CuPy layer is off by default until it has passed on hardware; measure it here
+# the CuPy layer is the default; measured with it unless NNVMPY_CUPY says otherwise
 os.environ.setdefault("NNVMPY_CUPY", "1")
 RESNET18_MACS = 1.814e9  # multiply-adds of one 3x224x224 forward pass (torchvision's count)
 RESULTS: dict[str, Any] = {}

@@ -27,10 +27,9 @@ PY="${PYTHON:-python3}"
 BUDGET="${GPU_CHECK_BUDGET_S:-540}"
 WORKERS="${GPU_CHECK_WORKERS:-14}"
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 NUMBA_ENABLE_CUDASIM=0
-export NNVMPY_CUPY="${NNVMPY_CUPY:-1}"  # the CuPy layer is off by default until verified here
-# so are direct launches (kernel/cuda_fast.py): the whole gpu suite runs with them, after
-# every direct launch of it matched numba-cuda's own call with the driver faked
-# (tools/gpu_compile_check.py --fast-launch); a failure here names the kernel launched
+# the CuPy layer and direct launches (kernel/cuda_fast.py) are the defaults; set here too,
+# so an environment that turned them off still checks them (a failure names the kernel)
+export NNVMPY_CUPY="${NNVMPY_CUPY:-1}"
 export NNVMPY_GPU_FAST_LAUNCH="${NNVMPY_GPU_FAST_LAUNCH:-1}"
 export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-/tmp/gpu_kernel_cache}"
 mkdir -p "$NUMBA_CACHE_DIR"

@@ -147,6 +147,8 @@ def install(records: list[dict[str, Any]]) -> None:
     if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") != "0":
         raise RuntimeError("gpu_compile_check: run without NUMBA_ENABLE_CUDASIM=1")
     os.environ.setdefault("NNVMPY_CUPY", "0")  # CuPy would need the driver
+    # direct launches need loaded functions; --fast-launch fakes those (fast_launch_check)
+    os.environ.setdefault("NNVMPY_GPU_FAST_LAUNCH", "0")
     import numpy as np
     from numba import cuda
     from numba.cuda import api, dispatcher

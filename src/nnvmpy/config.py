@@ -217,18 +217,18 @@ BLAS = Knob(
 )
 CUPY = Knob(
     "NNVMPY_CUPY",
-    "0",
-    "1: on a real GPU with CuPy installed, GEMMs run on cuBLAS and device memory comes from "
-    "CuPy's pool (kernel/gpu_lib.py); 0 (default until this path has passed on hardware: "
-    "tools/gpu_check.sh sets 1): numba.cuda kernels and allocations only.",
+    "1",
+    "1 (default; the whole gpu suite passed with it on an H200): on a real GPU with CuPy "
+    "installed, GEMMs run on cuBLAS and device memory comes from CuPy's pool "
+    "(kernel/gpu_lib.py); 0: numba.cuda kernels and allocations only.",
 )
 GPU_FAST_LAUNCH = Knob(
     "NNVMPY_GPU_FAST_LAUNCH",
-    "0",
-    "1: element-wise GPU kernels launch through kernel/cuda_fast.py (each kernel's loaded "
-    "function and argument types kept per thread after its first launch, arguments "
-    "marshalled directly) instead of numba-cuda's per-launch resolution; 0 (default until "
-    "it has passed on hardware: tools/gpu_check.sh tests and measures it): numba-cuda's.",
+    "1",
+    "1 (default; the whole gpu suite passed with it on an H200): GPU kernels launch "
+    "through kernel/cuda_fast.py (each kernel's loaded function and argument types kept "
+    "per thread after its first launch, arguments marshalled directly) instead of "
+    "numba-cuda's per-launch resolution; 0: numba-cuda's.",
 )
 GPU_DISK_CACHE = Knob(
     "NNVMPY_GPU_DISK_CACHE",

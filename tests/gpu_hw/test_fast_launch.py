@@ -1,6 +1,6 @@
 """kernel/cuda_fast.py on a real GPU: element-wise ops launched directly give the same
-bits as numba-cuda's launches, and the direct path is really taken. When these pass on
-hardware, NNVMPY_GPU_FAST_LAUNCH's default can become 1 (config.py, README)."""
+bits as numba-cuda's launches, and the direct path is really taken (they passed on an H200,
+and NNVMPY_GPU_FAST_LAUNCH's default became 1)."""
 
 from __future__ import annotations
 

@@ -207,7 +207,7 @@ def _cuda_cache_class() -> type:
     from numba.cuda.core.caching import IndexDataCacheFile
     from numba.cuda.dispatcher import CUDACache
 
-    from .numba_cuda_fixes import REVISION as fixes_revision
+    from nnvmpy.kernel.numba_cuda_fixes import REVISION as fixes_revision
 
     cache_file = keyed_cache_file(IndexDataCacheFile)
     numba_cuda_version = version("numba-cuda")

@@ -11,8 +11,8 @@ numba device array and a CuPy array can be two views of one allocation, never a 
         ...
 
 `available()` says whether this layer is in use: CuPy importable with cuBLAS loadable,
-numba.cuda on a real device (not NUMBA_ENABLE_CUDASIM), and NNVMPY_CUPY=1 (off by default
-until the layer has passed on hardware: written without a GPU lent, see issue 16). Where
+numba.cuda on a real device (not NUMBA_ENABLE_CUDASIM), and NNVMPY_CUPY not 0 (on by
+default since the whole gpu suite passed with it on an H200, issue 16). Where
 it is not, every caller keeps its numba.cuda path (the simulator runs those), so CuPy stays
 an optional part of the `gpu` extra.
 
