@@ -3,6 +3,7 @@ pool's device blocks coming from (and going back to) CuPy's memory pool."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -77,6 +78,27 @@ def test_storage_blocks_come_from_and_return_to_cupys_pool(cupy_ready: Any) -> N
     c = cupy_ready.empty(size, dtype=cupy_ready.uint8)  # CuPy reuses it, no new cudaMalloc
     assert pool.total_bytes() == held
     del c
+
+
+def test_small_blocks_are_pieces_of_one_cupy_block(cupy_ready: Any) -> None:
+    """Blocks up to storage.SLAB_MAX_BLOCK are carved from one SLAB_BYTES block of CuPy's
+    pool, one after another, each readable and writable on its own."""
+    ctx = Context("gpu", 0)
+    pool = cupy_ready.get_default_memory_pool()
+    storage.release_all(ctx)  # no slab left over: the next request takes a new one
+    used0 = pool.used_bytes()
+    handles = [storage.alloc(2000, ctx) for _ in range(3)]  # the 2048-byte bucket
+    assert pool.used_bytes() - used0 == storage.SLAB_BYTES
+    views = [gpu_lib.as_cupy(h.as_array((500,), np.float32)) for h in handles]
+    ptrs = [_ptr(h.as_array((2000,), np.uint8)) for h in handles]
+    assert [b - a for a, b in itertools.pairwise(ptrs)] == [2048, 2048]
+    for i, v in enumerate(views):
+        v.fill(float(i + 1))
+    assert [float(v.sum()) for v in views] == [500.0, 1000.0, 1500.0]
+    del views
+    for h in handles:
+        storage.free(h)
+    storage.release_all(ctx)
 
 
 def test_cupy_view_of_a_storage_block_keeps_it_alive(cupy_ready: Any) -> None:

@@ -116,8 +116,9 @@ def test_scratch_out_of_memory_releases_the_pools_and_retries_once(
     assert a.shape == (16,)
     assert fake_cupy["freed_pooled"] == [7]  # CuPy's unused blocks went to the device
     assert storage.stats(dev).bytes_pooled == 0  # after ours went back to CuPy
-    # our pool's block came with the default stream, the retry still with the op's
-    assert fake_cupy["blocks"] == [(4096, 7, 0), (64, 7, "s")]
+    # our pool's block (carved from a slab) came with the default stream, the retry
+    # still with the op's
+    assert fake_cupy["blocks"] == [(storage.SLAB_BYTES, 7, 0), (64, 7, "s")]
     fake_cupy["full"] = 2
     with pytest.raises(gpu_lib.OutOfMemory):
         scratch.empty(ctx, 16, np.float32)

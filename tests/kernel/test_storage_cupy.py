@@ -6,6 +6,7 @@ storage logic around it runs on any machine.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -36,13 +37,39 @@ def fake_cupy(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 
 def test_gpu_blocks_come_from_cupys_pool(fake_cupy: dict[str, Any]) -> None:
     ctx = Context("gpu", 5)  # a device id no other test uses: its pool starts empty
-    h = storage.alloc(1000, ctx)
-    assert fake_cupy["blocks"] == [(1024, 5)]  # the rounded bucket, on the context's device
+    h = storage.alloc(100 << 10, ctx)
+    assert fake_cupy["blocks"] == [(128 << 10, 5)]  # the rounded bucket, on the device
     storage.free(h)
-    h2 = storage.alloc(900, ctx)  # same bucket: served by our pool, CuPy is not asked
-    assert fake_cupy["blocks"] == [(1024, 5)]
+    h2 = storage.alloc(90 << 10, ctx)  # same bucket: served by our pool, CuPy is not asked
+    assert fake_cupy["blocks"] == [(128 << 10, 5)]
     storage.free(h2)
     storage.release_all(ctx)
+
+
+def test_small_gpu_blocks_are_carved_from_slabs(fake_cupy: dict[str, Any]) -> None:
+    """Up to SLAB_MAX_BLOCK: one CuPy block of SLAB_BYTES serves SLAB_BYTES / size new
+    blocks, each its own bytes of it; then a new slab."""
+    ctx = Context("gpu", 9)
+    size, per_slab = 1024, storage.SLAB_BYTES // 1024
+    handles = [storage.alloc(1000, ctx) for _ in range(per_slab)]
+    assert fake_cupy["blocks"] == [(storage.SLAB_BYTES, 9)]
+    arrays = [h._block for h in handles]  # each piece, all its bytes
+    for i, a in enumerate(arrays):
+        a[:] = i % 251
+    assert all(int(a[0]) == int(a[-1]) == i % 251 for i, a in enumerate(arrays))
+    starts = sorted(a.__array_interface__["data"][0] for a in arrays)
+    assert [b - a for a, b in itertools.pairwise(starts)] == [size] * (per_slab - 1)
+    more = storage.alloc(300, ctx)  # another bucket (512): a slab of its own
+    last = storage.alloc(1000, ctx)  # the first slab is used up
+    assert fake_cupy["blocks"] == [(storage.SLAB_BYTES, 9)] * 3
+    storage.free(handles[0])
+    again = storage.alloc(1000, ctx)  # a freed piece is reused like any block
+    assert len(fake_cupy["blocks"]) == 3
+    assert again.as_array((1,), np.uint8).__array_interface__["data"][0] == starts[0]
+    for h in (*handles[1:], more, last, again):
+        storage.free(h)
+    storage.release_all(ctx)
+    assert not [k for k in storage._slabs if k[0] == 9]  # a later request takes a new slab
 
 
 def test_out_of_memory_releases_the_pool_and_retries_once(fake_cupy: dict[str, Any]) -> None:

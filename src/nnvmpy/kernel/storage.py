@@ -13,7 +13,8 @@ aligned, and blocks of 64 KiB and more start at staggered offsets within a page 
 Blocks are never returned to the system until release_all(ctx).
 
 On a GPU with CuPy usable (kernel/gpu_lib.py), blocks come from CuPy's memory pool, so
-cuBLAS, CuPy calls and this pool share one caching allocator; otherwise from numba.cuda.
+cuBLAS, CuPy calls and this pool share one caching allocator (blocks up to 64 KiB carved
+from 2 MiB ones: see SLAB_BYTES); otherwise from numba.cuda.
 """
 
 from __future__ import annotations
@@ -208,7 +209,7 @@ def _new_block(ctx: Context, size: int) -> Any:
         from nnvmpy.kernel import gpu_lib
 
         if gpu_lib.available():
-            return cupy_block(ctx, size)
+            return _carved_block(ctx, size) if size <= SLAB_MAX_BLOCK else cupy_block(ctx, size)
         from nnvmpy.kernel.cuda import get_cuda
 
         cuda = get_cuda("storage.alloc")
@@ -250,6 +251,49 @@ def cupy_block(ctx: Context, size: int, stream: Any = None) -> Any:
             release_all(ctx)
             gpu_lib.free_pooled_memory(ctx.device_id)
             return gpu_lib.device_block(size, ctx.device_id)
+
+
+# Blocks of at most SLAB_MAX_BLOCK bytes are carved from SLAB_BYTES blocks of CuPy's pool,
+# in turn, as PyTorch's caching allocator carves its 2 MiB segments. CuPy's pool makes each
+# new block a cudaMalloc of its own, which on an H200 took ~50 us and stalled the engine
+# workers' launches meanwhile; a thread pushing small ops ahead of the GPU needs a new
+# block per op (`x = x + 1`: 55 of its 70 us per push went to the allocation). A piece
+# keeps its slab alive; freed pieces wait in this pool's free lists like any block.
+SLAB_BYTES = 2 << 20
+SLAB_MAX_BLOCK = 64 << 10
+_slabs: dict[tuple[int, int], tuple[Any, int]] = {}  # (device, size) -> (slab, next offset)
+_slabs_lock = threading.Lock()
+
+
+def _carved_block(ctx: Context, size: int) -> Any:
+    """The next `size` bytes of the slab for (ctx's device, size); a new slab when it is
+    used up."""
+    key = (ctx.device_id, size)
+    with _slabs_lock:
+        entry = _slabs.get(key)
+        if entry is not None and entry[1] + size <= SLAB_BYTES:
+            _slabs[key] = (entry[0], entry[1] + size)
+            return _piece(entry[0], entry[1], size)
+    slab = cupy_block(ctx, SLAB_BYTES)  # outside the lock: it may take a while
+    with _slabs_lock:
+        _slabs[key] = (slab, size)
+    return _piece(slab, 0, size)
+
+
+def _piece(slab: Any, offset: int, size: int) -> Any:
+    """Bytes [offset, offset + size) of a device block, as a device block of its own
+    (built on a view of its pointer: numba's slicing asks the driver for the context)."""
+    cls = _device_array_type()
+    if type(slab) is cls and slab.gpu_data is not None:
+        view = slab.gpu_data.view(offset, offset + size)
+        return cls((size,), (1,), slab.dtype, slab.stream, view)
+    return slab[offset : offset + size]
+
+
+def _drop_slabs(device_id: int | None) -> None:
+    with _slabs_lock:
+        for key in [k for k in _slabs if device_id is None or k[0] == device_id]:
+            del _slabs[key]
 
 
 _NO_CUDA: list[bool] = []  # [True] once CUDA was found unusable for pinned memory
@@ -381,6 +425,8 @@ def release_all(ctx: Context | None = None) -> None:
         with pool.lock:
             pool.free_blocks.clear()
             pool.bytes_pooled = 0
+    if ctx is None or ctx.device_type == "gpu":  # a slab goes once its pieces are dropped
+        _drop_slabs(None if ctx is None else ctx.device_id)
 
 
 def reset_stats(ctx: Context) -> None:
