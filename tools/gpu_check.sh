@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Issue 16's hardware check in ONE device call: versions, the CuPy-layer tests, the GPU
-# benchmark, then every gpu-marked test on the real GPU; each step's output in $OUT.
+# benchmark, every gpu-marked test on the real GPU, then the dispatch profiled per engine
+# setting (tools/profile_gpu.py, when time is left); each step's output in $OUT.
 #
 #   run(command="bash tools/gpu_check.sh", timeout_s=600,
 #       carry=[".gpu_models", ".gpu_kernel_cache.tgz"])
@@ -89,6 +90,14 @@ echo "exit $status" >>"$OUT/tests.txt"
     grep -cE " PASSED " "$OUT/tests.txt" | sed 's/^/passed lines: /'
     tail -n 5 "$OUT/tests.txt"
 } | tee -a "$OUT/summary.txt"
+step "tools/profile_gpu.py --only matrix: the dispatch per engine and launch setting"
+if [ "$(left)" -gt 90 ]; then
+    timeout "$(( $(left) - 30 ))" "$PY" tools/profile_gpu.py --only matrix --ops 2000 \
+        --out "$OUT" >/dev/null 2>&1
+    echo "exit $?" | tee -a "$OUT/summary.txt"
+    grep -E "^(## |x = x)" "$OUT/matrix.txt" | tee -a "$OUT/summary.txt"
+fi
+
 # the GPU entries only (kernel/disk_cache.py's GPU_ENTRY_MARK follows the Python tag in
 # their names), if they fit the 16 MiB a file from $OUT may have
 GPU_ENTRIES='\.py3[0-9]+\.gpu\.'

@@ -1,6 +1,6 @@
 """Where a GPU op's host time goes, on hardware: stacks sampled in every thread (issue 16).
 
-    python3 tools/profile_gpu.py [--ops N] [--steps N] [--out DIR]
+    python3 tools/profile_gpu.py [--ops N] [--steps N] [--out DIR] [--only matrix]
 
 bench_gpu.py measures the dispatch of `x = x + 1` (target 20 us) and a ResNet-18 training
 step (target 2x PyTorch eager); tools/bench_gpu_launch_host.py measures the dispatch with
@@ -10,6 +10,8 @@ cProfile's hooks are per thread before 3.12 and one process-wide tool after), an
 per thread kind (main, engine workers, others) the functions seen running (self) and on
 the stack (inclusive), to DIR (default $OUT or ./gpu_profile): dispatch.txt,
 resnet.txt. Each file opens with the wall time per op or step, sampled and not.
+`--only matrix` profiles the dispatch once per engine and launch setting (VARIANTS),
+each in a process of its own, into one file: matrix.txt.
 """
 
 from __future__ import annotations
@@ -143,11 +145,56 @@ def profile_resnet(out: Path, steps: int) -> None:
     _sampled(out / "resnet.txt", "ResNet-18 batch 64 step", run, steps, "ms", 1e3)
 
 
+# --matrix: the dispatch under each of these settings, each in a process of its own
+VARIANTS: dict[str, dict[str, str]] = {
+    "default": {},
+    "one GPU worker": {"NNVMPY_GPU_WORKER_NTHREADS": "1"},
+    "default stream, completion at launch": {"NNVMPY_GPU_STREAMS": "0"},
+    "numba-cuda launches": {"NNVMPY_GPU_FAST_LAUNCH": "0"},
+    "no CuPy layer": {"NNVMPY_CUPY": "0"},
+    "NaiveEngine (all in the pushing thread)": {"NNVMPY_ENGINE_TYPE": "NaiveEngine"},
+}
+
+
+def profile_matrix(out: Path, n_ops: int) -> None:
+    """Each VARIANTS entry's dispatch profile, its time and each thread's busiest own
+    frames, in one file (matrix.txt): the device tool returns at most 8 files."""
+    import subprocess
+    import tempfile
+
+    lines = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, env in VARIANTS.items():
+            folder = Path(tmp) / str(len(lines))
+            cmd = [sys.executable, __file__, "--only", "dispatch", "--ops", str(n_ops)]
+            done = subprocess.run(
+                [*cmd, "--out", str(folder)], env={**os.environ, **env},
+                capture_output=True, text=True, timeout=300, check=False,
+            )  # fmt: skip
+            lines.append(f"## {name} {env or ''}")
+            report = folder / "dispatch.txt"
+            if done.returncode or not report.exists():
+                lines.append(f"failed ({done.returncode}): {done.stderr[-1500:]}")
+                continue
+            kept = 0
+            for line in report.read_text().splitlines():
+                if line.startswith("====") or not line.strip():
+                    kept = 6 if ": self" in line else 0
+                    if kept:
+                        lines.append(line)
+                elif kept or line.startswith("x = x"):
+                    lines.append(line)
+                    kept -= 1
+    text = "\n".join(lines) + "\n"
+    (out / "matrix.txt").write_text(text)
+    print(text)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", type=int, default=3000)
     parser.add_argument("--steps", type=int, default=3)
-    parser.add_argument("--only", default="dispatch,resnet")
+    parser.add_argument("--only", default="dispatch,resnet", help="or matrix (see VARIANTS)")
     parser.add_argument("--out", default=os.environ.get("OUT", "gpu_profile"))
     args = parser.parse_args()
     out = Path(args.out)
@@ -157,6 +204,8 @@ def main() -> None:
         profile_dispatch(out, args.ops)
     if "resnet" in args.only:
         profile_resnet(out, args.steps)
+    if "matrix" in args.only:
+        profile_matrix(out, args.ops)
 
 
 if __name__ == "__main__":
