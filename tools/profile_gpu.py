@@ -12,6 +12,12 @@ the stack (inclusive), to DIR (default $OUT or ./gpu_profile): dispatch.txt,
 resnet.txt. Each file opens with the wall time per op or step, sampled and not.
 `--only matrix` profiles the dispatch once per engine and launch setting (VARIANTS),
 each in a process of its own, into one file: matrix.txt.
+
+Read the shares with care: the sampler needs the GIL, so a thread running Python is
+seen where it next lets the GIL go, mostly in C calls (a launch, an event query, a
+cudaMalloc). A large share in such a call says the thread spends its time up to there,
+not necessarily in it; the matrix's times per op, taken without the sampler too, are
+the measure.
 """
 
 from __future__ import annotations
