@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 16's hardware check in ONE device call: versions, the CuPy-layer tests, the GPU
-# benchmark, every gpu-marked test on the real GPU, then the dispatch profiled per engine
-# setting (tools/profile_gpu.py, when time is left); each step's output in $OUT.
+# benchmark, every gpu-marked test on the real GPU, then (when time is left) the dispatch
+# profiled per engine setting (tools/profile_gpu.py) and the stream-ordered completion
+# (engine/fences.py, off by default) measured and tested; each step's output in $OUT.
 #
 #   run(command="bash tools/gpu_check.sh", timeout_s=600,
 #       carry=[".gpu_models", ".gpu_kernel_cache.tgz"])
@@ -96,6 +97,20 @@ if [ "$(left)" -gt 90 ]; then
         --out "$OUT" >/dev/null 2>&1
     echo "exit $?" | tee -a "$OUT/summary.txt"
     grep -E "^(## |x = x)" "$OUT/matrix.txt" | tee -a "$OUT/summary.txt"
+fi
+
+step "stream-ordered completion (NNVMPY_GPU_STREAM_ORDER=1): ResNet-18 step, then the gpu suite"
+if [ "$(left)" -gt 60 ]; then
+    NNVMPY_GPU_STREAM_ORDER=1 timeout 60 "$PY" tools/bench_gpu.py --only resnet 2>&1 \
+        | grep -E "nnvmpy |PyTorch fp32" | tee -a "$OUT/summary.txt"
+fi
+if [ "$(left)" -gt 60 ]; then
+    NNVMPY_GPU_STREAM_ORDER=1 timeout "$(( $(left) - 20 ))" "$PY" -m pytest -q -m gpu tests \
+        -n "$WORKERS" -p no:cacheprovider --ignore=tests/test_bench_gpu.py -rfE \
+        >/tmp/tests_fenced.txt 2>&1
+    echo "exit $?" >>/tmp/tests_fenced.txt
+    { grep -E "^(FAILED|ERROR)" /tmp/tests_fenced.txt | head -n 40; tail -n 3 /tmp/tests_fenced.txt; } \
+        | tee -a "$OUT/summary.txt"
 fi
 
 # the GPU entries only (kernel/disk_cache.py's GPU_ENTRY_MARK follows the Python tag in

@@ -156,6 +156,7 @@ VARIANTS: dict[str, dict[str, str]] = {
     "default": {},
     "one GPU worker": {"NNVMPY_GPU_WORKER_NTHREADS": "1"},
     "default stream, completion at launch": {"NNVMPY_GPU_STREAMS": "0"},
+    "stream-ordered completion (fences)": {"NNVMPY_GPU_STREAM_ORDER": "1"},
     "numba-cuda launches": {"NNVMPY_GPU_FAST_LAUNCH": "0"},
     "no CuPy layer": {"NNVMPY_CUPY": "0"},
     "NaiveEngine (all in the pushing thread)": {"NNVMPY_ENGINE_TYPE": "NaiveEngine"},

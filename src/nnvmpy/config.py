@@ -90,6 +90,14 @@ GPU_STREAMS = Knob(
     "when that stream has run it (engine/streams.py); 0: the device's default stream. Read "
     "by each worker thread when it first runs a GPU function.",
 )
+GPU_STREAM_ORDER = Knob(
+    "NNVMPY_GPU_STREAM_ORDER",
+    "0",
+    "1: a GPU compute function completes when its kernels are queued, and whoever takes its "
+    "variables over is ordered after them on the device (engine/fences.py): dependent GPU "
+    "ops launch without waiting for each other; 0 (default until it has passed on "
+    "hardware): when its stream has run it.",
+)
 NUMBA_THREADING_LAYER = Knob(
     "NNVMPY_NUMBA_THREADING_LAYER",
     "threadsafe",
@@ -260,6 +268,7 @@ ALL_KNOBS = [
     GPU_WORKER_NTHREADS,
     GPU_COPY_NTHREADS,
     GPU_STREAMS,
+    GPU_STREAM_ORDER,
     NUM_THREADS,
     CPU_PARALLEL_SIZE,
     THREADS_ADAPT,

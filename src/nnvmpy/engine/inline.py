@@ -67,12 +67,12 @@ class InlinePushMixin:
         lock.acquire()
         free = True
         for v in const_vars:
-            if v._writers or v._queue or v.exc is not None or v.dead:
+            if v._writers or v._queue or v.exc is not None or v.dead or v.fence:
                 free = False
                 break
         if free:
             for v in mutate_vars:
-                if v._writers or v._readers or v._queue or v.exc is not None or v.dead:
+                if v._writers or v._readers or v._queue or v.exc is not None or v.dead or v.fence:
                     free = False
                     break
         if not free:

@@ -132,7 +132,7 @@ class Completer:
         self.device_id = device_id
         self.lane = lane
         self._cond = threading.Condition(threading.Lock())
-        self._queue: deque[tuple[Any, Done]] = deque()
+        self._queue: deque[tuple[Any, Done, bool]] = deque()
         self._free: list[Any] = []  # events whose wait has passed, ready to record again
         self._thread: threading.Thread | None = None
 
@@ -151,10 +151,11 @@ class Completer:
         with self._cond:
             self._free.append(event)
 
-    def submit(self, event: Any, done: Done) -> None:
-        """Call `done` on the completion thread once `event` has passed (in submit order)."""
+    def submit(self, event: Any, done: Done, recycle: bool = True) -> None:
+        """Call `done` on the completion thread once `event` has passed (in submit order);
+        the event is then reused by `record` unless recycle is False (a fence's)."""
         with self._cond:
-            self._queue.append((event, done))
+            self._queue.append((event, done, recycle))
             if self._thread is None:
                 lane = "" if self.lane == "compute" else f"-{self.lane}"
                 self._thread = threading.Thread(
@@ -193,15 +194,16 @@ class Completer:
             with cond:
                 while not queue:
                     cond.wait()
-                event, done = queue.popleft()
+                event, done, recycle = queue.popleft()
             exc: BaseException | None = None
             try:
                 event.synchronize()
             except BaseException as e:  # a failed kernel: the function's error
                 exc = e
             else:
-                with cond:
-                    self._free.append(event)
+                if recycle:
+                    with cond:
+                        self._free.append(event)
             try:
                 done(exc)
             except BaseException as e:  # pragma: no cover - the engine's own bug

@@ -38,6 +38,8 @@ from .. import config
 from .. import threads as _threads
 from ..base import Context, NNVMError
 from ..profiler.recorder import RECORDER
+from . import fences
+from . import streams as _streams
 from .base import Engine, FnProperty, Opr, RunContext, Var, check_var
 from .inline import InlinePushMixin
 from .streams import completer, worker_stream
@@ -364,12 +366,19 @@ class ThreadedEngine(InlinePushMixin, Engine):
         stream = (
             worker_stream(ctx) if ctx.device_type == "gpu" and opr.prop is not _DELETE_VAR else None
         )
+        fenced = fences.on()  # see fences.py: variables may carry device fences
+        if fenced and opr.prop is _DELETE_VAR:
+            events = fences.pending_events(opr.mutate_vars)
+            if events:  # memory a kernel may still read: freed once the device ran it
+                return self._delete_after(blk, events)
         rctx = RunContext(ctx, stream)
         stack.append(blk)
         recording = RECORDER.on  # the profiler's one test per push
         if opr.is_async:
             done = _OnComplete(self, blk)
             try:
+                if fenced:
+                    fences.honour(opr.all_vars, None)
                 opr.fn(rctx, RECORDER.wrap_done(done, opr.label, blk.ctx) if recording else done)
             except BaseException as e:
                 if done.claim():
@@ -380,6 +389,8 @@ class ThreadedEngine(InlinePushMixin, Engine):
                 stack.pop()
             return None
         try:
+            if fenced:
+                fences.honour(opr.all_vars, stream)
             if recording:
                 RECORDER.run_sync(opr.fn, rctx, opr.label)
             else:
@@ -388,9 +399,47 @@ class ThreadedEngine(InlinePushMixin, Engine):
             stack.pop()
             return self._complete(blk, ExcCell(e, opr.label), True, pool)
         stack.pop()
-        if stream is not None:  # complete once the device ran it (see streams.py)
-            return self._complete_after(blk, stream, pool)
+        if stream is not None:
+            if fenced and opr.prop not in _COPY_PROPS:  # complete now, fenced (fences.py)
+                return self._complete_queued(blk, stream, pool)
+            return self._complete_after(blk, stream, pool)  # once the device ran it
         return self._complete(blk, None, False, pool)
+
+    def _complete_queued(
+        self, blk: OprBlock, stream: object, pool: _Pool | None
+    ) -> OprBlock | None:
+        """Complete a GPU function whose kernels are queued on `stream`, leaving a fence on
+        its variables: an event recorded now, of its own (fences keep it)."""
+        opr = blk.opr
+        assert opr is not None
+        try:
+            event = _streams._new_event(blk.ctx.device_id)
+            event.record(stream)
+        except BaseException:  # no event to be had: complete once the device ran it
+            return self._complete_after(blk, stream, pool)
+        with self._lock:
+            fences.leave(opr.const_vars, opr.mutate_vars, stream, event)
+        return self._complete(blk, None, False, pool)
+
+    def _delete_after(self, blk: OprBlock, events: list[object]) -> None:
+        """Run a delete on the device's completion thread once `events` (the fences on its
+        variable not passed yet) have passed."""
+        opr = blk.opr
+        assert opr is not None
+
+        def done(exc: BaseException | None) -> None:
+            cell = None if exc is None else ExcCell(exc, opr.label)
+            if cell is None:
+                try:
+                    for event in events[1:]:
+                        event.synchronize()  # type: ignore[attr-defined]
+                    opr.fn(RunContext(blk.ctx))
+                except BaseException as e:
+                    cell = ExcCell(e, opr.label)
+            self._complete(blk, cell, cell is not None)
+
+        completer(blk.ctx.device_id).submit(events[0], done, recycle=False)
+        return None
 
     def _complete_after(self, blk: OprBlock, stream: object, pool: _Pool | None) -> OprBlock | None:
         """Complete a GPU function once an event recorded on its stream now has passed:
@@ -484,6 +533,8 @@ class ThreadedEngine(InlinePushMixin, Engine):
             return not (var._writers or var._readers or var._queue or var.dead) and var.exc is None
 
     def try_delete_idle(self, var: Var) -> bool:
+        if var.fence is not None and not fences.passed(var):
+            return False  # a kernel may still use its memory: delete_variable waits for it
         with self._lock:
             if var.dead or not var.idle():
                 return False
@@ -603,6 +654,8 @@ class ThreadedEngine(InlinePushMixin, Engine):
                 var.add_write(blk)  # a writer: granted after every earlier use of var
         if waiter is not None:
             self._sleep_until(waiter)
+        if var.fence is not None and holder is None:
+            fences.settle(var)  # the device has run what the fences stand for
         cell = var.exc
         if cell is not None:
             if holder is None:
@@ -628,10 +681,15 @@ class ThreadedEngine(InlinePushMixin, Engine):
         return self._sleep_until(waiter, timeout)
 
     def quiesce(self, timeout: float | None = None) -> bool:
-        return self._wait_all(timeout)
+        done = self._wait_all(timeout)
+        if done and fences.on():
+            fences.settle_all()
+        return done
 
     def wait_for_all(self) -> None:
         self._wait_all()
+        if fences.on():
+            fences.settle_all()  # functions completed when queued: now run on the device
         with self._lock:
             errors, self._errors = self._errors, []
         at = next(self._seq)

@@ -134,7 +134,7 @@ class Var:
     ``version`` counts completed writes; ``exc`` is the failure stored by rule 1/2.
     """
 
-    __slots__ = ("_queue", "_readers", "_writers", "dead", "exc", "name", "version")
+    __slots__ = ("_queue", "_readers", "_writers", "dead", "exc", "fence", "name", "version")
 
     def __init__(self, name: str | None = None) -> None:
         # Entries not granted yet, in push order: (block, is_write). Invariant: when the
@@ -145,6 +145,8 @@ class Var:
         self._writers = 0  # granted writes not finished: 1, or more with nested writes
         self.dead = False
         self.exc: ExcCell | None = None
+        # engine/fences.py: {id(stream): (stream, event)} left by GPU functions, or None
+        self.fence: dict[int, tuple[Any, Any]] | None = None
         self.name = name
         self.version = 0
 

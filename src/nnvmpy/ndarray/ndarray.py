@@ -206,6 +206,8 @@ def _drop_spares() -> None:
                 break
             if eng.try_delete_idle(var):
                 storage.free(handle)
+            else:  # a device fence not passed yet (engine/fences.py): freed after it
+                eng.delete_variable(_freer(handle), handle.ctx, var)
     while _parked:
         try:
             _delete(_parked.popleft())
