@@ -55,6 +55,21 @@ def test_gpu_shapes_including_0d_and_grid_stride(kern, shape):
     np.testing.assert_allclose(dout.copy_to_host(), A * x * x + B * x + C, rtol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.float16], ids=lambda d: d.__name__)
+@pytest.mark.parametrize("req", ["write", "inplace", "add"])
+@pytest.mark.parametrize("n", [1, 127, 511, 512, 513, 1000, 2051])
+def test_each_thread_takes_unroll_elements_then_the_rest_one_at_a_time(kern, dtype, req, n):
+    """cuda_loop's loop: UNROLL elements a stride apart per pass while they all fit, then
+    one at a time. The simulator's grid is 4 blocks of 32 threads (128 threads), so these
+    sizes end the unrolled passes at every offset; every element is written once."""
+    x, out0 = _inputs(dtype, (n,))
+    host = out0.copy()
+    kern.quadratic_map.launch(cpu(), host, req, x, A, B, C)
+    dx, dout = cuda.to_device(x), cuda.to_device(out0)
+    kern.quadratic_map.launch(gpu(0), dout, req, dx, A, B, C)
+    np.testing.assert_array_equal(dout.copy_to_host(), host)
+
+
 def test_gpu_launch_on_the_opcontext_stream(kern):
     stream = cuda.stream()
     x = np.arange(8, dtype=np.float32)
