@@ -67,6 +67,7 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setattr(streams, "_new_event", new_event)
     monkeypatch.setattr(streams, "_completers", {})
     monkeypatch.setattr(fences, "_streams", {})
+    monkeypatch.setattr(fences, "_rings", {})
     fences.set_on(True)
     eng = ThreadedEnginePerDevice(cpu_workers=1, gpu_workers=1, gpu_copy_workers=1)
     ns.eng = eng
@@ -146,6 +147,18 @@ def test_a_delete_waits_for_the_fence_before_freeing(fake: Any) -> None:
     assert freed.wait(30)
     eng.wait_for_all()
     assert "host waits for e0" in log  # the completion thread waited, then freed
+
+
+def test_a_stream_records_its_ring_of_events_in_turn(fake: Any) -> None:
+    eng = fake.eng
+    v = eng.new_var("v")
+    for _ in range(fences.RING + 2):
+        eng.push_sync(lambda rc: None, gpu(0), [], [v], name="f")
+    eng.wait_for_all()
+    assert len(fake.events) == fences.RING  # made while the ring filled, then reused
+    records = [line for line in fake.log if line.startswith("record")]
+    assert records[fences.RING :] == ["record e0 on s0", "record e1 on s0"]
+    assert v.fence == {id(fake.streams[0]): (fake.streams[0], fake.events[1])}
 
 
 def test_without_the_mode_functions_complete_when_their_stream_ran_them(fake: Any) -> None:

@@ -22,6 +22,12 @@ memory another stream could take over at once, so a variable whose fences have n
 passed is not deleted on the spot (`passed`): its delete waits on the device's
 completion thread.
 
+The events come from a ring of RING per stream, recorded in turn (creating one per
+function cost a driver call and a finalizer each). A fence whose event was recorded again
+since stands for later work of the same stream: waiting on it waits for more than needed,
+never for less, and never for work queued after the wait (a wait uses the event's record
+at the time of the call), so it cannot deadlock.
+
 Off by default until it has passed on hardware: a kernel's failure then surfaces at a
 later synchronisation instead of in the function that launched it.
 """
@@ -33,7 +39,9 @@ from typing import Any
 
 from .. import config
 
+RING = 64  # events per stream
 _on: list[bool] = []  # read once
+_rings: dict[int, list[Any]] = {}  # id(stream) -> [next slot, event, event, ...]
 _streams: dict[int, Any] = {}  # id -> stream of every stream that left a fence
 _streams_lock = threading.Lock()
 
@@ -51,6 +59,23 @@ def set_on(value: bool | None) -> None:
     _on.clear()
     if value is not None:
         _on.append(value)
+
+
+def record(stream: Any, new_event: Any) -> Any:
+    """An event of `stream`'s ring (made by `new_event()` while the ring fills), recorded
+    on it now. A stream is its worker thread's alone, so its ring needs no lock."""
+    ring = _rings.get(id(stream))
+    if ring is None:
+        ring = _rings[id(stream)] = [0]
+    slot = ring[0]
+    if slot + 1 < len(ring):
+        event = ring[slot + 1]
+    else:
+        event = new_event()
+        ring.append(event)
+    ring[0] = (slot + 1) % RING
+    event.record(stream)
+    return event
 
 
 def leave(const_vars: Any, mutate_vars: Any, stream: Any, event: Any) -> None:
@@ -125,4 +150,7 @@ def settle_all() -> None:
         s.synchronize()
 
 
-__all__ = ["honour", "leave", "on", "passed", "pending_events", "set_on", "settle", "settle_all"]
+__all__ = [
+    "RING", "honour", "leave", "on", "passed", "pending_events", "record", "set_on", "settle",
+    "settle_all",
+]  # fmt: skip

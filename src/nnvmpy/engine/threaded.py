@@ -409,12 +409,12 @@ class ThreadedEngine(InlinePushMixin, Engine):
         self, blk: OprBlock, stream: object, pool: _Pool | None
     ) -> OprBlock | None:
         """Complete a GPU function whose kernels are queued on `stream`, leaving a fence on
-        its variables: an event recorded now, of its own (fences keep it)."""
+        its variables: an event of the stream's ring (fences.py), recorded now."""
         opr = blk.opr
         assert opr is not None
+        device_id = blk.ctx.device_id
         try:
-            event = _streams._new_event(blk.ctx.device_id)
-            event.record(stream)
+            event = fences.record(stream, lambda: _streams._new_event(device_id))
         except BaseException:  # no event to be had: complete once the device ran it
             return self._complete_after(blk, stream, pool)
         with self._lock:
