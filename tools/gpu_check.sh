@@ -118,7 +118,10 @@ fi
 GPU_ENTRIES='\.py3[0-9]+\.gpu\.'
 (cd "$NUMBA_CACHE_DIR" && find . -name '*.nb[ci]' | grep -E "$GPU_ENTRIES" \
     | tar czf "$OUT/gpu_kernel_cache.tgz" -T -) 2>/dev/null
-if [ "$(stat -c %s "$OUT/gpu_kernel_cache.tgz" 2>/dev/null || echo 0)" -gt 16000000 ]; then
+cache_bytes="$(stat -c %s "$OUT/gpu_kernel_cache.tgz" 2>/dev/null || echo 0)"
+if [ "$cache_bytes" -gt 16000000 ]; then  # say so: every later run compiles again
+    echo "gpu_kernel_cache.tgz: $cache_bytes bytes, over the 16 MB a file may have: not sent" \
+        | tee -a "$OUT/summary.txt"
     rm -f "$OUT/gpu_kernel_cache.tgz"
 fi
 ls -l "$OUT/gpu_kernel_cache.tgz" 2>&1 | tee -a "$OUT/summary.txt"
