@@ -301,15 +301,14 @@ def resnet18_symbol(width: int = 64, classes: int = 1000) -> tuple[Any, str]:
     return sym.SoftmaxOutput(x, name="softmax"), f"built in bench_gpu, width {width}"
 
 
-def bench_resnet(batch: int, size: int, args: argparse.Namespace) -> None:
-    width, classes = (2, 10) if args.smoke else (64, 1000)  # the simulator runs a narrow net
+def resnet_step(batch: int, size: int, width: int, classes: int) -> tuple[Any, Any, str]:
+    """(executor, step, source): ResNet-18 bound on gpu(0) with bench_nets' initial values,
+    and one training step (forward, backward, SGD with momentum) that returns at once."""
     symbol, source = resnet18_symbol(width, classes)
     shape = (batch, 3, size, size)
-    say(f"resnet18 training step: batch {batch}, 3x{size}x{size} ({source})")
     gpu = nv.gpu(0)
     case = bench_nets.Case("resnet18-gpu", "resnet18_v1", shape, True, (1, 1), 0.0, 2.0)
     grad_req = {n: "null" if n in bench_nets.INPUTS else "write" for n in symbol.list_arguments()}
-    start = time.perf_counter()
     exe = symbol.simple_bind(gpu, grad_req=grad_req, data=shape)
     arg_shapes, _, aux_shapes = symbol.infer_shape(data=shape)
     rng = np.random.default_rng(0)
@@ -334,6 +333,14 @@ def bench_resnet(batch: int, size: int, args: argparse.Namespace) -> None:
                                  momentum=bench_nets.MOMENTUM, wd=bench_nets.WD,
                                  rescale_grad=1.0 / batch)  # fmt: skip
 
+    return exe, step, source
+
+
+def bench_resnet(batch: int, size: int, args: argparse.Namespace) -> None:
+    width, classes = (2, 10) if args.smoke else (64, 1000)  # the simulator runs a narrow net
+    start = time.perf_counter()
+    exe, step, source = resnet_step(batch, size, width, classes)
+    say(f"resnet18 training step: batch {batch}, 3x{size}x{size} ({source})")
     step()
     nv.nd.waitall()
     first = time.perf_counter() - start

@@ -127,21 +127,9 @@ def profile_resnet(out: Path, steps: int) -> None:
     import bench_gpu
     import nnvmpy as nv
 
-    args = argparse.Namespace(smoke=False, slow_step_s=600.0, net_reps=1, rounds=1, torch=None)
-    captured: dict[str, Any] = {}
-    real_best = bench_gpu.best_s
-
-    def capture(step: Any, sync: Any, reps: int, rounds: int) -> float:
-        captured["step"] = step
-        return real_best(step, sync, reps, rounds)
-
-    bench_gpu.best_s = capture
-    bench_gpu.run_torch_resnet = lambda *a, **k: None
-    try:
-        bench_gpu.bench_resnet(64, 224, args)
-    finally:
-        bench_gpu.best_s = real_best
-    step = captured["step"]
+    _, step, _ = bench_gpu.resnet_step(64, 224, 64, 1000)
+    step()  # compiles
+    nv.nd.waitall()
 
     def run() -> None:
         for _ in range(steps):

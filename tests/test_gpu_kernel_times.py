@@ -1,0 +1,39 @@
+"""tools/gpu_kernel_times.py times every kernel of a ResNet-18 step on a GPU; here, on the
+simulator, it must run end to end, count the launches by kernel and operator, and leave
+the launch points as they were (a hardware session's profile must not fail on a typo)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = [pytest.mark.gpu, pytest.mark.slow, pytest.mark.timeout(600)]
+
+
+def test_resnet_step_kernels_are_counted_per_kernel_and_operator(tmp_path: Path) -> None:
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "gpu_kernel_times.py"), "--smoke", "--batch",
+         "1", "--size", "8", "--steps", "1", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=580, env=env, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    text = (tmp_path / "kernels.txt").read_text()
+    launches = int(re.search(r"per step: (\d+) launches", text).group(1))
+    rows = re.findall(r"^\s*(\d+)\s+[-\d.]+\s+[\d.]+%\s+[\d.]+\s+(.+)$", text, re.M)
+    assert sum(int(count) for count, _ in rows) == launches
+    kernels = {key for _, key in rows}
+    # ResNet-18 has 20 BatchNorm layers: a statistics launch each way, forward and backward
+    bn_sums = [int(c) for c, key in rows if key.startswith("_bn_sums_cuda")]
+    assert sum(bn_sums) == 40
+    assert any("nn/convolution.py" in key or "_conv_cuda.py" in key for key in kernels)
+    assert any(key.startswith("gemm ") for key in kernels)  # the classifier's GEMMs
+    # SGD with momentum: one launch per parameter (62 in ResNet-18)
+    assert sum(int(c) for c, key in rows if "optimizer" in key) == 62
