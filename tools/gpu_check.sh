@@ -1,22 +1,28 @@
 #!/usr/bin/env bash
 # Issue 16's hardware check in ONE device call: versions, the CuPy-layer tests, the GPU
-# benchmark, every gpu-marked test on the real GPU, then (when time is left) the dispatch
-# profiled per engine setting (tools/profile_gpu.py) and the stream-ordered completion
+# benchmark, the device time per kernel of a ResNet-18 step (tools/gpu_kernel_times.py),
+# every gpu-marked test on the real GPU, then (when time is left) the dispatch profiled
+# per engine setting (tools/profile_gpu.py) and the stream-ordered completion
 # (engine/fences.py, off by default) measured and tested; each step's output in $OUT.
 #
 #   run(command="bash tools/gpu_check.sh", timeout_s=600,
-#       carry=[".gpu_models", ".gpu_kernel_cache.tgz"])
+#       carry=[".gpu_models", ".gpu_kernel_cache"])
 #
 # .gpu_models (optional, git-ignored by the caller): a copy of ../shared/models, so the
 # model tests and bench_gpu use MXNet's ResNet-18 symbol file (without it bench_gpu builds
 # the same network itself, and tests/test_models.py skips).
 #
-# .gpu_kernel_cache.tgz (optional, git-ignored by the caller): the $OUT/gpu_kernel_cache.tgz
-# an earlier run sent back. Compiled GPU kernels are cached on disk (kernel/disk_cache.py),
-# and only entries made on this image load here (its Python, numba-cuda and NVRTC; the
-# cubins are sm_90a): with it carried, kernels the last run compiled are loaded, not
-# compiled again (while the checkout's path there stays the same: numba names the cache
-# folder by the source folder's path). Each run sends back what the cache then holds.
+# .gpu_kernel_cache/ (optional, git-ignored): the kcache.N.tgz parts an earlier run sent
+# back (copy them there from the call's files). Compiled GPU kernels are cached on disk
+# (kernel/disk_cache.py), and only entries made on this image load here (its Python,
+# numba-cuda and NVRTC; the cubins are sm_90a): with them carried, kernels the last run
+# compiled are loaded, not compiled again (while the checkout's path there stays the
+# same: numba names the cache folder by the source folder's path). Each run sends back
+# what the cache then holds, in parts of at most 15 MiB (tools/pack_parts.py).
+#
+# What comes back (the device tool returns at most 8 files): summary.txt, bench.json,
+# kernels.txt, matrix.txt, logs.tgz (versions, gpu_hw, bench, tests, junit.xml) and up to
+# three kcache.N.tgz.
 #
 # Steps run in priority order within GPU_CHECK_BUDGET_S seconds (default 540, under the
 # device tool's 600 s per call); the last step gets what is left, and each writes its log
@@ -35,7 +41,11 @@ export NNVMPY_CUPY="${NNVMPY_CUPY:-1}"
 export NNVMPY_GPU_FAST_LAUNCH="${NNVMPY_GPU_FAST_LAUNCH:-1}"
 export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-/tmp/gpu_kernel_cache}"
 mkdir -p "$NUMBA_CACHE_DIR"
-[ -f .gpu_kernel_cache.tgz ] && tar xzf .gpu_kernel_cache.tgz -C "$NUMBA_CACHE_DIR"
+for part in .gpu_kernel_cache/*.tgz .gpu_kernel_cache.tgz; do
+    [ -f "$part" ] && tar xzf "$part" -C "$NUMBA_CACHE_DIR"
+done
+LOGS="$OUT/logs"  # packed into logs.tgz at the end
+mkdir -p "$LOGS"
 SECONDS=0
 
 left() { echo $((BUDGET - SECONDS)); }
@@ -57,8 +67,8 @@ for name in ("numpy", "numba", "numba-cuda", "cupy-cuda13x", "cupy-cuda12x", "to
 from nnvmpy.kernel import gpu_lib
 print("CuPy layer:", gpu_lib.unavailable_reason() or "in use")
 EOF
-} >"$OUT/versions.txt" 2>&1
-cat "$OUT/versions.txt"
+} >"$LOGS/versions.txt" 2>&1
+cat "$LOGS/versions.txt"
 
 if [ -d .gpu_models ] && [ ! -e ../shared/models ]; then
     mkdir -p ../shared && ln -sfn "$PWD/.gpu_models" ../shared/models
@@ -67,15 +77,20 @@ fi
 step "tests/gpu_hw: cuBLAS GEMM, views, streams, CuPy's pool, direct launches (cuda_fast)"
 timeout 120 "$PY" -m pytest -q -m gpu tests/gpu_hw -n "$(( WORKERS < 8 ? WORKERS : 8 ))" \
     -p no:cacheprovider -rfEs \
-    >"$OUT/gpu_hw.txt" 2>&1
-echo "exit $?" >>"$OUT/gpu_hw.txt"
-tail -n 15 "$OUT/gpu_hw.txt" | tee -a "$OUT/summary.txt"
+    >"$LOGS/gpu_hw.txt" 2>&1
+echo "exit $?" >>"$LOGS/gpu_hw.txt"
+tail -n 15 "$LOGS/gpu_hw.txt" | tee -a "$OUT/summary.txt"
 
 step "tools/bench_gpu.py"
 timeout "$(( $(left) > 330 ? 230 : $(left) / 2 ))" "$PY" tools/bench_gpu.py \
-    --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.txt"
-echo "exit ${PIPESTATUS[0]}" | tee -a "$OUT/bench.txt"
-cat "$OUT/bench.txt" >>"$OUT/summary.txt"
+    --json "$OUT/bench.json" 2>&1 | tee "$LOGS/bench.txt"
+echo "exit ${PIPESTATUS[0]}" | tee -a "$LOGS/bench.txt"
+cat "$LOGS/bench.txt" >>"$OUT/summary.txt"
+
+step "tools/gpu_kernel_times.py: device time per kernel of a ResNet-18 step"
+timeout 90 "$PY" tools/gpu_kernel_times.py --out "$OUT" >/dev/null 2>"$LOGS/kernel_times.err"
+echo "exit $?" | tee -a "$OUT/summary.txt"
+head -n 30 "$OUT/kernels.txt" 2>/dev/null | tee -a "$OUT/summary.txt"
 
 step "every gpu-marked test on hardware (-n $WORKERS)"
 # -v: one line per test as it ends, so a cut-short run still names what failed; the
@@ -83,13 +98,13 @@ step "every gpu-marked test on hardware (-n $WORKERS)"
 timeout "$(( $(left) > 30 ? $(left) - 10 : 20 ))" "$PY" -m pytest -v -m gpu tests -n "$WORKERS" \
     -p no:cacheprovider --ignore=tests/gpu_hw --ignore=tests/test_bench_gpu.py -rfEs \
     --durations=15 \
-    --junitxml="$OUT/junit.xml" >"$OUT/tests.txt" 2>&1
+    --junitxml="$LOGS/junit.xml" >"$LOGS/tests.txt" 2>&1
 status=$?
-echo "exit $status" >>"$OUT/tests.txt"
+echo "exit $status" >>"$LOGS/tests.txt"
 {
-    grep -E "^(FAILED|ERROR)" "$OUT/tests.txt" | head -n 60
-    grep -cE " PASSED " "$OUT/tests.txt" | sed 's/^/passed lines: /'
-    tail -n 5 "$OUT/tests.txt"
+    grep -E "^(FAILED|ERROR)" "$LOGS/tests.txt" | head -n 60
+    grep -cE " PASSED " "$LOGS/tests.txt" | sed 's/^/passed lines: /'
+    tail -n 5 "$LOGS/tests.txt"
 } | tee -a "$OUT/summary.txt"
 step "tools/profile_gpu.py --only matrix: the dispatch per engine and launch setting"
 if [ "$(left)" -gt 90 ]; then
@@ -114,15 +129,8 @@ if [ "$(left)" -gt 60 ]; then
 fi
 
 # the GPU entries only (kernel/disk_cache.py's GPU_ENTRY_MARK follows the Python tag in
-# their names), if they fit the 16 MiB a file from $OUT may have
-GPU_ENTRIES='\.py3[0-9]+\.gpu\.'
-(cd "$NUMBA_CACHE_DIR" && find . -name '*.nb[ci]' | grep -E "$GPU_ENTRIES" \
-    | tar czf "$OUT/gpu_kernel_cache.tgz" -T -) 2>/dev/null
-cache_bytes="$(stat -c %s "$OUT/gpu_kernel_cache.tgz" 2>/dev/null || echo 0)"
-if [ "$cache_bytes" -gt 16000000 ]; then  # say so: every later run compiles again
-    echo "gpu_kernel_cache.tgz: $cache_bytes bytes, over the 16 MB a file may have: not sent" \
-        | tee -a "$OUT/summary.txt"
-    rm -f "$OUT/gpu_kernel_cache.tgz"
-fi
-ls -l "$OUT/gpu_kernel_cache.tgz" 2>&1 | tee -a "$OUT/summary.txt"
+# their names), in parts the device tool sends back
+"$PY" tools/pack_parts.py "$NUMBA_CACHE_DIR" "$OUT/kcache" --parts 3 2>&1 \
+    | tee -a "$OUT/summary.txt"
+(cd "$LOGS" && tar czf "$OUT/logs.tgz" .) && rm -rf "$LOGS"
 step done
