@@ -22,6 +22,9 @@ import zlib
 from pathlib import Path
 
 MIB = 1 << 20
+#: kernel/disk_cache.py's GPU entries: its GPU_ENTRY_MARK follows the Python tag in their
+#: names (numba's CPU entries, which a GPU machine compiles anyway, are left behind)
+GPU_ENTRIES = r"\.py3[0-9]+\.gpu\."
 
 
 def cache_groups(root: Path, pattern: str) -> list[list[str]]:
@@ -89,7 +92,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("prefix")
     parser.add_argument("--part-bytes", type=int, default=15 * MIB)
     parser.add_argument("--parts", type=int, default=4)
-    parser.add_argument("--match", default=r"\.py3[0-9]+\.gpu\.")
+    parser.add_argument("--match", default=GPU_ENTRIES)
     args = parser.parse_args(argv)
     groups = cache_groups(args.root, args.match)
     written, missing = pack(args.root, args.prefix, groups, args.part_bytes, args.parts)

@@ -13,9 +13,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import re
 import subprocess
 import sys
+import tarfile
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -172,14 +172,22 @@ def _run(tmp_path: Path, script: str, *args: str, **env: str) -> dict[str, Any]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _sent_back_by_gpu_check(cache: Path) -> tuple[list[str], list[str]]:
-    """(entry files tools/gpu_check.sh sends back from cache, the others): its
-    GPU_ENTRIES pattern, which must pick the GPU entries out of numba's CPU ones."""
-    script = (TOOLS / "gpu_check.sh").read_text().splitlines()
-    line = next(x for x in script if x.startswith("GPU_ENTRIES="))
-    pattern = re.compile(line.split("=", 1)[1].strip("'"))
+def _sent_back_by_gpu_check(cache: Path, out: Path) -> tuple[list[str], list[str]]:
+    """(entry files tools/gpu_check.sh sends back from cache, the others): the parts
+    tools/pack_parts.py packs, which must pick the GPU entries out of numba's CPU ones."""
+    spec = importlib.util.spec_from_file_location("pack_parts", TOOLS / "pack_parts.py")
+    pack_parts = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pack_parts)
+    groups = pack_parts.cache_groups(cache, pack_parts.GPU_ENTRIES)
+    parts, missing = pack_parts.pack(cache, str(out / "kcache"), groups, 15 << 20, 3)
+    assert missing == 0
+    sent = []
+    for part in parts:
+        with tarfile.open(part) as tar:
+            sent += [Path(m).name for m in tar.getnames()]
+    sent.sort()
     names = sorted(p.name for p in cache.rglob("*.nb[ci]"))
-    return [n for n in names if pattern.search(n)], [n for n in names if not pattern.search(n)]
+    return sent, [n for n in names if n not in sent]
 
 
 def _write_modules(tmp_path: Path, offset: str = "1.0") -> None:
@@ -218,7 +226,7 @@ def test_a_second_process_loads_every_kernel_from_disk(tmp_path):
     assert first["records"] >= 6
     assert (first["hits"], first["misses"]) == ([0, 0, 0], [1, 1, 1])
     assert list((tmp_path / "cache").rglob("*.nbc")), "nothing was saved"
-    sent, kept = _sent_back_by_gpu_check(tmp_path / "cache")
+    sent, kept = _sent_back_by_gpu_check(tmp_path / "cache", tmp_path)
     for kind in ("cached_kernels.scaled", "cached_kernels.bumped", "cached_kernels.doubled"):
         assert any(name.startswith(kind) for name in sent), (kind, sent)
     assert any(".cuda-bcast2-" in name for name in sent), sent  # broadcast loops
