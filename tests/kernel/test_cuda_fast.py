@@ -135,6 +135,26 @@ def test_the_first_launch_per_thread_is_numbas_then_direct(block, direct_launche
     assert len(direct_launches) == 1
 
 
+@pytest.mark.parametrize(
+    "value",
+    [np.float32(1.25), np.float64(-2.5), np.int8(-3), np.uint8(200), np.int32(-7),
+     np.uint32(4_000_000_000), np.int64(-(2**40)), np.uint64(2**63 + 5), True, np.bool_(False),
+     np.float16(0.333), np.complex64(1 - 2j), 7, -0.0],
+)  # fmt: skip
+def test_scalar_words_and_their_ctypes_are_numbas(block, direct_launches, value):
+    # the direct path wraps integers and floats itself (a ctypes class per argument, found
+    # once); the rest goes to numba's _prepare_args: the words must be numba's either way
+    out = storage.device_view(block, (4,), np.dtype(np.float32))
+    loop = _Dispatcher(_Kernel())
+    cuda_fast.launch(loop, 1, 32, 0, (out, value))  # numba's launch: resolves
+    cuda_fast.launch(loop, 1, 32, 0, (out, value))
+    (_, _, _, *words) = direct_launches[-1]
+    want = _numbas_words(value)
+    scalar_words = words[len(cuda_fast.array_words(out)) :]
+    assert [type(w) for w in scalar_words] == [type(w) for w in want]
+    assert _plain(scalar_words) == _plain(want)
+
+
 def test_other_signatures_and_kernels_numba_must_launch(block, direct_launches):
     out = storage.device_view(block, (8, 8), np.dtype(np.float32))
     strided = block.view(np.dtype(np.float32))[: 2 * 64 : 2]  # not C-contiguous

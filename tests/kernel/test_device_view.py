@@ -91,3 +91,26 @@ def test_input_stamps_find_a_device_arrays_start(block):
     with input_stamps.published({BASE + 64: ("holder", 3)}):
         assert input_stamps.of(view) == ("holder", 3)
         assert input_stamps.of(block) is None
+
+
+@pytest.mark.parametrize(
+    ("shape", "new"),
+    [((64,), (8, 8)), ((4, 16), (64,)), ((2, 3, 4), (6, 4)), ((2, 3, 4), (2, 3, 4)),
+     ((12,), (1, 12, 1))],
+)  # fmt: skip
+def test_device_reshape_is_numbas_reshape(block, shape, new):
+    a = storage.device_view(block[64:], shape, np.dtype(np.float32))
+    got = storage.device_reshape(a, new)
+    assert type(got) is devicearray.DeviceNDArray
+    assert _layout(got) == _layout(a.reshape(new))
+    assert _layout(got)[3] == BASE + 64
+
+
+def test_device_reshape_leaves_strided_and_mismatched_arrays_to_numba(block):
+    a = storage.device_view(block, (8, 8), np.dtype(np.float32))
+    column = a[:, 2]  # strided: numba's reshape decides (and raises for a copy)
+    with pytest.raises(NotImplementedError):
+        storage.device_reshape(column, (2, 4))
+    assert _layout(storage.device_reshape(a[2:4], (16,))) == _layout(a[2:4].reshape(16))
+    with pytest.raises(ValueError, match="changes the size"):
+        storage.device_reshape(a, (5, 5))

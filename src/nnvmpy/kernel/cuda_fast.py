@@ -58,7 +58,7 @@ def set_enabled(on: bool | None) -> None:
 class _Resolved:
     """One compiled kernel as loaded on this thread's device: what a launch needs."""
 
-    __slots__ = ("argument_types", "arrays", "dispatcher", "function", "kernel")
+    __slots__ = ("argument_types", "dispatcher", "function", "kernel", "words")
 
     def __init__(
         self, dispatcher: Any, kernel: Any, function: Any, argument_types: tuple[Any, ...]
@@ -70,7 +70,26 @@ class _Resolved:
         self.kernel = kernel  # numba-cuda's _Kernel (its _prepare_args marshals scalars)
         self.function = function  # cuda.core's kernel object of the loaded module
         self.argument_types = argument_types
-        self.arrays = tuple(isinstance(t, array_type) for t in argument_types)
+        # per argument: _ARRAY, the ctypes class numba-cuda wraps a scalar of its type in,
+        # or None (numba's _prepare_args then marshals it: float16, complex, ...); an
+        # im2col launch has 28 scalars, and _prepare_args' type tests cost ~1.5 us each
+        self.words = tuple(
+            _ARRAY if isinstance(t, array_type) else _scalar_ctype(t) for t in argument_types
+        )
+
+
+_ARRAY = "array"
+
+
+def _scalar_ctype(ty: Any) -> Any:
+    """The ctypes class numba-cuda's _Kernel._prepare_args wraps a scalar of type `ty` in
+    (integers, float32, float64), else None."""
+    import ctypes
+
+    types = _numba["types"]
+    if isinstance(ty, types.Integer):
+        return getattr(ctypes, f"c_{ty}")
+    return {types.float64: ctypes.c_double, types.float32: ctypes.c_float}.get(ty)
 
 
 def signature(args: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -103,12 +122,13 @@ def launch(dispatcher: Any, blocks: int, threads: int, stream: Any, args: tuple[
             kernels[key] = _resolve(dispatcher, args)
         return
     words: list[Any] = []
-    prepare = resolved.kernel._prepare_args
-    for ty, is_array, a in zip(resolved.argument_types, resolved.arrays, args):
-        if is_array:
+    for ty, word, a in zip(resolved.argument_types, resolved.words, args):
+        if word is _ARRAY:
             words += array_words(a)
+        elif word is not None:
+            words.append(word(a))
         else:
-            prepare(ty, a, stream, None, words)
+            resolved.kernel._prepare_args(ty, a, stream, None, words)
     _numba["launch"](_core_stream(stream), _config(blocks, threads), resolved.function, *words)
 
 

@@ -23,6 +23,7 @@ from ..base import InferError, NNVMError
 from .device import SERIAL_CUTOFF, ParallelFor, device_function
 from .elementwise import req_mode
 from .handwritten import CPUKernel, CUDAKernel
+from .storage import device_reshape
 
 #: write modes passed into hand-written kernels (0: kNullOp, skip the output)
 NULL, WRITE, ADD = 0, 1, 2
@@ -42,7 +43,9 @@ def is_gpu(ctx: Any) -> bool:
 
 def flat(a: Any) -> Any:
     """The 1-d view of a C-contiguous NumPy or device array (kernels index flat memory)."""
-    return a if len(a.shape) == 1 else a.reshape(a.size)
+    if len(a.shape) == 1:
+        return a
+    return a.reshape(a.size) if isinstance(a, np.ndarray) else device_reshape(a, (a.size,))
 
 
 def check_cpu_dtypes(name: str, arrays: Sequence[Any]) -> None:

@@ -34,7 +34,7 @@ from ..attrs import (
 from ..base import InferError, Shape
 from ..graph.grad import ElemwiseGradUseIn
 from ..infer import elemwise_type, merge_shapes, shape_assign, shape_is_known, shape_str
-from ..kernel import cublas, gpu_lib
+from ..kernel import cublas, gpu_lib, storage
 from ..kernel.elementwise import launch_context, req_mode
 from ..param import Parameter, field
 from ..registry import NodeAttrs, register_op
@@ -76,7 +76,7 @@ def view(a: Any, shape: tuple[int, ...]) -> Any:
         if a.flags.c_contiguous:  # the fast path: reshaping a C-contiguous array never copies
             return a.reshape(shape)
         return np.reshape(a, shape, copy=False)  # ValueError rather than a silent copy
-    return a if shape_of(a) == shape else a.reshape(shape)
+    return a if shape_of(a) == shape else storage.device_reshape(a, shape)
 
 
 def flat(a: Any) -> Any:
