@@ -55,10 +55,44 @@ def _fake_driver() -> None:
     cuda_fast._numba["launch"] = _count_launch
 
 
+def resnet_host(batch: int, rounds: int) -> None:
+    """Host time of bench_gpu's ResNet-18 training step (3x224x224, direct launches): the
+    floor the step cannot go under on a GPU, whatever the kernels take there. Without
+    CuPy here, its GEMMs take the tiled kernel's launch path, not cuBLAS's."""
+    import time
+
+    import bench_gpu
+    import nnvmpy as nv
+    from nnvmpy.kernel import cuda_fast
+
+    cuda_fast.set_enabled(True)
+    _, step, _ = bench_gpu.resnet_step(batch, 224, 64, 1000)
+    step()  # compiles (or loads from the disk cache)
+    nv.nd.waitall()
+    best, launched = float("inf"), 0
+    for _ in range(rounds):
+        before, start = _launches[0], time.perf_counter()
+        step()
+        nv.nd.waitall()
+        best = min(best, time.perf_counter() - start)
+        launched = _launches[0] - before
+    print(f" ResNet-18 training step, batch {batch}: {1e3 * best:.1f} ms on the host, "
+          f"{launched} launches ({1e6 * best / launched:.1f} us each), "
+          f"engine {type(nv.engine.get_engine()).__name__}")  # fmt: skip
+    cuda_fast.set_enabled(None)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ops", type=int, default=4000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--resnet",
+        type=int,
+        default=0,
+        metavar="BATCH",
+        help="also a ResNet-18 training step of this batch (64: bench_gpu's)",
+    )
     args = parser.parse_args()
     if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
         raise SystemExit("run without the simulator (NUMBA_ENABLE_CUDASIM unset)")
@@ -90,6 +124,8 @@ def main() -> None:
     cuda_fast.set_enabled(None)
     saved = results[False]["worker"] - results[True]["worker"]
     print(f"  direct launches save {saved:.1f} us of the worker's time per op")
+    if args.resnet:
+        resnet_host(args.resnet, args.rounds)
     print(f"  load average {os.getloadavg()[0]:.2f}, cores {os.sched_getaffinity(0)}")
 
 

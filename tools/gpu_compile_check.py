@@ -1,6 +1,7 @@
 """Compile every GPU kernel the gpu-marked tests launch to sm_90 PTX, without a GPU.
 
-    python3 tools/gpu_compile_check.py [--list FILE] [--fast-launch] [pytest args...]
+    python3 tools/gpu_compile_check.py [--list FILE] [--ptx-stats REGEX] [--fast-launch]
+                                        [pytest args...]
                                           # pytest args by default: -m gpu tests -n 2
 
 The simulator runs kernels as Python, so a kernel numba-cuda cannot type or lower for a
@@ -26,6 +27,8 @@ printed as NOT CACHED. NVVM and NVRTC come from PyPI (`pip install nvidia-nvvm n
 no driver needed. It prints each kernel signature compiled and each one that failed,
 with the error and the first test that reached it; exit 1 if any failed.
 
+--ptx-stats REGEX prints, for the kernels whose name matches, their PTX's instruction count
+and integer divisions by width (`ptx_stats`): a static look at index arithmetic.
 --fast-launch also turns kernel/cuda_fast.py's direct launches on and compares each one
 with numba-cuda's own marshalling of the same launch (tools/fast_launch_check.py).
 
@@ -38,6 +41,7 @@ import contextlib
 import ctypes
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -238,12 +242,28 @@ def install(records: list[dict[str, Any]]) -> None:
             record["keyed"] = type(disp._cache).__name__ != "NullCache"  # has a disk cache
             # numba-cuda builds sm_90a on a cc 9.0 device (CUDACodeLibrary._ensure_cc): that
             # PTX is made while compiling, and kept in a disk-cache entry (kernel/disk_cache.py)
-            kernel.inspect_asm(cc=(*CC, "a"))
+            record["ptx"] = ptx_stats(kernel.inspect_asm(cc=(*CC, "a")))
         except Exception as e:
             record["error"] = f"{type(e).__name__}: {e}"[:2000]
             raise
 
     dispatcher._LaunchConfiguration.__call__ = compile_only
+
+
+_INSTRUCTION = re.compile(r"^\s+(?:@%p\d+\s+)?([a-z][\w.]*)", re.M)
+
+
+def ptx_stats(ptx: str) -> dict[str, int]:
+    """What a kernel's PTX costs, counted statically: its instructions, and its integer
+    divisions and remainders by width (a 64-bit one is a ~70-instruction subroutine on the
+    GPU, a 32-bit one ~20; index arithmetic full of them is ALU-bound, not memory-bound)."""
+    ops = _INSTRUCTION.findall(ptx)
+    divs = [op for op in ops if op.startswith(("div.", "rem.")) and not op.endswith(("f32", "f64"))]
+    return {
+        "instructions": len(ops),
+        "div64": sum(1 for op in divs if op.endswith("64")),
+        "div32": sum(1 for op in divs if op.endswith("32")),
+    }
 
 
 def _kernel_name(py_func: Any) -> str:
@@ -348,6 +368,9 @@ def main() -> int:
     listing = None
     if args[:1] == ["--list"]:  # --list FILE: every record as JSON, for a closer look
         listing, args = Path(args[1]), args[2:]
+    ptx_pattern = None
+    if args[:1] == ["--ptx-stats"]:  # --ptx-stats REGEX: the PTX counts of those kernels
+        ptx_pattern, args = re.compile(args[1]), args[2:]
     fast = args[:1] == ["--fast-launch"]  # also check every direct launch (cuda_fast)
     if fast:
         args = args[1:]
@@ -402,6 +425,12 @@ def main() -> int:
         f"GPU kernels compiled to sm_{CC[0]}{CC[1]} PTX without a GPU: {len(compiled)} signatures "
         f"of {len(kernels)} kernels, {len(failed)} failed ({cached} loaded from the disk cache)"
     )
+    if ptx_pattern is not None:
+        print(f"{'instr':>6} {'div64':>5} {'div32':>5}  kernel(types)")
+        for (name, types), r in sorted(compiled.items()):
+            if ptx_pattern.search(name) and r.get("ptx"):
+                p = r["ptx"]
+                print(f"{p['instructions']:6d} {p['div64']:5d} {p['div32']:5d}  {name}({types})")
     unkeyed = sorted({r["kernel"] for r in compiled.values() if r.get("keyed") is False})
     if unkeyed:
         print(f"kernels with no disk cache (compiled in every process): {len(unkeyed)}")

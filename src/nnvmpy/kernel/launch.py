@@ -90,6 +90,28 @@ def uindex(i: int) -> Any:
 
 
 @device_function
+def divmod_index(a: int, b: int) -> Any:
+    """(a // b, a % b) as int64, in unsigned 32-bit arithmetic when a and b are both in
+    [0, 2**32) (b > 0), which index arithmetic almost always is.
+
+    numba divides int64 with Python's floor semantics: a signed 64-bit division and a
+    separate remainder, each with sign fix-ups, and on a GPU a 64-bit division is a
+    subroutine of ~70 instructions. A kernel unravelling a flat index into 4-6
+    coordinates (im2col, col2im, the direct convolutions) spends far more on that than
+    on the memory it moves. Here one 32-bit unsigned division gives both; values outside
+    the range take numba's own // and % (correct for any sign). b == 1 (the depth of a
+    2-D convolution, a stride of 1) divides nothing."""
+    if b == 1:
+        return np.int64(a), np.int64(0)
+    if (a | b) >> 32 == 0:
+        ua = np.uint32(a)
+        ub = np.uint32(b)
+        q = ua // ub
+        return np.int64(q), np.int64(ua - q * ub)
+    return np.int64(a // b), np.int64(a % b)
+
+
+@device_function
 def store(out: Any, i: int, v: Any, mode: int) -> None:
     """out[i] = v (WRITE) or out[i] += v (ADD), as a kernel's write mode says; NULL (kNullOp)
     leaves out alone. The one copy every hand-written body calls; i is a flat index,
@@ -215,6 +237,7 @@ __all__ = [
     "WRITE",
     "check_cpu_dtypes",
     "cpu_parallel",
+    "divmod_index",
     "flat",
     "gpu_kernel",
     "is_gpu",

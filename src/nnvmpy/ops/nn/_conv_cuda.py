@@ -35,7 +35,7 @@ import numpy as np
 
 from ... import kernel
 from ...kernel import scratch
-from ...kernel.launch import ADD, WRITE, flat, run_rows, store
+from ...kernel.launch import ADD, WRITE, divmod_index, flat, run_rows, store
 
 
 def geometry(s: Any) -> tuple[int, ...]:
@@ -49,12 +49,12 @@ def geometry(s: Any) -> tuple[int, ...]:
 
 @kernel.device_function
 def unravel(idx, d1, d2, d3):
-    """(rest, i1, i2, i3): idx = ((rest*d1 + i1)*d2 + i2)*d3 + i3, the last index fastest."""
-    i3 = idx % d3
-    r = idx // d3
-    i2 = r % d2
-    r = r // d2
-    return r // d1, r % d1, i2, i3
+    """(rest, i1, i2, i3): idx = ((rest*d1 + i1)*d2 + i2)*d3 + i3, the last index fastest
+    (32-bit divisions where the sizes allow: divmod_index)."""
+    r, i3 = divmod_index(idx, d3)
+    r, i2 = divmod_index(r, d2)
+    rest, i1 = divmod_index(r, d1)
+    return rest, i1, i2, i3
 
 
 @kernel.parallel_for
@@ -64,8 +64,7 @@ def conv_forward(
     kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw,
 ):  # fmt: skip
     r, v, y, z = unravel(idx, do, ho, wo)
-    f = r % n_f
-    n = r // n_f
+    n, f = divmod_index(r, n_f)
     cg = n_c // groups
     c0 = (f // (n_f // groups)) * cg
     acc = np.float64(0.0)
@@ -95,9 +94,12 @@ def conv_forward(
 def _tap_hit(pos, pad, tap, dil, stride, size):
     """The output index whose window puts tap `tap` on input `pos`, or -1."""
     t = pos + pad - tap * dil
-    if t < 0 or t % stride != 0 or t // stride >= size:
+    if t < 0:
         return -1
-    return t // stride
+    q, rem = divmod_index(t, stride)
+    if rem != 0 or q >= size:
+        return -1
+    return q
 
 
 @kernel.parallel_for
@@ -107,8 +109,7 @@ def conv_data_grad(
     kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw,
 ):  # fmt: skip
     r, u, h, col = unravel(idx, depth, height, width)
-    c = r % n_c
-    n = r // n_c
+    n, c = divmod_index(r, n_c)
     cg = n_c // groups
     fg = n_f // groups
     g = c // cg
@@ -153,10 +154,8 @@ def conv_weight_grad(
     c = (f // (n_f // groups)) * cg + cc
     acc = np.float64(0.0)
     for row in range(s * per, min((s + 1) * per, n_img * do * ho)):
-        y = row % ho
-        t = row // ho
-        v = t % do
-        n = t // do
+        t, y = divmod_index(row, ho)
+        n, v = divmod_index(t, do)
         u = v * sd - pd + a * dd
         h = y * sh - ph + i * dh
         if u < 0 or u >= depth or h < 0 or h >= height:

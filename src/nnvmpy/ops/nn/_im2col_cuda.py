@@ -68,7 +68,7 @@ import numpy as np
 
 from ... import kernel
 from ...base import OpReqType
-from ...kernel.launch import ADD, NULL, WRITE, flat, run_rows, store
+from ...kernel.launch import ADD, NULL, WRITE, divmod_index, flat, run_rows, store
 from ._conv_cuda import _tap_hit, geometry, unravel
 
 #: scratch cap in bytes for one GPU convolution's chunk (column matrix, tmp/dyt if any)
@@ -112,8 +112,8 @@ def im2col(
     """col[row*row_step + b*image_step + p], idx = row * m*P + b*P + p: rows (c, a, i, j),
     positions p = (v, y, z); steps (m*P, P) for the row layout, (P, rows*P) image-major."""
     cols = m * do * ho * wo
-    b, v, y, z = unravel(idx % cols, do, ho, wo)
-    row = idx // cols
+    row, q = divmod_index(idx, cols)
+    b, v, y, z = unravel(q, do, ho, wo)
     c, a, i, j = unravel(row, kd, kh, kw)
     dst = row * row_step + b * image_step + (v * ho + y) * wo + z
     u = v * sd - pd + a * dd
@@ -134,8 +134,7 @@ def col2im(
     """dx[n0 + b, c, u, h, t] (=|+=) the sum of the col entries im2col copied it to (the
     same steps as im2col's)."""
     r, u, h, t = unravel(idx, depth, height, width)
-    c = r % n_c
-    b = r // n_c
+    b, c = divmod_index(r, n_c)
     base = b * image_step
     acc = np.float64(0.0)
     for a in range(kd):
@@ -157,10 +156,8 @@ def col2im(
 @kernel.parallel_for
 def rows_to_images(idx, tmp, out, bias, has_bias, n0, m, n_f, inner, mode):
     """out[n0 + b, f, p] (=|+=) tmp[f, b*inner + p] (+ bias[f]), idx over (b, f, p)."""
-    p = idx % inner
-    r = idx // inner
-    f = r % n_f
-    b = r // n_f
+    r, p = divmod_index(idx, inner)
+    b, f = divmod_index(r, n_f)
     value = tmp[f * m * inner + b * inner + p]
     if has_bias:  # float16: the sum rounded once, at the store
         store(out, n0 * n_f * inner + idx, np.float64(value) + bias[f], mode)
@@ -171,16 +168,16 @@ def rows_to_images(idx, tmp, out, bias, has_bias, n0, m, n_f, inner, mode):
 @kernel.parallel_for
 def add_bias(idx, out, bias, n_f, inner):
     """out[n, f, p] += bias[f] (after a GEMM that wrote out directly)."""
-    out[idx] += bias[(idx // inner) % n_f]
+    r, _ = divmod_index(idx, inner)
+    _, f = divmod_index(r, n_f)
+    out[idx] += bias[f]
 
 
 @kernel.parallel_for
 def images_to_rows(idx, dy, dyt, n0, m, n_f, inner):
     """dyt[f, b*inner + p] = dy[n0 + b, f, p], idx over (f, b, p)."""
-    q = idx % (m * inner)
-    f = idx // (m * inner)
-    b = q // inner
-    p = q % inner
+    f, q = divmod_index(idx, m * inner)
+    b, p = divmod_index(q, inner)
     dyt[idx] = dy[((n0 + b) * n_f + f) * inner + p]
 
 
