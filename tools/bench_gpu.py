@@ -411,6 +411,8 @@ print("RESULT " + json.dumps(out))
 def torch_python(args: argparse.Namespace) -> str | None:
     """The interpreter for the PyTorch anchor: --torch (a python or a venv), else this one
     when it can import torch and torchvision."""
+    if args.torch == "none":
+        return None
     if args.torch:
         path = Path(args.torch)
         return str(path / "bin" / "python") if path.is_dir() else str(path)
@@ -496,7 +498,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="tiny sizes (runs on the simulator)")
     parser.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
-    parser.add_argument("--torch", help="python (or venv) with CUDA PyTorch and torchvision")
+    parser.add_argument("--torch", help="python (or venv) with CUDA PyTorch and torchvision "
+                        "('none': no PyTorch anchor)")  # fmt: skip
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--reps", type=int, default=20, help="repetitions per timed round")
     parser.add_argument("--net-reps", type=int, default=5, help="ResNet steps per round")

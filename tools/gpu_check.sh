@@ -92,6 +92,10 @@ timeout 90 "$PY" tools/gpu_kernel_times.py --out "$OUT" >/dev/null 2>"$LOGS/kern
 echo "exit $?" | tee -a "$OUT/summary.txt"
 head -n 30 "$OUT/kernels.txt" 2>/dev/null | tee -a "$OUT/summary.txt"
 
+step "stream-ordered completion (NNVMPY_GPU_STREAM_ORDER=1): ResNet-18 step, dispatch"
+NNVMPY_GPU_STREAM_ORDER=1 timeout 60 "$PY" tools/bench_gpu.py --only resnet,dispatch \
+    --torch none 2>&1 | grep -E "nnvmpy |us/op" | tee -a "$OUT/summary.txt"
+
 step "every gpu-marked test on hardware (-n $WORKERS)"
 # -v: one line per test as it ends, so a cut-short run still names what failed; the
 # bench smoke test is left out (bench_gpu just ran for real)
@@ -114,11 +118,7 @@ if [ "$(left)" -gt 90 ]; then
     grep -E "^(## |x = x)" "$OUT/matrix.txt" | tee -a "$OUT/summary.txt"
 fi
 
-step "stream-ordered completion (NNVMPY_GPU_STREAM_ORDER=1): ResNet-18 step, then the gpu suite"
-if [ "$(left)" -gt 60 ]; then
-    NNVMPY_GPU_STREAM_ORDER=1 timeout 60 "$PY" tools/bench_gpu.py --only resnet 2>&1 \
-        | grep -E "nnvmpy |PyTorch fp32" | tee -a "$OUT/summary.txt"
-fi
+step "stream-ordered completion (NNVMPY_GPU_STREAM_ORDER=1): the gpu suite"
 if [ "$(left)" -gt 60 ]; then
     NNVMPY_GPU_STREAM_ORDER=1 timeout "$(( $(left) - 20 ))" "$PY" -m pytest -q -m gpu tests \
         -n "$WORKERS" -p no:cacheprovider --ignore=tests/test_bench_gpu.py -rfE \
