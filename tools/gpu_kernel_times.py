@@ -16,7 +16,8 @@ step's time is printed beside the sums.
 Writes kernels.txt to DIR (default $OUT or ./gpu_profile): the plain and the measured
 step time, the sum of device times and of the launch calls' host times (device-bound
 when the first sum is near the step time, host-bound when the second is), then one row
-per kernel and caller (the nearest frame in nnvmpy/ops, which names the operator):
+per operator file (summed), then one row per kernel and caller (the nearest frame in
+nnvmpy/ops past the shared GEMM and update helpers, which names the operator):
 launches, device ms, share, host us per launch. Runs on the simulator too (--smoke),
 where the events time nothing: the rows then only count launches.
 """
@@ -35,15 +36,24 @@ from typing import Any
 OPS_FOLDER = f"{os.sep}nnvmpy{os.sep}ops{os.sep}"
 
 
+#: shared launch helpers below ops/: a GEMM or an update is charged to the op calling them
+PASS_THROUGH = ("matrix.py", f"optimizer{os.sep}_common.py")
+
+
 def _caller() -> str:
-    """The nearest frame in nnvmpy/ops (its file below ops/ and function), or '?'."""
+    """The nearest frame in nnvmpy/ops (its file below ops/ and function) that is not a
+    shared helper (PASS_THROUGH, unless nothing else is on the stack), or '?'."""
     frame = sys._getframe(2)
+    helper = "?"
     while frame is not None:
         path = frame.f_code.co_filename
         if OPS_FOLDER in path:
-            return f"{path.split(OPS_FOLDER, 1)[1]}:{frame.f_code.co_name}"
+            where = f"{path.split(OPS_FOLDER, 1)[1]}:{frame.f_code.co_name}"
+            if not where.startswith(PASS_THROUGH):
+                return where
+            helper = helper if helper != "?" else where
         frame = frame.f_back
-    return "?"
+    return helper
 
 
 def _kernel_name(dispatcher: Any) -> str:
@@ -179,8 +189,18 @@ def main(argv: list[str] | None = None) -> None:
         f"step: {plain_ms:.1f} ms plain, {measured_ms:.1f} ms with events on every launch",
         f"per step: {sum(r[1] for r in rows)} launches, device {device_ms:.1f} ms, "
         f"launch calls on the host {host_ms:.1f} ms",
-        f"{'launches':>8} {'device ms':>10} {'share':>6} {'host us':>8}  kernel [caller]",
     ]
+    by_module: dict[str, list[float]] = {}
+    for key, count, ms, _ in rows:  # the caller's file: one operator (or its driver)
+        module = key.rsplit("[", 1)[-1].split(":", 1)[0]
+        total = by_module.setdefault(module, [0, 0.0])
+        total[0] += count
+        total[1] += ms
+    lines.append(f"by operator file: {'launches':>8} {'device ms':>10} {'share':>6}")
+    for module, (count, ms) in sorted(by_module.items(), key=lambda kv: -kv[1][1]):
+        share = ms / device_ms if device_ms else 0.0
+        lines.append(f"  {module:<32} {int(count):8d} {ms:10.3f} {share:6.1%}")
+    lines.append(f"{'launches':>8} {'device ms':>10} {'share':>6} {'host us':>8}  kernel [caller]")
     for key, count, ms, host_us in rows:
         share = ms / device_ms if device_ms else 0.0
         lines.append(f"{count:8d} {ms:10.3f} {share:6.1%} {host_us:8.1f}  {key}")
