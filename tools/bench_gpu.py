@@ -322,16 +322,19 @@ def resnet_step(batch: int, size: int, width: int, classes: int) -> tuple[Any, A
     exe.arg_dict["data"][:] = x
     exe.arg_dict["softmax_label"][:] = label
     params = [n for n in exe.arg_dict if n not in bench_nets.INPUTS]
-    moms = {n: nv.nd.zeros(exe.arg_dict[n].shape, ctx=gpu) for n in params}
+    weights = [exe.arg_dict[n] for n in params]
+    interleaved = []  # (weight, grad, mom) per parameter: multi_sgd_mom_update's inputs
+    for n, w in zip(params, weights, strict=True):
+        interleaved += [w, exe.grad_dict[n], nv.nd.zeros(w.shape, ctx=gpu)]
+    k = len(params)
 
     def step() -> None:
         exe.forward(is_train=True)
         exe.backward()
-        for n in params:
-            w = exe.arg_dict[n]
-            nv.nd.sgd_mom_update(w, exe.grad_dict[n], moms[n], out=w, lr=bench_nets.LR,
-                                 momentum=bench_nets.MOMENTUM, wd=bench_nets.WD,
-                                 rescale_grad=1.0 / batch)  # fmt: skip
+        # every parameter in one op, as PyTorch's foreach SGD (the anchor) updates them
+        nv.nd.multi_sgd_mom_update(*interleaved, out=weights, lrs=[bench_nets.LR] * k,
+                                   wds=[bench_nets.WD] * k, momentum=bench_nets.MOMENTUM,
+                                   rescale_grad=1.0 / batch, num_weights=k)  # fmt: skip
 
     return exe, step, source
 

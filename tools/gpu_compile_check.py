@@ -25,10 +25,13 @@ collected, and which kernels have no disk-cache key (kernel/disk_cache.py: a clo
 a dispatcher or other non-plain data), so every process compiles them again: each is
 printed as NOT CACHED. NVVM and NVRTC come from PyPI (`pip install nvidia-nvvm nvidia-cuda-nvrtc`),
 no driver needed. It prints each kernel signature compiled and each one that failed,
-with the error and the first test that reached it; exit 1 if any failed.
+with the error and the first test that reached it; exit 1 if any failed. A kernel whose
+parameters take more than PARAM_LIMIT bytes (4 KB, what every CUDA setup loads; a
+multi-tensor launch, kernel/multi_tensor.py, passes many arrays) counts as failed.
 
---ptx-stats REGEX prints, for the kernels whose name matches, their PTX's instruction count
-and integer divisions by width (`ptx_stats`): a static look at index arithmetic.
+--ptx-stats REGEX prints, for the kernels whose name matches, their PTX's instruction count,
+integer divisions by width and parameter bytes (`ptx_stats`): a static look at index
+arithmetic.
 --fast-launch also turns kernel/cuda_fast.py's direct launches on and compares each one
 with numba-cuda's own marshalling of the same launch (tools/fast_launch_check.py).
 
@@ -243,6 +246,11 @@ def install(records: list[dict[str, Any]]) -> None:
             # numba-cuda builds sm_90a on a cc 9.0 device (CUDACodeLibrary._ensure_cc): that
             # PTX is made while compiling, and kept in a disk-cache entry (kernel/disk_cache.py)
             record["ptx"] = ptx_stats(kernel.inspect_asm(cc=(*CC, "a")))
+            if record["ptx"]["param_bytes"] > PARAM_LIMIT:
+                record["error"] = (
+                    f"its parameters take {record['ptx']['param_bytes']} bytes, over the "
+                    f"{PARAM_LIMIT} every CUDA device and toolkit accepts"
+                )
         except Exception as e:
             record["error"] = f"{type(e).__name__}: {e}"[:2000]
             raise
@@ -253,16 +261,32 @@ def install(records: list[dict[str, Any]]) -> None:
 _INSTRUCTION = re.compile(r"^\s+(?:@%p\d+\s+)?([a-z][\w.]*)", re.M)
 
 
+_PARAM = re.compile(r"\.param\s+(?:\.align\s+\d+\s+)?\.[a-z]+(\d+)\s+\w+(?:\[(\d+)\])?")
+#: kernel parameter bytes CUDA takes on every device and toolkit (more needs sm_70, CUDA 12.1)
+PARAM_LIMIT = 4096
+
+
+def param_bytes(ptx: str) -> int:
+    """Bytes of the kernel's (.entry) parameters: what its launches pass."""
+    start = ptx.find(".entry")
+    if start < 0:
+        return 0
+    head = ptx[start : ptx.find("{", start)]
+    return sum(int(bits) // 8 * int(count or 1) for bits, count in _PARAM.findall(head))
+
+
 def ptx_stats(ptx: str) -> dict[str, int]:
     """What a kernel's PTX costs, counted statically: its instructions, and its integer
     divisions and remainders by width (a 64-bit one is a ~70-instruction subroutine on the
-    GPU, a 32-bit one ~20; index arithmetic full of them is ALU-bound, not memory-bound)."""
+    GPU, a 32-bit one ~20; index arithmetic full of them is ALU-bound, not memory-bound);
+    and its parameter bytes (a kernel over PARAM_LIMIT fails to load on older setups)."""
     ops = _INSTRUCTION.findall(ptx)
     divs = [op for op in ops if op.startswith(("div.", "rem.")) and not op.endswith(("f32", "f64"))]
     return {
         "instructions": len(ops),
         "div64": sum(1 for op in divs if op.endswith("64")),
         "div32": sum(1 for op in divs if op.endswith("32")),
+        "param_bytes": param_bytes(ptx),
     }
 
 
@@ -426,11 +450,12 @@ def main() -> int:
         f"of {len(kernels)} kernels, {len(failed)} failed ({cached} loaded from the disk cache)"
     )
     if ptx_pattern is not None:
-        print(f"{'instr':>6} {'div64':>5} {'div32':>5}  kernel(types)")
+        print(f"{'instr':>6} {'div64':>5} {'div32':>5} {'params':>6}  kernel(types)")
         for (name, types), r in sorted(compiled.items()):
             if ptx_pattern.search(name) and r.get("ptx"):
                 p = r["ptx"]
-                print(f"{p['instructions']:6d} {p['div64']:5d} {p['div32']:5d}  {name}({types})")
+                print(f"{p['instructions']:6d} {p['div64']:5d} {p['div32']:5d} "
+                      f"{p.get('param_bytes', 0):6d}  {name}({types})")  # fmt: skip
     unkeyed = sorted({r["kernel"] for r in compiled.values() if r.get("keyed") is False})
     if unkeyed:
         print(f"kernels with no disk cache (compiled in every process): {len(unkeyed)}")

@@ -37,9 +37,11 @@ __all__ = [
     "NULL",
     "WRITE",
     "ClipParam",
+    "Group",
     "assign",
     "clip",
     "launch",
+    "launch_groups",
     "mp_type",
     "op_name",
     "register_update",
@@ -48,6 +50,8 @@ __all__ = [
 ]
 
 _HALF = np.dtype(np.float16)
+#: one launch's worth of an update: (items, arguments, positions the kernel writes)
+Group = tuple[int, Sequence[Any], Sequence[int]]
 _F32 = np.dtype(np.float32)
 
 
@@ -100,12 +104,7 @@ def launch(
     """
     if n == 0:
         return
-    # scalars in the arrays' precision, as MXNet casts them to DType (float32 for float16
-    # and float32 arrays): float64 scalars would drag float32 math into float64
-    real = np.float64 if args[0].dtype == np.float64 else np.float32
-    flat_args = [
-        flat(a) if hasattr(a, "shape") else real(a) if type(a) is float else a for a in args
-    ]
+    flat_args = _flat_args(args)
     staged: list[tuple[np.ndarray, np.ndarray]] = []
     if not is_gpu(ctx):
         for k, a in enumerate(flat_args):
@@ -117,6 +116,27 @@ def launch(
     loop.launch(ctx, n, *flat_args, work=work)
     for original, up in staged:
         np.copyto(original, up, casting="unsafe")
+
+
+def launch_groups(ctx: Any, loop: ParallelFor, groups: Sequence[Group]) -> None:
+    """launch(ctx, loop, n, args, written) for every group (n, args, written); on a GPU
+    in as few launches as their kernel parameters allow (kernel/multi_tensor.py), as
+    MXNet's multi_* update ops launch one kernel for their weights."""
+    if not is_gpu(ctx):
+        for n, args, written in groups:
+            launch(ctx, loop, n, args, written)
+        return
+    from ...kernel.multi_tensor import launch_many
+
+    launch_many(ctx, loop, [g[0] for g in groups], [_flat_args(g[1]) for g in groups])
+
+
+def _flat_args(args: Sequence[Any]) -> list[Any]:
+    """Arrays flattened, Python floats in args[0]'s precision: MXNet casts scalars to
+    DType (float32 for float16 and float32 arrays), and float64 scalars would drag
+    float32 math into float64."""
+    real = np.float64 if args[0].dtype == np.float64 else np.float32
+    return [flat(a) if hasattr(a, "shape") else real(a) if type(a) is float else a for a in args]
 
 
 def size_of(x: Any) -> int:

@@ -5,7 +5,9 @@ is the new weight_i (pass out=[weights] to update in place). Each weight has its
 learning rate and weight decay: the `lrs` / `wds` parameters, or, for the preloaded_*
 ops, two trailing float32 arrays of shape (num_weights,) that stay on the device (a
 learning-rate schedule, or LARS, can compute them there). The element math is sgd_step,
-the same as sgd_update's and sgd_mom_update's.
+the same as sgd_update's and sgd_mom_update's. On a GPU the weights share launches
+(kernel/multi_tensor.py: up to 16 weights a kernel), as MXNet's ops launch one kernel for
+their weights; the CPU updates them one after another.
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ from ...kernel import parallel_for
 from ...kernel.launch import uindex
 from ...param import FloatTuple, field
 from ...registry import NodeAttrs, register_op
-from ._common import WD_DESCRIPTION, ClipParam, launch, mp_type, req_code, size_of
-from .sgd import MOMENTUM_DESCRIPTION, run_sgd, sgd_step
+from ._common import WD_DESCRIPTION, ClipParam, launch_groups, mp_type, req_code, size_of
+from .sgd import MOMENTUM_DESCRIPTION, sgd_group, sgd_loop, sgd_step
 
 _F32 = np.dtype(np.float32)
 
@@ -145,21 +147,23 @@ class _Variant:
     ) -> None:
         p = attrs.parsed
         momentum = p.momentum if self.mom else 0.0
+        groups = []
         for i in range(p.num_weights):
             group = inputs[self.stride * i : self.stride * (i + 1)]
             weight, grad = group[0], group[1]
             mom = group[2] if self.mom else None
             master = group[-1] if self.mp else None
             if not self.preloaded:
-                run_sgd(ctx, req[i], outputs[i], weight, grad, mom, master, p.lrs[i], momentum,
-                        p.wds[i], p.rescale_grad, p.clip_gradient)  # fmt: skip
+                groups.append(sgd_group(req[i], outputs[i], weight, grad, mom, master,
+                                        p.lrs[i], momentum, p.wds[i], p.rescale_grad,
+                                        p.clip_gradient))  # fmt: skip
                 continue
             src = master if self.mp else weight
             args = (outputs[i], mom if self.mom else src, src, grad, req_code(self.name, req[i]),
                     self.mom, self.mp, inputs[-2], inputs[-1], i, momentum, p.rescale_grad,
                     p.clip_gradient)  # fmt: skip
-            written = [0] + [1] * self.mom + [2] * self.mp
-            launch(ctx, preloaded_loop, size_of(weight), args, written)
+            groups.append((size_of(weight), args, [0] + [1] * self.mom + [2] * self.mp))
+        launch_groups(ctx, preloaded_loop if self.preloaded else sgd_loop, groups)
 
     def register(self) -> None:
         param = {

@@ -29,6 +29,7 @@ from ._common import (
     LAZY_DESCRIPTION,
     WD_DESCRIPTION,
     ClipParam,
+    Group,
     assign,
     clip,
     launch,
@@ -66,17 +67,23 @@ def sgd_loop(
     sgd_step(i, out, mom, master, grad, mode, has_mom, has_master, lr, momentum, wd, rescale, bound)
 
 
-def run_sgd(
-    ctx: Any, req: Any, out: Any, weight: Any, grad: Any, mom: Any, master: Any,
+def sgd_group(
+    req: Any, out: Any, weight: Any, grad: Any, mom: Any, master: Any,
     lr: float, momentum: float, wd: float, rescale: float, bound: float,
-) -> None:  # fmt: skip
-    """Launch sgd_loop; mom and master may be None (plain SGD, no master copy)."""
+) -> Group:  # fmt: skip
+    """sgd_loop's (items, arguments, written positions); mom and master may be None
+    (plain SGD, no master copy)."""
     has_mom, has_master = mom is not None, master is not None
     src = master if has_master else weight
     args = (out, mom if has_mom else src, src, grad, req_code("sgd_update", req), has_mom,
             has_master, lr, momentum, wd, rescale, bound)  # fmt: skip
     written = [0] + [1] * has_mom + [2] * has_master  # never the weight: out may alias it
-    launch(ctx, sgd_loop, size_of(out), args, written)
+    return size_of(out), args, written
+
+
+def run_sgd(ctx: Any, *args: Any) -> None:
+    """Launch sgd_loop on sgd_group(*args)."""
+    launch(ctx, sgd_loop, *sgd_group(*args))
 
 
 MOMENTUM_DESCRIPTION = "The decay rate of momentum estimates at each epoch."
