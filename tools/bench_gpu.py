@@ -359,15 +359,24 @@ def bench_resnet(batch: int, size: int, args: argparse.Namespace) -> None:
         t = best_s(step, nv.nd.waitall, args.net_reps, args.rounds)
     # forward + twice that for backward; the stem's and the stages' MACs scale with width^2
     flop = 3 * 2 * RESNET18_MACS * batch * (size / 224) ** 2 * (width / 64) ** 2
-    say(f"  nnvmpy           {1e3 * t:8.1f} ms/step  {flop / t / 1e12:6.2f} TFLOP/s")
+    say(f"  nnvmpy fp32      {1e3 * t:8.1f} ms/step  {flop / t / 1e12:6.2f} TFLOP/s")
     logits = exe.outputs[0].asnumpy()
     assert np.isfinite(logits).all(), "ResNet-18 outputs are not finite"
     RESULTS["resnet18_ms"] = 1e3 * t
     RESULTS["resnet18_TFLOPs"] = flop / t / 1e12
+    ours = {"fp32": t}
+    if not args.smoke and first <= args.slow_step_s:
+        # convolutions on TF32 (NNVMPY_GPU_TF32=conv), as cuDNN runs them by default
+        with nv.test_utils.environment("NNVMPY_GPU_TF32", "conv"):
+            ours["tf32-conv"] = best_s(step, nv.nd.waitall, args.net_reps, args.rounds)
+        t32 = ours["tf32-conv"]
+        say(f"  nnvmpy tf32-conv {1e3 * t32:8.1f} ms/step  {flop / t32 / 1e12:6.2f} TFLOP/s")
+        RESULTS["resnet18_tf32_conv_ms"] = 1e3 * t32
     torch_ms = run_torch_resnet(args, batch, size)
     if torch_ms:
         for label, ms in torch_ms.items():
-            say(f"  PyTorch {label:<9}{ms:8.1f} ms/step   nnvmpy {1e3 * t / ms:5.2f}x "
+            mine = ours.get(label, t)  # each PyTorch setting against ours with the same math
+            say(f"  PyTorch {label:<9}{ms:8.1f} ms/step   nnvmpy {label} {1e3 * mine / ms:5.2f}x "
                 "(target <= 2)")  # fmt: skip
         RESULTS["torch_resnet18_ms"] = torch_ms
 

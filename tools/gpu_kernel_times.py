@@ -109,9 +109,10 @@ class KernelTimer:
                 self._patch(module, "launch_kernel", timed_launch)
         gemm_gpu = matrix._gemm_gpu
 
-        def timed_gemm(ctx: Any, out: Any, mode: str, a: Any, ta: bool, b: Any, tb: bool, bias):
+        def timed_gemm(ctx: Any, out: Any, mode: str, a: Any, ta: bool, b: Any, tb: bool,
+                       *rest: Any) -> None:  # fmt: skip
             name = f"gemm {tuple(a.shape)}{'T' * ta} @ {tuple(b.shape)}{'T' * tb}"
-            self._timed(name, lambda: gemm_gpu(ctx, out, mode, a, ta, b, tb, bias))
+            self._timed(name, lambda: gemm_gpu(ctx, out, mode, a, ta, b, tb, *rest))
 
         self._patch(matrix, "_gemm_gpu", timed_gemm)
 

@@ -230,6 +230,16 @@ CUPY = Knob(
     "installed, GEMMs run on cuBLAS and device memory comes from CuPy's pool "
     "(kernel/gpu_lib.py); 0: numba.cuda kernels and allocations only.",
 )
+GPU_TF32 = Knob(
+    "NNVMPY_GPU_TF32",
+    "0",
+    "float32 GEMMs on cuBLAS's TF32 tensor-core path (inputs rounded to 10 mantissa bits, "
+    "float32 sums, ~1e-3 relative error): 'conv' for convolution and deconvolution GEMMs "
+    "(what cuDNN, so MXNet and PyTorch, do by default on Ampere and later GPUs), 'all' for "
+    "every GEMM (dot, batch_dot, FullyConnected too: PyTorch's matmul.allow_tf32), '0' "
+    "(default) for none: float32 results agree with the CPU's to rounding. NVIDIA's "
+    "NVIDIA_TF32_OVERRIDE=0 turns TF32 off inside cuBLAS whatever this says.",
+)
 GPU_FAST_LAUNCH = Knob(
     "NNVMPY_GPU_FAST_LAUNCH",
     "1",
@@ -286,6 +296,7 @@ ALL_KNOBS = [
     CONV_ALGO_CACHE,
     BLAS,
     CUPY,
+    GPU_TF32,
     GPU_FAST_LAUNCH,
     GPU_DISK_CACHE,
     POISON_MEMORY,

@@ -20,9 +20,9 @@ from nnvmpy.kernel import cublas
 
 OP_N, OP_T = 0, 1
 R16F, R32F, R64F = 2, 0, 1
-C32F, C64F = 68, 70
+C32F, C64F, C32F_TF32 = 68, 70, 77
 _DATA = {R16F: np.float16, R32F: np.float32, R64F: np.float64}
-_COMPUTE = {C32F: np.float32, C64F: np.float64}
+_COMPUTE = {C32F: np.float32, C64F: np.float64, C32F_TF32: np.float32}
 
 
 class FakeDeviceArray:
@@ -59,6 +59,7 @@ class FakeCublas:
 
     def __init__(self) -> None:
         self.calls: list[tuple[Any, ...]] = []
+        self.computes: list[int] = []
 
     def gemmEx(self, h, ta, tb, m, n, k, alpha, a, at, lda, b, bt, ldb, beta, c, ct, ldc,
                compute, algo):  # fmt: skip
@@ -70,6 +71,7 @@ class FakeCublas:
         assert at == bt == ct
         assert algo == -1
         self.calls.append((ta, tb, m, n, k, lda, ldb, ldc, sa, sb, sc, batch))
+        self.computes.append(compute)
         dt, st = _DATA[at], _COMPUTE[compute]
         size = np.dtype(dt).itemsize
         al, be = _scalar(alpha, st), _scalar(beta, st)
@@ -90,7 +92,7 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> FakeCublas:
         np.dtype(np.float32): (R32F, C32F, np.dtype(np.float32)),
         np.dtype(np.float64): (R64F, C64F, np.dtype(np.float64)),
     }
-    monkeypatch.setattr(cublas, "_lib", {"cublas": lib, "types": types})
+    monkeypatch.setattr(cublas, "_lib", {"cublas": lib, "types": types, "tf32": C32F_TF32})
     monkeypatch.setattr(cublas, "handle", lambda device_id, stream_ptr: 7)
     kept: list[FakeDeviceArray] = []
 
@@ -156,6 +158,28 @@ def test_gemm_mapping_swaps_operands_and_keeps_no_copy(fake: FakeCublas) -> None
     assert (ta, tb, m, n, k) == (OP_N, OP_N, 4, 2, 3)
     assert (lda, ldb, ldc) == (4, 3, 4)
     np.testing.assert_array_equal(out, a @ b)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "tf32", "compute"),
+    [
+        (np.float32, False, C32F),
+        (np.float32, True, C32F_TF32),
+        (np.float64, True, C64F),  # TF32 is a float32 path: others keep their own
+        (np.float16, True, C32F),
+    ],
+)
+def test_tf32_changes_only_float32_gemms(
+    fake: FakeCublas, dtype: Any, tf32: bool, compute: int
+) -> None:
+    a = np.arange(6, dtype=dtype).reshape(2, 3)
+    b = np.arange(12, dtype=dtype).reshape(3, 4)
+    out = np.zeros((2, 4), dtype)
+    bias = np.ones(4, dtype)
+    cublas.gemm(0, 0, FakeDeviceArray(out), FakeDeviceArray(a), False, FakeDeviceArray(b),
+                False, FakeDeviceArray(bias), False, tf32)  # fmt: skip
+    assert fake.computes == [compute, compute]  # the bias product and the main one
+    np.testing.assert_array_equal(out, (a @ b + 1).astype(dtype))
 
 
 def test_supports_needs_one_float_dtype_and_contiguity() -> None:

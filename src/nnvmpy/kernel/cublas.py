@@ -8,9 +8,11 @@ matrix with leading dimension c IS the column-major (c, r) matrix, its transpose
 C = op(A) op(B) is computed as C^T = op(B)^T op(A)^T: B and A swap places, each keeps its
 transpose flag ('N' when not transposed), and m and n swap. No operand is ever copied.
 
-Precision. float32 and float64 compute in their own type (no TF32: results agree with the
-CPU's BLAS to rounding); float16 multiplies on the tensor cores and accumulates in float32
-(CUBLAS_COMPUTE_32F), rounding once to float16 at the end, as the numba kernel does.
+Precision. float32 and float64 compute in their own type (results agree with the CPU's
+BLAS to rounding); float16 multiplies on the tensor cores and accumulates in float32
+(CUBLAS_COMPUTE_32F), rounding once to float16 at the end, as the numba kernel does. A
+float32 GEMM called with tf32=True (NNVMPY_GPU_TF32, ops/matrix.gemm) takes
+CUBLAS_COMPUTE_32F_FAST_TF32: the tensor cores, inputs rounded to TF32, float32 sums.
 
 Requests and bias. `add` is beta = 1. A bias is put into C first by a rank-1 product with a
 column of ones (Caffe's bias multiplier): C (+)= 1 bias^T, then the main product adds with
@@ -51,6 +53,8 @@ def _binding() -> Any:
             _F32: (runtime.CUDA_R_32F, cublas.CUBLAS_COMPUTE_32F, _F32),
             _F64: (runtime.CUDA_R_64F, cublas.CUBLAS_COMPUTE_64F, _F64),
         }
+        # CUBLAS_COMPUTE_32F_FAST_TF32 is 77 in cublas_api.h, where a binding lacks the name
+        _lib["tf32"] = getattr(cublas, "CUBLAS_COMPUTE_32F_FAST_TF32", 77)
         lib = _lib["cublas"] = cublas
     return lib
 
@@ -126,6 +130,7 @@ def gemm(
     tb: bool,
     bias: Any = None,
     add: bool = False,
+    tf32: bool = False,
 ) -> None:
     """out (+)= op(a) @ op(b) (+ bias) on the stream; see the module docstring.
 
@@ -135,10 +140,13 @@ def gemm(
         a, b: (rows, cols) or (batch, rows, cols); ta/tb: use the transpose.
         bias: optional (n,) vector added to every row.
         add: accumulate into out (req 'add') instead of overwriting it.
+        tf32: a float32 GEMM on the TF32 tensor-core path (others ignore it).
     The caller checked `supports(...)`, and that m, n, k and the batch are nonzero.
     """
     cublas = _binding()
     data_type, compute, scalar = _lib["types"][out.dtype]
+    if tf32 and out.dtype == _F32:
+        compute = _lib["tf32"]
     oshape, ashape, bshape = _shape(out), _shape(a), _shape(b)
     batch = oshape[0] if len(oshape) == 3 else 1
     (m, n), (ar, ac), (br, bc) = oshape[-2:], ashape[-2:], bshape[-2:]

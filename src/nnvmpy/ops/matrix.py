@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import kernel
+from .. import config, kernel
 from ..attrs import (
     FCompute_cpu,
     FCompute_gpu,
@@ -87,7 +87,15 @@ def flat(a: Any) -> Any:
 
 
 def gemm(
-    ctx: Any, out: Any, req: Any, a: Any, ta: bool, b: Any, tb: bool, bias: Any = None
+    ctx: Any,
+    out: Any,
+    req: Any,
+    a: Any,
+    ta: bool,
+    b: Any,
+    tb: bool,
+    bias: Any = None,
+    conv: bool = False,
 ) -> None:
     """out (+)= op(a) @ op(b) (+ bias per column) for matrices, or stacks of them (3-D).
 
@@ -95,6 +103,7 @@ def gemm(
         out: (m, n) or (batch, m, n); `req` says write or add, kNullOp skips.
         a, b: (rows, cols) or (batch, rows, cols), C-contiguous; ta/tb transpose them.
         bias: optional (n,) vector added to every row (FullyConnected).
+        conv: a convolution's GEMM, which NNVMPY_GPU_TF32=conv puts on TF32 on cuBLAS.
     """
     mode = req_mode("gemm", req)
     if mode is None:
@@ -102,7 +111,14 @@ def gemm(
     if is_cpu(out):
         _gemm_cpu(out, mode, a, ta, b, tb, bias)
     else:
-        _gemm_gpu(ctx, out, mode, a, ta, b, tb, bias)
+        _gemm_gpu(ctx, out, mode, a, ta, b, tb, bias, conv)
+
+
+def tf32_for(conv: bool) -> bool:
+    """Whether NNVMPY_GPU_TF32 puts this float32 GEMM on TF32 (read at each call, so a
+    benchmark can compare both in one process)."""
+    setting = config.GPU_TF32.get()
+    return setting == "all" or (conv and setting == "conv")
 
 
 def _gemm_cpu(out: Any, mode: str, a: Any, ta: bool, b: Any, tb: bool, bias: Any) -> None:
@@ -179,7 +195,9 @@ def _make_gemm(ACC: Any) -> Any:
 _gemm_kernels = {np.float32: _make_gemm(np.float32), np.float64: _make_gemm(np.float64)}
 
 
-def _gemm_gpu(ctx: Any, out: Any, mode: str, a: Any, ta: bool, b: Any, tb: bool, bias: Any) -> None:
+def _gemm_gpu(
+    ctx: Any, out: Any, mode: str, a: Any, ta: bool, b: Any, tb: bool, bias: Any, conv: bool
+) -> None:
     from nnvmpy.kernel.cuda import launch_config
 
     bind_cuda("gemm")
@@ -194,7 +212,7 @@ def _gemm_gpu(ctx: Any, out: Any, mode: str, a: Any, ta: bool, b: Any, tb: bool,
         device_id = launch_context("gemm", ctx, out).device_id
         with device:
             cublas.gemm(device_id, gpu_lib.stream_ptr(stream), out, a, ta, b, tb, bias,
-                        mode == "add")  # fmt: skip
+                        mode == "add", tf32_for(conv))  # fmt: skip
         return
     sam, sak = (1, ac) if ta else (ac, 1)
     sbk, sbn = (1, bc) if tb else (bc, 1)

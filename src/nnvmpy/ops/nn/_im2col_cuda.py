@@ -2,7 +2,8 @@
 
 One-body kernels (kernel.parallel_for, so the CPU runs them in tests too) move data
 between NCDHW arrays and column matrices; every product goes through ops/matrix.py's
-`gemm` (today a tiled numba.cuda kernel, later cuBLAS: one place to plug it in).
+`gemm` (cuBLAS with CuPy, else a tiled numba.cuda kernel; NNVMPY_GPU_TF32=conv puts
+these products on TF32, as cuDNN does by default).
 For a chunk of m images starting at n0, with P = Do*Ho*Wo output positions, rows =
 cg*kd*kh*kw per group and the column entry of row (c, a, i, j), image b, position
 p = (v, y, z) being x[n0+b, c, v*sd-pd+a*dd, y*sh-ph+i*dh, z*sw-pw+j*dw], the column
@@ -62,6 +63,7 @@ numba-cuda launch), not yet measured on hardware.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -76,6 +78,13 @@ MAX_WORKSPACE_BYTES = 256 << 20
 #: convolutions with at most this many multiply-adds run the direct kernels (see above)
 DIRECT_MAX_MACS = 1 << 16
 _REQ = {WRITE: OpReqType.kWriteTo, ADD: OpReqType.kAddTo}  # write mode -> gemm's req
+
+
+def _conv_gemm() -> Any:
+    """ops/matrix.gemm for a convolution's products (NNVMPY_GPU_TF32=conv applies)."""
+    from nnvmpy.ops.matrix import gemm
+
+    return functools.partial(gemm, conv=True)
 
 
 def use_gemm(s: Any) -> bool:
@@ -209,7 +218,7 @@ def forward(
     ctx: Any, name: str, s: Any, x: Any, w: Any, bias: Any, out: Any, mode: int, res: Any
 ) -> None:
     """out (=|+=) conv(x, w) + bias for ConvShape s; mode is WRITE or ADD (not NULL)."""
-    from nnvmpy.ops.matrix import gemm
+    gemm = _conv_gemm()
 
     has_bias = bias is not None
     if s.pointwise:
@@ -246,7 +255,7 @@ def backward(
     res: Any,
 ) -> None:  # fmt: skip
     """dx and dw (=|+=) per modes[0], modes[1] (NULL skips one); the bias is the caller's."""
-    from nnvmpy.ops.matrix import gemm
+    gemm = _conv_gemm()
 
     mode_x, mode_w = modes[0], modes[1]
     if s.pointwise and mode_x != NULL:
