@@ -37,7 +37,7 @@ from ...kernel import parallel_for
 from ...kernel.launch import uindex
 from ...param import FloatTuple, Parameter, field
 from ...registry import NodeAttrs, register_op
-from ._common import WD_DESCRIPTION, assign, clip, launch, mp_type, req_code, size_of
+from ._common import WD_DESCRIPTION, assign, clip, launch_groups, mp_type, req_code, size_of
 
 _F32 = np.dtype(np.float32)
 
@@ -184,6 +184,7 @@ class _Variant:
     ) -> None:
         p = attrs.parsed
         rescale = inputs[-1]
+        groups = []
         for i in range(self.count(attrs)):
             weight, grad, mean, var = inputs[self.stride * i : self.stride * i + 4]
             src = inputs[self.stride * i + 4] if self.mp else weight
@@ -192,7 +193,8 @@ class _Variant:
                     self.mp, lr, eta, p.beta1, p.beta2, 1.0 - p.beta1, 1.0 - p.beta2,
                     p.epsilon, wd, p.clip_gradient)  # fmt: skip
             written = [0, 1, 2] + [3] * self.mp  # never the weight: out may alias it
-            launch(ctx, adamw_loop, size_of(weight), args, written)
+            groups.append((size_of(weight), args, written))
+        launch_groups(ctx, adamw_loop, groups)  # on a GPU, several weights a launch
 
     def register(self) -> None:
         param = MultiAdamWParam if self.multi else AdamWParam

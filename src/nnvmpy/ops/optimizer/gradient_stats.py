@@ -40,7 +40,7 @@ from ...registry import NodeAttrs, Op, register_op
 from ...resource import ResourceRequest
 from .. import _broadcast_map as bmap
 from .. import _reduce_cuda
-from ._common import ADD, assign, launch, op_name, req_code, size_of
+from ._common import ADD, assign, launch, launch_groups, op_name, req_code, size_of
 
 _F32 = np.dtype(np.float32)
 SUM_SQ, ALL_FINITE = 0, 1  # what pass one computes per chunk
@@ -366,8 +366,7 @@ class ResetArraysParam(Parameter):
 def _reset_arrays(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
-    for x in inputs:
-        launch(ctx, zero_loop, size_of(x), (x,), (0,))
+    launch_groups(ctx, zero_loop, [(size_of(x), (x,), (0,)) for x in inputs])
 
 
 def _no_outputs(attrs: NodeAttrs, in_attrs: list[Any], out_attrs: list[Any]) -> bool:

@@ -40,7 +40,7 @@ from ...kernel.launch import uindex
 from ...param import FloatTuple, Shape, field
 from ...registry import NodeAttrs, register_op
 from ...resource import ResourceRequest
-from ._common import WD_DESCRIPTION, ClipParam, launch, mp_type, req_code, size_of
+from ._common import WD_DESCRIPTION, ClipParam, launch, launch_groups, mp_type, req_code, size_of
 from .gradient_stats import SUM_SQ, partial_count, reduce_arrays
 from .lamb import phase1_loop, phase2_loop
 
@@ -189,6 +189,7 @@ class _Variant:
             directions.append(space[at : at + s * g_type.itemsize].view(g_type).reshape(w.shape))
             at += nb
         norms = space[norm_at : norm_at + 2 * n * n_type.itemsize].view(n_type)
+        phase1 = []  # on a GPU, several tensors a launch in each phase
         for i, (_, grad, mean, var, *_) in enumerate(groups):
             t = p.step_count[i]
             c1 = 1.0 / (1.0 - p.beta1**t) if p.bias_correction else 1.0
@@ -196,17 +197,20 @@ class _Variant:
             args = (directions[i], mean, var, masters[i], grad, req_code(self.name, "write"),
                     p.beta1, p.beta2, 1.0 - p.beta1, 1.0 - p.beta2, c1, c2, p.epsilon, p.wds[i],
                     p.rescale_grad, p.clip_gradient)  # fmt: skip
-            launch(ctx, phase1_loop, sizes[i], args, written=(0, 1, 2))
+            phase1.append((sizes[i], args, (0, 1, 2)))
+        launch_groups(ctx, phase1_loop, phase1)
         sub = dataclasses.replace(ctx, requested=[_ScratchResource(space[partial_at:])])
         write = req_code(self.name, "write")
         reduce_arrays(sub, [*masters, *directions], SUM_SQ, norms, write, per_array=True,
                       init=True, name=self.name)  # fmt: skip
         launch(ctx, sqrt_loop, 2 * n, (norms,), written=(0,))
+        phase2 = []
         for i in range(n):
             args = (outputs[i], masters[i], directions[i], norms[i : i + 1],
                     norms[n + i : n + i + 1], req_code(self.name, req[i]), self.mp,
                     p.learning_rates[i], p.lower_bound, p.upper_bound)  # fmt: skip
-            launch(ctx, phase2_loop, sizes[i], args, (0, 1) if self.mp else (0,))
+            phase2.append((sizes[i], args, (0, 1) if self.mp else (0,)))
+        launch_groups(ctx, phase2_loop, phase2)
 
     def doc(self) -> str:
         mp = (
