@@ -183,9 +183,11 @@ class _Spy:
             self.bodies.append(loop)
             run_rows(ctx, name, loop, *args)
 
-        def spy_gemm(ctx: Any, out: Any, req: Any, a: Any, ta: bool, b: Any, *rest: Any) -> None:
+        def spy_gemm(
+            ctx: Any, out: Any, req: Any, a: Any, ta: bool, b: Any, *rest: Any, **kw: Any
+        ) -> None:
             self.gemms.append((_span(out), _span(b)))
-            gemm(ctx, out, req, a, ta, b, *rest)
+            gemm(ctx, out, req, a, ta, b, *rest, **kw)
 
         def spy_scratch(s: Any, res: Any, dtype: Any, images: bool) -> tuple[int, Any]:
             nb, space = scratch(s, res, dtype, images)
