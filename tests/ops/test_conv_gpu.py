@@ -292,7 +292,7 @@ def test_im2col_and_col2im_match_numpy(ctx: Any, images: bool) -> None:
     if images:  # (rows, m, P) -> (m, rows, P)
         want = want.reshape(rows, m, -1).transpose(1, 0, 2).copy()
     col = np.full(want.shape, np.nan)
-    (_, col) = _launch(device, _im2col_cuda.im2col, col.size, x.ravel(), col.ravel(),
+    (_, col) = _launch(device, _im2col_cuda.im2col, s.c * m * s.hw, x.ravel(), col.ravel(),
                        n0, m, *steps, *geo)  # fmt: skip
     np.testing.assert_array_equal(col.reshape(want.shape), want)
     # col2im is im2col's adjoint: <im2col(e_k), C> for every basis vector e_k of x

@@ -70,7 +70,7 @@ import numpy as np
 
 from ... import kernel
 from ...base import OpReqType
-from ...kernel.launch import ADD, NULL, WRITE, divmod_index, flat, run_rows, store
+from ...kernel.launch import ADD, NULL, WRITE, divmod_index, flat, run_rows, store, uindex
 from ._conv_cuda import _tap_hit, geometry, unravel
 
 #: scratch cap in bytes for one GPU convolution's chunk (column matrix, tmp/dyt if any)
@@ -118,20 +118,41 @@ def im2col(
     groups, n_c, depth, height, width, n_f, do, ho, wo,
     kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw,
 ):  # fmt: skip
-    """col[row*row_step + b*image_step + p], idx = row * m*P + b*P + p: rows (c, a, i, j),
-    positions p = (v, y, z); steps (m*P, P) for the row layout, (P, rows*P) image-major."""
-    cols = m * do * ho * wo
-    row, q = divmod_index(idx, cols)
-    b, v, y, z = unravel(q, do, ho, wo)
-    c, a, i, j = unravel(row, kd, kh, kw)
-    dst = row * row_step + b * image_step + (v * ho + y) * wo + z
-    u = v * sd - pd + a * dd
-    h = y * sh - ph + i * dh
-    t = z * sw - pw + j * dw
-    if u >= 0 and u < depth and h >= 0 and h < height and t >= 0 and t < width:
-        col[dst] = x[((((n0 + b) * n_c + c) * depth + u) * height + h) * width + t]
-    else:
-        col[dst] = 0
+    """The kd*kh*kw column entries of input channel c, image b, position p = (v, y, z),
+    idx = (c*m + b)*P + p: col[row*row_step + b*image_step + p] for rows (c, a, i, j);
+    steps (m*P, P) for the row layout, (P, rows*P) image-major. A work item divides once
+    and walks its taps by additions (one item per entry took ~200 instructions each, most
+    of them unravelling the entry's index: the copy was ALU-bound); neighbouring items
+    write neighbouring positions."""
+    r, v, y, z = unravel(idx, do, ho, wo)
+    c, b = divmod_index(r, m)
+    dst = c * kd * kh * kw * row_step + b * image_step + (v * ho + y) * wo + z
+    plane = ((n0 + b) * n_c + c) * depth
+    for a in range(kd):
+        u = v * sd - pd + a * dd
+        inside_u = u >= 0 and u < depth
+        for i in range(kh):
+            h = y * sh - ph + i * dh
+            inside = inside_u and h >= 0 and h < height
+            line = ((plane + u) * height + h) * width
+            t = z * sw - pw
+            for _ in range(kw):
+                # indices known >= 0: unsigned, so no negative-index wraparound per access
+                if inside and t >= 0 and t < width:
+                    col[uindex(dst)] = x[uindex(line + t)]
+                else:
+                    col[uindex(dst)] = 0
+                dst += row_step
+                t += dw
+
+
+def run_im2col(
+    ctx: Any, name: str, s: Any, x: Any, col: Any, n0: int, m: int, images: bool
+) -> None:
+    """im2col of images n0..n0+m-1 into `col` in either layout: one work item per (input
+    channel, image, output position)."""
+    run_rows(ctx, name, im2col, s.c * m * s.hw, x, col, n0, m, *steps(s, m, images),
+             *geometry(s))  # fmt: skip
 
 
 @kernel.parallel_for
@@ -227,7 +248,7 @@ def forward(
         if has_bias:
             run_rows(ctx, name, add_bias, out.size, out, bias, s.f, s.hw)
         return
-    geo, g, rows = geometry(s), s.groups, s.rows
+    g, rows = s.groups, s.rows
     images = image_major(s)
     nb, space = _scratch(s, res, x.dtype, images)
     w3 = w.reshape(g, s.fg, rows)
@@ -236,7 +257,7 @@ def forward(
         m = min(nb, s.n - n0)
         cols = m * s.hw
         col = space[: g * rows * cols]
-        run_rows(ctx, name, im2col, col.size, x, col, n0, m, *steps(s, m, images), *geo)
+        run_im2col(ctx, name, s, x, col, n0, m, images)
         if images:  # straight into the output: no tmp, no rows_to_images
             gemm(ctx, _images(out, n0, m, s.f, s.hw), _REQ[mode], w.reshape(s.f, rows), False,
                  col.reshape(m, rows, s.hw), False)  # fmt: skip
@@ -286,7 +307,7 @@ def backward(
         run_rows(ctx, name, images_to_rows, dyt.size, dy, dyt, n0, m, s.f, s.hw)
         row_steps = steps(s, m, False)
         if dw3 is not None:
-            run_rows(ctx, name, im2col, col.size, x, col, n0, m, *row_steps, *geo)
+            run_im2col(ctx, name, s, x, col, n0, m, False)
             req = OpReqType.kAddTo if n0 > 0 or mode_w == ADD else OpReqType.kWriteTo
             gemm(ctx, dw3, req, dyt3, False, col3, True)
         if mode_x != NULL:
@@ -306,6 +327,7 @@ __all__ = [
     "image_major",
     "images_to_rows",
     "rows_to_images",
+    "run_im2col",
     "steps",
     "use_gemm",
 ]
