@@ -114,3 +114,20 @@ def test_device_reshape_leaves_strided_and_mismatched_arrays_to_numba(block):
     assert _layout(storage.device_reshape(a[2:4], (16,))) == _layout(a[2:4].reshape(16))
     with pytest.raises(ValueError, match="changes the size"):
         storage.device_reshape(a, (5, 5))
+
+
+@pytest.mark.parametrize(("start", "stop"), [(0, 16), (3, 9), (15, 16), (0, 1)])
+def test_device_slice_is_numbas_slice(block, start, stop):
+    a = storage.device_view(block[64:], (16,), np.dtype(np.float64))
+    got = storage.device_slice(a, start, stop)
+    assert type(got) is devicearray.DeviceNDArray
+    assert _layout(got) == _layout(a[start:stop])
+    assert _layout(got)[3] == BASE + 64 + 8 * start
+
+
+def test_device_slice_leaves_out_of_range_and_strided_slices_to_numba(block):
+    a = storage.device_view(block, (32,), np.dtype(np.float32))
+    for start, stop in ((0, 40), (-4, 32)):  # (an empty one allocates: it needs a driver)
+        assert _layout(storage.device_slice(a, start, stop)) == _layout(a[start:stop])
+    every_other = storage.device_view(block, (4, 8), np.dtype(np.float32))[:, 0]
+    assert _layout(storage.device_slice(every_other, 1, 3)) == _layout(every_other[1:3])

@@ -54,10 +54,9 @@ def empty(ctx: Any, shape: int | tuple[int, ...], dtype: Any) -> Any:
     nbytes = math.prod(shape) * dt.itemsize
     if nbytes == 0 or not gpu_lib.available():
         return get_cuda("scratch").device_array(shape, dt, stream=stream)
-    from nnvmpy.kernel.storage import cupy_block
+    from nnvmpy.kernel.storage import cupy_block, device_view
 
-    block = cupy_block(dev, nbytes, stream)
-    return block.view(dt).reshape(shape)
+    return device_view(cupy_block(dev, nbytes, stream), shape, dt)
 
 
 def upload(ctx: Any, host: Any) -> Any:

@@ -71,6 +71,7 @@ import numpy as np
 from ... import kernel
 from ...base import OpReqType
 from ...kernel.launch import ADD, NULL, WRITE, divmod_index, flat, run_rows, store, uindex
+from ...kernel.storage import device_reshape, device_slice
 from ._conv_cuda import _tap_hit, geometry, unravel
 
 #: scratch cap in bytes for one GPU convolution's chunk (column matrix, tmp/dyt if any)
@@ -232,7 +233,7 @@ def steps(s: Any, m: int, images: bool) -> tuple[int, int]:
 def _images(a: Any, n0: int, m: int, n_f: int, inner: int) -> Any:
     """Images n0..n0+m-1 of an (N, n_f, inner) C-contiguous array: an (m, n_f, inner) view."""
     size = n_f * inner
-    return flat(a)[n0 * size : (n0 + m) * size].reshape(m, n_f, inner)
+    return device_reshape(device_slice(flat(a), n0 * size, (n0 + m) * size), (m, n_f, inner))
 
 
 def forward(
@@ -256,13 +257,13 @@ def forward(
     for n0 in range(0, s.n, nb):
         m = min(nb, s.n - n0)
         cols = m * s.hw
-        col = space[: g * rows * cols]
+        col = device_slice(space, 0, g * rows * cols)
         run_im2col(ctx, name, s, x, col, n0, m, images)
         if images:  # straight into the output: no tmp, no rows_to_images
             gemm(ctx, _images(out, n0, m, s.f, s.hw), _REQ[mode], w.reshape(s.f, rows), False,
                  col.reshape(m, rows, s.hw), False)  # fmt: skip
             continue
-        tmp = space[g * rows * cols : (g * rows + s.f) * cols]
+        tmp = device_slice(space, g * rows * cols, (g * rows + s.f) * cols)
         gemm(ctx, tmp.reshape(g, s.fg, cols), OpReqType.kWriteTo, w3, False,
              col.reshape(g, rows, cols), False)  # fmt: skip
         run_rows(ctx, name, rows_to_images, m * s.f * s.hw, tmp, out, beta, has_bias,
@@ -293,7 +294,7 @@ def backward(
     for n0 in range(0, s.n, nb):
         m = min(nb, s.n - n0)
         cols = m * s.hw
-        col = space[: g * rows * cols]
+        col = device_slice(space, 0, g * rows * cols)
         dx_size = m * s.c * s.d * s.h * s.w
         if images:  # the data gradient only, straight from dy: no dyt, no images_to_rows
             gemm(ctx, col.reshape(m, rows, s.hw), OpReqType.kWriteTo, w.reshape(s.f, rows), True,
@@ -302,7 +303,7 @@ def backward(
                      *geo)  # fmt: skip
             continue
         col3 = col.reshape(g, rows, cols)
-        dyt = space[g * rows * cols : (g * rows + s.f) * cols]
+        dyt = device_slice(space, g * rows * cols, (g * rows + s.f) * cols)
         dyt3 = dyt.reshape(g, s.fg, cols)
         run_rows(ctx, name, images_to_rows, dyt.size, dy, dyt, n0, m, s.f, s.hw)
         row_steps = steps(s, m, False)
