@@ -39,7 +39,7 @@ from .base import (
     current_context,
     kernel_device,
 )
-from .engine import FnProperty, RunContext
+from .engine import FnProperty, RunContext, fences
 from .imperative_out import num_visible, out_ctx, outputs_for
 from .imperative_out import visible_outputs as visible_outputs  # re-exported
 from .infer import shape_is_known, shape_str
@@ -469,10 +469,14 @@ class CallPlan:
         self.mutated_inputs = list(mutated(self.attrs)) if mutated is not None else []
         # A stateless op on a few CPU elements takes microseconds: a threaded engine may run
         # it in this thread when its inputs are ready, saving a hand-off to a worker per op.
+        # So may a GPU op when GPU functions complete once queued (engine/fences.py): it
+        # only launches, on this thread's stream, as PyTorch launches from the caller.
         # Stateful ops (CustomOp, OperatorProperty) run user code that may block: never.
         limit = inline_limit(op)
+        device = kernel_device(self.ctx)
         small = all(math.prod(s) <= limit for s in self.shapes)
-        inline = not self.stateful and kernel_device(self.ctx) == "cpu" and small
+        here = small if device == "cpu" else device == "gpu" and fences.on()
+        inline = not self.stateful and here
         self.prop = _INLINE if inline else _NORMAL
         # kWriteTo for the visible outputs, kNullOp for the hidden ones: the req of a call
         # whose hidden outputs are dropped (invoke_visible). None when every output is

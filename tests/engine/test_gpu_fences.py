@@ -169,3 +169,52 @@ def test_without_the_mode_functions_complete_when_their_stream_ran_them(fake: An
     eng.wait_for_var(v)
     assert v.fence is None
     assert "record e0 on s0" in log
+
+
+def test_an_inline_gpu_function_runs_here_on_this_threads_stream(fake: Any) -> None:
+    """Granted at push time, an INLINE GPU function runs in the pushing thread (as PyTorch
+    launches from the caller), on that thread's own stream, and completes queued: a
+    worker's function that reads its output waits for its event on the device."""
+    log, eng = fake.log, fake.eng
+    fake.passed.clear()  # the device has run nothing: nothing here may wait for it
+    v, out = eng.new_var("v"), eng.new_var("out")
+    ran_in: list[int] = []
+
+    def inline(rc: RunContext) -> None:
+        ran_in.append(threading.get_ident())
+        log.append(f"inline on {rc.stream.name}")
+
+    for _ in range(2):  # the second write is granted at once too: the first completed queued
+        eng.push_sync(inline, gpu(0), [], [v], name="inline", prop=FnProperty.INLINE)
+    assert ran_in == [threading.get_ident()] * 2  # before push_sync returned, in this thread
+    assert log == ["inline on s0", "record e0 on s0", "inline on s0", "record e1 on s0"]
+    assert v.fence == {id(fake.streams[0]): (fake.streams[0], fake.events[1])}
+    eng.push_sync(_fn(log, "worker"), gpu(0), [v], [out], name="worker")  # to a worker
+    deadline = time.monotonic() + 30
+    while "worker on s1" not in log and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert log[4:6] == ["s1 waits for e1", "worker on s1"]  # a device wait, no host wait
+    fake.passed.set()
+    eng.wait_for_all()
+
+
+def test_an_inline_gpu_function_waits_its_turn_behind_a_busy_variable(fake: Any) -> None:
+    """Not granted at push time (an earlier function still holds its variable), an INLINE
+    GPU function is queued and runs on a worker, as any other."""
+    log, eng = fake.log, fake.eng
+    v = eng.new_var("v")
+    release = threading.Event()
+
+    def slow(rc: RunContext) -> None:
+        release.wait(30)
+        log.append(f"slow on {rc.stream.name}")
+
+    eng.push_sync(slow, gpu(0), [], [v], name="slow")
+    ran_in: list[int] = []
+    eng.push_sync(lambda rc: ran_in.append(threading.get_ident()), gpu(0), [], [v],
+                  name="inline", prop=FnProperty.INLINE)  # fmt: skip
+    assert ran_in == []  # queued behind slow, not run here
+    release.set()
+    eng.wait_for_all()
+    assert len(ran_in) == 1
+    assert ran_in[0] != threading.get_ident()

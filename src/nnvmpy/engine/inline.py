@@ -6,7 +6,9 @@ failure and none is deleted, push_sync grants them, runs the function in the pus
 thread and releases them, as _push and _execute would, but without an Opr, an OprBlock or
 the calls between them. Anything else (a busy variable, a nested push, a repeated
 variable) takes the general path, so the ordering and failure rules of var.py hold as
-they are.
+they are. So does an INLINE GPU function (pushed so when GPU functions complete once
+queued, engine/fences.py): granted at once, _push runs it in the pushing thread as a
+worker would, on that thread's own stream, and leaves its fence.
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ class InlinePushMixin:
         """
         if (
             prop is not _INLINE
+            or ctx.device_type != "cpu"  # a GPU one: _push runs it with a stream and fence
             or _tls.stack
             or (len(mutate_vars) > 1 and len(set(mutate_vars)) < len(mutate_vars))
         ):
