@@ -180,7 +180,7 @@ def col2im(
                 z = _tap_hit(t, pw, j, dw, sw, wo)
                 if z >= 0:
                     row = ((c * kd + a) * kh + i) * kw + j
-                    acc += col[row * row_step + base + (v * ho + y) * wo + z]
+                    acc += col[uindex(row * row_step + base + (v * ho + y) * wo + z)]
     store(dx, n0 * n_c * depth * height * width + idx, acc, mode)
 
 
