@@ -126,7 +126,7 @@ def launch_groups(ctx: Any, loop: ParallelFor, groups: Sequence[Group]) -> None:
         for n, args, written in groups:
             launch(ctx, loop, n, args, written)
         return
-    from ...kernel.multi_tensor import launch_many
+    from nnvmpy.kernel.multi_tensor import launch_many
 
     launch_many(ctx, loop, [g[0] for g in groups], [_flat_args(g[1]) for g in groups])
 
