@@ -375,9 +375,10 @@ def bench_resnet(batch: int, size: int, args: argparse.Namespace) -> None:
     torch_ms = run_torch_resnet(args, batch, size)
     if torch_ms:
         for label, ms in torch_ms.items():
-            mine = ours.get(label, t)  # each PyTorch setting against ours with the same math
-            say(f"  PyTorch {label:<9}{ms:8.1f} ms/step   nnvmpy {label} {1e3 * mine / ms:5.2f}x "
-                "(target <= 2)")  # fmt: skip
+            # each PyTorch setting against ours with the same math, where that was timed
+            mine = label if label in ours else "fp32"
+            say(f"  PyTorch {label:<9}{ms:8.1f} ms/step   nnvmpy {mine} "
+                f"{1e3 * ours[mine] / ms:5.2f}x (target <= 2)")  # fmt: skip
         RESULTS["torch_resnet18_ms"] = torch_ms
 
 
