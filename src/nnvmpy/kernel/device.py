@@ -228,7 +228,7 @@ class ParallelFor:
         self.py_func = body
         self.__name__: str = getattr(body, "__name__", "parallel_for")
         functools.update_wrapper(self, body)
-        self._loops: dict[Any, Any] = {}  # (device, arity[, parallel])
+        self._loops: dict[Any, Any] = {}  # (device, arity[, parallel]), ("gpu-body",)
         self._lock = threading.RLock()
 
     def __call__(self, i: int, *args: Any) -> Any:
@@ -248,6 +248,11 @@ class ParallelFor:
         return loop
 
     def _build(self, key: Any) -> Any:
+        if key[0] == "gpu-body":
+            from nnvmpy.kernel.cuda import get_cuda
+
+            body_fn = for_device(self.py_func, "gpu")
+            return body_fn, get_cuda(self.__name__).jit(device=True)(body_fn)
         device, arity = key[0], key[1]
         if device == "cpu":
             import numba
@@ -270,12 +275,17 @@ class ParallelFor:
         from nnvmpy.kernel.disk_cache import enable_cuda_cache
 
         cuda = get_cuda(self.__name__)
-        body_fn = for_device(self.py_func, "gpu")
-        namespace = {"cuda": cuda, "body": cuda.jit(device=True)(body_fn)}
+        body_fn, body = self.gpu_body()
+        namespace = {"cuda": cuda, "body": body}
         loop = _make_loop(_GPU_LOOP, namespace, arity, self.__name__)
         dispatcher = cuda.jit(loop)
         enable_cuda_cache(dispatcher, body_fn, f"gpfor{_LOOP_VERSION}-{arity}", loop)
         return dispatcher
+
+    def gpu_body(self) -> tuple[Any, Any]:
+        """(the body's GPU copy, that copy as a CUDA device function), made once: every GPU
+        loop calls it (this object's, and kernel/multi_tensor.py's)."""
+        return self._loop(("gpu-body",))
 
     # -- launching
     def launch(self, ctx: Any, n: int, *args: Any, work: int | None = None) -> None:

@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..base import NNVMError
-from .device import _SCALARS, ParallelFor, for_device
+from .device import _SCALARS, ParallelFor
 
 #: most groups one generated kernel takes
 MAX_SLOTS = 16
@@ -48,7 +48,6 @@ PARAM_BYTES = 4000
 _VERSION = "1"
 
 _built: dict[tuple[Any, ...], Any] = {}  # (loop, slots, shared mask, arity) -> dispatcher
-_bodies: dict[ParallelFor, tuple[Any, Any]] = {}  # loop -> (GPU copy, device function)
 _lock = threading.Lock()
 
 
@@ -205,11 +204,7 @@ def _build(loop: ParallelFor, slots: int, mask: tuple[bool, ...]) -> Any:
     from nnvmpy.kernel.disk_cache import enable_cuda_cache
 
     cuda = get_cuda(loop.__name__)
-    built = _bodies.get(loop)
-    if built is None:
-        body_fn = for_device(loop.py_func, "gpu")
-        built = _bodies[loop] = (body_fn, cuda.jit(device=True)(body_fn))
-    body_fn, body = built
+    body_fn, body = loop.gpu_body()
     # a real module name: numba's cache rebuilds a loaded function's environment from it
     namespace: dict[str, Any] = {"__name__": __name__, "cuda": cuda, "body": body}
     source = kernel_source(slots, mask)
