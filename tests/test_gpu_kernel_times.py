@@ -14,9 +14,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-pytestmark = [pytest.mark.gpu, pytest.mark.slow, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.gpu, pytest.mark.timeout(600)]
 
 
+@pytest.mark.slow
 def test_resnet_step_kernels_are_counted_per_kernel_and_operator(tmp_path: Path) -> None:
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
     proc = subprocess.run(
@@ -37,3 +38,23 @@ def test_resnet_step_kernels_are_counted_per_kernel_and_operator(tmp_path: Path)
     assert any(key.startswith("gemm ") for key in kernels)  # the classifier's GEMMs
     # SGD with momentum, ResNet-18's 62 parameters in one multi_sgd_mom_update: 16 a launch
     assert sum(int(c) for c, key in rows if "optimizer" in key) == 4
+
+
+def test_layer_rows_get_wall_and_device_columns_per_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    # --layers times bench_gpu's rows; two cheap ones here (test_bench_gpu runs them all)
+    sys.path.insert(0, str(ROOT / "tools"))
+    import bench_gpu
+    import gpu_kernel_times
+    import nnvmpy as nv
+
+    x = nv.nd.ones((64,), ctx=nv.gpu(0))
+    rows = {"relu": (lambda: nv.nd.relu(x), 512), "sum": (lambda: nv.nd.sum(x), 256)}
+    monkeypatch.setattr(bench_gpu, "elementwise_rows", lambda n: {"relu": rows["relu"]})
+    monkeypatch.setattr(bench_gpu, "layer_rows", lambda scale: ({"sum": rows["sum"]}, None))
+    lines = gpu_kernel_times.layer_lines(bench_gpu, smoke=True, calls=2)
+    table = {line.split()[-1]: line.split() for line in lines[2:] if "[" not in line}
+    assert set(table) == {"relu", "sum"}
+    assert all(int(cols[2]) == 1 for cols in table.values())  # one launch per call each
+    kernels = [line for line in lines[2:] if "[" in line]
+    assert len(kernels) == 2, lines
+    assert any("_reduce_" in line for line in kernels), lines

@@ -112,16 +112,23 @@ def time_bandwidth(
 # -- element-wise -------------------------------------------------------------------------------
 
 
-def bench_elementwise(n: int, args: argparse.Namespace) -> None:
-    say(f"elementwise: {n:,} float32")
+def elementwise_rows(n: int) -> dict[str, tuple[Callable[[], Any], int]]:
+    """The elementwise section's rows on n float32: name: (run, bytes it moves); each run
+    writes the same output (gpu_kernel_times.py times their kernels too)."""
     gpu = nv.gpu(0)
     a, b, c = nv.nd.ones((n,), ctx=gpu), nv.nd.ones((n,), ctx=gpu), nv.nd.zeros((n,), ctx=gpu)
     nv.nd.waitall()
     size = 4 * n
-    rows = {
+    return {
         "elemwise_add": (lambda: nv.nd.elemwise_add(a, b, out=c), 3 * size),
         "relu": (lambda: nv.nd.relu(a, out=c), 2 * size),
     }
+
+
+def bench_elementwise(n: int, args: argparse.Namespace) -> None:
+    say(f"elementwise: {n:,} float32")
+    rows = elementwise_rows(n)
+    size = 4 * n
     copy_gbs = None
     cupy = cupy_or_none()
     if cupy is not None:
@@ -133,8 +140,7 @@ def bench_elementwise(n: int, args: argparse.Namespace) -> None:
         del src, dst
     time_bandwidth(rows, copy_gbs, args, "nnvmpy ", "", " (target >= 0.8)")
     want = np.float32(2.0)
-    nv.nd.elemwise_add(a, b, out=c)
-    got = c[0:4].asnumpy()
+    got = rows["elemwise_add"][0]()[0:4].asnumpy()
     assert (got == want).all(), f"elemwise_add gave {got}, expected 2"
 
 
@@ -185,25 +191,15 @@ def bench_gemm(n: int, args: argparse.Namespace) -> None:
 # -- layers -------------------------------------------------------------------------------------
 
 
-def bench_layers(scale: int, args: argparse.Namespace) -> None:
-    """Each row's least traffic (every input read once, every output written once) per
-    second, against a device-to-device copy measured here: how near a kernel gets to the
-    memory's bandwidth. `scale` divides the sizes (--smoke)."""
-    say("layers: float32, GB/s of the least traffic each op must move")
+def layer_rows(scale: int) -> tuple[dict[str, tuple[Callable[[], Any], int]], Callable[[], None]]:
+    """The layers section's rows, sizes divided by `scale`: name: (run, bytes: inputs read
+    once + outputs written once); and a check of sum(axis=0) against NumPy (raises).
+    gpu_kernel_times.py times their kernels too."""
     gpu = nv.gpu(0)
     rng = np.random.default_rng(0)
 
     def arr(*shape: int) -> Any:
         return nv.nd.array(rng.uniform(-1, 1, shape).astype(np.float32), ctx=gpu)
-
-    copy_gbs = RESULTS.get("copy_GBps")
-    cupy = cupy_or_none()
-    if copy_gbs is None and cupy is not None:
-        n = 1 << 26 if scale == 1 else 1 << 10
-        src, dst = cupy.ones(n, cupy.float32), cupy.empty(n, cupy.float32)
-        t = best_s(lambda: cupy.copyto(dst, src), cupy_sync(cupy), args.reps, args.rounds)
-        copy_gbs = 8 * n / t / 1e9
-        del src, dst
 
     def d(size: int) -> int:
         return max(size // scale, 2)
@@ -244,8 +240,13 @@ def bench_layers(scale: int, args: argparse.Namespace) -> None:
                                   num_filter=x_dw.shape[1], num_group=x_dw.shape[1])  # fmt: skip
         y.backward(dy_dw)
 
+    def check() -> None:
+        got = nv.nd.sum(x_red, axis=0).asnumpy()
+        want = x_red.asnumpy().astype(np.float64).sum(axis=0)
+        assert np.allclose(got, want, rtol=1e-4, atol=1e-3), "sum(axis=0) is wrong"
+
     size_bn, size_sm, size_dw = 4 * x_bn.size, 4 * x_sm.size, 4 * x_dw.size
-    rows = {  # name: (run, bytes: inputs read once + outputs written once)
+    rows = {
         "BatchNorm fwd": (bn_forward, 2 * size_bn),
         "BatchNorm fwd+bwd": (bn_train, 2 * size_bn + 3 * size_bn),  # + read x, dy; write dx
         "softmax fwd": (lambda: nv.nd.softmax(x_sm, axis=-1), 2 * size_sm),
@@ -255,10 +256,26 @@ def bench_layers(scale: int, args: argparse.Namespace) -> None:
         "sum(axis=1)": (lambda: nv.nd.sum(x_red, axis=1), 4 * x_red.size),
         "depthwise fwd+bwd": (depthwise_train, 2 * size_dw + 3 * size_dw),  # as softmax's
     }
+    return rows, check
+
+
+def bench_layers(scale: int, args: argparse.Namespace) -> None:
+    """Each row's least traffic (every input read once, every output written once) per
+    second, against a device-to-device copy measured here: how near a kernel gets to the
+    memory's bandwidth. `scale` divides the sizes (--smoke)."""
+    say("layers: float32, GB/s of the least traffic each op must move")
+    copy_gbs = RESULTS.get("copy_GBps")
+    cupy = cupy_or_none()
+    if copy_gbs is None and cupy is not None:
+        n = 1 << 26 if scale == 1 else 1 << 10
+        src, dst = cupy.ones(n, cupy.float32), cupy.empty(n, cupy.float32)
+        t = best_s(lambda: cupy.copyto(dst, src), cupy_sync(cupy), args.reps, args.rounds)
+        copy_gbs = 8 * n / t / 1e9
+        del src, dst
+
+    rows, check = layer_rows(scale)
     time_bandwidth(rows, copy_gbs, args, "", "layer_", "")
-    got = nv.nd.sum(x_red, axis=0).asnumpy()
-    want = x_red.asnumpy().astype(np.float64).sum(axis=0)
-    assert np.allclose(got, want, rtol=1e-4, atol=1e-3), "sum(axis=0) is wrong"
+    check()
 
 
 # -- ResNet-18 training step --------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """Device time per kernel of a ResNet-18 training step on the GPU (issue 16's 2x target).
 
     python3 tools/gpu_kernel_times.py [--batch 64] [--size 224] [--steps 2] [--out DIR]
+    python3 tools/gpu_kernel_times.py --layers     # also bench_gpu's elementwise and layers rows
 
 bench_gpu.py times the whole step (124 ms on an H200 against PyTorch's 25 ms) and
 profile_gpu.py samples where the host's time goes; neither says which kernels the device
@@ -20,6 +21,11 @@ per operator file (summed), then one row per kernel and caller (the nearest fram
 nnvmpy/ops past the shared GEMM and update helpers, which names the operator):
 launches, device ms, share, host us per launch. Runs on the simulator too (--smoke),
 where the events time nothing: the rows then only count launches.
+
+--layers adds bench_gpu.py's elementwise and layers rows (elemwise_add at 100M float32,
+BatchNorm, softmax, LayerNorm, sums, depthwise): each row's wall time per call beside its
+kernels' device time per call. bench_gpu gives their GB/s from wall time only, so a slow
+row could be its kernels or the dispatch around them; the two columns tell which.
 """
 
 from __future__ import annotations
@@ -146,6 +152,38 @@ class KernelTimer:
         return rows, sum(device_ms.values()) / steps, host_ms
 
 
+def layer_lines(bench_gpu: Any, smoke: bool, calls: int) -> list[str]:
+    """Per row of bench_gpu's elementwise and layers sections: wall us per call (best of
+    three rounds of `calls` calls and a wait, as bench_gpu times it), its kernels' device
+    us per call and launches per call, then a line per kernel."""
+    import nnvmpy as nv
+
+    rows = dict(bench_gpu.elementwise_rows(1000 if smoke else 100_000_000))
+    rows.update(bench_gpu.layer_rows(256 if smoke else 1)[0])
+    lines = [
+        "bench_gpu rows, per call: wall us (dispatch and kernels), device us (kernels alone)",
+        f"{'wall us':>10} {'device us':>10} {'launches':>8}  row / kernel [caller]",
+    ]
+    for name, (run, _) in rows.items():
+        wall = bench_gpu.best_s(run, nv.nd.waitall, calls, 3) * 1e6
+        timer = KernelTimer()
+        timer.install()
+        try:
+            timer.active = True
+            for _ in range(calls):
+                run()
+            nv.nd.waitall()
+            timer.active = False
+        finally:
+            timer.uninstall()
+        kernels, device_ms, _ = timer.table(calls)
+        launches = sum(count for _, count, _, _ in kernels)
+        lines.append(f"{wall:10.1f} {device_ms * 1e3:10.1f} {launches:8d}  {name}")
+        for key, count, ms, _ in kernels:
+            lines.append(f"{'':10} {ms * 1e3:10.1f} {count:8d}    {key}")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--batch", type=int, default=64)
@@ -153,6 +191,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--steps", type=int, default=2)
     parser.add_argument("--smoke", action="store_true", help="a narrow net (the simulator)")
     parser.add_argument("--out", default=os.environ.get("OUT", "gpu_profile"))
+    parser.add_argument(
+        "--layers", action="store_true", help="also bench_gpu's elementwise and layers rows"
+    )
     args = parser.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import warnings
@@ -205,6 +246,8 @@ def main(argv: list[str] | None = None) -> None:
     for key, count, ms, host_us in rows:
         share = ms / device_ms if device_ms else 0.0
         lines.append(f"{count:8d} {ms:10.3f} {share:6.1%} {host_us:8.1f}  {key}")
+    if args.layers:
+        lines += layer_lines(bench_gpu, args.smoke, 2 if args.smoke else 10)
     text = "\n".join(lines) + "\n"
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
