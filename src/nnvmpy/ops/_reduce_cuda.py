@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import kernel
 from ..kernel import scratch
+from ..kernel.launch import uindex
 from . import _broadcast_map as bmap
 
 # Reducer codes; every value is loaded as float64, so one kernel serves every dtype (and
@@ -74,19 +75,27 @@ def _load(op, v):
 
 @kernel.device_function
 def _element(op, x, y, off):
-    """The value element `off` adds: x * y for _DOT (each loaded as float64, so the
-    product is exact for float16/float32 and rounded once for float64); for _CLIP_SQ
-    clip(rescale * x, bound)^2 in float64, y the float64 (rescale, bound) (a negative
-    bound: no clipping, the optimizers' rule); else x's loaded. y is x for every other
-    reducer."""
+    """The value element `off` adds (_value's)."""
+    v = x[off]
+    return _value(op, v, y[off] if op == 10 else v, y)
+
+
+@kernel.device_function
+def _value(op, v, w, y):
+    """The value an element adds, given x's element v (and y's, w, for _DOT): v * w for
+    _DOT (each as float64, so the product is exact for float16/float32 and rounded once
+    for float64); for _CLIP_SQ clip(rescale * v, bound)^2 in float64, y the float64
+    (rescale, bound) (a negative bound: no clipping, the optimizers' rule); else v as
+    _load takes it. Apart from _element, so a caller may load several elements before
+    it computes with any."""
     if op == 10:
-        return np.float64(x[off]) * np.float64(y[off])
+        return np.float64(v) * np.float64(w)
     if op == 11:
-        v, bound = np.float64(x[off]) * np.float64(y[0]), np.float64(y[1])
+        v, bound = np.float64(v) * np.float64(y[0]), np.float64(y[1])
         if bound >= 0:
             v = min(max(v, -bound), bound)
         return v * v
-    return _load(op, x[off])
+    return _load(op, v)
 
 
 @kernel.device_function
@@ -136,8 +145,36 @@ def _fold(op, acc, x, y, meta, at, nr, off, r, end):
     """acc combined with x's (_DOT: x * y's) elements at reduced positions r, r + step, ...
     below `end` (`off`: the output's first element). The reduced index is carried digit by
     digit as r advances (the step's digits are in meta): one division chain per call, none
-    per element."""
+    per element. One reduced dim (nr == 1: r is its index) is a plain strided walk that
+    loads four elements before it combines any, in the same order: a thread's loads are
+    otherwise one at a time, and so few in flight that memory latency bounds the sum."""
     if r >= end:
+        return acc
+    if nr == 1:
+        stride, step = meta[at + 1], meta[at + 4]
+        off += r * stride
+        jump = step * stride
+        while r + 3 * step < end:
+            v0 = x[uindex(off)]
+            v1 = x[uindex(off + jump)]
+            v2 = x[uindex(off + 2 * jump)]
+            v3 = x[uindex(off + 3 * jump)]
+            w0, w1, w2, w3 = v0, v1, v2, v3
+            if op == 10:
+                w0 = y[uindex(off)]
+                w1 = y[uindex(off + jump)]
+                w2 = y[uindex(off + 2 * jump)]
+                w3 = y[uindex(off + 3 * jump)]
+            acc = _combine(op, acc, _value(op, v0, w0, y))
+            acc = _combine(op, acc, _value(op, v1, w1, y))
+            acc = _combine(op, acc, _value(op, v2, w2, y))
+            acc = _combine(op, acc, _value(op, v3, w3, y))
+            r += 4 * step
+            off += 4 * jump
+        while r < end:
+            acc = _combine(op, acc, _element(op, x, y, uindex(off)))
+            r += step
+            off += jump
         return acc
     idx = cuda.local.array(_MAX_GROUPS, np.int64)
     q = r
