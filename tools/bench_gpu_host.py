@@ -13,7 +13,8 @@ the worker polls it. What is left is what nnvmpy's Python costs per op on the ho
   main         the pushing thread's CPU per op (invoke, output, push).
   worker       the engine worker alone per op (FCompute, launch arguments, event, complete):
                the ops are queued behind a held variable first, then released.
-  per op       engine pushes (a delete is one) and storage allocations.
+  per op       calls of the engine (push, push_sync, delete_variable) and storage
+               allocations.
   bound graph  an executor's forward over a chain of 32 unfused scalar adds on the GPU:
                process CPU per node (the executor's planned launches, its bulk pushes).
 
@@ -27,10 +28,12 @@ make the times vary 3x from run to run.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import resource
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 TARGET_US = 20.0
@@ -69,30 +72,52 @@ def _process_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
+@contextlib.contextmanager
+def _counting_pushes(counts: dict[str, int]) -> Iterator[None]:
+    """counts["push"] += 1 per call of the engine's push, push_sync or delete_variable
+    while active: what a caller asks of the engine, whichever path then runs it (the
+    NaiveEngine and the INLINE fast path run a push without ever reaching _push)."""
+    from nnvmpy import engine
+
+    cls = type(engine.get_engine())
+    saved = {name: getattr(cls, name) for name in ("push", "push_sync", "delete_variable")}
+
+    def counted(method: Any) -> Any:
+        def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+            counts["push"] += 1
+            return method(self, *args, **kwargs)
+
+        return call
+
+    for name, method in saved.items():
+        setattr(cls, name, counted(method))
+    try:
+        yield
+    finally:
+        for name, method in saved.items():
+            setattr(cls, name, method)
+
+
 def _counting(n_ops: int, x: Any) -> tuple[Any, float, float]:
     """(x, engine pushes per op, storage allocations per op) over n_ops ops."""
-    from nnvmpy import engine, nd
+    from nnvmpy import nd
     from nnvmpy.kernel import storage
 
-    eng = engine.get_engine()
     counts = {"push": 0, "alloc": 0}
-    push, alloc = type(eng)._push, storage.alloc
-
-    def counted_push(self: Any, *args: Any) -> None:
-        counts["push"] += 1
-        push(self, *args)
+    alloc = storage.alloc
 
     def counted_alloc(*args: Any) -> Any:
         counts["alloc"] += 1
         return alloc(*args)
 
-    type(eng)._push, storage.alloc = counted_push, counted_alloc
+    storage.alloc = counted_alloc
     try:
-        for _ in range(n_ops):
-            x = x + 1
-        x.wait_to_read()
+        with _counting_pushes(counts):
+            for _ in range(n_ops):
+                x = x + 1
+            x.wait_to_read()
     finally:
-        type(eng)._push, storage.alloc = push, alloc
+        storage.alloc = alloc
     nd.waitall()
     return x, counts["push"] / n_ops, counts["alloc"] / n_ops
 
@@ -102,7 +127,6 @@ def _graph_per_node(n_nodes: int, runs: int) -> tuple[float, int]:
     scalar adds, unfused (NNVMPY_FUSION=0 at bind), best of three batches of runs; and
     the engine pushes per forward (the executor may bulk nodes into one push)."""
     import nnvmpy as nv
-    from nnvmpy import engine
 
     os.environ["NNVMPY_FUSION"] = "0"
     try:
@@ -114,20 +138,10 @@ def _graph_per_node(n_nodes: int, runs: int) -> tuple[float, int]:
         del os.environ["NNVMPY_FUSION"]
     exe.forward(is_train=False)
     nv.nd.waitall()
-    eng = engine.get_engine()
-    pushes = [0]
-    push = type(eng)._push
-
-    def counted_push(self: Any, *args: Any) -> None:
-        pushes[0] += 1
-        push(self, *args)
-
-    type(eng)._push = counted_push
-    try:
+    counts = {"push": 0}
+    with _counting_pushes(counts):
         exe.forward(is_train=False)
         nv.nd.waitall()
-    finally:
-        type(eng)._push = push
     best = float("inf")
     for _ in range(3):
         launched = _launches[0]
@@ -137,7 +151,7 @@ def _graph_per_node(n_nodes: int, runs: int) -> tuple[float, int]:
         nv.nd.waitall()
         best = min(best, (_process_cpu() - cpu0) / (runs * n_nodes) * 1e6)
         assert _launches[0] - launched == runs * n_nodes, "a node did not launch"
-    return best, pushes[0]
+    return best, counts["push"]
 
 
 def measure_chain(x: Any, n: int, rounds: int) -> tuple[Any, dict[str, float]]:

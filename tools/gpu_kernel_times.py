@@ -234,7 +234,7 @@ def main(argv: list[str] | None = None) -> None:
     ]
     by_module: dict[str, list[float]] = {}
     for key, count, ms, _ in rows:  # the caller's file: one operator (or its driver)
-        module = key.rsplit("[", 1)[-1].split(":", 1)[0]
+        module = key.rsplit("[", 1)[-1].rstrip("]").split(":", 1)[0]
         total = by_module.setdefault(module, [0, 0.0])
         total[0] += count
         total[1] += ms
