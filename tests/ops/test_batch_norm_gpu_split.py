@@ -2,7 +2,8 @@
 
 The GPU computes partial sums over C * S blocks, combines them with a thread per channel,
 then applies per-channel coefficients with a thread per element. The cases cover S > 1 and
-S == 1, outer == 1, inner == 1, C == 1, axis != 1, training and inference, fix_gamma,
+S == 1, outer == 1, inner == 1, C == 1, axis != 1, arrays longer than four passes of the
+apply kernel's grid, training and inference, fix_gamma,
 kAddTo for every output and gradient, float16 data with float32 parameters and BatchNorm_v1's
 variance output. FCompute<gpu> is called directly (as the executor would), so that each
 output's req can be chosen. Under the simulator a block has 32 threads and the GPU is
@@ -44,6 +45,11 @@ CASES = [
     ("axis0", (4, 5, 3), 0, 2, 1),  # outer 1
     ("axis-last-inner1", (3, 4, 5), -1, 2, 1),  # 12 rows fit one pass of 32
     ("one-element-channels", (1, 6, 1), 1, 2, 1),  # outer 1 and inner 1: var 0
+    # more elements than four passes of the simulator's 128-thread grid: the apply
+    # kernel's four-element passes, its channels carried along the stride (within a row;
+    # across rows and around the channels, 128 = 25 rows of 5 + 3)
+    ("apply-passes", (4, 5, 11, 13), 1, 2, 2),
+    ("apply-passes-wrap", (30, 7, 5), 1, 2, 2),
 ]  # fmt: skip
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ...kernel import scratch
+from ...kernel import device_function, scratch
 from ...kernel.cuda import launch_config, launch_kernel, simulated
 from ...kernel.launch import (  # cuda: a placeholder bound when a kernel compiles
     NULL,
@@ -161,34 +161,82 @@ def _bn_backward_finish_cuda(
         work[3 * c + 2] = sdyx * invstd * invstd / size if batch else 0.0
 
 
+@device_function
+def _bn_value(work, mean, c, xv, g, grad):
+    # channel c's x * scale + shift (forward), k * (dy - a - (x - mean) * b) (grad: g = dy)
+    k = 3 * c
+    if grad:
+        return work[k] * (g - work[k + 1] - (xv - mean[c]) * work[k + 2])
+    return xv * work[k] + work[k + 1]
+
+
+@device_function
+def _next_channel(col, c, dcol, dc, inner, C):
+    # (position in the row, channel) moved on by a stride whose digits are (dc, dcol):
+    # dcol < inner and dc < C, so one carry and one wrap at most
+    col += dcol
+    c += dc
+    if col >= inner:
+        col -= inner
+        c += 1
+    if c >= C:
+        c -= C
+    return col, c
+
+
 @gpu_kernel
 def _bn_apply_cuda(out, x, dy, mean, work, n, C, inner, mode, grad):
-    # out (+)= x * scale + shift (forward), k * (dy - a - (x - mean) * b) (grad), a thread
-    # per element (grid-stride); its channel is carried along the stride, not divided out
+    # out (+)= _bn_value, grid-stride, four elements a stride apart per pass, all loaded
+    # before any is stored (as kernel/cuda_loop.py's element-wise loops: one load at a
+    # time is too few in flight for the memory's latency); each element's channel is
+    # carried along the stride, not divided out
     i = cuda.grid(1)
     step = cuda.gridsize(1)
     row = i // inner
-    col = i - row * inner
-    c = row % C
+    col0 = i - row * inner
+    c0 = row % C
     drow = step // inner
     dcol = step - drow * inner
     dc = drow % C
-    while i < n:
-        j = uindex(i)
-        k = 3 * c
+    col1, c1 = _next_channel(col0, c0, dcol, dc, inner, C)
+    col2, c2 = _next_channel(col1, c1, dcol, dc, inner, C)
+    col3, c3 = _next_channel(col2, c2, dcol, dc, inner, C)
+    drow4 = 4 * step // inner
+    dcol4 = 4 * step - drow4 * inner
+    dc4 = drow4 % C
+    while i + 3 * step < n:
+        j0 = uindex(i)
+        j1 = uindex(i + step)
+        j2 = uindex(i + 2 * step)
+        j3 = uindex(i + 3 * step)
+        x0 = x[j0]
+        x1 = x[j1]
+        x2 = x[j2]
+        x3 = x[j3]
+        g0, g1, g2, g3 = x0, x1, x2, x3
         if grad:
-            v = work[k] * (dy[j] - work[k + 1] - (x[j] - mean[c]) * work[k + 2])
-        else:
-            v = x[j] * work[k] + work[k + 1]
-        store(out, i, v, mode)
-        i += step
-        col += dcol
-        c += dc
-        if col >= inner:
-            col -= inner
-            c += 1
-        if c >= C:
-            c -= C
+            g0 = dy[j0]
+            g1 = dy[j1]
+            g2 = dy[j2]
+            g3 = dy[j3]
+        store(out, i, _bn_value(work, mean, c0, x0, g0, grad), mode)
+        store(out, i + step, _bn_value(work, mean, c1, x1, g1, grad), mode)
+        store(out, i + 2 * step, _bn_value(work, mean, c2, x2, g2, grad), mode)
+        store(out, i + 3 * step, _bn_value(work, mean, c3, x3, g3, grad), mode)
+        i += 4 * step
+        col0, c0 = _next_channel(col0, c0, dcol4, dc4, inner, C)
+        col1, c1 = _next_channel(col1, c1, dcol4, dc4, inner, C)
+        col2, c2 = _next_channel(col2, c2, dcol4, dc4, inner, C)
+        col3, c3 = _next_channel(col3, c3, dcol4, dc4, inner, C)
+    if i < n:  # the last pass: up to three elements
+        j = uindex(i)
+        store(out, i, _bn_value(work, mean, c0, x[j], dy[j], grad), mode)
+    if i + step < n:
+        j = uindex(i + step)
+        store(out, i + step, _bn_value(work, mean, c1, x[j], dy[j], grad), mode)
+    if i + 2 * step < n:
+        j = uindex(i + 2 * step)
+        store(out, i + 2 * step, _bn_value(work, mean, c2, x[j], dy[j], grad), mode)
 
 
 def stat_grid(outer: int, C: int, inner: int, threads: int, sms: int) -> tuple[int, int]:
