@@ -22,7 +22,8 @@ kernel.vmath's float32 bodies skipped: a chain with two sigmoids ran 14x slower)
 conversions are vector instructions and cost little. Float32 groups get float32 scalar
 parameters (fusion/compute.py), as MXNet computes `x * DType(scalar)`.
 Parameters are arguments, so one kernel serves every parameter value. The GPU source is
-the same body in a grid-stride numba.cuda loop. float16 computes in float32 on both
+the same body in a grid-stride numba.cuda loop, four elements a stride apart per pass
+(all loaded before any is stored, unsigned indices: kernel/cuda_loop.py's rules). float16 computes in float32 on both
 devices and is rounded once on the store: the CPU loop gets float32 copies, the GPU loop
 loads float16 inputs as float32 (`x0 = np.float32(a0[i])`), see body_lines.
 
@@ -39,6 +40,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 import threading
 import types as pytypes
 from pathlib import Path
@@ -51,7 +53,7 @@ from ..base import NNVMError
 from .spec import FusedSpec
 
 # Bump when the generated code changes meaning (part of the cache key).
-_CODEGEN_VERSION = "4"
+_CODEGEN_VERSION = "5"
 _HALF = np.dtype(np.float16)
 _built: dict[str, Any] = {}
 _lock = threading.RLock()
@@ -124,11 +126,41 @@ def fused(n{params}):
     for i in {range}(n):
 {body}
 """
+# The GPU loop takes UNROLL elements a stride apart per pass, loading every input of all
+# of them before it computes or stores any, with unsigned indices: as kernel/cuda_loop.py's
+# element-wise loops, for the same reasons (loads in flight; no negative-index check per
+# access). Loading first is safe where an output is an input too: element i reads only
+# element i.
+UNROLL = 4
 _GPU = """
 def fused(n{params}):
-{prologue}    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+{prologue}    n = np.uint64(n)
+    stride = np.uint64(cuda.gridsize(1))
+    i = np.uint64(cuda.grid(1))
+    while i + np.uint64({last}) * stride < n:
+{unrolled}        i += np.uint64({unroll}) * stride
+    while i < n:
 {body}
+        i += stride
 """
+_TEMPORARY = re.compile(r"\b(x\d+|t\d+_\d+)\b")
+
+
+def _unrolled(lines: list[str], n_loads: int) -> str:
+    """body_lines' statements for elements i, i1, ... (UNROLL of them, a stride apart):
+    every copy's loads (the first n_loads lines), then each copy's values and stores."""
+    indices = ["i"] + [f"i{u}" for u in range(1, UNROLL)]
+    steps = [f"{indices[u]} = {indices[u - 1]} + stride" for u in range(1, UNROLL)]
+
+    def copy(line: str, u: int) -> str:
+        line = _TEMPORARY.sub(lambda m: f"{m.group(1)}_{u}", line)
+        return line.replace("[i]", f"[{indices[u]}]")
+
+    loads = [copy(line, u) for u in range(UNROLL) for line in lines[:n_loads]]
+    rest = [copy(line, u) for u in range(UNROLL) for line in lines[n_loads:]]
+    return "".join(" " * 8 + line + "\n" for line in steps + loads + rest)
+
+
 _LOW_FLOATS = frozenset((_HALF, np.dtype(np.float32)))
 
 
@@ -184,7 +216,11 @@ def kernel_source(
     else:
         body = "\n".join(" " * 8 + line for line in lines)
         prologue = "".join(f"    p{q} = np.float32(r{q})\n" for q in as_float32)
-        loop = _GPU.format(params=params, prologue=prologue, body=body)
+        unrolled = _unrolled(lines, spec.num_inputs)
+        loop = _GPU.format(
+            params=params, prologue=prologue, body=body, unrolled=unrolled,
+            last=UNROLL - 1, unroll=UNROLL,
+        )  # fmt: skip
     return "import numpy as np\n" + "\n".join(header) + "\n" + loop
 
 
