@@ -46,11 +46,16 @@ OPS_FOLDER = f"{os.sep}nnvmpy{os.sep}ops{os.sep}"
 PASS_THROUGH = ("matrix.py", f"optimizer{os.sep}_common.py")
 
 
+#: launches from elsewhere in nnvmpy (a fused group's kernel: fusion/compute.py)
+PACKAGE_FOLDER = f"{os.sep}nnvmpy{os.sep}"
+
+
 def _caller() -> str:
     """The nearest frame in nnvmpy/ops (its file below ops/ and function) that is not a
-    shared helper (PASS_THROUGH, unless nothing else is on the stack), or '?'."""
+    shared helper (PASS_THROUGH, unless nothing else is on the stack); else the nearest
+    frame elsewhere in nnvmpy (its file below nnvmpy/, e.g. fusion/compute.py), or '?'."""
     frame = sys._getframe(2)
-    helper = "?"
+    helper = outside = "?"
     while frame is not None:
         path = frame.f_code.co_filename
         if OPS_FOLDER in path:
@@ -58,8 +63,10 @@ def _caller() -> str:
             if not where.startswith(PASS_THROUGH):
                 return where
             helper = helper if helper != "?" else where
+        elif outside == "?" and PACKAGE_FOLDER in path and f"{os.sep}kernel{os.sep}" not in path:
+            outside = f"{path.rsplit(PACKAGE_FOLDER, 1)[1]}:{frame.f_code.co_name}"
         frame = frame.f_back
-    return helper
+    return helper if helper != "?" else outside
 
 
 def _kernel_name(dispatcher: Any) -> str:
