@@ -22,7 +22,6 @@ import pytest
 
 import nnvmpy as nv
 from nnvmpy import sym
-from nnvmpy.fusion import codegen
 
 pytestmark = pytest.mark.gpu
 SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
@@ -36,15 +35,7 @@ def _same(on_gpu: np.ndarray, on_cpu: np.ndarray) -> None:
         np.testing.assert_allclose(on_gpu, on_cpu, rtol=0, atol=atol)
 
 
-def _run(ctx: Any, dtype: Any, monkeypatch: pytest.MonkeyPatch) -> tuple[np.ndarray, list[str]]:
-    sources: list[str] = []
-    original = codegen.kernel_source
-
-    def recording(*args: Any, **kw: Any) -> str:
-        sources.append(original(*args, **kw))
-        return sources[-1]
-
-    monkeypatch.setattr(codegen, "kernel_source", recording)
+def _run(ctx: Any, dtype: Any) -> np.ndarray:
     x, y = sym.var("x"), sym.var("y")
     s = (x * 0.1 + y) * (1 / 3) - 0.7
     rng = np.random.default_rng(5)
@@ -53,23 +44,23 @@ def _run(ctx: Any, dtype: Any, monkeypatch: pytest.MonkeyPatch) -> tuple[np.ndar
     exe = s.bind(ctx, args)
     assert exe._fused_groups
     exe.forward()
-    return exe.outputs[0].asnumpy(), sources
+    return exe.outputs[0].asnumpy()
 
 
 def test_float32_group_gpu_equals_cpu_bitwise_with_float32_parameters(
-    monkeypatch: pytest.MonkeyPatch,
+    fused_sources: list[str],
 ) -> None:
-    on_cpu, _ = _run(nv.cpu(), np.float32, monkeypatch)
-    on_gpu, sources = _run(nv.gpu(0), np.float32, monkeypatch)
+    on_cpu = _run(nv.cpu(), np.float32)
+    on_gpu = _run(nv.gpu(0), np.float32)
     _same(on_gpu, on_cpu)
-    gpu_source = next(src for src in sources if "(gpu)" in src)
+    gpu_source = next(src for src in fused_sources if "(gpu)" in src)
     assert "p0 = np.float32(r0)" in gpu_source  # converted once, before the loop
     assert gpu_source.count("np.float32(r") == 3
 
 
-def test_float64_group_keeps_python_float_parameters(monkeypatch: pytest.MonkeyPatch) -> None:
-    on_cpu, _ = _run(nv.cpu(), np.float64, monkeypatch)
-    on_gpu, sources = _run(nv.gpu(0), np.float64, monkeypatch)
+def test_float64_group_keeps_python_float_parameters(fused_sources: list[str]) -> None:
+    on_cpu = _run(nv.cpu(), np.float64)
+    on_gpu = _run(nv.gpu(0), np.float64)
     _same(on_gpu, on_cpu)
-    gpu_source = next(src for src in sources if "(gpu)" in src)
+    gpu_source = next(src for src in fused_sources if "(gpu)" in src)
     assert "np.float32(r" not in gpu_source
