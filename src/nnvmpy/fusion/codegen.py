@@ -23,9 +23,10 @@ conversions are vector instructions and cost little. Float32 groups get float32 
 parameters (fusion/compute.py), as MXNet computes `x * DType(scalar)`.
 Parameters are arguments, so one kernel serves every parameter value. The GPU source is
 the same body in a grid-stride numba.cuda loop, four elements a stride apart per pass
-(all loaded before any is stored, unsigned indices: kernel/cuda_loop.py's rules). float16 computes in float32 on both
-devices and is rounded once on the store: the CPU loop gets float32 copies, the GPU loop
-loads float16 inputs as float32 (`x0 = np.float32(a0[i])`), see body_lines.
+(all loaded before any is stored, unsigned indices: kernel/cuda_loop.py's rules).
+float16 computes in float32 on both devices and is rounded once on the store: the CPU
+loop gets float32 copies, the GPU loop loads float16 inputs as float32
+(`x0 = np.float32(a0[i])`), see body_lines.
 
 Caching. The source is written to NNVMPY_FUSION_CACHE_DIR under a name hashed from the
 source and the code of every member function, and compiled with numba's cache=True, so a
