@@ -10,7 +10,9 @@ Sections (targets from issue 16):
   elementwise  elemwise_add and relu on 100M float32 through nd (out=), as GB/s moved,
                against CuPy's device-to-device copy in the same run: >= 0.8x its bandwidth
   gemm         nd.dot 4096^2 float32 (cuBLAS where CuPy is in use), the numba tiled kernel
-               (NNVMPY_CUPY=0 for that row) and cupy.matmul: nnvmpy >= 0.8x cupy.matmul
+               (NNVMPY_CUPY=0 for that row) and cupy.matmul: nnvmpy >= 0.8x cupy.matmul;
+               then ResNet-18's first weight-gradient GEMMs at batch 64 (few output tiles,
+               k up to 802816) with split-K on and off, beside cupy.matmul
   dispatch     an imperative op on a 16-element GPU array: pushed back to back (async
                dispatch) and waited for each time (engine round trip): <= 20 us per op;
                with numba-cuda's launches and with kernel/cuda_fast.py's direct ones
@@ -186,6 +188,55 @@ def bench_gemm(n: int, args: argparse.Namespace) -> None:
     err = float(np.abs(got - want).max())
     say(f"  check: max |nnvmpy - float64 NumPy| on an 8x8 corner = {err:.2e}")
     assert err < 1e-3 * np.sqrt(n), "GEMM result is wrong"
+
+
+#: ResNet-18's weight gradients at batch 64, dW (F, C*kh*kw) = dy (F, N*P) @ col^T: few
+#: output tiles, a long inner size (what split-K, ops/_gemm_split.py, is for)
+WEIGHT_GRADIENTS = {"conv1 7x7": (64, 147, 64 * 112 * 112), "layer1 3x3": (64, 576, 64 * 56 * 56)}
+
+
+def bench_gemms(args: argparse.Namespace) -> None:
+    bench_gemm(32 if args.smoke else 4096, args)
+    bench_weight_gradients(16 if args.smoke else 1, args)
+
+
+def bench_weight_gradients(scale: int, args: argparse.Namespace) -> None:
+    """nd.dot(dy, col, transpose_b=True) on weight-gradient shapes (each size / scale,
+    the inner one / scale^4), split-K on and off (NNVMPY_GPU_SPLIT_K), against
+    cupy.matmul of the same operands."""
+    for label, (m, n, k) in WEIGHT_GRADIENTS.items():
+        _bench_weight_gradient(label, m // scale, n // scale, k // scale**4, args)
+
+
+def _bench_weight_gradient(label: str, m: int, n: int, k: int, args: argparse.Namespace) -> None:
+    say(f"gemm, weight gradient {label}: ({m} x {k}) @ ({n} x {k})^T float32")
+    gpu, cupy = nv.gpu(0), cupy_or_none()
+    flop = 2.0 * m * n * k
+    rng = np.random.default_rng(0)
+    dy_host = rng.uniform(-1, 1, (m, k)).astype(np.float32)
+    col_host = rng.uniform(-1, 1, (n, k)).astype(np.float32)
+    dy, col = nv.nd.array(dy_host, ctx=gpu), nv.nd.array(col_host, ctx=gpu)
+    out = nv.nd.zeros((m, n), ctx=gpu)
+    base = None
+    if cupy is not None:
+        cdy, ccol = cupy.asarray(dy_host), cupy.asarray(col_host)
+        cz = cupy.empty((m, n), cupy.float32)
+        base = best_s(lambda: cupy.matmul(cdy, ccol.T, out=cz), cupy_sync(cupy), args.reps,
+                      args.rounds)  # fmt: skip
+        say(f"  cupy.matmul      {1e3 * base:8.3f} ms  {flop / base / 1e12:7.2f} TFLOP/s")
+        del cdy, ccol, cz
+    key = label.split()[0]
+    for row, knob in (("split-K", "1"), ("one GEMM", "0")):
+        with nv.test_utils.environment("NNVMPY_GPU_SPLIT_K", knob):
+            t = best_s(lambda: nv.nd.dot(dy, col, transpose_b=True, out=out), nv.nd.waitall,
+                       args.reps, args.rounds)  # fmt: skip
+        ratio = f"  {base / t:5.2f}x cupy.matmul's speed" if base else ""
+        say(f"  nnvmpy {row:<9} {1e3 * t:8.3f} ms  {flop / t / 1e12:7.2f} TFLOP/s{ratio}")
+        RESULTS[f"wgrad_{key}_{'split' if knob == '1' else 'one'}_ms"] = 1e3 * t
+    got = out.asnumpy()[:4, :4]
+    want = dy_host[:4].astype(np.float64) @ col_host[:4].T.astype(np.float64)
+    err = float(np.abs(got - want).max())
+    assert err < 1e-4 * np.sqrt(k), f"weight-gradient GEMM {label} is wrong ({err:.2e})"
 
 
 # -- layers -------------------------------------------------------------------------------------
@@ -547,7 +598,7 @@ def main(argv: list[str] | None = None) -> None:
     started = time.perf_counter()
     sections: dict[str, Callable[[], None]] = {
         "elementwise": lambda: bench_elementwise(1000 if args.smoke else 100_000_000, args),
-        "gemm": lambda: bench_gemm(32 if args.smoke else 4096, args),
+        "gemm": lambda: bench_gemms(args),
         "dispatch": lambda: bench_dispatch(20 if args.smoke else 2000),
         "layers": lambda: bench_layers(256 if args.smoke else 1, args),
         "resnet": lambda: bench_resnet(1 if args.smoke else 64, 16 if args.smoke else 224, args),

@@ -240,6 +240,14 @@ GPU_TF32 = Knob(
     "(default) for none: float32 results agree with the CPU's to rounding. NVIDIA's "
     "NVIDIA_TF32_OVERRIDE=0 turns TF32 off inside cuBLAS whatever this says.",
 )
+GPU_SPLIT_K = Knob(
+    "NNVMPY_GPU_SPLIT_K",
+    "1",
+    "1 (default): a float32/float64 GPU GEMM whose output has fewer tiles than the device "
+    "has multiprocessors and whose inner size is long (a convolution's weight gradient) "
+    "runs as a batch of GEMMs over slices of the inner size plus a sum of their partial "
+    "products (ops/_gemm_split.py); 0: one GEMM however small its output.",
+)
 GPU_FAST_LAUNCH = Knob(
     "NNVMPY_GPU_FAST_LAUNCH",
     "1",
@@ -297,6 +305,7 @@ ALL_KNOBS = [
     BLAS,
     CUPY,
     GPU_TF32,
+    GPU_SPLIT_K,
     GPU_FAST_LAUNCH,
     GPU_DISK_CACHE,
     POISON_MEMORY,

@@ -165,3 +165,28 @@ def test_ops_on_cublas_match_the_cpu(cublas_calls: list, name: str, dtype: Any) 
     for got, want in zip(gpu_y + gpu_g, cpu_y + cpu_g, strict=True):
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
     assert len(cublas_calls) >= 3  # forward and both input gradients
+
+
+@pytest.mark.parametrize(("ta", "tb"), [(False, False), (False, True), (True, False)])
+@pytest.mark.parametrize("req", ["write", "add"])
+@pytest.mark.parametrize("stacked", [False, True])
+def test_split_k_on_cublas_equals_numpy(
+    cublas_calls: list, ta: bool, tb: bool, req: str, stacked: bool
+) -> None:
+    """A weight-gradient-shaped GEMM (64 x 147 output, k = 131072) takes split-K by
+    default (ops/_gemm_split.py): a strided batch over 128 slices of k, then their sum.
+    `stacked`: 3-D operands with a batch of one, as a one-group convolution passes them."""
+    from nnvmpy.ops import _gemm_split
+
+    m, n, k = 64, 147, 131072
+    rng = np.random.default_rng(4)
+    a, b, out, _ = _operands(rng, "2d", ta, tb, m, n, k, np.float32, ints=True)
+    s = _gemm_split.slices(m, n, k, 1, np.float32, _gemm_split.CUBLAS_TILE, False)
+    assert s == 128
+    a_in, b_in = (a[None], b[None]) if stacked else (a, b)
+    out_in = out[None] if stacked else out
+    got = _run(out_in, req, a_in, ta, b_in, tb).reshape(m, n)
+    want = _reference(a, ta, b, tb, out, req == "add", None)
+    np.testing.assert_array_equal(got, want.astype(np.float32))  # integers: exact sums
+    ((*_, k_slices),) = cublas_calls
+    assert k_slices == s

@@ -148,6 +148,32 @@ def test_gemm_mapping_matches_numpy(
     assert all(call[-1] == (batch or 1) for call in fake.calls)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(("ta", "tb"), [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("stacked", [False, True])
+def test_k_slices_are_strided_views_of_the_operands(
+    fake: FakeCublas, dtype: Any, ta: bool, tb: bool, stacked: bool
+) -> None:
+    """Split-K (ops/_gemm_split.py): out[z] = op(a)[:, slice z] @ op(b)[slice z, :], one
+    strided batched call over the slices of the operands as stored (2-D, or `stacked`:
+    3-D with a batch of one, as a one-group convolution's weight gradient passes them)."""
+    rng = np.random.default_rng(3)
+    m, n, s, depth = 5, 3, 4, 2
+    k = s * depth
+    a = _operand(rng, (k, m) if ta else (m, k), dtype)
+    b = _operand(rng, (n, k) if tb else (k, n), dtype)
+    out = np.full((s, m, n), 99, dtype)
+    a_in, b_in = (a[None], b[None]) if stacked else (a, b)
+    cublas.gemm(0, 0, FakeDeviceArray(out), FakeDeviceArray(a_in), ta, FakeDeviceArray(b_in),
+                tb, None, False, False, s)  # fmt: skip
+    op_a, op_b = (a.T if ta else a), (b.T if tb else b)
+    for z in range(s):
+        part = slice(z * depth, (z + 1) * depth)
+        np.testing.assert_array_equal(out[z], op_a[:, part] @ op_b[part, :])
+    ((*_, batch),) = fake.calls
+    assert batch == s
+
+
 def test_gemm_mapping_swaps_operands_and_keeps_no_copy(fake: FakeCublas) -> None:
     """C^T = op(B)^T op(A)^T: the first cuBLAS operand is b, as stored, ld its row length."""
     a = np.arange(6, dtype=np.float32).reshape(2, 3)

@@ -131,6 +131,7 @@ def gemm(
     bias: Any = None,
     add: bool = False,
     tf32: bool = False,
+    k_slices: int = 1,
 ) -> None:
     """out (+)= op(a) @ op(b) (+ bias) on the stream; see the module docstring.
 
@@ -141,6 +142,9 @@ def gemm(
         bias: optional (n,) vector added to every row.
         add: accumulate into out (req 'add') instead of overwriting it.
         tf32: a float32 GEMM on the TF32 tensor-core path (others ignore it).
+        k_slices: s > 1 for split-K (ops/_gemm_split.py): a and b single matrices (2-D,
+            or 3-D with a batch of one), out (s, m, n), and out[z] (+)= the product over
+            slice z of the inner size (k // s deep each).
     The caller checked `supports(...)`, and that m, n, k and the batch are nonzero.
     """
     cublas = _binding()
@@ -150,7 +154,7 @@ def gemm(
     oshape, ashape, bshape = _shape(out), _shape(a), _shape(b)
     batch = oshape[0] if len(oshape) == 3 else 1
     (m, n), (ar, ac), (br, bc) = oshape[-2:], ashape[-2:], bshape[-2:]
-    k = ar if ta else ac
+    k = (ar if ta else ac) // k_slices
     h = handle(device_id, stream_ptr)
     one = _SCALARS[scalar, 1.0].ctypes.data
     beta = one if add else _SCALARS[scalar, 0.0].ctypes.data
@@ -162,6 +166,8 @@ def gemm(
         beta = one
     sa = ar * ac if len(ashape) == 3 else 0
     sb = br * bc if len(bshape) == 3 else 0
+    if k_slices > 1:  # slice z of op(a)'s columns and op(b)'s rows: k rows or columns on
+        sa, sb = k * (ac if ta else 1), k * (1 if tb else bc)
     # C^T (n x m) = op(B)^T (n x k) op(A)^T (k x m), B and A as stored (see the docstring)
     _call(cublas, h, tb, ta, n, m, k, one, _ptr(b), data_type, bc, sb,
           _ptr(a), ac, sa, beta, c_ptr, batch, compute)  # fmt: skip

@@ -34,10 +34,11 @@ from ..attrs import (
 from ..base import InferError, Shape
 from ..graph.grad import ElemwiseGradUseIn
 from ..infer import elemwise_type, merge_shapes, shape_assign, shape_is_known, shape_str
-from ..kernel import cublas, gpu_lib, storage
+from ..kernel import cublas, gpu_lib, scratch, storage
 from ..kernel.elementwise import launch_context, req_mode
 from ..param import Parameter, field
 from ..registry import NodeAttrs, register_op
+from . import _gemm_split
 from ._bilinear import bilinear_backward_gradient
 
 TILE = 16  # GEMM tile edge: a TILE x TILE thread block computes a TILE x TILE block of C
@@ -201,23 +202,48 @@ def _gemm_gpu(
     from nnvmpy.kernel.cuda import launch_config
 
     bind_cuda("gemm")
-    oshape, ashape, bshape = shape_of(out), shape_of(a), shape_of(b)
+    oshape, (ar, ac) = shape_of(out), shape_of(a)[-2:]
     batch = oshape[0] if len(oshape) == 3 else 1
-    (m, n), (ar, ac), (br, bc) = oshape[-2:], ashape[-2:], bshape[-2:]
-    k = ar if ta else ac
+    (m, n), k = oshape[-2:], ar if ta else ac
     if m * n * batch == 0:
         return
-    if k and gpu_lib.available() and cublas.supports(out, a, b, bias):
+    on_cublas = bool(k) and gpu_lib.available() and cublas.supports(out, a, b, bias)
+    tile = _gemm_split.CUBLAS_TILE if on_cublas else TILE
+    s = _gemm_split.slices(m, n, k, batch, out.dtype, tile, bias is not None)
+    target, target_mode = out, mode
+    if s > 1:  # split-K: partial products of s slices of k, then their sum (_gemm_split)
+        target, target_mode = scratch.empty(ctx, (s, m, n), out.dtype), "write"
+    if on_cublas:
         _, _, stream, device = launch_config("gemm", ctx, 1)
         device_id = launch_context("gemm", ctx, out).device_id
         with device:
-            cublas.gemm(device_id, gpu_lib.stream_ptr(stream), out, a, ta, b, tb, bias,
-                        mode == "add", tf32_for(conv))  # fmt: skip
-        return
+            cublas.gemm(device_id, gpu_lib.stream_ptr(stream), target, a, ta, b, tb, bias,
+                        target_mode == "add", tf32_for(conv), s)  # fmt: skip
+    else:
+        _gemm_tiled(ctx, target, target_mode, a, ta, b, tb, bias, s)
+    if s > 1:
+        _gemm_split.sum_slices(ctx, flat(out), flat(target), mode == "add")
+
+
+def _gemm_tiled(
+    ctx: Any, out: Any, mode: str, a: Any, ta: bool, b: Any, tb: bool, bias: Any, s: int
+) -> None:
+    """The tiled numba.cuda GEMM; s > 1: out (s, m, n) gets the products over s slices
+    of k (a and b single matrices), grid z walking the slices as it walks a batch
+    otherwise."""
+    from nnvmpy.kernel.cuda import launch_config
+
+    oshape, ashape, bshape = shape_of(out), shape_of(a), shape_of(b)
+    batch = oshape[0] if len(oshape) == 3 else 1
+    (m, n), (ar, ac), (br, bc) = oshape[-2:], ashape[-2:], bshape[-2:]
+    k = (ar if ta else ac) // s
     sam, sak = (1, ac) if ta else (ac, 1)
     sbk, sbn = (1, bc) if tb else (bc, 1)
-    sab = ar * ac if len(ashape) == 3 else 0
-    sbb = br * bc if len(bshape) == 3 else 0
+    if s > 1:  # a batch of one matrix, if 3-D, whose grid z walks slices of k instead
+        sab, sbb = k * sak, k * sbk
+    else:
+        sab = ar * ac if len(ashape) == 3 else 0
+        sbb = br * bc if len(bshape) == 3 else 0
     acc = np.float64 if out.dtype == np.float64 else np.float32
     grid = (math.ceil(n / TILE), math.ceil(m / TILE), batch)
     kern = _gemm_kernels[acc]
