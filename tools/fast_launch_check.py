@@ -41,6 +41,7 @@ def install(summary: dict[str, Any]) -> None:
     and 'mismatches' (descriptions)."""
     from numba.cuda import codegen
     from numba.cuda.cudadrv import driver
+    from numba.cuda.errors import normalize_kernel_dimensions
 
     from nnvmpy.kernel import cuda_fast
 
@@ -71,7 +72,9 @@ def install(summary: dict[str, Any]) -> None:
         problems = []
         if _bits(words) != _bits(want):
             problems.append(f"words {_plain(words)} != numba's {_plain(want)}")
-        if (tuple(config.grid), tuple(config.block)) != ((blocks, 1, 1), (threads, 1, 1)):
+        if (tuple(config.grid), tuple(config.block)) != normalize_kernel_dimensions(
+            blocks, threads
+        ):  # numba-cuda's own reading of the sizes (an int, or up to three)
             problems.append(f"config {config.grid}x{config.block} for {blocks}x{threads}")
         if core_stream is not driver._to_core_stream(
             stream

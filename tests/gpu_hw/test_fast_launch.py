@@ -27,7 +27,16 @@ CASES: dict[str, Callable[[Any, Any], Any]] = {
     "broadcast add": lambda x, y: nv.nd.broadcast_add(x, nv.nd.sum(y, axis=0, keepdims=True)),
     "softmax": lambda x, y: nv.nd.softmax(x, axis=1),
     "take": lambda x, y: nv.nd.take(x, nv.nd.array([3, 0, 32], ctx=x.context), axis=0),
+    # a 2-D block on a 3-D grid: the tiled GEMM (NNVMPY_CUPY=0), split-K's sum after it
+    "dot, tiled kernel": lambda x, y: _without_cublas(nv.nd.dot, x, y, transpose_b=True),
 }
+
+
+def _without_cublas(op: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    with nv.test_utils.environment("NNVMPY_CUPY", "0"):
+        out = op(*args, **kwargs)
+        out.wait_to_read()
+    return out
 
 
 @pytest.fixture

@@ -135,6 +135,21 @@ def test_the_first_launch_per_thread_is_numbas_then_direct(block, direct_launche
     assert len(direct_launches) == 1
 
 
+def test_grids_and_blocks_of_up_to_three_sizes(block, direct_launches):
+    """A 2-D block on a 3-D grid (the tiled GEMM's), a 2-D grid: CUDA's three sizes each."""
+    out = storage.device_view(block, (64,), np.dtype(np.float32))
+    for grid, threads, want in [
+        ((2, 3, 4), (16, 16), ((2, 3, 4), (16, 16, 1))),
+        ((5, 6), 64, ((5, 6, 1), (64, 1, 1))),
+        (7, (8, 4, 2), ((7, 1, 1), (8, 4, 2))),
+    ]:
+        loop = _Dispatcher(_Kernel())
+        cuda_fast.launch(loop, grid, threads, 0, (out, 1))  # numba's: resolves
+        cuda_fast.launch(loop, grid, threads, 0, (out, 1))
+        assert loop.numba_launches[-1][0] == (grid, threads, 0)
+        assert direct_launches[-1][1] == ("config", *want)
+
+
 @pytest.mark.parametrize(
     "value",
     [np.float32(1.25), np.float64(-2.5), np.int8(-3), np.uint8(200), np.int32(-7),

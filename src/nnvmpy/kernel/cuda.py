@@ -363,10 +363,11 @@ def planned_launch(
     return fast
 
 
-def launch_kernel(dispatcher: Any, blocks: int, threads: int, stream: Any, args: Any) -> None:
-    """dispatcher[blocks, threads, stream](*args); with NNVMPY_GPU_FAST_LAUNCH=1 and one
-    GPU, directly after a kernel's first launch on each thread (kernel/cuda_fast.py keeps
-    a kernel's loaded function per thread, not per device)."""
+def launch_kernel(dispatcher: Any, blocks: Any, threads: Any, stream: Any, args: Any) -> None:
+    """dispatcher[blocks, threads, stream](*args), each size an int or a tuple of up to
+    three; with NNVMPY_GPU_FAST_LAUNCH=1 and one GPU, directly after a kernel's first
+    launch on each thread (kernel/cuda_fast.py keeps a kernel's loaded function per
+    thread, not per device)."""
     if not _state["simulator"] and _state["gpu_count"] == 1 and cuda_fast.enabled():
         cuda_fast.launch(dispatcher, blocks, threads, stream, tuple(args))
     else:

@@ -31,9 +31,10 @@ from typing import Any
 
 from .. import config
 
+Dims = int | tuple[int, ...]  # a grid or block size: x, or (x[, y[, z]])
 _local = threading.local()  # .kernels: {(id(dispatcher), signature): _Resolved or None}
 _streams: dict[int, tuple[Any, Any]] = {}  # id(numba stream) -> (stream, cuda.core stream)
-_configs: dict[tuple[int, int], Any] = {}
+_configs: dict[tuple[Dims, Dims], Any] = {}
 _numba: dict[str, Any] = {}  # numba-cuda pieces, imported on first use
 
 
@@ -107,10 +108,12 @@ def array_words(a: Any) -> list[Any]:
     return [0, 0, a.size, a.dtype.itemsize, a.device_ctypes_pointer.value, *a.shape, *a.strides]
 
 
-def launch(dispatcher: Any, blocks: int, threads: int, stream: Any, args: tuple[Any, ...]) -> None:
-    """dispatcher[blocks, threads, stream](*args) on a 1-D grid: numba's way the first
-    time on each thread for each signature, then directly where every argument is a
-    C-contiguous device array or a number."""
+def launch(
+    dispatcher: Any, blocks: Dims, threads: Dims, stream: Any, args: tuple[Any, ...]
+) -> None:
+    """dispatcher[blocks, threads, stream](*args) (each size an int, or a tuple of up to
+    three): numba's way the first time on each thread for each signature, then directly
+    where every argument is a C-contiguous device array or a number."""
     kernels = getattr(_local, "kernels", None)
     if kernels is None:
         kernels = _local.kernels = {}
@@ -161,12 +164,20 @@ def _core_stream(stream: Any) -> Any:
     return entry[1]
 
 
-def _config(blocks: int, threads: int) -> Any:
+def _config(blocks: Dims, threads: Dims) -> Any:
     key = (blocks, threads)
     made = _configs.get(key)
     if made is None:
-        made = _configs[key] = _numba["launch_config"]((blocks, 1, 1), (threads, 1, 1))
+        made = _configs[key] = _numba["launch_config"](_dim3(blocks), _dim3(threads))
     return made
+
+
+def _dim3(dims: Dims) -> tuple[int, int, int]:
+    """A grid or block size as CUDA's three dimensions (an int is the x one)."""
+    if isinstance(dims, int):
+        return (dims, 1, 1)
+    x, y, z = (*dims, 1, 1)[:3]
+    return (x, y, z)
 
 
 def _import_numba() -> None:

@@ -231,7 +231,7 @@ def _gemm_tiled(
     """The tiled numba.cuda GEMM; s > 1: out (s, m, n) gets the products over s slices
     of k (a and b single matrices), grid z walking the slices as it walks a batch
     otherwise."""
-    from nnvmpy.kernel.cuda import launch_config
+    from nnvmpy.kernel.cuda import launch_config, launch_kernel
 
     oshape, ashape, bshape = shape_of(out), shape_of(a), shape_of(b)
     batch = oshape[0] if len(oshape) == 3 else 1
@@ -250,11 +250,10 @@ def _gemm_tiled(
     _, _, stream, device = launch_config(kern.__name__, ctx, 1)
     out1 = flat(out)
     bias1 = out1 if bias is None else flat(bias)  # never read when has_bias is False
+    args = (out1, flat(a), flat(b), bias1, m, n, k, sab, sam, sak, sbb, sbk, sbn,
+            bias is not None, mode == "add")  # fmt: skip
     with device:
-        kern[grid, (TILE, TILE), stream](
-            out1, flat(a), flat(b), bias1, m, n, k, sab, sam, sak, sbb, sbk, sbn,
-            bias is not None, mode == "add",
-        )  # fmt: skip
+        launch_kernel(kern.dispatcher, grid, (TILE, TILE), stream, args)
 
 
 # -- dot --------------------------------------------------------------------------------------
