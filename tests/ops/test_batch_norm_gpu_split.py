@@ -81,7 +81,9 @@ def sums_launches(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int, int, 
     original = batch_norm_cuda.launch_kernel
 
     def spy(dispatcher: Any, blocks: int, threads: int, stream: Any, args: Any) -> None:
-        seen.append((blocks, threads, args[4], args[8]))
+        # (work, counters, x[, dy, mean], S, outer, C, inner, tin, ...)
+        k = 3 if dispatcher is batch_norm_cuda._bn_sums_forward_cuda.dispatcher else 5
+        seen.append((blocks, threads, args[k], args[k + 4]))
         original(dispatcher, blocks, threads, stream, args)
 
     monkeypatch.setattr(batch_norm_cuda, "launch_kernel", spy)
@@ -321,6 +323,67 @@ def test_global_stats_dx_alone_needs_no_sums(sums_launches: list) -> None:
     want = backward_ref(dy, v, mean, invstd, 1, False, False)[0]
     np.testing.assert_allclose(got[0], want, rtol=1e-5, atol=1e-6)
     assert sums_launches == []
+
+
+@pytest.fixture
+def finish_launches(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the per-channel finish kernels launched on their own."""
+    seen: list[str] = []
+    for name in ("_bn_forward_finish_cuda", "_bn_backward_finish_cuda"):
+        kern = getattr(batch_norm_cuda, name)
+
+        def spy(*args: Any, _name: str = name, _real: Any = kern.launch) -> None:
+            seen.append(_name)
+            _real(*args)
+
+        monkeypatch.setattr(kern, "launch", spy)
+    return seen
+
+
+@pytest.mark.gpu
+def test_training_finishes_in_the_last_block_and_leaves_counters_zero(
+    monkeypatch: pytest.MonkeyPatch, sums_launches: list, finish_launches: list
+) -> None:
+    """Training forward and backward: two launches each (sums, whose last block per channel
+    finishes it; apply), the per-stream block counters back at zero after each; inference
+    alone launches the finish kernel."""
+    monkeypatch.setattr(kcuda, "SIM_SM_COUNT", 4)
+    shape = (8, 3, 5)
+    v = case_values(shape, 1, np.float32, seed=11)
+    params = {"eps": EPS, "momentum": MOMENTUM, "fix_gamma": False}
+    zeros = [np.zeros(shape, np.float32), np.zeros(3, np.float32), np.zeros(3, np.float32)]
+    outs, _ = _run_gpu("BatchNorm", params, True, _inputs(v), zeros, [W, W, W])
+    ref = forward_ref(v, 1, False, train=True)
+    np.testing.assert_allclose(outs[1], ref["mean"], rtol=1e-5, atol=1e-6)
+    dy = np.random.default_rng(12).normal(size=shape).astype(np.float32)
+    bw_in = [dy, v["data"], v["gamma"], outs[1], outs[2]]
+    got, _ = _run_gpu("_backward_BatchNorm", params, True, bw_in, zeros, [W, W, W])
+    want = backward_ref(dy, v, outs[1], outs[2], 1, False, True)
+    for name, g, w in zip(("dx", "dgamma", "dbeta"), got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4, err_msg=name)
+    assert [s for _, _, s, _ in sums_launches] == [sums_launches[0][2]] * 2
+    assert sums_launches[0][2] > 1  # several blocks a channel: the count decides the last
+    assert finish_launches == []
+    assert batch_norm_cuda._counters
+    for _, counters in batch_norm_cuda._counters.values():
+        assert not counters.copy_to_host().any()
+    _run_gpu("BatchNorm", params, False, _inputs(v), zeros, [W, W, W])
+    assert finish_launches == ["_bn_forward_finish_cuda"]
+
+
+@pytest.mark.gpu
+def test_each_stream_has_its_own_counters() -> None:
+    cuda = _cuda()
+    ctx = _opctx(True)
+    first, second = cuda.stream(), cuda.stream()
+    a = batch_norm_cuda.channel_counters(ctx, first, 3)
+    assert batch_norm_cuda.channel_counters(ctx, first, 64) is a  # 1024 made at least
+    b = batch_norm_cuda.channel_counters(ctx, second, 3)
+    assert b is not a
+    wide = batch_norm_cuda.channel_counters(ctx, first, 5000)
+    assert wide.size >= 5000
+    assert not wide.copy_to_host().any()
+    assert batch_norm_cuda.channel_counters(ctx, first, 3) is wide
 
 
 @pytest.mark.gpu

@@ -4,20 +4,28 @@ fill the device (batch_norm.py has the formulas and the CPU kernels).
 ResNet's first layers have 64 channels of 64 * 112 * 112 elements: one block per channel
 is 64 blocks on a GPU with 132 SMs, too few loads in flight to reach the memory's
 bandwidth. Here a statistics kernel on a grid of C * S blocks writes per-block partial
-sums, a kernel with a thread per channel combines them (statistics, moving statistics,
-per-channel coefficients), and an element-wise kernel applies the coefficients.
-Inference runs the last two only.
+sums, the last of a channel's S blocks to finish combines them (statistics, moving
+statistics, per-channel coefficients), and an element-wise kernel applies the
+coefficients: two launches a pass. Which block is last is counted per channel with an
+atomic counter (each block fences its partial sums first, and the last one reads them
+through atomics, at L2); the counters are zero between launches, the last block resetting
+its channel's, and each stream has its own (`channel_counters`). That combining step was
+a kernel of its own with a thread per channel: 40 of a ResNet-18 training step's ~310
+launches. Inference, and a backward needing dx alone from global statistics, have no sums:
+a kernel with a thread per channel makes their coefficients.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 from typing import Any
 
 import numpy as np
 
 from ...kernel import device_function, scratch
 from ...kernel.cuda import launch_config, launch_kernel, simulated
+from ...kernel.elementwise import launch_context
 from ...kernel.launch import (  # cuda: a placeholder bound when a kernel compiles
     NULL,
     cuda,
@@ -33,22 +41,16 @@ STAT_BLOCKS_PER_SM = 4  # statistics blocks per SM (C * S of them): enough loads
 # Scratch `work` (float64): coef[3 c + k] per channel, then part[3 C + 2 (c S + s) + k].
 
 
-@gpu_kernel
-def _bn_sums_cuda(work, x, dy, mean, S, outer, C, inner, tin, grad):
-    # block b: channel c = b % C, rows o = s, s + S, ... (s = b // C); its threads take
-    # `tin` elements of a row and nt // tin rows at a time (rows shorter than a block).
-    # Forward: sum(x - x0), sum((x - x0)^2) with x0 the channel's first value (shifted
-    # sums: one pass, and stable); grad: sum(dy), sum(dy * (x - mean)). Summed in float64,
-    # each element's terms in float32 (float16 data too) or float64; float() keeps the
-    # simulator's NumPy scalars from computing float16 - Python float in float16 (NEP 50)
-    b = cuda.blockIdx.x
-    s = b // C
-    c = b - s * C
-    tid = cuda.threadIdx.x
-    nt = cuda.blockDim.x
+@device_function
+def _thread_sums(x, dy, m, s, S, outer, C, c, inner, tin, tid, nt, grad):
+    # this thread's share of channel c's sums in block s of S: it takes `tin` elements of
+    # a row and nt // tin rows at a time (rows shorter than a block). Forward: sum(x - x0),
+    # sum((x - x0)^2) with x0 the channel's first value (shifted sums: one pass, and
+    # stable); grad: sum(dy), sum(dy * (x - mean)). Summed in float64, each element's terms
+    # in float32 (float16 data too) or float64; float() keeps the simulator's NumPy scalars
+    # from computing float16 - Python float in float16 (NEP 50)
     rows = nt // tin
     r = tid // tin
-    m = float(mean[c]) if grad else float(x[c * inner])
     acc = 0.0
     acc2 = 0.0
     if r < rows:
@@ -93,8 +95,12 @@ def _bn_sums_cuda(work, x, dy, mean, S, outer, C, inner, tin, grad):
                 acc += w
                 acc2 += w * d
                 i += tin
-    s_acc = cuda.shared.array(_BLOCK, np.float64)
-    s_acc2 = cuda.shared.array(_BLOCK, np.float64)
+    return acc, acc2
+
+
+@device_function
+def _block_sums(s_acc, s_acc2, acc, acc2, tid, nt):
+    # the block's totals of every thread's (acc, acc2), in shared memory's slot 0
     s_acc[tid] = acc
     s_acc2[tid] = acc2
     cuda.syncthreads()
@@ -105,60 +111,143 @@ def _bn_sums_cuda(work, x, dy, mean, S, outer, C, inner, tin, grad):
             s_acc2[tid] += s_acc2[tid + step]
         cuda.syncthreads()
         step //= 2
-    if tid == 0:
-        p = 3 * C + 2 * (c * S + s)
-        work[p] = s_acc[0]
-        work[p + 1] = s_acc2[0]
+    return s_acc[0], s_acc2[0]
+
+
+@device_function
+def _last_block(work, counters, total, total2, c, s, S, C):
+    # (thread 0 only) store block s's partial sums of channel c, then count the channel's
+    # blocks done: True for the last, which the others' stores are then visible to (the
+    # fence orders each block's stores before its count) and which resets the counter
+    p = 3 * C + 2 * (c * S + s)
+    work[p] = total
+    work[p + 1] = total2
+    cuda.threadfence()
+    if cuda.atomic.add(counters, c, 1) != S - 1:
+        return False
+    counters[c] = 0
+    cuda.threadfence()
+    return True
+
+
+@device_function
+def _partials(work, c, S, C):
+    # channel c's S partial sums added up, read through atomics (at L2): the last block
+    # reads what other blocks, on other SMs, stored during this launch
+    s = 0.0
+    ss = 0.0
+    for k in range(S):
+        p = 3 * C + 2 * (c * S + k)
+        s += cuda.atomic.add(work, p, 0.0)
+        ss += cuda.atomic.add(work, p + 1, 0.0)
+    return s, ss
+
+
+@device_function
+def _forward_finish(
+    work, c, s, ss, mean, var, x, gamma, beta, mm, mv, size, C, inner,
+    eps, momentum, fix_gamma, train, m_mean, m_var, invstd_out,
+):  # fmt: skip
+    # channel c's statistics from its sums (s, ss) (or the moving ones), the moving
+    # statistics updated, and y = x * scale + shift's coefficients:
+    # scale = gamma / sqrt(var + eps), shift = beta - mean * scale
+    if train:
+        dmean = s / size
+        mu = float(x[c * inner]) + dmean
+        v = max(ss / size - dmean * dmean, 0.0)
+        mm[c] = momentum * float(mm[c]) + (1.0 - momentum) * mu
+        mv[c] = momentum * float(mv[c]) + (1.0 - momentum) * v
+    else:
+        mu = float(mm[c])
+        v = float(mv[c])
+    store(mean, c, mu, m_mean)
+    store(var, c, 1.0 / math.sqrt(v + eps) if invstd_out else v, m_var)
+    scale = (1.0 if fix_gamma else float(gamma[c])) / math.sqrt(v + eps)
+    work[3 * c] = scale
+    work[3 * c + 1] = float(beta[c]) - mu * scale
+
+
+@device_function
+def _backward_finish(
+    work, c, sdy, sdyx, dgamma, dbeta, gamma, var, size,
+    eps, fix_gamma, batch, m_dgamma, m_dbeta, var_is_invstd,
+):  # fmt: skip
+    # channel c's dgamma, dbeta, and dx = k * (dy - a - (x - mean) * b)'s k, a, b from its
+    # sums (sdy, sdyx); var: the forward's 1 / sqrt(var + eps), or var (BatchNorm_v1)
+    invstd = float(var[c]) if var_is_invstd else 1.0 / math.sqrt(var[c] + eps)
+    store(dgamma, c, 0.0 if fix_gamma else sdyx * invstd, m_dgamma)
+    store(dbeta, c, sdy, m_dbeta)
+    work[3 * c] = (1.0 if fix_gamma else float(gamma[c])) * invstd
+    work[3 * c + 1] = sdy / size if batch else 0.0
+    work[3 * c + 2] = sdyx * invstd * invstd / size if batch else 0.0
+
+
+@gpu_kernel
+def _bn_sums_forward_cuda(
+    work, counters, x, S, outer, C, inner, tin, mean, var, gamma, beta, mm, mv,
+    eps, momentum, fix_gamma, m_mean, m_var, invstd_out,
+):  # fmt: skip
+    # block b: channel c = b % C, rows o = s, s + S, ... (s = b // C); the channel's last
+    # block to finish runs _forward_finish for it (no launch of its own)
+    b = cuda.blockIdx.x
+    s = b // C
+    c = b - s * C
+    tid = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    acc, acc2 = _thread_sums(x, x, float(x[c * inner]), s, S, outer, C, c, inner, tin, tid,
+                             nt, False)  # fmt: skip
+    s_acc = cuda.shared.array(_BLOCK, np.float64)
+    s_acc2 = cuda.shared.array(_BLOCK, np.float64)
+    total, total2 = _block_sums(s_acc, s_acc2, acc, acc2, tid, nt)
+    if tid == 0 and _last_block(work, counters, total, total2, c, s, S, C):
+        t, t2 = _partials(work, c, S, C)
+        size = outer * inner
+        _forward_finish(work, c, t, t2, mean, var, x, gamma, beta, mm, mv, size, C, inner,
+                        eps, momentum, fix_gamma, True, m_mean, m_var, invstd_out)  # fmt: skip
+
+
+@gpu_kernel
+def _bn_sums_backward_cuda(
+    work, counters, x, dy, mean, S, outer, C, inner, tin, dgamma, dbeta, gamma, var,
+    eps, fix_gamma, batch, m_dgamma, m_dbeta, var_is_invstd,
+):  # fmt: skip
+    # as _bn_sums_forward_cuda, for the gradient: sums of dy and dy * (x - mean)
+    b = cuda.blockIdx.x
+    s = b // C
+    c = b - s * C
+    tid = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    acc, acc2 = _thread_sums(x, dy, float(mean[c]), s, S, outer, C, c, inner, tin, tid, nt,
+                             True)  # fmt: skip
+    s_acc = cuda.shared.array(_BLOCK, np.float64)
+    s_acc2 = cuda.shared.array(_BLOCK, np.float64)
+    total, total2 = _block_sums(s_acc, s_acc2, acc, acc2, tid, nt)
+    if tid == 0 and _last_block(work, counters, total, total2, c, s, S, C):
+        t, t2 = _partials(work, c, S, C)
+        _backward_finish(work, c, t, t2, dgamma, dbeta, gamma, var, outer * inner, eps,
+                         fix_gamma, batch, m_dgamma, m_dbeta, var_is_invstd)  # fmt: skip
 
 
 @gpu_kernel
 def _bn_forward_finish_cuda(
-    work, mean, var, x, gamma, beta, mm, mv, S, size, C, inner,
-    eps, momentum, fix_gamma, train, m_mean, m_var, invstd_out,
+    work, mean, var, x, gamma, beta, mm, mv, size, C, inner,
+    eps, momentum, fix_gamma, m_mean, m_var, invstd_out,
 ):  # fmt: skip
-    # a thread per channel: statistics from the S partials (or the moving ones), then
-    # y = x * scale + shift with scale = gamma / sqrt(var + eps), shift = beta - mean * scale
+    # inference: a thread per channel, from the moving statistics
     for c in range(cuda.grid(1), C, cuda.gridsize(1)):
-        if train:
-            s = 0.0
-            ss = 0.0
-            for k in range(S):
-                s += work[3 * C + 2 * (c * S + k)]
-                ss += work[3 * C + 2 * (c * S + k) + 1]
-            dmean = s / size
-            mu = float(x[c * inner]) + dmean
-            v = max(ss / size - dmean * dmean, 0.0)
-            mm[c] = momentum * float(mm[c]) + (1.0 - momentum) * mu
-            mv[c] = momentum * float(mv[c]) + (1.0 - momentum) * v
-        else:
-            mu = float(mm[c])
-            v = float(mv[c])
-        store(mean, c, mu, m_mean)
-        store(var, c, 1.0 / math.sqrt(v + eps) if invstd_out else v, m_var)
-        scale = (1.0 if fix_gamma else float(gamma[c])) / math.sqrt(v + eps)
-        work[3 * c] = scale
-        work[3 * c + 1] = float(beta[c]) - mu * scale
+        _forward_finish(work, c, 0.0, 0.0, mean, var, x, gamma, beta, mm, mv, size, C, inner,
+                        eps, momentum, fix_gamma, False, m_mean, m_var, invstd_out)  # fmt: skip
 
 
 @gpu_kernel
 def _bn_backward_finish_cuda(
-    work, dgamma, dbeta, gamma, var, S, size, C,
-    eps, fix_gamma, batch, m_dgamma, m_dbeta, var_is_invstd,
+    work, dgamma, dbeta, gamma, var, size, C, eps, fix_gamma, m_dgamma, m_dbeta,
+    var_is_invstd,
 ):  # fmt: skip
-    # a thread per channel: dgamma, dbeta, and dx = k * (dy - a - (x - mean) * b)'s k, a, b
+    # global statistics, dx alone: a thread per channel, dx = gamma / sqrt(var + eps) * dy
     for c in range(cuda.grid(1), C, cuda.gridsize(1)):
-        # the forward's output: 1 / sqrt(var + eps), or var itself (BatchNorm_v1)
-        invstd = float(var[c]) if var_is_invstd else 1.0 / math.sqrt(var[c] + eps)
-        sdy = 0.0
-        sdyx = 0.0
-        for k in range(S):
-            sdy += work[3 * C + 2 * (c * S + k)]
-            sdyx += work[3 * C + 2 * (c * S + k) + 1]
-        store(dgamma, c, 0.0 if fix_gamma else sdyx * invstd, m_dgamma)
-        store(dbeta, c, sdy, m_dbeta)
-        work[3 * c] = (1.0 if fix_gamma else float(gamma[c])) * invstd
-        work[3 * c + 1] = sdy / size if batch else 0.0
-        work[3 * c + 2] = sdyx * invstd * invstd / size if batch else 0.0
+        _backward_finish(work, c, 0.0, 0.0, dgamma, dbeta, gamma, var, size, eps, fix_gamma,
+                         False, m_dgamma, m_dbeta, var_is_invstd)  # fmt: skip
 
 
 @device_function
@@ -250,9 +339,11 @@ def stat_grid(outer: int, C: int, inner: int, threads: int, sms: int) -> tuple[i
 
 
 def _channel_sums(
-    ctx: Any, stream: Any, x: Any, dy: Any, mean: Any, shape: tuple[int, int, int], grad: bool
-) -> tuple[Any, int]:
-    """(work, S): the scratch array with each channel's S partial sums in its part."""
+    ctx: Any, stream: Any, kernel: Any, shape: tuple[int, int, int], head: tuple, tail: tuple
+) -> Any:
+    """The scratch `work` after a sums kernel (forward or backward) on C * S blocks, whose
+    last block per channel also finished the channel: kernel(work, counters, *head, S,
+    outer, C, inner, tin, *tail)."""
     from nnvmpy.kernel.cuda import context_sm_count
 
     outer, C, inner = shape
@@ -260,9 +351,31 @@ def _channel_sums(
     threads = min(limit, max(32, 1 << (outer * inner - 1).bit_length()))
     tin, S = stat_grid(outer, C, inner, threads, context_sm_count(ctx, "BatchNorm"))
     work = scratch.empty(ctx, 3 * C + 2 * C * S, np.float64)
-    args = (work, x, dy, mean, S, outer, C, inner, tin, grad)
-    launch_kernel(_bn_sums_cuda.dispatcher, C * S, threads, stream, args)
-    return work, S
+    args = (work, channel_counters(ctx, stream, C), *head, S, outer, C, inner, tin, *tail)
+    launch_kernel(kernel.dispatcher, C * S, threads, stream, args)
+    return work
+
+
+#: (device, id(stream)) -> (stream, int32 counters): zero between launches (the last
+#: block of a channel resets its own), one array per stream (launches on one stream run
+#: in order; two streams' must not share)
+_counters: dict[tuple[int, int], tuple[Any, Any]] = {}
+_counters_lock = threading.Lock()
+
+
+def channel_counters(ctx: Any, stream: Any, C: int) -> Any:
+    """At least C zeroed int32 block counters for the sums kernels on `stream`."""
+    from nnvmpy.kernel.cuda import get_cuda
+
+    device_id = launch_context("BatchNorm", ctx, None).device_id
+    key = (device_id, id(stream))
+    found = _counters.get(key)
+    if found is None or found[0] is not stream or found[1].size < C:
+        size = max(1024, 1 << (C - 1).bit_length())
+        with _counters_lock:  # made once per stream (or when a wider C comes)
+            counters = get_cuda("BatchNorm").to_device(np.zeros(size, np.int32))
+            found = _counters[key] = (stream, counters)
+    return found[1]
 
 
 def forward_gpu(
@@ -274,14 +387,16 @@ def forward_gpu(
     outer, C, inner = shape
     _, _, stream, device = launch_config("BatchNorm", ctx, 1)
     with device:
-        if train:
-            work, S = _channel_sums(ctx, stream, x, x, mean, shape, False)
+        if train:  # statistics, finished by each channel's last block
+            tail = (mean, var, gamma, beta, mm, mv, p.eps, p.momentum, p.fix_gamma, m_mean,
+                    m_var, invstd_out)  # fmt: skip
+            work = _channel_sums(ctx, stream, _bn_sums_forward_cuda, shape, (x,), tail)
         else:  # inference: the moving statistics, no sums
-            work, S = scratch.empty(ctx, 3 * C, np.float64), 0
-        _bn_forward_finish_cuda.launch(
-            ctx, C, work, mean, var, x, gamma, beta, mm, mv, S, outer * inner, C, inner,
-            p.eps, p.momentum, p.fix_gamma, train, m_mean, m_var, invstd_out,
-        )  # fmt: skip
+            work = scratch.empty(ctx, 3 * C, np.float64)
+            _bn_forward_finish_cuda.launch(
+                ctx, C, work, mean, var, x, gamma, beta, mm, mv, outer * inner, C, inner,
+                p.eps, p.momentum, p.fix_gamma, m_mean, m_var, invstd_out,
+            )  # fmt: skip
         if m_out != NULL:
             _bn_apply_cuda.launch(
                 ctx, x.size, out, x, x, mean, work, x.size, C, inner, m_out, False
@@ -298,12 +413,14 @@ def backward_gpu(
     _, _, stream, device = launch_config("_backward_BatchNorm", ctx, 1)
     with device:
         if m_dgamma != NULL or m_dbeta != NULL or (batch and m_dx != NULL):
-            work, S = _channel_sums(ctx, stream, x, dy, mean, shape, True)
+            tail = (dgamma, dbeta, gamma, var, p.eps, p.fix_gamma, batch, m_dgamma, m_dbeta,
+                    var_is_invstd)  # fmt: skip
+            work = _channel_sums(ctx, stream, _bn_sums_backward_cuda, shape, (x, dy, mean), tail)
         else:  # global statistics, dx alone: dx = gamma / sqrt(var + eps) * dy
-            work, S = scratch.empty(ctx, 3 * C, np.float64), 0
-        _bn_backward_finish_cuda.launch(
-            ctx, C, work, dgamma, dbeta, gamma, var, S, outer * inner, C,
-            p.eps, p.fix_gamma, batch, m_dgamma, m_dbeta, var_is_invstd,
-        )  # fmt: skip
+            work = scratch.empty(ctx, 3 * C, np.float64)
+            _bn_backward_finish_cuda.launch(
+                ctx, C, work, dgamma, dbeta, gamma, var, outer * inner, C, p.eps,
+                p.fix_gamma, m_dgamma, m_dbeta, var_is_invstd,
+            )  # fmt: skip
         if m_dx != NULL:
             _bn_apply_cuda.launch(ctx, x.size, dx, x, dy, mean, work, x.size, C, inner, m_dx, True)
