@@ -26,7 +26,8 @@ Sections (targets from issue 16):
                sgd_mom_update; MXNet's symbol file when found, else the same network built
                here), against PyTorch eager (torchvision resnet18, float32, TF32 off, and
                with TF32 convolutions as PyTorch's default) in --torch's interpreter,
-               else the achieved TFLOP/s: <= 2x PyTorch
+               else the achieved TFLOP/s: <= 2x PyTorch; and ours with split-K off
+               (NNVMPY_GPU_SPLIT_K=0), what splitting the weight gradients buys
 
 Times are wall-clock around work followed by a device-wide wait, best of `--rounds`; the
 load average is printed (the host's CPUs run the dispatch). Rows needing CuPy are skipped,
@@ -440,6 +441,11 @@ def bench_resnet(batch: int, size: int, args: argparse.Namespace) -> None:
         t32 = ours["tf32-conv"]
         say(f"  nnvmpy tf32-conv {1e3 * t32:8.1f} ms/step  {flop / t32 / 1e12:6.2f} TFLOP/s")
         RESULTS["resnet18_tf32_conv_ms"] = 1e3 * t32
+        # the weight gradients as one GEMM each (ops/_gemm_split.py off): what split-K buys
+        with nv.test_utils.environment("NNVMPY_GPU_SPLIT_K", "0"):
+            t1 = best_s(step, nv.nd.waitall, args.net_reps, args.rounds)
+        say(f"  nnvmpy fp32, split-K off {1e3 * t1:8.1f} ms/step")
+        RESULTS["resnet18_no_split_k_ms"] = 1e3 * t1
     torch_ms = run_torch_resnet(args, batch, size)
     if torch_ms:
         for label, ms in torch_ms.items():
