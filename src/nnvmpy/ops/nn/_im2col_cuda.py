@@ -30,9 +30,11 @@ read and wrote the whole output once more; the chunk then holds the column matri
 (rows*P values an image instead of (rows+F)*P: larger chunks in the same budget). The
 weight gradient sums over the images, dW = dyt @ col^T, one GEMM with inner size m*P
 that needs the row layout; groups > 1 batch the GEMM over the groups, so images cannot be
-the batch as well. Both keep the row layout. Deconvolution (deconvolution.py) runs its
-forward on `backward` (data gradient only) and its data gradient on `forward`, so one
-group takes the image-major layout there too.
+the batch as well. Both keep the row layout. That product's output is small (F x rows) and
+its inner size long (m*P: 802816 for ResNet-18's first layer at batch 64), so `gemm` runs
+it as split-K (ops/_gemm_split.py) when the output alone would leave most SMs idle.
+Deconvolution (deconvolution.py) runs its forward on `backward` (data gradient only) and
+its data gradient on `forward`, so one group takes the image-major layout there too.
 
 A 1x1(x1) convolution with stride 1, no padding and one group (`ConvShape.pointwise`)
 needs no column matrix: x[n] is one already, so the forward is one GEMM batched over the
