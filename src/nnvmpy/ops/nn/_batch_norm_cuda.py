@@ -99,8 +99,18 @@ def _thread_sums(x, dy, m, s, S, outer, C, c, inner, tin, tid, nt, grad):
 
 
 @device_function
-def _block_sums(s_acc, s_acc2, acc, acc2, tid, nt):
-    # the block's totals of every thread's (acc, acc2), in shared memory's slot 0
+def _channel_block(work, counters, s_acc, s_acc2, x, dy, mean, S, outer, C, inner, tin, grad):
+    # block b's share of channel c = b % C's sums (rows o = s, s + S, ... with s = b // C)
+    # stored as its partials: (c, True) in thread 0 of the channel's last block to finish,
+    # which the other blocks' partials are then visible to (each fenced its stores before
+    # counting itself), and which resets the channel's counter; (c, False) elsewhere
+    b = cuda.blockIdx.x
+    s = b // C
+    c = b - s * C
+    tid = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    m = float(mean[c]) if grad else float(x[c * inner])
+    acc, acc2 = _thread_sums(x, dy, m, s, S, outer, C, c, inner, tin, tid, nt, grad)
     s_acc[tid] = acc
     s_acc2[tid] = acc2
     cuda.syncthreads()
@@ -111,23 +121,17 @@ def _block_sums(s_acc, s_acc2, acc, acc2, tid, nt):
             s_acc2[tid] += s_acc2[tid + step]
         cuda.syncthreads()
         step //= 2
-    return s_acc[0], s_acc2[0]
-
-
-@device_function
-def _last_block(work, counters, total, total2, c, s, S, C):
-    # (thread 0 only) store block s's partial sums of channel c, then count the channel's
-    # blocks done: True for the last, which the others' stores are then visible to (the
-    # fence orders each block's stores before its count) and which resets the counter
+    if tid != 0:
+        return c, False
     p = 3 * C + 2 * (c * S + s)
-    work[p] = total
-    work[p + 1] = total2
+    work[p] = s_acc[0]
+    work[p + 1] = s_acc2[0]
     cuda.threadfence()
     if cuda.atomic.add(counters, c, 1) != S - 1:
-        return False
+        return c, False
     counters[c] = 0
     cuda.threadfence()
-    return True
+    return c, True
 
 
 @device_function
@@ -187,19 +191,12 @@ def _bn_sums_forward_cuda(
     work, counters, x, S, outer, C, inner, tin, mean, var, gamma, beta, mm, mv,
     eps, momentum, fix_gamma, m_mean, m_var, invstd_out,
 ):  # fmt: skip
-    # block b: channel c = b % C, rows o = s, s + S, ... (s = b // C); the channel's last
-    # block to finish runs _forward_finish for it (no launch of its own)
-    b = cuda.blockIdx.x
-    s = b // C
-    c = b - s * C
-    tid = cuda.threadIdx.x
-    nt = cuda.blockDim.x
-    acc, acc2 = _thread_sums(x, x, float(x[c * inner]), s, S, outer, C, c, inner, tin, tid,
-                             nt, False)  # fmt: skip
+    # C * S blocks of channel sums; each channel's last block finishes it (_forward_finish)
     s_acc = cuda.shared.array(_BLOCK, np.float64)
     s_acc2 = cuda.shared.array(_BLOCK, np.float64)
-    total, total2 = _block_sums(s_acc, s_acc2, acc, acc2, tid, nt)
-    if tid == 0 and _last_block(work, counters, total, total2, c, s, S, C):
+    c, last = _channel_block(work, counters, s_acc, s_acc2, x, x, mean, S, outer, C, inner,
+                             tin, False)  # fmt: skip
+    if last:
         t, t2 = _partials(work, c, S, C)
         size = outer * inner
         _forward_finish(work, c, t, t2, mean, var, x, gamma, beta, mm, mv, size, C, inner,
@@ -211,18 +208,12 @@ def _bn_sums_backward_cuda(
     work, counters, x, dy, mean, S, outer, C, inner, tin, dgamma, dbeta, gamma, var,
     eps, fix_gamma, batch, m_dgamma, m_dbeta, var_is_invstd,
 ):  # fmt: skip
-    # as _bn_sums_forward_cuda, for the gradient: sums of dy and dy * (x - mean)
-    b = cuda.blockIdx.x
-    s = b // C
-    c = b - s * C
-    tid = cuda.threadIdx.x
-    nt = cuda.blockDim.x
-    acc, acc2 = _thread_sums(x, dy, float(mean[c]), s, S, outer, C, c, inner, tin, tid, nt,
-                             True)  # fmt: skip
+    # the same for the gradient: sums of dy and dy * (x - mean), then _backward_finish
     s_acc = cuda.shared.array(_BLOCK, np.float64)
     s_acc2 = cuda.shared.array(_BLOCK, np.float64)
-    total, total2 = _block_sums(s_acc, s_acc2, acc, acc2, tid, nt)
-    if tid == 0 and _last_block(work, counters, total, total2, c, s, S, C):
+    c, last = _channel_block(work, counters, s_acc, s_acc2, x, dy, mean, S, outer, C, inner,
+                             tin, True)  # fmt: skip
+    if last:
         t, t2 = _partials(work, c, S, C)
         _backward_finish(work, c, t, t2, dgamma, dbeta, gamma, var, outer * inner, eps,
                          fix_gamma, batch, m_dgamma, m_dbeta, var_is_invstd)  # fmt: skip
