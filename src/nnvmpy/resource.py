@@ -16,6 +16,7 @@ import numpy as np
 
 from . import engine
 from .base import Context, current_context
+from .engine import fences
 from .kernel import storage
 from .kernel.philox import seed_key
 
@@ -60,6 +61,8 @@ class Resource:
         # math.prod: np.prod costs ~4 us a call, ~40 calls in a ResNet-18 batch-1 step
         nbytes = int(math.prod(shape)) * dtype.itemsize
         if self._space is None or self._space.nbytes < nbytes:
+            if self._space is not None and self.ctx.device_type == "gpu" and fences.on():
+                _wait_for_device(self.ctx)  # before the outgrown space goes back to the pool
             self._space = _alloc_bytes(self.ctx, max(nbytes, 1))
         if storage.poisoning:  # NNVMPY_POISON_MEMORY: scratch content is undefined
             storage.poison(self._space)
@@ -103,10 +106,28 @@ class Resource:
 _COUNTER_SPAN = 1 << 64
 
 
+def _wait_for_device(ctx: Context) -> None:
+    """Wait on the host until ctx's device has run everything queued on it.
+
+    Why. With stream-ordered completion (engine/fences.py) the earlier users of a temp
+    space completed when their kernels were queued, so some may still run on other
+    streams, or earlier in this op on its own. CuPy hands a dropped block out again on the
+    stream it was allocated on, not after the streams that used it: the outgrown space
+    could become another array while those kernels still read or write it. A space grows
+    a few times in a process (to the largest request), so one device-wide wait each time
+    costs nothing that matters."""
+    from nnvmpy.kernel.cuda import get_cuda
+
+    cuda = get_cuda("temp_space")
+    with cuda.gpus[ctx.device_id]:
+        cuda.synchronize()
+
+
 def _alloc_bytes(ctx: Context, nbytes: int) -> Any:
     """A temp space's bytes: from CuPy's pool where the GPU library layer is on (a space
     outgrown is dropped only when the op now holding the resource asks for more, after its
-    earlier users completed: the engine orders them by the resource's variable)."""
+    earlier users completed: the engine orders them by the resource's variable; with
+    stream-ordered completion, after the device ran them: _wait_for_device)."""
     if ctx.device_type == "gpu":
         from nnvmpy.kernel import gpu_lib
 

@@ -101,3 +101,35 @@ def test_gpu_temp_space_comes_from_cupys_pool_and_only_grows(fake_cupy: dict[str
     assert b.shape == (10, 5)
     res.get_space((1000,), np.int8)  # more: a bigger space
     assert fake_cupy["blocks"] == [(400, 8), (1000, 8)]
+
+
+@pytest.mark.parametrize("stream_order", [False, True])
+def test_an_outgrown_gpu_temp_space_waits_for_the_device_under_stream_order(
+    fake_cupy: dict[str, Any], monkeypatch: pytest.MonkeyPatch, stream_order: bool
+) -> None:
+    """With stream-ordered completion its earlier users may still run when the space grows:
+    the device is waited for before the old block goes back to the pool (never otherwise)."""
+    from nnvmpy import resource
+    from nnvmpy.engine import fences
+
+    waits: list[tuple[int, int]] = []  # (device, CuPy blocks handed out by then)
+    monkeypatch.setattr(
+        resource,
+        "_wait_for_device",
+        lambda ctx: waits.append((ctx.device_id, len(fake_cupy["blocks"]))),
+    )
+    fences.set_on(stream_order)
+    try:
+        res = resource.Resource(resource.ResourceRequest.kTempSpace, Context("gpu", 8))
+        old = res.get_space((100,), np.float32)
+        res.get_space((50,), np.float32)  # fits: no new space, nothing to wait for
+        assert waits == []
+        res.get_space((1000,), np.float32)
+        assert waits == ([(8, 1)] if stream_order else [])  # before the new block, old alive
+        assert old.shape == (100,)
+        cpu_res = resource.Resource(resource.ResourceRequest.kTempSpace, Context("cpu", 0))
+        cpu_res.get_space((10,), np.float32)
+        cpu_res.get_space((1000,), np.float32)  # host memory: no device to wait for
+        assert len(waits) == (1 if stream_order else 0)
+    finally:
+        fences.set_on(None)
