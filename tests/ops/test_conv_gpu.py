@@ -195,10 +195,12 @@ def test_weight_gradient_slices_cover_the_rows_once() -> None:
         assert (slices - 1) * per < max(rows, 1)
         if slices > 1:  # about as many work items as asked (whole slices round it down)
             assert n_weights * slices >= min(WEIGHT_GRAD_ITEMS, n_weights * rows) // 2
-    # a deconvolution 128 -> 64 channels, 3x3: one slice; MobileNet's depthwise 3x3 on 32
-    # channels at 112x112, batch 64: 224 slices of 32 rows (288 weights each)
-    assert weight_grad_slices(128 * 64 * 9, 64 * 56) == (1, 64 * 56)
-    assert weight_grad_slices(32 * 9, 64 * 112) == (224, 32)
+    # a deconvolution 512 -> 512 channels, 3x3: one slice; 128 -> 64 channels: 4 slices
+    # (73728 weights, a quarter of the items); MobileNet's depthwise 3x3 on 32 channels at
+    # 112x112, batch 64: 896 slices of 8 rows (288 weights each)
+    assert weight_grad_slices(512 * 512 * 9, 64 * 14) == (1, 64 * 14)
+    assert weight_grad_slices(128 * 64 * 9, 64 * 56) == (4, 16 * 56)
+    assert weight_grad_slices(32 * 9, 64 * 112) == (896, 8)
 
 
 def test_direct_kernels_for_depthwise_and_tiny_convolutions() -> None:

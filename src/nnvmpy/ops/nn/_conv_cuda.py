@@ -183,13 +183,16 @@ def channel_sum(f, dy, db, n_img, n_f, inner, mode):
 # -- GPU launchers: sums over images and positions split across the device ---------------
 
 #: the weight gradient's sums are cut into slices of output rows until about this many
-#: work items share them (a weight element each, per slice)
-WEIGHT_GRAD_ITEMS = 1 << 16
+#: work items share them (a weight element each, per slice): an H100's or H200's threads
+#: at full occupancy (132 SMs x 2048). A work item's loop waits on its loads in turn, so
+#: only more items in flight hide the memory's latency; at 1 << 16 MobileNet's first
+#: depthwise layer (batch 64) ran ~2 blocks per SM, each thread 3584 products in a row
+WEIGHT_GRAD_ITEMS = 1 << 18
 
 
 def weight_grad_slices(n_weights: int, rows: int) -> tuple[int, int]:
     """(slices, rows per slice) for conv_weight_grad on a GPU: one slice when there are
-    weight elements enough to fill the device (a dense layer's, a deconvolution's), more
+    weight elements enough to fill the device (a wide deconvolution's), more
     when few elements each sum a long range (a depthwise layer's 3x3 taps over every
     image: 288 work items for 32 channels, each summing N*H*W products)."""
     want = min(rows, -(-WEIGHT_GRAD_ITEMS // max(n_weights, 1)))
