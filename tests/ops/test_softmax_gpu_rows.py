@@ -3,7 +3,8 @@
 element-wise gradient.
 
 The shapes take every path of ops/nn/softmax.py's block kernels: rows shorter than the
-block (40 elements, 64 threads), longer and not a multiple of it (300, 128 threads), more
+block (40 elements, 64 threads), longer and not a multiple of it (300, 128 threads), longer
+than four elements a thread (600: the passes' unrolled loop and its tail), more
 rows than the simulator's 4-block grid (grid-stride), inner 1, 3 and 31; and the thread
 per row for inner 32 and for rows under 32. Runs under NUMBA_ENABLE_CUDASIM=1 or on a GPU
 (tests/conftest.py); kept tiny, as every simulated thread is a Python thread.
@@ -38,6 +39,7 @@ TOL = {F16: {"rtol": 2e-3, "atol": 2e-3}, F32: {"rtol": 1e-5, "atol": 1e-5}}
 SHAPES = {
     "short-rows": ((9, 40), -1, True),
     "long-rows": ((5, 300), -1, True),
+    "unrolled-rows": ((2, 600), -1, True),  # > 4 x 128: four elements a thread per pass
     "inner-3": ((2, 150, 3), 1, True),
     "inner-31": ((1, 40, 31), 1, True),
     "inner-32": ((2, 40, 32), 1, False),
@@ -53,9 +55,9 @@ def _close(got: np.ndarray, want: np.ndarray, dtype: type) -> None:
 @pytest.fixture
 def block_launches(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int, int]]:
     """(kernel, blocks, threads) of every launch of the block-per-row kernels."""
-    from nnvmpy.ops.nn import softmax
+    from nnvmpy.ops.nn import _softmax_block_cuda as k
 
-    kernels = {"forward": softmax._softmax_block_cuda, "backward": softmax._softmax_grad_block_cuda}
+    kernels = {"forward": k._softmax_block_cuda, "backward": k._softmax_grad_block_cuda}
     return spy_block_launches(monkeypatch, kernels)
 
 
@@ -112,6 +114,34 @@ def test_softmax_with_lengths_zeroes_each_row_past_its_length(dtype: type) -> No
             continue
         _close(y[r, :n], softmax_ref(x[r, :n], -1, 1.0, False), dtype)
         _close(dx[r, :n], softmax_grad_ref(dy[r, :n], y[r, :n], -1, 1.0, False), dtype)
+
+
+SPECIAL = {  # a row of 600 (the unrolled loop) each: where the special value sits matters
+    "nan-late": (599, np.nan),
+    "nan-first": (0, np.nan),
+    "plus-inf": (300, np.inf),
+    "minus-inf-first": (0, -np.inf),
+    "minus-inf-late": (520, -np.inf),
+}
+
+
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+def test_softmax_rows_with_special_values_match_the_cpu(op: str) -> None:
+    """NaN anywhere makes the row NaN, +inf gives NaN (inf - inf), -inf among finite values
+    counts for nothing and a row of -inf is NaN: as the CPU's row loop (and NumPy) say,
+    now that the block's first pass keeps a running max and sum."""
+    x = uniform_values((len(SPECIAL) + 1, 600), 12).astype(F32)
+    for r, (k, v) in enumerate(SPECIAL.values()):
+        x[r, k] = v
+    x[-1] = -np.inf
+    build = lambda: getattr(sym, op)(sym.var("x"), axis=-1)  # noqa: E731
+    dy = uniform_values(x.shape, 13, -1, 1).astype(F32)
+    got, _ = _run_gpu(build, {"x": x}, dy)
+    want, _ = run_symbol(nv.cpu(), build, {"x": x}, dy, "write")
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+    assert np.isnan(got[[0, 1, 2, -1]]).all()  # NaN rows, an infinite max, all -inf
+    assert not np.isnan(got[3:-1]).any()  # -inf among finite values
 
 
 def test_float16_softmax_to_float32_output_reads_and_writes_both_widths() -> None:

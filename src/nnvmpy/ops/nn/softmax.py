@@ -14,9 +14,9 @@ The array is viewed as (outer, n, inner) around the axis; each of the outer*inne
 prange iteration on the CPU, one thread on the GPU (threads next to each other read
 neighbouring rows, so an axis with inner >= 32 reads coalesced). Nearer the last axis a
 GPU gives each row of 32 or more elements a thread block instead, whose threads read the
-row side by side and reduce in shared memory (_block_rows.py); its sums add in another order
-than a row loop's, so float64 results may differ from the CPU's in the last bit.
-SoftmaxOutput (loss.py) and
+row side by side and reduce in shared memory (_softmax_block_cuda.py, in two passes where
+the row loop takes three); its sums add in another order than a row loop's, so float64
+results may differ from the CPU's in the last bit. SoftmaxOutput (loss.py) and
 SoftmaxActivation (softmax_activation.py) reuse these row loops.
 
 The helpers every hand-written nn kernel uses live in kernel/launch.py; this module still
@@ -52,7 +52,6 @@ from ...kernel.launch import (  # re-exported: dropout.py imports `is_gpu` from 
     WRITE,
     check_cpu_dtypes,
     cpu_parallel,
-    cuda,  # a placeholder, numba.cuda once a GPU kernel here is built
     flat,
     gpu_kernel,
     is_gpu,
@@ -65,8 +64,16 @@ from ...kernel.launch import (  # re-exported: dropout.py imports `is_gpu` from 
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op, skip_in_source_locations
 from ..init import _fill
-from ._block_rows import BLOCK, block_max, block_sum, run_block_rows
+from ._block_rows import run_block_rows
 from ._layer_util import host_copy, to_device, via_float32
+from ._softmax_block_cuda import (  # store_rounded: re-exported for loss.py
+    _softmax_block_cuda,
+    _softmax_grad_block_cuda,
+    grad_put,
+    grad_term,
+    store_rounded,
+)
+from ._softmax_block_cuda import row_start as _row_start
 from ._softmax_f32 import softmax_grad_rows_f32, softmax_rows_f32
 
 skip_in_source_locations(__file__)
@@ -83,25 +90,6 @@ _HALF = np.dtype(np.float16)
 # and float64 compute as before); on numba's simulator, which runs NumPy, a Python float is
 # weak and `x[j] * inv_t` would stay float16 (or float32) there. A float16 output (`half`)
 # stores float32(v), never v itself: hardware would round a float64 once, the CPU twice.
-
-
-@kernel.device_function
-def store_rounded(out, j, mode, v, half):
-    """out[j] = v (WRITE) or out[j] + v (ADD, the sum in float64), rounded as the CPU does:
-    to float32 first for a float16 out (`half`), where the CPU has float32 copies."""
-    if mode == ADD:
-        v = np.float64(out[j]) + v
-    if half:
-        out[j] = np.float32(v)
-    else:
-        out[j] = v
-
-
-@kernel.device_function
-def _row_start(r, n, inner, length, use_len):
-    """(flat index of row r's first element, elements of the row to use)."""
-    o = r // inner
-    return o * n * inner + (r - o * inner), length[r] if use_len else n
 
 
 @kernel.device_function
@@ -150,95 +138,20 @@ def _softmax_row(r, out, x, n, inner, inv_t, log, mode, length, use_len, half):
             out[base + k * inner] = 0.0
 
 
-# softmax:     dx_k = y_k (dy_k - sum_j dy_j y_j) / T
-# log_softmax: dx_k = (dy_k - exp(y_k) sum_j dy_j) / T
-# (softmin: T negated.) Past a row's length dx is zero. dy_j y_j and exp(y_k) are in the
-# arrays' precision, float32 for float16 ones (`half_in`; their product is exact there).
-@kernel.device_function
-def _grad_term(dy, y, j, log, half_in):
-    """Element j's term of the row sum: dy_j (log) or dy_j y_j."""
-    if log:
-        return np.float64(dy[j])
-    if half_in:
-        return np.float64(np.float32(dy[j]) * np.float32(y[j]))
-    return np.float64(dy[j] * y[j])
-
-
-@kernel.device_function
-def _grad_store(dx, dy, y, j, inv_t, s, log, mode, half_in, half_out):
-    """dx[j] from the row's sum s (see _grad_term)."""
-    if log:
-        ey = np.float32(math.exp(np.float32(y[j]))) if half_in else math.exp(y[j])
-        v = inv_t * (np.float64(dy[j]) - np.float64(ey) * s)
-    else:
-        v = inv_t * np.float64(y[j]) * (np.float64(dy[j]) - s)
-    store_rounded(dx, j, mode, v, half_out)
-
-
 @kernel.parallel_for
 def _softmax_grad_row(r, dx, dy, y, n, inner, inv_t, log, mode, length, use_len, half_in, half_out):
+    # dx from dy and y (_softmax_block_cuda.py has the formulas)
     base, m_n = _row_start(r, n, inner, length, use_len)
     s = np.float64(0.0)
     for k in range(m_n):
-        s += _grad_term(dy, y, base + k * inner, log, half_in)
+        j = base + k * inner
+        s += grad_term(dy[j], y[j], log, half_in)
     for k in range(m_n):
-        _grad_store(dx, dy, y, base + k * inner, inv_t, s, log, mode, half_in, half_out)
+        j = base + k * inner
+        grad_put(dx, j, dy[j], y[j], inv_t, s, log, mode, half_in, half_out)
     if mode == 1:
         for k in range(m_n, n):
             dx[base + k * inner] = 0.0
-
-
-# --- one block per row (GPU) ---------------------------------------------------------------
-# With a short stride between rows (inner < 32: the last axis, or nearly), threads next to
-# each other in the row loops above are a row apart and read uncoalesced, and a (64, 1000)
-# softmax is 64 threads. There one block takes each row (_block_rows.py): its threads
-# stride the row by blockDim.x (neighbours read neighbours for inner == 1), then a
-# shared-memory tree gives the block's max and sum.
-
-
-@gpu_kernel
-def _softmax_block_cuda(rows, out, x, n, inner, inv_t, log, mode, length, use_len, half):
-    tid, nt = cuda.threadIdx.x, cuda.blockDim.x
-    sh = cuda.shared.array(BLOCK, np.float64)
-    keep = mode == 1 and not log and not half
-    for r in range(cuda.blockIdx.x, rows, cuda.gridDim.x):
-        base, m_n = _row_start(r, n, inner, length, use_len)
-        m = -math.inf
-        for k in range(tid, m_n, nt):
-            v = np.float64(x[base + k * inner]) * inv_t
-            if v > m:
-                m = v
-        m = block_max(sh, tid, nt, m)
-        s = np.float64(0.0)
-        for k in range(tid, m_n, nt):
-            s += _exp_term(out, x, base + k * inner, inv_t, m, keep)
-        s = block_sum(sh, tid, nt, s)
-        if m_n > 0:
-            inv_s, log_s = 1.0 / s, math.log(s)
-            for k in range(tid, m_n, nt):
-                _softmax_store(out, x, base + k * inner, inv_t, m, inv_s, log_s, log, mode, half)
-        if mode == 1:
-            for k in range(m_n + tid, n, nt):
-                out[base + k * inner] = 0.0
-
-
-@gpu_kernel
-def _softmax_grad_block_cuda(
-    rows, dx, dy, y, n, inner, inv_t, log, mode, length, use_len, half_in, half_out
-):
-    tid, nt = cuda.threadIdx.x, cuda.blockDim.x
-    sh = cuda.shared.array(BLOCK, np.float64)
-    for r in range(cuda.blockIdx.x, rows, cuda.gridDim.x):
-        base, m_n = _row_start(r, n, inner, length, use_len)
-        s = np.float64(0.0)
-        for k in range(tid, m_n, nt):
-            s += _grad_term(dy, y, base + k * inner, log, half_in)
-        s = block_sum(sh, tid, nt, s)
-        for k in range(tid, m_n, nt):
-            _grad_store(dx, dy, y, base + k * inner, inv_t, s, log, mode, half_in, half_out)
-        if mode == 1:
-            for k in range(m_n + tid, n, nt):
-                dx[base + k * inner] = 0.0
 
 
 def softmax_rows(
