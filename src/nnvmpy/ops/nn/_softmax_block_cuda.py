@@ -52,6 +52,12 @@ def row_start(r, n, inner, length, use_len):
     return o * n * inner + (r - o * inner), length[r] if use_len else n
 
 
+@kernel.device_function
+def four(a, j, step):
+    """a[j], a[j + step], a[j + 2 step], a[j + 3 step]: four loads issued together."""
+    return a[uindex(j)], a[uindex(j + step)], a[uindex(j + 2 * step)], a[uindex(j + 3 * step)]
+
+
 # --- forward -------------------------------------------------------------------------------
 
 
@@ -97,8 +103,7 @@ def _softmax_block_cuda(rows, out, x, n, inner, inv_t, log, mode, length, use_le
         s = np.float64(0.0)
         k, j = tid, first
         while k + 3 * nt < m_n:  # four values a stride apart, all loaded before any is used
-            x0, x1 = x[uindex(j)], x[uindex(j + step)]
-            x2, x3 = x[uindex(j + 2 * step)], x[uindex(j + 3 * step)]
+            x0, x1, x2, x3 = four(x, j, step)
             m, s = _online(m, s, np.float64(x0) * inv_t)
             m, s = _online(m, s, np.float64(x1) * inv_t)
             m, s = _online(m, s, np.float64(x2) * inv_t)
@@ -116,8 +121,7 @@ def _softmax_block_cuda(rows, out, x, n, inner, inv_t, log, mode, length, use_le
             inv_s, log_s = 1.0 / s, math.log(s)
             k, j = tid, first
             while k + 3 * nt < m_n:
-                x0, x1 = x[uindex(j)], x[uindex(j + step)]
-                x2, x3 = x[uindex(j + 2 * step)], x[uindex(j + 3 * step)]
+                x0, x1, x2, x3 = four(x, j, step)
                 _softmax_put(out, uindex(j), x0, inv_t, row_max, inv_s, log_s, log, mode, half)
                 _softmax_put(out, uindex(j + step), x1, inv_t, row_max, inv_s, log_s, log,
                              mode, half)  # fmt: skip
@@ -177,10 +181,8 @@ def _softmax_grad_block_cuda(
         s = np.float64(0.0)
         k, j = tid, first
         while k + 3 * nt < m_n:  # as the forward: four of dy and y loaded, then summed
-            d0, d1 = dy[uindex(j)], dy[uindex(j + step)]
-            d2, d3 = dy[uindex(j + 2 * step)], dy[uindex(j + 3 * step)]
-            y0, y1 = y[uindex(j)], y[uindex(j + step)]
-            y2, y3 = y[uindex(j + 2 * step)], y[uindex(j + 3 * step)]
+            d0, d1, d2, d3 = four(dy, j, step)
+            y0, y1, y2, y3 = four(y, j, step)
             s += grad_term(d0, y0, log, half_in)
             s += grad_term(d1, y1, log, half_in)
             s += grad_term(d2, y2, log, half_in)
@@ -194,10 +196,8 @@ def _softmax_grad_block_cuda(
         s = block_sum(sh, tid, nt, s)
         k, j = tid, first
         while k + 3 * nt < m_n:  # all read before any dx is written: dx may be dy's memory
-            d0, d1 = dy[uindex(j)], dy[uindex(j + step)]
-            d2, d3 = dy[uindex(j + 2 * step)], dy[uindex(j + 3 * step)]
-            y0, y1 = y[uindex(j)], y[uindex(j + step)]
-            y2, y3 = y[uindex(j + 2 * step)], y[uindex(j + 3 * step)]
+            d0, d1, d2, d3 = four(dy, j, step)
+            y0, y1, y2, y3 = four(y, j, step)
             grad_put(dx, uindex(j), d0, y0, inv_t, s, log, mode, half_in, half_out)
             grad_put(dx, uindex(j + step), d1, y1, inv_t, s, log, mode, half_in, half_out)
             grad_put(dx, uindex(j + 2 * step), d2, y2, inv_t, s, log, mode, half_in, half_out)
