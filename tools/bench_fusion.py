@@ -15,6 +15,9 @@ Cases (issue 13's targets in brackets; ratios from one run, the machine is share
                registered adam_update                                    [<= 1.2x]
   gelu-mlp     a GELU(tanh) MLP training step, batch 256, 1024 hidden, fused against
                unfused                                                   [>= 1.3x]
+  bn-relu      BatchNorm -> relu training step (forward + backward) on ResNet-18's first
+               activation (32x64x112x112 float32): one _contrib_BatchNormWithReLU node
+               (FuseBatchNormReLU) against NNVMPY_FUSE_BN_RELU=0's two nodes [< 1]
   compile      a new fused group's compile time [<= 2 s], and the time a second process
                takes to load it from the disk cache [<= 50 ms]
 
@@ -218,6 +221,26 @@ def case_gelu(reps: int) -> list[tuple[str, float, float, str]]:
     ]
 
 
+def case_bn_relu(reps: int) -> list[tuple[str, float, float, str]]:
+    shape = (32, 64, 112, 112)
+    x = nv.sym.var("data")
+    bn = nv.sym.BatchNorm(x, name="bn", fix_gamma=False)
+    s = nv.sym.sum(nv.sym.Activation(bn, act_type="relu", name="r"))
+    data = np.random.default_rng(5).normal(size=shape).astype(np.float32)
+    steps = {}
+    for on in ("1", "0"):
+        os.environ["NNVMPY_FUSE_BN_RELU"] = on
+        try:
+            exe = s.simple_bind(nv.cpu(), data=shape)
+        finally:
+            del os.environ["NNVMPY_FUSE_BN_RELU"]
+        exe.arg_dict["data"][:] = data
+        exe.arg_dict["bn_gamma"][:] = 1.0
+        steps[on] = step_of(exe, True)
+    times = interleaved_ms(steps, reps)
+    return [("BatchNorm+relu training step: one node vs two", times["1"], times["0"], "< 1")]
+
+
 COMPILE_SCRIPT = r"""
 import json, time
 import numpy as np
@@ -291,6 +314,7 @@ def main() -> None:
         "chain10": lambda: case_chain(reps),
         "adam": lambda: case_adam(reps),
         "gelu-mlp": lambda: case_gelu(max(2, reps // 2)),
+        "bn-relu": lambda: case_bn_relu(reps),
         "compile": case_compile,
     }
     if args.nets:

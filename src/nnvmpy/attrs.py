@@ -298,6 +298,14 @@ FEpilogueStep: AttrKey[Any] = _key(
     "same-shape inputs, so a producer declaring FEpilogue may apply it in its output loop. "
     "Read by passes.fuse_epilogue. Absent or None: not absorbed.",
 )
+FWithReLU: AttrKey[Any] = _key(
+    "FWithReLU",
+    "attrs -> op name or None: an op with the same inputs, outputs and parameters whose "
+    "output 0 is relu of this op's output 0, computed in the same kernels, with a gradient "
+    "of its own (BatchNorm -> _contrib_BatchNormWithReLU). Read by passes.fuse_bn_relu, "
+    "which rewrites the node and a relu (FEpilogueStep 'relu') reading its output into one "
+    "node of that op before the gradient is built. Absent or None: never rewritten.",
+)
 
 FChannelsLast: AttrKey[Any] = _key(
     "FChannelsLast",

@@ -150,6 +150,14 @@ FUSE_EPILOGUE = Knob(
     "residual add and relu applied in its output loop; docs/inference.md), 0: separate "
     "nodes.",
 )
+FUSE_BN_RELU = Knob(
+    "NNVMPY_FUSE_BN_RELU",
+    "1",
+    "1: executors bound for training rewrite each BatchNorm whose output only a relu reads "
+    "into one _contrib_BatchNormWithReLU node before building the gradient (the "
+    "FuseBatchNormReLU pass: relu inside BatchNorm's kernels, forward and backward), "
+    "0: separate nodes.",
+)
 CHANNELS_LAST = Knob(
     "NNVMPY_CHANNELS_LAST",
     "1",
@@ -295,6 +303,7 @@ ALL_KNOBS = [
     FUSION,
     SIMPLIFY_INFERENCE,
     FUSE_EPILOGUE,
+    FUSE_BN_RELU,
     EXEC_BULK_EXEC_INFERENCE,
     EXEC_BULK_EXEC_TRAIN,
     EXEC_BULK_EXEC_MAX_NODE_TRAIN_FWD,

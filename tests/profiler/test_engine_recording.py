@@ -194,8 +194,12 @@ def test_profiled_resnet18_training_step(fresh_profiler: Path) -> None:
     by_node = {e.get("args", {}).get("node") for e in ops}
     # every layer of the forward pass ran as (at least) one profiled operation, named by op
     missing = {n["op"] for n in layers if n["name"] not in by_node}
-    assert missing <= {"elemwise_add", "Activation"}, missing  # fused element-wise groups
-    assert {"Convolution", "BatchNorm", "_backward_Convolution"} <= {e["name"] for e in ops}
+    # fused element-wise groups, and BatchNorm -> relu pairs run as one node named after
+    # the relu (_contrib_BatchNormWithReLU, passes/fuse_bn_relu.py)
+    assert missing <= {"elemwise_add", "Activation", "BatchNorm"}, missing
+    names = {e["name"] for e in ops}
+    assert {"Convolution", "BatchNorm", "_backward_Convolution"} <= names
+    assert {"_contrib_BatchNormWithReLU", "_backward_contrib_BatchNormWithReLU"} <= names
     start = min(e["ts"] for e in ops)
     end = max(e["ts"] + e["dur"] for e in ops)
     assert end - start <= wall_us  # the operations happened inside the measured step

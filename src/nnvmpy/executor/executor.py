@@ -2,7 +2,8 @@
 
 Binding merges duplicate computations (EliminateCommonExpr, unless
 NNVMPY_ELIMINATE_COMMON_EXPR=0), builds one graph holding the forward outputs and, when
-any argument wants a gradient, the backward graph (Gradient pass); infers shapes and
+any argument wants a gradient, the backward graph (Gradient pass, after FuseBatchNormReLU
+made each BatchNorm -> relu pair one node, unless NNVMPY_FUSE_BN_RELU=0); infers shapes and
 types; without gradients, simplifies the graph for inference (SimplifyInference and
 FuseEpilogue, unless NNVMPY_SIMPLIFY_INFERENCE=0 / NNVMPY_FUSE_EPILOGUE=0; AmpBFloat16 on
 the CPU for nodes marked for bfloat16 or with NNVMPY_INFER_BF16=1; docs/inference.md);
@@ -124,9 +125,13 @@ class Executor:
         heads = list(self._symbol._heads)
         if config.ELIMINATE_COMMON_EXPR.get() != "0":
             heads = apply_passes(Graph(heads), ["EliminateCommonExpr"]).outputs
+        self._grad_names = [n for n in self._arg_names if self._grad_req[n] != OpReqType.kNullOp]
+        self._with_relu: dict[str, str] = {}
+        if self._grad_names and config.FUSE_BN_RELU.get() != "0":
+            fused = apply_passes(Graph(heads), ["FuseBatchNormReLU"])
+            heads, self._with_relu = fused.outputs, fused.attrs["with_relu"]
         self._heads = heads
         arg_nodes = {n.name: n for n in post_order(heads) if n.is_variable()}
-        self._grad_names = [n for n in self._arg_names if self._grad_req[n] != OpReqType.kNullOp]
         xs = [NodeEntry(arg_nodes[n]) for n in self._grad_names]
         # one variable per output, found by name later: unique even when an output repeats
         head_names = [f"{name}_head_grad" for name in self._out_names]

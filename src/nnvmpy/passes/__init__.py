@@ -8,6 +8,7 @@ from . import (  # noqa: F401 - imported for their registrations
     amp_bfloat16,
     channels_last,
     eliminate_common_expr,
+    fuse_bn_relu,
     fuse_epilogue,
     fuse_pointwise,
     gradient,

@@ -42,13 +42,23 @@ STAT_BLOCKS_PER_SM = 4  # statistics blocks per SM (C * S of them): enough loads
 
 
 @device_function
-def _thread_sums(x, dy, m, s, S, outer, C, c, inner, tin, tid, nt, grad):
+def relu_grad(g, y):
+    # relu's gradient of g at its output y, as MXNet's relu_grad and _backward_relu: g where
+    # y > 0, NaN where y is, else g * 0 (0, or NaN for an infinite g)
+    if y > 0:
+        return g
+    return y if y != y else g - g
+
+
+@device_function
+def _thread_sums(x, dy, y, m, s, S, outer, C, c, inner, tin, tid, nt, grad, relu):
     # this thread's share of channel c's sums in block s of S: it takes `tin` elements of
     # a row and nt // tin rows at a time (rows shorter than a block). Forward: sum(x - x0),
     # sum((x - x0)^2) with x0 the channel's first value (shifted sums: one pass, and
     # stable); grad: sum(dy), sum(dy * (x - mean)). Summed in float64, each element's terms
     # in float32 (float16 data too) or float64; float() keeps the simulator's NumPy scalars
-    # from computing float16 - Python float in float16 (NEP 50)
+    # from computing float16 - Python float in float16 (NEP 50). relu (grad only): dy taken
+    # through relu's gradient at its output y first (_contrib_BatchNormWithReLU)
     rows = nt // tin
     r = tid // tin
     acc = 0.0
@@ -74,6 +84,11 @@ def _thread_sums(x, dy, m, s, S, outer, C, c, inner, tin, tid, nt, grad):
                     w1 = float(dy[j1])
                     w2 = float(dy[j2])
                     w3 = float(dy[j3])
+                    if relu:
+                        w0 = relu_grad(w0, float(y[j0]))
+                        w1 = relu_grad(w1, float(y[j1]))
+                        w2 = relu_grad(w2, float(y[j2]))
+                        w3 = relu_grad(w3, float(y[j3]))
                 else:
                     w0 = x0 - m
                     w1 = x1 - m
@@ -92,6 +107,8 @@ def _thread_sums(x, dy, m, s, S, outer, C, c, inner, tin, tid, nt, grad):
                 j = uindex(base + i)
                 d = float(x[j]) - m
                 w = float(dy[j]) if grad else d
+                if relu:
+                    w = relu_grad(w, float(y[j]))
                 acc += w
                 acc2 += w * d
                 i += tin
@@ -99,7 +116,9 @@ def _thread_sums(x, dy, m, s, S, outer, C, c, inner, tin, tid, nt, grad):
 
 
 @device_function
-def _channel_block(work, counters, s_acc, s_acc2, x, dy, mean, S, outer, C, inner, tin, grad):
+def _channel_block(
+    work, counters, s_acc, s_acc2, x, dy, y, mean, S, outer, C, inner, tin, grad, relu
+):  # fmt: skip
     # block b's share of channel c = b % C's sums (rows o = s, s + S, ... with s = b // C)
     # stored as its partials: (c, True) in thread 0 of the channel's last block to finish,
     # which the other blocks' partials are then visible to (each fenced its stores before
@@ -110,7 +129,7 @@ def _channel_block(work, counters, s_acc, s_acc2, x, dy, mean, S, outer, C, inne
     tid = cuda.threadIdx.x
     nt = cuda.blockDim.x
     m = float(mean[c]) if grad else float(x[c * inner])
-    acc, acc2 = _thread_sums(x, dy, m, s, S, outer, C, c, inner, tin, tid, nt, grad)
+    acc, acc2 = _thread_sums(x, dy, y, m, s, S, outer, C, c, inner, tin, tid, nt, grad, relu)
     s_acc[tid] = acc
     s_acc2[tid] = acc2
     cuda.syncthreads()
@@ -194,8 +213,8 @@ def _bn_sums_forward_cuda(
     # C * S blocks of channel sums; each channel's last block finishes it (_forward_finish)
     s_acc = cuda.shared.array(_BLOCK, np.float64)
     s_acc2 = cuda.shared.array(_BLOCK, np.float64)
-    c, last = _channel_block(work, counters, s_acc, s_acc2, x, x, mean, S, outer, C, inner,
-                             tin, False)  # fmt: skip
+    c, last = _channel_block(work, counters, s_acc, s_acc2, x, x, x, mean, S, outer, C, inner,
+                             tin, False, False)  # fmt: skip
     if last:
         t, t2 = _partials(work, c, S, C)
         size = outer * inner
@@ -205,14 +224,15 @@ def _bn_sums_forward_cuda(
 
 @gpu_kernel
 def _bn_sums_backward_cuda(
-    work, counters, x, dy, mean, S, outer, C, inner, tin, dgamma, dbeta, gamma, var,
-    eps, fix_gamma, batch, m_dgamma, m_dbeta, var_is_invstd,
+    work, counters, x, dy, y, mean, S, outer, C, inner, tin, dgamma, dbeta, gamma, var,
+    eps, fix_gamma, batch, m_dgamma, m_dbeta, var_is_invstd, relu,
 ):  # fmt: skip
     # the same for the gradient: sums of dy and dy * (x - mean), then _backward_finish
+    # (relu: of dy taken through relu's gradient at y)
     s_acc = cuda.shared.array(_BLOCK, np.float64)
     s_acc2 = cuda.shared.array(_BLOCK, np.float64)
-    c, last = _channel_block(work, counters, s_acc, s_acc2, x, dy, mean, S, outer, C, inner,
-                             tin, True)  # fmt: skip
+    c, last = _channel_block(work, counters, s_acc, s_acc2, x, dy, y, mean, S, outer, C, inner,
+                             tin, True, relu)  # fmt: skip
     if last:
         t, t2 = _partials(work, c, S, C)
         _backward_finish(work, c, t, t2, dgamma, dbeta, gamma, var, outer * inner, eps,
@@ -242,12 +262,19 @@ def _bn_backward_finish_cuda(
 
 
 @device_function
-def _bn_value(work, mean, c, xv, g, grad):
-    # channel c's x * scale + shift (forward), k * (dy - a - (x - mean) * b) (grad: g = dy)
+def _bn_value(work, mean, c, xv, g, yv, grad, relu):
+    # channel c's x * scale + shift (forward), k * (dy - a - (x - mean) * b) (grad: g = dy);
+    # relu: forward, relu of it (NaN stays NaN, <= 0 becomes +0); grad, dy taken through
+    # relu's gradient at the forward's output yv first
     k = 3 * c
     if grad:
+        if relu:
+            g = relu_grad(g, yv)
         return work[k] * (g - work[k + 1] - (xv - mean[c]) * work[k + 2])
-    return xv * work[k] + work[k + 1]
+    v = xv * work[k] + work[k + 1]
+    if relu and v <= 0:
+        return 0.0
+    return v
 
 
 @device_function
@@ -265,8 +292,9 @@ def _next_channel(col, c, dcol, dc, inner, C):
 
 
 @gpu_kernel
-def _bn_apply_cuda(out, x, dy, mean, work, n, C, inner, mode, grad):
-    # out (+)= _bn_value, grid-stride, four elements a stride apart per pass, all loaded
+def _bn_apply_cuda(out, x, dy, y, mean, work, n, C, inner, mode, grad, relu):
+    # out (+)= _bn_value (y: relu's output in a relu backward, else unread), grid-stride,
+    # four elements a stride apart per pass, all loaded
     # before any is stored (as kernel/cuda_loop.py's element-wise loops: one load at a
     # time is too few in flight for the memory's latency); each element's channel is
     # carried along the stride, not divided out
@@ -294,15 +322,21 @@ def _bn_apply_cuda(out, x, dy, mean, work, n, C, inner, mode, grad):
         x2 = x[j2]
         x3 = x[j3]
         g0, g1, g2, g3 = x0, x1, x2, x3
+        y0, y1, y2, y3 = x0, x1, x2, x3
         if grad:
             g0 = dy[j0]
             g1 = dy[j1]
             g2 = dy[j2]
             g3 = dy[j3]
-        store(out, i, _bn_value(work, mean, c0, x0, g0, grad), mode)
-        store(out, i + step, _bn_value(work, mean, c1, x1, g1, grad), mode)
-        store(out, i + 2 * step, _bn_value(work, mean, c2, x2, g2, grad), mode)
-        store(out, i + 3 * step, _bn_value(work, mean, c3, x3, g3, grad), mode)
+            if relu:
+                y0 = y[j0]
+                y1 = y[j1]
+                y2 = y[j2]
+                y3 = y[j3]
+        store(out, i, _bn_value(work, mean, c0, x0, g0, y0, grad, relu), mode)
+        store(out, i + step, _bn_value(work, mean, c1, x1, g1, y1, grad, relu), mode)
+        store(out, i + 2 * step, _bn_value(work, mean, c2, x2, g2, y2, grad, relu), mode)
+        store(out, i + 3 * step, _bn_value(work, mean, c3, x3, g3, y3, grad, relu), mode)
         i += 4 * step
         col0, c0 = _next_channel(col0, c0, dcol4, dc4, inner, C)
         col1, c1 = _next_channel(col1, c1, dcol4, dc4, inner, C)
@@ -310,13 +344,14 @@ def _bn_apply_cuda(out, x, dy, mean, work, n, C, inner, mode, grad):
         col3, c3 = _next_channel(col3, c3, dcol4, dc4, inner, C)
     if i < n:  # the last pass: up to three elements
         j = uindex(i)
-        store(out, i, _bn_value(work, mean, c0, x[j], dy[j], grad), mode)
+        store(out, i, _bn_value(work, mean, c0, x[j], dy[j], y[j], grad, relu), mode)
     if i + step < n:
         j = uindex(i + step)
-        store(out, i + step, _bn_value(work, mean, c1, x[j], dy[j], grad), mode)
+        store(out, i + step, _bn_value(work, mean, c1, x[j], dy[j], y[j], grad, relu), mode)
     if i + 2 * step < n:
         j = uindex(i + 2 * step)
-        store(out, i + 2 * step, _bn_value(work, mean, c2, x[j], dy[j], grad), mode)
+        v = _bn_value(work, mean, c2, x[j], dy[j], y[j], grad, relu)
+        store(out, i + 2 * step, v, mode)
 
 
 def stat_grid(outer: int, C: int, inner: int, threads: int, sms: int) -> tuple[int, int]:
@@ -371,8 +406,9 @@ def channel_counters(ctx: Any, stream: Any, C: int) -> Any:
 
 def forward_gpu(
     ctx: Any, arrays: list[Any], shape: tuple[int, int, int], p: Any, train: bool,
-    modes: list[int], invstd_out: bool,
+    modes: list[int], invstd_out: bool, relu: bool = False,
 ) -> None:  # fmt: skip
+    """BatchNorm's forward (arrays: outputs, then inputs); relu: relu of the output too."""
     out, mean, var, x, gamma, beta, mm, mv = (flat(a) for a in arrays)
     m_out, m_mean, m_var = modes
     outer, C, inner = shape
@@ -390,23 +426,26 @@ def forward_gpu(
             )  # fmt: skip
         if m_out != NULL:
             _bn_apply_cuda.launch(
-                ctx, x.size, out, x, x, mean, work, x.size, C, inner, m_out, False
+                ctx, x.size, out, x, x, x, mean, work, x.size, C, inner, m_out, False, relu
             )
 
 
 def backward_gpu(
     ctx: Any, arrays: list[Any], shape: tuple[int, int, int], p: Any, batch: bool,
-    modes: list[int], var_is_invstd: bool,
+    modes: list[int], var_is_invstd: bool, relu: bool = False,
 ) -> None:  # fmt: skip
-    dx, dgamma, dbeta, dy, x, gamma, mean, var = (flat(a) for a in arrays)
+    """BatchNorm's backward (arrays: outputs, then inputs (dy, x, gamma, mean, var, y));
+    relu: dy taken through relu's gradient at the forward's output y first."""
+    dx, dgamma, dbeta, dy, x, gamma, mean, var, y = (flat(a) for a in arrays)
     m_dx, m_dgamma, m_dbeta = modes
     outer, C, inner = shape
     _, _, stream, device = launch_config("_backward_BatchNorm", ctx, 1)
     with device:
         if m_dgamma != NULL or m_dbeta != NULL or (batch and m_dx != NULL):
             tail = (dgamma, dbeta, gamma, var, p.eps, p.fix_gamma, batch, m_dgamma, m_dbeta,
-                    var_is_invstd)  # fmt: skip
-            work = _channel_sums(ctx, stream, _bn_sums_backward_cuda, shape, (x, dy, mean), tail)
+                    var_is_invstd, relu)  # fmt: skip
+            head = (x, dy, y, mean)
+            work = _channel_sums(ctx, stream, _bn_sums_backward_cuda, shape, head, tail)
         else:  # global statistics, dx alone: dx = gamma / sqrt(var + eps) * dy
             work = scratch.empty(ctx, 3 * C, np.float64)
             _bn_backward_finish_cuda.launch(
@@ -414,4 +453,6 @@ def backward_gpu(
                 p.fix_gamma, m_dgamma, m_dbeta, var_is_invstd,
             )  # fmt: skip
         if m_dx != NULL:
-            _bn_apply_cuda.launch(ctx, x.size, dx, x, dy, mean, work, x.size, C, inner, m_dx, True)
+            _bn_apply_cuda.launch(
+                ctx, x.size, dx, x, dy, y, mean, work, x.size, C, inner, m_dx, True, relu
+            )

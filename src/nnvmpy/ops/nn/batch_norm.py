@@ -46,6 +46,7 @@ from ...attrs import (
     FNumVisibleOutputs,
     FScaleShift,
     FSetInputVarAttrOnCompose,
+    FWithReLU,
     TIsBackward,
 )
 from ...graph.grad import make_grad_node, make_node
@@ -66,7 +67,7 @@ from ...kernel.launch import (  # cuda: a placeholder bound when a kernel compil
 )
 from ...param import Parameter, field
 from ...registry import NodeAttrs, Op, register_op
-from ._batch_norm_cuda import backward_gpu, forward_gpu
+from ._batch_norm_cuda import backward_gpu, forward_gpu, relu_grad
 from ._layer_util import row_function
 from ._norm_rows import _typed, row_dy_sums, row_scale_shift
 from .inference import ScaleShift
@@ -165,10 +166,61 @@ def _row_bn_dx(dx, dy, x, base, n, mu, k, a, b, mode):
             dx[j] = k * (dy[j] - a - (x[j] - mu) * b)
 
 
+# --- with ReLU (_contrib_BatchNormWithReLU) ----------------------------------------------------
+# The forward applies relu as it writes; the backward reads relu's output y and takes
+# relu's gradient of dy element by element as it reads dy (relu_grad, _batch_norm_cuda.py):
+# the values the separate _backward_relu node would have written, so the sums match.
+
+_ZERO = np.float32(0)  # relu's zero: a literal 0 would make a float32 row float64
+
+
+@row_function
+def _row_scale_shift_relu(out, x, base, n, a, b, mode):
+    """out (+)= relu(x * a + b): NaN stays NaN, <= 0 (-0 and -inf too) becomes +0."""
+    if mode == ADD:
+        for i in range(n):
+            j = uindex(base + i)
+            v = x[j] * a + b
+            out[j] += _ZERO if v <= 0 else v
+    else:
+        for i in range(n):
+            j = uindex(base + i)
+            v = x[j] * a + b
+            out[j] = _ZERO if v <= 0 else v
+
+
+@row_function
+def _row_relu_dy_sums(dy, y, x, base, n, mu):
+    """(sum(g), sum(g * (x - mu))) with g = relu's gradient of dy at output y."""
+    s = 0.0
+    t = 0.0
+    for i in range(n):
+        j = uindex(base + i)
+        g = relu_grad(dy[j], y[j])
+        s += g
+        t += g * (x[j] - mu)
+    return s, t
+
+
+@row_function
+def _row_relu_bn_dx(dx, dy, y, x, base, n, mu, k, a, b, mode):
+    """dx (+)= k * (g - a - (x - mu) * b), g = relu's gradient of dy at output y."""
+    if mode == ADD:
+        for i in range(n):
+            j = uindex(base + i)
+            g = relu_grad(dy[j], y[j])
+            dx[j] += k * (g - a - (x[j] - mu) * b)
+    else:
+        for i in range(n):
+            j = uindex(base + i)
+            g = relu_grad(dy[j], y[j])
+            dx[j] = k * (g - a - (x[j] - mu) * b)
+
+
 @parallel_for
 def _bn_forward_channel(
     c, out, mean, var, x, gamma, beta, mm, mv, sc, outer, C, inner,
-    eps, momentum, fix_gamma, train, m_out, m_mean, m_var, invstd_out,
+    eps, momentum, fix_gamma, train, m_out, m_mean, m_var, invstd_out, relu,
 ):  # fmt: skip
     size = outer * inner
     if train:  # sums shifted by the channel's first value: one pass, and stable
@@ -195,14 +247,18 @@ def _bn_forward_channel(
         a = _typed(sc, 2 * c, scale)
         b = _typed(sc, 2 * c + 1, beta[c] - mu * scale)
         for o in range(outer):
-            row_scale_shift(out, x, (o * C + c) * inner, inner, 1, a, b, m_out)
+            if relu:
+                _row_scale_shift_relu(out, x, (o * C + c) * inner, inner, a, b, m_out)
+            else:
+                row_scale_shift(out, x, (o * C + c) * inner, inner, 1, a, b, m_out)
 
 
 @parallel_for
 def _bn_backward_channel(
-    c, dx, dgamma, dbeta, dy, x, gamma, mean, var, sc, outer, C, inner,
-    eps, fix_gamma, batch, m_dx, m_dgamma, m_dbeta, var_is_invstd,
+    c, dx, dgamma, dbeta, dy, x, gamma, mean, var, y, sc, outer, C, inner,
+    eps, fix_gamma, batch, m_dx, m_dgamma, m_dbeta, var_is_invstd, relu,
 ):  # fmt: skip
+    # y: relu's output, whose gradient dy is taken through first (relu), else unused
     size = outer * inner
     mu = float(mean[c])
     # the forward's output: 1 / sqrt(var + eps), or var itself (BatchNorm_v1)
@@ -210,7 +266,11 @@ def _bn_backward_channel(
     sdy = 0.0
     sdyx = 0.0  # sum(dy * (x - mean))
     for o in range(outer):
-        ds, dsx = row_dy_sums(dy, x, gamma, (o * C + c) * inner, inner, 1, mu, False)
+        base = (o * C + c) * inner
+        if relu:
+            ds, dsx = _row_relu_dy_sums(dy, y, x, base, inner, mu)
+        else:
+            ds, dsx = row_dy_sums(dy, x, gamma, base, inner, 1, mu, False)
         sdy += ds
         sdyx += dsx
     store(dgamma, c, 0.0 if fix_gamma else sdyx * invstd, m_dgamma)
@@ -221,7 +281,11 @@ def _bn_backward_channel(
         b = _typed(sc, 4 * c + 2, sdyx * invstd * invstd / size if batch else 0.0)
         mu_t = _typed(sc, 4 * c + 3, mu)
         for o in range(outer):
-            _row_bn_dx(dx, dy, x, (o * C + c) * inner, inner, mu_t, k, a, b, m_dx)
+            base = (o * C + c) * inner
+            if relu:
+                _row_relu_bn_dx(dx, dy, y, x, base, inner, mu_t, k, a, b, m_dx)
+            else:
+                _row_bn_dx(dx, dy, x, base, inner, mu_t, k, a, b, m_dx)
 
 
 def _launch_cpu(
@@ -244,8 +308,10 @@ def _batch_norm_forward(
     req: list[Any],
     outputs: list[Any],
     invstd_out: bool = True,
+    relu: bool = False,
 ) -> None:
-    """FCompute of BatchNorm; `invstd_out` False for BatchNorm_v1, whose "var" is var."""
+    """FCompute of BatchNorm; `invstd_out` False for BatchNorm_v1, whose "var" is var;
+    `relu`: relu applied to the output as it is written (_contrib_BatchNormWithReLU)."""
     p, x = attrs.parsed, inputs[0]
     if x.size == 0:
         return
@@ -253,9 +319,9 @@ def _batch_norm_forward(
     shape = split_axis(x.shape, normalize_axis("BatchNorm", p.axis, x.shape))
     train = bool(ctx.is_train and not p.use_global_stats)
     if is_gpu(ctx):
-        forward_gpu(ctx, [*outputs, *inputs], shape, p, train, modes, invstd_out)
+        forward_gpu(ctx, [*outputs, *inputs], shape, p, train, modes, invstd_out, relu)
         return
-    scalars = (*shape, p.eps, p.momentum, p.fix_gamma, train, *modes, invstd_out)
+    scalars = (*shape, p.eps, p.momentum, p.fix_gamma, train, *modes, invstd_out, relu)
     _launch_cpu(ctx, "BatchNorm", _bn_forward_channel, [*outputs, *inputs], scalars)
 
 
@@ -266,18 +332,21 @@ def _batch_norm_backward(
     req: list[Any],
     outputs: list[Any],
     var_is_invstd: bool = True,
+    relu: bool = False,
 ) -> None:
-    # inputs: (dy, data, gamma, mean, var) with mean/var the forward's outputs 1 and 2
+    # inputs: (dy, data, gamma, mean, var) with mean/var the forward's outputs 1 and 2;
+    # with relu, then the forward's output y, through whose relu dy is taken first
     p, x = attrs.parsed, inputs[1]
+    inputs = [*inputs[:5], inputs[5] if relu else inputs[0]]
     modes = [req_code("_backward_BatchNorm", r) for r in req]
     if x.size == 0 or all(m == NULL for m in modes):
         return
     shape = split_axis(x.shape, normalize_axis("BatchNorm", p.axis, x.shape))
     batch = bool(ctx.is_train and not p.use_global_stats)
     if is_gpu(ctx):
-        backward_gpu(ctx, [*outputs, *inputs], shape, p, batch, modes, var_is_invstd)
+        backward_gpu(ctx, [*outputs, *inputs], shape, p, batch, modes, var_is_invstd, relu)
         return
-    scalars = (*shape, p.eps, p.fix_gamma, batch, *modes, var_is_invstd)
+    scalars = (*shape, p.eps, p.fix_gamma, batch, *modes, var_is_invstd, relu)
     _launch_cpu(ctx, "_backward_BatchNorm", _bn_backward_channel, [*outputs, *inputs], scalars)
 
 
@@ -304,9 +373,13 @@ def batch_norm_grad(backward_op: str) -> Any:
     return lambda node, ograds: _batch_norm_grad(backward_op, node, ograds)
 
 
-def _batch_norm_grad(backward_op: str, node: Any, ograds: list[Any]) -> list[Any]:
+def _batch_norm_grad(
+    backward_op: str, node: Any, ograds: list[Any], extra: tuple[Any, ...] = ()
+) -> list[Any]:
+    """`backward_op`'s node on (dy, data, gamma, mean, var, *extra) for data, gamma and beta;
+    zeros_like nodes for the moving statistics."""
     heads = [ograds[0], node.inputs[0], node.inputs[1], NodeEntry(node, 1), NodeEntry(node, 2)]
-    grads = make_grad_node(backward_op, node, heads)
+    grads = make_grad_node(backward_op, node, [*heads, *extra])
     zeros = [
         NodeEntry(make_node("zeros_like", f"{node.name}_{INPUTS[i]}_zero_grad", [node.inputs[i]]))
         for i in (3, 4)
@@ -355,7 +428,10 @@ batch_norm_signature(
     ),
     _batch_norm_forward,
     batch_norm_grad("_backward_BatchNorm"),
-).set_attr(FScaleShift, _scale_shift)
+).set_attr(FScaleShift, _scale_shift).set_attr(
+    FWithReLU,
+    lambda attrs: "_contrib_BatchNormWithReLU",  # batch_norm_relu.py
+)
 (
     register_op("_backward_BatchNorm")
     .describe("Backward of BatchNorm: inputs (dy, data, gamma, mean, var).")

@@ -3,52 +3,53 @@
     output = relu(BatchNorm(data, gamma, beta, moving_mean, moving_var))
 
 Same inputs, outputs (output, mean, var), parameters and moving-statistics update as
-BatchNorm (batch_norm.py). The forward runs BatchNorm's kernel and then ReLU in place on
-the output; the gradient is the composition: ReLU's backward (dy where the output is
-positive) feeds BatchNorm's backward node. MXNet 1.9.1 runs this op only with its MKL-DNN
-backend (4-D float32 data); here it takes any layout and float type BatchNorm takes.
+BatchNorm (batch_norm.py), and the same kernels with relu applied inside them: the
+forward writes relu of the normalised value as it writes the output, and the backward,
+`_backward_contrib_BatchNormWithReLU` on (dy, data, gamma, mean, var, output), takes dy
+through relu's gradient (dy where the output is positive) as it reads it, in both of its
+passes. Against BatchNorm then relu that is one pass over the activation fewer forward
+(relu's read and write) and one fewer backward (_backward_relu's reads of dy and the
+output and its write), and two kernels fewer. Executors bound for training rewrite each
+BatchNorm whose output only a relu reads into this op (passes/fuse_bn_relu.py). MXNet
+1.9.1 runs this op only with its MKL-DNN backend (4-D float32 data); here it takes any
+layout and float type BatchNorm takes.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ...attrs import FResourceRequest
-from ...graph.grad import make_node
+from ...attrs import FCompute_cpu, FCompute_gpu, TIsBackward
 from ...graph.node import NodeEntry
-from ...kernel.launch import ADD, req_code
 from ...registry import NodeAttrs, register_op
-from ...resource import ResourceRequest
-from ..elemwise_unary import _relu
-from .batch_norm import _batch_norm_forward, _batch_norm_grad, batch_norm_signature
+from .batch_norm import (
+    BatchNormParam,
+    _batch_norm_backward,
+    _batch_norm_forward,
+    _batch_norm_grad,
+    batch_norm_signature,
+)
 
 OP = "_contrib_BatchNormWithReLU"
+BACKWARD_OP = "_backward_contrib_BatchNormWithReLU"
 
 
 def _forward(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
-    """BatchNorm into the output (or scratch space when the output is added to), then ReLU."""
-    if req_code(OP, req[0]) == ADD:
-        out = outputs[0]
-        normed = ctx.requested[0].get_space(tuple(out.shape), out.dtype)
-        _batch_norm_forward(attrs, ctx, inputs, ["write", *req[1:]], [normed, *outputs[1:]])
-        _relu.launch(ctx, out, "add", normed)
-        return
-    _batch_norm_forward(attrs, ctx, inputs, req, outputs)
-    _relu.launch(ctx, outputs[0], req[0], outputs[0])
+    _batch_norm_forward(attrs, ctx, inputs, req, outputs, relu=True)
+
+
+def _backward(
+    attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
+) -> None:
+    _batch_norm_backward(attrs, ctx, inputs, req, outputs, relu=True)
 
 
 def _gradient(node: Any, ograds: list[Any]) -> list[Any]:
-    """d relu (dy where output > 0) into BatchNorm's backward; zeros for the moving stats."""
-    relu_grad = make_node(
-        "_backward_relu",
-        f"{node.name}_relu_backward",
-        [ograds[0], NodeEntry(node, 0)],
-        None,
-        [node],
-    )
-    return _batch_norm_grad("_backward_BatchNorm", node, [NodeEntry(relu_grad, 0), *ograds[1:]])
+    """One backward node on (dy, data, gamma, mean, var, output); zeros for the moving
+    statistics."""
+    return _batch_norm_grad(BACKWARD_OP, node, ograds, (NodeEntry(node, 0),))
 
 
 batch_norm_signature(
@@ -61,4 +62,16 @@ batch_norm_signature(
     ),
     _forward,
     _gradient,
-).set_attr(FResourceRequest, lambda attrs: [ResourceRequest.kTempSpace])
+)
+(
+    register_op(BACKWARD_OP)
+    .describe(
+        "Backward of _contrib_BatchNormWithReLU: inputs (dy, data, gamma, mean, var, output)."
+    )
+    .set_attr_parser(BatchNormParam)
+    .set_num_inputs(6)
+    .set_num_outputs(3)
+    .set_attr(TIsBackward, True)
+    .set_attr(FCompute_cpu, _backward)
+    .set_attr(FCompute_gpu, _backward)
+)
