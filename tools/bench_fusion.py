@@ -17,7 +17,9 @@ Cases (issue 13's targets in brackets; ratios from one run, the machine is share
                unfused                                                   [>= 1.3x]
   bn-relu      BatchNorm -> relu training step (forward + backward) on ResNet-18's first
                activation (32x64x112x112 float32): one _contrib_BatchNormWithReLU node
-               (FuseBatchNormReLU) against NNVMPY_FUSE_BN_RELU=0's two nodes [< 1]
+               (FuseBatchNormReLU) against NNVMPY_FUSE_BN_RELU=0's two nodes [< 1]; and
+               BatchNorm -> add -> relu on a layer1 activation (32x64x56x56), one
+               _BatchNormAddReLU node against three [< 1]
   compile      a new fused group's compile time [<= 2 s], and the time a second process
                takes to load it from the disk cache [<= 50 ms]
 
@@ -222,23 +224,32 @@ def case_gelu(reps: int) -> list[tuple[str, float, float, str]]:
 
 
 def case_bn_relu(reps: int) -> list[tuple[str, float, float, str]]:
-    shape = (32, 64, 112, 112)
-    x = nv.sym.var("data")
+    x, r = nv.sym.var("data"), nv.sym.var("residual")
     bn = nv.sym.BatchNorm(x, name="bn", fix_gamma=False)
-    s = nv.sym.sum(nv.sym.Activation(bn, act_type="relu", name="r"))
-    data = np.random.default_rng(5).normal(size=shape).astype(np.float32)
-    steps = {}
-    for on in ("1", "0"):
-        os.environ["NNVMPY_FUSE_BN_RELU"] = on
-        try:
-            exe = s.simple_bind(nv.cpu(), data=shape)
-        finally:
-            del os.environ["NNVMPY_FUSE_BN_RELU"]
-        exe.arg_dict["data"][:] = data
-        exe.arg_dict["bn_gamma"][:] = 1.0
-        steps[on] = step_of(exe, True)
-    times = interleaved_ms(steps, reps)
-    return [("BatchNorm+relu training step: one node vs two", times["1"], times["0"], "< 1")]
+    rows = []
+    for label, s, shape in (
+        ("BatchNorm+relu training step: one node vs two", nv.sym.relu(bn), (32, 64, 112, 112)),
+        ("BatchNorm+add+relu training step: one node vs three", nv.sym.relu(bn + r),
+         (32, 64, 56, 56)),
+    ):  # fmt: skip
+        s = nv.sym.sum(s)
+        rng = np.random.default_rng(5)
+        arrays = {name: rng.normal(size=shape).astype(np.float32) for name in ("data", "residual")}
+        steps = {}
+        for on in ("1", "0"):
+            os.environ["NNVMPY_FUSE_BN_RELU"] = on
+            try:
+                exe = s.simple_bind(nv.cpu(), data=shape)
+            finally:
+                del os.environ["NNVMPY_FUSE_BN_RELU"]
+            for name, value in arrays.items():
+                if name in exe.arg_dict:
+                    exe.arg_dict[name][:] = value
+            exe.arg_dict["bn_gamma"][:] = 1.0
+            steps[on] = step_of(exe, True)
+        times = interleaved_ms(steps, reps)
+        rows.append((label, times["1"], times["0"], "< 1"))
+    return rows
 
 
 COMPILE_SCRIPT = r"""

@@ -300,11 +300,13 @@ FEpilogueStep: AttrKey[Any] = _key(
 )
 FWithReLU: AttrKey[Any] = _key(
     "FWithReLU",
-    "attrs -> op name or None: an op with the same inputs, outputs and parameters whose "
-    "output 0 is relu of this op's output 0, computed in the same kernels, with a gradient "
-    "of its own (BatchNorm -> _contrib_BatchNormWithReLU). Read by passes.fuse_bn_relu, "
-    "which rewrites the node and a relu (FEpilogueStep 'relu') reading its output into one "
-    "node of that op before the gradient is built. Absent or None: never rewritten.",
+    "attrs -> (op, op with residual) or None: ops with the same inputs, outputs and "
+    "parameters whose output 0 is relu of this op's output 0 (the second: relu of it plus "
+    "a last input, the residual), computed in the same kernels, with gradients of their "
+    "own (BatchNorm: _contrib_BatchNormWithReLU, _BatchNormAddReLU). Read by "
+    "passes.fuse_bn_relu, which rewrites the node and the relu (FEpilogueStep 'relu'), or "
+    "add ('add') then relu, reading its output into one node before the gradient is "
+    "built. Absent or None: never rewritten.",
 )
 
 FChannelsLast: AttrKey[Any] = _key(

@@ -81,8 +81,8 @@ def sums_launches(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int, int, 
     original = batch_norm_cuda.launch_kernel
 
     def spy(dispatcher: Any, blocks: int, threads: int, stream: Any, args: Any) -> None:
-        # (work, counters, x[, dy, y, mean], S, outer, C, inner, tin, ...)
-        k = 3 if dispatcher is batch_norm_cuda._bn_sums_forward_cuda.dispatcher else 6
+        # (work, counters, x[, dy, y, dres, mean], S, outer, C, inner, tin, ...)
+        k = 3 if dispatcher is batch_norm_cuda._bn_sums_forward_cuda.dispatcher else 7
         seen.append((blocks, threads, args[k], args[k + 4]))
         original(dispatcher, blocks, threads, stream, args)
 

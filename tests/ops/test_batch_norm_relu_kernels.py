@@ -180,3 +180,57 @@ def test_backward_special_values_as_relu_grad(device: str) -> None:
     assert np.isfinite(dx[:, 2]).all()
     assert np.isfinite(dbeta[2])
     np.testing.assert_allclose(dbeta[2], dy[:, 2][y[:, 2] > 0].sum(dtype=np.float64), rtol=1e-5)
+
+
+# -- _BatchNormAddReLU: relu(BatchNorm(x) + residual), and the residual's gradient ---------
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize(("shape", "axis"), SHAPES)
+@pytest.mark.parametrize("req", [W, A], ids=["write", "add"])
+def test_forward_adds_the_residual_before_relu(
+    device: str, shape: tuple, axis: int, req: OpReqType
+) -> None:
+    x, gamma, beta, mm, mv = _inputs(shape, axis, np.float64, 7)
+    res = np.random.default_rng(8).normal(size=shape)
+    c = shape[axis]
+    old = np.random.default_rng(9).normal(size=shape)
+    params = {"fix_gamma": False, "axis": axis, "eps": EPS, "momentum": MOMENTUM}
+    (out, mean, _), _ = _run(
+        device, "_BatchNormAddReLU", params, True, [x, gamma, beta, mm, mv, res],
+        [req, W, W], [old.copy(), np.zeros(c), np.zeros(c)],
+    )  # fmt: skip
+    axes, bshape = _channel_view(shape, axis)
+    mu, var = x.mean(axis=axes), x.var(axis=axes)
+    bn = (x - mu.reshape(bshape)) / np.sqrt(var.reshape(bshape) + EPS)
+    want = np.maximum(bn * gamma.reshape(bshape) + beta.reshape(bshape) + res, 0)
+    np.testing.assert_allclose(out, want + old if req == A else want, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(mean, mu, rtol=1e-10)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize(("shape", "axis"), SHAPES[:3])
+@pytest.mark.parametrize(
+    ("req", "req_res"), [(W, W), (W, A), (A, W), (W, OpReqType.kNullOp)],
+    ids=["write", "res-add", "dx-add", "res-null"],
+)  # fmt: skip
+def test_backward_writes_relus_gradient_as_the_residuals(
+    device: str, shape: tuple, axis: int, req: OpReqType, req_res: OpReqType
+) -> None:
+    """d residual (=|+=) relu's gradient of dy at y; d data from it as BatchNorm's (the
+    second pass reads it back from d residual when that was written alone)."""
+    rng = np.random.default_rng(10)
+    x, gamma = _inputs(shape, axis, np.float64, 11)[:2]
+    dy = rng.normal(size=shape)
+    y = np.where(rng.random(shape) < 0.5, 0.0, rng.uniform(0.1, 2, shape))
+    dx, dgamma, dbeta, mean, invstd = _backward_ref(dy, x, gamma, y, axis, False, True)
+    c = shape[axis]
+    olds = [rng.normal(size=shape), rng.normal(size=c), rng.normal(size=c), rng.normal(size=shape)]
+    got, _ = _run(
+        device, "_backward_BatchNormAddReLU", {"fix_gamma": False, "axis": axis, "eps": EPS},
+        True, [dy, x, gamma, mean, invstd, y], [req, W, W, req_res], [o.copy() for o in olds],
+    )  # fmt: skip
+    dres = {W: _relu_grad(dy, y), A: olds[3] + _relu_grad(dy, y), OpReqType.kNullOp: olds[3]}
+    wants = [dx + olds[0] if req == A else dx, dgamma, dbeta, dres[req_res]]
+    for name, g, w in zip(("dx", "dgamma", "dbeta", "dres"), got, wants):
+        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-11, err_msg=name)

@@ -152,7 +152,10 @@ def test_op_db_ids_are_unique() -> None:
 # Ops only graph passes make (their attribute parsers refuse user attributes, so a table
 # row cannot build them); the pass tests compare their graphs' outputs with the plain
 # graph's: tests/passes/test_simplify_inference.py, test_fuse_epilogue.py, test_channels_last.py.
+# _backward_BatchNormAddReLU: the gradient of FuseBatchNormReLU's op (not TIsBackward: its
+# outputs are not its forward's inputs in order), test_batch_norm_relu_kernels.py.
 MADE_BY_PASSES = {
+    "_backward_BatchNormAddReLU",
     "_FoldScaleShift",
     "_Epilogue",
     "_ChannelsLastWeight",

@@ -1,9 +1,10 @@
-"""FuseBatchNormReLU: BatchNorm -> relu pairs of a training graph as one node.
+"""FuseBatchNormReLU: BatchNorm -> [add ->] relu chains of a training graph as one node.
 
-Which pairs it takes (and leaves), names, and the executor's training step against the
+Which chains it takes (and leaves), names, and the executor's training step against the
 same symbol bound with NNVMPY_FUSE_BN_RELU=0: outputs, every gradient (write and add) and
-the moving statistics, equal to the bit, since the fused kernels compute what the two
-nodes did in the same order.
+the moving statistics, equal to float32 rounding (the fused kernels compute what the
+separate nodes did, in the same order; the residual is added before the value is rounded
+to float32 on the GPU, and CPU rows may reassociate x * a + b + residual).
 """
 
 from __future__ import annotations
@@ -51,16 +52,44 @@ def test_a_pair_becomes_one_node_named_after_the_relu(relu: Any) -> None:
                                                   "bn_moving_mean", "bn_moving_var"]  # fmt: skip
 
 
+def test_bn_add_relu_becomes_one_node_with_the_residual_last() -> None:
+    x, r = sym.var("x"), sym.var("r")
+    net = sym.relu(_bn(x) + r, name="out")
+    ops, notes = _fused_ops(net)
+    assert ops == ["_BatchNormAddReLU"]
+    assert list(notes) == ["out"]
+    assert notes["out"].startswith("BatchNorm 'bn' + elemwise_add '")
+    assert notes["out"].endswith("' + relu 'out'")
+    g = apply_passes(Graph(net._heads), ["FuseBatchNormReLU"])
+    assert [e.node.name for e in g.outputs[0].node.inputs] == [
+        "x", "bn_gamma", "bn_beta", "bn_moving_mean", "bn_moving_var", "r"
+    ]  # fmt: skip
+
+
+def test_two_batch_norms_into_one_add_the_first_takes_it() -> None:
+    x = sym.var("x")
+    net = sym.relu(_bn(x, "first") + _bn(x, "second"))
+    g = apply_passes(Graph(net._heads), ["FuseBatchNormReLU"])
+    fused = g.outputs[0].node
+    assert fused.op.name == "_BatchNormAddReLU"
+    assert fused.inputs[0].node.name == "x"
+    assert fused.inputs[5].node.op.name == "BatchNorm"
+    assert fused.inputs[5].node.name == "second"
+
+
 def test_pairs_left_alone() -> None:
     x = sym.var("x")
     bn = _bn(x)
     with_stats = _bn(x, output_mean_var=True)
+    added = bn + x
     cases = {
         "output read twice": sym.relu(bn) + bn,
         "output is a graph output": sym.Group([sym.relu(bn), bn]),
         "mean read": sym.relu(with_stats[0]) + with_stats[1],
         "not relu": sym.Activation(bn, act_type="sigmoid"),
         "BatchNorm_v1": sym.relu(sym.BatchNorm_v1(x)),
+        "add read twice": sym.relu(added) * added,
+        "add then sigmoid": sym.sigmoid(bn + x),
     }
     with nv.AttrScope(ctx_group="dev1"):
         placed = _bn(x, "bn_dev1")
@@ -71,32 +100,50 @@ def test_pairs_left_alone() -> None:
         assert notes == {}, why
 
 
-def test_resnet18_has_nine_pairs() -> None:
+def test_resnet18_has_nine_pairs_and_eight_residual_chains() -> None:
     path = MODELS / "resnet18_v1-symbol.json"
     if not path.exists():
         pytest.skip("no shared models folder")
     net = nv.sym.load(str(path))
     ops, notes = _fused_ops(net)
-    assert len(notes) == 9 == ops.count("_contrib_BatchNormWithReLU")
-    assert ops.count("BatchNorm") == 11  # those before a residual add
+    assert len(notes) == 17
+    assert ops.count("_contrib_BatchNormWithReLU") == 9
+    assert ops.count("_BatchNormAddReLU") == 8  # every block's end: relu(bn + shortcut)
+    assert ops.count("BatchNorm") == 3  # the downsampling shortcuts' (the residuals)
+    assert "elemwise_add" not in ops
     assert json.loads(net.tojson())  # the symbol itself is untouched
     assert "_contrib_BatchNormWithReLU" not in net.tojson()
 
 
-def _net() -> Any:
+def _net(convolutions: bool = True) -> Any:
+    """Two BatchNorm -> relu pairs, a residual block and a downsampling one (on the
+    simulator without convolutions and FullyConnected, whose tiled kernels take minutes
+    there)."""
     x = sym.var("data")
+    if not convolutions:
+        h = sym.relu(_bn(x, "bn1", fix_gamma=False), name="r1")
+        h = sym.Activation(_bn(h, "bn3", fix_gamma=False) + x, act_type="relu", name="r3")
+        h = sym.relu(_bn(h, "bn4", fix_gamma=False) + _bn(h * 2, "bn5"), name="r4")
+        return sym.mean(sym.relu(_bn(h, "bn2"), name="r2"), axis=(2, 3))
     h = sym.Convolution(x, kernel=(3, 3), num_filter=4, pad=(1, 1), name="c1")
     h = sym.Activation(_bn(h, "bn1", fix_gamma=False), act_type="relu", name="r1")
     h = sym.Convolution(h, kernel=(3, 3), num_filter=4, name="c2")
     h = sym.relu(_bn(h, "bn2"), name="r2")  # fix_gamma (default True)
+    # a residual block, relu(bn3(conv(h)) + h), and a downsampling one, whose shortcut is
+    # a BatchNorm too: relu(bn4(conv(h)) + bn5(conv(h)))
+    r = sym.Convolution(h, kernel=(3, 3), num_filter=4, pad=(1, 1), name="c3")
+    h = sym.Activation(_bn(r, "bn3", fix_gamma=False) + h, act_type="relu", name="r3")
+    r = sym.Convolution(h, kernel=(3, 3), num_filter=5, stride=(2, 2), name="c4")
+    s = sym.Convolution(h, kernel=(3, 3), num_filter=5, stride=(2, 2), name="c5")
+    h = sym.relu(_bn(r, "bn4", fix_gamma=False) + _bn(s, "bn5", fix_gamma=False), name="r4")
     return sym.FullyConnected(sym.flatten(h), num_hidden=3, name="fc")
 
 
-def _step(on: bool, grad_req: str, mp: pytest.MonkeyPatch) -> tuple[Any, dict, dict]:
+def _step(on: bool, grad_req: str, mp: pytest.MonkeyPatch, ctx: Any) -> tuple[Any, dict, dict]:
     mp.setenv("NNVMPY_FUSE_BN_RELU", "1" if on else "0")
-    net = _net()
+    net = _net(convolutions=ctx.device_type == "cpu")
     rng = np.random.default_rng(7)
-    exe = net.simple_bind(nv.cpu(), data=(2, 3, 6, 6), grad_req=grad_req)
+    exe = net.simple_bind(ctx, data=(2, 3, 8, 8), grad_req=grad_req)
     for arr in exe.arg_dict.values():
         arr[:] = rng.normal(size=arr.shape)
     for arr in exe.grad_dict.values():
@@ -104,27 +151,36 @@ def _step(on: bool, grad_req: str, mp: pytest.MonkeyPatch) -> tuple[Any, dict, d
     ops = [n.op.name for n in exe._graph.indexed.nodes if n.op is not None]
     assert ("_contrib_BatchNormWithReLU" in ops) == on
     assert ("_backward_contrib_BatchNormWithReLU" in ops) == on
-    assert len(exe._with_relu) == (2 if on else 0)
+    assert ops.count("_BatchNormAddReLU") == ops.count("_backward_BatchNormAddReLU") == 2 * on
+    assert len(exe._with_relu) == (4 if on else 0)
     outs = []
     for _ in range(2):  # moving statistics carry over between steps
         outs.append(exe.forward(is_train=True)[0].asnumpy())
-        exe.backward([nv.nd.array(rng.normal(size=(2, 3)))])
+        exe.backward([nv.nd.array(rng.normal(size=(2, 3)), ctx=ctx)])
     grads = {k: v.asnumpy() for k, v in exe.grad_dict.items()}
     aux = {k: v.asnumpy() for k, v in exe.aux_dict.items()}
     return np.stack(outs), grads, aux
 
 
+@pytest.mark.parametrize(
+    "device",
+    ["cpu", pytest.param("gpu", marks=[pytest.mark.gpu, pytest.mark.sim_barriers])],
+)
 @pytest.mark.parametrize("grad_req", ["write", "add"])
-def test_training_step_equals_separate_nodes(grad_req: str, monkeypatch: pytest.MonkeyPatch):
-    fused = _step(True, grad_req, monkeypatch)
-    plain = _step(False, grad_req, monkeypatch)
-    np.testing.assert_array_equal(fused[0], plain[0])
+def test_training_step_equals_separate_nodes(
+    device: str, grad_req: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ctx = nv.cpu() if device == "cpu" else nv.gpu(0)
+    fused = _step(True, grad_req, monkeypatch, ctx)
+    plain = _step(False, grad_req, monkeypatch, ctx)
+    close = {"rtol": 1e-5, "atol": 1e-6}
+    np.testing.assert_allclose(fused[0], plain[0], **close)
     for name in plain[1]:
-        np.testing.assert_array_equal(fused[1][name], plain[1][name], err_msg=name)
+        np.testing.assert_allclose(fused[1][name], plain[1][name], **close, err_msg=name)
     for name in plain[2]:
-        np.testing.assert_array_equal(fused[2][name], plain[2][name], err_msg=name)
+        np.testing.assert_allclose(fused[2][name], plain[2][name], **close, err_msg=name)
 
 
 def test_inference_binding_is_not_rewritten() -> None:
-    exe = _net().simple_bind(nv.cpu(), data=(2, 3, 6, 6), grad_req="null")
+    exe = _net().simple_bind(nv.cpu(), data=(2, 3, 8, 8), grad_req="null")
     assert exe._with_relu == {}

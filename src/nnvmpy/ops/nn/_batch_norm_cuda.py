@@ -28,6 +28,7 @@ from ...kernel.cuda import launch_config, launch_kernel, simulated
 from ...kernel.elementwise import launch_context
 from ...kernel.launch import (  # cuda: a placeholder bound when a kernel compiles
     NULL,
+    WRITE,
     cuda,
     flat,
     gpu_kernel,
@@ -51,14 +52,15 @@ def relu_grad(g, y):
 
 
 @device_function
-def _thread_sums(x, dy, y, m, s, S, outer, C, c, inner, tin, tid, nt, grad, relu):
+def _thread_sums(x, dy, y, g_out, g_mode, m, s, S, outer, C, c, inner, tin, tid, nt, grad, relu):
     # this thread's share of channel c's sums in block s of S: it takes `tin` elements of
     # a row and nt // tin rows at a time (rows shorter than a block). Forward: sum(x - x0),
     # sum((x - x0)^2) with x0 the channel's first value (shifted sums: one pass, and
     # stable); grad: sum(dy), sum(dy * (x - mean)). Summed in float64, each element's terms
     # in float32 (float16 data too) or float64; float() keeps the simulator's NumPy scalars
     # from computing float16 - Python float in float16 (NEP 50). relu (grad only): dy taken
-    # through relu's gradient at its output y first (_contrib_BatchNormWithReLU)
+    # through relu's gradient at its output y first (batch_norm_relu.py), which is also
+    # stored into g_out unless g_mode is NULL (the residual's gradient)
     rows = nt // tin
     r = tid // tin
     acc = 0.0
@@ -89,6 +91,10 @@ def _thread_sums(x, dy, y, m, s, S, outer, C, c, inner, tin, tid, nt, grad, relu
                         w1 = relu_grad(w1, float(y[j1]))
                         w2 = relu_grad(w2, float(y[j2]))
                         w3 = relu_grad(w3, float(y[j3]))
+                        store(g_out, j0, w0, g_mode)
+                        store(g_out, j1, w1, g_mode)
+                        store(g_out, j2, w2, g_mode)
+                        store(g_out, j3, w3, g_mode)
                 else:
                     w0 = x0 - m
                     w1 = x1 - m
@@ -109,6 +115,7 @@ def _thread_sums(x, dy, y, m, s, S, outer, C, c, inner, tin, tid, nt, grad, relu
                 w = float(dy[j]) if grad else d
                 if relu:
                     w = relu_grad(w, float(y[j]))
+                    store(g_out, j, w, g_mode)
                 acc += w
                 acc2 += w * d
                 i += tin
@@ -117,7 +124,8 @@ def _thread_sums(x, dy, y, m, s, S, outer, C, c, inner, tin, tid, nt, grad, relu
 
 @device_function
 def _channel_block(
-    work, counters, s_acc, s_acc2, x, dy, y, mean, S, outer, C, inner, tin, grad, relu
+    work, counters, s_acc, s_acc2, x, dy, y, g_out, g_mode, mean, S, outer, C, inner, tin,
+    grad, relu,
 ):  # fmt: skip
     # block b's share of channel c = b % C's sums (rows o = s, s + S, ... with s = b // C)
     # stored as its partials: (c, True) in thread 0 of the channel's last block to finish,
@@ -129,7 +137,8 @@ def _channel_block(
     tid = cuda.threadIdx.x
     nt = cuda.blockDim.x
     m = float(mean[c]) if grad else float(x[c * inner])
-    acc, acc2 = _thread_sums(x, dy, y, m, s, S, outer, C, c, inner, tin, tid, nt, grad, relu)
+    acc, acc2 = _thread_sums(x, dy, y, g_out, g_mode, m, s, S, outer, C, c, inner, tin, tid, nt,
+                             grad, relu)  # fmt: skip
     s_acc[tid] = acc
     s_acc2[tid] = acc2
     cuda.syncthreads()
@@ -213,8 +222,8 @@ def _bn_sums_forward_cuda(
     # C * S blocks of channel sums; each channel's last block finishes it (_forward_finish)
     s_acc = cuda.shared.array(_BLOCK, np.float64)
     s_acc2 = cuda.shared.array(_BLOCK, np.float64)
-    c, last = _channel_block(work, counters, s_acc, s_acc2, x, x, x, mean, S, outer, C, inner,
-                             tin, False, False)  # fmt: skip
+    c, last = _channel_block(work, counters, s_acc, s_acc2, x, x, x, x, NULL, mean, S, outer, C,
+                             inner, tin, False, False)  # fmt: skip
     if last:
         t, t2 = _partials(work, c, S, C)
         size = outer * inner
@@ -224,15 +233,16 @@ def _bn_sums_forward_cuda(
 
 @gpu_kernel
 def _bn_sums_backward_cuda(
-    work, counters, x, dy, y, mean, S, outer, C, inner, tin, dgamma, dbeta, gamma, var,
-    eps, fix_gamma, batch, m_dgamma, m_dbeta, var_is_invstd, relu,
+    work, counters, x, dy, y, dres, mean, S, outer, C, inner, tin, dgamma, dbeta, gamma, var,
+    eps, fix_gamma, batch, m_dgamma, m_dbeta, var_is_invstd, relu, m_dres,
 ):  # fmt: skip
     # the same for the gradient: sums of dy and dy * (x - mean), then _backward_finish
-    # (relu: of dy taken through relu's gradient at y)
+    # (relu: of dy taken through relu's gradient at y, stored into dres unless m_dres is
+    # NULL)
     s_acc = cuda.shared.array(_BLOCK, np.float64)
     s_acc2 = cuda.shared.array(_BLOCK, np.float64)
-    c, last = _channel_block(work, counters, s_acc, s_acc2, x, dy, y, mean, S, outer, C, inner,
-                             tin, True, relu)  # fmt: skip
+    c, last = _channel_block(work, counters, s_acc, s_acc2, x, dy, y, dres, m_dres, mean, S,
+                             outer, C, inner, tin, True, relu)  # fmt: skip
     if last:
         t, t2 = _partials(work, c, S, C)
         _backward_finish(work, c, t, t2, dgamma, dbeta, gamma, var, outer * inner, eps,
@@ -262,16 +272,18 @@ def _bn_backward_finish_cuda(
 
 
 @device_function
-def _bn_value(work, mean, c, xv, g, yv, grad, relu):
-    # channel c's x * scale + shift (forward), k * (dy - a - (x - mean) * b) (grad: g = dy);
-    # relu: forward, relu of it (NaN stays NaN, <= 0 becomes +0); grad, dy taken through
-    # relu's gradient at the forward's output yv first
+def _bn_value(work, mean, c, xv, g, yv, grad, relu, residual):
+    # channel c's x * scale + shift (forward; + g, the residual, with residual),
+    # k * (dy - a - (x - mean) * b) (grad: g = dy); relu: forward, relu of it (NaN stays
+    # NaN, <= 0 becomes +0); grad, dy taken through relu's gradient at the output yv first
     k = 3 * c
     if grad:
         if relu:
             g = relu_grad(g, yv)
         return work[k] * (g - work[k + 1] - (xv - mean[c]) * work[k + 2])
     v = xv * work[k] + work[k + 1]
+    if residual:
+        v += float(g)
     if relu and v <= 0:
         return 0.0
     return v
@@ -292,8 +304,9 @@ def _next_channel(col, c, dcol, dc, inner, C):
 
 
 @gpu_kernel
-def _bn_apply_cuda(out, x, dy, y, mean, work, n, C, inner, mode, grad, relu):
-    # out (+)= _bn_value (y: relu's output in a relu backward, else unread), grid-stride,
+def _bn_apply_cuda(out, x, dy, y, mean, work, n, C, inner, mode, grad, relu, residual):
+    # out (+)= _bn_value (dy: the residual in a forward with one; y: relu's output in a
+    # relu backward; else unread), grid-stride,
     # four elements a stride apart per pass, all loaded
     # before any is stored (as kernel/cuda_loop.py's element-wise loops: one load at a
     # time is too few in flight for the memory's latency); each element's channel is
@@ -323,20 +336,24 @@ def _bn_apply_cuda(out, x, dy, y, mean, work, n, C, inner, mode, grad, relu):
         x3 = x[j3]
         g0, g1, g2, g3 = x0, x1, x2, x3
         y0, y1, y2, y3 = x0, x1, x2, x3
-        if grad:
+        if grad or residual:
             g0 = dy[j0]
             g1 = dy[j1]
             g2 = dy[j2]
             g3 = dy[j3]
-            if relu:
-                y0 = y[j0]
-                y1 = y[j1]
-                y2 = y[j2]
-                y3 = y[j3]
-        store(out, i, _bn_value(work, mean, c0, x0, g0, y0, grad, relu), mode)
-        store(out, i + step, _bn_value(work, mean, c1, x1, g1, y1, grad, relu), mode)
-        store(out, i + 2 * step, _bn_value(work, mean, c2, x2, g2, y2, grad, relu), mode)
-        store(out, i + 3 * step, _bn_value(work, mean, c3, x3, g3, y3, grad, relu), mode)
+        if grad and relu:
+            y0 = y[j0]
+            y1 = y[j1]
+            y2 = y[j2]
+            y3 = y[j3]
+        v0 = _bn_value(work, mean, c0, x0, g0, y0, grad, relu, residual)
+        v1 = _bn_value(work, mean, c1, x1, g1, y1, grad, relu, residual)
+        v2 = _bn_value(work, mean, c2, x2, g2, y2, grad, relu, residual)
+        v3 = _bn_value(work, mean, c3, x3, g3, y3, grad, relu, residual)
+        store(out, i, v0, mode)
+        store(out, i + step, v1, mode)
+        store(out, i + 2 * step, v2, mode)
+        store(out, i + 3 * step, v3, mode)
         i += 4 * step
         col0, c0 = _next_channel(col0, c0, dcol4, dc4, inner, C)
         col1, c1 = _next_channel(col1, c1, dcol4, dc4, inner, C)
@@ -344,13 +361,15 @@ def _bn_apply_cuda(out, x, dy, y, mean, work, n, C, inner, mode, grad, relu):
         col3, c3 = _next_channel(col3, c3, dcol4, dc4, inner, C)
     if i < n:  # the last pass: up to three elements
         j = uindex(i)
-        store(out, i, _bn_value(work, mean, c0, x[j], dy[j], y[j], grad, relu), mode)
+        v = _bn_value(work, mean, c0, x[j], dy[j], y[j], grad, relu, residual)
+        store(out, i, v, mode)
     if i + step < n:
         j = uindex(i + step)
-        store(out, i + step, _bn_value(work, mean, c1, x[j], dy[j], y[j], grad, relu), mode)
+        v = _bn_value(work, mean, c1, x[j], dy[j], y[j], grad, relu, residual)
+        store(out, i + step, v, mode)
     if i + 2 * step < n:
         j = uindex(i + 2 * step)
-        v = _bn_value(work, mean, c2, x[j], dy[j], y[j], grad, relu)
+        v = _bn_value(work, mean, c2, x[j], dy[j], y[j], grad, relu, residual)
         store(out, i + 2 * step, v, mode)
 
 
@@ -406,10 +425,11 @@ def channel_counters(ctx: Any, stream: Any, C: int) -> Any:
 
 def forward_gpu(
     ctx: Any, arrays: list[Any], shape: tuple[int, int, int], p: Any, train: bool,
-    modes: list[int], invstd_out: bool, relu: bool = False,
+    modes: list[int], invstd_out: bool, relu: bool = False, residual: bool = False,
 ) -> None:  # fmt: skip
-    """BatchNorm's forward (arrays: outputs, then inputs); relu: relu of the output too."""
-    out, mean, var, x, gamma, beta, mm, mv = (flat(a) for a in arrays)
+    """BatchNorm's forward (arrays: outputs, then inputs, then the residual or x again);
+    relu: relu of the output (plus the residual, with residual) as it is written."""
+    out, mean, var, x, gamma, beta, mm, mv, res = (flat(a) for a in arrays)
     m_out, m_mean, m_var = modes
     outer, C, inner = shape
     _, _, stream, device = launch_config("BatchNorm", ctx, 1)
@@ -426,25 +446,27 @@ def forward_gpu(
             )  # fmt: skip
         if m_out != NULL:
             _bn_apply_cuda.launch(
-                ctx, x.size, out, x, x, x, mean, work, x.size, C, inner, m_out, False, relu
-            )
+                ctx, x.size, out, x, res, x, mean, work, x.size, C, inner, m_out, False, relu,
+                residual,
+            )  # fmt: skip
 
 
 def backward_gpu(
     ctx: Any, arrays: list[Any], shape: tuple[int, int, int], p: Any, batch: bool,
     modes: list[int], var_is_invstd: bool, relu: bool = False,
 ) -> None:  # fmt: skip
-    """BatchNorm's backward (arrays: outputs, then inputs (dy, x, gamma, mean, var, y));
-    relu: dy taken through relu's gradient at the forward's output y first."""
-    dx, dgamma, dbeta, dy, x, gamma, mean, var, y = (flat(a) for a in arrays)
-    m_dx, m_dgamma, m_dbeta = modes
+    """BatchNorm's backward (arrays: outputs (dx, dgamma, dbeta, dres), then inputs (dy, x,
+    gamma, mean, var, y)); relu: dy taken through relu's gradient at the forward's output y
+    first, that gradient stored into dres too unless its mode (modes[3]) is NULL."""
+    dx, dgamma, dbeta, dres, dy, x, gamma, mean, var, y = (flat(a) for a in arrays)
+    m_dx, m_dgamma, m_dbeta, m_dres = modes
     outer, C, inner = shape
     _, _, stream, device = launch_config("_backward_BatchNorm", ctx, 1)
     with device:
-        if m_dgamma != NULL or m_dbeta != NULL or (batch and m_dx != NULL):
+        if m_dgamma != NULL or m_dbeta != NULL or (batch and m_dx != NULL) or m_dres != NULL:
             tail = (dgamma, dbeta, gamma, var, p.eps, p.fix_gamma, batch, m_dgamma, m_dbeta,
-                    var_is_invstd, relu)  # fmt: skip
-            head = (x, dy, y, mean)
+                    var_is_invstd, relu, m_dres)  # fmt: skip
+            head = (x, dy, y, dres, mean)
             work = _channel_sums(ctx, stream, _bn_sums_backward_cuda, shape, head, tail)
         else:  # global statistics, dx alone: dx = gamma / sqrt(var + eps) * dy
             work = scratch.empty(ctx, 3 * C, np.float64)
@@ -452,7 +474,13 @@ def backward_gpu(
                 ctx, C, work, dgamma, dbeta, gamma, var, outer * inner, C, p.eps,
                 p.fix_gamma, m_dgamma, m_dbeta, var_is_invstd,
             )  # fmt: skip
-        if m_dx != NULL:
+        if m_dx != NULL and relu and m_dres == WRITE:  # relu's gradient is in dres
             _bn_apply_cuda.launch(
-                ctx, x.size, dx, x, dy, y, mean, work, x.size, C, inner, m_dx, True, relu
-            )
+                ctx, x.size, dx, x, dres, dres, mean, work, x.size, C, inner, m_dx, True,
+                False, False,
+            )  # fmt: skip
+        elif m_dx != NULL:
+            _bn_apply_cuda.launch(
+                ctx, x.size, dx, x, dy, y, mean, work, x.size, C, inner, m_dx, True, relu,
+                False,
+            )  # fmt: skip

@@ -56,6 +56,7 @@ from ...kernel import parallel_for
 from ...kernel.launch import (  # cuda: a placeholder bound when a kernel compiles
     ADD,
     NULL,
+    WRITE,
     check_cpu_dtypes,
     flat,
     is_gpu,
@@ -67,7 +68,8 @@ from ...kernel.launch import (  # cuda: a placeholder bound when a kernel compil
 )
 from ...param import Parameter, field
 from ...registry import NodeAttrs, Op, register_op
-from ._batch_norm_cuda import backward_gpu, forward_gpu, relu_grad
+from ._batch_norm_cuda import backward_gpu, forward_gpu
+from ._batch_norm_relu_cpu import row_relu_bn_dx, row_relu_dy_sums, row_scale_shift_relu
 from ._layer_util import row_function
 from ._norm_rows import _typed, row_dy_sums, row_scale_shift
 from .inference import ScaleShift
@@ -127,6 +129,17 @@ def _infer_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) 
     return all(shape_is_known(s) for s in [*in_shapes, *out_shapes])
 
 
+def _infer_shape_residual(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
+    """BatchNorm's rule, and input 'residual' of data's shape."""
+    op = attrs.op.name if attrs.op is not None else "BatchNorm"
+    head = in_shapes[:5]
+    shape_assign(head, 0, in_shapes[5], f"{op}: input 'data'")
+    known = _infer_shape(attrs, head, out_shapes)
+    in_shapes[:5] = head
+    shape_assign(in_shapes, 5, in_shapes[0], f"{op}: input 'residual'")
+    return known and shape_is_known(in_shapes[5])
+
+
 def _set_init(attrs: NodeAttrs, var: Any, index: int) -> None:
     """Auto-created moving_mean/moving_var start at zeros/ones, as MXNet marks them."""
     if "__init__" not in var.attrs.dict and index in (3, 4):
@@ -166,62 +179,12 @@ def _row_bn_dx(dx, dy, x, base, n, mu, k, a, b, mode):
             dx[j] = k * (dy[j] - a - (x[j] - mu) * b)
 
 
-# --- with ReLU (_contrib_BatchNormWithReLU) ----------------------------------------------------
-# The forward applies relu as it writes; the backward reads relu's output y and takes
-# relu's gradient of dy element by element as it reads dy (relu_grad, _batch_norm_cuda.py):
-# the values the separate _backward_relu node would have written, so the sums match.
-
-_ZERO = np.float32(0)  # relu's zero: a literal 0 would make a float32 row float64
-
-
-@row_function
-def _row_scale_shift_relu(out, x, base, n, a, b, mode):
-    """out (+)= relu(x * a + b): NaN stays NaN, <= 0 (-0 and -inf too) becomes +0."""
-    if mode == ADD:
-        for i in range(n):
-            j = uindex(base + i)
-            v = x[j] * a + b
-            out[j] += _ZERO if v <= 0 else v
-    else:
-        for i in range(n):
-            j = uindex(base + i)
-            v = x[j] * a + b
-            out[j] = _ZERO if v <= 0 else v
-
-
-@row_function
-def _row_relu_dy_sums(dy, y, x, base, n, mu):
-    """(sum(g), sum(g * (x - mu))) with g = relu's gradient of dy at output y."""
-    s = 0.0
-    t = 0.0
-    for i in range(n):
-        j = uindex(base + i)
-        g = relu_grad(dy[j], y[j])
-        s += g
-        t += g * (x[j] - mu)
-    return s, t
-
-
-@row_function
-def _row_relu_bn_dx(dx, dy, y, x, base, n, mu, k, a, b, mode):
-    """dx (+)= k * (g - a - (x - mu) * b), g = relu's gradient of dy at output y."""
-    if mode == ADD:
-        for i in range(n):
-            j = uindex(base + i)
-            g = relu_grad(dy[j], y[j])
-            dx[j] += k * (g - a - (x[j] - mu) * b)
-    else:
-        for i in range(n):
-            j = uindex(base + i)
-            g = relu_grad(dy[j], y[j])
-            dx[j] = k * (g - a - (x[j] - mu) * b)
-
-
 @parallel_for
 def _bn_forward_channel(
-    c, out, mean, var, x, gamma, beta, mm, mv, sc, outer, C, inner,
-    eps, momentum, fix_gamma, train, m_out, m_mean, m_var, invstd_out, relu,
+    c, out, mean, var, x, gamma, beta, mm, mv, res, sc, outer, C, inner,
+    eps, momentum, fix_gamma, train, m_out, m_mean, m_var, invstd_out, relu, residual,
 ):  # fmt: skip
+    # relu: relu of the output, of output + res with residual (else res is unread)
     size = outer * inner
     if train:  # sums shifted by the channel's first value: one pass, and stable
         shift = float(x[c * inner])
@@ -248,17 +211,20 @@ def _bn_forward_channel(
         b = _typed(sc, 2 * c + 1, beta[c] - mu * scale)
         for o in range(outer):
             if relu:
-                _row_scale_shift_relu(out, x, (o * C + c) * inner, inner, a, b, m_out)
+                base = (o * C + c) * inner
+                row_scale_shift_relu(out, x, res, base, inner, a, b, m_out, residual)
             else:
                 row_scale_shift(out, x, (o * C + c) * inner, inner, 1, a, b, m_out)
 
 
 @parallel_for
 def _bn_backward_channel(
-    c, dx, dgamma, dbeta, dy, x, gamma, mean, var, y, sc, outer, C, inner,
-    eps, fix_gamma, batch, m_dx, m_dgamma, m_dbeta, var_is_invstd, relu,
+    c, dx, dgamma, dbeta, dres, dy, x, gamma, mean, var, y, sc, outer, C, inner,
+    eps, fix_gamma, batch, m_dx, m_dgamma, m_dbeta, var_is_invstd, relu, m_dres,
 ):  # fmt: skip
-    # y: relu's output, whose gradient dy is taken through first (relu), else unused
+    # relu: dy is first taken through relu's gradient at relu's output y, and that
+    # gradient (the residual's, when the forward added one) stored into dres unless
+    # m_dres is NULL; without relu y and dres are unread
     size = outer * inner
     mu = float(mean[c])
     # the forward's output: 1 / sqrt(var + eps), or var itself (BatchNorm_v1)
@@ -268,7 +234,7 @@ def _bn_backward_channel(
     for o in range(outer):
         base = (o * C + c) * inner
         if relu:
-            ds, dsx = _row_relu_dy_sums(dy, y, x, base, inner, mu)
+            ds, dsx = row_relu_dy_sums(dy, y, x, dres, base, inner, mu, m_dres)
         else:
             ds, dsx = row_dy_sums(dy, x, gamma, base, inner, 1, mu, False)
         sdy += ds
@@ -282,8 +248,10 @@ def _bn_backward_channel(
         mu_t = _typed(sc, 4 * c + 3, mu)
         for o in range(outer):
             base = (o * C + c) * inner
-            if relu:
-                _row_relu_bn_dx(dx, dy, y, x, base, inner, mu_t, k, a, b, m_dx)
+            if relu and m_dres == WRITE:  # relu's gradient is in dres: read it
+                _row_bn_dx(dx, dres, x, base, inner, mu_t, k, a, b, m_dx)
+            elif relu:
+                row_relu_bn_dx(dx, dy, y, x, base, inner, mu_t, k, a, b, m_dx)
             else:
                 _row_bn_dx(dx, dy, x, base, inner, mu_t, k, a, b, m_dx)
 
@@ -311,18 +279,21 @@ def _batch_norm_forward(
     relu: bool = False,
 ) -> None:
     """FCompute of BatchNorm; `invstd_out` False for BatchNorm_v1, whose "var" is var;
-    `relu`: relu applied to the output as it is written (_contrib_BatchNormWithReLU)."""
+    `relu`: relu applied to the output as it is written (batch_norm_relu.py), of the output
+    plus inputs[5] when there is a sixth input (the residual)."""
     p, x = attrs.parsed, inputs[0]
     if x.size == 0:
         return
     modes = [req_code("BatchNorm", r) for r in req]
     shape = split_axis(x.shape, normalize_axis("BatchNorm", p.axis, x.shape))
     train = bool(ctx.is_train and not p.use_global_stats)
+    residual = len(inputs) > 5
+    arrays = [*outputs, *inputs[:5], inputs[5] if residual else x]
     if is_gpu(ctx):
-        forward_gpu(ctx, [*outputs, *inputs], shape, p, train, modes, invstd_out, relu)
+        forward_gpu(ctx, arrays, shape, p, train, modes, invstd_out, relu, residual)
         return
-    scalars = (*shape, p.eps, p.momentum, p.fix_gamma, train, *modes, invstd_out, relu)
-    _launch_cpu(ctx, "BatchNorm", _bn_forward_channel, [*outputs, *inputs], scalars)
+    scalars = (*shape, p.eps, p.momentum, p.fix_gamma, train, *modes, invstd_out, relu, residual)
+    _launch_cpu(ctx, "BatchNorm", _bn_forward_channel, arrays, scalars)
 
 
 def _batch_norm_backward(
@@ -335,19 +306,23 @@ def _batch_norm_backward(
     relu: bool = False,
 ) -> None:
     # inputs: (dy, data, gamma, mean, var) with mean/var the forward's outputs 1 and 2;
-    # with relu, then the forward's output y, through whose relu dy is taken first
+    # with relu, then the forward's output y, through whose relu dy is taken first.
+    # outputs: (dx, dgamma, dbeta), and the residual's gradient when the forward added one
     p, x = attrs.parsed, inputs[1]
-    inputs = [*inputs[:5], inputs[5] if relu else inputs[0]]
     modes = [req_code("_backward_BatchNorm", r) for r in req]
     if x.size == 0 or all(m == NULL for m in modes):
         return
+    m_dres = modes[3] if len(outputs) > 3 else NULL
+    dres = outputs[3] if len(outputs) > 3 else outputs[0]
+    arrays = [*outputs[:3], dres, *inputs[:5], inputs[5] if relu else inputs[0]]
     shape = split_axis(x.shape, normalize_axis("BatchNorm", p.axis, x.shape))
     batch = bool(ctx.is_train and not p.use_global_stats)
+    modes = [*modes[:3], m_dres]
     if is_gpu(ctx):
-        backward_gpu(ctx, [*outputs, *inputs], shape, p, batch, modes, var_is_invstd, relu)
+        backward_gpu(ctx, arrays, shape, p, batch, modes, var_is_invstd, relu)
         return
-    scalars = (*shape, p.eps, p.fix_gamma, batch, *modes, var_is_invstd, relu)
-    _launch_cpu(ctx, "_backward_BatchNorm", _bn_backward_channel, [*outputs, *inputs], scalars)
+    scalars = (*shape, p.eps, p.fix_gamma, batch, *modes[:3], var_is_invstd, relu, m_dres)
+    _launch_cpu(ctx, "_backward_BatchNorm", _bn_backward_channel, arrays, scalars)
 
 
 @parallel_for
@@ -387,24 +362,27 @@ def _batch_norm_grad(
     return [*grads, *zeros]
 
 
-def batch_norm_signature(op: Op, forward: Any, gradient: Any) -> Op:
+def batch_norm_signature(op: Op, forward: Any, gradient: Any, residual: bool = False) -> Op:
     """BatchNorm's inputs, outputs (output, mean, var), parameters, shape and type rules and
-    in-place moving statistics on `op`, with its forward and gradient: BatchNorm and
-    _contrib_BatchNormWithReLU (batch_norm_relu.py) share all of it."""
-    return (
+    in-place moving statistics on `op`, with its forward and gradient: BatchNorm and the
+    ops of batch_norm_relu.py share all of it. `residual`: a sixth input of data's shape
+    (_BatchNormAddReLU's), which the output may take the memory of too."""
+    inputs = [*INPUTS, "residual"] if residual else list(INPUTS)
+    inplace = [(0, 0), (5, 0)] if residual else [(0, 0)]
+    op = (
         op.set_attr_parser(BatchNormParam)
-        .set_num_inputs(5)
+        .set_num_inputs(len(inputs))
         .set_num_outputs(3)
-        .set_attr(FListInputNames, lambda attrs: list(INPUTS))
+        .set_attr(FListInputNames, lambda attrs: list(inputs))
         .set_attr(FListOutputNames, lambda attrs: list(OUTPUTS))
         .set_attr(FNumVisibleOutputs, lambda attrs: 3 if attrs.parsed.output_mean_var else 1)
         .set_attr(FMutateInputs, lambda attrs: [3, 4])
         # each channel's statistics are read before its outputs are written, so the output
         # may take the input's memory (the planner only does so when backward does not
         # read it)
-        .set_attr(FInplaceOption, lambda attrs: [(0, 0)])
-        .set_attr(FInferShape, _infer_shape)
-        .set_attr(FInferType, elemwise_type(5, 3))
+        .set_attr(FInplaceOption, lambda attrs: list(inplace))
+        .set_attr(FInferShape, _infer_shape_residual if residual else _infer_shape)
+        .set_attr(FInferType, elemwise_type(len(inputs), 3))
         .set_attr(FSetInputVarAttrOnCompose, _set_init)
         .set_attr(FCompute_cpu, forward)
         .set_attr(FCompute_gpu, forward)
@@ -414,8 +392,10 @@ def batch_norm_signature(op: Op, forward: Any, gradient: Any) -> Op:
         .add_argument("beta", "NDArray-or-Symbol", "beta array")
         .add_argument("moving_mean", "NDArray-or-Symbol", "running mean of input")
         .add_argument("moving_var", "NDArray-or-Symbol", "running variance of input")
-        .add_arguments(BatchNormParam.fields())
     )
+    if residual:
+        op.add_argument("residual", "NDArray-or-Symbol", "added to the output before relu")
+    return op.add_arguments(BatchNormParam.fields())
 
 
 batch_norm_signature(
@@ -429,9 +409,8 @@ batch_norm_signature(
     _batch_norm_forward,
     batch_norm_grad("_backward_BatchNorm"),
 ).set_attr(FScaleShift, _scale_shift).set_attr(
-    FWithReLU,
-    lambda attrs: "_contrib_BatchNormWithReLU",  # batch_norm_relu.py
-)
+    FWithReLU, lambda attrs: ("_contrib_BatchNormWithReLU", "_BatchNormAddReLU")
+)  # batch_norm_relu.py
 (
     register_op("_backward_BatchNorm")
     .describe("Backward of BatchNorm: inputs (dy, data, gamma, mean, var).")
