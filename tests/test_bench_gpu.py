@@ -32,7 +32,8 @@ def test_bench_gpu_smoke_runs_every_section(tmp_path: Path) -> None:
     keys = ["elemwise_add_GBps", "relu_GBps", "nnvmpy_dot_TFLOPs", "numba_tiled_TFLOPs",
             "resnet18_ms", "dispatch_async_us", "dispatch_roundtrip_us",
             "dispatch_async_fast_us", "dispatch_roundtrip_fast_us",
-            "layer_BatchNorm_fwd+bwd_GBps", "layer_softmax_fwd+bwd_GBps",
+            "layer_BatchNorm_fwd+bwd_GBps", "layer_BatchNorm+relu_fwd+bwd_GBps",
+            "layer_softmax_fwd+bwd_GBps",
             "layer_LayerNorm_fwd_GBps", "layer_sum(axis=0)_GBps"]  # fmt: skip
     if gpu_lib.available():
         keys += ["copy_GBps", "cupy_matmul_TFLOPs"]

@@ -277,6 +277,11 @@ def layer_rows(scale: int) -> tuple[dict[str, tuple[Callable[[], Any], int]], Ca
             y = nv.nd.BatchNorm(x_bn, gamma, beta, mm, mv, fix_gamma=False)
         y.backward(dy_bn)
 
+    def bn_relu_train() -> None:  # what FuseBatchNormReLU makes of BatchNorm -> relu
+        with nv.autograd.record():
+            y = nv.nd.contrib.BatchNormWithReLU(x_bn, gamma, beta, mm, mv, fix_gamma=False)
+        y.backward(dy_bn)
+
     def bn_forward() -> None:
         with nv.autograd.train_mode():
             nv.nd.BatchNorm(x_bn, gamma, beta, mm, mv, fix_gamma=False)
@@ -301,6 +306,7 @@ def layer_rows(scale: int) -> tuple[dict[str, tuple[Callable[[], Any], int]], Ca
     rows = {
         "BatchNorm fwd": (bn_forward, 2 * size_bn),
         "BatchNorm fwd+bwd": (bn_train, 2 * size_bn + 3 * size_bn),  # + read x, dy; write dx
+        "BatchNorm+relu fwd+bwd": (bn_relu_train, 2 * size_bn + 4 * size_bn),  # + read y
         "softmax fwd": (lambda: nv.nd.softmax(x_sm, axis=-1), 2 * size_sm),
         "softmax fwd+bwd": (softmax_train, 2 * size_sm + 3 * size_sm),  # + read y, dy; write dx
         "LayerNorm fwd": (lambda: nv.nd.LayerNorm(x_ln, g_ln, b_ln), 8 * x_ln.size),

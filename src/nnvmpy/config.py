@@ -154,9 +154,9 @@ FUSE_BN_RELU = Knob(
     "NNVMPY_FUSE_BN_RELU",
     "1",
     "1: executors bound for training rewrite each BatchNorm whose output only a relu reads "
-    "into one _contrib_BatchNormWithReLU node before building the gradient (the "
-    "FuseBatchNormReLU pass: relu inside BatchNorm's kernels, forward and backward), "
-    "0: separate nodes.",
+    "into one _contrib_BatchNormWithReLU node, and each BatchNorm -> add -> relu chain into "
+    "one _BatchNormAddReLU node, before building the gradient (the FuseBatchNormReLU pass: "
+    "relu and the add inside BatchNorm's kernels, forward and backward), 0: separate nodes.",
 )
 CHANNELS_LAST = Knob(
     "NNVMPY_CHANNELS_LAST",

@@ -181,6 +181,14 @@ def test_training_step_equals_separate_nodes(
         np.testing.assert_allclose(fused[2][name], plain[2][name], **close, err_msg=name)
 
 
+def test_debug_str_lists_the_chains() -> None:
+    exe = _net().simple_bind(nv.cpu(), data=(2, 3, 8, 8))
+    text = exe.debug_str()
+    assert "Fused with relu for training: 4 nodes" in text
+    assert "\tr1: BatchNorm 'bn1' + Activation 'r1'" in text
+    assert "Op:_BatchNormAddReLU, Name=r4" in text
+
+
 def test_inference_binding_is_not_rewritten() -> None:
     exe = _net().simple_bind(nv.cpu(), data=(2, 3, 8, 8), grad_req="null")
     assert exe._with_relu == {}

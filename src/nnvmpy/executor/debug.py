@@ -66,6 +66,11 @@ def executor_debug_str(exe: Executor) -> str:
         lines.append("-" * 20)
         lines.append(f"Simplified for inference: {len(simplified)} nodes")
         lines += [f"\t{name}: {what}" for name, what in simplified.items()]
+    with_relu = getattr(exe, "_with_relu", {})
+    if with_relu:  # FuseBatchNormReLU before the gradient (passes/fuse_bn_relu.py)
+        lines.append("-" * 20)
+        lines.append(f"Fused with relu for training: {len(with_relu)} nodes")
+        lines += [f"\t{name}: {what}" for name, what in with_relu.items()]
     bulk = getattr(exe, "_bulk", None)
     if bulk is not None:  # segments pushed as one engine operation each (executor/bulk.py)
         lines.append("-" * 20)
