@@ -474,13 +474,10 @@ def backward_gpu(
                 ctx, C, work, dgamma, dbeta, gamma, var, outer * inner, C, p.eps,
                 p.fix_gamma, m_dgamma, m_dbeta, var_is_invstd,
             )  # fmt: skip
-        if m_dx != NULL and relu and m_dres == WRITE:  # relu's gradient is in dres
+        if m_dx != NULL:
+            # relu's gradient of dy is in dres when it was written there alone: read it
+            g, g_relu = (dres, False) if relu and m_dres == WRITE else (dy, relu)
             _bn_apply_cuda.launch(
-                ctx, x.size, dx, x, dres, dres, mean, work, x.size, C, inner, m_dx, True,
-                False, False,
-            )  # fmt: skip
-        elif m_dx != NULL:
-            _bn_apply_cuda.launch(
-                ctx, x.size, dx, x, dy, y, mean, work, x.size, C, inner, m_dx, True, relu,
+                ctx, x.size, dx, x, g, y, mean, work, x.size, C, inner, m_dx, True, g_relu,
                 False,
             )  # fmt: skip
