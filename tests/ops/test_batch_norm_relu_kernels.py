@@ -234,3 +234,39 @@ def test_backward_writes_relus_gradient_as_the_residuals(
     wants = [dx + olds[0] if req == A else dx, dgamma, dbeta, dres[req_res]]
     for name, g, w in zip(("dx", "dgamma", "dbeta", "dres"), got, wants):
         np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-11, err_msg=name)
+
+
+# -- under autograd (bench_gpu's BatchNorm+relu row runs this way) ---------------------------
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("residual", [False, True], ids=["relu", "add-relu"])
+def test_autograd_gradients(device: str, residual: bool) -> None:
+    """Recorded imperatively, the fused ops' FGradient gives BatchNorm's gradient of relu's
+    gradient of dy, and the residual gets relu's gradient of dy itself."""
+    ctx = nv.cpu() if device == "cpu" else nv.gpu(0)
+    shape, axis = (3, 4, 5, 2), 1
+    x, gamma, beta, mm, mv = _inputs(shape, axis, np.float64, 12)
+    res = np.random.default_rng(13).normal(size=shape)
+    dy = np.random.default_rng(14).normal(size=shape)
+    arrays = [nv.nd.array(a, ctx=ctx, dtype=np.float64) for a in (x, gamma, beta, mm, mv, res)]
+    for a in (arrays[0], arrays[1], arrays[2], arrays[5]):
+        a.attach_grad()
+    params = {"fix_gamma": False, "eps": EPS}
+    with nv.autograd.record():
+        if residual:
+            y = nv.nd._internal._BatchNormAddReLU(*arrays, **params)
+        else:
+            y = nv.nd.contrib.BatchNormWithReLU(*arrays[:5], **params)
+    y.backward(nv.nd.array(dy, ctx=ctx, dtype=np.float64))
+    out = y.asnumpy()
+    axes, bshape = _channel_view(shape, axis)
+    bn = (x - x.mean(axis=axes).reshape(bshape)) / np.sqrt(x.var(axis=axes).reshape(bshape) + EPS)
+    pre = bn * gamma.reshape(bshape) + beta.reshape(bshape) + (res if residual else 0)
+    np.testing.assert_allclose(out, np.maximum(pre, 0), rtol=1e-10, atol=1e-12)
+    dx, dgamma, dbeta = _backward_ref(dy, x, gamma, out, axis, False, True)[:3]
+    got = [arrays[0].grad, arrays[1].grad, arrays[2].grad]
+    for name, g, w in zip(("dx", "dgamma", "dbeta"), got, (dx, dgamma, dbeta)):
+        np.testing.assert_allclose(g.asnumpy(), w, rtol=1e-9, atol=1e-11, err_msg=name)
+    if residual:
+        np.testing.assert_allclose(arrays[5].grad.asnumpy(), _relu_grad(dy, out))
