@@ -3,8 +3,8 @@
 Binding merges duplicate computations (EliminateCommonExpr, unless
 NNVMPY_ELIMINATE_COMMON_EXPR=0), builds one graph holding the forward outputs and, when
 any argument wants a gradient, the backward graph (Gradient pass, after FuseBatchNormReLU
-made each BatchNorm -> relu pair one node, unless NNVMPY_FUSE_BN_RELU=0); infers shapes and
-types; without gradients, simplifies the graph for inference (SimplifyInference and
+made each BatchNorm -> [add ->] relu chain one node, unless NNVMPY_FUSE_BN_RELU=0); infers
+shapes and types; without gradients, simplifies the graph for inference (SimplifyInference and
 FuseEpilogue, unless NNVMPY_SIMPLIFY_INFERENCE=0 / NNVMPY_FUSE_EPILOGUE=0; AmpBFloat16 on
 the CPU for nodes marked for bfloat16 or with NNVMPY_INFER_BF16=1; docs/inference.md);
 fuses element-wise groups, forward and backward apart (FusePointwise, unless
