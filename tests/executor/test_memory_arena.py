@@ -20,6 +20,7 @@ import pytest
 import nnvmpy as nv
 from nnvmpy import engine, sym, threads
 from nnvmpy.engine import ThreadedEngine
+from nnvmpy.executor.bulk import Segment
 from nnvmpy.graph import Graph, apply_passes
 
 _SHARED = (Path(__file__).resolve().parents[2].parent / "shared", Path("/work/shared"))
@@ -215,3 +216,75 @@ def test_an_unknown_memory_plan_is_named() -> None:
     )
     with pytest.raises(nv.NNVMError, match="PlanMemory: memory_plan must be 'blocks' or 'arena'"):
         apply_passes(graph, ["PlanMemory"], memory_plan="pool")
+
+
+def _happens_before(pushes: list[tuple[list[Any], list[Any]]]) -> list[int]:
+    """The dependency engine's order over `pushes` ((reads, writes) of variables, in push
+    order): bit u of result[w] is set when push u must finish before push w starts (each
+    push waits for the last writer of every variable it names and, to write one, for
+    that variable's readers since; ordered by transitivity)."""
+    last_writer: dict[int, int] = {}
+    readers: dict[int, list[int]] = {}
+    before: list[int] = []
+    for p, (reads, writes) in enumerate(pushes):
+        deps: set[int] = set()
+        for v in reads:
+            if id(v) in last_writer:
+                deps.add(last_writer[id(v)])
+        for v in writes:
+            if id(v) in last_writer:
+                deps.add(last_writer[id(v)])
+            deps.update(readers.get(id(v), []))
+        reach = 0
+        for d in deps:
+            reach |= before[d] | (1 << d)
+        before.append(reach)
+        for v in reads:
+            readers.setdefault(id(v), []).append(p)
+        for v in writes:
+            last_writer[id(v)] = p
+            readers[id(v)] = []
+    return before
+
+
+@pytest.mark.parametrize("bulk", ["0", "1"])
+@pytest.mark.parametrize("calls", ["FB" * 3, "FFBFBB", "FBFFFB"])
+def test_every_two_pushes_touching_the_same_arena_bytes_are_ordered(
+    calls: str, bulk: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the engine variables the pushes name (a node each, or bulk segments),
+    over any sequence of forward and backward calls ('B' right after 'B': grad_req add
+    keeps what backward reads): two pushes whose arena bytes meet, one writing, never
+    run at once."""
+    monkeypatch.setenv("NNVMPY_FUSION", "0")
+    monkeypatch.setenv("NNVMPY_EXEC_BULK_EXEC_TRAIN", bulk)
+    net, _ = _branches(4, 9)
+    exe = _bind(net, "arena", monkeypatch, grad_req="add", x=(16, 1024))
+    offsets = exe._graph.attrs["storage_offsets"]
+    sizes = exe._graph.attrs["storage_sizes"]
+    block_of = {id(c): q for q, c in enumerate(exe._planned.chunks)}
+
+    def span(arrays: list[Any]) -> list[tuple[int, int]]:
+        blocks = {block_of[id(a._chunk)] for a in arrays if id(a._chunk) in block_of}
+        return [(offsets[q], offsets[q] + sizes[q]) for q in blocks]
+
+    pushes, touched = [], []
+    for call in calls:
+        for step in exe._bulk.fwd if call == "F" else exe._bulk.bwd:
+            runs = step.runs if isinstance(step, Segment) else [step]
+            pushes.append((step.const_vars, step.mutate_vars))
+            inputs = [a for r in runs for a in r.inputs]
+            touched.append((span(inputs), span([a for r in runs for a in r.outputs])))
+    before = _happens_before(pushes)
+
+    def meet(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> bool:
+        return any(lo < hi2 and lo2 < hi for lo, hi in a for lo2, hi2 in b)
+
+    checked = 0
+    for w, (reads_w, writes_w) in enumerate(touched):
+        for u in range(w):
+            reads_u, writes_u = touched[u]
+            if meet(writes_u, reads_w + writes_w) or meet(reads_u, writes_w):
+                checked += 1
+                assert before[w] >> u & 1, f"pushes {u} and {w} share arena bytes, unordered"
+    assert checked > 100

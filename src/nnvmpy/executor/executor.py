@@ -358,7 +358,8 @@ class Executor:
             run = run_of[nid] = make_node_run(node, self._ctx, ins, outs, reqs, states)
             (self._fwd_runs if id(node) in fwd_ids else self._bwd_runs).append(run)
         link_memo_sources(self._fwd_runs + self._bwd_runs)
-        planned_memory.order_overlaps(graph, self._planned, run_of)
+        forward = {id(r) for r in self._fwd_runs}
+        planned_memory.order_overlaps(graph, self._planned, run_of, forward)
 
     def _plan_bulk(self, pool: SharedChunks | None) -> None:
         """Segments of nodes pushed as one operation each (bulk.py, NNVMPY_EXEC_BULK_*)."""

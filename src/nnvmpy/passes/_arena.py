@@ -19,7 +19,8 @@ inputs while it writes its outputs, so a block read by node t and one written by
 have overlapping lifetimes and never share bytes (in-place pairs are one block already).
 A kept entry (`keep_entry_ids`) lives to the end. Two blocks that share bytes at different
 times still need an order between their users at run time: the executor has each block's
-first writer wait for every overlapping block's users (`overlapping`).
+first writer wait for the users of the blocks before it on its bytes
+(executor/planned_memory.py's `order_overlaps`).
 
 Large blocks start at a staggered offset within a page, for the reason kernel/storage.py
 gives (4K aliasing between loads of one array and stores to another).
@@ -82,17 +83,6 @@ def place(
         offsets=offsets,
         nbytes=total,
     )
-
-
-def overlapping(offsets: list[int], sizes: list[int]) -> list[list[int]]:
-    """For each block, the other blocks sharing some of its bytes (at other times)."""
-    lo = np.asarray(offsets, dtype=np.int64)
-    hi = lo + np.asarray(sizes, dtype=np.int64)
-    out = []
-    for b in range(len(lo)):
-        hits = np.nonzero((lo < hi[b]) & (hi > lo[b]))[0]
-        out.append([int(q) for q in hits if q != b])
-    return out
 
 
 def _inplace_groups(idx: IndexedGraph, storage: list[int], inplace_index: list[int]) -> list[int]:
@@ -158,4 +148,4 @@ def _lowest_gap(lo: np.ndarray, hi: np.ndarray, need: int, align: int) -> int:
     return int(before[fits[0]]) if fits.size else int(ends[-1])
 
 
-__all__ = ["Arena", "overlapping", "place"]
+__all__ = ["Arena", "place"]
