@@ -86,3 +86,20 @@ def test_indexed_graph_is_cached_and_shared_by_copies(var: Fn) -> None:
     copy.attrs["k"] = 2
     assert g.attrs["k"] == 1
     assert copy.indexed is g.indexed
+
+
+def test_seed_entry_values_copies_by_node_for_the_nodes_both_graphs_hold(op: Fn, var: Fn) -> None:
+    a, b = var("a"), var("b")
+    split = op("tg_split", a, name="split")
+    s = op("tg_add", NodeEntry(split.node, 1), b, name="s")
+    old = Graph([split])  # entries: a, split:0, split:1
+    old.attrs["shape"] = [(2,), (3,), (4,)]
+    old.attrs["dtype"] = "not per entry"  # not a list of the right length: left alone
+    new = Graph([s]).seed_entry_values(old, ("shape", "dtype", "absent"))
+    assert [n.name for n in new.indexed.nodes] == ["a", "split", "b", "s"]
+    assert new.attrs["shape"] == [(2,), (3,), (4,), None, None]  # b and s are new
+    assert "dtype" not in new.attrs
+    assert "absent" not in new.attrs
+    copy = op("tg_split", b, name="split")  # stands for `split` rebuilt on another input
+    again = Graph([copy]).seed_entry_values(old, ["shape"], copied_from={copy.node: split.node})
+    assert again.attrs["shape"] == [None, (3,), (4,)]

@@ -122,16 +122,17 @@ class Executor:
     # -- building -------------------------------------------------------------------------------
 
     def _build(self, shared_exec: Executor | None) -> None:
-        heads = list(self._symbol._heads)
+        # One forward Graph object goes from pass to pass, so its index is built once.
+        fwd = Graph(list(self._symbol._heads))
         if config.ELIMINATE_COMMON_EXPR.get() != "0":
-            heads = apply_passes(Graph(heads), ["EliminateCommonExpr"]).outputs
+            fwd = apply_passes(fwd, ["EliminateCommonExpr"])
         self._grad_names = [n for n in self._arg_names if self._grad_req[n] != OpReqType.kNullOp]
         self._with_relu: dict[str, str] = {}
         if self._grad_names and config.FUSE_BN_RELU.get() != "0":
-            fused = apply_passes(Graph(heads), ["FuseBatchNormReLU"])
-            heads, self._with_relu = fused.outputs, fused.attrs["with_relu"]
-        self._heads = heads
-        arg_nodes = {n.name: n for n in post_order(heads) if n.is_variable()}
+            fwd = apply_passes(fwd, ["FuseBatchNormReLU"])
+            self._with_relu = fwd.attrs["with_relu"]
+        heads = self._heads = list(fwd.outputs)
+        arg_nodes = {n.name: n for n in fwd.indexed.nodes if n.is_variable()}
         xs = [NodeEntry(arg_nodes[n]) for n in self._grad_names]
         # one variable per output, found by name later: unique even when an output repeats
         head_names = [f"{name}_head_grad" for name in self._out_names]
@@ -141,15 +142,16 @@ class Executor:
         grad_entries: list[NodeEntry] = []
         if xs:
             grad_graph = apply_passes(
-                Graph(heads),
+                fwd,
                 ["Gradient"],
                 grad_ys=heads,
                 grad_xs=xs,
                 grad_ys_out_grad=[NodeEntry(v) for v in head_vars],
             )
             grad_entries = list(grad_graph.outputs)
-        graph = Graph(heads + grad_entries)
-        shapes, dtypes = self._input_hints(heads, head_vars)
+        shapes, dtypes, fwd = self._input_hints(fwd, head_vars)
+        # the forward nodes' shapes and types are known now: only the backward's are inferred
+        graph = Graph(heads + grad_entries).seed_entry_values(fwd, (SHAPE, DTYPE))
         graph = apply_passes(graph, ["InferShape", "InferType"], shapes=shapes, dtypes=dtypes)
         self._simplified: dict[str, str] = {}
         self._train_safe = True
@@ -216,25 +218,28 @@ class Executor:
         device = "gpu" if self._ctx.device_type == "gpu" else "cpu"
         fused = apply_passes(graph, ["FusePointwise"], fuse_phase_outputs=n, fuse_device=device)
         self._fused_groups = fused.attrs["fused_groups"]
-        if self._fused_groups:
-            graph = apply_passes(
-                Graph(fused.outputs), ["InferShape", "InferType"], shapes=shapes, dtypes=dtypes
+        if self._fused_groups:  # shapes and types of the nodes left as they were carry over
+            seeded = Graph(fused.outputs).seed_entry_values(
+                graph, (SHAPE, DTYPE), fused.attrs["fuse_copied_from"]
             )
+            graph = apply_passes(seeded, ["InferShape", "InferType"], shapes=shapes, dtypes=dtypes)
         return graph, list(graph.outputs[:n]), list(graph.outputs[n:])
 
     def _input_hints(
-        self, heads: list[NodeEntry], head_vars: list[Node]
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        self, fwd: Graph, head_vars: list[Node]
+    ) -> tuple[dict[str, Any], dict[str, Any], Graph]:
+        """Shapes and dtypes by variable name (arguments, auxiliary states, head gradients,
+        the last from the forward graph's inference), and that typed forward graph."""
         shapes: dict[str, Any] = {n: a.shape for n, a in zip(self._arg_names, self.arg_arrays)}
         shapes.update({n: a.shape for n, a in zip(self._aux_names, self.aux_arrays)})
         dtypes = {n: a.dtype for n, a in zip(self._arg_names, self.arg_arrays)}
         dtypes.update({n: a.dtype for n, a in zip(self._aux_names, self.aux_arrays)})
-        fwd = apply_passes(Graph(heads), ["InferShape", "InferType"], shapes=shapes, dtypes=dtypes)
+        fwd = apply_passes(fwd, ["InferShape", "InferType"], shapes=shapes, dtypes=dtypes)
         fidx = fwd.indexed
         for var, eid in zip(head_vars, fidx.output_eids):
             shapes[var.name] = fwd.attrs[SHAPE][eid]
             dtypes[var.name] = fwd.attrs[DTYPE][eid]
-        return shapes, dtypes
+        return shapes, dtypes, fwd
 
     def _allocate(
         self,

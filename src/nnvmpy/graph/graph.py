@@ -66,6 +66,36 @@ class Graph:
         g._indexed = self._indexed
         return g
 
+    def seed_entry_values(
+        self, other: Graph, keys: Sequence[str], copied_from: Mapping[Node, Node] | None = None
+    ) -> Graph:
+        """Copy other's per-entry attributes `keys` (shape, dtype) to the entries of the
+        nodes both graphs hold, or whose copy this graph holds (`copied_from`: {node of
+        this graph: the node of other with the same op and attributes}), None elsewhere;
+        returns self.
+
+        A later InferShape / InferType starts from these values (NNVM's rule for a
+        previous result), so rebuilding a graph around the same nodes (the backward added,
+        groups fused) infers only what is new instead of every node again.
+        """
+        mine, theirs = self.indexed, other.indexed
+        spans = []  # (my first entry, their first entry, count) of each shared node
+        origin = copied_from or {}
+        for nid, node in enumerate(mine.nodes):
+            oid = theirs._node_ids.get(id(origin.get(node, node)))
+            if oid is not None:
+                start = theirs.node_row_ptr[oid]
+                spans.append((mine.node_row_ptr[nid], start, theirs.node_row_ptr[oid + 1] - start))
+        for key in keys:
+            values = other.attrs.get(key)
+            if not isinstance(values, list) or len(values) != theirs.num_node_entries:
+                continue
+            seeded: list[Any] = [None] * mine.num_node_entries
+            for at, start, count in spans:
+                seeded[at : at + count] = values[start : start + count]
+            self.attrs[key] = seeded
+        return self
+
     def __repr__(self) -> str:
         outs = ", ".join(f"{e.node.name}:{e.index}" for e in self.outputs)
         return f"Graph(outputs=[{outs}], attrs={sorted(self.attrs)})"

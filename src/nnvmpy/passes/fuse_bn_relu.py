@@ -60,6 +60,10 @@ def fuse_bn_relu(graph: Graph) -> Graph:
     """A graph computing the same outputs, each chain as one fused node."""
     idx = graph.indexed
     chains = {c.members[-1]: c for c in _chains(idx)}  # by the relu's node id
+    if not chains:  # nothing to rewrite: the same nodes (shapes and types stay valid)
+        same = graph.copy()
+        same.attrs[WITH_RELU] = {}
+        return same
     absorbed = {m for c in chains.values() for m in c.members[:-1]}
     new_of: dict[int, Node] = {}
     notes: dict[str, str] = {}
@@ -92,6 +96,11 @@ def fuse_bn_relu(graph: Graph) -> Graph:
 
 def _chains(idx: IndexedGraph) -> list[_Chain]:
     """Every chain the pass may rewrite, no two sharing a node."""
+    producers = [
+        nid for nid, n in enumerate(idx.nodes) if n.op is not None and n.op.has_attr(FWithReLU)
+    ]
+    if not producers:  # most graphs: no reader map to build
+        return []
     readers = _readers(idx)
     deps = {d for nid in range(idx.num_nodes) for d in idx[nid].control_deps}
     deps.update(nid for nid in range(idx.num_nodes) if idx[nid].control_deps)
@@ -101,10 +110,13 @@ def _chains(idx: IndexedGraph) -> list[_Chain]:
         """The one node reading nid's output 0 (none: several, a graph output, or it or
         nid is a control dependency or has one, or in another ctx_group)."""
         after = readers.get((nid, 0), [])
-        if len(after) != 1 or after[0] < 0 or after[0] in deps | taken or nid in deps:
+        if len(after) != 1 or after[0] < 0 or nid in deps:
+            return None
+        reader = after[0]
+        if reader in deps or reader in taken:
             return None
         group = idx.nodes[nid].attrs.dict.get(_GROUP)
-        return after[0] if idx.nodes[after[0]].attrs.dict.get(_GROUP) == group else None
+        return reader if idx.nodes[reader].attrs.dict.get(_GROUP) == group else None
 
     def step(nid: int | None) -> str | None:
         node = None if nid is None else idx.nodes[nid]
@@ -112,9 +124,9 @@ def _chains(idx: IndexedGraph) -> list[_Chain]:
         return get(node.attrs) if get is not None else None
 
     chains: list[_Chain] = []
-    for pid, node in enumerate(idx.nodes):
-        get = None if node.op is None else node.op.get_attr(FWithReLU)
-        ops = get(node.attrs) if get is not None else None
+    for pid in producers:
+        node = idx.nodes[pid]
+        ops = node.op.get_attr(FWithReLU)(node.attrs)
         if ops is None or any(readers.get((pid, k)) for k in range(1, node.num_outputs())):
             continue
         nxt = only_reader(pid)

@@ -45,13 +45,17 @@ FUSE_PHASE_OUTPUTS = "fuse_phase_outputs"
 FUSE_DEVICE = "fuse_device"
 #: provided: {fused node name: [member node names]}
 FUSED_GROUPS = "fused_groups"
+#: provided: {new node: the given node it copies} for nodes copied because an input or a
+#: control dependency became a fused node's (the same op and attributes, so the same
+#: shapes and types: Graph.seed_entry_values carries them over)
+FUSE_COPIED_FROM = "fuse_copied_from"
 # per-entry attributes that do not survive a change of structure
 _STALE = (SHAPE, DTYPE, SHAPE_NUM_UNKNOWN_NODES, DTYPE_NUM_UNKNOWN_NODES)
 
 
 @register_pass(
     "FusePointwise",
-    provides=(FUSED_GROUPS,),
+    provides=(FUSED_GROUPS, FUSE_COPIED_FROM),
     op_attrs=(FScalarFunction, FMutateInputs, FCreateOpState, FResourceRequest),
 )
 def fuse_pointwise(graph: Graph) -> Graph:
@@ -63,7 +67,7 @@ def fuse_pointwise(graph: Graph) -> Graph:
     groups = find_groups(graph, phases, cpu=graph.attrs.get(FUSE_DEVICE) == "cpu")
     attrs = {k: v for k, v in graph.attrs.items() if k not in _STALE}
     if not groups:
-        attrs[FUSED_GROUPS] = {}
+        attrs[FUSED_GROUPS], attrs[FUSE_COPIED_FROM] = {}, {}
         return Graph(graph.outputs, attrs)
     group_of = {nid: g for g, members in enumerate(groups) for nid in members}
     readers = _outside_readers(graph, group_of)
@@ -77,6 +81,7 @@ def fuse_pointwise(graph: Graph) -> Graph:
         for k, key in enumerate(exposed):
             entry_map[key] = NodeEntry(node, k)
     new_of: dict[int, Node] = {}
+    copied_from: dict[Node, Node] = {}
 
     def mapped(nid: int, index: int, version: int = 0) -> NodeEntry:
         if nid in group_of:
@@ -93,6 +98,8 @@ def fuse_pointwise(graph: Graph) -> Graph:
             a is b for a, b in zip(deps, node.control_deps)
         )
         new_of[nid] = node if same else _renode(node, inputs, deps)
+        if not same:
+            copied_from[new_of[nid]] = node
     for node, ext in zip(fused, externals):
         node.inputs = [mapped(nid, index) for nid, index in ext]
     outputs = [mapped(idx.node_id(e.node), e.index, e.version) for e in graph.outputs]
@@ -103,6 +110,7 @@ def fuse_pointwise(graph: Graph) -> Graph:
         forward |= {id(fused[g]) for g, members in enumerate(groups) if phases[members[0]] == 0}
         outputs = recompute_in_backward(outputs, forward)
     attrs[FUSED_GROUPS] = {node.name: node.attrs.parsed.member_names() for node in fused}
+    attrs[FUSE_COPIED_FROM] = copied_from
     return Graph(outputs, attrs)
 
 
