@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..base import Context, NNVMError, OpReqType, current_context, kernel_device
+from ..graph.collector import paused_collector
 from ..infer import shape_is_known, shape_str
 from ..ndarray.ndarray import NDArray, zeros
 from ..ndarray.views import flat_window
@@ -134,6 +135,24 @@ def simple_bind(
     shared_buffer: dict[str, NDArray] | None = None,
 ) -> Executor:
     """Infer every shape and dtype from the given ones, allocate zeros, and bind."""
+    with paused_collector():  # no full collections while the graph is walked and built
+        return _simple_bind(
+            symbol, ctx, grad_req, type_dict, shapes, group2ctx,
+            shared_arg_names, shared_exec, shared_buffer,
+        )  # fmt: skip
+
+
+def _simple_bind(
+    symbol: Symbol,
+    ctx: Context | None,
+    grad_req: Any,
+    type_dict: Any,
+    shapes: Mapping[str, Any],
+    group2ctx: Any,
+    shared_arg_names: Any,
+    shared_exec: Executor | None,
+    shared_buffer: dict[str, NDArray] | None,
+) -> Executor:
     from nnvmpy.executor.executor import Executor
     from nnvmpy.symbol.infer import infer_shape_raw
 

@@ -34,6 +34,7 @@ from ..graph.attrs import (
     STORAGE_INPLACE_INDEX,
     STORAGE_NAIVE_BYTES,
 )
+from ..graph.collector import paused_collector
 from ..graph.node import Node, NodeEntry, post_order
 from ..infer import shape_is_known, shape_str
 from ..ndarray.ndarray import Chunk, NDArray, empty, push_copy, zeros
@@ -117,7 +118,8 @@ class Executor:
         self._monitor: Monitor | None = None
         self._simplify_ok = _simplify
         self._plain: Executor | None = None  # the unsimplified graph, for is_train=True
-        self._build(shared_exec)
+        with paused_collector():  # no full collections while the graph is built
+            self._build(shared_exec)
 
     # -- building -------------------------------------------------------------------------------
 
