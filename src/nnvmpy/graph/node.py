@@ -90,23 +90,22 @@ def _preds(node: Node) -> list[Node]:
 def post_order(heads: list[NodeEntry] | list[Node]) -> list[Node]:
     """Every node reachable from heads, inputs before users (control deps first too)."""
     order: list[Node] = []
-    seen: set[int] = set()
-    roots = [h.node if isinstance(h, NodeEntry) else h for h in heads]
-    for root in roots:
-        if id(root) in seen:
+    seen: set[Node] = set()  # nodes hash by identity
+    for head in heads:
+        root = head.node if isinstance(head, NodeEntry) else head
+        if root in seen:
             continue
         # iterative DFS: a deep chain (ResNet backward) must not hit the recursion limit;
-        # each frame keeps its node's predecessors and how many it has visited
-        stack: list[tuple[Node, list[Node], int]] = [(root, _preds(root), 0)]
-        seen.add(id(root))
+        # each frame holds its node and an iterator over the predecessors left to visit
+        seen.add(root)
+        stack = [(root, iter(_preds(root)))]
         while stack:
-            node, preds, i = stack[-1]
-            if i < len(preds):
-                stack[-1] = (node, preds, i + 1)
-                nxt = preds[i]
-                if id(nxt) not in seen:
-                    seen.add(id(nxt))
-                    stack.append((nxt, _preds(nxt), 0))
+            node, todo = stack[-1]
+            for nxt in todo:
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append((nxt, iter(_preds(nxt))))
+                    break
             else:
                 stack.pop()
                 order.append(node)
