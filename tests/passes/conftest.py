@@ -189,4 +189,5 @@ def fused_sources(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return sources[-1]
 
     monkeypatch.setattr(codegen, "kernel_source", recording)
+    monkeypatch.setattr(codegen, "_by_layout", {})  # what earlier tests built is built anew
     return sources

@@ -100,6 +100,26 @@ def test_a_group_run_in_place_reads_its_input_from_the_output(
     assert "x0 = o0[i]" in codegen.kernel_source(*built[-1])
 
 
+def test_groups_of_one_layout_share_one_built_kernel(fused_sources: list[str]) -> None:
+    """Four groups alike but for their constants (flip between them stops fusion): no
+    kernel source is generated twice (codegen.build's layout memo; an unrolled LSTM has
+    hundreds of such groups), and each group still computes with its own constants."""
+    h = sym.var("x")
+    for c in (0.5, -0.25, 1.5, 2.0):
+        h = sym.flip(sym.tanh(h * c + c), axis=0)
+    X = rand(6, 5)
+    want = X
+    for c in (0.5, -0.25, 1.5, 2.0):
+        want = np.tanh(want * c + c)[::-1]
+    exe = bind(h, x=X)
+    assert len(exe._fused_groups) == 4
+    np.testing.assert_allclose(exe.forward()[0].asnumpy(), want, rtol=1e-12)
+    assert 0 < len(fused_sources) == len(set(fused_sources)) < 4  # in place or not: two
+    built = len(fused_sources)
+    bind(h, x=X.astype(np.float32)).forward()[0].wait_to_read()  # other dtypes: own kernels
+    assert len(fused_sources) == 2 * built
+
+
 def test_a_non_element_wise_node_between_two_members_keeps_the_graph_acyclic() -> None:
     """exp -> flip -> mul with exp -> mul too: fusing exp with mul would need flip inside."""
     x = sym.var("x")

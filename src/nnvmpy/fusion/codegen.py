@@ -44,6 +44,7 @@ import os
 import re
 import threading
 import types as pytypes
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,11 @@ _CODEGEN_VERSION = "5"
 _HALF = np.dtype(np.float16)
 _built: dict[str, Any] = {}
 _lock = threading.RLock()
+#: member scalar function -> _member_digest: walked once per function, not per fused node
+#: (an unrolled LSTM's first step ran 800 fused nodes over the same few functions)
+_digests: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+#: (FusedSpec.layout, dtypes, requests, device, ...) -> what `build` returned for it
+_by_layout: dict[tuple[Any, ...], Any] = {}
 
 
 def _arg_text(src: int, idx: int) -> str:
@@ -226,10 +232,17 @@ def kernel_source(
 
 
 def _member_digest(fn: Any) -> str:
-    from nnvmpy.kernel.cpu import _code_key, callee_key
+    """fn's code, closure, defaults and callees, once per function: like numba, which
+    freezes a function's globals when it compiles, a later change of a global it reads
+    is not seen (a module reload makes new functions)."""
+    digest = _digests.get(fn)
+    if digest is None:
+        from nnvmpy.kernel.cpu import _code_key, callee_key
 
-    cells = [c.cell_contents for c in fn.__closure__ or ()]
-    return repr((_code_key(fn.__code__), [repr(c) for c in cells], fn.__defaults__, callee_key(fn)))
+        cells = [repr(c.cell_contents) for c in fn.__closure__ or ()]
+        digest = repr((_code_key(fn.__code__), cells, fn.__defaults__, callee_key(fn)))
+        _digests[fn] = digest
+    return digest
 
 
 def cache_key(spec: FusedSpec, source: str) -> str:
@@ -314,17 +327,25 @@ def build(
     the (input, output) pairs that share memory: body_lines; `parallel`, a CPU kernel
     for SERIAL_CUTOFF elements or more)."""
     parallel = parallel and device == "cpu"
+    types = tuple(tuple(None if t is None else np.dtype(t) for t in ts) for ts in member_types)
+    shape_of = (
+        spec.layout, types, tuple(np.dtype(t) for t in out_types), modes, device,
+        tuple(None if t is None else np.dtype(t) for t in in_types or ()), in_place, parallel,
+    )  # fmt: skip
+    fn = _by_layout.get(shape_of)
+    if fn is not None:  # another fused node of the same layout and dtypes built it
+        return fn
     source = kernel_source(
         spec, member_types, out_types, modes, device, in_types, in_place, parallel
     )
     key = f"{device}-{cache_key(spec, source)}"
     fn = _built.get(key)
-    if fn is not None:
-        return fn
-    with _lock:
-        fn = _built.get(key)
-        if fn is None:
-            fn = _built[key] = _compile(spec, source, key, device, parallel)
+    if fn is None:
+        with _lock:
+            fn = _built.get(key)
+            if fn is None:
+                fn = _built[key] = _compile(spec, source, key, device, parallel)
+    _by_layout[shape_of] = fn
     return fn
 
 

@@ -10,6 +10,7 @@ derived from the members, and `structure()` is the text a kernel is cached under
 
 from __future__ import annotations
 
+import functools
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -115,6 +116,16 @@ class FusedSpec:
         return True
 
     # -- the cache key ----------------------------------------------------------------------
+    @functools.cached_property
+    def layout(self) -> tuple[Any, ...]:
+        """What the generated kernel's text depends on besides dtypes and requests: the
+        member kernels themselves (not only their names: two closures may share one),
+        how members connect, and which parameters are floats. Equal layouts share one
+        built kernel without generating its source again (codegen.build)."""
+        kinds = tuple(isinstance(p, float | np.floating) for p in self.scalar_params())
+        members = tuple((m.body.kernels, m.args, len(m.body.params)) for m in self.members)
+        return (self.num_inputs, self.outputs, members, kinds)
+
     def structure(self) -> str:
         """The graph of kernels, without names or parameter values: equal structures
         share one compiled kernel."""
