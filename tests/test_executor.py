@@ -626,7 +626,6 @@ def test_an_output_nothing_reads_gets_req_null(scoped_registry) -> None:
     assert seen[-1] == [nv.OpReqType.kWriteTo, nv.OpReqType.kWriteTo]
 
 
-
 def test_binding_infers_each_forward_node_once(scoped_registry: None) -> None:
     """The backward and the fused graphs start from the forward graph's shapes and types:
     only their new nodes are inferred again (a 6600-node LSTM binds in 2/3 of the time)."""

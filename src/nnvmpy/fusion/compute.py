@@ -143,9 +143,13 @@ def _params_for(spec: FusedSpec, ins: list[np.ndarray], outs: list[np.ndarray]) 
     promote the whole chain to float64 inside the loop (twice the vector width, and
     kernel.vmath's float32 bodies would not apply).
     """
-    params = spec.scalar_params([a.dtype for a in ins])
-    if all(a.dtype == np.float32 for a in (*ins, *outs)):
-        return tuple(np.float32(p) if type(p) is float else p for p in params)
+    key = (*(a.dtype for a in ins), None, *(o.dtype for o in outs))
+    params = spec.cpu_params.get(key)
+    if params is None:  # once per dtypes: member_types runs every member's FInferType
+        params = tuple(spec.scalar_params([a.dtype for a in ins]))
+        if all(a.dtype == np.float32 for a in (*ins, *outs)):
+            params = tuple(np.float32(p) if type(p) is float else p for p in params)
+        spec.cpu_params[key] = params
     return params
 
 

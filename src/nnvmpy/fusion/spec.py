@@ -50,6 +50,8 @@ class FusedSpec:
     outputs: tuple[Ref, ...]
     # (device, input dtypes, modes) -> compiled launcher; filled by fusion.compute
     launchers: dict[Any, Any] = field(default_factory=dict, repr=False)
+    # (input dtypes, None, output dtypes) -> the CPU kernel's scalar arguments
+    cpu_params: dict[Any, tuple[Any, ...]] = field(default_factory=dict, repr=False)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def member_names(self) -> list[str]:
