@@ -1,0 +1,153 @@
+"""Binding and stepping a large unrolled graph, against MXNet 1.9.1: what bucketing costs.
+
+    .venv/bin/python tools/bench_bind.py [--steps 200] [--layers 2] [--hidden 32]
+                                         [--batch 8] [--rounds 2] [--mxnet PATH]
+                                         [--baseline SRC]
+
+The graph is an LSTM unrolled by hand from symbols (per step and layer: two
+FullyConnected, SliceChannel, four activations and the cell's element-wise arithmetic),
+its outputs concatenated into a MakeLoss: at the defaults 6600 entries, the size a
+BucketingModule binds once per bucket. Each side, in its own process, reports the best
+of three `simple_bind(grad_req='write')` calls, the first training step after the bind
+(forward + backward to the gradients: where first-run work lands, such as building
+fused kernels), and the best of ten later steps.
+
+`--mxnet` names MXNet's venv (or its python; default ./.mxenv). `--baseline SRC` adds a
+side importing nnvmpy from another source tree (`git archive HEAD src | tar -x -C
+/tmp/base`, SRC=/tmp/base/src): before and after in one run. The sides take turns for
+`--rounds` and each keeps its best; the load average is printed beside the numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+SCRIPT = """
+import json, sys, time
+T, L, H, N = (int(a) for a in sys.argv[1:5])
+mx = __import__(sys.argv[5])
+sym = mx.sym
+
+def unrolled():
+    xs = sym.SliceChannel(sym.Variable("data"), num_outputs=T, axis=1, squeeze_axis=True)
+    outs = [xs[t] for t in range(T)]
+    for l in range(L):
+        wi, bi = sym.Variable(f"l{l}_i2h_weight"), sym.Variable(f"l{l}_i2h_bias")
+        wh, bh = sym.Variable(f"l{l}_h2h_weight"), sym.Variable(f"l{l}_h2h_bias")
+        h, c, new = sym.zeros((N, H)), sym.zeros((N, H)), []
+        for t in range(T):
+            g = sym.FullyConnected(outs[t], wi, bi, num_hidden=4 * H)
+            g = g + sym.FullyConnected(h, wh, bh, num_hidden=4 * H)
+            s = sym.SliceChannel(g, num_outputs=4)
+            i, f, o = (sym.Activation(s[k], act_type="sigmoid") for k in (0, 1, 3))
+            z = sym.Activation(s[2], act_type="tanh")
+            c = f * c + i * z
+            h = o * sym.Activation(c, act_type="tanh")
+            new.append(h)
+        outs = new
+    return sym.MakeLoss(sym.sum(sym.Concat(*outs, dim=1)))
+
+net = unrolled()
+entries = len(net.get_internals().list_outputs())
+bind = float("inf")
+for _ in range(3):
+    t = time.perf_counter()
+    exe = net.simple_bind(mx.cpu(), grad_req="write", data=(N, T, 16))
+    bind = min(bind, time.perf_counter() - t)
+
+def step():
+    exe.forward(is_train=True)
+    exe.backward()
+    for g in exe.grad_arrays:
+        g.wait_to_read()
+
+t = time.perf_counter()
+step()
+first = time.perf_counter() - t
+later = float("inf")
+for _ in range(10):
+    t = time.perf_counter()
+    step()
+    later = min(later, time.perf_counter() - t)
+ms = {"bind": bind * 1e3, "first": first * 1e3, "step": later * 1e3}
+print(json.dumps({"entries": entries, **ms}))
+"""
+
+ROWS = (("bind", "simple_bind"), ("first", "first step"), ("step", "later step"))
+
+
+def _python(path: str | None) -> str | None:
+    """MXNet's python: the venv or interpreter given, else ./.mxenv; None where absent."""
+    for c in [Path(path)] if path else [REPO / ".mxenv"]:
+        for py in (c, c / "bin" / "python"):
+            if py.is_file() and os.access(py, os.X_OK):
+                probe = subprocess.run([str(py), "-c", "import mxnet"], capture_output=True)
+                if probe.returncode == 0:
+                    return str(py)
+    return None
+
+
+def _run(python: str, args: list[str], path: str | None = None) -> dict[str, float]:
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    if path:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [path, env.get("PYTHONPATH")]))
+    out = subprocess.run(
+        [python, "-c", SCRIPT, *args], capture_output=True, text=True, env=env, check=False
+    )
+    if out.returncode:
+        raise SystemExit(f"bench_bind: a side failed:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--steps", type=int, default=200, help="time steps unrolled")
+    ap.add_argument("--layers", type=int, default=2)
+    ap.add_argument("--hidden", type=int, default=32)
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--mxnet", default=None)
+    ap.add_argument("--baseline", default=None, help="another nnvmpy source tree (its src/)")
+    a = ap.parse_args()
+    sizes = [str(v) for v in (a.steps, a.layers, a.hidden, a.batch)]
+    sides = {"nnvmpy": (sys.executable, [*sizes, "nnvmpy"], None)}
+    if a.baseline:
+        sides["baseline"] = (sys.executable, [*sizes, "nnvmpy"], a.baseline)
+    mx_py = _python(a.mxnet)
+    if mx_py:
+        sides["mxnet"] = (mx_py, [*sizes, "mxnet"], None)
+    best: dict[str, dict[str, float]] = {}
+    loads = [os.getloadavg()[0]]
+    for _ in range(a.rounds):
+        for name, (py, args, path) in sides.items():
+            got = _run(py, args, path)
+            mine = best.setdefault(name, got)
+            for key, _label in ROWS:
+                mine[key] = min(mine[key], got[key])
+        loads.append(os.getloadavg()[0])
+    entries = int(best["nnvmpy"]["entries"])
+    print(
+        f"unrolled LSTM: {a.steps} steps x {a.layers} layers, hidden {a.hidden}, batch "
+        f"{a.batch} ({entries} entries), training bind and steps (ms, best):"
+    )
+    print(f"  {'':14s}" + "".join(f"{name:>12s}" for name in best))
+    for key, label in ROWS:
+        print(f"  {label:14s}" + "".join(f"{r[key]:12.1f}" for r in best.values()))
+    if "mxnet" in best:
+        for key, label in ROWS:
+            ratio = best["nnvmpy"][key] / best["mxnet"][key]
+            print(f"  nnvmpy / mxnet, {label}: {ratio:.2f}x")
+    print(
+        "  load average (1 min) before and after each round: " + " ".join(f"{x:.2f}" for x in loads)
+    )
+
+
+if __name__ == "__main__":
+    main()
