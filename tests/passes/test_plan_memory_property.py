@@ -184,3 +184,33 @@ def _check_in_place_handoffs(
         earlier = [m for m in members if producer[m] < p]
         assert all(r <= p for m in earlier for r in reads[m])
         assert sum(r == p for m in earlier for r in reads[m]) == 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([4, 64, 100, 4096, 70_000, 300_000]),  # small and staggered sizes
+            st.integers(0, 40),
+            st.integers(0, 12),
+        ),
+        min_size=1,
+        max_size=80,
+    )
+)
+def test_the_compiled_placement_loop_places_as_the_numpy_one(
+    blocks: list[tuple[int, int, int]],
+) -> None:
+    """_arena._pack's compiled loop (large graphs) and its NumPy loop give the same offsets
+    for the same blocks (size, lifetime start, length)."""
+    sizes = [s for s, _, _ in blocks]
+    lives = [(start, start + length) for _, start, length in blocks]
+    saved = _arena.COMPILED_FROM
+    try:
+        _arena.COMPILED_FROM = 1 << 30
+        by_numpy = _arena._pack(sizes, lives)
+        _arena.COMPILED_FROM = 0
+        compiled = _arena._pack(sizes, lives)
+    finally:
+        _arena.COMPILED_FROM = saved
+    assert compiled == by_numpy

@@ -108,6 +108,10 @@ def _slot(nbytes: int) -> int:
     return -(-nbytes // PAGE) * PAGE + PAGE
 
 
+#: from this many blocks _pack places them in one compiled loop (_arena_loop.py)
+COMPILED_FROM = 1024
+
+
 def _pack(sizes: list[int], lives: list[tuple[int, int]]) -> tuple[list[int], int]:
     """Offsets (largest block first, each at the lowest gap among the placed blocks whose
     lifetimes meet its own) and the arena's size."""
@@ -115,13 +119,19 @@ def _pack(sizes: list[int], lives: list[tuple[int, int]]) -> tuple[list[int], in
     slots = np.array([_slot(s) for s in sizes], dtype=np.int64)
     begin = np.array([s for s, _ in lives], dtype=np.int64)
     finish = np.array([e for _, e in lives], dtype=np.int64)
-    at = np.zeros(n, dtype=np.int64)  # slot offsets of placed blocks
-    placed = np.zeros(n, dtype=bool)
-    for b in sorted(range(n), key=lambda b: (-slots[b], lives[b][0])):
-        align = PAGE if sizes[b] >= STAGGER_MIN else ALIGNMENT
-        meet = np.nonzero(placed & (begin <= finish[b]) & (finish >= begin[b]))[0]
-        at[b] = _lowest_gap(at[meet], at[meet] + slots[meet], int(slots[b]), align)
-        placed[b] = True
+    order = sorted(range(n), key=lambda b: (-slots[b], lives[b][0]))
+    align = np.array([PAGE if s >= STAGGER_MIN else ALIGNMENT for s in sizes], dtype=np.int64)
+    if n >= COMPILED_FROM:
+        from nnvmpy.passes._arena_loop import place_blocks
+
+        at = place_blocks(np.array(order, dtype=np.int64), slots, begin, finish, align)
+    else:
+        at = np.zeros(n, dtype=np.int64)  # slot offsets of placed blocks
+        placed = np.zeros(n, dtype=bool)
+        for b in order:
+            meet = np.nonzero(placed & (begin <= finish[b]) & (finish >= begin[b]))[0]
+            at[b] = _lowest_gap(at[meet], at[meet] + slots[meet], int(slots[b]), int(align[b]))
+            placed[b] = True
     offsets = []
     for b in range(n):
         start = int(at[b])
