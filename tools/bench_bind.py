@@ -23,11 +23,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from _vs_mxnet import run_side, side_python
 
 SCRIPT = """
 import json, sys, time
@@ -83,29 +81,6 @@ print(json.dumps({"entries": entries, **ms}))
 ROWS = (("bind", "simple_bind"), ("first", "first step"), ("step", "later step"))
 
 
-def _python(path: str | None) -> str | None:
-    """MXNet's python: the venv or interpreter given, else ./.mxenv; None where absent."""
-    for c in [Path(path)] if path else [REPO / ".mxenv"]:
-        for py in (c, c / "bin" / "python"):
-            if py.is_file() and os.access(py, os.X_OK):
-                probe = subprocess.run([str(py), "-c", "import mxnet"], capture_output=True)
-                if probe.returncode == 0:
-                    return str(py)
-    return None
-
-
-def _run(python: str, args: list[str], path: str | None = None) -> dict[str, float]:
-    env = dict(os.environ, PYTHONWARNINGS="ignore")
-    if path:
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [path, env.get("PYTHONPATH")]))
-    out = subprocess.run(
-        [python, "-c", SCRIPT, *args], capture_output=True, text=True, env=env, check=False
-    )
-    if out.returncode:
-        raise SystemExit(f"bench_bind: a side failed:\n{out.stderr[-2000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=200, help="time steps unrolled")
@@ -120,14 +95,14 @@ def main() -> None:
     sides = {"nnvmpy": (sys.executable, [*sizes, "nnvmpy"], None)}
     if a.baseline:
         sides["baseline"] = (sys.executable, [*sizes, "nnvmpy"], a.baseline)
-    mx_py = _python(a.mxnet)
+    mx_py = side_python(a.mxnet, ".mxenv", "mxnet")
     if mx_py:
         sides["mxnet"] = (mx_py, [*sizes, "mxnet"], None)
     best: dict[str, dict[str, float]] = {}
     loads = [os.getloadavg()[0]]
     for _ in range(a.rounds):
         for name, (py, args, path) in sides.items():
-            got = _run(py, args, path)
+            got = json.loads(run_side(py, SCRIPT, args, path))
             mine = best.setdefault(name, got)
             for key, _label in ROWS:
                 mine[key] = min(mine[key], got[key])

@@ -21,11 +21,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from _vs_mxnet import run_side, side_python
 
 COMMON = """
 import sys, time
@@ -79,28 +77,6 @@ print(best_of(step))
 )
 
 
-def _python(path: str | None, default: str, module: str) -> str | None:
-    for c in [Path(path)] if path else [REPO / default]:
-        for py in (c, c / "bin" / "python"):
-            if py.is_file() and os.access(py, os.X_OK):
-                probe = subprocess.run([str(py), "-c", f"import {module}"], capture_output=True)
-                if probe.returncode == 0:
-                    return str(py)
-    return None
-
-
-def _run(python: str, script: str, args: list[str], path: str | None = None) -> float:
-    env = dict(os.environ, PYTHONWARNINGS="ignore")
-    if path:
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [path, env.get("PYTHONPATH")]))
-    out = subprocess.run(
-        [python, "-c", script, *args], capture_output=True, text=True, env=env, check=False
-    )
-    if out.returncode:
-        raise SystemExit(f"bench_rnn: a side failed:\n{out.stderr[-2000:]}")
-    return float(out.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--layers", type=int, default=2)
@@ -117,17 +93,17 @@ def main() -> None:
     sides = {"nnvmpy": (sys.executable, MX_LIKE, [*sizes, "nnvmpy"], None)}
     if a.baseline:
         sides["baseline"] = (sys.executable, MX_LIKE, [*sizes, "nnvmpy"], a.baseline)
-    mx_py = _python(a.mxnet, ".mxenv", "mxnet")
+    mx_py = side_python(a.mxnet, ".mxenv", "mxnet")
     if mx_py:
         sides["mxnet"] = (mx_py, MX_LIKE, [*sizes, "mxnet"], None)
-    torch_py = _python(a.torch, ".torchenv", "torch")
+    torch_py = side_python(a.torch, ".torchenv", "torch")
     if torch_py:
         sides["torch"] = (torch_py, TORCH, sizes, None)
     best = dict.fromkeys(sides, float("inf"))
     loads = [os.getloadavg()[0]]
     for _ in range(a.rounds):
         for name, (py, script, args, path) in sides.items():
-            best[name] = min(best[name], _run(py, script, args, path))
+            best[name] = min(best[name], float(run_side(py, script, args, path)))
         loads.append(os.getloadavg()[0])
     print(
         f"LSTM layers={a.layers} hidden={a.hidden} seq={a.seq} batch={a.batch} "
