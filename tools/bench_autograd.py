@@ -32,11 +32,12 @@ from typing import Any
 import numpy as np
 
 import nnvmpy as nv
+from _vs_mxnet import side_python
 from nnvmpy import autograd, engine
 from nnvmpy.training import mlp_symbol
 
 nd = nv.nd
-REPO = Path(__file__).resolve().parents[1]
+
 BATCH, DIM, HIDDEN, CLASSES = 64, 784, (512, 512), 10
 LR, MOMENTUM, WD = 0.02, 0.9, 1e-4
 TARGETS = {"vs_symbolic": 1.3, "vs_torch": 1.0, "record_us": 5.0, "dispatch_us": 5.0}
@@ -156,19 +157,6 @@ print(best * 1e3, cpu * 1e3, torch.get_num_threads())
 """
 
 
-def torch_python(path: str | None) -> str | None:
-    candidates = [Path(path)] if path else [REPO / ".torchenv"]
-    for c in candidates:
-        for py in (c, c / "bin" / "python"):
-            if py.is_file() and os.access(py, os.X_OK):
-                ok = subprocess.run(
-                    [str(py), "-c", "import torch"], capture_output=True, check=False
-                ).returncode
-                if ok == 0:
-                    return str(py)
-    return None
-
-
 def torch_step_ms(
     python: str, weights: dict[str, np.ndarray], x: Any, y: Any, steps: int
 ) -> tuple[float, float, int]:
@@ -197,7 +185,7 @@ def report_mlp(rounds: int, steps: int, torch_path: str | None) -> None:
     x = rng.normal(size=(BATCH, DIM)).astype(np.float32)
     y = rng.integers(0, CLASSES, size=BATCH).astype(np.float32)
     sym, imp = Symbolic(weights), Imperative(weights)
-    python = torch_python(torch_path)
+    python = side_python(torch_path, ".torchenv", "torch")
     for _ in range(3):  # warm up: compile kernels, fill the pools and the plan caches
         sym.step(x, y)
         imp.step(x, y)

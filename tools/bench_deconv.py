@@ -30,8 +30,8 @@ from pathlib import Path
 import numpy as np
 
 import nnvmpy as nv
+from _vs_mxnet import side_python
 
-REPO = Path(__file__).resolve().parents[1]
 TARGET = 1.2
 CASES = {"k4s2p1": (4, 2, 1), "k2s2": (2, 2, 0)}
 
@@ -87,17 +87,6 @@ def best(fn):
     return t_best * 1e3
 print(best(fwd), best(train))
 """
-
-
-def venv_python(path: str | None, default: str, module: str) -> str | None:
-    """The python of a venv that imports `module` (PATH, else ./<default>), or None."""
-    for c in [Path(path)] if path else [REPO / default]:
-        for py in (c, c / "bin" / "python"):
-            if py.is_file() and os.access(py, os.X_OK):
-                probe = subprocess.run([str(py), "-c", f"import {module}"], capture_output=True)
-                if probe.returncode == 0:
-                    return str(py)
-    return None
 
 
 def run_other(python: str, script: str, case: tuple[int, ...], steps: int, data: Path) -> list:
@@ -160,8 +149,8 @@ def main() -> None:
     parser.add_argument("--only", default=None, help="run the cases whose name contains this")
     args = parser.parse_args()
 
-    torch_py = venv_python(args.torch, ".torchenv", "torch")
-    mx_py = venv_python(args.mxnet, ".mxenv", "mxnet")
+    torch_py = side_python(args.torch, ".torchenv", "torch")
+    mx_py = side_python(args.mxnet, ".mxenv", "mxnet")
     print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     rng = np.random.default_rng(0)
     for name, case in CASES.items():

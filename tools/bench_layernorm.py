@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 
 import nnvmpy as nv
+from _vs_mxnet import side_python
 
-REPO = Path(__file__).resolve().parents[1]
 TARGET = 1.0
 
 TORCH_SCRIPT = """
@@ -54,17 +54,6 @@ for _ in range(steps):
     best = min(best, time.perf_counter() - t)
 print(best * 1e3, torch.get_num_threads())
 """
-
-
-def torch_python(path: str | None) -> str | None:
-    """The python of a venv with torch (PATH, else ./.torchenv), or None."""
-    for c in [Path(path)] if path else [REPO / ".torchenv"]:
-        for py in (c, c / "bin" / "python"):
-            if py.is_file() and os.access(py, os.X_OK):
-                probe = subprocess.run([str(py), "-c", "import torch"], capture_output=True)
-                if probe.returncode == 0:
-                    return str(py)
-    return None
 
 
 def torch_ms(
@@ -139,7 +128,7 @@ def main() -> None:
     step = NnvmpyStep(data)
     for _ in range(3):  # compile, fill the pools
         step()
-    python = torch_python(args.torch)
+    python = side_python(args.torch, ".torchenv", "torch")
     ours = theirs = float("inf")
     threads = 0
     for _ in range(args.rounds):
