@@ -111,7 +111,7 @@ def _predecessors(
     finals = []
     for blocks in phases:
         occupied = _Occupancy()
-        for b in sorted(blocks):
+        for b in blocks:  # in their first writers' order
             before, gap = occupied.take(offsets[b], offsets[b] + max(int(sizes[b]), 1), b)
             waits[b] = before
             if gap:
