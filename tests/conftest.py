@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -121,3 +122,20 @@ def ctx(request: pytest.FixtureRequest):
     import nnvmpy as nv
 
     return nv.cpu() if request.param == "cpu" else nv.gpu(0)
+
+
+@pytest.fixture
+def fused_sources(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every fused kernel's generated source (fusion/codegen.kernel_source), in order."""
+    from nnvmpy.fusion import codegen
+
+    sources: list[str] = []
+    original = codegen.kernel_source
+
+    def recording(*args: Any, **kw: Any) -> str:
+        sources.append(original(*args, **kw))
+        return sources[-1]
+
+    monkeypatch.setattr(codegen, "kernel_source", recording)
+    monkeypatch.setattr(codegen, "_by_layout", {})  # what earlier tests built is built anew
+    return sources

@@ -195,20 +195,10 @@ def test_fused_float16_group_computes_in_float32_write_and_add() -> None:
     _assert_same(dx_gpu, dx_cpu)
 
 
-def test_fused_float16_gpu_source_loads_as_float32(monkeypatch: pytest.MonkeyPatch) -> None:
-    from nnvmpy.fusion import codegen
-
-    sources: list[str] = []
-    original = codegen.kernel_source
-
-    def recording(*args, **kw):
-        sources.append(original(*args, **kw))
-        return sources[-1]
-
-    monkeypatch.setattr(codegen, "kernel_source", recording)
+def test_fused_float16_gpu_source_loads_as_float32(fused_sources: list[str]) -> None:
     X = _values((4, 5), 20)
     _fused_run(nv.gpu(0), X, X, X)
-    gpu_sources = [src for src in sources if "(gpu)" in src]
+    gpu_sources = [src for src in fused_sources if "(gpu)" in src]
     assert gpu_sources
     for src in gpu_sources:
         code = [line for line in src.splitlines() if not line.startswith("#")]

@@ -174,20 +174,3 @@ def test_ops() -> Iterator[None]:
     with registry.scoped_registry():
         register_test_ops()
         yield
-
-
-@pytest.fixture
-def fused_sources(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every fused kernel's generated source (fusion/codegen.kernel_source), in order."""
-    from nnvmpy.fusion import codegen
-
-    sources: list[str] = []
-    original = codegen.kernel_source
-
-    def recording(*args: Any, **kw: Any) -> str:
-        sources.append(original(*args, **kw))
-        return sources[-1]
-
-    monkeypatch.setattr(codegen, "kernel_source", recording)
-    monkeypatch.setattr(codegen, "_by_layout", {})  # what earlier tests built is built anew
-    return sources
