@@ -100,6 +100,32 @@ def test_a_group_run_in_place_reads_its_input_from_the_output(
     assert "x0 = o0[i]" in codegen.kernel_source(*built[-1])
 
 
+def test_in_place_pairs_are_kept_only_for_the_same_arrays(monkeypatch: pytest.MonkeyPatch) -> None:
+    """fusion.compute keeps the in-place pairs of a node's last arrays: other arrays, or
+    the first ones back again, get their own (a stale pair would read x from out)."""
+    from nnvmpy.fusion import codegen, compute
+
+    built: list[tuple[Any, ...]] = []
+    real = codegen.build
+    monkeypatch.setattr(codegen, "build", lambda *a: built.append(a) or real(*a))
+    f = sym.tanh(sym.sigmoid(sym.var("x")) * 2.0).optimize_for("fuse")
+    X = rand(64, dtype=np.float32, low=-4, high=4)
+    want = bind(f, x=X).forward()[0].asnumpy()
+    spec, modes = built[0][0], built[0][3]
+    buf = X.copy()
+    compute._run_cpu(None, spec, [buf], modes, [buf])
+    np.testing.assert_array_equal(buf, want)
+    for _ in range(2):
+        x, out = X.copy(), np.full_like(X, np.nan)
+        compute._run_cpu(None, spec, [x], modes, [out])
+        np.testing.assert_array_equal(out, want)
+        assert spec.last_in_place[1] == ()
+    buf[:] = X
+    compute._run_cpu(None, spec, [buf], modes, [buf])
+    np.testing.assert_array_equal(buf, want)
+    assert spec.last_in_place[1] == ((0, 0),)
+
+
 def test_groups_of_one_layout_share_one_built_kernel(fused_sources: list[str]) -> None:
     """Four groups alike but for their constants (flip between them stops fusion): no
     kernel source is generated twice (codegen.build's layout memo; an unrolled LSTM has
@@ -148,6 +174,21 @@ def test_a_value_read_outside_the_group_is_an_output_of_the_fused_node() -> None
     ]
     assert len(fused) == 1
     assert fused[0].num_outputs() == 2  # cos(t)+t, and t for sum
+
+
+def test_each_fused_output_names_the_member_output_it_exposes() -> None:
+    """fuse_entry_origins: the given node and output behind each fused output, from which
+    the executor takes its shape and dtype instead of inferring them again."""
+    x = sym.var("x")
+    t = sym.sin(x, name="t") * 3
+    s = sym.Group([sym.cos(t, name="c") + t, sym.sum(t)])
+    given = Graph(s._heads)
+    g = apply_passes(given, ["FusePointwise"])
+    (node,) = [n for n in g.indexed.nodes if n.op is not None and n.op.name == "_FusedOp"]
+    origins = g.attrs["fuse_entry_origins"][node]
+    assert len(origins) == node.num_outputs() == 2  # the product, read by sum, and the add
+    assert [(src.op.name, i) for src, i in origins] == [("_mul_scalar", 0), ("elemwise_add", 0)]
+    assert all(given.indexed.exist(src) for src, _ in origins)  # nodes of the given graph
 
 
 def test_shapes_and_dtypes_restrict_groups_when_known() -> None:

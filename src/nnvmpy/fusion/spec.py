@@ -53,6 +53,10 @@ class FusedSpec:
     # (input dtypes, None, output dtypes) -> the CPU kernel's scalar arguments
     cpu_params: dict[Any, tuple[Any, ...]] = field(default_factory=dict, repr=False)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # (weak references to the last CPU call's arrays, their in-place pairs): fusion.compute
+    last_in_place: tuple[tuple[Any, ...], tuple[tuple[int, int], ...]] | None = field(
+        default=None, repr=False
+    )
 
     def member_names(self) -> list[str]:
         return [m.name for m in self.members]
