@@ -240,15 +240,35 @@ def _visible(exe: Any) -> set[int]:
     return {id(a._chunk.var) for a in arrays}
 
 
+@contextmanager
+def cpu_workers(n: int) -> Iterator[Any]:
+    """The default engine with `n` CPU workers while inside."""
+    eng = engine.ThreadedEnginePerDevice(cpu_workers=n)
+    try:
+        with engine.engine_type(eng):
+            yield eng
+    finally:
+        eng.shutdown()
+
+
+def _runs(st: Any) -> list[NodeRun]:
+    return st.runs if isinstance(st, Segment) else [st]
+
+
 def test_a_segment_hides_only_the_blocks_nothing_outside_it_touches() -> None:
+    """With two CPU workers, segments may run side by side: a block's variable is hidden
+    only where one segment is its only user."""
     s, shapes = NETS["resnetish"]
-    infer = bind(s(), True, grad_req="null", **shapes)
+    with cpu_workers(2):
+        infer = bind(s(), True, grad_req="null", **shapes)
+        with knobs(train="1", fwd="5", bwd="100"):
+            exe = s().simple_bind(nv.cpu(), **shapes)
+    assert not infer._bulk.chained
+    assert not exe._bulk.chained
     (seg,) = infer._bulk.fwd
     assert len(_hidden(seg)) >= 2  # intermediate blocks: the engine never sees them
     assert not _hidden(seg) & _visible(infer)
     assert seg.const_vars[-1] is infer._bulk.token  # so that lending memory waits for it
-    with knobs(train="1", fwd="5", bwd="100"):
-        exe = s().simple_bind(nv.cpu(), **shapes)
     for st in (*exe._bulk.fwd, *exe._bulk.bwd):
         if isinstance(st, NodeRun):  # a node alone is pushed as it is: it hides nothing
             continue
@@ -261,6 +281,73 @@ def test_a_segment_hides_only_the_blocks_nothing_outside_it_touches() -> None:
         assert not _hidden(st) & (others | _visible(exe))
     mutated = {id(v) for st in exe._bulk.fwd for v in st.mutate_vars}
     assert {id(a._chunk.var) for a in exe.aux_arrays} <= mutated  # BatchNorm's statistics
+
+
+@pytest.mark.parametrize("name", ENGINES)
+def test_with_one_worker_every_step_writes_the_token_and_declares_only_what_others_see(
+    name: str,
+) -> None:
+    """One worker runs the steps one at a time: chained through the token, a step needs
+    none of the blocks only this executor uses (an unrolled LSTM declared ~17k variable
+    uses per training step without this)."""
+    s, shapes = NETS["resnetish"]
+    with engine.engine_type(name), knobs(train="1", fwd="5", bwd="100"):
+        exe = s().simple_bind(nv.cpu(), **shapes)
+    assert exe._bulk.chained
+    steps = [*exe._bulk.fwd, *exe._bulk.bwd]
+    assert len(steps) > 2
+    assert all(isinstance(st, Segment) for st in steps)
+    own = exe._bulk.hideable  # this executor's blocks that nothing outside it sees
+    assert not own & _visible(exe)
+    hidden = set()
+    for st in steps:
+        assert st.mutate_vars[-1] is exe._bulk.token
+        assert not own & {id(v) for v in (*st.const_vars, *st.mutate_vars)}
+        hidden |= _hidden(st)
+    assert hidden == own
+    assert len(own) > len(steps)
+    with engine.engine_type(name):
+        want = reference(lambda bulk: bind(s(), bulk, "write", **shapes), True, times=3)
+        with knobs(train="1", fwd="5", bwd="100"):
+            exe = s().simple_bind(nv.cpu(), **shapes)
+        fill(exe)
+        assert_same(step(exe, True, times=3), want)
+
+
+def test_two_workers_or_a_node_by_node_phase_do_not_chain() -> None:
+    s, shapes = NETS["mlp"]
+    with cpu_workers(2):
+        assert not bind(s(), True, "write", **shapes)._bulk.chained
+    with knobs(train="1", fwd="1", bwd="4"):  # forward pushed node by node, as it declares
+        exe = s().simple_bind(nv.cpu(), **shapes)
+    assert not exe._bulk.chained
+    assert all(isinstance(st, NodeRun) for st in exe._bulk.fwd)
+
+
+def test_a_monitor_set_while_chained_steps_wait_takes_the_token_too() -> None:
+    """Monitored nodes are pushed one by one with all their variables. Steps of a chained
+    plan still queued declare none of the hidden blocks: without the token, a monitored
+    push whose inputs look idle to the engine would run before them, on blocks they have
+    not written yet."""
+    s, shapes = NETS["mlp"]
+    exe = bind(s(), True, "write", **shapes)
+    assert exe._bulk.chained
+    fill(exe)
+    want = exe.forward(is_train=False)[0].asnumpy()
+    writes: list[list[Any]] = []
+
+    class Recording(NaiveEngine):
+        def push_sync(self, fn: Any, ctx: Any, const_vars: Any = (), mutate_vars: Any = (),
+                      *args: Any, **kwargs: Any) -> None:  # fmt: skip
+            writes.append(list(mutate_vars))
+            super().push_sync(fn, ctx, const_vars, mutate_vars, *args, **kwargs)
+
+    with engine.engine_type(Recording()):
+        exe.set_monitor_callback(lambda n, a: None)
+        got = exe.forward(is_train=False)[0].asnumpy()
+    assert len(writes) == len(exe._fwd_runs)
+    assert all(w[-1] is exe._bulk.token for w in writes)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
 def test_a_memoizable_node_reading_what_its_segment_writes_starts_the_next_one() -> None:
@@ -383,9 +470,12 @@ def test_a_custom_op_inside_runs_alone_between_segments(name: str) -> None:
     want = reference(lambda bulk: bind(net(), bulk, "write", **shapes), True, times=2)
     with engine.engine_type(name):
         exe = bind(net(), True, "write", **shapes)
-        kinds = [type(st).__name__ for st in exe._bulk.fwd]
-        assert kinds == ["Segment", "NodeRun", "Segment"]
-        assert exe._bulk.fwd[1].node.name == "cube"
+        names = [[r.node.name for r in _runs(st)] for st in exe._bulk.fwd]
+        assert len(names) == 3
+        assert names[1] == ["cube"]
+        if exe._bulk.chained:  # with all its variables, and the token
+            (cube,) = _runs(exe._bulk.fwd[1])
+            assert exe._bulk.fwd[1].mutate_vars == [*cube.mutate_vars, exe._bulk.token]
         fill(exe)
         assert_same(step(exe, True, times=2), want)
     x = exe.arg_dict["data"].asnumpy()

@@ -140,6 +140,11 @@ class Engine(abc.ABC):
         """A fresh variable; ``name`` only shows in reprs."""
         return Var(name)
 
+    def workers_for(self, ctx: Context) -> int:
+        """How many functions pushed for ``ctx`` may run at once (worker threads of its
+        pool; 1 for an engine that runs each push before the next)."""
+        return 1
+
     def push_sync(
         self,
         fn: SyncFn,

@@ -197,6 +197,9 @@ class ThreadedEngine(InlinePushMixin, Engine):
     def _pools(self) -> list[_Pool]:
         return [self._pool]
 
+    def workers_for(self, ctx: Context) -> int:
+        return self._pool_for(ctx, FnProperty.NORMAL).nthreads
+
     def _start(self, pool: _Pool) -> None:
         with self._lock:
             if pool.running:

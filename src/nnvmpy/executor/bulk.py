@@ -28,7 +28,16 @@ How segments are cut (`plan_steps`), and why:
   segment alone uses them, in order. While such a segment is pushed its function keeps its
   nodes' arrays (and so the blocks) alive, and it reads the executor's token variable, so
   lending this executor's memory (shared_exec, reshape) first waits for the segments in
-  flight (`BulkPlan.lend`) and from then on every variable stays in the segment's sets.
+  flight (`BulkPlan.lend`) and from then on every variable stays in the segment's sets;
+- a chained plan (`BulkPlan.chained`: a CPU executor whose engine pool has one worker, as
+  NNVMPY_CPU_WORKER_NTHREADS=1 by default, and both phases bulked) has every step write
+  the token instead, nodes pushed alone included. Each step then comes after all of this
+  executor's earlier ones, so no step needs the variables of its own blocks, wherever
+  their other users are. One worker runs the steps one at a time anyway. An unrolled
+  LSTM's training step (tools/bench_bind.py) declared ~17k variable uses per step, ~14 ms
+  on the pushing thread plus as much again on the worker, for 63 ms of work. Not on a
+  GPU: its steps complete when the device has run them, and a chain would hold each
+  launch back until then.
 
 What stays per node: a monitor callback disables bulking (the executor pushes node by
 node); the profiler records every node of a segment as its own operation, from inside
@@ -135,7 +144,11 @@ class BulkPlan:
         self.ctx = ctx
         self.fwd_runs, self.bwd_runs = fwd_runs, bwd_runs
         self.sizes = max_nodes(bool(bwd_runs))
-        self.token = engine.get_engine().new_var("bulk token")
+        eng = engine.get_engine()
+        self.token = eng.new_var("bulk token")
+        self.chained = (
+            ctx.device_type != "gpu" and min(self.sizes) > 1 and eng.workers_for(ctx) == 1
+        )
         seen = {id(a._chunk.var) for a in exposed}
         memo_read = {id(v) for r in (*fwd_runs, *bwd_runs) if r.memo for v in r.const_vars}
         self.hideable = {id(v) for v in own_vars} - seen - memo_read
@@ -148,8 +161,8 @@ class BulkPlan:
                 if id(v) in self.hideable:
                     users.setdefault(id(v), set()).add(id(r))
         fwd, bwd = self.sizes
-        self.fwd = plan_steps(self.fwd_runs, fwd, self.ctx, users, self.token)
-        self.bwd = plan_steps(self.bwd_runs, bwd, self.ctx, users, self.token)
+        self.fwd = plan_steps(self.fwd_runs, fwd, self.ctx, users, self.token, self.chained)
+        self.bwd = plan_steps(self.bwd_runs, bwd, self.ctx, users, self.token, self.chained)
 
     def steps(self, runs: list[NodeRun]) -> list[Step]:
         """The steps standing for `runs` (this executor's forward or backward list)."""
@@ -177,9 +190,15 @@ class BulkPlan:
 
 
 def plan_steps(
-    runs: list[NodeRun], limit: int, ctx: Context, users: dict[int, set[int]], token: Var
+    runs: list[NodeRun],
+    limit: int,
+    ctx: Context,
+    users: dict[int, set[int]],
+    token: Var,
+    chained: bool = False,
 ) -> list[Step]:
-    """Cut `runs` (in order) into segments of at most `limit` nodes (see the module doc)."""
+    """Cut `runs` (in order) into segments of at most `limit` nodes (see the module doc);
+    `chained`: every step writes `token` and hides every variable in `users`."""
     if limit <= 1:
         return list(runs)
     steps: list[Step] = []
@@ -187,19 +206,19 @@ def plan_steps(
     written: set[int] = set()
     for run in runs:
         if not _bulkable(run, ctx):
-            steps.extend(_close(group, users, token))
-            steps.append(run)
+            steps.extend(_close(group, users, token, chained))
+            steps.append(_alone(run, token) if chained else run)
             group, written = [], set()
             continue
         full = len(group) >= limit
         # inputs from memoized writers count computes, which a segment sees at once
         plain = [v for i, v in enumerate(run.const_vars) if not _memo_source(run, i)]
         if full or (run.memo and any(id(v) in written for v in plain)):
-            steps.extend(_close(group, users, token))
+            steps.extend(_close(group, users, token, chained))
             group, written = [], set()
         group.append(run)
         written.update(id(v) for v in run.mutate_vars)
-    steps.extend(_close(group, users, token))
+    steps.extend(_close(group, users, token, chained))
     return steps
 
 
@@ -215,9 +234,11 @@ def _bulkable(run: NodeRun, ctx: Context) -> bool:
     return op is not None and op.get_attr(fcompute(dev)) is not None
 
 
-def _close(group: list[NodeRun], users: dict[int, set[int]], token: Var) -> list[Step]:
-    """`group` as one step: the NodeRun itself when alone."""
-    if len(group) <= 1:
+def _close(
+    group: list[NodeRun], users: dict[int, set[int]], token: Var, chained: bool
+) -> list[Step]:
+    """`group` as one step: the NodeRun itself when alone (unless chained)."""
+    if not group or (len(group) == 1 and not chained):
         return list(group)
     members = {id(r) for r in group}
     mutate: dict[int, Var] = {}
@@ -229,16 +250,25 @@ def _close(group: list[NodeRun], users: dict[int, set[int]], token: Var) -> list
         for v in r.const_vars:
             const[id(v)] = v
     for key in list(mutate) + list(const):
-        if key in users and users[key] <= members:
+        if key in users and (chained or users[key] <= members):
             mutate.pop(key, None)
             const.pop(key, None)
             hidden = True
     reads = [v for k, v in const.items() if k not in mutate]
-    if hidden:
+    writes = list(mutate.values())
+    if chained:
+        writes.append(token)
+    elif hidden:
         reads.append(token)
     first, last = group[0].node.name, group[-1].node.name
     label = Unrecorded(f"segment {first}..{last} ({len(group)} nodes)")
-    return [Segment(list(group), reads, list(mutate.values()), label)]
+    return [Segment(list(group), reads, writes, label)]
+
+
+def _alone(run: NodeRun, token: Var) -> Segment:
+    """A node pushed alone in a chained plan: all its own variables, and the token."""
+    label = Unrecorded(f"segment {run.node.name} (alone)")
+    return Segment([run], list(run.const_vars), [*run.mutate_vars, token], label)
 
 
 __all__ = ["BulkPlan", "Segment", "Step", "max_nodes", "plan_steps"]

@@ -447,11 +447,15 @@ class Executor:
                     step.fn(is_train), ctx, step.const_vars, step.mutate_vars, name=step.label
                 )
         else:  # the monitor sees each node as it is pushed: no bulking
+            # the token orders these after segments still in flight, which may not have
+            # declared every variable of this executor (bulk.py, chained plans)
+            token = self._bulk.token
             for run in runs:
                 monitor.before(run)
                 eng.push_sync(
-                    run.fn(is_train), ctx, run.const_vars, run.mutate_vars, name=run.label
-                )
+                    run.fn(is_train), ctx, run.const_vars, [*run.mutate_vars, token],
+                    name=run.label,
+                )  # fmt: skip
                 monitor.after(run)
         for src, dst, req in copies:
             if req == OpReqType.kAddTo:
