@@ -30,7 +30,7 @@ def partial_shape(shape: Sequence[int | None] | None) -> Shape | None:
 
 def shape_is_known(shape: Shape | None) -> bool:
     """True when the shape and every dimension are known."""
-    return shape is not None and all(d is not None for d in shape)
+    return shape is not None and None not in shape  # `in`: no generator (called per entry)
 
 
 def shape_str(shape: Shape | None) -> str:
@@ -126,20 +126,18 @@ def elemwise_shape(n_in: int = 1, n_out: int = 1) -> Any:
 
     def infer(attrs: Any, in_shapes: list[Shape | None], out_shapes: list[Shape | None]) -> bool:
         _check_counts(attrs, "shape", n_in, n_out, in_shapes, out_shapes)
-        everything = [*in_shapes, *out_shapes]
-        names = _slots(attrs, len(in_shapes), len(out_shapes))
         merged: Shape | None = None
-        for i, shape in enumerate(everything):
+        for i, shape in enumerate([*in_shapes, *out_shapes]):
             try:
                 merged = merge_shapes(merged, shape)
-            except InferError:
+            except InferError:  # slot names only here: making them costs more than the rule
+                names = _slots(attrs, len(in_shapes), len(out_shapes))
                 raise InferError(
                     f"{names[i]} has shape {shape_str(shape)} but {shape_str(merged)} was inferred"
                 ) from None
-        for i in range(len(in_shapes)):
-            shape_assign(in_shapes, i, merged, names[i])
-        for j in range(len(out_shapes)):
-            shape_assign(out_shapes, j, merged, names[len(in_shapes) + j])
+        # merged refines every shape, so these assignments cannot disagree
+        in_shapes[:] = [merged] * len(in_shapes)
+        out_shapes[:] = [merged] * len(out_shapes)
         return shape_is_known(merged)
 
     return infer
@@ -150,15 +148,17 @@ def elemwise_type(n_in: int = 1, n_out: int = 1) -> Any:
 
     def infer(attrs: Any, in_types: list[Any], out_types: list[Any]) -> bool:
         _check_counts(attrs, "type", n_in, n_out, in_types, out_types)
-        names = _slots(attrs, len(in_types), len(out_types))
         everything = [*in_types, *out_types]
         known = next((t for t in everything if t is not None), None)
         if known is None:
             return False
-        for i in range(len(in_types)):
-            type_assign(in_types, i, known, names[i])
-        for j in range(len(out_types)):
-            type_assign(out_types, j, known, names[len(in_types) + j])
+        known = np.dtype(known)
+        for i, old in enumerate(everything):
+            if old is not None and np.dtype(old) != known:  # slot names only here (as above)
+                names = _slots(attrs, len(in_types), len(out_types))
+                type_assign(everything, i, known, names[i])  # raises, naming the slot
+        in_types[:] = [known] * len(in_types)
+        out_types[:] = [known] * len(out_types)
         return True
 
     return infer

@@ -72,12 +72,7 @@ class _GetAttr:
     def __get__(self, op: Op | None, owner: type | None = None) -> Callable[..., Any]:
         if op is None:
             return Op.get_attr_map
-
-        def get_attr(key: AttrKey[Any] | str, default: Any = None) -> Any:
-            entry = op._attrs.get(key.name if isinstance(key, AttrKey) else key)
-            return default if entry is None else entry.value
-
-        return get_attr
+        return op._attr_value  # a bound method, not a new closure: passes call this per node
 
 
 class Op:
@@ -206,6 +201,11 @@ class Op:
     # -- reading ----------------------------------------------------------------------------
 
     get_attr = _GetAttr()
+
+    def _attr_value(self, key: AttrKey[Any] | str, default: Any = None) -> Any:
+        """`op.get_attr(key, default)`: this op's value for key, or default."""
+        entry = self._attrs.get(key.name if isinstance(key, AttrKey) else key)
+        return default if entry is None else entry.value
 
     def has_attr(self, key: AttrKey[Any] | str) -> bool:
         return (key.name if isinstance(key, AttrKey) else key) in self._attrs

@@ -103,3 +103,23 @@ def test_seed_entry_values_copies_by_node_for_the_nodes_both_graphs_hold(op: Fn,
     copy = op("tg_split", b, name="split")  # stands for `split` rebuilt on another input
     again = Graph([copy]).seed_entry_values(old, ["shape"], copied_from={copy.node: split.node})
     assert again.attrs["shape"] == [None, (3,), (4,)]
+
+
+def test_seed_entry_values_copies_by_entry_for_nodes_standing_for_others_outputs(
+    op: Fn, var: Fn
+) -> None:
+    a, b = var("a"), var("b")
+    split = op("tg_split", a, name="split")
+    old = Graph([split])  # entries: a, split:0, split:1
+    old.attrs["shape"] = [(2,), (3,), (4,)]
+    # a node whose output 0 is split's output 1 and output 1 split's output 0 (as a fused
+    # node exposes its members' outputs), and one whose source the old graph lacks
+    swapped = op("tg_split", b, name="swapped")
+    lost = op("tg_split", b, name="lost")
+    origins = {
+        swapped.node: [(split.node, 1), (split.node, 0)],
+        lost.node: [(b.node, 0), (var("elsewhere").node, 0)],
+    }
+    new = Graph([swapped, lost]).seed_entry_values(old, ["shape"], entry_origins=origins)
+    assert [n.name for n in new.indexed.nodes] == ["b", "swapped", "lost"]
+    assert new.attrs["shape"] == [None, (4,), (3,), None, None]

@@ -52,6 +52,23 @@ def test_repeated_outputs_get_copies_and_the_input_graph_is_untouched() -> None:
     assert s.tojson() == before
 
 
+def test_copies_made_around_a_merged_node_name_the_node_they_copy() -> None:
+    a = sym.var("a")
+    x, y = sym.zeros((2, 3)), sym.zeros((2, 3))  # merge: y's reader is copied onto x
+    s = sym.Group([(a + x) * 2, (a - y) * 3])
+    g = _cse(s)
+    copied = g.attrs["cse_copied_from"]
+    given = {id(n) for n in post_order(s._heads)}
+    assert sorted(n.op.name for n in copied) == ["_mul_scalar", "elemwise_sub"]
+    for new, old in copied.items():
+        assert id(new) not in given  # a new node,
+        assert id(old) in given  # copying a given one
+        assert (new.op, new.name, new.attrs.dict) == (old.op, old.name, old.attrs.dict)
+    kept = [n for n in post_order(g.outputs) if n not in copied]
+    assert all(id(n) in given for n in kept)  # the others are the given nodes themselves
+    assert _cse(a + 1).attrs["cse_copied_from"] == {}
+
+
 def _random_graph(draw: Any) -> nv.sym.Symbol:
     leaves = [sym.var("x"), sym.var("y")]
     for _ in range(draw(st.integers(1, 7))):

@@ -192,3 +192,18 @@ def test_debug_str_lists_the_chains() -> None:
 def test_inference_binding_is_not_rewritten() -> None:
     exe = _net().simple_bind(nv.cpu(), data=(2, 3, 8, 8), grad_req="null")
     assert exe._with_relu == {}
+
+
+def test_the_readers_of_a_chain_are_copies_that_name_the_node_they_copy() -> None:
+    x = sym.var("x")
+    conv = sym.Convolution(x, num_filter=2, kernel=(1, 1))
+    net = sym.FullyConnected(sym.relu(_bn(conv)), num_hidden=3) * 2
+    g = apply_passes(Graph(net._heads), ["FuseBatchNormReLU"])
+    copied = g.attrs["bn_relu_copied_from"]
+    # the nodes before the chain are kept as they are; those after it read the new node
+    assert sorted(n.op.name for n in copied) == ["FullyConnected", "_mul_scalar"]
+    assert conv._heads[0].node in g.indexed.nodes
+    for new, old in copied.items():  # same op, name and attributes
+        assert (new.op, new.name, new.attrs.dict) == (old.op, old.name, old.attrs.dict)
+    plain = apply_passes(Graph((x + 1)._heads), ["FuseBatchNormReLU"])  # nothing to fuse
+    assert plain.attrs["bn_relu_copied_from"] == {}

@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..base import Context, NNVMError, OpReqType, current_context, kernel_device
+from ..graph.attrs import SHAPE
 from ..graph.collector import paused_collector
+from ..graph.graph import Graph
 from ..infer import shape_is_known, shape_str
 from ..ndarray.ndarray import NDArray, zeros
 from ..ndarray.views import flat_window
@@ -154,14 +156,16 @@ def _simple_bind(
     shared_buffer: dict[str, NDArray] | None,
 ) -> Executor:
     from nnvmpy.executor.executor import Executor
-    from nnvmpy.symbol.infer import infer_shape_raw
+    from nnvmpy.symbol.infer import infer_shape_raw, input_names
 
     ctx = ctx or current_context()
-    arg_names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()
+    # one graph (one index) for every inference here; the executor starts from its results
+    graph = Graph(list(symbol._heads))
+    arg_names, aux_names = input_names(graph)
     # as MXNet: keywords that are not shapes of this symbol's inputs are ignored
     inputs = set(arg_names + aux_names)
     shapes = {k: v for k, v in shapes.items() if k in inputs and isinstance(v, tuple | list)}
-    arg_shapes, aux_shapes = infer_shape_raw(symbol, shapes, "simple_bind")
+    shaped, arg_shapes, aux_shapes = infer_shape_raw(graph, shapes, "simple_bind")
     unknown = {
         n: shape_str(s)
         for n, s in zip(arg_names + aux_names, arg_shapes + aux_shapes)
@@ -176,7 +180,7 @@ def _simple_bind(
         raise NNVMError(
             f"simple_bind: type_dict must map argument names to dtypes, got {type_dict!r:.60}"
         )
-    arg_types, aux_types = _types_with_default(symbol, dict(type_dict or {}))
+    typed, arg_types, aux_types = _types_with_default(graph, dict(type_dict or {}))
     reqs = grad_reqs(grad_req, arg_names)
     shared = set(shared_arg_names or ())
     source = shared_exec
@@ -201,7 +205,9 @@ def _simple_bind(
         old = source.aux_dict.get(n) if source is not None else None
         fits = old is not None and old.shape == s and old.dtype == np.dtype(t)
         aux.append(old if fits else zeros(s, ctx, t))
-    return Executor(symbol, ctx, args, grads, reqs, aux, group2ctx, shared_exec)
+    inferred = typed.copy()  # the index is shared: both results index the same entries
+    inferred.attrs[SHAPE] = shaped.attrs[SHAPE]
+    return Executor(symbol, ctx, args, grads, reqs, aux, group2ctx, shared_exec, _inferred=inferred)
 
 
 def arg_group_contexts(symbol: Symbol, group2ctx: Any) -> dict[str, Context]:
@@ -246,14 +252,18 @@ def _from_buffer(
     return arr
 
 
-def _types_with_default(symbol: Symbol, dtypes: dict[str, Any]) -> tuple[list[Any], list[Any]]:
-    """Inferred input dtypes; an input nothing determines is float32 (MXNet's default)."""
-    names = symbol.list_arguments() + symbol.list_auxiliary_states()
+def _types_with_default(graph: Graph, dtypes: dict[str, Any]) -> tuple[Graph, list[Any], list[Any]]:
+    """(the graph with dtypes, argument dtypes, auxiliary dtypes); an input nothing
+    determines is float32 (MXNet's default). Dtypes in MXNet's form (np.float32)."""
+    from nnvmpy.symbol.infer import dtype_to_user, infer_type_raw, input_names
+
+    arg_names, aux_names = input_names(graph)
     while True:
-        arg_types, _, aux_types = symbol.infer_type_partial(**dtypes)
-        unknown = [n for n, t in zip(names, arg_types + aux_types) if t is None]
+        typed, arg, _, aux = infer_type_raw(graph, (), dtypes, "infer_type_partial")
+        arg_types, aux_types = [dtype_to_user(t) for t in arg], [dtype_to_user(t) for t in aux]
+        unknown = [n for n, t in zip(arg_names + aux_names, arg_types + aux_types) if t is None]
         if not unknown:
-            return arg_types, aux_types
+            return typed, arg_types, aux_types
         dtypes[unknown[0]] = np.float32  # then infer again: it may determine others
 
 

@@ -4,16 +4,18 @@ Binding merges duplicate computations (EliminateCommonExpr, unless
 NNVMPY_ELIMINATE_COMMON_EXPR=0), builds one graph holding the forward outputs and, when
 any argument wants a gradient, the backward graph (Gradient pass, after FuseBatchNormReLU
 made each BatchNorm -> [add ->] relu chain one node, unless NNVMPY_FUSE_BN_RELU=0); infers
-shapes and types; without gradients, simplifies the graph for inference (SimplifyInference and
-FuseEpilogue, unless NNVMPY_SIMPLIFY_INFERENCE=0 / NNVMPY_FUSE_EPILOGUE=0; AmpBFloat16 on
-the CPU for nodes marked for bfloat16 or with NNVMPY_INFER_BF16=1; docs/inference.md);
-fuses element-wise groups, forward and backward apart (FusePointwise, unless
-NNVMPY_FUSION=0); plans memory (PlanMemory); and prepares one engine push per node, then
-groups consecutive nodes into segments pushed as one operation each (bulk.py, unless
-NNVMPY_EXEC_BULK_EXEC_INFERENCE / _TRAIN=0). `forward` and `backward` then only push those
-prepared functions, so a training step costs no graph work at all. An executor bound with
-`shared_exec` takes its blocks from that executor's memory where they fit (MXNet's
-bucketing): the two must not run at the same time.
+shapes and types (from simple_bind's inference of the symbol, and each graph from the one
+before it: only nodes a pass made are inferred again); without gradients, simplifies the
+graph for inference (SimplifyInference and FuseEpilogue, unless
+NNVMPY_SIMPLIFY_INFERENCE=0 / NNVMPY_FUSE_EPILOGUE=0; AmpBFloat16 on the CPU for nodes
+marked for bfloat16 or with NNVMPY_INFER_BF16=1; docs/inference.md); fuses element-wise
+groups, forward and backward apart (FusePointwise, unless NNVMPY_FUSION=0); plans memory
+(PlanMemory); and prepares one engine push per node, then groups consecutive nodes into
+segments pushed as one operation each (bulk.py, unless NNVMPY_EXEC_BULK_EXEC_INFERENCE /
+_TRAIN=0). `forward` and `backward` then only push those prepared functions, so a training
+step costs no graph work at all. An executor bound with `shared_exec` takes its blocks
+from that executor's memory where they fit (MXNet's bucketing): the two must not run at
+the same time.
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ class Executor:
         shared_exec: Executor | None = None,
         *,
         _simplify: bool = True,
+        _inferred: Graph | None = None,  # simple_bind's inferred symbol graph (see _build)
     ) -> None:
         if not isinstance(symbol, Symbol):
             raise NNVMError(f"bind: expected a Symbol, got {type(symbol).__name__}")
@@ -92,8 +95,7 @@ class Executor:
         self._ctx = ctx or current_context()
         check_group2ctx(group2ctx, self._ctx)
         self._group2ctx = group2ctx
-        self._arg_names = symbol.list_arguments()
-        self._aux_names = symbol.list_auxiliary_states()
+        self._arg_names, self._aux_names = _input_names(symbol, _inferred)
         self._out_names = symbol.list_outputs()
         self.arg_arrays: list[NDArray] = bound_arrays(args, self._arg_names, "args")
         self.aux_arrays: list[NDArray] = bound_arrays(aux_states, self._aux_names, "aux_states")
@@ -119,11 +121,13 @@ class Executor:
         self._simplify_ok = _simplify
         self._plain: Executor | None = None  # the unsimplified graph, for is_train=True
         with paused_collector():  # no full collections while the graph is built
-            self._build(shared_exec)
+            self._build(shared_exec, _inferred)
 
     # -- building -------------------------------------------------------------------------------
 
-    def _build(self, shared_exec: Executor | None) -> None:
+    def _build(self, shared_exec: Executor | None, inferred: Graph | None) -> None:
+        """inferred: the symbol's graph as simple_bind inferred it (its shapes and dtypes
+        are where the forward graph's inference starts), or None."""
         # One forward Graph object goes from pass to pass, so its index is built once.
         fwd = Graph(list(self._symbol._heads))
         if config.ELIMINATE_COMMON_EXPR.get() != "0":
@@ -151,7 +155,7 @@ class Executor:
                 grad_ys_out_grad=[NodeEntry(v) for v in head_vars],
             )
             grad_entries = list(grad_graph.outputs)
-        shapes, dtypes, fwd = self._input_hints(fwd, head_vars)
+        shapes, dtypes, fwd = self._input_hints(fwd, head_vars, inferred)
         # the forward nodes' shapes and types are known now: only the backward's are inferred
         graph = Graph(heads + grad_entries).seed_entry_values(fwd, (SHAPE, DTYPE))
         graph = apply_passes(graph, ["InferShape", "InferType"], shapes=shapes, dtypes=dtypes)
@@ -222,13 +226,16 @@ class Executor:
         self._fused_groups = fused.attrs["fused_groups"]
         if self._fused_groups:  # shapes and types of the nodes left as they were carry over
             seeded = Graph(fused.outputs).seed_entry_values(
-                graph, (SHAPE, DTYPE), fused.attrs["fuse_copied_from"]
+                graph,
+                (SHAPE, DTYPE),
+                fused.attrs["fuse_copied_from"],
+                fused.attrs["fuse_entry_origins"],  # a fused node's outputs are members'
             )
             graph = apply_passes(seeded, ["InferShape", "InferType"], shapes=shapes, dtypes=dtypes)
         return graph, list(graph.outputs[:n]), list(graph.outputs[n:])
 
     def _input_hints(
-        self, fwd: Graph, head_vars: list[Node]
+        self, fwd: Graph, head_vars: list[Node], inferred: Graph | None
     ) -> tuple[dict[str, Any], dict[str, Any], Graph]:
         """Shapes and dtypes by variable name (arguments, auxiliary states, head gradients,
         the last from the forward graph's inference), and that typed forward graph."""
@@ -236,6 +243,8 @@ class Executor:
         shapes.update({n: a.shape for n, a in zip(self._aux_names, self.aux_arrays)})
         dtypes = {n: a.dtype for n, a in zip(self._arg_names, self.arg_arrays)}
         dtypes.update({n: a.dtype for n, a in zip(self._aux_names, self.aux_arrays)})
+        if inferred is not None:  # the symbol's results, for the nodes kept or copied
+            fwd = fwd.copy().seed_entry_values(inferred, (SHAPE, DTYPE), _origins(fwd))
         fwd = apply_passes(fwd, ["InferShape", "InferType"], shapes=shapes, dtypes=dtypes)
         fidx = fwd.indexed
         for var, eid in zip(head_vars, fidx.output_eids):
@@ -550,6 +559,27 @@ class Executor:
 def _need(arr: NDArray | None) -> NDArray:
     assert arr is not None
     return arr
+
+
+def _input_names(symbol: Symbol, inferred: Graph | None) -> tuple[list[str], list[str]]:
+    """(argument names, auxiliary state names): from the index of simple_bind's graph of
+    this symbol when there is one (no walk of a large graph), else from the symbol."""
+    if inferred is not None and inferred.outputs == symbol._heads:
+        from nnvmpy.symbol.infer import input_names
+
+        return input_names(inferred)
+    return symbol._input_names()
+
+
+def _origins(fwd: Graph) -> dict[Node, Node]:
+    """{node of the forward graph: the symbol's node it copies}, through the copies
+    EliminateCommonExpr and then FuseBatchNormReLU made (nodes they kept are the symbol's)."""
+    from nnvmpy.passes.eliminate_common_expr import CSE_COPIED_FROM
+    from nnvmpy.passes.fuse_bn_relu import BN_RELU_COPIED_FROM
+
+    cse: dict[Node, Node] = fwd.attrs.get(CSE_COPIED_FROM) or {}
+    bn_relu: dict[Node, Node] = fwd.attrs.get(BN_RELU_COPIED_FROM) or {}
+    return {**cse, **{new: cse.get(old, old) for new, old in bn_relu.items()}}
 
 
 def _known(shape: Any) -> tuple[int, ...]:

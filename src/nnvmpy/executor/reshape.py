@@ -24,10 +24,12 @@ def reshape(
     exe: Executor, partial_shaping: bool, allow_up_sizing: bool, shapes: dict[str, Any]
 ) -> Executor:
     from nnvmpy.executor.executor import Executor
+    from nnvmpy.graph import Graph
     from nnvmpy.symbol.infer import infer_shape_raw
 
     symbol = exe._symbol
-    arg_shapes, aux_shapes = infer_shape_raw(symbol, shapes, "Executor.reshape")
+    graph = Graph(list(symbol._heads))
+    shaped, arg_shapes, aux_shapes = infer_shape_raw(graph, shapes, "Executor.reshape")
     names = exe._arg_names + exe._aux_names
     unknown = [n for n, s in zip(names, arg_shapes + aux_shapes) if s is None or None in s]
     if unknown:
@@ -63,6 +65,7 @@ def reshape(
         aux,
         exe._group2ctx,
         shared_exec=exe,
+        _inferred=shaped,  # the new executor's shape inference starts from these
     )
     if exe._monitor is not None:  # as MXNet's Reshape: the monitor callback carries over
         new.set_monitor_callback(exe._monitor.callback, exe._monitor.monitor_all)

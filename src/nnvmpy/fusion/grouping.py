@@ -20,6 +20,7 @@ from ..attrs import FCreateOpState, FMutateInputs, FResourceRequest, FScalarFunc
 from ..graph.attrs import DTYPE, SHAPE
 from ..graph.graph import Graph
 from ..graph.node import Node
+from ..registry import Op
 
 #: dtypes the generated kernels compute in (float16 through float32 on the CPU)
 FUSABLE_DTYPES = frozenset(
@@ -29,20 +30,30 @@ FUSABLE_DTYPES = frozenset(
 MAX_MEMBERS = 64
 
 
+def _pure_scalar_op(op: Op | None) -> bool:
+    """Whether nodes of `op` may fuse at all: it has a scalar body and is pure."""
+    return (
+        op is not None
+        and op.get_attr(FScalarFunction) is not None
+        and op.get_attr(FMutateInputs) is None
+        and op.get_attr(FCreateOpState) is None
+    )
+
+
 def scalar_body(node: Node) -> Any:
     """The node's ScalarBody if it may be fused, else None."""
     op = node.op
-    if op is None:
+    if op is None or not _pure_scalar_op(op):
         return None
-    fscalar = op.get_attr(FScalarFunction)
-    if fscalar is None or op.get_attr(FMutateInputs) is not None:
-        return None
-    if op.get_attr(FCreateOpState) is not None:
-        return None
+    return _node_body(node, op)
+
+
+def _node_body(node: Node, op: Op) -> Any:
+    """scalar_body of a node of a pure scalar op: what its attributes and inputs allow."""
     fres = op.get_attr(FResourceRequest)
     if fres is not None and list(fres(node.attrs)):
         return None
-    body = fscalar(node.attrs)
+    body = op.get_attr(FScalarFunction)(node.attrs)
     if body is None or len(body.kernels) != node.num_outputs():
         return None
     if len(node.inputs) != node.num_inputs() or not node.inputs:
@@ -119,12 +130,9 @@ class _Clusters:
         return a
 
 
-def find_groups(
-    graph: Graph, phases: list[int] | None = None, cpu: bool = False
-) -> list[list[int]]:
-    """Node ids of each fused group (two members or more), members in topological order.
+def fusable_bodies(graph: Graph, cpu: bool = False) -> list[Any]:
+    """The ScalarBody of each node id that may join a group, else None.
 
-    phases: one int per node id; nodes of different phases never share a group.
     cpu: the graph runs on the CPU, where a member whose kernel has a NumPy SIMD
     implementation (exp, tanh, log, ...) stays apart on large float arrays: Numba's
     per-element libm call inside a fused loop is slower than NumPy's vector loop.
@@ -132,15 +140,38 @@ def find_groups(
     idx = graph.indexed
     shapes = graph.attrs.get(SHAPE)
     dtypes = graph.attrs.get(DTYPE)
-    n = idx.num_nodes
-    bodies: list[Any] = [None] * n
+    bodies: list[Any] = [None] * idx.num_nodes
+    pure: dict[Op | None, bool] = {}  # per op: most nodes of a large graph share a few ops
+    vectorised = _Vectorised() if cpu else None
     for nid, node in enumerate(idx.nodes):
-        body = scalar_body(node)
+        op = node.op
+        if op not in pure:
+            pure[op] = _pure_scalar_op(op)
+        body = _node_body(node, op) if op is not None and pure[op] else None
         if body is None or not _entries_ok(idx, nid, shapes, dtypes):
             continue
-        if cpu and _numpy_is_faster(idx, nid, body, shapes, dtypes):
+        if vectorised is not None and _numpy_is_faster(idx, nid, body, shapes, dtypes, vectorised):
             continue
         bodies[nid] = body
+    return bodies
+
+
+def find_groups(
+    graph: Graph,
+    phases: list[int] | None = None,
+    cpu: bool = False,
+    bodies: list[Any] | None = None,
+) -> list[list[int]]:
+    """Node ids of each fused group (two members or more), members in topological order.
+
+    phases: one int per node id; nodes of different phases never share a group.
+    cpu: as fusable_bodies; bodies: what fusable_bodies(graph, cpu) returns, when the
+    caller has it already (the FusePointwise pass builds its members from it).
+    """
+    idx = graph.indexed
+    n = idx.num_nodes
+    if bodies is None:
+        bodies = fusable_bodies(graph, cpu)
     cl = _Clusters(n)
     for nid in range(n):
         row = idx[nid]
@@ -159,13 +190,33 @@ def find_groups(
     return [g for g in groups if len(g) > 1]
 
 
-def _numpy_is_faster(idx: Any, nid: int, body: Any, shapes: Any, dtypes: Any) -> bool:
+class _Vectorised:
+    """Whether a body's kernels all compute as fast fused as NumPy does (no NumPy SIMD
+    implementation, or written with kernel.vmath), asked once per kernel tuple."""
+
+    def __init__(self) -> None:
+        from nnvmpy.kernel.vmath import calls_vector_math
+
+        self.calls_vector_math = calls_vector_math
+        self.known: dict[tuple[int, ...], bool] = {}  # by the kernels' ids, within one pass
+
+    def __call__(self, body: Any) -> bool:
+        key = tuple(map(id, body.kernels))
+        if key not in self.known:
+            self.known[key] = all(
+                k.numpy_impl is None or self.calls_vector_math(k.py_func) for k in body.kernels
+            )
+        return self.known[key]
+
+
+def _numpy_is_faster(
+    idx: Any, nid: int, body: Any, shapes: Any, dtypes: Any, vectorised: _Vectorised
+) -> bool:
     from nnvmpy.kernel.elementwise import _FLOATS, NUMPY_MIN_SIZE
-    from nnvmpy.kernel.vmath import calls_vector_math
 
     # a body written with kernel.vmath is vectorised in the fused loop: one pass over
     # memory beats NumPy's SIMD ufunc plus a pass per other member
-    if all(k.numpy_impl is None or calls_vector_math(k.py_func) for k in body.kernels):
+    if vectorised(body):
         return False
     eid = idx.output_eids_of(nid)[0]
     if shapes is None or dtypes is None or shapes[eid] is None or dtypes[eid] is None:
@@ -184,4 +235,4 @@ def _entries_ok(idx: Any, nid: int, shapes: Any, dtypes: Any) -> bool:
     return True
 
 
-__all__ = ["FUSABLE_DTYPES", "MAX_MEMBERS", "find_groups", "scalar_body"]
+__all__ = ["FUSABLE_DTYPES", "MAX_MEMBERS", "find_groups", "fusable_bodies", "scalar_body"]

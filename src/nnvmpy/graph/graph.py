@@ -15,8 +15,9 @@ results are plain lists indexed by entry id.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, NamedTuple
 
 from ..attrs import FMutateInputs
@@ -31,6 +32,24 @@ class IndexedEntry(NamedTuple):
     node_id: int
     index: int  # type: ignore[assignment]  # shadows tuple.index; NNVM's field name wins
     version: int = 0
+
+
+def _entry_spans(
+    mine: IndexedGraph, nid: int, theirs: IndexedGraph, sources: Sequence[tuple[Node, int]]
+) -> list[tuple[int, int, int]]:
+    """(my entry, their entry, 1) for each output of my node `nid` whose source (a node
+    of theirs and an output index) they hold."""
+    spans = []
+    for k, (node, index) in enumerate(sources):
+        oid = theirs._node_ids.get(id(node))
+        if oid is not None:
+            spans.append((mine.node_row_ptr[nid] + k, theirs.node_row_ptr[oid] + index, 1))
+    return spans
+
+
+#: IndexedEntry((node_id, index, version)) without the NamedTuple's Python-level __new__:
+#: the index makes one per edge
+_new_entry: Callable[[tuple[int, int, int]], IndexedEntry] = partial(tuple.__new__, IndexedEntry)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,12 +86,18 @@ class Graph:
         return g
 
     def seed_entry_values(
-        self, other: Graph, keys: Sequence[str], copied_from: Mapping[Node, Node] | None = None
+        self,
+        other: Graph,
+        keys: Sequence[str],
+        copied_from: Mapping[Node, Node] | None = None,
+        entry_origins: Mapping[Node, Sequence[tuple[Node, int]]] | None = None,
     ) -> Graph:
         """Copy other's per-entry attributes `keys` (shape, dtype) to the entries of the
         nodes both graphs hold, or whose copy this graph holds (`copied_from`: {node of
-        this graph: the node of other with the same op and attributes}), None elsewhere;
-        returns self.
+        this graph: the node of other with the same op and attributes}), or whose outputs
+        are outputs of other's nodes (`entry_origins`: {node of this graph: (node of
+        other, output index) for each of its outputs}, e.g. a fused node's), None
+        elsewhere; returns self.
 
         A later InferShape / InferType starts from these values (NNVM's rule for a
         previous result), so rebuilding a graph around the same nodes (the backward added,
@@ -86,6 +111,8 @@ class Graph:
             if oid is not None:
                 start = theirs.node_row_ptr[oid]
                 spans.append((mine.node_row_ptr[nid], start, theirs.node_row_ptr[oid + 1] - start))
+            elif entry_origins and node in entry_origins:
+                spans += _entry_spans(mine, nid, theirs, entry_origins[node])
         for key in keys:
             values = other.attrs.get(key)
             if not isinstance(values, list) or len(values) != theirs.num_node_entries:
@@ -115,7 +142,7 @@ class IndexedGraph:
         self.node_row_ptr: list[int] = [0]
         for node in self.nodes:
             self.node_row_ptr.append(self.node_row_ptr[-1] + node.num_outputs())
-        self._indexed = [self._index_node(node) for node in self.nodes]
+        self._indexed = self._index_nodes()
         self.input_nodes: list[int] = [
             nid for nid, node in enumerate(self.nodes) if node.is_variable()
         ]
@@ -189,17 +216,27 @@ class IndexedGraph:
     def _entry(self, entry: NodeEntry) -> IndexedEntry:
         return IndexedEntry(self.node_id(entry.node), entry.index, entry.version)
 
-    def _index_node(self, node: Node) -> IndexedNode:
-        inputs = tuple(self._entry(e) for e in node.inputs)
-        for e, ie in zip(node.inputs, inputs):
-            if e.index >= self.node_row_ptr[ie.node_id + 1] - self.node_row_ptr[ie.node_id]:
-                raise NNVMError(
-                    f"node '{node.name}' reads output {e.index} of "
-                    f"'{e.node.name}', which has only {e.node.num_outputs()}"
-                )
-        eids = tuple(self.node_row_ptr[ie.node_id] + ie.index for ie in inputs)
-        deps = tuple(self.node_id(d) for d in node.control_deps)
-        return IndexedNode(node, inputs, eids, deps)
+    def _index_nodes(self) -> list[IndexedNode]:
+        """Every node's IndexedNode: one loop with local lookups, since graphs of many
+        thousand nodes are indexed several times per bind. Every input's node is in the
+        graph (the post order reached it through that input)."""
+        ids, row_ptr, make = self._node_ids, self.node_row_ptr, _new_entry
+        indexed = []
+        for node in self.nodes:
+            inputs, eids = [], []
+            for e in node.inputs:
+                src = ids[id(e.node)]
+                start = row_ptr[src]
+                if e.index >= row_ptr[src + 1] - start:
+                    raise NNVMError(
+                        f"node '{node.name}' reads output {e.index} of "
+                        f"'{e.node.name}', which has only {e.node.num_outputs()}"
+                    )
+                inputs.append(make((src, e.index, e.version)))
+                eids.append(start + e.index)
+            deps = tuple(ids[id(d)] for d in node.control_deps) if node.control_deps else ()
+            indexed.append(IndexedNode(node, tuple(inputs), tuple(eids), deps))
+        return indexed
 
     def _find_mutable_inputs(self) -> set[int]:
         mutable: set[int] = set()

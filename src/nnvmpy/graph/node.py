@@ -84,7 +84,9 @@ class NodeEntry:
 
 def _preds(node: Node) -> list[Node]:
     """The nodes `node` waits for: its control dependencies, then its inputs' nodes."""
-    return [*node.control_deps, *(e.node for e in node.inputs)]
+    if node.control_deps:
+        return [*node.control_deps, *[e.node for e in node.inputs]]
+    return [e.node for e in node.inputs]  # most nodes: no generator to unpack
 
 
 def post_order(heads: list[NodeEntry] | list[Node]) -> list[Node]:

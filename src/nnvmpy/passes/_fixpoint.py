@@ -25,6 +25,7 @@ from ..graph.attrs import GraphAttr
 from ..graph.graph import Graph, IndexedGraph
 from ..graph.node import Node, NodeEntry
 from ..infer import slot_names
+from ..registry import Op
 
 
 @dataclass(frozen=True)
@@ -60,9 +61,7 @@ def run_fixpoint(graph: Graph, spec: InferSpec) -> Graph:
     # merge() only ever refines a value, so this ends.
     while num_unknown > 0:
         before = list(values)
-        order = range(idx.num_nodes) if forward else range(idx.num_nodes - 1, -1, -1)
-        for nid in order:
-            sweep.step(nid)
+        sweep.run(range(idx.num_nodes) if forward else range(idx.num_nodes - 1, -1, -1))
         num_unknown = sweep.count_unknown()
         if values == before and not forward:  # a full round trip learnt nothing
             break
@@ -134,24 +133,37 @@ class _Sweep:
         self.idx, self.spec, self.values = idx, spec, values
         # NNVM takes a backward node's values only from its forward node (control dep 0);
         # an op rule, if the backward op has one, runs as well and can fill the ograds
-        self.backward = [_is_backward(node) for node in idx.nodes]
-        self.rules = [self._rule(node, bwd) for node, bwd in zip(idx.nodes, self.backward)]
+        self.backward: list[bool] = []
+        self.rules: list[Any] = []
+        # looked up once per op, not per node: a large graph repeats a few ops many times
+        per_op: dict[tuple[Op | None, bool], tuple[bool, Any]] = {}
+        for node in idx.nodes:
+            key = (node.op, bool(node.control_deps))
+            if key not in per_op:
+                backward = _is_backward(*key)
+                per_op[key] = backward, self._rule(node.op, backward)
+            backward, rule = per_op[key]
+            self.backward.append(backward)
+            self.rules.append(rule)
 
-    def _rule(self, node: Node, backward: bool) -> Any:
-        if node.op is None:
+    def _rule(self, op: Op | None, backward: bool) -> Any:
+        if op is None:
             return None
-        return node.op.get_attr(self.spec.op_key, None if backward else self.spec.default_rule)
+        return op.get_attr(self.spec.op_key, None if backward else self.spec.default_rule)
 
     def count_unknown(self) -> int:
         is_known = self.spec.is_known
         return sum(1 for v in self.values if not is_known(v))
 
-    def step(self, nid: int) -> None:
-        if self.backward[nid]:
-            self._backward_step(nid)
-        rule = self.rules[nid]
-        if rule is not None:
-            self._op_step(nid, rule)
+    def run(self, order: range) -> None:
+        """One sweep: each node's step, in `order` (one loop, not a call per node)."""
+        backward, rules = self.backward, self.rules
+        for nid in order:
+            if backward[nid]:
+                self._backward_step(nid)
+            rule = rules[nid]
+            if rule is not None:
+                self._op_step(nid, rule)
 
     def _op_step(self, nid: int, rule: Any) -> None:
         inode, values, is_known = self.idx[nid], self.values, self.spec.is_known
@@ -164,22 +176,29 @@ class _Sweep:
             rule(inode.source.attrs, ins, outs)
         except Exception as e:
             raise _located(self.spec, inode.source, e) from e
+        # a value the rule left as it was (the same object) merges to itself: skipped
         for slot, (eid, value) in enumerate(zip(inode.input_eids, ins)):
-            self._assign(eid, value, inode.source, True, slot)
+            if value is not values[eid]:
+                self._assign(eid, value, inode.source, True, slot)
         for slot, (eid, value) in enumerate(zip(out_eids, outs)):
-            self._assign(eid, value, inode.source, False, slot)
+            if value is not values[eid]:
+                self._assign(eid, value, inode.source, False, slot)
 
     def _backward_step(self, nid: int) -> None:
         """Backward output i has the shape/type of forward input i (and vice versa)."""
         inode = self.idx[nid]
         fwd = self.idx[inode.control_deps[0]]
-        out_eids = self.idx.output_eids_of(nid)
+        out_eids, values = self.idx.output_eids_of(nid), self.values
         for slot, (out_eid, in_eid) in enumerate(zip(out_eids, fwd.input_eids)):
-            self._assign(out_eid, self.values[in_eid], inode.source, False, slot)
-            self._assign(in_eid, self.values[out_eid], fwd.source, True, slot)
+            if values[out_eid] is values[in_eid]:  # the same value: both merges are no-ops
+                continue
+            self._assign(out_eid, values[in_eid], inode.source, False, slot)
+            self._assign(in_eid, values[out_eid], fwd.source, True, slot)
 
     def _assign(self, eid: int, value: Any, node: Node, is_input: bool, slot: int) -> None:
         spec, old = self.spec, self.values[eid]
+        if value is old:  # values are kept normalized, and merging one with itself is a no-op
+            return
         try:
             self.values[eid] = spec.merge(old, spec.normalize(value))
         except InferError:
@@ -191,8 +210,9 @@ class _Sweep:
             ) from None
 
 
-def _is_backward(node: Node) -> bool:
-    return node.op is not None and bool(node.control_deps) and node.op.get_attr(TIsBackward, False)
+def _is_backward(op: Op | None, has_control_deps: bool) -> bool:
+    """A node of `op` is a backward node (its control dependency 0 is its forward node)."""
+    return op is not None and has_control_deps and bool(op.get_attr(TIsBackward, False))
 
 
 def _op_name(node: Node) -> str:

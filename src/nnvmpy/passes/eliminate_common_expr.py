@@ -7,7 +7,10 @@ two calls differ). Graph outputs that end up as the same entry get a `_copy` eac
 the first, so every output keeps its own array, as MXNet does.
 
 The pass builds a new graph and never edits the nodes it was given (they belong to the
-caller's symbols); untouched nodes are shared.
+caller's symbols); untouched nodes are shared. Provides `cse_copied_from`: {new node: the
+given node it copies}, for nodes copied because an input became a merged node (the same
+op and attributes, so the same shapes and types: Graph.seed_entry_values carries them
+over).
 
 >>> import nnvmpy as nv
 >>> from nnvmpy.graph import Graph, apply_passes
@@ -28,6 +31,10 @@ from ..graph.node import Node, NodeEntry, post_order
 from ..graph.pass_registry import register_pass
 from ..registry import NodeAttrs, Op
 
+#: provided: {new node: the given node it copies} for nodes copied because an input or a
+#: control dependency became another node
+CSE_COPIED_FROM = "cse_copied_from"
+
 
 def _mergeable(node: Node) -> bool:
     op = node.op
@@ -39,11 +46,16 @@ def _mergeable(node: Node) -> bool:
 _IMPURE = (FMutateInputs, FCreateOpState, FResourceRequest)
 
 
-@register_pass("EliminateCommonExpr", op_attrs=(FMutateInputs, FCreateOpState, FResourceRequest))
+@register_pass(
+    "EliminateCommonExpr",
+    provides=(CSE_COPIED_FROM,),
+    op_attrs=(FMutateInputs, FCreateOpState, FResourceRequest),
+)
 def eliminate_common_expr(graph: Graph) -> Graph:
     """A graph computing the same outputs with duplicate pure nodes merged."""
     new_of: dict[int, Node] = {}
     seen: dict[Any, Node] = {}
+    copied_from: dict[Node, Node] = {}
     for node in post_order(graph.outputs):
         inputs = [NodeEntry(new_of[id(e.node)], e.index, e.version) for e in node.inputs]
         deps = [new_of[id(d)] for d in node.control_deps]
@@ -63,10 +75,13 @@ def eliminate_common_expr(graph: Graph) -> Graph:
         )
         new = node if same else _renode(node, inputs, deps)
         new_of[id(node)] = new
+        if not same:
+            copied_from[new] = node
         if key is not None:
             seen[key] = new
     outputs = [NodeEntry(new_of[id(h.node)], h.index, h.version) for h in graph.outputs]
     result = Graph(_distinct(outputs), graph.attrs)
+    result.attrs[CSE_COPIED_FROM] = copied_from
     return result
 
 
@@ -95,4 +110,4 @@ def _distinct(outputs: list[NodeEntry]) -> list[NodeEntry]:
     return result
 
 
-__all__ = ["eliminate_common_expr"]
+__all__ = ["CSE_COPIED_FROM", "eliminate_common_expr"]

@@ -20,7 +20,10 @@ are in the same ctx_group, and none is a control dependency or has one. When two
 BatchNorms feed one add (a downsampling block), the first in graph order takes it. The
 fused node takes the relu node's name, so the graph output and the monitor name it may
 be keep theirs. Provides `with_relu`: {fused node name: "BatchNorm 'bn' + Activation
-'relu'"}. The pass builds a new graph and never edits the given nodes.
+'relu'"}, and `bn_relu_copied_from`: {new node: the given node it copies} for the other
+nodes (the same op and attributes, so the same shapes and types:
+Graph.seed_entry_values carries them over). The pass builds a new graph and never edits
+the given nodes.
 
 >>> import nnvmpy as nv
 >>> from nnvmpy.graph import Graph, apply_passes
@@ -45,6 +48,8 @@ from .simplify_inference import renode
 
 #: provided: {fused node name: "BatchNorm 'bn' + Activation 'relu'"}
 WITH_RELU = "with_relu"
+#: provided: {new node: the given node it copies} for every node not in a chain
+BN_RELU_COPIED_FROM = "bn_relu_copied_from"
 _GROUP = "__ctx_group__"
 _STALE = (SHAPE, DTYPE, SHAPE_NUM_UNKNOWN_NODES, DTYPE_NUM_UNKNOWN_NODES)
 
@@ -55,18 +60,23 @@ class _Chain(NamedTuple):
     residual: NodeEntry | None  # the add's other operand (an entry of the given graph)
 
 
-@register_pass("FuseBatchNormReLU", provides=(WITH_RELU,), op_attrs=(FWithReLU, FEpilogueStep))
+@register_pass(
+    "FuseBatchNormReLU",
+    provides=(WITH_RELU, BN_RELU_COPIED_FROM),
+    op_attrs=(FWithReLU, FEpilogueStep),
+)
 def fuse_bn_relu(graph: Graph) -> Graph:
     """A graph computing the same outputs, each chain as one fused node."""
     idx = graph.indexed
     chains = {c.members[-1]: c for c in _chains(idx)}  # by the relu's node id
     if not chains:  # nothing to rewrite: the same nodes (shapes and types stay valid)
         same = graph.copy()
-        same.attrs[WITH_RELU] = {}
+        same.attrs[WITH_RELU], same.attrs[BN_RELU_COPIED_FROM] = {}, {}
         return same
     absorbed = {m for c in chains.values() for m in c.members[:-1]}
     new_of: dict[int, Node] = {}
     notes: dict[str, str] = {}
+    copied_from: dict[Node, Node] = {}
 
     def entry(e: NodeEntry) -> NodeEntry:
         return NodeEntry(new_of[e.node_id], e.index, e.version)
@@ -89,8 +99,10 @@ def fuse_bn_relu(graph: Graph) -> Graph:
             continue
         inputs = [entry(e) for e in idx[nid].inputs]
         new_of[nid] = renode(node, node.attrs, inputs, [new_of[d] for d in idx[nid].control_deps])
+        if new_of[nid] is not node:
+            copied_from[new_of[nid]] = node
     attrs = {k: v for k, v in graph.attrs.items() if k not in _STALE}
-    attrs[WITH_RELU] = notes
+    attrs[WITH_RELU], attrs[BN_RELU_COPIED_FROM] = notes, copied_from
     return Graph([entry(e) for e in idx.outputs], attrs)
 
 
@@ -141,4 +153,4 @@ def _chains(idx: IndexedGraph) -> list[_Chain]:
     return chains
 
 
-__all__ = ["WITH_RELU", "fuse_bn_relu"]
+__all__ = ["BN_RELU_COPIED_FROM", "WITH_RELU", "fuse_bn_relu"]

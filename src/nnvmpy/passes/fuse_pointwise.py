@@ -27,6 +27,8 @@ never edits the given nodes.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..attrs import FCreateOpState, FMutateInputs, FResourceRequest, FScalarFunction
 from ..graph.attrs import (
     DTYPE,
@@ -49,25 +51,29 @@ FUSED_GROUPS = "fused_groups"
 #: control dependency became a fused node's (the same op and attributes, so the same
 #: shapes and types: Graph.seed_entry_values carries them over)
 FUSE_COPIED_FROM = "fuse_copied_from"
+#: provided: {fused node: for each of its outputs, (the given node, output index) it
+#: exposes} (the same shape and type: Graph.seed_entry_values carries them over)
+FUSE_ENTRY_ORIGINS = "fuse_entry_origins"
 # per-entry attributes that do not survive a change of structure
 _STALE = (SHAPE, DTYPE, SHAPE_NUM_UNKNOWN_NODES, DTYPE_NUM_UNKNOWN_NODES)
 
 
 @register_pass(
     "FusePointwise",
-    provides=(FUSED_GROUPS, FUSE_COPIED_FROM),
+    provides=(FUSED_GROUPS, FUSE_COPIED_FROM, FUSE_ENTRY_ORIGINS),
     op_attrs=(FScalarFunction, FMutateInputs, FCreateOpState, FResourceRequest),
 )
 def fuse_pointwise(graph: Graph) -> Graph:
     """A graph computing the same outputs with element-wise groups fused."""
-    from nnvmpy.fusion.grouping import find_groups
+    from nnvmpy.fusion.grouping import find_groups, fusable_bodies
 
     idx = graph.indexed
     phases = _phases(graph)
-    groups = find_groups(graph, phases, cpu=graph.attrs.get(FUSE_DEVICE) == "cpu")
+    bodies = fusable_bodies(graph, cpu=graph.attrs.get(FUSE_DEVICE) == "cpu")
+    groups = find_groups(graph, phases, bodies=bodies)
     attrs = {k: v for k, v in graph.attrs.items() if k not in _STALE}
     if not groups:
-        attrs[FUSED_GROUPS], attrs[FUSE_COPIED_FROM] = {}, {}
+        attrs[FUSED_GROUPS], attrs[FUSE_COPIED_FROM], attrs[FUSE_ENTRY_ORIGINS] = {}, {}, {}
         return Graph(graph.outputs, attrs)
     group_of = {nid: g for g, members in enumerate(groups) for nid in members}
     readers = _outside_readers(graph, group_of)
@@ -75,7 +81,7 @@ def fuse_pointwise(graph: Graph) -> Graph:
     entry_map: dict[tuple[int, int], NodeEntry] = {}  # (nid, index) of a member output
     externals: list[list[tuple[int, int]]] = []
     for members in groups:
-        node, exposed, ext = _fused_node(graph, members, readers)
+        node, exposed, ext = _fused_node(graph, members, readers, bodies)
         fused.append(node)
         externals.append(ext)
         for k, key in enumerate(exposed):
@@ -111,6 +117,7 @@ def fuse_pointwise(graph: Graph) -> Graph:
         outputs = recompute_in_backward(outputs, forward)
     attrs[FUSED_GROUPS] = {node.name: node.attrs.parsed.member_names() for node in fused}
     attrs[FUSE_COPIED_FROM] = copied_from
+    attrs[FUSE_ENTRY_ORIGINS] = _entry_origins(graph, fused, groups)
     return Graph(outputs, attrs)
 
 
@@ -138,11 +145,11 @@ def _outside_readers(graph: Graph, group_of: dict[int, int]) -> set[tuple[int, i
 
 
 def _fused_node(
-    graph: Graph, members: list[int], readers: set[tuple[int, int]]
+    graph: Graph, members: list[int], readers: set[tuple[int, int]], bodies: list[Any]
 ) -> tuple[Node, list[tuple[int, int]], list[tuple[int, int]]]:
-    """The fused node (inputs filled in later), its exposed (nid, index) and its inputs."""
+    """The fused node (inputs filled in later), its exposed (nid, index) and its inputs;
+    `bodies`: each node id's ScalarBody (fusion.grouping.fusable_bodies)."""
     from nnvmpy.fusion.fused_op import fused_op
-    from nnvmpy.fusion.grouping import scalar_body
     from nnvmpy.fusion.spec import FusedSpec, Member
 
     idx = graph.indexed
@@ -157,7 +164,7 @@ def _fused_node(
                 args.append((position[e.node_id], e.index))
             else:
                 args.append((-1, ext.setdefault((e.node_id, e.index), len(ext))))
-        spec_members.append(Member(node.name, node.attrs, tuple(args), scalar_body(node)))
+        spec_members.append(Member(node.name, node.attrs, tuple(args), bodies[nid]))
     exposed = [
         (nid, k)
         for nid in members
@@ -170,6 +177,24 @@ def _fused_node(
     attrs = NodeAttrs(fused_op(), idx.nodes[members[-1]].name, None, spec)
     attrs.dict = {"members": ",".join(spec.member_names())}
     return Node(attrs), exposed, list(ext)
+
+
+def _entry_origins(
+    graph: Graph, fused: list[Node], groups: list[list[int]]
+) -> dict[Node, list[tuple[Node, int]]]:
+    """{fused node: (member node, output index) behind each of its outputs}, read off
+    the specs as they are now: recompute_in_backward adds members and drops outputs, but
+    keeps each member's attributes object, which names the node it came from. A group
+    whose members share one attributes object is left out (its outputs are inferred)."""
+    nodes = graph.indexed.nodes
+    origins: dict[Node, list[tuple[Node, int]]] = {}
+    for node, members in zip(fused, groups):
+        by_attrs = {id(nodes[nid].attrs): nodes[nid] for nid in members}
+        spec = node.attrs.parsed
+        keys = [id(spec.members[s].attrs) for s, _ in spec.outputs]
+        if len(by_attrs) == len(members) and all(k in by_attrs for k in keys):
+            origins[node] = [(by_attrs[k], i) for k, (_, i) in zip(keys, spec.outputs)]
+    return origins
 
 
 def _dep(nid: int, group_of: dict[int, int], fused: list[Node], new_of: dict[int, Node]) -> Node:
@@ -195,4 +220,12 @@ def fused_groups(graph: Graph) -> dict[str, list[str]]:
     }
 
 
-__all__ = ["FUSED_GROUPS", "FUSE_DEVICE", "FUSE_PHASE_OUTPUTS", "fuse_pointwise", "fused_groups"]
+__all__ = [
+    "FUSED_GROUPS",
+    "FUSE_COPIED_FROM",
+    "FUSE_DEVICE",
+    "FUSE_ENTRY_ORIGINS",
+    "FUSE_PHASE_OUTPUTS",
+    "fuse_pointwise",
+    "fused_groups",
+]

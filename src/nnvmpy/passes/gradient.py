@@ -51,8 +51,9 @@ def gradient(graph: Graph) -> Graph:
             f"Gradient: {len(ys)} grad_ys but {len(heads)} grad_ys_out_grad; "
             f"give one head gradient per y"
         )
+    # ys are usually the graph's outputs, whose index the graph may hold already
     builder = _Backward(
-        Graph(ys).indexed,
+        graph.indexed if ys == graph.outputs else Graph(ys).indexed,
         xs,
         graph.attrs.get(GRAD_AGGREGATE_OP, "add_n"),
         graph.attrs.get(GRAD_ZERO_OP, "zeros_like"),

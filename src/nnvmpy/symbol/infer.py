@@ -22,9 +22,20 @@ if TYPE_CHECKING:
     from nnvmpy.symbol.symbol import Symbol
 
 
-def _named(sym: Symbol, args: tuple[Any, ...], kwargs: dict[str, Any], what: str) -> dict[str, Any]:
+def input_names(graph: Graph) -> tuple[list[str], list[str]]:
+    """(list_arguments(), list_auxiliary_states()) of the symbol whose heads are `graph`'s
+    outputs, read off the index the passes build anyway: on a large graph each of those
+    calls is a walk of its own. (The index finds auxiliary states as Symbol does: the
+    variables an op's FMutateInputs names.)"""
+    idx = graph.indexed
+    return [idx.nodes[n].name for n in idx.arg_nodes], [idx.nodes[n].name for n in idx.aux_nodes]
+
+
+def _named(
+    graph: Graph, args: tuple[Any, ...], kwargs: dict[str, Any], what: str
+) -> dict[str, Any]:
     """Positional values follow list_arguments(); keywords name arguments or aux states."""
-    arg_names = sym.list_arguments()
+    arg_names, aux_names = input_names(graph)
     if args and kwargs:
         raise NNVMError(f"{what}: pass inputs either by position or by keyword, not both")
     if len(args) > len(arg_names):
@@ -32,7 +43,7 @@ def _named(sym: Symbol, args: tuple[Any, ...], kwargs: dict[str, Any], what: str
             f"{what}: got {len(args)} positional inputs for {len(arg_names)} arguments {arg_names}"
         )
     named = {n: v for n, v in zip(arg_names, args) if v is not None}
-    valid = set(sym.list_inputs())
+    valid = {*arg_names, *aux_names}
     for key, value in kwargs.items():
         if key not in valid:
             raise NNVMError(f"{what}: unknown argument {key!r}; inputs are {sorted(valid)}")
@@ -41,16 +52,13 @@ def _named(sym: Symbol, args: tuple[Any, ...], kwargs: dict[str, Any], what: str
     return named
 
 
-def _split(sym: Symbol, graph: Graph, key: Any) -> tuple[list[Any], list[Any], list[Any]]:
+def _split(graph: Graph, key: Any) -> tuple[list[Any], list[Any], list[Any]]:
     idx = graph.indexed
     values = graph.attrs[key]
     by_name = {idx.nodes[nid].name: values[idx.entry_id(nid, 0)] for nid in idx.input_nodes}
     outs = [values[eid] for eid in idx.output_eids]
-    return (
-        [by_name[n] for n in sym.list_arguments()],
-        outs,
-        [by_name[n] for n in sym.list_auxiliary_states()],
-    )
+    arg_names, aux_names = input_names(graph)
+    return [by_name[n] for n in arg_names], outs, [by_name[n] for n in aux_names]
 
 
 # -- shapes ----------------------------------------------------------------------------------
@@ -80,29 +88,30 @@ def shape_to_user(shape: tuple[int | None, ...] | None) -> tuple[int, ...] | Non
 
 
 def _run_shapes(
-    sym: Symbol, args: tuple[Any, ...], kwargs: dict[str, Any], what: str
+    graph: Graph, args: tuple[Any, ...], kwargs: dict[str, Any], what: str
 ) -> tuple[Graph, list[Any], list[Any], list[Any]]:
-    named = _named(sym, args, kwargs, what)
+    named = _named(graph, args, kwargs, what)
     shapes = {k: shape_from_user(v, f"{what}: {k!r}") for k, v in named.items()}
-    graph = apply_passes(Graph(list(sym._heads)), ["InferShape"], shapes=shapes)
-    return (graph, *_split(sym, graph, SHAPE))
+    graph = apply_passes(graph, ["InferShape"], shapes=shapes)
+    return (graph, *_split(graph, SHAPE))
 
 
-def infer_shape_raw(sym: Symbol, kwargs: dict[str, Any], what: str) -> tuple[list[Any], list[Any]]:
-    """(argument shapes, auxiliary shapes) in the passes' form, for binding."""
-    _, arg, _, aux = _run_shapes(sym, (), kwargs, what)
-    return arg, aux
+def infer_shape_raw(graph: Graph, kwargs: dict[str, Any], what: str) -> tuple[Graph, Any, Any]:
+    """(the graph with shapes, argument shapes, auxiliary shapes) in the passes' form, for
+    binding; `graph` holds the symbol's heads as outputs."""
+    shaped, arg, _, aux = _run_shapes(graph, (), kwargs, what)
+    return shaped, arg, aux
 
 
 def infer_shape(
     sym: Symbol, args: tuple[Any, ...], kwargs: dict[str, Any], partial: bool
 ) -> tuple[Any, Any, Any]:
     what = "infer_shape_partial" if partial else "infer_shape"
-    graph, arg, out, aux = _run_shapes(sym, args, kwargs, what)
+    graph, arg, out, aux = _run_shapes(Graph(list(sym._heads)), args, kwargs, what)
     if not partial and graph.attrs[SHAPE_NUM_UNKNOWN_NODES] > 0:
         unknown = [
             f"{n}: {shape_to_user(s)}"
-            for n, s in zip(sym.list_arguments(), arg)
+            for n, s in zip(input_names(graph)[0], arg)
             if s is None or None in s
         ]
         warnings.warn(
@@ -121,26 +130,35 @@ def infer_shape(
 # -- types -----------------------------------------------------------------------------------
 
 
-def _type_to_user(dtype: Any) -> Any:
-    return None if dtype is None else np.dtype(dtype).type
-
-
 def infer_type(
     sym: Symbol, args: tuple[Any, ...], kwargs: dict[str, Any], partial: bool = False
 ) -> tuple[Any, Any, Any]:
     what = "infer_type_partial" if partial else "infer_type"
+    graph, arg, out, aux = infer_type_raw(Graph(list(sym._heads)), args, kwargs, what)
+    if not partial and graph.attrs[DTYPE_NUM_UNKNOWN_NODES] > 0:
+        return None, None, None
+    return (
+        [dtype_to_user(t) for t in arg],
+        [dtype_to_user(t) for t in out],
+        [dtype_to_user(t) for t in aux],
+    )
+
+
+def infer_type_raw(
+    graph: Graph, args: tuple[Any, ...], kwargs: dict[str, Any], what: str
+) -> tuple[Graph, list[Any], list[Any], list[Any]]:
+    """(the graph with dtypes, argument, output and auxiliary dtypes) in the passes' form
+    (numpy dtypes, None where unknown); `graph` holds the symbol's heads as outputs."""
     dtypes = {}
-    for name, value in _named(sym, args, kwargs, what).items():
+    for name, value in _named(graph, args, kwargs, what).items():
         try:
             dtypes[name] = as_dtype(value)
         except (TypeError, ValueError, NNVMError) as e:
             raise NNVMError(f"{what}: {name!r} is not a dtype ({value!r:.40}): {e}") from None
-    graph = apply_passes(Graph(list(sym._heads)), ["InferType"], dtypes=dtypes)
-    arg, out, aux = _split(sym, graph, DTYPE)
-    if not partial and graph.attrs[DTYPE_NUM_UNKNOWN_NODES] > 0:
-        return None, None, None
-    return (
-        [_type_to_user(t) for t in arg],
-        [_type_to_user(t) for t in out],
-        [_type_to_user(t) for t in aux],
-    )
+    graph = apply_passes(graph, ["InferType"], dtypes=dtypes)
+    return (graph, *_split(graph, DTYPE))
+
+
+def dtype_to_user(dtype: Any) -> Any:
+    """A dtype of the passes -> MXNet's form: a numpy scalar type (np.float32), or None."""
+    return None if dtype is None else np.dtype(dtype).type

@@ -66,6 +66,12 @@ class Symbol(SymbolArithmetic):
             [n for n in variables if id(n) in mutable],
         )
 
+    def _input_names(self) -> tuple[list[str], list[str]]:
+        """(list_arguments(), list_auxiliary_states()) from one walk of the graph: a
+        caller that needs both on a large graph (binding) walks it once, not twice."""
+        args, aux = self._variables()
+        return [n.name for n in args], [n.name for n in aux]
+
     def list_arguments(self) -> list[str]:
         return [n.name for n in self._variables()[0]]
 

@@ -1,0 +1,98 @@
+"""Binding infers each node's shape and dtype once and carries the results from graph to
+graph: simple_bind's symbol-level inference seeds the executor's forward graph (through
+the copies EliminateCommonExpr and FuseBatchNormReLU make), and a fused node's outputs
+take their members'. What every bound graph must still hold: each entry has the shape and
+dtype a fresh InferShape / InferType of the final graph gives, from its variables alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import nnvmpy as nv
+from nnvmpy import sym
+from nnvmpy.graph import Graph, apply_passes
+from nnvmpy.graph.attrs import DTYPE, SHAPE
+
+
+def _lstm(steps: int = 3, hidden: int = 4, batch: int = 2) -> tuple[Any, dict[str, Any]]:
+    """An unrolled LSTM cell: its two `zeros` states merge (EliminateCommonExpr copies
+    their readers), and its gates fuse forward and backward (recomputed in backward)."""
+    xs = sym.SliceChannel(sym.var("data"), num_outputs=steps, axis=1, squeeze_axis=True)
+    wi, bi, wh, bh = (sym.var(n) for n in ("i2h_w", "i2h_b", "h2h_w", "h2h_b"))
+    h, c, outs = sym.zeros((batch, hidden)), sym.zeros((batch, hidden)), []
+    for t in range(steps):
+        g = sym.FullyConnected(xs[t], wi, bi, num_hidden=4 * hidden)
+        g = g + sym.FullyConnected(h, wh, bh, num_hidden=4 * hidden)
+        s = sym.SliceChannel(g, num_outputs=4)
+        i, f, o = (sym.Activation(s[k], act_type="sigmoid") for k in (0, 1, 3))
+        c = f * c + i * sym.Activation(s[2], act_type="tanh")
+        h = o * sym.Activation(c, act_type="tanh")
+        outs.append(h)
+    return sym.MakeLoss(sym.sum(sym.Concat(*outs, dim=1))), {"data": (batch, steps, 5)}
+
+
+def _residual() -> tuple[Any, dict[str, Any]]:
+    """BatchNorm -> relu and BatchNorm -> add -> relu chains (FuseBatchNormReLU)."""
+    x = sym.var("data")
+    y = sym.Activation(
+        sym.BatchNorm(sym.Convolution(x, num_filter=4, kernel=(1, 1))), act_type="relu"
+    )
+    z = sym.BatchNorm(sym.Convolution(y, num_filter=4, kernel=(1, 1)))
+    y = sym.Activation(z + y, act_type="relu")
+    return sym.SoftmaxOutput(sym.FullyConnected(y, num_hidden=3), name="sm"), {"data": (2, 3, 4, 4)}
+
+
+def _mixed() -> tuple[Any, dict[str, Any]]:
+    """Element-wise groups on both sides of a cast to float64."""
+    y = sym.FullyConnected(sym.var("data"), num_hidden=6)
+    y = sym.Cast(sym.exp(y) * 2 + sym.sin(y), dtype="float64") * 3
+    return sym.sum(y), {"data": (3, 4)}
+
+
+def _fresh(graph: Graph) -> Graph:
+    """`graph`'s structure inferred from nothing but its variables' shapes and dtypes."""
+    idx = graph.indexed
+    var_eids = [idx.entry_id(nid, 0) for nid in idx.input_nodes]
+    return apply_passes(
+        Graph(graph.outputs),
+        ["InferShape", "InferType"],
+        shape_inputs=[graph.attrs[SHAPE][e] for e in var_eids],
+        dtype_inputs=[graph.attrs[DTYPE][e] for e in var_eids],
+    )
+
+
+@pytest.mark.parametrize("net", [_lstm, _residual, _mixed])
+@pytest.mark.parametrize("grad_req", ["write", "null"])
+def test_every_bound_entry_has_what_a_fresh_inference_gives(net: Any, grad_req: str) -> None:
+    symbol, shapes = net()
+    exe = symbol.simple_bind(nv.cpu(), grad_req=grad_req, **shapes)
+    graph = exe._graph
+    fresh = _fresh(graph)
+    assert graph.attrs[SHAPE] == fresh.attrs[SHAPE]
+    assert graph.attrs[DTYPE] == fresh.attrs[DTYPE]
+    if net is _lstm:  # fused nodes, whose outputs took their members' values, are there
+        assert any(n.op is not None and n.op.name == "_FusedOp" for n in graph.indexed.nodes)
+
+
+def test_simple_bind_and_bind_build_the_same_graph() -> None:
+    """bind infers the forward graph from scratch; simple_bind starts from the symbol's
+    inference. Both end with the same entries, shapes, dtypes and memory plan."""
+    symbol, shapes = _lstm()
+    seeded = symbol.simple_bind(nv.cpu(), grad_req="write", **shapes)
+    plain = symbol.bind(nv.cpu(), seeded.arg_dict, args_grad=seeded.grad_dict)
+    for key in (SHAPE, DTYPE, "storage_id"):
+        assert seeded._graph.attrs[key] == plain._graph.attrs[key]
+    rng = np.random.default_rng(0)
+    for arr in seeded.arg_arrays:
+        arr[:] = rng.uniform(-1, 1, arr.shape)
+    for exe in (seeded, plain):
+        exe.forward(is_train=True)
+        exe.backward()
+    for name in seeded.grad_dict:
+        np.testing.assert_array_equal(
+            seeded.grad_dict[name].asnumpy(), plain.grad_dict[name].asnumpy()
+        )
