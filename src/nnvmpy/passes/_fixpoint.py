@@ -90,8 +90,10 @@ def _seed_variables(graph: Graph, spec: InferSpec, values: list[Any]) -> None:
         )
     for nid, value in zip(idx.input_nodes, given):
         _seed(spec, values, idx, idx.entry_id(nid, 0), spec.normalize(value), "the given")
-    for key, value in (graph.attrs.get(spec.hints) or {}).items():
-        for eid in _hint_entries(idx, key):
+    hints = graph.attrs.get(spec.hints) or {}
+    by_name = _variables_by_name(idx) if hints else {}
+    for key, value in hints.items():
+        for eid in _hint_entries(idx, key, by_name):
             _seed(spec, values, idx, eid, spec.normalize(value), "the given")
     for nid in idx.input_nodes:
         eid = idx.entry_id(nid, 0)
@@ -100,8 +102,20 @@ def _seed_variables(graph: Graph, spec: InferSpec, values: list[Any]) -> None:
         _seed(spec, values, idx, eid, spec.var_value(idx.nodes[nid]), "its attribute")
 
 
-def _hint_entries(idx: IndexedGraph, key: str | NodeEntry) -> list[int]:
-    """Entry ids a hint names: an entry, or every variable with that name.
+def _variables_by_name(idx: IndexedGraph) -> dict[str, list[int]]:
+    """{name: entry ids of the variables so named}: hints by name look here, not through
+    every variable per hint (a network has ~100 hints and ~100 variables, and a bind
+    runs a dozen inferences)."""
+    by_name: dict[str, list[int]] = {}
+    for nid in idx.input_nodes:
+        by_name.setdefault(idx.nodes[nid].name, []).append(idx.entry_id(nid, 0))
+    return by_name
+
+
+def _hint_entries(
+    idx: IndexedGraph, key: str | NodeEntry, by_name: dict[str, list[int]]
+) -> list[int]:
+    """Entry ids a hint names: an entry, or every variable with that name (`by_name`).
 
     A hint naming nothing in this graph is skipped, as NNVM skips entry hints: callers
     merge hints for several graphs (the executor passes head-gradient shapes that a loss
@@ -109,7 +123,7 @@ def _hint_entries(idx: IndexedGraph, key: str | NodeEntry) -> list[int]:
     """
     if isinstance(key, NodeEntry):
         return [idx.entry_id(key)] if idx.exist(key.node) else []
-    return [idx.entry_id(nid, 0) for nid in idx.input_nodes if idx.nodes[nid].name == key]
+    return by_name.get(key, [])
 
 
 def _seed(
