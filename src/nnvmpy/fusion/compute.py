@@ -9,6 +9,7 @@ through their own kernels instead, so a fused node computes whatever its members
 
 from __future__ import annotations
 
+import functools
 import math
 import weakref
 from typing import Any
@@ -29,7 +30,9 @@ SERIAL_CUTOFF = _threads.parallel_size()
 _HALF = np.dtype(np.float16)
 
 
+@functools.cache
 def _cpu_dtypes() -> frozenset[np.dtype[Any]]:
+    """What the generated CPU loops take (kernel.cpu imports numba: not at import)."""
     from nnvmpy.kernel.cpu import NATIVE_DTYPES
 
     return NATIVE_DTYPES | {_HALF}
@@ -64,7 +67,8 @@ def _launcher(
     fn = spec.launchers.get(key)
     if fn is None:
         types = spec.member_types(list(in_types))
-        if device == "cpu" and any(t is None or t not in _cpu_dtypes() for ts in types for t in ts):
+        cpu_dtypes = _cpu_dtypes()
+        if device == "cpu" and any(t is None or t not in cpu_dtypes for ts in types for t in ts):
             fn = False  # run the members one by one
         else:
             ins = list(in_types)
