@@ -190,3 +190,21 @@ def test_a_partial_shape_travels_back_through_an_elementwise_op() -> None:
                               kernel=(7, 7), num_filter=64, no_bias=True)  # fmt: skip
     args, _, _ = conv.infer_shape_partial()
     assert dict(zip(conv.list_arguments(), args)) == {"data": (1, 0, 0, 0), "weight": (64, 0, 7, 7)}
+
+
+def test_every_rule_runs_once_its_inputs_are_known_even_when_neighbours_filled_it() -> None:
+    """transpose(v) + (x + v), x (2, 3): the forward sweep meets the transpose before v
+    is known, and the add then fills the transpose's output with (2, 3). Every entry is
+    known after one sweep, but the transpose's rule has not seen v yet: it must still run
+    and refuse (MXNet names transpose0, for infer_shape and simple_bind alike)."""
+    import nnvmpy as nv
+
+    v, x = nv.sym.var("v"), nv.sym.var("x")
+    s = nv.sym.transpose(v, name="transpose0") + (x + v)
+    want = r"transpose0.*\(2, 3\) but \(3, 2\)"
+    with pytest.raises(NNVMError, match=want):
+        s.infer_shape(x=(2, 3))
+    with pytest.raises(NNVMError, match=want):
+        s.simple_bind(nv.cpu(), x=(2, 3), grad_req="null")
+    ok = nv.sym.transpose(v) + (x + nv.sym.transpose(v))
+    assert ok.infer_shape(x=(3, 2))[0] == [(2, 3), (3, 2)]

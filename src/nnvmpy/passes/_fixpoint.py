@@ -15,7 +15,7 @@ input or output and both values.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,9 +50,15 @@ class InferSpec:
 def run_fixpoint(graph: Graph, spec: InferSpec) -> Graph:
     """Infer spec.result for every entry; provides it and spec.num_unknown."""
     idx = graph.indexed
+    old = graph.attrs.get(spec.result)
+    fresh = not (isinstance(old, list) and len(old) == idx.num_node_entries)
     values = _initial_values(graph, spec)
     _seed_variables(graph, spec, values)
-    sweep = _Sweep(idx, spec, values)
+    # A fresh inference runs every rule at least once with all its inputs known, as
+    # MXNet's does: a node whose entries all became known through its neighbours (the
+    # transpose in transpose(v) + (x + v)) must still check them. Values carried over
+    # from such an inference (Graph.seed_entry_values) are trusted as they are.
+    sweep = _Sweep(idx, spec, values, checking=fresh)
     num_unknown = sweep.count_unknown()
     forward = True
     # Sweep forward and backward while anything is learnt. Progress is any value becoming
@@ -66,6 +72,9 @@ def run_fixpoint(graph: Graph, spec: InferSpec) -> Graph:
         if values == before and not forward:  # a full round trip learnt nothing
             break
         forward = not forward
+    if fresh:
+        sweep.run(sweep.unchecked())
+        num_unknown = sweep.count_unknown()
     graph.attrs[spec.result] = values
     graph.attrs[spec.num_unknown] = num_unknown
     return graph
@@ -143,8 +152,13 @@ def _seed(
 class _Sweep:
     """One node's inference step, with what it needs precomputed once per graph."""
 
-    def __init__(self, idx: IndexedGraph, spec: InferSpec, values: list[Any]) -> None:
+    def __init__(
+        self, idx: IndexedGraph, spec: InferSpec, values: list[Any], checking: bool
+    ) -> None:
         self.idx, self.spec, self.values = idx, spec, values
+        # checking: per node, whether its rule ran with every input known (a node all of
+        # whose entries are known is skipped only then); else None, known nodes skipped
+        self.checked: list[bool] | None = [False] * idx.num_nodes if checking else None
         # NNVM takes a backward node's values only from its forward node (control dep 0);
         # an op rule, if the backward op has one, runs as well and can fill the ograds
         self.backward: list[bool] = []
@@ -169,7 +183,12 @@ class _Sweep:
         is_known = self.spec.is_known
         return sum(1 for v in self.values if not is_known(v))
 
-    def run(self, order: range) -> None:
+    def unchecked(self) -> list[int]:
+        """Node ids, in order, whose rule has not run with all inputs known yet."""
+        checked = self.checked or []
+        return [nid for nid, done in enumerate(checked) if not done]
+
+    def run(self, order: Iterable[int]) -> None:
         """One sweep: each node's step, in `order` (one loop, not a call per node)."""
         backward, rules = self.backward, self.rules
         for nid in order:
@@ -184,12 +203,16 @@ class _Sweep:
         out_eids = self.idx.output_eids_of(nid)
         ins = [values[e] for e in inode.input_eids]
         outs = [values[e] for e in out_eids]
-        if all(map(is_known, ins)) and all(map(is_known, outs)):
+        inputs_known = all(map(is_known, ins))
+        checked = self.checked
+        if inputs_known and all(map(is_known, outs)) and (checked is None or checked[nid]):
             return
         try:
             rule(inode.source.attrs, ins, outs)
         except Exception as e:
             raise _located(self.spec, inode.source, e) from e
+        if inputs_known and checked is not None:
+            checked[nid] = True
         # a value the rule left as it was (the same object) merges to itself: skipped
         for slot, (eid, value) in enumerate(zip(inode.input_eids, ins)):
             if value is not values[eid]:
