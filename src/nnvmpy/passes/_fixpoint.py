@@ -50,9 +50,9 @@ class InferSpec:
 def run_fixpoint(graph: Graph, spec: InferSpec) -> Graph:
     """Infer spec.result for every entry; provides it and spec.num_unknown."""
     idx = graph.indexed
-    old = graph.attrs.get(spec.result)
-    fresh = not (isinstance(old, list) and len(old) == idx.num_node_entries)
-    values = _initial_values(graph, spec)
+    previous = _previous_values(graph, spec)
+    fresh = previous is None
+    values = [None] * idx.num_node_entries if previous is None else list(previous)
     _seed_variables(graph, spec, values)
     # A fresh inference runs every rule at least once with all its inputs known, as
     # MXNet's does: a node whose entries all became known through its neighbours (the
@@ -80,13 +80,10 @@ def run_fixpoint(graph: Graph, spec: InferSpec) -> Graph:
     return graph
 
 
-def _initial_values(graph: Graph, spec: InferSpec) -> list[Any]:
-    """A previous result of the same pass is the starting point (NNVM does the same)."""
-    n = graph.indexed.num_node_entries
+def _previous_values(graph: Graph, spec: InferSpec) -> list[Any] | None:
+    """A previous result of the same pass, the starting point (NNVM does the same)."""
     old = graph.attrs.get(spec.result)
-    if isinstance(old, list) and len(old) == n:
-        return list(old)
-    return [None] * n
+    return old if isinstance(old, list) and len(old) == graph.indexed.num_node_entries else None
 
 
 def _seed_variables(graph: Graph, spec: InferSpec, values: list[Any]) -> None:
