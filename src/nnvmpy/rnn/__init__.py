@@ -1,6 +1,10 @@
 """MXNet's symbolic recurrent cells (mxnet.rnn): step cells, the fused cell, containers,
 convolutional cells; checkpoints with unpacked weights; the bucketing sentence iterator."""
 
+# MXNet's submodule paths (mxnet.rnn.io, mxnet.rnn.rnn, mxnet.rnn.rnn_cell)
+from . import io as io
+from . import rnn as rnn
+from . import rnn_cell as rnn_cell
 from .checkpoint import do_rnn_checkpoint, load_rnn_checkpoint, save_rnn_checkpoint
 from .composite_cell import (
     BidirectionalCell,
