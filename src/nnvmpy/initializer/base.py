@@ -163,6 +163,8 @@ _PATTERNS = (
     ("beta", "_init_beta"),
     ("min", "_init_zero"),
     ("max", "_init_one"),
+    ("weight_quantize", "_init_quantized_weight"),
+    ("bias_quantize", "_init_quantized_bias"),
     ("moving_mean", "_init_zero"),
     ("moving_var", "_init_one"),
     ("moving_inv_var", "_init_zero"),
@@ -265,14 +267,24 @@ class Initializer:
     def _init_beta(self, _: str, arr: Any) -> None:
         arr[:] = 0.0
 
+    def _init_quantized_weight(self, _: str, arr: Any) -> None:
+        # int8 weights of a quantized graph: random integers in [-127, 127). MXNet 1.9.1
+        # draws one integer and fills the whole array with it; each element gets its own.
+        values = _random().randint(-127, 127, shape=arr.shape, dtype="int32", ctx=arr.context)
+        arr[:] = values.astype(arr.dtype)
+
+    def _init_quantized_bias(self, _: str, arr: Any) -> None:
+        arr[:] = 0
+
     def _init_weight(self, name: str, arr: Any) -> None:
         raise NotImplementedError(f"{type(self).__name__} must implement _init_weight")
 
     def _init_default(self, name: str, _: Any) -> None:
         raise ParamError(
             f"{type(self).__name__}: unknown initialization pattern for {name!r}; names ending "
-            "in weight, bias, gamma, beta, min, max or moving_* have a default rule. Give the "
-            "variable an initializer: sym.Variable(name, init=nv.init.Xavier())"
+            "in weight, bias, gamma, beta, min, max, weight_quantize, bias_quantize or moving_* "
+            "have a default rule. Give the variable an initializer: "
+            "sym.Variable(name, init=nv.init.Xavier())"
         )
 
 

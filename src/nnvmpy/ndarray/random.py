@@ -179,7 +179,18 @@ def normal(
 
 
 def randn(*shape: int, **kwargs: Any) -> Any:
-    """Standard normal samples of the given shape: randn(2, 3, loc=0, scale=1, dtype=...)."""
+    """Standard normal samples of the given shape: randn(2, 3, loc=0, scale=1, dtype=...).
+
+    The shape may also be given as `shape=(2, 3)` (MXNet takes it only positionally).
+    """
+    if "shape" in kwargs:
+        if shape:
+            raise ParamError(
+                f"nd.random.randn: shape given twice: positionally {shape} and as "
+                f"shape={kwargs['shape']!r}"
+            )
+        given = kwargs.pop("shape")
+        shape = tuple(given) if isinstance(given, list | tuple) else (given,)
     loc = kwargs.pop("loc", 0)
     scale = kwargs.pop("scale", 1)
     for name, value in (("loc", loc), ("scale", scale)):

@@ -192,6 +192,12 @@ class Optimizer:
         return self._get_wds([index])[0]
 
     def _mult(self, index: Any, mults: dict[Any, float], attr: str) -> float:
+        if isinstance(index, list):  # a group of indices reached a one-weight-at-a-time rule
+            raise ParamError(
+                f"{type(self).__name__}: index must be one parameter index, got the list "
+                f"{index!r}; only optimizers with aggregate_num > 0 (SGD, LARS, LAMB) "
+                "update a list of weights in one call"
+            )
         if index in self.param_dict:
             return float(getattr(self.param_dict[index], attr))
         if index in mults:
