@@ -3,6 +3,8 @@
     .venv/bin/python tools/bench_bind.py [--steps 200] [--layers 2] [--hidden 32]
                                          [--batch 8] [--rounds 2] [--mxnet PATH]
                                          [--baseline SRC]
+    .venv/bin/python tools/bench_bind.py --model SYMBOL.json [--batch 32]
+                                         [--req write|null] [--rounds 2] ...
 
 The graph is an LSTM unrolled by hand from symbols (per step and layer: two
 FullyConnected, SliceChannel, four activations and the cell's element-wise arithmetic),
@@ -16,6 +18,12 @@ fused kernels), and the best of ten later steps.
 side importing nnvmpy from another source tree (`git archive HEAD src | tar -x -C
 /tmp/base`, SRC=/tmp/base/src): before and after in one run. The sides take turns for
 `--rounds` and each keeps its best; the load average is printed beside the numbers.
+
+`--model` binds a symbol file instead (e.g. ../shared/models/resnet18_v1-symbol.json):
+its input `data` gets (--batch, 3, 224, 224) unless `--data-shape` says otherwise, and
+`--req` is the grad_req; each side reports the best of `--binds` `simple_bind` calls
+(no steps): until the call returns, and until `nd.waitall()` after it returns (MXNet
+zero-fills the arrays it allocates in engine pushes that may still be running).
 """
 
 from __future__ import annotations
@@ -78,6 +86,23 @@ ms = {"bind": bind * 1e3, "first": first * 1e3, "step": later * 1e3}
 print(json.dumps({"entries": entries, **ms}))
 """
 
+MODEL_SCRIPT = """
+import json, sys, time
+path, shape, req, binds = sys.argv[1], tuple(json.loads(sys.argv[2])), sys.argv[3], int(sys.argv[4])
+mx = __import__(sys.argv[5])
+net = mx.sym.load(path)
+bind = wait = float("inf")
+for _ in range(binds):
+    t = time.perf_counter()
+    exe = net.simple_bind(mx.cpu(), grad_req=req, data=shape)
+    t1 = time.perf_counter()
+    mx.nd.waitall()
+    bind, wait = min(bind, t1 - t), min(wait, time.perf_counter() - t)
+    del exe
+nodes = len(net.get_internals().list_outputs())
+print(json.dumps({"nodes": nodes, "bind": bind * 1e3, "wait": wait * 1e3}))
+"""
+
 ROWS = (("bind", "simple_bind"), ("first", "first step"), ("step", "later step"))
 
 
@@ -86,12 +111,19 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=200, help="time steps unrolled")
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--hidden", type=int, default=32)
-    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--batch", type=int, default=None, help="default 8 (LSTM), 32 (--model)")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--mxnet", default=None)
     ap.add_argument("--baseline", default=None, help="another nnvmpy source tree (its src/)")
+    ap.add_argument("--model", default=None, help="a symbol json to bind instead of the LSTM")
+    ap.add_argument("--data-shape", default=None, help="with --model: data's shape, '32,3,224,224'")
+    ap.add_argument("--req", default="write", choices=("write", "null"), help="with --model")
+    ap.add_argument("--binds", type=int, default=10, help="with --model: binds per round")
     a = ap.parse_args()
-    sizes = [str(v) for v in (a.steps, a.layers, a.hidden, a.batch)]
+    if a.model:
+        model_main(a)
+        return
+    sizes = [str(v) for v in (a.steps, a.layers, a.hidden, a.batch or 8)]
     sides = {"nnvmpy": (sys.executable, [*sizes, "nnvmpy"], None)}
     if a.baseline:
         sides["baseline"] = (sys.executable, [*sizes, "nnvmpy"], a.baseline)
@@ -110,13 +142,54 @@ def main() -> None:
     entries = int(best["nnvmpy"]["entries"])
     print(
         f"unrolled LSTM: {a.steps} steps x {a.layers} layers, hidden {a.hidden}, batch "
-        f"{a.batch} ({entries} entries), training bind and steps (ms, best):"
+        f"{a.batch or 8} ({entries} entries), training bind and steps (ms, best):"
     )
     print(f"  {'':14s}" + "".join(f"{name:>12s}" for name in best))
     for key, label in ROWS:
         print(f"  {label:14s}" + "".join(f"{r[key]:12.1f}" for r in best.values()))
     if "mxnet" in best:
         for key, label in ROWS:
+            ratio = best["nnvmpy"][key] / best["mxnet"][key]
+            print(f"  nnvmpy / mxnet, {label}: {ratio:.2f}x")
+    print(
+        "  load average (1 min) before and after each round: " + " ".join(f"{x:.2f}" for x in loads)
+    )
+
+
+def model_main(a: argparse.Namespace) -> None:
+    """--model: the best simple_bind of a symbol file, per side."""
+    path = os.path.abspath(a.model)
+    if a.data_shape:
+        shape = [int(d) for d in a.data_shape.split(",")]
+    else:
+        shape = [a.batch or 32, 3, 224, 224]
+    args = [path, json.dumps(shape), a.req, str(a.binds)]
+    sides = {"nnvmpy": (sys.executable, [*args, "nnvmpy"], None)}
+    if a.baseline:
+        sides["baseline"] = (sys.executable, [*args, "nnvmpy"], a.baseline)
+    mx_py = side_python(a.mxnet, ".mxenv", "mxnet")
+    if mx_py:
+        sides["mxnet"] = (mx_py, [*args, "mxnet"], None)
+    best: dict[str, dict[str, float]] = {}
+    loads = [os.getloadavg()[0]]
+    for _ in range(a.rounds):
+        for name, (py, side_args, src) in sides.items():
+            got = json.loads(run_side(py, MODEL_SCRIPT, side_args, src))
+            mine = best.setdefault(name, got)
+            for key in ("bind", "wait"):
+                mine[key] = min(mine[key], got[key])
+        loads.append(os.getloadavg()[0])
+    nodes = int(best["nnvmpy"]["nodes"])
+    print(
+        f"{os.path.basename(path)} ({nodes} entries), data {tuple(shape)}, "
+        f"simple_bind(grad_req={a.req!r}) (ms, best of {a.binds} x {a.rounds} rounds):"
+    )
+    rows = (("bind", "returned"), ("wait", "+ waitall"))
+    print(f"  {'':14s}" + "".join(f"{name:>12s}" for name in best))
+    for key, label in rows:
+        print(f"  {label:14s}" + "".join(f"{r[key]:12.1f}" for r in best.values()))
+    if "mxnet" in best:
+        for key, label in rows:
             ratio = best["nnvmpy"][key] / best["mxnet"][key]
             print(f"  nnvmpy / mxnet, {label}: {ratio:.2f}x")
     print(

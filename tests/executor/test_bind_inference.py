@@ -53,6 +53,25 @@ def _mixed() -> tuple[Any, dict[str, Any]]:
     return sym.sum(y), {"data": (3, 4)}
 
 
+def _resnet_like() -> tuple[Any, dict[str, Any]]:
+    """Strided and 1x1 convolutions, BatchNorm, residual adds and a Dropout: without
+    gradients SimplifyInference, ChannelsLast and FuseEpilogue all rewrite it, and each
+    rewrite's copies keep the values inferred before it (executor/inference.py)."""
+
+    def block(y: Any, n: int, stride: tuple[int, int]) -> Any:
+        z = sym.Convolution(y, num_filter=n, kernel=(1, 1), stride=stride, no_bias=True)
+        z = sym.Activation(sym.BatchNorm(z), act_type="relu")
+        z = sym.Convolution(z, num_filter=n, kernel=(3, 3), pad=(1, 1), no_bias=True)
+        s = sym.Convolution(y, num_filter=n, kernel=(1, 1), stride=stride, no_bias=True)
+        return sym.Activation(sym.BatchNorm(z) + s, act_type="relu")
+
+    y = block(block(sym.var("data"), 8, (2, 2)), 8, (1, 1))
+    y = sym.Pooling(y, global_pool=True, kernel=(1, 1), pool_type="avg")
+    y = sym.Dropout(sym.Flatten(y), p=0.5)
+    net = sym.SoftmaxOutput(sym.FullyConnected(y, num_hidden=3), name="sm")
+    return net, {"data": (2, 4, 16, 16)}
+
+
 def _fresh(graph: Graph) -> Graph:
     """`graph`'s structure inferred from nothing but its variables' shapes and dtypes."""
     idx = graph.indexed
@@ -65,7 +84,7 @@ def _fresh(graph: Graph) -> Graph:
     )
 
 
-@pytest.mark.parametrize("net", [_lstm, _residual, _mixed])
+@pytest.mark.parametrize("net", [_lstm, _residual, _mixed, _resnet_like])
 @pytest.mark.parametrize("grad_req", ["write", "null"])
 def test_every_bound_entry_has_what_a_fresh_inference_gives(net: Any, grad_req: str) -> None:
     symbol, shapes = net()
@@ -96,3 +115,39 @@ def test_simple_bind_and_bind_build_the_same_graph() -> None:
         np.testing.assert_array_equal(
             seeded.grad_dict[name].asnumpy(), plain.grad_dict[name].asnumpy()
         )
+
+
+def test_inference_rewrites_say_which_nodes_they_copied() -> None:
+    """SimplifyInference, ChannelsLast and FuseEpilogue name the nodes they copied as
+    they were (same op and attributes, inputs of the same shapes and dtypes), so the
+    executor infers only the nodes they made; what simplify() returns is what a fresh
+    inference of the final graph gives."""
+    from nnvmpy.executor.inference import simplify
+
+    symbol, shapes = _resnet_like()
+    dtypes = {"data": np.float32}
+
+    def typed(outputs: Any) -> Graph:
+        return apply_passes(
+            Graph(outputs), ["InferShape", "InferType"], shapes=shapes, dtypes=dtypes
+        )
+
+    graph = typed(symbol._heads)
+    for name, key in [
+        ("SimplifyInference", "simplified_copied_from"),
+        ("ChannelsLast", "channels_last_copied_from"),
+        ("FuseEpilogue", "epilogue_copied_from"),
+    ]:
+        out = apply_passes(graph, [name])
+        copies = out.attrs[key]
+        assert copies, name
+        for new, old in copies.items():
+            assert new.attrs.op is old.attrs.op
+            assert new.attrs.dict == old.attrs.dict
+        graph = typed(out.outputs)
+    simplified, notes, train_safe = simplify(typed(symbol._heads), shapes, dtypes)
+    assert not train_safe  # the Dropout is gone
+    assert any("folded" in v for v in notes.values())
+    fresh = _fresh(simplified)
+    assert simplified.attrs[SHAPE] == fresh.attrs[SHAPE]
+    assert simplified.attrs[DTYPE] == fresh.attrs[DTYPE]

@@ -356,7 +356,7 @@ def test_a_memoizable_node_reading_what_its_segment_writes_starts_the_next_one()
     runs = bind(s(), False, grad_req="null", **shapes)._fwd_runs
     token = engine.get_engine().new_var()
     assert [len(st.runs) for st in plan_steps(runs, 100, nv.cpu(), {}, token)] == [len(runs)]
-    memo = NodeRun(**{**runs[3].__dict__, "memo": True, "fns": {}})
+    memo = NodeRun(**{**runs[3].__dict__, "memo": True, "fn_train": None, "fn_infer": None})
     memo.const_vars = list(runs[2].mutate_vars)
     steps = plan_steps([*runs[:3], memo, *runs[4:]], 100, nv.cpu(), {}, token)
     assert [len(st.runs) for st in steps] == [3, len(runs) - 3]

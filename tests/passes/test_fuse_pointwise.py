@@ -248,7 +248,7 @@ def test_backward_is_fused_apart_from_forward_and_matches_the_formula(req: str) 
     exe = bind(s, grad=True, req=req, x=X, y=Y)
     groups = exe._fused_groups
     assert len(groups) == 2  # one forward, one backward group
-    fwd = {n.name for n in Graph(exe._heads).indexed.nodes}
+    fwd = {n.name for n in Graph(exe.get_optimized_symbol()._heads).indexed.nodes}
     assert sum(name in fwd for name in groups) == 1
     exe.forward(is_train=True)
     dy = rand(4, 3)

@@ -18,17 +18,19 @@ from typing import TYPE_CHECKING, Any
 
 from .. import config
 from ..graph import Graph, apply_passes
+from ..graph.attrs import DTYPE, SHAPE
 from ..ndarray.ndarray import push_copy
 
 if TYPE_CHECKING:
     from nnvmpy.executor.executor import Executor
 
-#: (pass, knob, graph attribute with its notes)
+#: (pass, knob, graph attribute with its notes, graph attribute with its copies or None,
+#: whether it reads shapes and dtypes)
 _PASSES = (
-    ("SimplifyInference", config.SIMPLIFY_INFERENCE, "simplified"),
-    ("AmpBFloat16", config.INFER_BF16, "amp_bf16"),
-    ("ChannelsLast", config.CHANNELS_LAST, "channels_last"),
-    ("FuseEpilogue", config.FUSE_EPILOGUE, "epilogues"),
+    ("SimplifyInference", config.SIMPLIFY_INFERENCE, "simplified", "simplified_copied_from", True),
+    ("AmpBFloat16", config.INFER_BF16, "amp_bf16", None, True),
+    ("ChannelsLast", config.CHANNELS_LAST, "channels_last", "channels_last_copied_from", True),
+    ("FuseEpilogue", config.FUSE_EPILOGUE, "epilogues", "epilogue_copied_from", False),
 )
 
 
@@ -54,14 +56,24 @@ def simplify(
     graph: Graph, shapes: Any, dtypes: Any, device: str = "cpu"
 ) -> tuple[Graph, dict[str, str], bool]:
     """(graph, {node name: what happened}, right at is_train=True too) after the passes
-    whose knobs are on; shapes and types are inferred again after each that changed it.
-    `device`: where every node runs ('cpu', 'gpu', or 'mixed' with group2ctx)."""
+    whose knobs are on. Shapes and types are inferred again after a pass that changed
+    the graph, before the next pass that reads them and at the end, for the nodes the
+    passes made only where they say which nodes they copied (the others' values carry
+    over, Graph.seed_entry_values). `device`: where every node runs ('cpu', 'gpu', or
+    'mixed' with group2ctx)."""
     notes: dict[str, str] = {}
     train_safe = True
-    for name, knob, key in _PASSES:
+    typed = True  # graph has every shape and dtype (else only what its seeding gave)
+
+    def infer(g: Graph) -> Graph:
+        return apply_passes(g, ["InferShape", "InferType"], shapes=shapes, dtypes=dtypes)
+
+    for name, knob, key, copies_key, reads_values in _PASSES:
         inputs = _inputs(name, knob, graph, device)
         if inputs is None:
             continue
+        if reads_values and not typed:
+            graph, typed = infer(graph), True
         out = apply_passes(graph, [name], **inputs)
         changed: dict[str, Any] = out.attrs.get(key) or {}
         if not changed:
@@ -69,10 +81,12 @@ def simplify(
         for k, v in changed.items():  # a node two passes changed keeps both notes
             notes[k] = f"{notes[k]}; {v}" if k in notes else str(v)
         train_safe = train_safe and bool(out.attrs.get("simplified_train_safe", True))
-        graph = apply_passes(
-            Graph(out.outputs), ["InferShape", "InferType"], shapes=shapes, dtypes=dtypes
-        )
-    return graph, notes, train_safe
+        new = Graph(out.outputs)
+        copies = out.attrs.get(copies_key) if copies_key else None
+        if copies is not None:
+            new.seed_entry_values(graph, (SHAPE, DTYPE), copies)
+        graph, typed = new, False
+    return (graph if typed else infer(graph)), notes, train_safe
 
 
 def forward_plain(exe: Executor) -> None:

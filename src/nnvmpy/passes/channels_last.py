@@ -22,7 +22,10 @@ scalars per channel plane. The pass, on a typed graph without backward:
    output and every other reader gets channels-first data, as before the pass).
 
 The outputs are the same numbers as the graph's (same arithmetic per output value, up to
-the GEMM's order of summation). Provides `channels_last`: {node name: what happened}.
+the GEMM's order of summation). Provides `channels_last`: {node name: what happened}, and
+`channels_last_copied_from`: {new node: the given node it copies} for the rewritten nodes
+that keep their layout (the same op, attributes and input values:
+Graph.seed_entry_values carries them over).
 Run it before FuseEpilogue, so the twins take their epilogues too.
 
 >>> import nnvmpy as nv
@@ -51,6 +54,8 @@ from .simplify_inference import renode
 
 #: provided: {node name: what the pass did to it}
 CHANNELS_LAST = "channels_last"
+#: provided: {new node: the given node it copies}, for nodes still channels-first
+CHANNELS_LAST_COPIED_FROM = "channels_last_copied_from"
 _STALE = (SHAPE, DTYPE, SHAPE_NUM_UNKNOWN_NODES, DTYPE_NUM_UNKNOWN_NODES)
 #: transpose axes: channels-first to channels-last, and back
 _TO_LAST, _TO_FIRST = (0, 2, 3, 1), (0, 3, 1, 2)
@@ -59,7 +64,7 @@ _TO_LAST, _TO_FIRST = (0, 2, 3, 1), (0, 3, 1, 2)
 @register_pass(
     "ChannelsLast",
     requires=(SHAPE, DTYPE),
-    provides=(CHANNELS_LAST,),
+    provides=(CHANNELS_LAST, CHANNELS_LAST_COPIED_FROM),
     op_attrs=(FChannelsLast, FScalarFunction),
 )
 def channels_last(graph: Graph) -> Graph:
@@ -82,6 +87,7 @@ class _Rewriter:
         self.new_of: dict[int, Node] = {}
         self.converted: dict[tuple[int, int, bool], NodeEntry] = {}
         self.notes: dict[str, str] = {}
+        self.copies: dict[Node, Node] = {}
 
     def run(self) -> Graph:
         self._decide()
@@ -101,17 +107,19 @@ class _Rewriter:
                 self._entry(e.node_id, e.index, e.version, want_last) for e in idx[nid].inputs
             ]
             deps = [self.new_of[d] for d in idx[nid].control_deps]
-            self.new_of[nid] = renode(node, node.attrs, inputs, deps)
+            # a node computed channels-last reads (and writes) other shapes: no copy
+            copies = None if want_last else self.copies
+            self.new_of[nid] = renode(node, node.attrs, inputs, deps, copies)
             if want_last:
                 self.notes[node.name] = f"{node.op.name}: computed channels-last"
         outputs = [self._entry(e.node_id, e.index, e.version, False) for e in idx.outputs]
         attrs = {k: v for k, v in self.graph.attrs.items() if k not in _STALE}
-        attrs[CHANNELS_LAST] = self.notes
+        attrs[CHANNELS_LAST], attrs[CHANNELS_LAST_COPIED_FROM] = self.notes, self.copies
         return Graph(outputs, attrs)
 
     def _unchanged(self) -> Graph:
         out = Graph(list(self.graph.outputs), dict(self.graph.attrs))
-        out.attrs[CHANNELS_LAST] = {}
+        out.attrs[CHANNELS_LAST], out.attrs[CHANNELS_LAST_COPIED_FROM] = {}, {}
         return out
 
     # -- step 1 and 2: which nodes run channels-last ------------------------------------------
@@ -218,4 +226,4 @@ class _Rewriter:
         return new
 
 
-__all__ = ["CHANNELS_LAST", "channels_last"]
+__all__ = ["CHANNELS_LAST", "CHANNELS_LAST_COPIED_FROM", "channels_last"]

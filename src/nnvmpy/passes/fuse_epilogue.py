@@ -10,7 +10,9 @@ reads has no other reader and is no graph output, and no node of the chain is a 
 dependency; the residual cannot depend on the producer, since the step is the only reader
 of its output. The `_Epilogue` node has no gradient: the executor runs this pass on graphs
 without backward only. Provides `epilogues`: {fused node name: its members}; the fused
-node is named after its last member, so the graph output it may be keeps its name.
+node is named after its last member, so the graph output it may be keeps its name; and
+`epilogue_copied_from`: {new node: the given node it copies} for the other nodes (the
+same op, attributes and input values: Graph.seed_entry_values carries them over).
 
 >>> import nnvmpy as nv
 >>> from nnvmpy.graph import Graph, apply_passes
@@ -35,10 +37,16 @@ from .simplify_inference import renode
 
 #: provided: {fused node name: "Convolution 'c' + elemwise_add 'a' + ... in one output loop"}
 EPILOGUES = "epilogues"
+#: provided: {new node: the given node it copies} for every rewritten node not fused
+EPILOGUE_COPIED_FROM = "epilogue_copied_from"
 _STALE = (SHAPE, DTYPE, SHAPE_NUM_UNKNOWN_NODES, DTYPE_NUM_UNKNOWN_NODES)
 
 
-@register_pass("FuseEpilogue", provides=(EPILOGUES,), op_attrs=(FEpilogue, FEpilogueStep))
+@register_pass(
+    "FuseEpilogue",
+    provides=(EPILOGUES, EPILOGUE_COPIED_FROM),
+    op_attrs=(FEpilogue, FEpilogueStep),
+)
 def fuse_epilogue(graph: Graph) -> Graph:
     """A graph computing the same outputs, with epilogue steps inside their producers."""
     idx = graph.indexed
@@ -54,6 +62,7 @@ def fuse_epilogue(graph: Graph) -> Graph:
                 absorbed.update(chain[:-1])
     new_of: dict[int, Node] = {}
     notes: dict[str, str] = {}
+    copies: dict[Node, Node] = {}  # a fused node's output is its last member's
 
     def entry(nid: int, index: int, version: int = 0) -> NodeEntry:
         return NodeEntry(new_of[nid], index, version)
@@ -69,9 +78,9 @@ def fuse_epilogue(graph: Graph) -> Graph:
             continue
         inputs = [entry(e.node_id, e.index, e.version) for e in idx[nid].inputs]
         cdeps = [new_of[d] for d in idx[nid].control_deps]
-        new_of[nid] = renode(node, node.attrs, inputs, cdeps)
+        new_of[nid] = renode(node, node.attrs, inputs, cdeps, copies)
     attrs = {k: v for k, v in graph.attrs.items() if k not in _STALE}
-    attrs[EPILOGUES] = notes
+    attrs[EPILOGUES], attrs[EPILOGUE_COPIED_FROM] = notes, copies
     return Graph([entry(e.node_id, e.index, e.version) for e in idx.outputs], attrs)
 
 
@@ -136,4 +145,4 @@ def _fused(idx: IndexedGraph, chain: list[int], entry: Callable[..., NodeEntry])
     return Node(attrs, inputs)
 
 
-__all__ = ["EPILOGUES", "fuse_epilogue"]
+__all__ = ["EPILOGUES", "EPILOGUE_COPIED_FROM", "fuse_epilogue"]

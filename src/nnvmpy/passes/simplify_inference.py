@@ -17,8 +17,11 @@ Two rewrites, each read from an op attribute, never from an op name:
 
 Both are exact at is_train=False only, except a fold whose FScaleShift says
 `train_safe` (BatchNorm with use_global_stats). Provides `simplified` ({node name: what
-happened to it}) and `simplified_train_safe` (False when some rewrite assumed inference:
-the executor then runs the unsimplified graph for forward(is_train=True)). The pass
+happened to it}), `simplified_train_safe` (False when some rewrite assumed inference:
+the executor then runs the unsimplified graph for forward(is_train=True)) and
+`simplified_copied_from` ({new node: the given node it copies with the same op,
+attributes and input shapes and types}: Graph.seed_entry_values carries their shapes and
+types over, so only the nodes the pass made are inferred again). The pass
 builds a new graph and never edits the given nodes; with `shape`/`dtype` on the graph
 (after InferShape/InferType) it checks axes and dtypes, without them it folds only where
 both channel axes are given non-negative and equal.
@@ -54,13 +57,15 @@ from ..registry import NodeAttrs, Op
 SIMPLIFIED = "simplified"
 #: provided: True when the rewritten graph is also right at is_train=True
 SIMPLIFIED_TRAIN_SAFE = "simplified_train_safe"
+#: provided: {new node: the given node it copies} (same op, attributes, input values)
+SIMPLIFIED_COPIED_FROM = "simplified_copied_from"
 _STALE = (SHAPE, DTYPE, SHAPE_NUM_UNKNOWN_NODES, DTYPE_NUM_UNKNOWN_NODES)
 _FOLDABLE = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 @register_pass(
     "SimplifyInference",
-    provides=(SIMPLIFIED, SIMPLIFIED_TRAIN_SAFE),
+    provides=(SIMPLIFIED, SIMPLIFIED_TRAIN_SAFE, SIMPLIFIED_COPIED_FROM),
     op_attrs=(FScaleShift, FFoldScaleShift, FInferenceIdentity),
 )
 def simplify_inference(graph: Graph) -> Graph:
@@ -80,6 +85,9 @@ class _Rewriter:
         self.moved: dict[tuple[int, int], NodeEntry] = {}  # entries that now come from elsewhere
         self.notes: dict[str, str] = {}
         self.train_safe = True
+        # a kept node reads what it read before, or an entry of the same shape and dtype
+        # (a removed identity's input, a folded producer's output)
+        self.copies: dict[Node, Node] = {}
 
     def run(self) -> Graph:
         idx = self.idx
@@ -91,11 +99,12 @@ class _Rewriter:
             if nid not in self.deps and (self._remove(nid, inputs) or self._fold(nid, inputs)):
                 continue
             deps = [self.new_of[d] for d in idx[nid].control_deps]
-            self.new_of[nid] = renode(node, node.attrs, inputs, deps)
+            self.new_of[nid] = renode(node, node.attrs, inputs, deps, self.copies)
         outputs = [self.entry(e.node_id, e.index, e.version) for e in idx.outputs]
         attrs = {k: v for k, v in self.graph.attrs.items() if k not in _STALE}
         attrs[SIMPLIFIED] = self.notes
         attrs[SIMPLIFIED_TRAIN_SAFE] = self.train_safe
+        attrs[SIMPLIFIED_COPIED_FROM] = self.copies
         return Graph(outputs, attrs)
 
     def entry(self, nid: int, index: int, version: int = 0) -> NodeEntry:
@@ -201,8 +210,16 @@ def _reader_counts(idx: IndexedGraph) -> dict[tuple[int, int], int]:
     return counts
 
 
-def renode(node: Node, attrs: NodeAttrs, inputs: list[NodeEntry], deps: list[Node]) -> Node:
-    """`node` itself when nothing changed, else a copy with these attributes and inputs."""
+def renode(
+    node: Node,
+    attrs: NodeAttrs,
+    inputs: list[NodeEntry],
+    deps: list[Node],
+    copies: dict[Node, Node] | None = None,
+) -> Node:
+    """`node` itself when nothing changed, else a copy with these attributes and inputs;
+    `copies` records {copy: node} for a copy with node's own attributes (a caller passes
+    it only where the new inputs have the old ones' shapes and types)."""
     same = (
         attrs is node.attrs
         and len(inputs) == len(node.inputs)
@@ -214,9 +231,19 @@ def renode(node: Node, attrs: NodeAttrs, inputs: list[NodeEntry], deps: list[Nod
     if attrs is node.attrs:
         attrs = NodeAttrs(node.op, node.name, None, node.attrs.parsed)
         attrs.dict = dict(node.attrs.dict)
+    elif copies is not None:
+        copies = None  # other attributes: not a copy
     new = Node(attrs, inputs, deps)
     new.info = dict(node.info)
+    if copies is not None:
+        copies[new] = node
     return new
 
 
-__all__ = ["SIMPLIFIED", "SIMPLIFIED_TRAIN_SAFE", "renode", "simplify_inference"]
+__all__ = [
+    "SIMPLIFIED",
+    "SIMPLIFIED_COPIED_FROM",
+    "SIMPLIFIED_TRAIN_SAFE",
+    "renode",
+    "simplify_inference",
+]
