@@ -127,6 +127,9 @@ class ExcCell:
         ) from exc
 
 
+_NO_QUEUE: tuple[()] = ()  # Var._queue until a push has to wait
+
+
 class Var:
     """An engine variable: a token for a resource, with the queue of pushes waiting on it.
 
@@ -140,7 +143,10 @@ class Var:
         # Entries not granted yet, in push order: (block, is_write). Invariant: when the
         # queue is not empty, a writer holds the variable or the head entry is a writer
         # (reads only queue behind a writer), so a finished read only unblocks a writer.
-        self._queue: deque[tuple[OprBlock, bool]] = deque()
+        # The deque is made by the first push that has to wait: most variables (an
+        # array's, a planned block's) never queue, and a deque is ~600 bytes and one more
+        # object for every full collection to walk.
+        self._queue: deque[tuple[OprBlock, bool]] | tuple[()] = _NO_QUEUE
         self._readers = 0  # granted reads that have not finished
         self._writers = 0  # granted writes not finished: 1, or more with nested writes
         self.dead = False
@@ -161,7 +167,7 @@ class Var:
     def add_read(self, blk: OprBlock) -> bool:
         """Register a read; True if granted now (no earlier writer is pending)."""
         if self._writers or self._queue:
-            self._queue.append((blk, False))
+            self._waiting().append((blk, False))
             return False
         self._readers += 1
         return True
@@ -169,10 +175,17 @@ class Var:
     def add_write(self, blk: OprBlock) -> bool:
         """Register a write; True if granted now (nothing earlier is pending)."""
         if self._writers or self._readers or self._queue:
-            self._queue.append((blk, True))
+            self._waiting().append((blk, True))
             return False
         self._writers = 1
         return True
+
+    def _waiting(self) -> deque[tuple[OprBlock, bool]]:
+        """The queue, made on first use."""
+        queue = self._queue
+        if queue is _NO_QUEUE:
+            queue = self._queue = deque()
+        return queue  # type: ignore[return-value]
 
     def add_nested_read(self) -> None:
         """Grant a read pushed by a running function that holds this variable."""
@@ -186,7 +199,8 @@ class Var:
         """A granted read finished; a writer it held back may now be granted."""
         self._readers -= 1
         if not self._readers and not self._writers and self._queue:
-            blk = self._queue.popleft()[0]  # a writer, by the queue invariant
+            # a writer, by the queue invariant (and a deque, being not empty)
+            blk = self._queue.popleft()[0]  # type: ignore[union-attr]
             self._writers = 1
             blk.wait -= 1
             if not blk.wait:
@@ -206,7 +220,7 @@ class Var:
         self._writers -= 1
         if self._writers:
             return
-        queue = self._queue
+        queue = self._queue  # () or a deque: popped only when not empty
         while queue:
             blk, is_write = queue[0]
             if is_write:
