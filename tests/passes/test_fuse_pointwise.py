@@ -146,6 +146,39 @@ def test_groups_of_one_layout_share_one_built_kernel(fused_sources: list[str]) -
     assert len(fused_sources) == 2 * built
 
 
+def test_groups_alike_but_for_names_infer_member_types_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Member dtypes are inferred once per member list and input dtypes in a process
+    (FusedSpec.member_types; an unrolled LSTM has 800 such groups), keyed by the
+    members' ops and attributes: other constants are other keys."""
+    from nnvmpy.fusion import spec as spec_module
+
+    monkeypatch.setattr(spec_module, "_member_types_cache", {})
+    inferred: list[Any] = []
+    real = spec_module.FusedSpec._infer_member_types
+    monkeypatch.setattr(
+        spec_module.FusedSpec,
+        "_infer_member_types",
+        lambda self, in_types: inferred.append(self) or real(self, in_types),
+    )
+    h = sym.var("x")
+    for c in (0.5, 0.5, 0.5, 2.0):
+        h = sym.flip(sym.tanh(h * c + c), axis=0)
+    X = rand(6, 5)
+    want = X
+    for c in (0.5, 0.5, 0.5, 2.0):
+        want = np.tanh(want * c + c)[::-1]
+    exe = bind(h, x=X)
+    nodes = exe._graph.indexed.nodes
+    specs = [n.attrs.parsed for n in nodes if n.op is not None and n.op.name == "_FusedOp"]
+    assert len(specs) == 4 and len({s.types_key for s in specs}) == 2
+    np.testing.assert_allclose(exe.forward()[0].asnumpy(), want, rtol=1e-12)
+    assert len({s.types_key for s in inferred}) == len(inferred) == 2
+    for s in specs:
+        assert s.member_types([np.dtype(np.float64)]) == [[np.dtype(np.float64)]] * 3
+
+
 def test_a_non_element_wise_node_between_two_members_keeps_the_graph_acyclic() -> None:
     """exp -> flip -> mul with exp -> mul too: fusing exp with mul would need flip inside."""
     x = sym.var("x")
