@@ -11,28 +11,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from unrolled_lstm import unrolled_lstm
 
 import nnvmpy as nv
 from nnvmpy import sym
 from nnvmpy.graph import Graph, apply_passes
 from nnvmpy.graph.attrs import DTYPE, SHAPE
-
-
-def _lstm(steps: int = 3, hidden: int = 4, batch: int = 2) -> tuple[Any, dict[str, Any]]:
-    """An unrolled LSTM cell: its two `zeros` states merge (EliminateCommonExpr copies
-    their readers), and its gates fuse forward and backward (recomputed in backward)."""
-    xs = sym.SliceChannel(sym.var("data"), num_outputs=steps, axis=1, squeeze_axis=True)
-    wi, bi, wh, bh = (sym.var(n) for n in ("i2h_w", "i2h_b", "h2h_w", "h2h_b"))
-    h, c, outs = sym.zeros((batch, hidden)), sym.zeros((batch, hidden)), []
-    for t in range(steps):
-        g = sym.FullyConnected(xs[t], wi, bi, num_hidden=4 * hidden)
-        g = g + sym.FullyConnected(h, wh, bh, num_hidden=4 * hidden)
-        s = sym.SliceChannel(g, num_outputs=4)
-        i, f, o = (sym.Activation(s[k], act_type="sigmoid") for k in (0, 1, 3))
-        c = f * c + i * sym.Activation(s[2], act_type="tanh")
-        h = o * sym.Activation(c, act_type="tanh")
-        outs.append(h)
-    return sym.MakeLoss(sym.sum(sym.Concat(*outs, dim=1))), {"data": (batch, steps, 5)}
 
 
 def _residual() -> tuple[Any, dict[str, Any]]:
@@ -84,7 +68,7 @@ def _fresh(graph: Graph) -> Graph:
     )
 
 
-@pytest.mark.parametrize("net", [_lstm, _residual, _mixed, _resnet_like])
+@pytest.mark.parametrize("net", [unrolled_lstm, _residual, _mixed, _resnet_like])
 @pytest.mark.parametrize("grad_req", ["write", "null"])
 def test_every_bound_entry_has_what_a_fresh_inference_gives(net: Any, grad_req: str) -> None:
     symbol, shapes = net()
@@ -93,14 +77,14 @@ def test_every_bound_entry_has_what_a_fresh_inference_gives(net: Any, grad_req: 
     fresh = _fresh(graph)
     assert graph.attrs[SHAPE] == fresh.attrs[SHAPE]
     assert graph.attrs[DTYPE] == fresh.attrs[DTYPE]
-    if net is _lstm:  # fused nodes, whose outputs took their members' values, are there
+    if net is unrolled_lstm:  # fused nodes, whose outputs took their members' values, are there
         assert any(n.op is not None and n.op.name == "_FusedOp" for n in graph.indexed.nodes)
 
 
 def test_simple_bind_and_bind_build_the_same_graph() -> None:
     """bind infers the forward graph from scratch; simple_bind starts from the symbol's
     inference. Both end with the same entries, shapes, dtypes and memory plan."""
-    symbol, shapes = _lstm()
+    symbol, shapes = unrolled_lstm()
     seeded = symbol.simple_bind(nv.cpu(), grad_req="write", **shapes)
     plain = symbol.bind(nv.cpu(), seeded.arg_dict, args_grad=seeded.grad_dict)
     for key in (SHAPE, DTYPE, "storage_id"):

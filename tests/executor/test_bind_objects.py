@@ -15,35 +15,17 @@ import gc
 from typing import Any
 
 import pytest
+from unrolled_lstm import unrolled_lstm
 
 import nnvmpy as nv
-from nnvmpy import sym
 
 #: tracked objects a bound and once-run executor may keep per node it runs, by grad_req
 MAX_OBJECTS_PER_NODE = {"write": 42, "null": 36}
 
 
-def _lstm(steps: int, hidden: int = 4, batch: int = 2, layers: int = 2) -> tuple[Any, Any]:
-    xs = sym.SliceChannel(sym.var("data"), num_outputs=steps, axis=1, squeeze_axis=True)
-    outs = [xs[t] for t in range(steps)]
-    for layer in range(layers):
-        wi, bi, wh, bh = (sym.var(f"l{layer}_{n}") for n in ("i2h_w", "i2h_b", "h2h_w", "h2h_b"))
-        h, c, new = sym.zeros((batch, hidden)), sym.zeros((batch, hidden)), []
-        for t in range(steps):
-            g = sym.FullyConnected(outs[t], wi, bi, num_hidden=4 * hidden)
-            g = g + sym.FullyConnected(h, wh, bh, num_hidden=4 * hidden)
-            s = sym.SliceChannel(g, num_outputs=4)
-            i, f, o = (sym.Activation(s[k], act_type="sigmoid") for k in (0, 1, 3))
-            c = f * c + i * sym.Activation(s[2], act_type="tanh")
-            h = o * sym.Activation(c, act_type="tanh")
-            new.append(h)
-        outs = new
-    return sym.MakeLoss(sym.sum(sym.Concat(*outs, dim=1))), {"data": (batch, steps, 5)}
-
-
 @pytest.mark.parametrize("grad_req", ["write", "null"])
 def test_a_bound_graph_keeps_few_tracked_objects_per_node(grad_req: str) -> None:
-    net, shapes = _lstm(20)
+    net, shapes = unrolled_lstm(20, layers=2)
 
     def bind_and_run() -> Any:
         exe = net.simple_bind(nv.cpu(), grad_req=grad_req, **shapes)
