@@ -124,31 +124,47 @@ def main() -> None:
         model_main(a)
         return
     sizes = [str(v) for v in (a.steps, a.layers, a.hidden, a.batch or 8)]
-    sides = {"nnvmpy": (sys.executable, [*sizes, "nnvmpy"], None)}
-    if a.baseline:
-        sides["baseline"] = (sys.executable, [*sizes, "nnvmpy"], a.baseline)
-    mx_py = side_python(a.mxnet, ".mxenv", "mxnet")
-    if mx_py:
-        sides["mxnet"] = (mx_py, [*sizes, "mxnet"], None)
-    best: dict[str, dict[str, float]] = {}
-    loads = [os.getloadavg()[0]]
-    for _ in range(a.rounds):
-        for name, (py, args, path) in sides.items():
-            got = json.loads(run_side(py, SCRIPT, args, path))
-            mine = best.setdefault(name, got)
-            for key, _label in ROWS:
-                mine[key] = min(mine[key], got[key])
-        loads.append(os.getloadavg()[0])
+    best, loads = best_of_rounds(a, SCRIPT, sizes, ROWS)
     entries = int(best["nnvmpy"]["entries"])
     print(
         f"unrolled LSTM: {a.steps} steps x {a.layers} layers, hidden {a.hidden}, batch "
         f"{a.batch or 8} ({entries} entries), training bind and steps (ms, best):"
     )
+    report(best, loads, ROWS)
+
+
+def best_of_rounds(
+    a: argparse.Namespace, script: str, args: list[str], rows: tuple[tuple[str, str], ...]
+) -> tuple[dict[str, dict[str, float]], list[float]]:
+    """Each side (nnvmpy, --baseline, MXNet) runs `script` in its own process, in turns
+    for --rounds rounds; per side the best of each row's key, and the load averages."""
+    sides = {"nnvmpy": (sys.executable, [*args, "nnvmpy"], None)}
+    if a.baseline:
+        sides["baseline"] = (sys.executable, [*args, "nnvmpy"], a.baseline)
+    mx_py = side_python(a.mxnet, ".mxenv", "mxnet")
+    if mx_py:
+        sides["mxnet"] = (mx_py, [*args, "mxnet"], None)
+    best: dict[str, dict[str, float]] = {}
+    loads = [os.getloadavg()[0]]
+    for _ in range(a.rounds):
+        for name, (py, side_args, src) in sides.items():
+            got = json.loads(run_side(py, script, side_args, src))
+            mine = best.setdefault(name, got)
+            for key, _label in rows:
+                mine[key] = min(mine[key], got[key])
+        loads.append(os.getloadavg()[0])
+    return best, loads
+
+
+def report(
+    best: dict[str, dict[str, float]], loads: list[float], rows: tuple[tuple[str, str], ...]
+) -> None:
+    """The table of best times per side, the ratios to MXNet, and the load averages."""
     print(f"  {'':14s}" + "".join(f"{name:>12s}" for name in best))
-    for key, label in ROWS:
+    for key, label in rows:
         print(f"  {label:14s}" + "".join(f"{r[key]:12.1f}" for r in best.values()))
     if "mxnet" in best:
-        for key, label in ROWS:
+        for key, label in rows:
             ratio = best["nnvmpy"][key] / best["mxnet"][key]
             print(f"  nnvmpy / mxnet, {label}: {ratio:.2f}x")
     print(
@@ -164,37 +180,14 @@ def model_main(a: argparse.Namespace) -> None:
     else:
         shape = [a.batch or 32, 3, 224, 224]
     args = [path, json.dumps(shape), a.req, str(a.binds)]
-    sides = {"nnvmpy": (sys.executable, [*args, "nnvmpy"], None)}
-    if a.baseline:
-        sides["baseline"] = (sys.executable, [*args, "nnvmpy"], a.baseline)
-    mx_py = side_python(a.mxnet, ".mxenv", "mxnet")
-    if mx_py:
-        sides["mxnet"] = (mx_py, [*args, "mxnet"], None)
-    best: dict[str, dict[str, float]] = {}
-    loads = [os.getloadavg()[0]]
-    for _ in range(a.rounds):
-        for name, (py, side_args, src) in sides.items():
-            got = json.loads(run_side(py, MODEL_SCRIPT, side_args, src))
-            mine = best.setdefault(name, got)
-            for key in ("bind", "wait"):
-                mine[key] = min(mine[key], got[key])
-        loads.append(os.getloadavg()[0])
+    rows = (("bind", "returned"), ("wait", "+ waitall"))
+    best, loads = best_of_rounds(a, MODEL_SCRIPT, args, rows)
     nodes = int(best["nnvmpy"]["nodes"])
     print(
         f"{os.path.basename(path)} ({nodes} entries), data {tuple(shape)}, "
         f"simple_bind(grad_req={a.req!r}) (ms, best of {a.binds} x {a.rounds} rounds):"
     )
-    rows = (("bind", "returned"), ("wait", "+ waitall"))
-    print(f"  {'':14s}" + "".join(f"{name:>12s}" for name in best))
-    for key, label in rows:
-        print(f"  {label:14s}" + "".join(f"{r[key]:12.1f}" for r in best.values()))
-    if "mxnet" in best:
-        for key, label in rows:
-            ratio = best["nnvmpy"][key] / best["mxnet"][key]
-            print(f"  nnvmpy / mxnet, {label}: {ratio:.2f}x")
-    print(
-        "  load average (1 min) before and after each round: " + " ".join(f"{x:.2f}" for x in loads)
-    )
+    report(best, loads, rows)
 
 
 if __name__ == "__main__":
