@@ -56,6 +56,8 @@ class NodePush:
         "attrs",
         "compute",
         "ctx",
+        "fast",
+        "fast_req",
         "mutated",
         "name",
         "op_ctx",
@@ -65,7 +67,17 @@ class NodePush:
         "stateful",
     )
 
-    def __init__(self, attrs: NodeAttrs, ctx: Context, out_sizes: Sequence[int]) -> None:
+    def __init__(
+        self,
+        attrs: NodeAttrs,
+        ctx: Context,
+        out_sizes: Sequence[int],
+        signature: tuple[list[Any], list[Any], list[OpReqType]] | None = None,
+    ) -> None:
+        """`signature`: (input (shape, dtype)s, output ones, req) of every later call
+        with that very req list, when the caller knows them (a compiled backward step):
+        an FCompute that offers `specialize` is then called pre-checked, as imperative
+        call plans call it."""
         op = attrs.op
         assert op is not None
         self.attrs, self.ctx, self.name = attrs, ctx, op.name
@@ -96,6 +108,19 @@ class NodePush:
             if cpu
             else None
         )
+        self.fast: Any = None
+        self.fast_req: list[OpReqType] | None = None
+        specialize = getattr(compute, "specialize", None)
+        if (
+            signature is not None
+            and specialize is not None
+            and not self.stateful
+            and not self.resources
+            and not self.mutated
+        ):
+            in_sigs, out_sigs, req = signature
+            self.fast = specialize(attrs, ctx, in_sigs, out_sigs, req)
+            self.fast_req = req
 
     def push(
         self,
@@ -131,7 +156,19 @@ class NodePush:
             first = state[0]
             mutate.append(state[1])
         op_ctx = self.op_ctx[is_train] if self.op_ctx is not None else None
-        if op_ctx is None:
+        fast = self.fast
+        if fast is not None and req is self.fast_req:  # the signature it was made for
+            if op_ctx is not None:
+
+                def run(run_ctx: Any) -> None:
+                    fast(in_data, out_data)
+
+            else:  # a GPU: the engine's RunContext carries the stream
+
+                def run(run_ctx: Any) -> None:
+                    fast(in_data, out_data, run_ctx)
+
+        elif op_ctx is None:
             resources = self.resources
 
             def run(run_ctx: Any) -> None:

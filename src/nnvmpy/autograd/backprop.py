@@ -39,17 +39,18 @@ def run_backward(
     """Gradients of heads; into the marked variables' buffers (variables None), or
     returned as new arrays for `variables` (autograd.grad)."""
     ys = [_head_entry(h, i, what) for i, h in enumerate(heads)]
-    grads = _head_grads(heads, head_grads, what)
-    ograds = []
-    for g in grads:
-        e = entry_of(g) if create_graph else None
-        ograds.append(new_variable(g, None, OpReqType.kNullOp) if e is None else e)
     order = tape_order(ys)
     _check_alive(order, what)
     xs, targets = _differentiated(order, variables, what)
     key = None if create_graph else _signature(order, ys, xs, targets)
     plan = _plans.get(key) if key is not None else None
+    # a cached plan says which default (ones) head gradients no step reads: not made
+    grads = _head_grads(heads, head_grads, what, plan.unread_heads if plan else frozenset())
+    ograds = []
     if plan is None:
+        for g in grads:
+            e = entry_of(g) if create_graph else None
+            ograds.append(new_variable(g, None, OpReqType.kNullOp) if e is None else e)
         graph = apply_passes(
             Graph(ys), ["Gradient"], grad_ys=ys, grad_xs=xs, grad_ys_out_grad=ograds
         )
@@ -61,7 +62,9 @@ def run_backward(
     prev = STATE.recording, STATE.training
     STATE.recording, STATE.training = create_graph, train_mode
     try:
-        results = run_plan(plan, order, grads, ograds, targets, train_mode, create_graph)
+        results = run_plan(
+            plan, order, grads, ograds, targets, train_mode, create_graph, heads[0]._ctx
+        )
     finally:
         STATE.recording, STATE.training = prev
     if not retain_graph:
@@ -157,7 +160,11 @@ def _head_entry(head: Any, i: int, what: str) -> NodeEntry:
     return e
 
 
-def _head_grads(heads: Sequence[NDArray], given: Any, what: str) -> list[NDArray]:
+def _head_grads(
+    heads: Sequence[NDArray], given: Any, what: str, unread: frozenset[int]
+) -> list[Any]:
+    """The head gradients: those given, checked, else ones; None for a default one in
+    `unread` (no step of the plan reads it)."""
     from nnvmpy.ndarray.ndarray import NDArray, ones
 
     if given is None:
@@ -173,7 +180,7 @@ def _head_grads(heads: Sequence[NDArray], given: Any, what: str) -> list[NDArray
     out = []
     for i, (h, g) in enumerate(zip(heads, given)):
         if g is None:
-            out.append(ones(h.shape, h._ctx, h.dtype))
+            out.append(None if i in unread else ones(h.shape, h._ctx, h.dtype))
             continue
         if not isinstance(g, NDArray):
             raise NNVMError(

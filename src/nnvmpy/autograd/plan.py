@@ -43,13 +43,16 @@ class Step:
     """One node of the backward graph: its op, slots, output layout and requests."""
 
     __slots__ = (
+        "allocs",
         "attrs",
         "direct",
         "dtypes",
         "fwd_pos",
+        "in_sigs",
         "ins",
         "nbytes",
         "nd_function",
+        "out_sigs",
         "outs",
         "pusher",
         "release",
@@ -67,9 +70,14 @@ class Step:
         self.nbytes: list[int] = []
         self.req: list[OpReqType] = []
         self.direct: list[tuple[int, int]] = []  # (output index, x index) written in place
+        # (output index, shape, dtype, nbytes) of the outputs run_plan allocates: not the
+        # direct ones, which are the variables' gradient buffers
+        self.allocs: list[tuple[int, tuple[int, ...], Any, int]] = []
         self.release: list[int] = []  # slots nobody reads after this step
         self.fwd_pos = -1  # tape position of the forward node (control dependency 0)
         self.sizes: list[int] = []
+        self.in_sigs: list[tuple[tuple[int, ...], Any]] = []  # (shape, dtype) per input
+        self.out_sigs: list[tuple[tuple[int, ...], Any]] = []
         self.pusher: NodePush | None = None  # made on the first run, per device
         op = attrs.op
         assert op is not None
@@ -79,11 +87,22 @@ class Step:
 class BackwardPlan:
     """The compiled gradient graph of one tape structure."""
 
-    __slots__ = ("head_slots", "n_slots", "placeholders", "results", "sources", "steps")
+    __slots__ = (
+        "head_slots",
+        "n_slots",
+        "placeholders",
+        "results",
+        "sources",
+        "steps",
+        "unread_heads",
+    )
 
     def __init__(self) -> None:
         self.n_slots = 0
         self.head_slots: list[int] = []
+        # heads whose gradient no step reads and no result is (SoftmaxOutput's backward
+        # ignores its head gradient): backward need not make their default ones
+        self.unread_heads: frozenset[int] = frozenset()
         # (slot, tape position, kept as output (True) or as an input of that node, index)
         self.sources: list[tuple[int, int, bool, int]] = []
         self.placeholders: list[tuple[int, int, int]] = []  # (slot, tape position, output)
@@ -158,6 +177,8 @@ def compile_plan(
         step.shapes, step.dtypes = [tuple(s) for s in shapes], list(dtypes)
         step.sizes = [math.prod(s) for s in step.shapes]
         step.nbytes = [n * d.itemsize for n, d in zip(step.sizes, step.dtypes)]
+        step.in_sigs = [(tuple(shape_of[s]), dtype_of[s]) for s in ins]
+        step.out_sigs = list(zip(step.shapes, step.dtypes))
         if node.control_deps:
             step.fwd_pos = pos.get(id(node.control_deps[0]), -1)
         plan.steps.append(step)
@@ -229,6 +250,15 @@ def _plan_results_and_requests(
         step.req = [_WRITE if readers[s] or s in wanted else _NULL for s in step.outs]
         for j, x in step.direct:
             step.req[j] = targets[x][1]
+        direct = {j for j, _ in step.direct}
+        step.allocs = [
+            (j, shape, dtype, n)
+            for j, (shape, dtype, n) in enumerate(zip(step.shapes, step.dtypes, step.nbytes))
+            if j not in direct
+        ]
+    plan.unread_heads = frozenset(
+        h for h, s in enumerate(plan.head_slots) if not readers[s] and s not in wanted
+    )
     for s, i in enumerate(last):
         if i >= 0 and s not in wanted:
             plan.steps[i].release.append(s)
@@ -277,10 +307,13 @@ def run_plan(
     targets: list[Any],
     train_mode: bool,
     record: bool,
+    ctx: Any,
 ) -> list[NDArray | None]:
     """Push every step on the current tape's values; returns per x its gradient (None
     when written into the variable's buffer). With `record` (create_graph) each step
-    is recorded as a Node, so the results can be differentiated again."""
+    is recorded as a Node, so the results can be differentiated again. A head gradient
+    may be None where `plan.unread_heads` says no step reads it. `ctx`: the heads'
+    device, where steps without inputs run."""
     from nnvmpy.ndarray.ndarray import new_array
 
     slots: list[Any] = [None] * plan.n_slots
@@ -296,7 +329,7 @@ def run_plan(
         shape, dtype = info.shapes[i], info.dtypes[i]
         slots[s] = new_array(shape, dtype, math.prod(shape) * dtype.itemsize, info.ctx)
     entries = _entries(plan, order, ograds) if record else None
-    anchor_ctx = head_grads[0]._ctx
+    anchor_ctx = ctx
     for step in plan.steps:
         ins = [slots[s] for s in step.ins]
         ctx = ins[0]._ctx if ins else anchor_ctx
@@ -306,9 +339,9 @@ def run_plan(
                 for s, o in zip(step.outs, outs):
                     entries[s] = entry_of(o)
         else:
-            outs = []
-            for shape, dtype, n in zip(step.shapes, step.dtypes, step.nbytes):
-                outs.append(new_array(shape, dtype, n, ctx))
+            outs: list[Any] = [None] * len(step.shapes)
+            for j, shape, dtype, n in step.allocs:
+                outs[j] = new_array(shape, dtype, n, ctx)
             req = step.req
             for j, x in step.direct:
                 outs[j] = targets[x][0]
@@ -319,7 +352,9 @@ def run_plan(
                 state = order[step.fwd_pos].info[AG].state
             pusher = step.pusher
             if pusher is None or (pusher.ctx is not ctx and pusher.ctx != ctx):
-                pusher = step.pusher = NodePush(step.attrs, ctx, step.sizes)
+                pusher = step.pusher = NodePush(
+                    step.attrs, ctx, step.sizes, (step.in_sigs, step.out_sigs, step.req)
+                )
             new_state = pusher.push(ins, outs, req, train_mode, state)
             if entries is not None:
                 _record_step(step, order, entries, ctx, ins, outs, new_state or state)

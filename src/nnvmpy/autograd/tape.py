@@ -150,7 +150,8 @@ def record_op(
         if e is None:  # an input off the tape: a variable without gradient, kept on it
             x = inputs[i]
             entries[i] = x._entry = new_variable(x, None, OpReqType.kNullOp)
-    node = Node(attrs, entries)
+    node = _new_node(Node)  # Node(attrs, entries) without copying the fresh list
+    node.attrs, node.inputs, node.control_deps, node.info = attrs, entries, [], {}
     if reads is None:
         reads = _reads_by_attrs.get(attrs) or gradient_reads(attrs, len(inputs), len(outputs))
     reads_in, reads_out = reads
@@ -171,6 +172,9 @@ def record_op(
         for i, o in enumerate(outputs):
             o._entry = NodeEntry(node, i)
     return node
+
+
+_new_node = object.__new__
 
 
 def check_writable(what: str, outputs: Sequence[NDArray]) -> None:

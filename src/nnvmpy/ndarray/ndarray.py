@@ -60,11 +60,15 @@ class Chunk:
         if spare is not None:  # a dead array's storage and idle variable (dispatch speed)
             self.handle, self.var, _ = spare
             return
+        self._allocate()
+
+    def _allocate(self) -> None:
+        """New storage from the pool and a new engine variable."""
         try:
-            self.handle = storage.alloc(nbytes, ctx)
+            self.handle = storage.alloc(self.nbytes, self.ctx)
         except (MemoryError, ValueError) as e:  # NumPy: too big for memory, or for an index
-            raise NNVMError(f"cannot allocate {nbytes} bytes on {ctx}: {e}") from None
-        self.var = engine.get_engine().new_var()
+            raise NNVMError(f"cannot allocate {self.nbytes} bytes on {self.ctx}: {e}") from None
+        self.var = (engine._engine or engine.get_engine()).new_var()
 
     # __del__ rather than weakref.finalize: a finalizer object per array cost ~2 µs of
     # every op's dispatch. A Chunk refers to no NDArray, so it is never in a cycle.
@@ -113,16 +117,20 @@ def flush_released() -> None:
             return
         handle = item[0]
         if handle.nbytes <= SPARE_MAX_BYTES and handle.pooled:
-            if not eng.try_reuse_idle(item[1]):
-                _park(item)
-                continue
             key = (handle.nbytes, item[2].device_type, item[2].device_id)
             spares = _spares.get(key)
             if spares is None:
                 spares = _spares[key] = []
             if len(spares) < SPARES_PER_SIZE:
-                spares.append((handle, item[1], item[3]))
-                continue
+                if eng.try_reuse_idle(item[1]):
+                    spares.append((handle, item[1], item[3]))
+                else:
+                    _park(item)
+            elif eng.try_delete_idle(item[1]):  # spares full (a recorded graph freed)
+                storage.free(handle)
+            else:
+                _park(item)
+            continue
         _delete(item)
 
 
@@ -253,8 +261,10 @@ def new_array(shape: tuple[int, ...], dtype: np.dtype, nbytes: int, ctx: Context
         chunk.ctx, chunk.nbytes, chunk.handle, chunk.var = ctx, nbytes, handle, var
         if data is not None and (data.shape != shape or data.dtype != dtype):
             data = None
-    else:
-        chunk = Chunk(nbytes, ctx)
+    else:  # Chunk(nbytes, ctx) without its second look for a spare
+        chunk = _new_chunk(Chunk)
+        chunk.ctx, chunk.nbytes, chunk.data = ctx, nbytes, None
+        chunk._allocate()
     if data is None:
         try:
             data = chunk.handle.view(shape, dtype)
