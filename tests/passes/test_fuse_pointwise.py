@@ -172,7 +172,8 @@ def test_groups_alike_but_for_names_infer_member_types_once(
     exe = bind(h, x=X)
     nodes = exe._graph.indexed.nodes
     specs = [n.attrs.parsed for n in nodes if n.op is not None and n.op.name == "_FusedOp"]
-    assert len(specs) == 4 and len({s.types_key for s in specs}) == 2
+    assert len(specs) == 4
+    assert len({s.types_key for s in specs}) == 2
     np.testing.assert_allclose(exe.forward()[0].asnumpy(), want, rtol=1e-12)
     assert len({s.types_key for s in inferred}) == len(inferred) == 2
     for s in specs:
