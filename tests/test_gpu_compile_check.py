@@ -148,3 +148,89 @@ def test_every_numpy_stand_in_compiles_for_sm_90(tmp_path: Path) -> None:
     done = _check("-m", "gpu", str(test_file), "--rootdir", str(tmp_path))
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"{2 * len(_gpu_numpy.OVERRIDDEN)} signatures" in done.stdout, done.stdout
+
+
+def _tool_module() -> object:
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import gpu_compile_check
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    return gpu_compile_check
+
+
+def test_ptx_stats_count_double_precision_math_not_64_bit_moves() -> None:
+    tool = _tool_module()
+    ptx = textwrap.dedent(
+        """
+        .visible .entry k(.param .u64 k_param_0) {
+            ld.global.f32   %f1, [%rd1];
+            cvt.f64.f32     %fd1, %f1;
+            mul.f64         %fd2, %fd1, 0d3FE0000000000000;
+            fma.rn.f64      %fd3, %fd2, %fd2, %fd1;
+            setp.lt.f64     %p1, %fd3, %fd1;
+            cvt.rn.f32.f64  %f2, %fd3;
+            mov.f64         %fd4, %fd3;
+            ld.global.f64   %fd5, [%rd2];
+            st.global.f32   [%rd1], %f2;
+            add.f32         %f3, %f2, %f1;
+        }
+        """
+    )
+    stats = tool.ptx_stats(ptx)  # type: ignore[attr-defined]
+    # cvt.f64.f32, mul, fma, setp and cvt.rn.f32.f64; not the mov or the load of a double
+    assert stats["f64"] == 5
+    assert stats["instructions"] == 10
+
+
+def test_float32_in_f64_lists_float32_signatures_with_double_math_only() -> None:
+    tool = _tool_module()
+    compiled = {
+        ("a", "int64, array(float32, 1d, C), float64"): {"ptx": {"f64": 7, "instructions": 90}},
+        ("b", "array(float32, 1d, C), array(int32, 1d, C)"): {
+            "ptx": {"f64": 30, "instructions": 200}
+        },
+        ("c", "array(float32, 1d, C)"): {"ptx": {"f64": 0, "instructions": 50}},
+        ("d", "array(float64, 1d, C), array(float32, 1d, C)"): {
+            "ptx": {"f64": 40, "instructions": 80}
+        },
+        ("e", "array(float16, 1d, C)"): {"ptx": {"f64": 9, "instructions": 80}},
+    }
+    rows = tool.float32_in_f64(compiled)  # type: ignore[attr-defined]
+    assert [r[2] for r in rows] == ["b", "a"]  # most f64 first; c has none; d, e not float32
+
+
+@needs_nvvm
+def test_f64_lists_a_float32_kernel_a_python_float_promotes(tmp_path: Path) -> None:
+    test_file = tmp_path / "test_promoted.py"
+    test_file.write_text(
+        textwrap.dedent(
+            """
+            import math
+            import numpy as np
+            import pytest
+            import nnvmpy as nv
+            import nnvmpy.kernel as K
+
+            pytestmark = pytest.mark.gpu
+
+            @K.elementwise
+            def halved_in_f64(x):
+                return x * 0.5 + math.exp(x)  # float64 constant and libm exp: f64 math
+
+            @K.elementwise
+            def plain_sum(x, y):
+                return x + y  # stays float32
+
+            def test_launches():
+                x = nv.nd.array(np.ones(64, np.float32), ctx=nv.gpu())
+                halved_in_f64.launch(None, x._data, "write", x._data)
+                plain_sum.launch(None, x._data, "write", x._data, x._data)
+            """
+        )
+    )
+    done = _check("--f64", "-m", "gpu", str(test_file))
+    assert done.returncode == 0, done.stdout + done.stderr
+    listed = done.stdout.split("computing in double precision:")[1]
+    assert "halved_in_f64" in listed
+    assert "plain_sum" not in listed

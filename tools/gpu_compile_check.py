@@ -1,7 +1,7 @@
 """Compile every GPU kernel the gpu-marked tests launch to sm_90 PTX, without a GPU.
 
-    python3 tools/gpu_compile_check.py [--list FILE] [--ptx-stats REGEX] [--fast-launch]
-                                        [pytest args...]
+    python3 tools/gpu_compile_check.py [--list FILE] [--ptx-stats REGEX] [--f64]
+                                        [--fast-launch] [pytest args...]
                                           # pytest args by default: -m gpu tests -n 2
 
 The simulator runs kernels as Python, so a kernel numba-cuda cannot type or lower for a
@@ -30,8 +30,13 @@ parameters take more than PARAM_LIMIT bytes (4 KB, what every CUDA setup loads; 
 multi-tensor launch, kernel/multi_tensor.py, passes many arrays) counts as failed.
 
 --ptx-stats REGEX prints, for the kernels whose name matches, their PTX's instruction count,
-integer divisions by width and parameter bytes (`ptx_stats`): a static look at index
-arithmetic.
+integer divisions by width, double-precision instructions and parameter bytes
+(`ptx_stats`): a static look at index arithmetic.
+--f64 lists the signatures of float32 (and integer) arrays only whose PTX still computes in
+double precision, most first: a Python float constant or a float64 accumulator promotes a
+float32 kernel's arithmetic to f64, which runs at 1/2 (H100) to 1/64 (consumer GPUs) of the
+float32 rate and doubles the registers. Some are deliberate (float64 sums of long rows,
+softmax's exp computed as the CPU computes it); the list says where to look.
 --fast-launch also turns kernel/cuda_fast.py's direct launches on and compares each one
 with numba-cuda's own marshalling of the same launch (tools/fast_launch_check.py).
 
@@ -286,8 +291,36 @@ def ptx_stats(ptx: str) -> dict[str, int]:
         "instructions": len(ops),
         "div64": sum(1 for op in divs if op.endswith("64")),
         "div32": sum(1 for op in divs if op.endswith("32")),
+        "f64": sum(1 for op in ops if _is_f64_math(op)),
         "param_bytes": param_bytes(ptx),
     }
+
+
+def _is_f64_math(op: str) -> bool:
+    """A double-precision arithmetic or conversion instruction (add.f64, fma.rn.f64,
+    cvt.f64.f32, setp.lt.f64, ...), not a load, store or move of 64-bit data."""
+    parts = op.split(".")
+    return "f64" in parts[1:] and parts[0] not in ("ld", "st", "mov", "atom", "red")
+
+
+_ARRAY_DTYPE = re.compile(r"array\((\w+)")
+
+
+def float32_in_f64(
+    compiled: dict[tuple[str, str], dict[str, Any]],
+) -> list[tuple[int, int, str, str]]:
+    """(f64 instructions, instructions, kernel, types) of the signatures whose arrays are
+    float32 (integer arrays beside them allowed, no float64 or float16 array) and whose PTX
+    has double-precision arithmetic; most f64 instructions first."""
+    rows = []
+    for (name, types), r in compiled.items():
+        dtypes = set(_ARRAY_DTYPE.findall(types))
+        if "float32" not in dtypes or dtypes & {"float64", "float16"}:
+            continue
+        count = (r.get("ptx") or {}).get("f64", 0)
+        if count:
+            rows.append((count, r["ptx"]["instructions"], name, types))
+    return sorted(rows, reverse=True)
 
 
 def _kernel_name(py_func: Any) -> str:
@@ -395,6 +428,9 @@ def main() -> int:
     ptx_pattern = None
     if args[:1] == ["--ptx-stats"]:  # --ptx-stats REGEX: the PTX counts of those kernels
         ptx_pattern, args = re.compile(args[1]), args[2:]
+    f64 = args[:1] == ["--f64"]  # float32 kernels that compute in double precision
+    if f64:
+        args = args[1:]
     fast = args[:1] == ["--fast-launch"]  # also check every direct launch (cuda_fast)
     if fast:
         args = args[1:]
@@ -450,12 +486,22 @@ def main() -> int:
         f"of {len(kernels)} kernels, {len(failed)} failed ({cached} loaded from the disk cache)"
     )
     if ptx_pattern is not None:
-        print(f"{'instr':>6} {'div64':>5} {'div32':>5} {'params':>6}  kernel(types)")
+        print(f"{'instr':>6} {'div64':>5} {'div32':>5} {'f64':>5} {'params':>6}  kernel(types)")
         for (name, types), r in sorted(compiled.items()):
             if ptx_pattern.search(name) and r.get("ptx"):
                 p = r["ptx"]
-                print(f"{p['instructions']:6d} {p['div64']:5d} {p['div32']:5d} "
-                      f"{p.get('param_bytes', 0):6d}  {name}({types})")  # fmt: skip
+                counts = f"{p['instructions']:6d} {p['div64']:5d} {p['div32']:5d}"
+                print(
+                    f"{counts} {p.get('f64', 0):5d} {p.get('param_bytes', 0):6d}  {name}({types})"
+                )
+    if f64:
+        promoted = float32_in_f64(compiled)
+        print(
+            f"float32 signatures computing in double precision: {len(promoted)} of "
+            f"{sum(1 for types in (t for _, t in compiled) if 'float32' in types)}"
+        )
+        for count, instructions, name, types in promoted:
+            print(f"  {count:5d} f64 of {instructions:6d}  {name}({types[:160]})")
     unkeyed = sorted({r["kernel"] for r in compiled.values() if r.get("keyed") is False})
     if unkeyed:
         print(f"kernels with no disk cache (compiled in every process): {len(unkeyed)}")
