@@ -35,6 +35,11 @@ def _is_array(x: Any) -> bool:
     return hasattr(x, "asnumpy") or isinstance(x, numpy.ndarray)
 
 
+def _as_list(x: Any) -> Any:
+    """A single array (NDArray or NumPy) as a list of one; a list as it is."""
+    return [x] if _is_array(x) else x
+
+
 def check_label_shapes(
     labels: Any, preds: Any, wrap: bool = False, shape: bool = False
 ) -> tuple[Any, Any]:
@@ -53,18 +58,21 @@ def check_label_shapes(
             f"Shape of labels {label_shape} does not match shape of predictions {pred_shape}"
         )
     if wrap:
-        labels = [labels] if _is_array(labels) else labels
-        preds = [preds] if _is_array(preds) else preds
+        labels, preds = _as_list(labels), _as_list(preds)
     return labels, preds
 
 
 def _pairs(what: str, labels: Any, preds: Any) -> list[tuple[Any, Any]]:
     """(label, pred) pairs of update()'s arguments (a single array counts as a list of one)."""
-    labels = [labels] if _is_array(labels) else labels
-    preds = [preds] if _is_array(preds) else preds
+    labels, preds = _as_list(labels), _as_list(preds)
     if len(labels) != len(preds):
         raise ParamError(f"{what}: {len(labels)} label arrays but {len(preds)} prediction arrays")
     return list(zip(labels, preds))
+
+
+def _check_average(what: str, average: str) -> None:
+    if average not in ("macro", "micro"):
+        raise ParamError(f"{what}: average must be 'macro' or 'micro', got {average!r}")
 
 
 def _same_size(what: str, lb: numpy.ndarray, p: numpy.ndarray) -> None:
@@ -444,10 +452,7 @@ class _BinaryMetric(EvalMetric):
         label_names: Any = None,
         average: str = "macro",
     ) -> None:
-        if average not in ("macro", "micro"):
-            raise ParamError(
-                f"{type(self).__name__}: average must be 'macro' or 'micro', got {average!r}"
-            )
+        _check_average(type(self).__name__, average)
         self.average = average
         self._local, self._global = _BinaryCounts(), _BinaryCounts()
         super().__init__(
@@ -693,10 +698,7 @@ class PearsonCorrelation(EvalMetric):
         label_names: Any = None,
         average: str = "macro",
     ) -> None:
-        if average not in ("macro", "micro"):
-            raise ParamError(
-                f"PearsonCorrelation: average must be 'macro' or 'micro', got {average!r}"
-            )
+        _check_average("PearsonCorrelation", average)
         self.average = average
         super().__init__(
             name,
@@ -859,7 +861,7 @@ class Loss(EvalMetric):
         )
 
     def update(self, _labels: Any, preds: Any) -> None:
-        for pred in [preds] if _is_array(preds) else preds:
+        for pred in _as_list(preds):
             p = _numpy(pred)
             self._add(float(p.sum()), p.size)
 
@@ -912,9 +914,7 @@ class CustomMetric(EvalMetric):
 
     def update(self, labels: Any, preds: Any) -> None:
         if self._allow_extra_outputs:  # more outputs than labels: pair up the first ones
-            labels = [labels] if _is_array(labels) else labels
-            preds = [preds] if _is_array(preds) else preds
-            pairs = list(zip(labels, preds))
+            pairs = list(zip(_as_list(labels), _as_list(preds)))
         else:
             pairs = _pairs(self.name, labels, preds)
         for label, pred in pairs:

@@ -116,96 +116,49 @@ def batches(
         yield x[take], y[take]
 
 
-class Trainer:
-    """One network bound for a batch size, trained by an nv.optimizer (SGD + momentum default).
+class _TrainLoop:
+    """The loop shared by Trainer and training_imperative.ImperativeTrainer: fit() over
+    shuffled batches, accuracy() over ordered ones, and the KVStore plumbing; a subclass
+    gives step() (one update, returning the softmax output) and _predict()."""
 
-    Parameters start from `initializer` (MXNet's `nv.init`; Xavier by default: Glorot
-    uniform weights, zero biases, BatchNorm's gamma 1 and moving variance 1), drawn after
-    `nv.random.seed(seed)` so a seed gives the same starting weights (None: no seeding).
-    """
+    batch_size: int
+    kvstore: Any
 
-    def __init__(
-        self,
-        net: Symbol,
-        data_shape: tuple[int, ...],
-        ctx: Context | None = None,
-        lr: float = 0.1,
-        momentum: float = 0.9,
-        wd: float = 1e-4,
-        seed: int | None = 0,
-        initializer: init.Initializer | str | None = None,
-        optimizer: Optimizer | str | None = None,
-        kvstore: Any = None,
-    ):
-        self.ctx = ctx or cpu()
-        # kvstore ('local', 'device', 'dist_sync' or an nv.kv store): the weights live in
-        # the store, which sums the gradients (over workers too) and runs the optimizer
+    def step(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def _predict(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """The softmax output of one batch, not training."""
+        raise NotImplementedError
+
+    @staticmethod
+    def _open_kvstore(kvstore: Any) -> Any:
+        """kvstore ('local', 'device', 'dist_sync' or an nv.kv store): the weights live in
+        the store, which sums the gradients (over workers too) and runs the optimizer."""
         if isinstance(kvstore, str):
             from nnvmpy import kvstore as kvs
 
             kvstore = kvs.create(kvstore)
-        self.kvstore = kvstore
-        self.batch_size = data_shape[0]
-        self.exe = net.simple_bind(
-            self.ctx,
-            data=data_shape,
-            grad_req={
-                n: "write" for n in net.list_arguments() if n not in ("data", "softmax_label")
-            },
-        )
-        self.params = [n for n in net.list_arguments() if n not in ("data", "softmax_label")]
-        if seed is not None:
-            from nnvmpy import random
+        return kvstore
 
-            random.seed(seed)
-        attrs = net.attr_dict() if hasattr(net, "attr_dict") else {}
-        arrays = {n: self.exe.arg_dict[n] for n in self.params}
-        arrays.update(self.exe.aux_dict)
-        init.init_params(initializer or init.Xavier(), arrays, attrs)
-        self.lr, self.momentum, self.wd = lr, momentum, wd
-        # MXNet Module's defaults: gradients summed over the batch are averaged by
-        # rescale_grad, and named non-weights (biases, beta) get no weight decay
-        # (dist_sync: the gradient is summed over every worker's batch, MXNet Module's rule)
-        workers = kvstore.num_workers if kvstore is not None and "_sync" in kvstore.type else 1
-        kwargs: dict[str, Any] = {"rescale_grad": 1.0 / (self.batch_size * workers), "sym": net,
-                  "param_idx2name": dict(enumerate(self.params))}  # fmt: skip
-        if optimizer is None:
-            optimizer = opt.SGD(learning_rate=lr, momentum=momentum, wd=wd, **kwargs)
-        elif isinstance(optimizer, str):
-            optimizer = opt.create(optimizer, learning_rate=lr, wd=wd, **kwargs)
-        self.optimizer = optimizer
-        self.updater = opt.get_updater(optimizer)
-        if kvstore is not None:
-            weights = [self.exe.arg_dict[n] for n in self.params]
-            keys = list(range(len(self.params)))
-            kvstore.init(keys, weights)  # dist: rank 0's initial weights everywhere
-            kvstore.pull(keys, out=weights)
-            kvstore.set_optimizer(optimizer)
+    def _init_kvstore(self, weights: list[Any], optimizer: Optimizer) -> None:
+        keys = list(range(len(weights)))
+        self.kvstore.init(keys, weights)  # dist: rank 0's initial weights everywhere
+        self.kvstore.pull(keys, out=weights)
+        self.kvstore.set_optimizer(optimizer)
 
-    def step(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """One forward/backward/update; returns the softmax output of the batch."""
-        exe = self.exe
-        out = exe.forward(is_train=True, data=x, softmax_label=y)[0]
-        exe.backward()
-        if self.kvstore is not None:
-            # MXNet's _update_params_on_kvstore: key i with priority -i. Backward makes the
-            # later layers' gradients ready first, so their allreduces start first; among
-            # pending ones the earlier layers go first (the next forward needs them first)
-            for i, name in enumerate(self.params):
-                self.kvstore.push(i, exe.grad_dict[name], priority=-i)
-                self.kvstore.pull(i, out=exe.arg_dict[name], priority=-i)
-            return out.asnumpy()
-        self.updater(
-            list(range(len(self.params))),
-            [exe.grad_dict[n] for n in self.params],
-            [exe.arg_dict[n] for n in self.params],
-        )
-        return out.asnumpy()
+    def _push_pull(self, grads: list[Any], weights: list[Any]) -> None:
+        # MXNet's _update_params_on_kvstore: key i with priority -i. Backward makes the
+        # later layers' gradients ready first, so their allreduces start first; among
+        # pending ones the earlier layers go first (the next forward needs them first)
+        for i, (g, w) in enumerate(zip(grads, weights)):
+            self.kvstore.push(i, g, priority=-i)
+            self.kvstore.pull(i, out=w, priority=-i)
 
     def accuracy(self, x: np.ndarray, y: np.ndarray) -> float:
         correct = total = 0
         for bx, by in batches(x, y, self.batch_size, None):
-            prob = self.exe.forward(is_train=False, data=bx, softmax_label=by)[0].asnumpy()
+            prob = self._predict(bx, by)
             correct += int((prob.argmax(axis=1) == by).sum())
             total += len(by)
         return correct / max(total, 1)
@@ -237,6 +190,79 @@ class Trainer:
                 sys.stderr.write("\n")
         seconds = time.perf_counter() - started
         return History(losses, self.accuracy(x, y), self.accuracy(x_test, y_test), seconds, steps)
+
+
+class Trainer(_TrainLoop):
+    """One network bound for a batch size, trained by an nv.optimizer (SGD + momentum default).
+
+    Parameters start from `initializer` (MXNet's `nv.init`; Xavier by default: Glorot
+    uniform weights, zero biases, BatchNorm's gamma 1 and moving variance 1), drawn after
+    `nv.random.seed(seed)` so a seed gives the same starting weights (None: no seeding).
+    """
+
+    def __init__(
+        self,
+        net: Symbol,
+        data_shape: tuple[int, ...],
+        ctx: Context | None = None,
+        lr: float = 0.1,
+        momentum: float = 0.9,
+        wd: float = 1e-4,
+        seed: int | None = 0,
+        initializer: init.Initializer | str | None = None,
+        optimizer: Optimizer | str | None = None,
+        kvstore: Any = None,
+    ):
+        self.ctx = ctx or cpu()
+        self.kvstore = kvstore = self._open_kvstore(kvstore)
+        self.batch_size = data_shape[0]
+        self.exe = net.simple_bind(
+            self.ctx,
+            data=data_shape,
+            grad_req={
+                n: "write" for n in net.list_arguments() if n not in ("data", "softmax_label")
+            },
+        )
+        self.params = [n for n in net.list_arguments() if n not in ("data", "softmax_label")]
+        if seed is not None:
+            from nnvmpy import random
+
+            random.seed(seed)
+        attrs = net.attr_dict() if hasattr(net, "attr_dict") else {}
+        arrays = {n: self.exe.arg_dict[n] for n in self.params}
+        arrays.update(self.exe.aux_dict)
+        init.init_params(initializer or init.Xavier(), arrays, attrs)
+        self.lr, self.momentum, self.wd = lr, momentum, wd
+        # MXNet Module's defaults: gradients summed over the batch are averaged by
+        # rescale_grad, and named non-weights (biases, beta) get no weight decay
+        # (dist_sync: the gradient is summed over every worker's batch, MXNet Module's rule)
+        workers = kvstore.num_workers if kvstore is not None and "_sync" in kvstore.type else 1
+        kwargs: dict[str, Any] = {"rescale_grad": 1.0 / (self.batch_size * workers), "sym": net,
+                  "param_idx2name": dict(enumerate(self.params))}  # fmt: skip
+        if optimizer is None:
+            optimizer = opt.SGD(learning_rate=lr, momentum=momentum, wd=wd, **kwargs)
+        elif isinstance(optimizer, str):
+            optimizer = opt.create(optimizer, learning_rate=lr, wd=wd, **kwargs)
+        self.optimizer = optimizer
+        self.updater = opt.get_updater(optimizer)
+        if kvstore is not None:
+            self._init_kvstore([self.exe.arg_dict[n] for n in self.params], optimizer)
+
+    def step(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """One forward/backward/update; returns the softmax output of the batch."""
+        exe = self.exe
+        out = exe.forward(is_train=True, data=x, softmax_label=y)[0]
+        exe.backward()
+        grads = [exe.grad_dict[n] for n in self.params]
+        weights = [exe.arg_dict[n] for n in self.params]
+        if self.kvstore is not None:
+            self._push_pull(grads, weights)
+        else:
+            self.updater(list(range(len(self.params))), grads, weights)
+        return out.asnumpy()
+
+    def _predict(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return self.exe.forward(is_train=False, data=x, softmax_label=y)[0].asnumpy()
 
 
 def shard(x: np.ndarray, y: np.ndarray, kvstore: Any) -> tuple[np.ndarray, np.ndarray]:

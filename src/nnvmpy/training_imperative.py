@@ -15,7 +15,6 @@ differs:
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
@@ -24,10 +23,10 @@ from . import autograd, nd
 from . import initializer as init
 from . import optimizer as opt
 from .base import Context, cpu
-from .training import History, _progress, batches, cluster_dataset, mlp_symbol, shard
+from .training import History, _TrainLoop, cluster_dataset, mlp_symbol
 
 
-class ImperativeTrainer:
+class ImperativeTrainer(_TrainLoop):
     """The MLP (784-512-512-10 by default) as nd calls, trained with SGD + momentum."""
 
     def __init__(
@@ -44,11 +43,7 @@ class ImperativeTrainer:
         kvstore: Any = None,
     ) -> None:
         self.ctx = ctx or cpu()
-        if isinstance(kvstore, str):  # see training.Trainer: the store sums and updates
-            from nnvmpy import kvstore as kvs
-
-            kvstore = kvs.create(kvstore)
-        self.kvstore = kvstore
+        self.kvstore = kvstore = self._open_kvstore(kvstore)
         workers = kvstore.num_workers if kvstore is not None and "_sync" in kvstore.type else 1
         self.batch_size = data_shape[0]
         self.widths = [*hidden, classes]
@@ -78,10 +73,7 @@ class ImperativeTrainer:
         )
         self.updater = opt.get_updater(self.optimizer)
         if kvstore is not None:
-            weights = [self.params[n] for n in self.names]
-            kvstore.init(list(range(len(weights))), weights)  # dist: rank 0's weights
-            kvstore.pull(list(range(len(weights))), out=weights)
-            kvstore.set_optimizer(self.optimizer)
+            self._init_kvstore([self.params[n] for n in self.names], self.optimizer)
 
     def forward(self, x: Any, label: Any) -> Any:
         h = x
@@ -101,51 +93,15 @@ class ImperativeTrainer:
         out.backward()
         weights = [self.params[n] for n in self.names]
         if self.kvstore is not None:  # priority -i, as training.Trainer (MXNet's rule)
-            for i, w in enumerate(weights):
-                self.kvstore.push(i, w.grad, priority=-i)
-                self.kvstore.pull(i, out=w, priority=-i)
+            self._push_pull([w.grad for w in weights], weights)
         else:
             self.updater(list(range(len(weights))), [w.grad for w in weights], weights)
         result: np.ndarray = out.asnumpy()
         return result
 
-    def accuracy(self, x: np.ndarray, y: np.ndarray) -> float:
-        correct = total = 0
-        for bx, by in batches(x, y, self.batch_size, None):
-            prob = self.forward(nd.array(bx, self.ctx), nd.array(by, self.ctx)).asnumpy()
-            correct += int((prob.argmax(axis=1) == by).sum())
-            total += len(by)
-        return correct / max(total, 1)
-
-    def fit(
-        self,
-        x: np.ndarray,
-        y: np.ndarray,
-        x_test: np.ndarray,
-        y_test: np.ndarray,
-        epochs: int,
-        progress: bool = True,
-        seed: int = 0,
-    ) -> History:
-        x, y = shard(x, y, self.kvstore)
-        rng = np.random.default_rng(seed)
-        losses: list[float] = []
-        started, steps = time.perf_counter(), 0
-        n_batches = len(x) // self.batch_size
-        for epoch in range(epochs):
-            for i, (bx, by) in enumerate(batches(x, y, self.batch_size, rng)):
-                prob = self.step(bx, by)
-                picked = prob[np.arange(len(by)), by.astype(np.int64)]
-                losses.append(float(-np.log(np.maximum(picked, 1e-12)).mean()))
-                steps += 1
-                if progress:
-                    _progress(epoch, epochs, i + 1, n_batches, losses[-1])
-            if progress:
-                import sys
-
-                sys.stderr.write("\n")
-        seconds = time.perf_counter() - started
-        return History(losses, self.accuracy(x, y), self.accuracy(x_test, y_test), seconds, steps)
+    def _predict(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        prob: np.ndarray = self.forward(nd.array(x, self.ctx), nd.array(y, self.ctx)).asnumpy()
+        return prob
 
 
 def train_mlp_imperative(

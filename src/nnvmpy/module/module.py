@@ -631,10 +631,18 @@ class Module(BaseModule):
     @staticmethod
     def load(prefix: str, epoch: int, load_optimizer_states: bool = False, **kwargs: Any) -> Module:
         """A Module from save_checkpoint's files; its parameters are set at bind()."""
+        return Module._from_checkpoint(prefix, epoch, load_optimizer_states, kwargs)
+
+    @classmethod
+    def _from_checkpoint(
+        cls, prefix: str, epoch: int, load_optimizer_states: bool, kwargs: dict[str, Any]
+    ) -> Any:
+        """load() of this class: cls(symbol, **kwargs) with the checkpoint's parameters
+        (and optimizer states) waiting for bind()."""
         from nnvmpy.model import load_checkpoint
 
         sym, arg, aux = load_checkpoint(prefix, epoch)
-        mod = Module(sym, **kwargs)
+        mod = cls(sym, **kwargs)
         mod._arg_params, mod._aux_params = arg, aux
         mod.params_initialized = True
         if load_optimizer_states:

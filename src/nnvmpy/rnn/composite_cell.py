@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from .. import symbol
@@ -202,12 +204,18 @@ class ModifierCell(BaseRNNCell):
     def state_info(self) -> list[dict[str, Any]]:
         return self.base_cell.state_info
 
-    def begin_state(self, func: Any = None, **kwargs: Any) -> list[Any]:
+    @contextlib.contextmanager
+    def _base_unmodified(self) -> Iterator[BaseRNNCell]:
+        """The base cell, allowed to run as itself (modified, it refuses begin_state)."""
         self.base_cell._modified = False
         try:
-            return self.base_cell.begin_state(func=func, **kwargs)
+            yield self.base_cell
         finally:
             self.base_cell._modified = True
+
+    def begin_state(self, func: Any = None, **kwargs: Any) -> list[Any]:
+        with self._base_unmodified() as base:
+            return base.begin_state(func=func, **kwargs)
 
     def unpack_weights(self, args: dict[str, Any]) -> dict[str, Any]:
         return self.base_cell.unpack_weights(args)
@@ -273,14 +281,11 @@ class ResidualCell(ModifierCell):
         merge_outputs: bool | None = None,
     ) -> tuple[Any, list[Any]]:
         self.reset()
-        self.base_cell._modified = False
-        try:
-            outputs, states = self.base_cell.unroll(
+        with self._base_unmodified() as base:
+            outputs, states = base.unroll(
                 length, inputs=inputs, begin_state=begin_state, layout=layout,
                 merge_outputs=merge_outputs,
             )  # fmt: skip
-        finally:
-            self.base_cell._modified = True
         merge = isinstance(outputs, symbol.Symbol) if merge_outputs is None else merge_outputs
         inputs, _ = _normalize_sequence(length, inputs, layout, merge)
         if merge:

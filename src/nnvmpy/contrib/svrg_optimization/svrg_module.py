@@ -253,13 +253,6 @@ class SVRGModule(Module):
         prefix: str, epoch: int, load_optimizer_states: bool = False, **kwargs: Any
     ) -> SVRGModule:
         """An SVRGModule from save_checkpoint's files (update_freq in kwargs, default 1)."""
-        from nnvmpy.model import load_checkpoint
-
-        sym, arg, aux = load_checkpoint(prefix, epoch)
         kwargs.setdefault("update_freq", 1)
-        mod = SVRGModule(sym, **kwargs)
-        mod._arg_params, mod._aux_params = arg, aux
-        mod.params_initialized = True
-        if load_optimizer_states:
-            mod._preload_opt_states = f"{prefix}-{epoch:04d}.states"
+        mod: SVRGModule = SVRGModule._from_checkpoint(prefix, epoch, load_optimizer_states, kwargs)
         return mod

@@ -22,12 +22,14 @@ reads back to raise a LinalgError naming the matrix.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ... import kernel
 from ...graph.grad import ElemwiseGradUseIn, ElemwiseGradUseInOut, ElemwiseGradUseOut
+from ...kernel.launch import store
 from ...param import Parameter, field
 from ...registry import NodeAttrs
 from . import _lapack
@@ -171,6 +173,33 @@ def _cholesky_cpu(op: str, a: np.ndarray, lower: bool) -> np.ndarray:
     return factor if lower else swap(factor)
 
 
+def _per_matrix_gpu(
+    ctx: Any,
+    op: str,
+    out: Any,
+    mode: int,
+    a: Any,
+    lower: bool,
+    blocks: Callable[..., None],
+    mat: Any,
+    failure: Callable[[str, int], LinalgError] | None = None,
+) -> None:
+    """potrf / potri on the GPU: `blocks` (a thread block per matrix, large orders) or
+    `mat` (a thread per matrix) into out, or a workspace added to it for req='add'. The
+    kernels flag a failed matrix; with `failure`, LinalgError failure(op, z) for the first."""
+    batch, n = batch_of(a), dims(a)[-1]
+    ws = Workspace(ctx, a.dtype, [(batch,), dims(a)])
+    target = ws[1] if mode == ADD else out
+    if by_block(a, n):
+        blocks(ctx, op, batch, n, target, a, lower, ws[0])
+    else:
+        launch(ctx, op, mat, batch, target, a, n, lower, ws[0])
+    if failure is not None:
+        raise_if_flagged(ctx, ws[0], lambda z: failure(op, z))
+    if mode == ADD:
+        scale(ctx, op, out, ADD, target, 1.0)
+
+
 def _potrf_forward(
     attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]
 ) -> None:
@@ -182,16 +211,7 @@ def _potrf_forward(
     if not is_gpu(ctx):
         assign(out, mode, _cholesky_cpu(op, a, lower))
         return
-    batch, n = batch_of(a), dims(a)[-1]
-    ws = Workspace(ctx, a.dtype, [(batch,), dims(a)])
-    target = ws[1] if mode == ADD else out
-    if by_block(a, n):
-        potrf_blocks(ctx, op, batch, n, target, a, lower, ws[0])
-    else:
-        launch(ctx, op, potrf_mat, batch, target, a, n, lower, ws[0])
-    raise_if_flagged(ctx, ws[0], lambda z: _not_pd(op, z))
-    if mode == ADD:
-        scale(ctx, op, out, ADD, target, 1.0)
+    _per_matrix_gpu(ctx, op, out, mode, a, lower, potrf_blocks, potrf_mat, _not_pd)
 
 
 def _potrf_backward(
@@ -256,15 +276,7 @@ def _potri_forward(
         inv = np.linalg.inv(np.tril(a) if lower else np.triu(a))
         assign(out, mode, swap(inv) @ inv if lower else inv @ swap(inv))
         return
-    batch, n = batch_of(a), dims(a)[-1]
-    ws = Workspace(ctx, a.dtype, [(batch,), dims(a)])
-    target = ws[1] if mode == ADD else out
-    if by_block(a, n):
-        potri_blocks(ctx, op, batch, n, target, a, lower, ws[0])
-    else:
-        launch(ctx, op, potri_mat, batch, target, a, n, lower, ws[0])
-    if mode == ADD:
-        scale(ctx, op, out, ADD, target, 1.0)
+    _per_matrix_gpu(ctx, op, out, mode, a, lower, potri_blocks, potri_mat)
 
 
 def _potri_backward(
@@ -335,10 +347,7 @@ def _sumlogdiag_mat(z, out, a, n, mode):
             s -= math.inf
         else:
             s += math.nan  # log of a negative number, as MXNet gives it
-    if mode == ADD:
-        out[z] += s
-    else:
-        out[z] = s
+    store(out, z, s, mode)
 
 
 @kernel.parallel_for
@@ -350,10 +359,7 @@ def _sumlogdiag_grad_elem(i, out, g, a, n, mode):
     v = 0.0
     if r == c:
         v = g[t // n] / a[i]
-    if mode == ADD:
-        out[i] += v
-    else:
-        out[i] = v
+    store(out, i, v, mode)
 
 
 def batch_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:

@@ -22,10 +22,10 @@ from ... import kernel
 from ...base import InferError
 from ...graph.grad import ElemwiseGradUseNone
 from ...infer import shape_str
+from ...kernel.launch import store
 from ...param import Parameter, field
 from ...registry import NodeAttrs
 from ._base import (
-    ADD,
     NULL,
     assign,
     assign_shapes,
@@ -126,10 +126,7 @@ def _diag_gather_elem(i, out, a, n, m, offset, mode):
     r = t - offset if offset < 0 else t
     c = t + offset if offset > 0 else t
     v = a[(z * n + r) * n + c]
-    if mode == ADD:
-        out[i] += v
-    else:
-        out[i] = v
+    store(out, i, v, mode)
 
 
 @kernel.parallel_for
@@ -141,10 +138,7 @@ def _diag_scatter_elem(i, out, d, n, m, offset, mode):
     v = 0.0
     if c - r == offset:
         v = d[(t // n) * m + (r if r < c else c)]
-    if mode == ADD:
-        out[i] += v
-    else:
-        out[i] = v
+    store(out, i, v, mode)
 
 
 @kernel.device_function
@@ -169,10 +163,7 @@ def _trian_scatter_elem(i, out, v, n, m, offset, lower_type, mode):
     x = 0.0
     if at >= 0:
         x = v[(t // n) * (m * (m + 1) // 2) + at]
-    if mode == ADD:
-        out[i] += x
-    else:
-        out[i] = x
+    store(out, i, x, mode)
 
 
 @kernel.parallel_for
@@ -192,10 +183,7 @@ def _trian_gather_elem(i, out, a, n, m, offset, lower_type, mode):
         row = p
         col = r + offset
     x = a[(z * n + row) * n + col]
-    if mode == ADD:
-        out[i] += x
-    else:
-        out[i] = x
+    store(out, i, x, mode)
 
 
 # -- computes: each is also the other op's gradient -------------------------------------------

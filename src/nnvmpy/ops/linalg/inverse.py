@@ -23,6 +23,7 @@ import numpy as np
 
 from ... import kernel
 from ...graph.grad import ElemwiseGradUseInOut, ElemwiseGradUseOut
+from ...kernel.launch import store
 from ...registry import NodeAttrs
 from . import _lapack
 from ._base import (
@@ -129,10 +130,8 @@ def lu_det_mat(z, det, sign, logabs, lu, piv, n, want_log, mode):
     if want_log:
         sign[z] = 0.0 if zero else sgn * parity
         logabs[z] = -math.inf if zero else total
-    elif mode == ADD:
-        det[z] += prod * parity
     else:
-        det[z] = prod * parity
+        store(det, z, prod * parity, mode)
 
 
 @kernel.parallel_for
@@ -144,10 +143,7 @@ def _inverse_transpose_grad_elem(i, out, g, det, inv, n, use_det, mode):
     z = t // n
     coef = g[z] * det[z] if use_det else g[z]
     v = coef * inv[(z * n + c) * n + r]
-    if mode == ADD:
-        out[i] += v
-    else:
-        out[i] = v
+    store(out, i, v, mode)
 
 
 # -- helpers ----------------------------------------------------------------------------------

@@ -396,6 +396,15 @@ def _max_pool_backward_2x2(dy, x, out, dx, sh, sw, add):
                     dxf[_u(pos)] += dyf[_u(o)]
 
 
+@kernel.device_function
+def _clamped3(start, size):
+    """The three rows (or columns) of a 3-wide window from `start`, clamped into [0, size):
+    one clipped by padding repeats a valid one (the middle stays between the other two)."""
+    i0 = min(max(start, 0), size - 1)
+    i2 = min(max(start + 2, 0), size - 1)
+    return i0, min(max(start + 1, i0), i2), i2
+
+
 @kernel.cpu_kernel
 def _max_pool_3x3(x, out, sh, sw, ph, pw, add):
     # 3x3 max pooling (ResNet's stem: 3x3/2, pad 1) when no window is empty: per output
@@ -410,10 +419,7 @@ def _max_pool_3x3(x, out, sh, sw, ph, pw, add):
     for t in prange(n_img * n_c):
         vmax = np.empty(width, x.dtype)
         for y in range(ho):
-            h0 = y * sh - ph
-            r0 = min(max(h0, 0), height - 1)
-            r2 = min(max(h0 + 2, 0), height - 1)
-            r1 = min(max(h0 + 1, r0), r2)
+            r0, r1, r2 = _clamped3(y * sh - ph, height)
             a = (t * height + r0) * width
             b = (t * height + r1) * width
             c = (t * height + r2) * width
@@ -422,10 +428,7 @@ def _max_pool_3x3(x, out, sh, sw, ph, pw, add):
                 vmax[_u(w)] = _fmax(m, xf[_u(c + w)])
             o = (t * ho + y) * wo
             for z in range(wo):
-                w0 = z * sw - pw
-                c0 = min(max(w0, 0), width - 1)
-                c2 = min(max(w0 + 2, 0), width - 1)
-                c1 = min(max(w0 + 1, c0), c2)
+                c0, c1, c2 = _clamped3(z * sw - pw, width)
                 m = _fmax(vmax[_u(c0)], vmax[_u(c1)])
                 m = _fmax(m, vmax[_u(c2)])
                 if add:
@@ -455,18 +458,13 @@ def _max_pool_backward_3x3(dy, x, out, dx, sh, sw, ph, pw, add):
                 dxf[_u(plane + p)] = 0
         cols = np.empty(3 * wo, np.int64)  # each output column's window columns, clamped
         for z in range(wo):
-            w0 = z * sw - pw
-            c0 = min(max(w0, 0), width - 1)
-            c2 = min(max(w0 + 2, 0), width - 1)
+            c0, c1, c2 = _clamped3(z * sw - pw, width)
             cols[_u(3 * z)] = c0
-            cols[_u(3 * z + 1)] = min(max(w0 + 1, c0), c2)
+            cols[_u(3 * z + 1)] = c1
             cols[_u(3 * z + 2)] = c2
         pos = np.empty(wo, np.int64)
         for y in range(ho):
-            h0 = y * sh - ph
-            r0 = min(max(h0, 0), height - 1)
-            r2 = min(max(h0 + 2, 0), height - 1)
-            r1 = min(max(h0 + 1, r0), r2)
+            r0, r1, r2 = _clamped3(y * sh - ph, height)
             a = plane + r0 * width
             b = plane + r1 * width
             c = plane + r2 * width

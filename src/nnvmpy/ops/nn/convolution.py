@@ -103,14 +103,19 @@ class ConvolutionParam(Parameter):
         cls, kwargs: Mapping[str, Any], op_name: str | None = None, *, allow_unknown: bool = False
     ) -> Self:
         """Parse, check the window against the kernel, and fill stride/dilate/pad defaults."""
-        op = op_name or "Convolution"
         p = super().parse(kwargs, op_name, allow_unknown=allow_unknown)
-        if p.num_filter % p.num_group:
-            raise ParamError(
-                f"{op}: parameter 'num_filter' ({p.num_filter}) must be a multiple of "
-                f"'num_group' ({p.num_group})"
-            )
-        return check_window_params(p, op, ("stride", "dilate"))
+        return check_conv_params(p, op_name or "Convolution")
+
+
+def check_conv_params(p: Any, op: str, dims: tuple[int, ...] = (1, 2, 3)) -> Any:
+    """Shared by Convolution, Deconvolution and Convolution_v1: filters that the groups
+    divide, then check_window_params with stride and dilate defaulting to 1s."""
+    if p.num_filter % p.num_group:
+        raise ParamError(
+            f"{op}: parameter 'num_filter' ({p.num_filter}) must be a multiple of "
+            f"'num_group' ({p.num_group})"
+        )
+    return check_window_params(p, op, ("stride", "dilate"), dims)
 
 
 def check_window_params(
@@ -180,7 +185,8 @@ def conv_shape(
     )  # fmt: skip
 
 
-def _input_names(attrs: NodeAttrs) -> list[str]:
+def input_names(attrs: NodeAttrs) -> list[str]:
+    """FListInputNames of the convolutions: the bias only without no_bias."""
     return ["data", "weight"] if attrs.parsed.no_bias else ["data", "weight", "bias"]
 
 
@@ -257,13 +263,21 @@ def _name(names: list[str], i: int) -> str:
     return names[i] if i < len(names) else f"#{i}"
 
 
-def infer_backward_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
-    """(ograd, data, weight) -> (d data, d weight[, d bias]) have the forward inputs' shapes."""
-    shape_assign(out_shapes, 0, in_shapes[1], "_backward_Convolution: output 'data_grad'")
-    shape_assign(out_shapes, 1, in_shapes[2], "_backward_Convolution: output 'weight_grad'")
-    if len(out_shapes) > 2:
-        shape_assign(out_shapes, 2, (attrs.parsed.num_filter,), "_backward_Convolution: bias")
-    return all(shape_is_known(s) for s in out_shapes)
+def infer_backward_shape_of(op: str) -> Any:
+    """FInferShape of a convolution's backward `op`: (ograd, data, weight) -> (d data,
+    d weight[, d bias (num_filter,)]) have the forward inputs' shapes."""
+
+    def infer(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
+        shape_assign(out_shapes, 0, in_shapes[1], f"{op}: output 'data_grad'")
+        shape_assign(out_shapes, 1, in_shapes[2], f"{op}: output 'weight_grad'")
+        if len(out_shapes) > 2:
+            shape_assign(out_shapes, 2, (attrs.parsed.num_filter,), f"{op}: bias")
+        return all(shape_is_known(s) for s in out_shapes)
+
+    return infer
+
+
+infer_backward_shape = infer_backward_shape_of("_backward_Convolution")
 
 
 # -- compute ------------------------------------------------------------------------------
@@ -422,7 +436,8 @@ def fold_target(attrs: NodeAttrs) -> FoldTarget:
     return FoldTarget(1, bias, 1, {"no_bias": "False"}, 2)
 
 
-def _temp_space(attrs: NodeAttrs) -> list[ResourceRequest]:
+def temp_space(attrs: NodeAttrs) -> list[ResourceRequest]:
+    """FResourceRequest of the convolutions: one kTempSpace workspace."""
     return [ResourceRequest.kTempSpace]
 
 
@@ -443,7 +458,7 @@ def _temp_space(attrs: NodeAttrs) -> list[ResourceRequest]:
     .set_attr_parser(ConvolutionParam)
     .set_num_inputs(lambda attrs: 2 if attrs.parsed.no_bias else 3)
     .set_num_outputs(1)
-    .set_attr(FListInputNames, _input_names)
+    .set_attr(FListInputNames, input_names)
     .set_attr(FInferShape, infer_conv_shape)
     .set_attr(
         FInferType,
@@ -453,7 +468,7 @@ def _temp_space(attrs: NodeAttrs) -> list[ResourceRequest]:
             bf16_weight,
         ),
     )
-    .set_attr(FResourceRequest, _temp_space)
+    .set_attr(FResourceRequest, temp_space)
     .set_attr(FCompute_cpu, forward_cpu)
     .set_attr(FCompute_gpu, forward_gpu)
     .set_attr(FGradient, _conv_gradient)
@@ -479,7 +494,7 @@ def _temp_space(attrs: NodeAttrs) -> list[ResourceRequest]:
     .set_attr(
         FInferType, infer_same_float_type("_backward_Convolution", ["ograd", "data", "weight"])
     )
-    .set_attr(FResourceRequest, _temp_space)
+    .set_attr(FResourceRequest, temp_space)
     .set_attr(FCompute_cpu, backward_cpu)
     .set_attr(FCompute_gpu, backward_gpu)
 )
@@ -489,11 +504,15 @@ __all__ = [
     "ConvolutionParam",
     "backward_cpu",
     "backward_gpu",
+    "check_conv_params",
     "check_window_params",
     "conv_shape",
     "forward_cpu",
     "forward_gpu",
     "infer_backward_shape",
+    "infer_backward_shape_of",
     "infer_conv_shape",
     "infer_same_float_type",
+    "input_names",
+    "temp_space",
 ]

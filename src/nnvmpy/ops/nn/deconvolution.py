@@ -42,9 +42,16 @@ from ...infer import shape_assign, shape_is_known, shape_str
 from ...kernel.launch import NULL, req_code, run_rows
 from ...param import Parameter, Shape, field
 from ...registry import NodeAttrs, register_op
-from ...resource import ResourceRequest
 from ._geometry import as_5d, check_float_dtype, dilated, op_name, run_via_float32
-from .convolution import SHAPES, check_window_params, conv_shape, infer_same_float_type
+from .convolution import (
+    SHAPES,
+    check_conv_params,
+    conv_shape,
+    infer_backward_shape_of,
+    infer_same_float_type,
+    input_names,
+    temp_space,
+)
 
 
 class DeconvolutionParam(Parameter):
@@ -114,13 +121,7 @@ class DeconvolutionParam(Parameter):
     ) -> Self:
         """Parse and check; stride/dilate/pad/adj default to 1s/1s/0s/0s of the kernel's length."""
         op = op_name or "Deconvolution"
-        p = super().parse(kwargs, op_name, allow_unknown=allow_unknown)
-        if p.num_filter % p.num_group:
-            raise ParamError(
-                f"{op}: parameter 'num_filter' ({p.num_filter}) must be a multiple of "
-                f"'num_group' ({p.num_group})"
-            )
-        p = check_window_params(p, op, ("stride", "dilate"))
+        p = check_conv_params(super().parse(kwargs, op_name, allow_unknown=allow_unknown), op)
         nd = len(p.kernel)
         for name in ("adj", "target_shape"):
             value = getattr(p, name)
@@ -181,10 +182,6 @@ def output_size(x: int, k: int, s: int, d: int, pad: int, adj: int) -> int:
     return s * (x - 1) + dilated(k, d) - 2 * pad + adj
 
 
-def _input_names(attrs: NodeAttrs) -> list[str]:
-    return ["data", "weight"] if attrs.parsed.no_bias else ["data", "weight", "bias"]
-
-
 # -- inference ----------------------------------------------------------------------------
 
 
@@ -237,13 +234,7 @@ def infer_deconv_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[
     return all(shape_is_known(s) for s in [*in_shapes, *out_shapes])
 
 
-def infer_backward_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
-    """(ograd, data, weight) -> (d data, d weight[, d bias]) shaped like the forward inputs."""
-    shape_assign(out_shapes, 0, in_shapes[1], "_backward_Deconvolution: output 'data_grad'")
-    shape_assign(out_shapes, 1, in_shapes[2], "_backward_Deconvolution: output 'weight_grad'")
-    if len(out_shapes) > 2:
-        shape_assign(out_shapes, 2, (attrs.parsed.num_filter,), "_backward_Deconvolution: bias")
-    return all(shape_is_known(s) for s in out_shapes)
+infer_backward_shape = infer_backward_shape_of("_backward_Deconvolution")
 
 
 # -- compute ------------------------------------------------------------------------------
@@ -381,10 +372,6 @@ def _deconv_gradient(node: Any, ograds: list[Any]) -> list[Any]:
     return make_grad_node("_backward_Deconvolution", node, [ograds[0], *node.inputs[:2]])
 
 
-def _temp_space(attrs: NodeAttrs) -> list[ResourceRequest]:
-    return [ResourceRequest.kTempSpace]
-
-
 (
     register_op("Deconvolution")
     .describe(
@@ -401,10 +388,10 @@ def _temp_space(attrs: NodeAttrs) -> list[ResourceRequest]:
     .set_attr_parser(DeconvolutionParam)
     .set_num_inputs(lambda attrs: 2 if attrs.parsed.no_bias else 3)
     .set_num_outputs(1)
-    .set_attr(FListInputNames, _input_names)
+    .set_attr(FListInputNames, input_names)
     .set_attr(FInferShape, infer_deconv_shape)
     .set_attr(FInferType, infer_same_float_type("Deconvolution", ["data", "weight", "bias"]))
-    .set_attr(FResourceRequest, _temp_space)
+    .set_attr(FResourceRequest, temp_space)
     .set_attr(FCompute_cpu, _forward_cpu)
     .set_attr(FCompute_gpu, _forward_gpu)
     .set_attr(FGradient, _deconv_gradient)
@@ -428,7 +415,7 @@ def _temp_space(attrs: NodeAttrs) -> list[ResourceRequest]:
     .set_attr(
         FInferType, infer_same_float_type("_backward_Deconvolution", ["ograd", "data", "weight"])
     )
-    .set_attr(FResourceRequest, _temp_space)
+    .set_attr(FResourceRequest, temp_space)
     .set_attr(FCompute_cpu, _backward_cpu)
     .set_attr(FCompute_gpu, _backward_gpu)
 )

@@ -29,8 +29,7 @@ from ...base import ParamError
 from ...graph.grad import make_grad_node
 from ...graph.node import NodeEntry
 from ...param import Parameter, Shape, field
-from ...registry import NodeAttrs, register_op
-from ...resource import ResourceRequest
+from ...registry import register_op
 from . import convolution, pooling
 from ._batch_norm_variant import register_axis1_variant
 
@@ -80,26 +79,12 @@ class ConvolutionV1Param(Parameter):
         cls, kwargs: Mapping[str, Any], op_name: str | None = None, *, allow_unknown: bool = False
     ) -> Self:
         """Parse and check as Convolution does, for 2-D and 3-D kernels."""
-        op = op_name or "Convolution_v1"
         p = super().parse(kwargs, op_name, allow_unknown=allow_unknown)
-        if p.num_filter % p.num_group:
-            raise ParamError(
-                f"{op}: parameter 'num_filter' ({p.num_filter}) must be a multiple of "
-                f"'num_group' ({p.num_group})"
-            )
-        return convolution.check_window_params(p, op, ("stride", "dilate"), dims=(2, 3))
-
-
-def _conv_inputs(attrs: NodeAttrs) -> list[str]:
-    return ["data", "weight"] if attrs.parsed.no_bias else ["data", "weight", "bias"]
+        return convolution.check_conv_params(p, op_name or "Convolution_v1", dims=(2, 3))
 
 
 def _conv_gradient(node: Any, ograds: list[Any]) -> list[Any]:
     return make_grad_node("_backward_Convolution_v1", node, [ograds[0], *node.inputs[:2]])
-
-
-def _temp_space(attrs: NodeAttrs) -> list[ResourceRequest]:
-    return [ResourceRequest.kTempSpace]
 
 
 (
@@ -111,12 +96,12 @@ def _temp_space(attrs: NodeAttrs) -> list[ResourceRequest]:
     .set_attr_parser(ConvolutionV1Param)
     .set_num_inputs(lambda attrs: 2 if attrs.parsed.no_bias else 3)
     .set_num_outputs(1)
-    .set_attr(FListInputNames, _conv_inputs)
+    .set_attr(FListInputNames, convolution.input_names)
     .set_attr(FInferShape, convolution.infer_conv_shape)
     .set_attr(
         FInferType, convolution.infer_same_float_type("Convolution_v1", ["data", "weight", "bias"])
     )
-    .set_attr(FResourceRequest, _temp_space)
+    .set_attr(FResourceRequest, convolution.temp_space)
     .set_attr(FCompute_cpu, convolution.forward_cpu)
     .set_attr(FCompute_gpu, convolution.forward_gpu)
     .set_attr(FGradient, _conv_gradient)
@@ -137,7 +122,7 @@ def _temp_space(attrs: NodeAttrs) -> list[ResourceRequest]:
         FInferType,
         convolution.infer_same_float_type("_backward_Convolution_v1", ["ograd", "data", "weight"]),
     )
-    .set_attr(FResourceRequest, _temp_space)
+    .set_attr(FResourceRequest, convolution.temp_space)
     .set_attr(FCompute_cpu, convolution.backward_cpu)
     .set_attr(FCompute_gpu, convolution.backward_gpu)
 )

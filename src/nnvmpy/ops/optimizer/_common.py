@@ -26,6 +26,7 @@ from ...attrs import (
     FListInputNames,
     FMutateInputs,
 )
+from ...base import InferError
 from ...infer import elemwise_shape, elemwise_type, slot_names, type_assign
 from ...kernel import ParallelFor, device_function
 from ...kernel.launch import ADD, NULL, WRITE, flat, is_gpu, req_code
@@ -39,7 +40,9 @@ __all__ = [
     "ClipParam",
     "Group",
     "assign",
+    "check_per_weight",
     "clip",
+    "infer_groups",
     "launch",
     "launch_groups",
     "mp_type",
@@ -202,6 +205,38 @@ def mp_type(n_low: int, out_float32: bool = False) -> Callable[..., bool]:
         return all(t is not None for t in (*in_types, *out_types))
 
     return infer
+
+
+def infer_groups(
+    rule: Callable[..., bool],
+    attrs: NodeAttrs,
+    stride: int,
+    n: int,
+    ins: list[Any],
+    outs: list[Any],
+) -> bool:
+    """Apply an FInferShape / FInferType `rule` of one weight to each of the n groups of a
+    multi-weight op: inputs [stride * i, stride * (i + 1)) with output i, in place.
+    True when every group is done."""
+    done = True
+    for i in range(n):
+        lo, hi = stride * i, stride * (i + 1)
+        group_in, group_out = ins[lo:hi], [outs[i]]
+        done = rule(attrs, group_in, group_out) and done
+        ins[lo:hi], outs[i] = group_in, group_out[0]
+    return done
+
+
+def check_per_weight(
+    op: str, p: Any, names: Sequence[str], n: int, count: str = "num_weights", unit: str = "weight"
+) -> None:
+    """InferError unless each tuple parameter in `names` has one value per weight (n)."""
+    for what in names:
+        got = len(getattr(p, what))
+        if got != n:
+            raise InferError(
+                f"{op}: {what} has {got} values but {count} is {n}; give one per {unit}"
+            )
 
 
 # -- registration ------------------------------------------------------------------------------

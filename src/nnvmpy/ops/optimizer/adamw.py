@@ -37,7 +37,17 @@ from ...kernel import parallel_for
 from ...kernel.launch import uindex
 from ...param import FloatTuple, Parameter, field
 from ...registry import NodeAttrs, register_op
-from ._common import WD_DESCRIPTION, assign, clip, launch_groups, mp_type, req_code, size_of
+from ._common import (
+    WD_DESCRIPTION,
+    assign,
+    check_per_weight,
+    clip,
+    infer_groups,
+    launch_groups,
+    mp_type,
+    req_code,
+    size_of,
+)
 
 _F32 = np.dtype(np.float32)
 
@@ -139,22 +149,9 @@ class _Variant:
     def infer_shape(self, attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
         n = self.count(attrs)
         if self.multi:
-            p = attrs.parsed
-            for what in ("lrs", "wds", "etas"):
-                got = len(getattr(p, what))
-                if got != n:
-                    raise InferError(
-                        f"{self.name}: {what} has {got} values but num_weights is {n}; "
-                        "give one per weight"
-                    )
-        done = True
-        group = elemwise_shape(self.stride, 1)
-        for i in range(n):
-            ins = in_shapes[self.stride * i : self.stride * (i + 1)]
-            outs = [out_shapes[i]]
-            done = group(attrs, ins, outs) and done
-            in_shapes[self.stride * i : self.stride * (i + 1)] = ins
-            out_shapes[i] = outs[0]
+            check_per_weight(self.name, attrs.parsed, ("lrs", "wds", "etas"), n)
+        rule = elemwise_shape(self.stride, 1)
+        done = infer_groups(rule, attrs, self.stride, n, in_shapes, out_shapes)
         last = len(in_shapes) - 1
         if not shape_is_known(in_shapes[last]):
             shape_assign(in_shapes, last, (1,), f"{self.name}: input 'rescale_grad'")
@@ -166,14 +163,8 @@ class _Variant:
         return done and all(shape_is_known(s) for s in in_shapes)
 
     def infer_type(self, attrs: NodeAttrs, in_types: list[Any], out_types: list[Any]) -> bool:
-        group = mp_type(2) if self.mp else elemwise_type(self.stride, 1)
-        done = True
-        for i in range(self.count(attrs)):
-            ins = in_types[self.stride * i : self.stride * (i + 1)]
-            outs = [out_types[i]]
-            done = group(attrs, ins, outs) and done
-            in_types[self.stride * i : self.stride * (i + 1)] = ins
-            out_types[i] = outs[0]
+        rule = mp_type(2) if self.mp else elemwise_type(self.stride, 1)
+        done = infer_groups(rule, attrs, self.stride, self.count(attrs), in_types, out_types)
         last = len(in_types) - 1
         if in_types[last] is None:
             type_assign(in_types, last, _F32, f"{self.name}: input 'rescale_grad'")

@@ -33,14 +33,23 @@ from ...attrs import (
     FMutateInputs,
     FResourceRequest,
 )
-from ...base import InferError
 from ...infer import elemwise_shape, elemwise_type, shape_is_known
 from ...kernel import parallel_for
 from ...kernel.launch import uindex
 from ...param import FloatTuple, Shape, field
 from ...registry import NodeAttrs, register_op
 from ...resource import ResourceRequest
-from ._common import WD_DESCRIPTION, ClipParam, launch, launch_groups, mp_type, req_code, size_of
+from ._common import (
+    WD_DESCRIPTION,
+    ClipParam,
+    check_per_weight,
+    infer_groups,
+    launch,
+    launch_groups,
+    mp_type,
+    req_code,
+    size_of,
+)
 from .gradient_stats import SUM_SQ, partial_count, reduce_arrays
 from .lamb import phase1_loop, phase2_loop
 
@@ -135,37 +144,21 @@ class _Variant:
     def inplace(self, attrs: NodeAttrs) -> list[tuple[int, int]]:
         return [(self.stride * i, i) for i in range(attrs.parsed.num_tensors)]
 
-    def check_lengths(self, attrs: NodeAttrs) -> None:
-        p = attrs.parsed
-        for what in ("learning_rates", "wds", "step_count"):
-            got = len(getattr(p, what))
-            if got != p.num_tensors:
-                raise InferError(
-                    f"{self.name}: {what} has {got} values but num_tensors is {p.num_tensors}; "
-                    f"give one per tensor"
-                )
-
     def infer_shape(self, attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:
-        self.check_lengths(attrs)
-        group = elemwise_shape(self.stride, 1)
-        done = True
-        for i in range(attrs.parsed.num_tensors):
-            lo, hi = self.stride * i, self.stride * (i + 1)
-            ins, outs = in_shapes[lo:hi], [out_shapes[i]]
-            done = group(attrs, ins, outs) and done
-            in_shapes[lo:hi], out_shapes[i] = ins, outs[0]
+        p = attrs.parsed
+        n = p.num_tensors
+        check_per_weight(
+            self.name, p, ("learning_rates", "wds", "step_count"), n, "num_tensors", "tensor"
+        )
+        rule = elemwise_shape(self.stride, 1)
+        done = infer_groups(rule, attrs, self.stride, n, in_shapes, out_shapes)
         return done and all(shape_is_known(s) for s in in_shapes)
 
     def infer_type(self, attrs: NodeAttrs, in_types: list[Any], out_types: list[Any]) -> bool:
         # mp: weight, grad and the output share the low precision; mean, var, weight32 float32
-        group = mp_type(2) if self.mp else elemwise_type(self.stride, 1)
-        done = True
-        for i in range(attrs.parsed.num_tensors):
-            lo, hi = self.stride * i, self.stride * (i + 1)
-            ins, outs = in_types[lo:hi], [out_types[i]]
-            done = group(attrs, ins, outs) and done
-            in_types[lo:hi], out_types[i] = ins, outs[0]
-        return done
+        rule = mp_type(2) if self.mp else elemwise_type(self.stride, 1)
+        n = attrs.parsed.num_tensors
+        return infer_groups(rule, attrs, self.stride, n, in_types, out_types)
 
     def compute(
         self, attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]

@@ -25,13 +25,21 @@ from ...attrs import (
     FListInputNames,
     FMutateInputs,
 )
-from ...base import InferError
 from ...infer import elemwise_shape, elemwise_type, shape_assign, shape_is_known, type_assign
 from ...kernel import parallel_for
 from ...kernel.launch import uindex
 from ...param import FloatTuple, field
 from ...registry import NodeAttrs, register_op
-from ._common import WD_DESCRIPTION, ClipParam, launch_groups, mp_type, req_code, size_of
+from ._common import (
+    WD_DESCRIPTION,
+    ClipParam,
+    check_per_weight,
+    infer_groups,
+    launch_groups,
+    mp_type,
+    req_code,
+    size_of,
+)
 from .sgd import MOMENTUM_DESCRIPTION, sgd_group, sgd_loop, sgd_step
 
 _F32 = np.dtype(np.float32)
@@ -107,21 +115,9 @@ class _Variant:
         p = attrs.parsed
         n = p.num_weights
         if not self.preloaded:
-            for what in ("lrs", "wds"):
-                got = len(getattr(p, what))
-                if got != n:
-                    raise InferError(
-                        f"{self.name}: {what} has {got} values but num_weights is {n}; "
-                        f"give one per weight"
-                    )
-        done = True
-        group = elemwise_shape(self.stride, 1)
-        for i in range(n):
-            ins = in_shapes[self.stride * i : self.stride * (i + 1)]
-            outs = [out_shapes[i]]
-            done = group(attrs, ins, outs) and done
-            in_shapes[self.stride * i : self.stride * (i + 1)] = ins
-            out_shapes[i] = outs[0]
+            check_per_weight(self.name, p, ("lrs", "wds"), n)
+        rule = elemwise_shape(self.stride, 1)
+        done = infer_groups(rule, attrs, self.stride, n, in_shapes, out_shapes)
         if self.preloaded:
             for k, what in ((-2, "lrs"), (-1, "wds")):
                 shape_assign(in_shapes, len(in_shapes) + k, (n,), f"{self.name}: input '{what}'")
@@ -129,14 +125,8 @@ class _Variant:
 
     def infer_type(self, attrs: NodeAttrs, in_types: list[Any], out_types: list[Any]) -> bool:
         n = attrs.parsed.num_weights
-        group = mp_type(2) if self.mp else elemwise_type(self.stride, 1)
-        done = True
-        for i in range(n):
-            ins = in_types[self.stride * i : self.stride * (i + 1)]
-            outs = [out_types[i]]
-            done = group(attrs, ins, outs) and done
-            in_types[self.stride * i : self.stride * (i + 1)] = ins
-            out_types[i] = outs[0]
+        rule = mp_type(2) if self.mp else elemwise_type(self.stride, 1)
+        done = infer_groups(rule, attrs, self.stride, n, in_types, out_types)
         if self.preloaded:
             for k, what in ((-2, "lrs"), (-1, "wds")):
                 type_assign(in_types, len(in_types) + k, _F32, f"{self.name}: input '{what}'")
