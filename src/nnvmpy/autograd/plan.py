@@ -250,11 +250,11 @@ def _plan_results_and_requests(
         step.req = [_WRITE if readers[s] or s in wanted else _NULL for s in step.outs]
         for j, x in step.direct:
             step.req[j] = targets[x][1]
-        direct = {j for j, _ in step.direct}
+        in_buffers = {j for j, _ in step.direct}
         step.allocs = [
             (j, shape, dtype, n)
             for j, (shape, dtype, n) in enumerate(zip(step.shapes, step.dtypes, step.nbytes))
-            if j not in direct
+            if j not in in_buffers
         ]
     plan.unread_heads = frozenset(
         h for h, s in enumerate(plan.head_slots) if not readers[s] and s not in wanted
@@ -330,6 +330,7 @@ def run_plan(
         slots[s] = new_array(shape, dtype, math.prod(shape) * dtype.itemsize, info.ctx)
     entries = _entries(plan, order, ograds) if record else None
     anchor_ctx = ctx
+    outs: list[Any]
     for step in plan.steps:
         ins = [slots[s] for s in step.ins]
         ctx = ins[0]._ctx if ins else anchor_ctx
@@ -339,7 +340,7 @@ def run_plan(
                 for s, o in zip(step.outs, outs):
                     entries[s] = entry_of(o)
         else:
-            outs: list[Any] = [None] * len(step.shapes)
+            outs = [None] * len(step.shapes)
             for j, shape, dtype, n in step.allocs:
                 outs[j] = new_array(shape, dtype, n, ctx)
             req = step.req
