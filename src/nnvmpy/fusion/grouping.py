@@ -45,16 +45,18 @@ def scalar_body(node: Node) -> Any:
     op = node.op
     if op is None or not _pure_scalar_op(op):
         return None
-    return _node_body(node, op)
+    fns = (op.get_attr(FScalarFunction), op.get_attr(FResourceRequest))
+    return _node_body(node, fns, node.num_outputs())
 
 
-def _node_body(node: Node, op: Op) -> Any:
-    """scalar_body of a node of a pure scalar op: what its attributes and inputs allow."""
-    fres = op.get_attr(FResourceRequest)
+def _node_body(node: Node, fns: tuple[Any, Any], num_outputs: int) -> Any:
+    """scalar_body of a node of a pure scalar op (fns: the op's FScalarFunction and
+    FResourceRequest) with num_outputs outputs: what its attributes and inputs allow."""
+    fscalar, fres = fns
     if fres is not None and list(fres(node.attrs)):
         return None
-    body = op.get_attr(FScalarFunction)(node.attrs)
-    if body is None or len(body.kernels) != node.num_outputs():
+    body = fscalar(node.attrs)
+    if body is None or len(body.kernels) != num_outputs:
         return None
     if len(node.inputs) != node.num_inputs() or not node.inputs:
         return None
@@ -80,52 +82,87 @@ class _Clusters:
         self.level = [0] * n
 
     def find(self, i: int) -> int:
-        root = i
-        while self.parent[root] != root:
-            root = self.parent[root]
-        while self.parent[i] != root:
-            self.parent[i], i = root, self.parent[i]
+        parent = self.parent
+        root = parent[i]
+        if parent[root] == root:  # a root, or one step below one: nothing to compress
+            return root
+        while parent[root] != root:
+            root = parent[root]
+        while parent[i] != root:
+            parent[i], i = root, parent[i]
         return root
+
+    def roots(self, ids: set[int] | list[int]) -> set[int]:
+        """The clusters of `ids` (find of each, the usual one-step case inline)."""
+        parent, out = self.parent, set()
+        for x in ids:
+            r = parent[x]
+            out.add(r if parent[r] == r else self.find(r))
+        return out
 
     def add_node(self, nid: int, producers: list[int]) -> None:
         """Node nid (all producers added before it) as a cluster of its own."""
-        self.deps[nid] = {self.find(p) for p in producers}
-        self.level[nid] = 1 + max((self.level[d] for d in self.deps[nid]), default=-1)
-        for d in self.deps[nid]:
-            self.users[d].add(nid)
+        deps = self.deps[nid] = self.roots(producers)
+        level, users, top = self.level, self.users, 0
+        for d in deps:
+            users[d].add(nid)
+            if level[d] >= top:
+                top = level[d] + 1
+        level[nid] = top
 
-    def reaches(self, starts: set[int], target: int) -> bool:
-        """A path of dependencies from one of `starts` to `target`."""
-        floor = self.level[target]
-        stack = [self.find(s) for s in starts]
+    def reaches(self, starts: list[int], target: int) -> bool:
+        """A path of dependencies from one of `starts` (clusters other than target, each
+        at a level above target's) to `target`."""
+        level, deps = self.level, self.deps
+        floor = level[target]
+        stack = list(starts)
         seen: set[int] = set()
         while stack:
             c = stack.pop()
             if c == target:
                 return True
-            if c in seen or self.level[c] <= floor:
+            if c in seen or level[c] <= floor:
                 continue
             seen.add(c)
-            stack.extend(d for d in (self.find(x) for x in self.deps[c]) if d not in seen)
+            stack.extend(d for d in self.roots(deps[c]) if d not in seen)
         return False
 
     def can_merge(self, a: int, b: int) -> bool:
-        da = {self.find(x) for x in self.deps[a]} - {b, a}
-        db = {self.find(x) for x in self.deps[b]} - {a, b}
-        return not self.reaches(da, b) and not self.reaches(db, a)
+        """Whether merging clusters a and b keeps the cluster graph acyclic: no path
+        from one through a third cluster to the other. Leaves the dependencies of both
+        as clusters (what merge needs)."""
+        deps, level = self.deps, self.level
+        da = deps[a] = self.roots(deps[a])
+        db = deps[b] = self.roots(deps[b])
+        da.discard(a)
+        db.discard(b)
+        # a cluster at or below the target's level reaches it only by being it
+        top = level[b]
+        starts = [c for c in da if c != b and level[c] > top]
+        if starts and self.reaches(starts, b):
+            return False
+        top = level[a]
+        starts = [c for c in db if c != a and level[c] > top]
+        return not (starts and self.reaches(starts, a))
 
     def merge(self, a: int, b: int) -> int:
+        """Cluster b into cluster a, right after can_merge(a, b) said yes."""
         self.parent[b] = a
-        self.deps[a] = {self.find(x) for x in self.deps[a] | self.deps[b]} - {a}
-        self.users[a] = {self.find(x) for x in self.users[a] | self.users[b]} - {a}
+        deps, users, level = self.deps, self.users, self.level
+        # both dependency sets are clusters (can_merge): of those only b changed, into a
+        deps[a] = (deps[a] | deps[b]) - {a, b}
+        mine = users[a] = self.roots(users[a] | users[b]) - {a}
         self.members[a] += self.members[b]
-        self.level[a] = max(self.level[a], self.level[b])
+        level[a] = max(level[a], level[b])
         stack = [a]  # raise the readers of the merged cluster above it, and theirs
         while stack:
             c = stack.pop()
-            for u in {self.find(x) for x in self.users[c]} - {c}:
-                if self.level[u] <= self.level[c]:
-                    self.level[u] = self.level[c] + 1
+            if c != a:
+                mine = users[c] = self.roots(users[c]) - {c}
+            top = level[c]
+            for u in mine:
+                if level[u] <= top:
+                    level[u] = top + 1
                     stack.append(u)
         return a
 
@@ -140,17 +177,28 @@ def fusable_bodies(graph: Graph, cpu: bool = False) -> list[Any]:
     idx = graph.indexed
     shapes = graph.attrs.get(SHAPE)
     dtypes = graph.attrs.get(DTYPE)
+    row_ptr = idx.node_row_ptr
     bodies: list[Any] = [None] * idx.num_nodes
-    pure: dict[Op | None, bool] = {}  # per op: most nodes of a large graph share a few ops
-    vectorised = _Vectorised() if cpu else None
+    # per op, (FScalarFunction, FResourceRequest) if it is pure, else None: most nodes of
+    # a large graph share a few ops, and their entries a few dtypes and shapes
+    fns_of: dict[Op | None, tuple[Any, Any] | None] = {}
+    known = _Known(shapes, dtypes, cpu)
     for nid, node in enumerate(idx.nodes):
-        op = node.op
-        if op not in pure:
-            pure[op] = _pure_scalar_op(op)
-        body = _node_body(node, op) if op is not None and pure[op] else None
-        if body is None or not _entries_ok(idx, nid, shapes, dtypes):
+        op = node.attrs.op
+        if op not in fns_of:
+            fns_of[op] = (
+                (op.get_attr(FScalarFunction), op.get_attr(FResourceRequest))
+                if op is not None and _pure_scalar_op(op)
+                else None
+            )
+        fns = fns_of[op]
+        if fns is None:
             continue
-        if vectorised is not None and _numpy_is_faster(idx, nid, body, shapes, dtypes, vectorised):
+        first, end = row_ptr[nid], row_ptr[nid + 1]
+        body = _node_body(node, fns, end - first)
+        if body is None or not known.entries_ok([*idx[nid].input_eids, *range(first, end)]):
+            continue
+        if cpu and known.numpy_is_faster(first, body):
             continue
         bodies[nid] = body
     return bodies
@@ -173,66 +221,79 @@ def find_groups(
     if bodies is None:
         bodies = fusable_bodies(graph, cpu)
     cl = _Clusters(n)
+    find, members = cl.find, cl.members
     for nid in range(n):
         row = idx[nid]
-        cl.add_node(nid, [e.node_id for e in row.inputs] + list(row.control_deps))
+        producers = [e[0] for e in row.inputs]  # IndexedEntry.node_id
+        cl.add_node(nid, [*producers, *row.control_deps] if row.control_deps else producers)
         if bodies[nid] is None:
             continue
-        for p in dict.fromkeys(e.node_id for e in row.inputs):
+        for p in dict.fromkeys(producers) if len(producers) > 1 else producers:
             if bodies[p] is None or (phases is not None and phases[p] != phases[nid]):
                 continue
-            a, b = cl.find(nid), cl.find(p)
-            if a == b or len(cl.members[a]) + len(cl.members[b]) > MAX_MEMBERS:
+            a, b = find(nid), find(p)
+            if a == b or len(members[a]) + len(members[b]) > MAX_MEMBERS:
                 continue
             if cl.can_merge(b, a):
                 cl.merge(b, a)
-    groups = [sorted(cl.members[c]) for c in range(n) if cl.find(c) == c]
+    groups = [sorted(members[c]) for c in range(n) if find(c) == c]
     return [g for g in groups if len(g) > 1]
 
 
-class _Vectorised:
-    """Whether a body's kernels all compute as fast fused as NumPy does (no NumPy SIMD
-    implementation, or written with kernel.vmath), asked once per kernel tuple."""
+class _Known:
+    """fusable_bodies' per-entry checks, with what they find per dtype, per shape and
+    dtype, and per kernel tuple remembered for the pass: thousands of nodes share them."""
 
-    def __init__(self) -> None:
-        from nnvmpy.kernel.vmath import calls_vector_math
+    def __init__(self, shapes: Any, dtypes: Any, cpu: bool) -> None:
+        self.shapes, self.dtypes = shapes, dtypes
+        self.fusable_dtype: dict[Any, bool] = {}
+        self.large_float: dict[tuple[Any, Any], bool] = {}  # by (shape, dtype)
+        self.vectorised: dict[tuple[int, ...], bool] = {}  # by the kernels' ids
+        if cpu:
+            from nnvmpy.kernel.vmath import calls_vector_math
 
-        self.calls_vector_math = calls_vector_math
-        self.known: dict[tuple[int, ...], bool] = {}  # by the kernels' ids, within one pass
+            self.calls_vector_math = calls_vector_math
 
-    def __call__(self, body: Any) -> bool:
+    def entries_ok(self, eids: list[int]) -> bool:
+        """Every entry (a node's inputs and outputs) has one shape and a fusable dtype."""
+        shapes, dtypes = self.shapes, self.dtypes
+        if shapes is not None and (len({shapes[e] for e in eids}) != 1 or shapes[eids[0]] is None):
+            return False
+        if dtypes is not None:
+            fusable = self.fusable_dtype
+            for e in eids:
+                t = dtypes[e]
+                ok = fusable.get(t)
+                if ok is None:
+                    ok = fusable[t] = t is not None and np.dtype(t) in FUSABLE_DTYPES
+                if not ok:
+                    return False
+        return True
+
+    def numpy_is_faster(self, eid: int, body: Any) -> bool:
+        """CPU: whether NumPy computes the node (first output `eid`) faster unfused."""
+        # a body written with kernel.vmath is vectorised in the fused loop: one pass over
+        # memory beats NumPy's SIMD ufunc plus a pass per other member
         key = tuple(map(id, body.kernels))
-        if key not in self.known:
-            self.known[key] = all(
+        fast = self.vectorised.get(key)
+        if fast is None:
+            fast = self.vectorised[key] = all(
                 k.numpy_impl is None or self.calls_vector_math(k.py_func) for k in body.kernels
             )
-        return self.known[key]
+        if fast:
+            return False
+        shapes, dtypes = self.shapes, self.dtypes
+        if shapes is None or dtypes is None or shapes[eid] is None or dtypes[eid] is None:
+            return True  # unknown: assume a large float array
+        shape_dtype = (shapes[eid], dtypes[eid])
+        large = self.large_float.get(shape_dtype)
+        if large is None:
+            from nnvmpy.kernel.elementwise import _FLOATS, NUMPY_MIN_SIZE
 
-
-def _numpy_is_faster(
-    idx: Any, nid: int, body: Any, shapes: Any, dtypes: Any, vectorised: _Vectorised
-) -> bool:
-    from nnvmpy.kernel.elementwise import _FLOATS, NUMPY_MIN_SIZE
-
-    # a body written with kernel.vmath is vectorised in the fused loop: one pass over
-    # memory beats NumPy's SIMD ufunc plus a pass per other member
-    if vectorised(body):
-        return False
-    eid = idx.output_eids_of(nid)[0]
-    if shapes is None or dtypes is None or shapes[eid] is None or dtypes[eid] is None:
-        return True  # unknown: assume a large float array
-    return bool(np.dtype(dtypes[eid]) in _FLOATS and np.prod(shapes[eid]) >= NUMPY_MIN_SIZE)
-
-
-def _entries_ok(idx: Any, nid: int, shapes: Any, dtypes: Any) -> bool:
-    eids = [*idx[nid].input_eids, *idx.output_eids_of(nid)]
-    if shapes is not None and (len({shapes[e] for e in eids}) != 1 or shapes[eids[0]] is None):
-        return False
-    if dtypes is not None:
-        for e in eids:
-            if dtypes[e] is None or np.dtype(dtypes[e]) not in FUSABLE_DTYPES:
-                return False
-    return True
+            large = self.large_float[shape_dtype] = bool(
+                np.dtype(dtypes[eid]) in _FLOATS and np.prod(shapes[eid]) >= NUMPY_MIN_SIZE
+            )
+        return large
 
 
 __all__ = ["FUSABLE_DTYPES", "MAX_MEMBERS", "find_groups", "fusable_bodies", "scalar_body"]

@@ -12,6 +12,8 @@ forward group stops exposing the value, and the planned memory shrinks (debug_st
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..graph.node import Node, NodeEntry, post_order
 from .spec import FusedSpec, Member
 
@@ -53,15 +55,19 @@ def recompute_in_backward(outputs: list[NodeEntry], forward: set[int]) -> list[N
             fwd_node = node.inputs[j].node
             _inline(node, j, fwd_node, chain, ext, src, idx)
             changed.add(id(fwd_node))
-    return _drop_unread(outputs, changed)
+    return _drop_unread(outputs, changed, nodes)
 
 
 def _mutated(nodes: list[Node]) -> set[int]:
     from nnvmpy.attrs import FMutateInputs
 
     found: set[int] = set()
+    fmutate_of: dict[Any, Any] = {}  # per op: a large graph has a few
     for node in nodes:
-        fmutate = node.op.get_attr(FMutateInputs) if node.op is not None else None
+        op = node.attrs.op
+        if op not in fmutate_of:
+            fmutate_of[op] = op.get_attr(FMutateInputs) if op is not None else None
+        fmutate = fmutate_of[op]
         if fmutate is not None:
             found.update(id(node.inputs[i].node) for i in fmutate(node.attrs))
     return found
@@ -99,6 +105,8 @@ def _inline(
     in_pos: dict[tuple[int, int, int], int] = {}
     for k, e in enumerate(inputs):
         in_pos.setdefault((id(e.node), e.index, e.version), k)
+    # input j is no longer read: it is dropped and the later ones move down one, as
+    # each member is made (one pass over the members: a node inlines one at a time)
     position: dict[int, int] = {}
     members: list[Member] = []
     for m in chain:
@@ -112,7 +120,8 @@ def _inline(
             if where not in in_pos:
                 in_pos[where] = len(inputs)
                 inputs.append(e)
-            args.append((-1, in_pos[where]))
+            k = in_pos[where]
+            args.append((-1, k - (k > j)))
         position[m] = len(members)
         members.append(Member(fwd.members[m].name, fwd.members[m].attrs, tuple(args),
                               fwd.members[m].body))  # fmt: skip
@@ -120,27 +129,29 @@ def _inline(
     replaced = (position[src], idx)
     for old in spec.members:
         moved = tuple(
-            replaced if (s, i) == (-1, j) else (s + shift if s >= 0 else s, i) for s, i in old.args
+            (s + shift, i) if s >= 0 else replaced if i == j else (s, i - (i > j))
+            for s, i in old.args
         )
         members.append(Member(old.name, old.attrs, moved, old.body))
     outputs = tuple((s + shift, i) for s, i in spec.outputs)
-    # input j is no longer read: drop it and renumber the later ones
     inputs.pop(j)
-    members = [
-        Member(m.name, m.attrs, tuple((s, i - (s < 0 and i > j)) for s, i in m.args), m.body)
-        for m in members
-    ]
     node.attrs.parsed = FusedSpec(tuple(members), len(inputs), outputs)
     node.attrs.dict = {"members": ",".join(node.attrs.parsed.member_names())}
     node.inputs = inputs
 
 
-def _drop_unread(outputs: list[NodeEntry], changed: set[int]) -> list[NodeEntry]:
-    """Forward fused nodes stop exposing what nobody reads any more."""
-    nodes = post_order(outputs)
+def _drop_unread(
+    outputs: list[NodeEntry], changed: set[int], before: list[Node]
+) -> list[NodeEntry]:
+    """Forward fused nodes stop exposing what nobody reads any more. before: the nodes
+    in topological order before inlining (which only removes edges, or adds ones to
+    nodes a reader reached already, so the order holds)."""
+    nodes = _reached(outputs, before)
     read: set[tuple[int, int]] = {(id(e.node), e.index) for e in outputs}
-    for node in nodes:
-        read.update((id(e.node), e.index) for e in node.inputs)
+    for node in nodes:  # only the changed nodes' outputs are asked about
+        for e in node.inputs:
+            if id(e.node) in changed:
+                read.add((id(e.node), e.index))
     remap: dict[tuple[int, int], int] = {}
     for node in nodes:
         spec = _spec(node)
@@ -158,9 +169,26 @@ def _drop_unread(outputs: list[NodeEntry], changed: set[int]) -> list[NodeEntry]
         new = remap.get((id(e.node), e.index))
         return e if new is None else NodeEntry(e.node, new, e.version)
 
+    renumbered = {i for i, _ in remap}
     for node in nodes:
-        node.inputs = [fix(e) for e in node.inputs]
+        if renumbered and any(id(e.node) in renumbered for e in node.inputs):
+            node.inputs = [fix(e) for e in node.inputs]
     return [fix(e) for e in outputs]
+
+
+def _reached(outputs: list[NodeEntry], order: list[Node]) -> list[Node]:
+    """The nodes of `order` (a topological order of a superset of them) that outputs
+    reach through inputs and control dependencies: post_order's set, in one sweep."""
+    live = {id(e.node) for e in outputs}
+    reached = []
+    for node in reversed(order):
+        if id(node) in live:
+            reached.append(node)
+            live.update([id(e.node) for e in node.inputs])
+            if node.control_deps:
+                live.update([id(d) for d in node.control_deps])
+    reached.reverse()
+    return reached
 
 
 __all__ = ["recompute_in_backward"]

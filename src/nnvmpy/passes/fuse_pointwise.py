@@ -37,7 +37,7 @@ from ..graph.attrs import (
     SHAPE_NUM_UNKNOWN_NODES,
 )
 from ..graph.graph import Graph
-from ..graph.node import Node, NodeEntry, post_order
+from ..graph.node import Node, NodeEntry
 from ..graph.pass_registry import register_pass
 from ..registry import NodeAttrs
 
@@ -122,12 +122,23 @@ def fuse_pointwise(graph: Graph) -> Graph:
 
 
 def _phases(graph: Graph) -> list[int] | None:
+    """Per node id, 0 for the forward part (what the first `fuse_phase_outputs` graph
+    outputs reach, through inputs and control dependencies), 1 for the rest."""
     k = graph.attrs.get(FUSE_PHASE_OUTPUTS)
     if k is None:
         return None
     idx = graph.indexed
-    forward = {id(n) for n in post_order(graph.outputs[: int(k)])}
-    return [0 if id(node) in forward else 1 for node in idx.nodes]
+    phase = [1] * idx.num_nodes
+    for e in graph.outputs[: int(k)]:
+        phase[idx.node_id(e.node)] = 0
+    for nid in range(idx.num_nodes - 1, -1, -1):  # users before the nodes they read
+        if phase[nid] == 0:
+            row = idx[nid]
+            for e in row.inputs:
+                phase[e[0]] = 0  # IndexedEntry.node_id
+            for d in row.control_deps:
+                phase[d] = 0
+    return phase
 
 
 def _outside_readers(graph: Graph, group_of: dict[int, int]) -> set[tuple[int, int]]:
@@ -153,24 +164,22 @@ def _fused_node(
     from nnvmpy.fusion.spec import FusedSpec, Member
 
     idx = graph.indexed
+    nodes, row_ptr = idx.nodes, idx.node_row_ptr
     position = {nid: m for m, nid in enumerate(members)}
     ext: dict[tuple[int, int], int] = {}
     spec_members = []
+    exposed = []
     for nid in members:
-        node = idx.nodes[nid]
+        attrs = nodes[nid].attrs
         args = []
         for e in idx[nid].inputs:
-            if e.node_id in position:
-                args.append((position[e.node_id], e.index))
+            src, index = e[0], e[1]  # IndexedEntry.node_id, .index
+            if src in position:
+                args.append((position[src], index))
             else:
-                args.append((-1, ext.setdefault((e.node_id, e.index), len(ext))))
-        spec_members.append(Member(node.name, node.attrs, tuple(args), bodies[nid]))
-    exposed = [
-        (nid, k)
-        for nid in members
-        for k in range(idx.nodes[nid].num_outputs())
-        if (nid, k) in readers
-    ]
+                args.append((-1, ext.setdefault((src, index), len(ext))))
+        spec_members.append(Member(attrs.name, attrs, tuple(args), bodies[nid]))
+        exposed += [(nid, k) for k in range(row_ptr[nid + 1] - row_ptr[nid]) if (nid, k) in readers]
     spec = FusedSpec(tuple(spec_members), len(ext), tuple((position[nid], k) for nid, k in exposed))
     # named after its last member, whose output usually is the group's result: a fused
     # symbol keeps that output's name (`<last>_output`)
