@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 import nnvmpy.kernel as K
-from nnvmpy.kernel import fmax, uindex
+from nnvmpy.kernel import fmax, like, uindex
 
 cuda = None  # numba.cuda in a CUDA kernel's build (kernel.device.for_device binds it)
 
@@ -110,3 +110,8 @@ def poly_rows_cuda(out, x, a, b):  # the same rule from a hand-written CUDA kern
 @K.parallel_for
 def fmax_map(i, out, a, b):  # kernel.fmax: one LLVM maxnum on the CPU
     out[i] = fmax(a[i], b[i])
+
+
+@K.parallel_for
+def tenth_map(i, out, a):  # kernel.like: 0.1 in a's float type, not a float64 constant
+    out[i] = a[i] * like(a[i], 0.1)

@@ -420,3 +420,29 @@ def test_concurrent_gpu_launches_from_threads():
         np.testing.assert_allclose(
             results[k], _poly_ref(xs[k], float(k), 2.0), rtol=1e-12, atol=1e-12
         )
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_like_is_the_constant_in_the_arrays_float_type(dtype: Any) -> None:
+    """kernel.like(x, c): c rounded to x's type first, so a float32 product is the float32
+    one (a float64 0.1 would make a double product, rounded once more on the store)."""
+    # 270.5169372558594 and 17.5111083984375 round differently through a float64 product
+    a = np.array([3.0, 1e-3, 270.5169372558594, 17.5111083984375, 1.0 / 3.0], dtype)
+    out = np.empty_like(a)
+    dk.tenth_map.launch(None, a.size, out, a)
+    np.testing.assert_array_equal(out, a * dtype(0.1))  # NumPy: dtype * dtype, no widening
+    if dtype is np.float32:  # the float64 route gives another float32 for two of these
+        wide = (a.astype(np.float64) * 0.1).astype(np.float32)
+        assert (wide != out).sum() == 2
+    assert type(K.like(dtype(2.0), 0.1)) is dtype
+    assert K.like(np.float16(2.0), 0.1) == 0.1  # float16 and integers meet c as it is
+    assert K.like(3, 0.5) == 0.5
+
+
+@pytest.mark.gpu
+def test_gpu_like_matches_the_cpu():
+    cuda = _cuda()
+    a = np.array([3.0, 1e-3, 7.25, -2.5e5, 1.0 / 3.0], np.float32)
+    dout = cuda.device_array(a.size, np.float32)
+    dk.tenth_map.launch(None, a.size, dout, cuda.to_device(a))
+    np.testing.assert_array_equal(dout.copy_to_host(), a * np.float32(0.1))

@@ -13,7 +13,7 @@ if not hasattr(_np, "row_stack"):
     setattr(_np, "row_stack", _np.vstack)  # noqa: B010 - a name ruff would "fix" away
 
 from . import storage
-from .device import DeviceFunction, ParallelFor, device_function, fmax, parallel_for
+from .device import DeviceFunction, ParallelFor, device_function, fmax, like, parallel_for
 from .elementwise import ElementwiseKernel, ScalarBody, elementwise, scalar_function
 from .handwritten import CPUKernel, CUDAKernel, cpu_kernel, cuda_kernel
 from .launch import uindex
@@ -30,6 +30,7 @@ __all__ = [
     "device_function",
     "elementwise",
     "fmax",
+    "like",
     "parallel_for",
     "scalar_function",
     "storage",

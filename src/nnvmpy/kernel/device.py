@@ -177,6 +177,49 @@ def fmax(a: Any, b: Any) -> Any:
 fmax = _Intrinsic(fmax)  # type: ignore[assignment]
 
 
+def like(x: Any, c: Any) -> Any:
+    """The constant c in x's type where x is float32 or float64, else c as it is.
+
+    numba types a Python float constant as float64, and float32 meeting float64 computes
+    in float64: `0.5 * x`, or a branch returning math.inf beside one returning float32,
+    made float32 GPU kernels run double-precision arithmetic (1/2 to 1/64 of the float32
+    rate). `like(x, 0.5) * x` stays float32 for a float32 x; a float64 x gets c exactly,
+    and float16 and integers meet c as before (float16 is not narrowed further)."""
+    return type(x)(c) if isinstance(x, (np.float32, np.float64)) else c
+
+
+class _Like(DeviceFunction):
+    """`like` as a numba intrinsic on both devices: a compile-time cast of the constant."""
+
+    def _build(self, device: str) -> Any:
+        if device == "gpu":
+            from nnvmpy.kernel.cuda import _state, get_cuda
+
+            get_cuda(self.__name__)
+            if _state["simulator"]:  # kernels run as Python there
+                return super()._build(device)
+            from numba.cuda.extending import intrinsic
+        else:
+            from numba.extending import intrinsic
+        from numba import types
+
+        @intrinsic
+        def like(typingctx: Any, x: Any, c: Any) -> Any:
+            c = types.unliteral(c)
+            wanted = x if x in (types.float32, types.float64) else c
+
+            def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+                return context.cast(builder, args[1], c, wanted)
+
+            return wanted(x, c), codegen
+
+        return like
+
+
+#: like for kernel bodies: a global of a body, rebound per device as fmax is
+like = _Like(like)  # type: ignore[assignment]
+
+
 def device_function(py_func: Callable[..., Any] | None = None, *, cpu_inline: bool = True) -> Any:
     """Decorator: a function kernel bodies (and other device functions) may call.
 

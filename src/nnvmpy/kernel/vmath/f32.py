@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from ..device import like
 from ._dispatch import (
     _helper,
     add32,
@@ -83,12 +84,15 @@ D_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
 # ---------------------------------------------------------------- typed constants
+# The references run on the GPU for every type (and on the CPU for all but float32):
+# their constants are `like(x, c)`, c in x's float type, or a float32 x's GPU code would
+# compute in float64 (numba types a Python float constant as float64).
 def _one_ref(x):
-    return 1
+    return like(x, 1)
 
 
 def _zero_ref(x):
-    return 0
+    return like(x, 0)
 
 
 @vector_function(_one_ref)
@@ -108,8 +112,8 @@ def zero_f32(x):
 
 # ---------------------------------------------------------------- exp / log
 def _exp_ref(x):
-    if x > 709.78:
-        return INF
+    if x > like(x, 709.78):
+        return like(x, INF)
     return math.exp(x)
 
 
@@ -129,8 +133,8 @@ def exp_f32(x):
 
 
 def _expm1_ref(x):
-    if x > 709.78:
-        return INF
+    if x > like(x, 709.78):
+        return like(x, INF)
     return math.expm1(x)
 
 
@@ -281,21 +285,21 @@ def _log_core(x):
 
 
 def _log_ref(x):
-    if x != x or x < 0:
-        return NAN
-    return -INF if x == 0 else math.log(x)
+    if x != x or x < like(x, 0):
+        return like(x, NAN)
+    return like(x, -INF) if x == like(x, 0) else math.log(x)
 
 
 def _log2_ref(x):
-    if x != x or x < 0:
-        return NAN
-    return -INF if x == 0 else math.log2(x)
+    if x != x or x < like(x, 0):
+        return like(x, NAN)
+    return like(x, -INF) if x == like(x, 0) else math.log2(x)
 
 
 def _log10_ref(x):
-    if x != x or x < 0:
-        return NAN
-    return -INF if x == 0 else math.log10(x)
+    if x != x or x < like(x, 0):
+        return like(x, NAN)
+    return like(x, -INF) if x == like(x, 0) else math.log10(x)
 
 
 @vector_function(_log_ref)
@@ -319,9 +323,9 @@ def log10_f32(x):
 
 
 def _log1p_ref(x):
-    if x != x or x < -1:
-        return NAN
-    return -INF if x == -1 else math.log1p(x)
+    if x != x or x < like(x, -1):
+        return like(x, NAN)
+    return like(x, -INF) if x == like(x, -1) else math.log1p(x)
 
 
 @vector_function(_log1p_ref)
@@ -337,14 +341,14 @@ def log1p_f32(x):
 
 # ---------------------------------------------------------------- hyperbolic
 def _sinh_ref(x):
-    if abs(x) > 710.47:
-        return INF if x > 0 else -INF
+    if abs(x) > like(x, 710.47):
+        return like(x, INF) if x > like(x, 0) else like(x, -INF)
     return math.sinh(x)
 
 
 def _cosh_ref(x):
-    if abs(x) > 710.47:
-        return INF
+    if abs(x) > like(x, 710.47):
+        return like(x, INF)
     return math.cosh(x)
 
 
@@ -384,9 +388,10 @@ def _tanh_ref(x):
 
 
 def _sigmoid_ref(x):
-    if x < -700.0:  # e^-x would overflow (Python's math raises); e^x / (1 + e^x) ~ e^x
+    if x < like(x, -700.0):  # e^-x would overflow (Python's math raises); e^x/(1 + e^x) ~ e^x
         return math.exp(x)
-    return 1.0 / (1.0 + math.exp(-x))
+    one = like(x, 1.0)
+    return one / (one + math.exp(-x))
 
 
 @vector_function(_tanh_ref)

@@ -70,19 +70,24 @@ def pool_forward(
         vol = t * depth * height * width
         ws, we, w0, w1 = window(z, kw, sw, pw, ew, width)
         if mode == 0:
-            best = -math.inf
+            val = -math.inf  # an empty window (all padding)
             arg = -1
-            for u in range(d0, d1):
-                for h in range(h0, h1):
-                    row = (u * height + h) * width
-                    for w in range(w0, w1):
-                        xv = x[uindex(vol + row + w)]
-                        if arg < 0 or replaces(xv, best):
-                            best = xv
-                            arg = row + w
-            val = best
-            if best != best:
-                arg = -1  # all NaN: no position holds the maximum (backward finds none)
+            if (d0 < d1) & (h0 < h1) & (w0 < w1):
+                # start from the window's first element, typed as x: a Python -inf start
+                # made every compare float64 on the GPU
+                arg = (d0 * height + h0) * width + w0
+                best = x[uindex(vol + arg)]
+                for u in range(d0, d1):
+                    for h in range(h0, h1):
+                        row = (u * height + h) * width
+                        for w in range(w0, w1):
+                            xv = x[uindex(vol + row + w)]
+                            if replaces(xv, best):
+                                best = xv
+                                arg = row + w
+                val = best
+                if best != best:
+                    arg = -1  # all NaN: no position holds the maximum (backward finds none)
             if masked:
                 mask[uindex(o)] = arg
         else:

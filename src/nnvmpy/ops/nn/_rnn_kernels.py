@@ -14,9 +14,18 @@ the incoming state gradient into `carry`, which the next (earlier) step adds bac
 
 from __future__ import annotations
 
-import math
+from ...kernel import device_function, like, parallel_for, vmath
 
-from ...kernel import parallel_for
+# Gates in the data's type: vmath's sigmoid and tanh, and constants as like(x, c). Python
+# float constants (1.0 / (1.0 + exp(-x)), 1.0 - z) made the float32 GPU steps compute in
+# float64 (tanh's double-precision body alone ~45 instructions an item).
+v_sigmoid, v_tanh = vmath.sigmoid, vmath.tanh
+
+
+@device_function
+def runs(t, lengths, n):
+    """Whether row n runs step t (t < lengths[n]), compared in the lengths' type."""
+    return like(lengths[n], t) < lengths[n]
 
 
 @parallel_for
@@ -30,24 +39,25 @@ def lstm_forward_step(i, g, c, cells, cs, y, h, lengths, t, hid, clip, lo, hi, c
     n = i // hid
     j = i - n * hid
     b = n * 4 * hid + j
-    gi = 1.0 / (1.0 + math.exp(-g[b]))
-    gf = 1.0 / (1.0 + math.exp(-g[b + hid]))
-    gg = math.tanh(g[b + 2 * hid])
-    go = 1.0 / (1.0 + math.exp(-g[b + 3 * hid]))
+    gi = v_sigmoid(g[b])
+    gf = v_sigmoid(g[b + hid])
+    gg = v_tanh(g[b + 2 * hid])
+    go = v_sigmoid(g[b + 3 * hid])
     g[b] = gi
     g[b + hid] = gf
     g[b + 2 * hid] = gg
     g[b + 3 * hid] = go
     cn = gf * c[i] + gi * gg
     if clip:
+        low, high = like(cn, lo), like(cn, hi)
         if clip_nan and cn != cn:
-            cn = lo
-        cn = min(max(cn, lo), hi)
-    hv = go * math.tanh(cn)
+            cn = low
+        cn = min(max(cn, low), high)
+    hv = go * v_tanh(cn)
     cells[n * cs + j] = cn
     if cs > hid:
         cells[n * cs + hid + j] = hv
-    if t < lengths[n]:
+    if runs(t, lengths, n):
         c[i] = cn
         h[i] = hv
         y[i] = hv
@@ -61,16 +71,16 @@ def gru_forward_step(i, g, hh, bhn, h, y, hn_out, lengths, t, hid):
     n = i // hid
     j = i - n * hid
     b = n * 3 * hid + j
-    r = 1.0 / (1.0 + math.exp(-(g[b] + hh[b])))
-    z = 1.0 / (1.0 + math.exp(-(g[b + hid] + hh[b + hid])))
+    r = v_sigmoid(g[b] + hh[b])
+    z = v_sigmoid(g[b + hid] + hh[b + hid])
     hn = hh[b + 2 * hid] + bhn[j]
-    cand = math.tanh(g[b + 2 * hid] + r * hn)
+    cand = v_tanh(g[b + 2 * hid] + r * hn)
     g[b] = r
     g[b + hid] = z
     g[b + 2 * hid] = cand
     hn_out[i] = hn
     v = cand + z * (h[i] - cand)
-    if t < lengths[n]:
+    if runs(t, lengths, n):
         h[i] = v
         y[i] = v
     else:
@@ -79,9 +89,9 @@ def gru_forward_step(i, g, hh, bhn, h, y, hn_out, lengths, t, hid):
 
 @parallel_for
 def rnn_forward_step(i, g, h, y, lengths, t, hid, relu):
-    v = max(g[i], 0.0) if relu else math.tanh(g[i])
+    v = max(g[i], like(g[i], 0.0)) if relu else v_tanh(g[i])
     g[i] = v
-    if t < lengths[i // hid]:
+    if runs(t, lengths, i // hid):
         h[i] = v
         y[i] = v
     else:
@@ -91,7 +101,7 @@ def rnn_forward_step(i, g, h, y, lengths, t, hid, relu):
 @parallel_for
 def carry_step(i, y, h, new, lengths, t, width):
     """The projected step: y = new and the state h = new, or past the length y = 0."""
-    if t < lengths[i // width]:
+    if runs(t, lengths, i // width):
         v = new[i]
         h[i] = v
         y[i] = v
@@ -108,19 +118,19 @@ def lstm_backward_step(i, dy, dh, carry, g, cells, cs, cp, dc, d, lengths, t, hi
     n = i // hid
     j = i - n * hid
     b = n * 4 * hid + j
-    if t < lengths[n]:
+    if runs(t, lengths, n):
         dcand = dy[i] + dh[i] + carry[i]
         carry[i] = 0.0
         gi = g[b]
         gf = g[b + hid]
         gg = g[b + 2 * hid]
         go = g[b + 3 * hid]
-        tc = math.tanh(cells[n * cs + j])
-        dcc = dc[i] + dcand * go * (1.0 - tc * tc)
-        d[b] = dcc * gg * gi * (1.0 - gi)
-        d[b + hid] = dcc * cp[i] * gf * (1.0 - gf)
-        d[b + 2 * hid] = dcc * gi * (1.0 - gg * gg)
-        d[b + 3 * hid] = dcand * tc * go * (1.0 - go)
+        tc = v_tanh(cells[n * cs + j])
+        dcc = dc[i] + dcand * go * (like(tc, 1.0) - tc * tc)
+        d[b] = dcc * gg * gi * (like(gi, 1.0) - gi)
+        d[b + hid] = dcc * cp[i] * gf * (like(gf, 1.0) - gf)
+        d[b + 2 * hid] = dcc * gi * (like(gg, 1.0) - gg * gg)
+        d[b + 3 * hid] = dcand * tc * go * (like(go, 1.0) - go)
         dc[i] = dcc * gf
     else:
         carry[i] += dh[i]
@@ -136,14 +146,14 @@ def gru_backward_step(i, dy, dh, direct, g, hn, hp, d, e, lengths, t, hid):
     or past the length the whole incoming state gradient."""
     n = i // hid
     b = n * 3 * hid + (i - n * hid)
-    if t < lengths[n]:
+    if runs(t, lengths, n):
         dcand = dy[i] + dh[i] + direct[i]
         r = g[b]
         z = g[b + hid]
         cand = g[b + 2 * hid]
-        dnp = dcand * (1.0 - z) * (1.0 - cand * cand)
-        d[b] = dnp * hn[i] * r * (1.0 - r)
-        d[b + hid] = dcand * (hp[i] - cand) * z * (1.0 - z)
+        dnp = dcand * (like(z, 1.0) - z) * (like(cand, 1.0) - cand * cand)
+        d[b] = dnp * hn[i] * r * (like(r, 1.0) - r)
+        d[b + hid] = dcand * (hp[i] - cand) * z * (like(z, 1.0) - z)
         d[b + 2 * hid] = dnp
         e[b] = d[b]
         e[b + hid] = d[b + hid]
@@ -158,14 +168,14 @@ def gru_backward_step(i, dy, dh, direct, g, hn, hp, d, e, lengths, t, hid):
 
 @parallel_for
 def rnn_backward_step(i, dy, dh, carry, g, d, lengths, t, hid, relu):
-    if t < lengths[i // hid]:
+    if runs(t, lengths, i // hid):
         dcand = dy[i] + dh[i] + carry[i]
         carry[i] = 0.0
         v = g[i]
         if relu:
-            d[i] = dcand if v > 0 else 0.0 * dcand
+            d[i] = dcand if v > 0 else like(dcand, 0.0) * dcand
         else:
-            d[i] = dcand * (1.0 - v * v)
+            d[i] = dcand * (like(v, 1.0) - v * v)
     else:
         carry[i] += dh[i]
         d[i] = 0.0
@@ -175,7 +185,7 @@ def rnn_backward_step(i, dy, dh, carry, g, d, lengths, t, hid, relu):
 def step_gradient(i, out, dy, dh, carry, lengths, t, width):
     """The gradient reaching step t's (projected) output, or past the length 0 (and the
     incoming state gradient moves into carry)."""
-    if t < lengths[i // width]:
+    if runs(t, lengths, i // width):
         out[i] = dy[i] + dh[i] + carry[i]
         carry[i] = 0.0
     else:
@@ -196,7 +206,7 @@ def previous_states(i, out, seq, first, lengths, steps, batch, width, stride, re
     r = i - t * per
     n = r // width
     p = t + 1 if reverse else t - 1
-    if 0 <= p < steps and p < lengths[n]:
+    if 0 <= p < steps and runs(p, lengths, n):
         out[i] = seq[(p * batch + n) * stride + (r - n * width)]
     else:
         out[i] = first[r]

@@ -48,7 +48,6 @@ from ...infer import elemwise_type, shape_assign, shape_is_known, shape_str
 from ...kernel import parallel_for, scratch, vmath
 from ...kernel.launch import ADD, NULL, is_gpu, req_code, store, uindex
 from ...kernel.philox import uniform_pair
-from ...kernel.vmath._dispatch import vector_function
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
 from ...resource import ResourceRequest
@@ -79,18 +78,9 @@ def _leaky_grad(dy, x, slope):  # dx = dy if x > 0 else slope dy
 # math.expm1 or math.erf made these loops scalar, 10-15x slower than MXNet). Each side
 # of an `x > 0` choice is computed for every element, so the choice is a select.
 v_exp, v_expm1, v_erf = vmath.exp, vmath.expm1, vmath.erf
-_SQRT_HALF_F32 = np.float32(_SQRT_HALF)
-
-
-def _sqrt_half_ref(x: Any) -> float:
-    return _SQRT_HALF
-
-
-@vector_function(_sqrt_half_ref)
-def _sqrt_half(x):
-    """1/sqrt(2) in x's type: x * it stays float32 (numba makes float32 * a float constant
-    a float64, which would send erf's argument to libm)."""
-    return _SQRT_HALF_F32
+# The constants are like(x, c): c in x's type. numba makes float32 * a Python float a
+# float64, which sent GPU gelu through double-precision erf (and the CPU's erf to libm).
+like = kernel.like
 
 
 @elementwise
@@ -107,25 +97,26 @@ def _elu_grad(dy, x, slope):  # dx = dy if x > 0 else slope e^x dy
 
 @elementwise
 def _selu(x, slope):
-    e = _SELU_ALPHA * v_expm1(x)
-    return _SELU_LAMBDA * (x if x > 0 else e)
+    e = like(x, _SELU_ALPHA) * v_expm1(x)
+    return like(x, _SELU_LAMBDA) * (x if x > 0 else e)
 
 
 @elementwise
 def _selu_grad(dy, x, slope):  # dx = lambda dy if x > 0 else lambda alpha e^x dy
-    g = _SELU_ALPHA * v_exp(x) * dy
-    return _SELU_LAMBDA * (dy if x > 0 else g)
+    g = like(x, _SELU_ALPHA) * v_exp(x) * dy
+    return like(x, _SELU_LAMBDA) * (dy if x > 0 else g)
 
 
 @elementwise
 def _gelu(x, slope):
-    return 0.5 * x * (1.0 + v_erf(x * _sqrt_half(x)))
+    return like(x, 0.5) * x * (like(x, 1.0) + v_erf(x * like(x, _SQRT_HALF)))
 
 
 @elementwise
 def _gelu_grad(dy, x, slope):  # dx = dy (Phi(x) + x phi(x)), phi(x) = e^(-t^2) / sqrt(2 pi)
-    t = x * _sqrt_half(x)
-    return dy * (0.5 * (1.0 + v_erf(t)) + x * _INV_SQRT_2PI * v_exp(-(t * t)))
+    t = x * like(x, _SQRT_HALF)
+    phi = like(x, _INV_SQRT_2PI) * v_exp(-(t * t))
+    return dy * (like(x, 0.5) * (like(x, 1.0) + v_erf(t)) + x * phi)
 
 
 @elementwise

@@ -28,7 +28,7 @@ from ...attrs import (
 )
 from ...base import InferError
 from ...infer import elemwise_shape, elemwise_type, slot_names, type_assign
-from ...kernel import ParallelFor, device_function
+from ...kernel import ParallelFor, device_function, like
 from ...kernel.launch import ADD, NULL, WRITE, flat, is_gpu, req_code
 from ...param import Parameter, field
 from ...registry import NodeAttrs, Op, register_op
@@ -71,12 +71,13 @@ def clip(x, bound):
 
 @device_function
 def sign(x):
-    """-1, 0 or 1 (0 for NaN, as MXNet's (x > 0) - (x < 0))."""
+    """-1, 0 or 1 (0 for NaN, as MXNet's (x > 0) - (x < 0)), in x's type (a Python float
+    made `lr * sign(x)` float64 in float32 GPU loops)."""
     if x > 0:
-        return 1.0
+        return like(x, 1.0)
     if x < 0:
-        return -1.0
-    return 0.0
+        return like(x, -1.0)
+    return like(x, 0.0)
 
 
 @device_function

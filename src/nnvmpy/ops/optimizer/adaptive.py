@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...kernel import parallel_for
+from ...kernel import like, parallel_for
 from ...kernel.launch import uindex
 from ...param import Parameter, field
 from ...registry import NodeAttrs
@@ -213,7 +213,7 @@ def ftrl_loop(t, out, z, n, weight, grad, mode, lr, lamda1, beta, wd, rescale, b
     nn = nv + g * g
     z[i] = zz
     n[i] = nn
-    new = 0.0
+    new = like(zz, 0.0)
     if abs(zz) > lamda1:
         new = (sign(zz) * lamda1 - zz) / ((beta + math.sqrt(nn)) / lr + wd)
     assign(out, i, mode, new)

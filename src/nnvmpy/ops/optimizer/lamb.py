@@ -21,7 +21,7 @@ from typing import Any
 
 from ...base import InferError
 from ...infer import shape_assign, shape_is_known, shape_str
-from ...kernel import parallel_for
+from ...kernel import like, parallel_for
 from ...kernel.launch import uindex
 from ...param import Parameter, field
 from ...registry import NodeAttrs
@@ -109,7 +109,7 @@ def phase2_loop(t, out, master, g, r1, r2, mode, has_master, lr, lower, upper):
         r = max(r, lower)
     if upper >= 0:
         r = min(r, upper)
-    ratio = 1.0
+    ratio = like(r, 1.0)  # in r's type: a Python 1.0 made the update float64
     if r != 0 and r2[0] != 0:
         ratio = r / r2[0]
     new = master[i] - lr * ratio * g[i]

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...kernel import device_function, parallel_for
+from ...kernel import device_function, like, parallel_for
 from ...kernel.launch import uindex
 from ...param import field
 from ...registry import NodeAttrs
@@ -242,12 +242,13 @@ register_update(
 def signum_loop(t, out, mom, weight, grad, mode, has_mom, lr, momentum, wd, rescale, bound, wd_lh):
     i = uindex(t)  # unsigned: no wraparound checks, so the loop vectorises
     w = weight[i]
+    one = like(w, 1.0)  # a Python 1.0 made the float32 update float64
     if has_mom:
-        m = momentum * mom[i] - (1.0 - momentum) * (wd * w + clip(rescale * grad[i], bound))
+        m = momentum * mom[i] - (one - momentum) * (wd * w + clip(rescale * grad[i], bound))
         mom[i] = m
-        assign(out, i, mode, (1.0 - lr * wd_lh) * w + lr * sign(m))
+        assign(out, i, mode, (one - lr * wd_lh) * w + lr * sign(m))
     else:  # signsgd: clip_gradient cannot change a sign
-        assign(out, i, mode, (1.0 - lr * wd) * w - lr * sign(grad[i]))
+        assign(out, i, mode, (one - lr * wd) * w - lr * sign(grad[i]))
 
 
 def _signsgd(
