@@ -96,6 +96,7 @@ y = nv.nd.Convolution(x, w, kernel=(3, 3), num_filter=4, no_bias=True)
 z = nv.nd.Activation(y, act_type="relu")
 total: float = float(z.asnumpy().sum())
 s = nv.sym.FullyConnected(nv.sym.Variable("d"), num_hidden=3, name="fc")
+v = nv.sym.var("v")  # an alias: the stub must re-export it as itself
 g = nv.nd.linalg.gemm2(x, x, transpose_b=True)
 """
 

@@ -286,6 +286,8 @@ def _plan_for(
         try:
             plan = _plans.get(key)
         except TypeError:  # list-valued params (multi_sgd's lrs=[...]): keyed as tuples
+            if isinstance(params, NodeAttrs):  # not made of params: give up on the cache
+                raise
             params = tuple((k, _frozen(v)) for k, v in params)
             key = (op, params, where, _signature(inputs))
             plan = _plans.get(key)
@@ -301,7 +303,13 @@ def _plan_for(
             _plans[key] = plan
             if not params and out is None and 1 <= len(inputs) <= 2:
                 _plans_positional[(op, *where, *_signature(inputs))] = plan
-            elif type(kwargs) is dict and len(kwargs) == 1 and out is None and len(inputs) == 1:
+            elif (
+                type(kwargs) is dict
+                and isinstance(params, tuple)  # always, for a dict: tells mypy so
+                and len(params) == 1
+                and out is None
+                and len(inputs) == 1
+            ):
                 ((name, value),) = params
                 _plans_one_param[(op, name, value, *where, *_signature(inputs))] = plan
     else:

@@ -9,7 +9,7 @@ partial shapes may also write an unknown dimension as 0 (MXNet's `infer_shape(a=
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -28,7 +28,7 @@ def partial_shape(shape: Sequence[int | None] | None) -> Shape | None:
     return tuple(None if d is None or d == 0 else int(d) for d in shape)
 
 
-def shape_is_known(shape: Shape | None) -> bool:
+def shape_is_known(shape: Shape | None) -> TypeGuard[tuple[int, ...]]:
     """True when the shape and every dimension are known."""
     return shape is not None and None not in shape  # `in`: no generator (called per entry)
 

@@ -202,6 +202,10 @@ def _reexport(name: str, value: Any, target: StubTarget) -> str | None:
     own = getattr(value, "__name__", None)
     if home and own and home != target.module and home.startswith("nnvmpy"):
         module = sys.modules.get(home)
+        if module is not None and getattr(module, name, None) is value:
+            # `import X as X`: a stub re-exports a name only when imported as itself, so
+            # an alias (sym.var, compose's own `var = Variable`) keeps its own name
+            return f"from {home} import {name} as {name}"
         if module is not None and getattr(module, own, None) is value:
             return f"from {home} import {own} as {name}"
     if callable(value):

@@ -281,7 +281,7 @@ def sym_while_loop(
     n_v = len(flat_vars)
     inputs = _Inputs(_heads(flat_vars, "while_loop: loop_vars"))
 
-    def subgraph(fn: Callable[..., Any], suffix: str) -> tuple[Any, list[int], Any]:
+    def subgraph(fn: Callable[..., Any], suffix: str) -> tuple[str, list[Node], Any]:
         scope = unique_subgraph_name(f"{name}_{suffix}")
         new_vars = _new_vars(scope, "var", n_v)
         result = _call_in_scope(scope, fn, *_as_args(new_vars, var_fmt))

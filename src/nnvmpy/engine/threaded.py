@@ -373,7 +373,8 @@ class ThreadedEngine(InlinePushMixin, Engine):
         if fenced and opr.prop is _DELETE_VAR:
             events = fences.pending_events(opr.mutate_vars)
             if events:  # memory a kernel may still read: freed once the device ran it
-                return self._delete_after(blk, events)
+                self._delete_after(blk, events)
+                return None
         rctx = RunContext(ctx, stream)
         stack.append(blk)
         recording = RECORDER.on  # the profiler's one test per push

@@ -200,7 +200,7 @@ class Var:
         self._readers -= 1
         if not self._readers and not self._writers and self._queue:
             # a writer, by the queue invariant (and a deque, being not empty)
-            blk = self._queue.popleft()[0]  # type: ignore[union-attr]
+            blk = self._queue.popleft()[0]
             self._writers = 1
             blk.wait -= 1
             if not blk.wait:

@@ -76,7 +76,10 @@ def order_overlaps(
         for eid in idx.output_eids_of(nid):
             if sid[eid] >= 0:
                 first_writer.setdefault(sid[eid], run)
-    phases = ([], [])  # blocks by first writer, in order: forward ones, backward ones
+    phases: tuple[list[int], list[int]] = (
+        [],
+        [],
+    )  # blocks by first writer, in order: forward ones, backward ones
     for block, run in first_writer.items():
         phases[id(run) not in forward].append(block)
     waits = _predecessors(phases, offsets, sizes)

@@ -30,7 +30,8 @@ def _copyto(*args: Any, **kwargs: Any) -> Any:
     from nnvmpy.ndarray.ndarray import NDArray
 
     if len(args) == 2 and isinstance(args[1], NDArray) and "out" not in kwargs:
-        args, kwargs = args[:1], {**kwargs, "out": args[1]}  # MXNet's (data, out) order
+        kwargs = {**kwargs, "out": args[1]}  # MXNet's (data, out) order
+        args = args[:1]
     out = kwargs.get("out")
     plain = len(args) == 1 and isinstance(args[0], NDArray) and kwargs.keys() <= {"out", "name"}
     if plain and isinstance(out, NDArray):

@@ -46,7 +46,7 @@ from ..attrs import (
     FListInputNames,
     TIsBackward,
 )
-from ..base import InferError, OpReqType
+from ..base import InferError, OpReqType, Shape
 from ..graph.grad import make_grad_node
 from ..infer import elemwise_type, shape_assign, shape_is_known, shape_str
 from ..kernel import parallel_for, scratch
@@ -202,6 +202,7 @@ def _make_infer_shape(kind: str) -> Callable[..., bool]:
                 out = (batch * heads, length, in_shapes[1][0])
                 shape_assign(out_shapes, 0, out, f"{name}: output")
         else:  # valatt: the attention's rows are the output's positions
+            want: Shape
             if kind == "selfatt_valatt":
                 want = (batch * heads, length, length)
             else:

@@ -81,13 +81,13 @@ def geometry(p: DeformableConvolutionParam, op: str = OP) -> tuple[tuple[int, in
     """((KH, KW), stride, dilate, pad), each an (h, w) pair, defaults filled in."""
     if len(p.kernel) != 2:
         raise InferError(f"{op}: kernel {tuple(p.kernel)} must be (h, w): only 2-D is supported")
-    pairs = [tuple(p.kernel)]
+    pairs = [(p.kernel[0], p.kernel[1])]
     for name, default in (("stride", 1), ("dilate", 1), ("pad", 0)):
         v = tuple(getattr(p, name)) or (default, default)
         if len(v) != 2:
             raise InferError(f"{op}: {name} {v} must be (h, w)")
-        pairs.append(v)
-    return tuple(pairs)  # type: ignore[return-value]
+        pairs.append((v[0], v[1]))
+    return tuple(pairs)
 
 
 def _out_hw(p: DeformableConvolutionParam, h: int, w: int, op: str) -> tuple[int, int]:

@@ -9,6 +9,7 @@ in MXNet (`x op DType(scalar)`), a float32 array meets the scalar as float32 on 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -289,7 +290,7 @@ def _rpower_fast(s: float, ctx: Any, inputs: list[Any], req: list[Any], outputs:
 
 
 # pow through NumPy's SIMD loop on the CPU: numba calls libm's pow once per element
-_NUMPY = {"_power_scalar": np.power, "_rpower_scalar": _np_rpower}
+_NUMPY: dict[str, Callable[..., Any]] = {"_power_scalar": np.power, "_rpower_scalar": _np_rpower}
 _FAST = {"_power_scalar": _power_fast, "_rpower_scalar": _rpower_fast}
 for _name, _alias, _fn, _what, _grad in _OPS:
     _compute = None

@@ -111,7 +111,7 @@ def positions(op: str, spatial: Shape, win: tuple[tuple[int, ...], ...]) -> Shap
 
 
 def _prod(dims: Shape) -> int | None:
-    return math.prod(dims) if shape_is_known(dims) else None  # type: ignore[arg-type]
+    return math.prod(dims) if shape_is_known(dims) else None
 
 
 def _im2col_infer(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> bool:

@@ -641,7 +641,7 @@ def _resize_compute(
     plan = _Plan(ctx, out, x, add, oh, ow)
     if mode == NEAREST:
         start = plan.scratch(oh + ow, np.int64)
-        args = (start, oh, plan.iy, plan.ix, plan.h, plan.w)
+        args: tuple[Any, ...] = (start, oh, plan.iy, plan.ix, plan.h, plan.w)
         run_rows(ctx, "_image_resize", _nearest_tables, oh + ow, *args)
         plan.run(_resize_nearest, plan.pixel_rows, out, x, *plan.geometry, start, add)
     elif mode == BOX_FAST:
@@ -692,7 +692,7 @@ def _run_area(plan: _Plan) -> None:
     ky, kx = int(plan.sy) + 3, int(plan.sx) + 3  # a box spans at most floor(scale) + 2
     start = plan.scratch(oh + ow, np.int64)
     weight = plan.scratch(oh * ky + ow * kx, np.float64)
-    args = (start, weight, oh, plan.sy, plan.sx, ky, kx, h, w)
+    args: tuple[Any, ...] = (start, weight, oh, plan.sy, plan.sx, ky, kx, h, w)
     run_rows(plan.ctx, "_image_resize", _box_tables, oh + ow, *args)
     rows_type = np.float64 if plan.dtype == np.float64 else np.float32
     rows = plan.scratch(plan.images * h * ow * c, rows_type)
@@ -710,7 +710,7 @@ def _run_taps(plan: _Plan, cubic: int, area_mode: int) -> None:
     weight = plan.scratch(4 * tables, np.float64)
     fixed_weight = plan.scratch(4 * tables, np.int64)
     scales = (plan.sy, plan.sx, plan.iy, plan.ix)
-    args = (start, weight, fixed_weight, oh, *scales, cubic, area_mode, h, w)
+    args: tuple[Any, ...] = (start, weight, fixed_weight, oh, *scales, cubic, area_mode, h, w)
     run_rows(plan.ctx, "_image_resize", _tap_tables, tables, *args)
     taps = 4 if cubic else 2
     dense = int(oh * taps >= h)  # every source row, or each output row's own

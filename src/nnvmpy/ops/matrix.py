@@ -276,7 +276,7 @@ class DotParam(Parameter):
 
 
 def _prod(dims: Shape) -> int | None:
-    return math.prod(dims) if shape_is_known(dims) else None  # type: ignore[arg-type]
+    return math.prod(dims) if shape_is_known(dims) else None
 
 
 def _dot_split(shape: Shape, transposed: bool, is_lhs: bool) -> tuple[Shape, Shape]:

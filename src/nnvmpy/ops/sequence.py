@@ -18,6 +18,7 @@ element; the time and batch index of flat element i are (i // st) % T and (i // 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -338,6 +339,13 @@ def _num_inputs(attrs: NodeAttrs) -> int:
     return 2 if attrs.parsed.use_sequence_length else 1
 
 
+def _inplace_option(pairs: list[tuple[int, int]]) -> Callable[[NodeAttrs], list[tuple[int, int]]]:
+    def inplace_option(attrs: NodeAttrs) -> list[tuple[int, int]]:
+        return list(pairs)
+
+    return inplace_option
+
+
 def _gradient(name: str) -> Any:
     def gradient(node: Any, ograds: list[Any]) -> list[Any]:
         heads = [ograds[0], *node.inputs[1:]]  # (dy[, sequence_length])
@@ -386,7 +394,7 @@ for _name, (_param, _fwd, _bwd, _inplace, _doc) in _OPS.items():
         .set_attr(FListInputNames, _input_names)
         .set_attr(FInferShape, _infer_shape(_name))
         .set_attr(FInferType, _infer_type(_name))
-        .set_attr(FInplaceOption, lambda attrs, _pairs=_inplace: list(_pairs))
+        .set_attr(FInplaceOption, _inplace_option(_inplace))
         .set_attr(FCompute_cpu, _fwd)
         .set_attr(FCompute_gpu, _fwd)
         .set_attr(FGradient, _gradient(_name))
@@ -410,7 +418,7 @@ for _name, (_param, _fwd, _bwd, _inplace, _doc) in _OPS.items():
         .set_num_inputs(_num_inputs)
         .set_num_outputs(_num_inputs)
         .set_attr(TIsBackward, True)
-        .set_attr(FInplaceOption, lambda attrs, _pairs=_inplace: list(_pairs))
+        .set_attr(FInplaceOption, _inplace_option(_inplace))
         .set_attr(FCompute_cpu, _bwd)
         .set_attr(FCompute_gpu, _bwd)
     )

@@ -53,7 +53,7 @@ def normalize_axis(op: str, arg: str, axis: int, ndim: int, what: str = "input '
 
 
 def _known_prod(dims: Shape) -> int | None:
-    return math.prod(dims) if shape_is_known(dims) else None  # type: ignore[arg-type]
+    return math.prod(dims) if shape_is_known(dims) else None
 
 
 def fill_one_dim(op: str, what: str, dims: Shape, total: int | None) -> Shape:

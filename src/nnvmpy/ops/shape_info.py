@@ -144,7 +144,7 @@ def reshape_like_shape(op: str, p: Any, lhs: Shape, rhs: Shape) -> Shape:
     rb, re = _span(op, "rhs", p.rhs_begin, p.rhs_end, len(rhs))
     out = (*lhs[:lb], *rhs[rb:re], *lhs[le:])
     if shape_is_known(lhs) and shape_is_known(out):
-        n_in, n_out = math.prod(lhs), math.prod(out)  # type: ignore[arg-type]
+        n_in, n_out = math.prod(lhs), math.prod(out)
         if n_in != n_out:
             raise InferError(
                 f"{op}: target shape {shape_str(out)} (lhs {shape_str(lhs)} with axes "

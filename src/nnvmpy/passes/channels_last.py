@@ -95,7 +95,7 @@ class _Rewriter:
             return self._unchanged()
         idx = self.idx
         for nid, node in enumerate(idx.nodes):
-            if node.is_variable():
+            if node.op is None:  # a variable
                 self.new_of[nid] = node
                 continue
             twin = self.twins.get(nid)
@@ -211,6 +211,7 @@ class _Rewriter:
         from nnvmpy.ops.nn.channels_last import WEIGHT_OP
 
         node, idx = self.idx.nodes[nid], self.idx
+        assert node.op is not None  # a twin is declared by the node's op
         inputs = []
         for i, e in enumerate(idx[nid].inputs):
             entry = self._entry(e.node_id, e.index, e.version, i == twin.data)

@@ -39,7 +39,7 @@ from typing import NamedTuple
 
 from ..attrs import FEpilogueStep, FWithReLU
 from ..graph.attrs import DTYPE, DTYPE_NUM_UNKNOWN_NODES, SHAPE, SHAPE_NUM_UNKNOWN_NODES
-from ..graph.graph import Graph, IndexedGraph
+from ..graph.graph import Graph, IndexedEntry, IndexedGraph
 from ..graph.node import Node, NodeEntry
 from ..graph.pass_registry import register_pass
 from ..registry import NodeAttrs, Op
@@ -57,7 +57,7 @@ _STALE = (SHAPE, DTYPE, SHAPE_NUM_UNKNOWN_NODES, DTYPE_NUM_UNKNOWN_NODES)
 class _Chain(NamedTuple):
     members: list[int]  # producer, [add,] relu node ids
     op: str  # the fused op
-    residual: NodeEntry | None  # the add's other operand (an entry of the given graph)
+    residual: IndexedEntry | None  # the add's other operand (an entry of the given graph)
 
 
 @register_pass(
@@ -78,7 +78,7 @@ def fuse_bn_relu(graph: Graph) -> Graph:
     notes: dict[str, str] = {}
     copied_from: dict[Node, Node] = {}
 
-    def entry(e: NodeEntry) -> NodeEntry:
+    def entry(e: IndexedEntry) -> NodeEntry:
         return NodeEntry(new_of[e.node_id], e.index, e.version)
 
     for nid, node in enumerate(idx.nodes):
@@ -95,15 +95,17 @@ def fuse_bn_relu(graph: Graph) -> Graph:
             new_of[nid] = Node(attrs, inputs)
             new_of[nid].info = dict(producer.info)
             members = [idx.nodes[m] for m in chain.members]
-            notes[node.name] = " + ".join(f"{m.op.name} '{m.name}'" for m in members)
+            notes[node.name] = " + ".join(
+                f"{m.op.name} '{m.name}'" for m in members if m.op is not None
+            )
             continue
         inputs = [entry(e) for e in idx[nid].inputs]
         new_of[nid] = renode(node, node.attrs, inputs, [new_of[d] for d in idx[nid].control_deps])
         if new_of[nid] is not node:
             copied_from[new_of[nid]] = node
-    attrs = {k: v for k, v in graph.attrs.items() if k not in _STALE}
-    attrs[WITH_RELU], attrs[BN_RELU_COPIED_FROM] = notes, copied_from
-    return Graph([entry(e) for e in idx.outputs], attrs)
+    graph_attrs = {k: v for k, v in graph.attrs.items() if k not in _STALE}
+    graph_attrs[WITH_RELU], graph_attrs[BN_RELU_COPIED_FROM] = notes, copied_from
+    return Graph([entry(e) for e in idx.outputs], graph_attrs)
 
 
 def _chains(idx: IndexedGraph) -> list[_Chain]:
@@ -130,21 +132,24 @@ def _chains(idx: IndexedGraph) -> list[_Chain]:
         group = idx.nodes[nid].attrs.dict.get(_GROUP)
         return reader if idx.nodes[reader].attrs.dict.get(_GROUP) == group else None
 
-    def step(nid: int | None) -> str | None:
-        node = None if nid is None else idx.nodes[nid]
-        get = None if node is None or node.op is None else node.op.get_attr(FEpilogueStep)
+    def step(nid: int) -> str | None:
+        node = idx.nodes[nid]
+        get = None if node.op is None else node.op.get_attr(FEpilogueStep)
         return get(node.attrs) if get is not None else None
 
     chains: list[_Chain] = []
     for pid in producers:
         node = idx.nodes[pid]
+        assert node.op is not None  # a producer declares FWithReLU
         ops = node.op.get_attr(FWithReLU)(node.attrs)
         if ops is None or any(readers.get((pid, k)) for k in range(1, node.num_outputs())):
             continue
         nxt = only_reader(pid)
+        if nxt is None:
+            continue
         if step(nxt) == "relu":
             chains.append(_Chain([pid, nxt], ops[0], None))
-        elif step(nxt) == "add" and step(relu := only_reader(nxt)) == "relu":
+        elif step(nxt) == "add" and (relu := only_reader(nxt)) is not None and step(relu) == "relu":
             residual = next(e for e in idx[nxt].inputs if (e.node_id, e.index) != (pid, 0))
             chains.append(_Chain([pid, nxt, relu], ops[1], residual))
         else:

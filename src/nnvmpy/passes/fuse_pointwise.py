@@ -129,8 +129,8 @@ def _phases(graph: Graph) -> list[int] | None:
         return None
     idx = graph.indexed
     phase = [1] * idx.num_nodes
-    for e in graph.outputs[: int(k)]:
-        phase[idx.node_id(e.node)] = 0
+    for out in graph.outputs[: int(k)]:
+        phase[idx.node_id(out.node)] = 0
     for nid in range(idx.num_nodes - 1, -1, -1):  # users before the nodes they read
         if phase[nid] == 0:
             row = idx[nid]

@@ -164,7 +164,7 @@ def _entry_bytes(graph: Graph, external: set[int]) -> list[int]:
                 f"{shape_str(shape)} and dtype {dtype or '?'}; both must be known — give "
                 f"the missing input shapes/dtypes to InferShape/InferType"
             )
-        nbytes[eid] = math.prod(shape) * np.dtype(dtype).itemsize  # type: ignore[arg-type]
+        nbytes[eid] = math.prod(shape) * np.dtype(dtype).itemsize
     return nbytes
 
 

@@ -41,7 +41,7 @@ from nnvmpy.symbol.functions import power as power
 from nnvmpy.symbol import random as random
 from nnvmpy.symbol.functions import split_v2 as split_v2
 from nnvmpy.symbol import symbol as symbol
-from nnvmpy.symbol.compose import Variable as var
+from nnvmpy.symbol.compose import var as var
 from nnvmpy.symbol.functions import zeros as zeros
 
 _Shape: TypeAlias = tuple[int, ...] | list[int] | int

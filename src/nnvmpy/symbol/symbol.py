@@ -30,8 +30,9 @@ class Symbol(SymbolArithmetic):
         if isinstance(heads, ctypes.c_void_p):  # MXNet's Symbol(handle), e.g. from _LIB
             from nnvmpy.capi import take
 
-            heads = take(heads, Symbol, "Symbol(handle)")._heads
-        self._heads = list(heads)
+            source: Symbol = take(heads, Symbol, "Symbol(handle)")
+            heads = source._heads
+        self._heads: list[NodeEntry] = list(heads)
 
     @property
     def handle(self) -> ctypes.c_void_p:

@@ -116,7 +116,7 @@ class _TokenEmbedding(Vocabulary):
         path = os.path.expanduser(pretrained_file_path)
         if not os.path.isfile(path):
             raise EmbeddingFileError(f"embedding: pre-trained file {path!r} does not exist")
-        vectors: dict[Hashable, list[float]] = {}
+        vectors: dict[str, list[float]] = {}
         unknown_vec: list[float] | None = None
         vec_len: int | None = None
         with open(path, encoding=encoding) as fin:
@@ -209,7 +209,8 @@ class _TokenEmbedding(Vocabulary):
         """Vector of a token (1-D) or vectors of a list of tokens (2-D). A token not held
         gets the unknown vector, unless `lower_case_backup` and its lower case is held."""
         single = not isinstance(tokens, list)
-        indices = [self._index_of(t, lower_case_backup) for t in ([tokens] if single else tokens)]
+        batch = tokens if isinstance(tokens, list) else [tokens]
+        indices = [self._index_of(t, lower_case_backup) for t in batch]
         vecs = nd.take(self._vectors(), nd.array(indices, dtype="int64"))
         return vecs[0] if single else vecs
 

@@ -120,7 +120,9 @@ def _steps(
     var_in, n_od = _layout(p)
     current = list(inputs)
     cond, func = p.runner(0), p.runner(1)
-    step_ins, step_recs, step_outs = [], [], []
+    step_ins: list[list[np.ndarray]] = []
+    step_recs: list[dict[int, Any] | None] = []
+    step_outs: list[list[np.ndarray]] = []
     while len(step_outs) < p.max_iterations:
         c = cond.run([current[k] for k in p.cond_input_locs], ctx)[0]
         if not cond_value(c, ctx, f"{OP}: cond"):

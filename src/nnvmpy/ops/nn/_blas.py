@@ -437,7 +437,7 @@ def matmul_stack(a: np.ndarray, b: np.ndarray, out: np.ndarray, beta: float = 0.
     lib = active()
     batch = len(out)
     fn = None if lib is None else lib.batch.get(out.dtype)
-    if fn is not None and batch > 0 and a.dtype == b.dtype == out.dtype:
+    if lib is not None and fn is not None and batch > 0 and a.dtype == b.dtype == out.dtype:
         oa, ob, oc = _operand(a[0]), _operand(b[0]), _operand(out[0])
         if oa is not None and ob is not None and oc is not None and not oc[0]:
             (m, k), n = a.shape[1:], out.shape[2]

@@ -115,9 +115,10 @@ def matrices(m: int, dtype: Any) -> tuple[Any, Any, Any]:
 
 
 def supported(
-    kernel_hw: tuple[int, int], stride: tuple[int, int], dilate: tuple[int, int], pad: Any
+    kernel_hw: tuple[int, ...], stride: tuple[int, ...], dilate: tuple[int, ...], pad: Any
 ) -> bool:
-    """3x3 kernel, stride 1, dilation 1, padding 0..2 on each axis (2-D only)."""
+    """3x3 kernel, stride 1, dilation 1, padding 0..2 on each axis (2-D only: False for
+    other lengths)."""
     return (
         tuple(kernel_hw) == (3, 3)
         and tuple(stride) == (1, 1)

@@ -306,7 +306,7 @@ def dw_backward(
                             s = zero
                             for v in range(span):
                                 s += wide[_u(gm + v)] * xbuf[_u(o + v)]
-                            total = np.float64(s)
+                            total: float = np.float64(s)
                         else:  # only each row's Wo values: the NaN stays in its taps
                             total = 0.0
                             for y in range(ho):

@@ -51,7 +51,7 @@ def register_norm_op(
     infer_shape: Callable[..., bool],
     forward: Callable[..., None],
     backward: Callable[..., None],
-    arguments: list[tuple[str, str]],
+    arguments: list[str],
 ) -> None:
     """Register `name` and `_backward_<name>`; `arguments` describe data, gamma and beta.
 

@@ -219,7 +219,7 @@ def _sum_pool_backward(dy, dx, kh, kw, sh, sw, ph, pw, average, rows, cols, add)
             h1 = min(y * sh - ph + kh, height)
             o = (t * ho + y) * wo
             for z in range(wo):
-                v = np.float64(dyf[_u(o + z)])
+                v: float = np.float64(dyf[_u(o + z)])
                 if average:
                     size = rows[_u(y)] * cols[_u(z)]
                     v = v / size if size > 0 else 0.0

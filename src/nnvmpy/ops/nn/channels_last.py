@@ -149,6 +149,12 @@ def _param(attrs: NodeAttrs) -> ConvolutionParam:
     return _spec(attrs).param
 
 
+def _hw(values: tuple[int, ...]) -> tuple[int, int]:
+    """The (h, w) pair of a twin's stride, pad or dilate (a twin is 2-D)."""
+    h, w = values
+    return h, w
+
+
 def _conv_input_names(attrs: NodeAttrs) -> list[str]:
     return ["data", "weight"] if _param(attrs).no_bias else ["data", "weight", "bias"]
 
@@ -234,9 +240,9 @@ def _epilogue_compute(
         res = ins[n] if residual else None
         if tile:
             _winograd_nhwc.forward(ins[0], ins[1], bias, outs[0], add, ctx.requested[0],
-                                   tuple(p.pad), tile, residual=res, relu=relu)  # fmt: skip
+                                   _hw(p.pad), tile, residual=res, relu=relu)  # fmt: skip
             return
-        geometry = (tuple(p.stride), tuple(p.pad), tuple(p.dilate))
+        geometry = (_hw(p.stride), _hw(p.pad), _hw(p.dilate))
         _conv_nhwc.forward(ins[0], ins[1], bias, outs[0], add, ctx.requested[0], *geometry,
                            residual=res, relu=relu)  # fmt: skip
 

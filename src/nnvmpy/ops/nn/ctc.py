@@ -222,7 +222,8 @@ def _pack(
 
 @via_float32
 def _forward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):
-    name, p, x = attrs.op.name, attrs.parsed, inputs[0]
+    name = attrs.op.name if attrs.op is not None else "CTCLoss"
+    p, x = attrs.parsed, inputs[0]
     m_loss, m_grad = req_code(name, req[0]), req_code(name, req[1])
     shape = tuple(int(d) for d in x.shape)
     t_max, n, a_len = shape
@@ -248,8 +249,8 @@ def _forward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outp
     else:
         k.alpha_beta.launch(ctx, n, *args, m_loss, work=states)
     if m_grad != NULL and rows:
-        args = (grad, x, lse, alpha, beta, logp, lab, lens, tlen, *sizes, m_grad)
-        ctc_cuda.row_grad(ctx, name, rows, a_len, *args)
+        grad_args = (grad, x, lse, alpha, beta, logp, lab, lens, tlen, *sizes, m_grad)
+        ctc_cuda.row_grad(ctx, name, rows, a_len, *grad_args)
 
 
 @via_float32

@@ -81,7 +81,7 @@ def _fc_shape(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[Any]) -> 
     if p.flatten:  # (N, d1, ...) -> (N, d1*...): the weight's K can solve one unknown d
         rest = fill_one_dim(op, "input 'data'", data[1:], k)
         shape_assign(in_shapes, 0, (data[0], *rest), f"{op}: input 'data'")
-        num_input = math.prod(rest) if shape_is_known(rest) else None  # type: ignore[arg-type]
+        num_input = math.prod(rest) if shape_is_known(rest) else None
         out = (data[0], hidden)
     else:
         shape_assign(in_shapes, 0, (*data[:-1], k), f"{op}: input 'data'")

@@ -98,12 +98,14 @@ def _bad_label(name: str, label: tuple[Any, ...], data: tuple[int, ...]) -> None
 
 
 def _forward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):
+    assert attrs.op is not None  # a node of one of the ops registered below
     forward = _HEADS[attrs.op.name][0]
     forward.launch(ctx, outputs[0], req[0], inputs[0])
 
 
 def _backward(attrs: NodeAttrs, ctx: Any, inputs: list[Any], req: list[Any], outputs: list[Any]):
     label, out = inputs  # the gradient reads the output and the label, never dy
+    assert attrs.op is not None
     grad = _GRADS[attrs.op.name]
     _fill.launch(ctx, outputs[1], req[1], 0.0)
     if out.size == 0:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ...base import InferError
 from ...infer import dtype_str, shape_assign, shape_is_known, type_assign
-from ...param import Field, field
+from ...param import field
 from ...registry import NodeAttrs
 
 INT32_MAX = 2147483647
@@ -104,17 +104,17 @@ def check_quantized(op: str, name: str, dtype: Any, allowed: Sequence[Any] = (IN
 OUT_TYPES = ("auto", "int8", "uint8")
 
 
-def calib_range_fields(use: str) -> tuple[Field, Field]:
+def calib_range_fields(use: str) -> tuple[float | None, float | None]:
     """The optional float fields min_calib_range and max_calib_range; `use` ends their
-    description (what the op does with the range)."""
-    return tuple(  # type: ignore[return-value]
-        field(
-            float,
-            optional=True,
-            describe=f"The {bound} scalar value in the form of float32{use}",
+    description (what the op does with the range). Typed as `field` types a field: by
+    the value a parsed parameter holds."""
+
+    def bound(which: str) -> float | None:
+        return field(
+            float, optional=True, describe=f"The {which} scalar value in the form of float32{use}"
         )
-        for bound in ("minimum", "maximum")
-    )
+
+    return bound("minimum"), bound("maximum")
 
 
 def calibrated(p: Any) -> bool:

@@ -190,7 +190,7 @@ def _forward(
     k0, k1, first = ctx.requested[0].take_counters(out.size)
     written = (0,) if len(outputs) > 1 else ()
     if is_gpu(ctx):
-        args = (prob, prob_mode, data, k, m, k0, k1, first)
+        args: tuple[Any, ...] = (prob, prob_mode, data, k, m, k0, k1, first)
         launch(ctx, _draw_loop, out, mode, *args, written=written)
         return
     cdf = np.empty(data.size, np.float64)
