@@ -44,21 +44,30 @@ def _check(*pytest_args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+_GPU_TEST_HEADER = """
+import numpy as np
+import pytest
+import nnvmpy as nv
+import nnvmpy.kernel as K
+
+pytestmark = pytest.mark.gpu
+"""
+
+
+def _gpu_test_file(path: Path, body: str) -> Path:
+    """A gpu-marked test file: the common imports, then `body` (dedented)."""
+    path.write_text(_GPU_TEST_HEADER + textwrap.dedent(body))
+    return path
+
+
 @needs_nvvm
 def test_a_kernel_cuda_cannot_compile_is_reported_though_the_simulator_runs_it(
     tmp_path: Path,
 ) -> None:
-    test_file = tmp_path / "test_kernels.py"
-    test_file.write_text(
-        textwrap.dedent(
-            """
-            import numpy as np
-            import pytest
-            import nnvmpy as nv
-            import nnvmpy.kernel as K
+    test_file = _gpu_test_file(
+        tmp_path / "test_kernels.py",
+        """
             from numba import cuda
-
-            pytestmark = pytest.mark.gpu
 
             @K.elementwise
             def doubled(x):
@@ -85,8 +94,7 @@ def test_a_kernel_cuda_cannot_compile_is_reported_though_the_simulator_runs_it(
                 doubled.launch(nv.gpu(0), x._data, "write", x._data)
                 scaled.launch(nv.gpu(0), 4, x._data, x._data)
                 rounded_text.launch(nv.gpu(0), x._data, "write", x._data)  # fails: the last
-            """
-        )
+            """,
     )
     done = _check("-m", "gpu", str(test_file), "--rootdir", str(tmp_path))
     assert "3 signatures of 3 kernels, 1 failed" in done.stdout, done.stdout + done.stderr
@@ -202,17 +210,10 @@ def test_float32_in_f64_lists_float32_signatures_with_double_math_only() -> None
 
 @needs_nvvm
 def test_f64_lists_a_float32_kernel_a_python_float_promotes(tmp_path: Path) -> None:
-    test_file = tmp_path / "test_promoted.py"
-    test_file.write_text(
-        textwrap.dedent(
-            """
+    test_file = _gpu_test_file(
+        tmp_path / "test_promoted.py",
+        """
             import math
-            import numpy as np
-            import pytest
-            import nnvmpy as nv
-            import nnvmpy.kernel as K
-
-            pytestmark = pytest.mark.gpu
 
             @K.elementwise
             def halved_in_f64(x):
@@ -226,8 +227,7 @@ def test_f64_lists_a_float32_kernel_a_python_float_promotes(tmp_path: Path) -> N
                 x = nv.nd.array(np.ones(64, np.float32), ctx=nv.gpu())
                 halved_in_f64.launch(None, x._data, "write", x._data)
                 plain_sum.launch(None, x._data, "write", x._data, x._data)
-            """
-        )
+            """,
     )
     done = _check("--f64", "-m", "gpu", str(test_file))
     assert done.returncode == 0, done.stdout + done.stderr
