@@ -33,7 +33,7 @@ from ...attrs import (
 from ...graph.grad import make_grad_node
 from ...graph.node import NodeEntry
 from ...infer import elemwise_type, shape_assign, shape_is_known
-from ...kernel import parallel_for
+from ...kernel import like, parallel_for
 from ...kernel.launch import NULL, is_gpu, req_code, store, uindex
 from ...param import Parameter, field
 from ...registry import NodeAttrs, register_op
@@ -67,15 +67,17 @@ def _lrn_forward_row(r, out, tmp, x, C, inner, nsize, salpha, knorm, beta, m_out
     o = r // inner
     base = o * C * inner + (r - o * inner)
     h = nsize // 2
+    zero = like(x[uindex(base)], 0.0)  # the parameters in x's type: float32 stays float32
+    k, a, e = like(zero, knorm), like(zero, salpha), like(zero, -beta)
     for c in range(C):
-        s = 0.0
+        s = zero
         for w in range(max(c - h, 0), min(c - h + nsize, C)):
             v = x[uindex(base + w * inner)]
             s += v * v
-        t = knorm + salpha * s
+        t = k + a * s
         j = uindex(base + c * inner)
         store(tmp, j, t, m_tmp)
-        store(out, j, x[j] * math.pow(t, -beta), m_out)
+        store(out, j, x[j] * math.pow(t, e), m_out)
 
 
 @parallel_for
@@ -83,15 +85,18 @@ def _lrn_backward_row(r, dx, q, dy, x, tmp, C, inner, nsize, salpha, beta, mode)
     o = r // inner
     base = o * C * inner + (r - o * inner)
     h = nsize // 2
+    zero = like(x[uindex(base)], 0.0)  # the parameters in x's type: float32 stays float32
+    e, e1 = like(zero, -beta), like(zero, -beta - 1.0)
+    two_ba = like(zero, 2.0 * beta * salpha)
     for c in range(C):
         j = uindex(base + c * inner)
-        q[j] = dy[j] * x[j] * math.pow(tmp[j], -beta - 1.0)
+        q[j] = dy[j] * x[j] * math.pow(tmp[j], e1)
     for c in range(C):  # c is in W(w) for w in [c + h - nsize + 1, c + h]
-        s = 0.0
+        s = zero
         for w in range(max(c + h - nsize + 1, 0), min(c + h + 1, C)):
             s += q[uindex(base + w * inner)]
         j = uindex(base + c * inner)
-        store(dx, j, dy[j] * math.pow(tmp[j], -beta) - 2.0 * beta * salpha * x[j] * s, mode)
+        store(dx, j, dy[j] * math.pow(tmp[j], e) - two_ba * x[j] * s, mode)
 
 
 def _layout(shape: tuple[int, ...]) -> tuple[int, int, int]:
