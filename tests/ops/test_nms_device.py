@@ -115,3 +115,25 @@ def test_op_on_the_gpu_matches_the_host(dtype: Any, params: dict[str, Any]) -> N
     np.testing.assert_array_equal(out.asnumpy(), want_out)
     (want_grad,) = box_nms_grad_np(p, dy, want_rec)
     np.testing.assert_array_equal(data.grad.asnumpy(), want_grad)
+
+
+def test_scratch_holding_nan_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernels' scratch is uninitialised: filled with NaN (what a previous user may
+    leave), the results still match the host (a typed zero was once read from it)."""
+    real = _nms_device.device_empty
+
+    def nan_filled(ctx: Any, size: int, dtype: Any) -> Any:
+        a = real(ctx, size, dtype)
+        a.fill(np.nan if np.dtype(dtype).kind == "f" else 0x7F)
+        return a
+
+    monkeypatch.setattr(_nms_device, "device_empty", nan_filled)
+    rng = np.random.default_rng(11)
+    for dtype in (np.float32, np.float64):
+        x = _boxes(rng, 2, 40, dtype, ties=False)
+        p = BoxNMSParam.parse({"overlap_thresh": "0.5"})
+        want_out, want_rec = box_nms_np(p, x)
+        out, rec = np.empty_like(x), np.empty((*x.shape[:-1], 1), x.dtype)
+        _nms_device.box_nms(_cpu_ctx(), p, x, out, rec, [WRITE, WRITE])
+        np.testing.assert_array_equal(out, want_out)
+        np.testing.assert_array_equal(rec, want_rec)

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from .. import kernel
+from ..kernel import like
 from ..kernel.launch import ADD, NULL, WRITE, run_rows, store, uindex
 from ._bitonic import key_dtype, scratch_bytes, sort_rows
 from ._index_kernels import device_empty
@@ -67,7 +68,7 @@ def _candidates(t, boxes, ids, src, data, order, counts, p2, n, k, width, cs, id
     i = order[b * p2 + r]
     src[t] = i
     row = (b * n + i) * width
-    zero = boxes[0] * 0
+    zero = like(boxes[0], 0.0)  # typed like boxes; not boxes[0] * 0: scratch may hold NaN
     a = zero + data[uindex(row + cs)]
     c2 = zero + data[uindex(row + cs + 1)]
     c3 = zero + data[uindex(row + cs + 2)]
