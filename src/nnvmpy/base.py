@@ -247,7 +247,9 @@ def current_context() -> Context:
     if stack:
         return stack[-1]
     default: Context | None = getattr(_ctx_local, "default", None)
-    return default if default is not None else cpu()
+    if default is None:  # one per thread, as MXNet's Context._default_ctx: not one per call
+        default = _ctx_local.default = cpu()
+    return default
 
 
 def context_from(value: Any) -> Context | None:

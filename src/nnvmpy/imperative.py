@@ -328,8 +328,11 @@ def _no_input_ctx(kwargs: dict[str, Any] | NodeAttrs, out: Any) -> Context:
 
 
 def _signature(inputs: Sequence[NDArray]) -> tuple[Any, ...]:
-    """Input shapes then dtypes; one and two inputs spelled out (the common, hot cases)."""
+    """Input shapes then dtypes; none, one and two inputs spelled out (the common, hot
+    cases: nd.zeros, nd.relu(x), x + y)."""
     n = len(inputs)
+    if n == 0:
+        return ()
     if n == 1:
         x = inputs[0]
         return (x.shape, x.dtype)

@@ -14,10 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from ..base import Context, NNVMError, as_dtype, current_context
+from ..base import Context, NNVMError, as_dtype
 from ..imperative import invoke
 from ..registry import Op
 from .errors import NDArrayValueError
+from .fill import dtype_param
 from .ndarray import DEFAULT_DTYPE, NDArray, array
 
 
@@ -26,9 +27,12 @@ def _init(op: str, ctx: Context | None, dtype: Any, out: NDArray | None, **param
     dt = DEFAULT_DTYPE if dtype is None else as_dtype(dtype)
     if ctx is not None and not isinstance(ctx, Context):
         raise NNVMError(f"{op.lstrip('_')}: ctx must be a Context such as mx.cpu(), got {ctx!r}")
-    target = ctx or (out.context if out is not None else current_context())
-    with target:
-        return invoke(Op.get(op), [], {**params, "dtype": str(dt)}, out=out)[0]
+    params["dtype"] = dtype_param(dt)
+    # invoke runs an op without inputs on out's device, else on the current context
+    if ctx is None or out is not None:
+        return invoke(Op.get(op), [], params, out=out)[0]
+    with ctx:
+        return invoke(Op.get(op), [], params)[0]
 
 
 def arange(

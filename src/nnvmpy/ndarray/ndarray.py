@@ -699,6 +699,12 @@ def as_shape(shape: Any, what: str = "shape") -> tuple[int, ...]:
     """An int or a sequence of non-negative ints as a shape tuple; NNVMError otherwise.
 
     Floats (even 2.0), bools and strings are refused, as MXNet's C API refuses them."""
+    if type(shape) is tuple:  # the common case, checked without a list: plain ints >= 0
+        for d in shape:
+            if type(d) is not int or d < 0:
+                break
+        else:
+            return shape
     if isinstance(shape, int | np.integer) and not isinstance(shape, bool | np.bool_):
         shape = (shape,)
     expected = "an int or a tuple of non-negative ints"

@@ -54,6 +54,28 @@ def _fill_compute(value: Any, param: str = "value") -> Any:
             out, v = out.view(np.uint8), float(bool(v))
         _fill.launch(ctx, out, req[0], v)
 
+    def specialize(
+        attrs: NodeAttrs, ctx: Any, in_sigs: list[Any], out_sigs: list[Any], req: list[Any]
+    ) -> Any:
+        """compute for one fixed output signature (see elemwise_compute's specialize): a
+        cached nd.zeros / nd.ones call then runs the compiled fill loop directly."""
+        out_sig = out_sigs[0]
+        if np.dtype(out_sig[1]) == np.bool_:
+            return None  # filled through a uint8 view: launch() makes it
+        v = getattr(attrs.parsed, param) if value is None else value
+        gpu = ctx.device_type == "gpu"
+        if gpu:
+            fill = _fill.gpu_launcher(req[0], ctx.device_id, out_sig, [], (v,))
+        else:
+            fill = _fill.cpu_launcher(req[0], out_sig, [], (v,))
+        if fill is None or not in_sigs:
+            return fill
+        # zeros_like / ones_like: the loop reads no input (only its shape was used)
+        if gpu:
+            return lambda inputs, outputs, run_ctx: fill((), outputs, run_ctx)
+        return lambda inputs, outputs: fill((), outputs)
+
+    compute.specialize = specialize  # type: ignore[attr-defined]
     return compute
 
 
