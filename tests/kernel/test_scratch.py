@@ -176,3 +176,69 @@ def test_simulated_ops_take_their_scratch_under_their_stream(
     assert asked  # the CuPy layer was in use: every device block came through it
     if streams.enabled():  # the worker's stream: scratch; the default stream: NDArray blocks
         assert {s for _, s in asked} - {0}, "no scratch was asked for under a worker stream"
+
+
+def _assert_poisoned(a: Any) -> None:
+    """Every byte 0xFF: NaN for floats, -1 for signed ints."""
+    host = np.ascontiguousarray(a if isinstance(a, np.ndarray) else a.copy_to_host())
+    assert (host.reshape(-1).view(np.uint8) == 0xFF).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int32, np.uint8])
+def test_poisoning_fills_cpu_scratch(dtype: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """NNVMPY_POISON_MEMORY reaches a kernel's scratch as well as the array pool: a kernel
+    reading scratch it never wrote sees NaN or -1, where fresh memory usually holds zeros."""
+    monkeypatch.setattr(storage, "poisoning", True)
+    for a in (scratch.empty(_op_ctx(nv.cpu()), (3, 5), dtype), scratch.host_empty((7,), dtype)):
+        _assert_poisoned(a)
+    if np.dtype(dtype).kind == "f":
+        assert np.isnan(scratch.empty(nv.cpu(), (2, 2), dtype)).all()
+
+
+def test_no_poisoning_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(storage, "poisoning", False)
+    seen = []
+    monkeypatch.setattr(scratch, "poisoned", lambda a, stream=0: seen.append(a) or a)
+    scratch.empty(nv.cpu(), 4, np.float32)
+    scratch.host_empty((4,), np.int64)
+    assert seen == []
+
+
+def test_poisoning_fills_gpu_scratch_on_the_ops_stream(
+    fake_cupy: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(storage, "poisoning", True)
+    stream = object()
+    a = scratch.empty(_op_ctx(Context("gpu", 3), stream), (4, 2), np.float32)
+    assert _Block.copies == [stream]  # queued on the op's stream, not the default one
+    assert np.isnan(np.asarray(a).view(np.float32)).all()
+    table = scratch.upload(_op_ctx(Context("gpu", 3), stream), np.arange(3))
+    assert _Block.copies == [stream, stream]  # the table's own copy only: nothing to poison
+    assert np.asarray(table).tolist() == [0, 1, 2]
+
+
+@pytest.mark.gpu
+def test_poisoned_scratch_leaves_simulated_results_unchanged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ops whose kernels use scratch (box_nms, boolean_mask, topk, RNN) give the CPU's
+    results with every scratch array poisoned on the simulator: none reads what it did
+    not write."""
+    rng = np.random.default_rng(1)
+    boxes = rng.uniform(0, 1, (2, 30, 6)).astype(np.float32)
+    boxes[..., 4:] += boxes[..., 2:4]
+    data = rng.normal(size=(40, 3)).astype(np.float32)
+    mask = (rng.uniform(size=40) > 0.5).astype(np.float32)
+
+    def run(ctx: Context) -> list[np.ndarray]:
+        nd = nv.nd
+        outs = [
+            nd.contrib.box_nms(nd.array(boxes, ctx=ctx), overlap_thresh=0.4, topk=15),
+            nd.contrib.boolean_mask(nd.array(data, ctx=ctx), nd.array(mask, ctx=ctx)),
+            nd.topk(nd.array(data, ctx=ctx), axis=0, k=5, ret_typ="both")[0],
+        ]
+        return [o.asnumpy() for o in outs]
+
+    monkeypatch.setattr(storage, "poisoning", True)
+    for got, want in zip(run(nv.gpu(0)), run(nv.cpu())):
+        np.testing.assert_allclose(got, want, rtol=1e-6)

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..base import Context
+from . import storage
 
 
 def _device(ctx: Any) -> Context:
@@ -42,6 +43,11 @@ def stream_of(ctx: Any) -> Any:
 def empty(ctx: Any, shape: int | tuple[int, ...], dtype: Any) -> Any:
     """An uninitialised array of `shape` and `dtype` on the device ctx (an OpContext, or a
     Context: the default stream) runs on, for use within this call only."""
+    out = _allocated(ctx, shape, dtype)
+    return poisoned(out, stream_of(ctx)) if storage.poisoning else out
+
+
+def _allocated(ctx: Any, shape: int | tuple[int, ...], dtype: Any) -> Any:
     dev = _device(ctx)
     dt = np.dtype(dtype)
     shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(d) for d in shape)
@@ -59,6 +65,25 @@ def empty(ctx: Any, shape: int | tuple[int, ...], dtype: Any) -> Any:
     return device_view(cupy_block(dev, nbytes, stream), shape, dt)
 
 
+def host_empty(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """np.empty for a CPU kernel's scratch, poisoned under NNVMPY_POISON_MEMORY."""
+    host = np.empty(shape, dtype)
+    return poisoned(host) if storage.poisoning else host
+
+
+def poisoned(a: Any, stream: Any = 0) -> Any:
+    """`a` (a fresh scratch array, host or device) filled with 0xFF bytes, NaN in every float
+    dtype and -1 in signed ints: NNVMPY_POISON_MEMORY's check that no kernel reads scratch
+    it never wrote (an uninitialised read that usually finds zeros fails at once)."""
+    if not hasattr(a, "copy_to_device"):  # a NumPy array
+        a.reshape(-1).view(np.uint8).fill(0xFF)
+    elif a.size:
+        host = np.empty(a.shape, a.dtype)
+        host.reshape(-1).view(np.uint8).fill(0xFF)
+        a.copy_to_device(host, stream=stream)
+    return a
+
+
 def upload(ctx: Any, host: Any) -> Any:
     """`host` (a small NumPy array: a kernel's table) where ctx's kernels run: itself on the
     CPU, a device copy queued on the op's stream on a GPU (the host array may be dropped
@@ -66,10 +91,10 @@ def upload(ctx: Any, host: Any) -> Any:
     host = np.ascontiguousarray(host)
     if _device(ctx).device_type != "gpu":
         return host
-    dev = empty(ctx, host.shape, host.dtype)
+    dev = _allocated(ctx, host.shape, host.dtype)  # all overwritten: never poisoned
     if host.size:
         dev.copy_to_device(host, stream=stream_of(ctx))
     return dev
 
 
-__all__ = ["empty", "stream_of", "upload"]
+__all__ = ["empty", "host_empty", "poisoned", "stream_of", "upload"]

@@ -15,6 +15,7 @@ import numpy as np
 
 from ... import kernel
 from ...base import NNVMError
+from ...kernel import scratch, storage
 from ...kernel.launch import ADD, NULL, WRITE, is_gpu, req_code, run_rows, store, uindex
 from .._host_staged import to_host
 
@@ -50,11 +51,12 @@ class Arrays:
 
     def empty(self, shape: tuple[int, ...], dtype: Any) -> Any:
         if not self.gpu:
-            return np.empty(shape, dtype)
+            return scratch.host_empty(shape, dtype)
         from nnvmpy.kernel.cuda import get_cuda
 
-        stream = getattr(getattr(self.ctx, "run_ctx", None), "stream", None) or 0
-        return get_cuda(_NAME).device_array(tuple(shape), np.dtype(dtype), stream=stream)
+        stream = scratch.stream_of(self.ctx)
+        out = get_cuda(_NAME).device_array(tuple(shape), np.dtype(dtype), stream=stream)
+        return scratch.poisoned(out, stream) if storage.poisoning else out
 
     def zeros(self, shape: tuple[int, ...], dtype: Any) -> Any:
         if not self.gpu:

@@ -76,7 +76,7 @@ class Device:
     def empty(self, *shape: int, dtype: Any = None) -> Any:
         dtype = self.dtype if dtype is None else dtype
         if self.cpu:
-            return np.empty(shape, dtype)
+            return scratch.host_empty(shape, dtype)
         return scratch.empty(self.ctx, shape, dtype)
 
     def full(self, shape: tuple[int, ...], value: float) -> Any:
