@@ -79,7 +79,7 @@ def test_what_a_block_built_goes_to_the_oldest_generation(gc_enabled: None) -> N
     assert _generation_of(built["node"]) == 2
     assert _generation_of(outside) == 2  # anything young then is promoted alike
     after = [object()]
-    assert _generation_of(after) == 0  # new allocations start young again
+    assert _generation_of(after) in (0, 1)  # new allocations start young again
     assert gc.get_freeze_count() == 0
 
 
@@ -92,7 +92,9 @@ def test_objects_the_application_froze_stay_frozen(gc_enabled: None) -> None:
             built = [object()]
         assert gc.get_freeze_count() == frozen  # not unfrozen by us
         assert _generation_of(kept) is None
-        assert _generation_of(built) == 0  # promotion skipped: unfreeze would release them
+        # promotion skipped (unfreeze would release them): still young (a collection
+        # another thread's allocations start may have moved it to generation 1)
+        assert _generation_of(built) in (0, 1)
     finally:
         gc.unfreeze()
 
