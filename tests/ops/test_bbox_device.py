@@ -136,3 +136,41 @@ def test_ops_on_the_gpu(dtype: Any) -> None:
     got_rows, got_cols = nv.nd.contrib.bipartite_matching(on_gpu(scores), threshold=0.2)
     np.testing.assert_array_equal(got_rows.asnumpy(), want_rows)
     np.testing.assert_array_equal(got_cols.asnumpy(), want_cols)
+
+
+@pytest.mark.parametrize("ascend", [False, True])
+def test_bipartite_kernel_compares_float32_scores_with_the_float64_threshold(ascend: bool) -> None:
+    # float32(0.3) > 0.3 and float32(0.7) < 0.7: the host keeps such scores, so must the
+    # kernel, whose keys are float32 (a threshold rounded to nearest would drop them)
+    threshold = 0.7 if ascend else 0.3
+    data = np.full((1, 3, 2), np.float32(threshold), np.float32)
+    data[0, 1, 0] = 0.9 if not ascend else 0.1
+    p = BipartiteMatchingParam.parse({"threshold": threshold, "is_ascend": ascend})
+    want_rows, want_cols = bipartite_matching_np(p, data)
+    assert (want_rows >= 0).sum() == 2  # the tied scores pass on the host
+    rows = np.zeros(want_rows.shape, np.float32)
+    cols = np.zeros(want_cols.shape, np.float32)
+    _bbox_device.bipartite_matching(_cpu(), p, [data], [rows, cols], [WRITE, WRITE])
+    np.testing.assert_array_equal(rows, want_rows)
+    np.testing.assert_array_equal(cols, want_cols)
+
+
+def test_float32_kernels_agree_with_the_hosts_float32_arithmetic() -> None:
+    # the kernels compute in float32 for float32 data, as the host (and MXNet) do
+    rng = np.random.default_rng(4)
+    lhs, rhs = (_corner_boxes(rng, s).astype(np.float32) for s in ((4, 5), (3,)))
+    out = np.zeros((4, 5, 3), np.float32)
+    _bbox_device.box_iou(_cpu(), BoxOverlapParam.parse({}), [lhs, rhs], [out], [WRITE])
+    np.testing.assert_allclose(out, box_iou_np(lhs, rhs), rtol=3e-7, atol=1e-7)
+    inputs = _encode_inputs(rng, np.float32)
+    want_t, _ = box_encode_np(None, *inputs)
+    targets, masks = np.zeros_like(want_t), np.zeros_like(want_t)
+    _bbox_device.box_encode(_cpu(), None, inputs, [targets, masks], [WRITE, WRITE])
+    np.testing.assert_allclose(targets, want_t, rtol=1e-6, atol=1e-6)
+    data = rng.uniform(-1, 1, (2, 6, 4)).astype(np.float32)
+    anchors = _corner_boxes(rng, (1, 6)).astype(np.float32)
+    p = BoxDecodeParam.parse({"format": "corner", "std2": 0.3, "clip": 0.25})
+    (want,) = box_decode_np(p, data, anchors)
+    got = np.zeros_like(want)
+    _bbox_device.box_decode(_cpu(), p, [data, anchors], [got], [WRITE])
+    np.testing.assert_allclose(got, want, rtol=3e-7, atol=1e-7)

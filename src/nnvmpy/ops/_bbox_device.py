@@ -12,10 +12,12 @@ their arrays used to be staged through the host. Here:
   host's stable argsort), then one item per batch walks its pairs greedily, as the host.
 
 Each takes (ctx, params, inputs, outputs, write modes). The element formulas compute
-in float64 and store in the output's dtype (the host computes in the data's dtype:
-results agree to its rounding, the IoU of float32 boxes within an ulp or two). Math on
-values the simulator's Python would reject (log of non-positive numbers, division by
-zero) is written out as the IEEE result.
+in the data's type, as MXNet's kernels (DType) and the host's NumPy expressions do, with
+the float parameters rounded to it once (`_wide`, `kernel.like`): a float32 formula with
+a Python float in it computed in float64 on a GPU (1/2 to 1/64 of the float32 rate).
+float16 data computes in float64 and rounds once at the store. Math on values the
+simulator's Python would reject (log of non-positive numbers, division by zero) is
+written out as the IEEE result.
 """
 
 from __future__ import annotations
@@ -26,31 +28,53 @@ from typing import Any
 import numpy as np
 
 from .. import kernel
-from ..kernel.launch import NULL, WRITE, log_ieee, run_rows, store, uindex
+from ..kernel import like
+from ..kernel.launch import NULL, WRITE, run_rows, store, uindex
 from ._bitonic import key_dtype, scratch_bytes, sort_rows
 from ._index_kernels import device_empty
 
 NAN = math.nan
 INF = math.inf
+#: -0.0 as a NumPy float64: v + like(v, NEG_ZERO) is v in float32 and float64 and v
+#: widened to float64 for float16, in Python (the simulator) as compiled
+NEG_ZERO = np.float64(-0.0)
+
+
+@kernel.device_function
+def _wide(v):
+    """v in the type the formulas compute in: float32 and float64 as they are (x + -0.0
+    is x, signed zeros included), float16 as float64."""
+    return v + like(v, NEG_ZERO)
+
+
+@kernel.device_function
+def _log(x):
+    """math.log in x's type, with the IEEE results where Python's raises: log(0) = -inf,
+    log(x < 0) = NaN (launch.log_ieee's branches return float64, which made a float32
+    formula float64)."""
+    if x > like(x, 0):
+        return math.log(x)
+    return like(x, -INF) if x == like(x, 0) else like(x, NAN)
 
 
 @kernel.device_function
 def _box(boxes, i, center):
-    """(left, top, right, bottom, area) of box i of boxes (flat, 4 per box), float64;
-    an area with a negative side is 0."""
-    a = float(boxes[uindex(4 * i)])
-    b = float(boxes[uindex(4 * i + 1)])
-    c = float(boxes[uindex(4 * i + 2)])
-    d = float(boxes[uindex(4 * i + 3)])
+    """(left, top, right, bottom, area) of box i of boxes (flat, 4 per box), in the
+    compute type (_wide); an area with a negative side is 0, as MXNet's BoxArea."""
+    a = _wide(boxes[uindex(4 * i)])
+    b = _wide(boxes[uindex(4 * i + 1)])
+    c = _wide(boxes[uindex(4 * i + 2)])
+    d = _wide(boxes[uindex(4 * i + 3)])
+    zero, two = like(a, 0), like(a, 2)
     if center:
         w = c
         h = d
-        left, top, right, bottom = a - c / 2, b - d / 2, a + c / 2, b + d / 2
+        left, top, right, bottom = a - c / two, b - d / two, a + c / two, b + d / two
     else:
         w = c - a
         h = d - b
         left, top, right, bottom = a, b, c, d
-    area = 0.0 if (w < 0 or h < 0) else w * h
+    area = zero if (w < zero or h < zero) else w * h
     return left, top, right, bottom, area
 
 
@@ -62,38 +86,50 @@ def _iou(t, out, lhs, rhs, nb, center):
     bl, bt, br, bb, ba = _box(rhs, j, center)
     iw = min(ar, br) - max(al, bl)
     ih = min(ab, bb) - max(at, bt)
-    iw = iw if iw > 0 else 0.0
-    ih = ih if ih > 0 else 0.0
+    zero = like(iw, 0)
+    iw = iw if iw > zero else zero
+    ih = ih if ih > zero else zero
     inter = iw * ih
-    out[t] = inter / (aa + ba - inter) if inter > 0 else 0.0
+    out[t] = inter / (aa + ba - inter) if inter > zero else zero
 
 
 @kernel.device_function
 def _centre(boxes, i):
-    """(x, y, width, height) of corner box i, float64."""
-    left = float(boxes[uindex(4 * i)])
-    top = float(boxes[uindex(4 * i + 1)])
-    w = float(boxes[uindex(4 * i + 2)]) - left
-    h = float(boxes[uindex(4 * i + 3)]) - top
-    return left + w / 2, top + h / 2, w, h
+    """(x, y, width, height) of corner box i, in the compute type (_wide)."""
+    left = _wide(boxes[uindex(4 * i)])
+    top = _wide(boxes[uindex(4 * i + 1)])
+    w = _wide(boxes[uindex(4 * i + 2)]) - left
+    h = _wide(boxes[uindex(4 * i + 3)]) - top
+    two = like(left, 2)
+    return left + w / two, top + h / two, w, h
 
 
 @kernel.device_function
 def _ratio(a, b):
     """a / b with IEEE results for b = 0 (the simulator's Python floats would raise)."""
-    if b != 0:
+    zero = like(a, 0)
+    if b != zero:
         return a / b
-    if a != a or a == 0:
-        return NAN
-    return math.copysign(1.0, a) * math.copysign(1.0, b) * INF
+    if a != a or a == zero:
+        return like(a, NAN)
+    inf = math.copysign(like(a, INF), a)
+    return -inf if math.copysign(like(b, 1), b) < zero else inf
+
+
+@kernel.device_function
+def _ref_row(match, m):
+    """The reference row a match names: truncated, clipped to [0, m) as the host clips,
+    NaN as 0 (compared in the match's type: m - 1 < 2^24 is exact in float32)."""
+    if not match >= like(match, 0):
+        return 0
+    return m - 1 if match >= like(match, m - 1) else int(match)
 
 
 @kernel.parallel_for
 def _encode(t, targets, masks, samples, matches, anchors, refs, means, stds, n, m):
     b = t // n
-    mt = matches[t]
-    r = 0 if not mt >= 0 else (m - 1 if mt >= m - 1 else int(mt))
-    positive = samples[t] > 0.5
+    r = _ref_row(matches[t], m)
+    positive = samples[t] > like(samples[t], 0.5)
     o = 4 * t
     if not positive:
         for c in range(4):
@@ -104,32 +140,36 @@ def _encode(t, targets, masks, samples, matches, anchors, refs, means, stds, n, 
     ax, ay, aw, ah = _centre(anchors, t)
     targets[o] = (_ratio(rx - ax, aw) - means[0]) / stds[0]
     targets[o + 1] = (_ratio(ry - ay, ah) - means[1]) / stds[1]
-    targets[o + 2] = (log_ieee(_ratio(rw, aw)) - means[2]) / stds[2]
-    targets[o + 3] = (log_ieee(_ratio(rh, ah)) - means[3]) / stds[3]
+    targets[o + 2] = (_log(_ratio(rw, aw)) - means[2]) / stds[2]
+    targets[o + 3] = (_log(_ratio(rh, ah)) - means[3]) / stds[3]
     for c in range(4):
         masks[o + c] = 1
 
 
 @kernel.parallel_for
-def _decode(t, out, data, anchors, n, std0, std1, std2, std3, clip, corner):
+def _decode(t, out, data, anchors, n, std0, std1, std2, std3, clip, clipping, corner):
+    """Box t: the parameters rounded to the data's type, as the host and MXNet (DType)."""
     i = t - (t // n) * n
     if corner:
         ax, ay, aw, ah = _centre(anchors, i)
     else:
-        ax = float(anchors[4 * i])
-        ay = float(anchors[4 * i + 1])
-        aw = float(anchors[4 * i + 2])
-        ah = float(anchors[4 * i + 3])
+        ax = _wide(anchors[uindex(4 * i)])
+        ay = _wide(anchors[uindex(4 * i + 1)])
+        aw = _wide(anchors[uindex(4 * i + 2)])
+        ah = _wide(anchors[uindex(4 * i + 3)])
     o = 4 * t
-    x = float(data[o]) * std0 * aw + ax
-    y = float(data[o + 1]) * std1 * ah + ay
-    ew = float(data[o + 2]) * std2
-    eh = float(data[o + 3]) * std3
-    if clip > 0:
-        ew = ew if ew < clip else clip
-        eh = eh if eh < clip else clip
-    hw = math.exp(ew) * aw / 2
-    hh = math.exp(eh) * ah / 2
+    d0 = _wide(data[uindex(o)])
+    x = d0 * like(d0, std0) * aw + ax
+    y = _wide(data[uindex(o + 1)]) * like(d0, std1) * ah + ay
+    ew = _wide(data[uindex(o + 2)]) * like(d0, std2)
+    eh = _wide(data[uindex(o + 3)]) * like(d0, std3)
+    if clipping:  # clip > 0, decided on the host: no float64 compare per box
+        limit = like(d0, clip)
+        ew = ew if ew < limit else limit
+        eh = eh if eh < limit else limit
+    two = like(d0, 2)
+    hw = math.exp(ew) * aw / two
+    hh = math.exp(eh) * ah / two
     out[o] = x - hw
     out[o + 1] = y - hh
     out[o + 2] = x + hw
@@ -144,7 +184,9 @@ def _match_keys(t, keys, data, negate):
 
 @kernel.parallel_for
 def _greedy_match(b, rows, cols, keys, order, p2, nrow, ncol, threshold, ascend, topk):
-    """Batch b: pairs in sorted order, matched while both are free and the score passes."""
+    """Batch b: pairs in sorted order, matched while both are free and the score passes
+    (threshold: in the keys' type, rounded on the host so that the comparison is exact)."""
+    limit = like(keys[b * p2], threshold)  # exact: the host rounded it (_key_threshold)
     for r in range(nrow):
         rows[b * nrow + r] = -1
     for c in range(ncol):
@@ -159,7 +201,7 @@ def _greedy_match(b, rows, cols, keys, order, p2, nrow, ncol, threshold, ascend,
             continue
         s = keys[b * p2 + t]
         s = -s if not ascend else s  # the key is the negated score when descending
-        if not ((not ascend and s > threshold) or (ascend and s < threshold)):
+        if not ((not ascend and s > limit) or (ascend and s < limit)):
             break  # sorted: every later score is worse
         rows[b * nrow + r] = c
         cols[b * ncol + c] = r
@@ -170,7 +212,22 @@ def _greedy_match(b, rows, cols, keys, order, p2, nrow, ncol, threshold, ascend,
 
 @kernel.parallel_for
 def _emit_markers(i, out, markers, mode):
-    store(out, i, markers[i], mode)
+    """out[i] (+)= markers[i], converted to out's type first (an int64 added to a float32
+    would be a float64 addition)."""
+    store(out, i, like(out[uindex(i)], markers[i]), mode)
+
+
+def _key_threshold(threshold: float, key_type: Any, ascend: bool) -> float:
+    """threshold rounded to the sort keys' type toward the side that keeps the kernel's
+    comparison of keys with it exact: a key passes `s > t` (descending) iff it passes
+    `s > t` rounded down, `s < t` (ascending) iff `s < t` rounded up. The host compares
+    the data with the float64 threshold; so does this, in the keys' type."""
+    t = np.dtype(key_type).type(threshold)
+    if not ascend and float(t) > threshold:  # compared in float64 (NumPy would round it)
+        t = np.nextafter(t, t.dtype.type(-np.inf))
+    elif ascend and float(t) < threshold:
+        t = np.nextafter(t, t.dtype.type(np.inf))
+    return float(t)
 
 
 def _flat(a: Any) -> Any:
@@ -227,7 +284,7 @@ def box_decode(ctx: Any, p: Any, inputs: list[Any], outputs: list[Any], modes: l
     dst = _flat(out) if mode == WRITE else device_empty(ctx, 4 * count, out.dtype)
     run_rows(ctx, "box_decode", _decode, count, dst, _flat(data), _flat(anchors), n,
              float(p.std0), float(p.std1), float(p.std2), float(p.std3), float(p.clip),
-             p.format == "corner")  # fmt: skip
+             p.clip > 0, p.format == "corner")  # fmt: skip
     if mode != WRITE:
         run_rows(ctx, "box_decode", _emit_markers, 4 * count, _flat(out), dst, mode)
 
@@ -251,7 +308,8 @@ def bipartite_matching(ctx: Any, p: Any, inputs: list[Any], outputs: list[Any],
     rows = device_empty(ctx, batches * nrow, np.int64)
     cols = device_empty(ctx, batches * ncol, np.int64)
     run_rows(ctx, "bipartite_matching", _greedy_match, batches, rows, cols, sorted_keys, order,
-             p2, nrow, ncol, float(p.threshold), bool(p.is_ascend), int(p.topk))  # fmt: skip
+             p2, nrow, ncol, _key_threshold(p.threshold, kdt, p.is_ascend), bool(p.is_ascend),
+             int(p.topk))  # fmt: skip
     for out, markers, mode in zip(outputs, (rows, cols), modes):
         run_rows(ctx, "bipartite_matching", _emit_markers, int(out.size), _flat(out), markers,
                  mode)  # fmt: skip

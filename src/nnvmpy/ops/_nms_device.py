@@ -39,19 +39,21 @@ WORD = 64  # candidates per overlap word
 
 @kernel.parallel_for
 def _keys(t, keys, data, width, score_index, id_index, background_id, valid_thresh, neg_inf):
-    """keys[t]: row t's score where it is a valid box, -inf elsewhere (NaN never valid)."""
+    """keys[t]: row t's score where it is a valid box, -inf elsewhere (NaN never valid).
+    The thresholds come rounded to the data's type: compared in it, as the host does."""
     s = data[uindex(t * width + score_index)]
-    ok = s > valid_thresh
+    ok = s > like(s, valid_thresh)
     if id_index >= 0:
-        ok = ok and data[uindex(t * width + id_index)] != background_id
-    keys[t] = s if ok else neg_inf
+        ok = ok and data[uindex(t * width + id_index)] != like(s, background_id)
+    keys[t] = s if ok else like(s, neg_inf)
 
 
 @kernel.parallel_for
 def _count_valid(b, counts, keys, n, neg_inf):
+    invalid = like(keys[b * n], neg_inf)  # in the keys' type
     c = 0
     for i in range(n):
-        if keys[b * n + i] != neg_inf:
+        if keys[b * n + i] != invalid:
             c += 1
     counts[b] = c
 
@@ -69,13 +71,14 @@ def _candidates(t, boxes, ids, src, data, order, counts, p2, n, k, width, cs, id
     src[t] = i
     row = (b * n + i) * width
     zero = like(boxes[0], 0.0)  # typed like boxes; not boxes[0] * 0: scratch may hold NaN
+    two = like(zero, 2)
     a = zero + data[uindex(row + cs)]
     c2 = zero + data[uindex(row + cs + 1)]
     c3 = zero + data[uindex(row + cs + 2)]
     c4 = zero + data[uindex(row + cs + 3)]
     if center:
-        hw = c3 / 2
-        hh = c4 / 2
+        hw = c3 / two
+        hh = c4 / two
         left, top, right, bottom = a - hw, c2 - hh, a + hw, c2 + hh
         w, h = c3, c4
     else:
@@ -86,8 +89,8 @@ def _candidates(t, boxes, ids, src, data, order, counts, p2, n, k, width, cs, id
     boxes[o + 1] = top
     boxes[o + 2] = right
     boxes[o + 3] = bottom
-    boxes[o + 4] = zero if (w < 0 or h < 0) else w * h
-    ids[t] = data[uindex(row + id_index)] if id_index >= 0 else 0
+    boxes[o + 4] = zero if (w < zero or h < zero) else w * h
+    ids[t] = zero + data[uindex(row + id_index)] if id_index >= 0 else zero
 
 
 @kernel.device_function
@@ -159,31 +162,35 @@ def _walk(b, kept, kept_count, removed, mask, src, k, words, limit):
 @kernel.parallel_for
 def _emit(t, out, record, data, kept, kept_count, src, n, k, width, cs, convert, to_center,
           omode, rmode):  # fmt: skip
-    """Output row t = (batch b, row r): the r-th kept box of b, or -1s; its record."""
+    """Output row t = (batch b, row r): the r-th kept box of b, or -1s; its record.
+    Values are converted to the data's type (out and record share it) before a store:
+    an int64 added to a float32 was a float64 addition."""
     b = t // n
     r = t - b * n
     base = t * width
+    one = like(data[0], 1)
     if r >= kept_count[b]:
         for c in range(width):
-            store(out, base + c, -1, omode)
-        store(record, t, -1, rmode)
+            store(out, base + c, -one, omode)
+        store(record, t, -one, rmode)
         return
     i = src[b * k + kept[b * k + r]]
     row = (b * n + i) * width
-    store(record, t, b * n + i, rmode)
+    store(record, t, like(one, b * n + i), rmode)
     a = data[uindex(row + cs)]
     c2 = data[uindex(row + cs + 1)]
     c3 = data[uindex(row + cs + 2)]
     c4 = data[uindex(row + cs + 3)]
     v0, v1, v2, v3 = a, c2, c3, c4
-    if convert and a >= 0:  # the host skips rows whose first coordinate is < 0 too
+    two = like(a, 2)
+    if convert and a >= like(a, 0):  # the host skips rows whose first coordinate is < 0 too
         if to_center:
-            v0, v1, v2, v3 = (a + c3) / 2, (c2 + c4) / 2, c3 - a, c4 - c2
+            v0, v1, v2, v3 = (a + c3) / two, (c2 + c4) / two, c3 - a, c4 - c2
         else:
-            v0, v1, v2, v3 = a - c3 / 2, c2 - c4 / 2, a + c3 / 2, c2 + c4 / 2
+            v0, v1, v2, v3 = a - c3 / two, c2 - c4 / two, a + c3 / two, c2 + c4 / two
     for c in range(width):
         store(out, base + c, data[uindex(row + c)], omode)
-    if convert and a >= 0 and omode != 0:  # rewrite the coordinates (after the raw copy)
+    if convert and a >= like(a, 0) and omode != 0:  # rewrite the coordinates (after the raw copy)
         _put(out, base + cs, v0, a, omode)
         _put(out, base + cs + 1, v1, c2, omode)
         _put(out, base + cs + 2, v2, c3, omode)
@@ -201,10 +208,11 @@ def _put(out, i, value, raw, mode):
 
 @kernel.parallel_for
 def _copy_all(t, out, record, data, width, omode, rmode):
-    """topk = 0: every row unchanged, its record its own index."""
+    """topk = 0: every row unchanged, its record its own index (in the data's type, which
+    record shares: an int64 added to a float32 record was a float64 addition)."""
     for c in range(width):
         store(out, t * width + c, data[uindex(t * width + c)], omode)
-    store(record, t, t, rmode)
+    store(record, t, like(data[uindex(t * width)], t), rmode)
 
 
 @kernel.parallel_for

@@ -25,6 +25,7 @@ from ..attrs import FCompute_cpu, FCompute_gpu, FGradient, FInferShape, FInferTy
 from ..base import InferError, OpReqType
 from ..graph.grad import ElemwiseGradUseNone
 from ..infer import elemwise_type, shape_assign, shape_is_known
+from ..kernel import like
 from ..kernel.launch import run_rows
 from ..param import FloatTuple, Parameter, field
 from ..registry import NodeAttrs, register_op
@@ -86,10 +87,13 @@ def _normalize_infer(attrs: NodeAttrs, in_shapes: list[Any], out_shapes: list[An
 
 @kernel.parallel_for
 def _normalize(i, out, x, plane, channels, m0, m1, m2, s0, s1, s2, add):
+    # (x - mean) / std with mean and std rounded to x's type, as MXNet (float32 parameters,
+    # DType arithmetic); a float64 parameter made a float32 image's arithmetic float64
     c = (i // plane) % channels
-    m = m0 if c == 0 else (m1 if c == 1 else m2)
-    s = s0 if c == 0 else (s1 if c == 1 else s2)
-    v = (x[i] - m) / s
+    xi = x[i]
+    m = like(xi, m0) if c == 0 else (like(xi, m1) if c == 1 else like(xi, m2))
+    s = like(xi, s0) if c == 0 else (like(xi, s1) if c == 1 else like(xi, s2))
+    v = (xi - m) / s
     if add:
         out[i] += v
     else:
@@ -204,7 +208,8 @@ def _to_tensor(i, out, x, height, width, channels, add):
     r = i - n * channels * plane
     c = r // plane
     hw = r - c * plane
-    v = x[(n * plane + hw) * channels + c] / 255.0
+    xi = x[(n * plane + hw) * channels + c]
+    v = xi / like(xi, 255)  # in x's type (MXNet: / 255.0f); 255.0 made float32 float64
     if add:
         out[i] += v
     else:

@@ -32,12 +32,41 @@ from typing import Any
 import numpy as np
 
 from .. import kernel
-from ..kernel import scratch
-from ..kernel.launch import ADD, WRITE, run_rows
+from ..kernel import like, scratch
+from ..kernel.launch import ADD, WRITE, run_rows, store
 from ..param import Parameter, field
-from ._image_common import Run, cast_kind, put, register_image_op, uniforms
+from ._image_common import FLOAT, UINT8, Run, cast_kind, register_image_op, uniforms
 
 _FLT_EPS = 1.1920928955078125e-07  # float32's epsilon: HLS calls a smaller spread gray
+#: -0.0 as a NumPy float64: v + like(v, NEG_ZERO) is v for float32 and float64 and v
+#: widened to float64 for integers and float16, in Python (the simulator) as compiled
+NEG_ZERO = np.float64(-0.0)
+
+
+# -- the compute type ---------------------------------------------------------------------------
+# MXNet computes these adjustments in float32 for every dtype. Here float32 images compute
+# in float32 and float64 ones in float64, integers and float16 in float64 (truncated or
+# rounded once at the store); the factors are rounded to the compute type once per item.
+# A Python float in a float32 formula made it a float64 one: on a GPU 1/2 to 1/64 of the
+# float32 rate.
+
+
+@kernel.device_function
+def widen(v):
+    """v in its compute type: float32 and float64 as they are (v + -0.0 is v, signed zeros
+    included), integers and float16 as float64."""
+    return v + like(v, NEG_ZERO)
+
+
+@kernel.device_function
+def put(out, i, v, mode, cast):
+    """_image_common.put with its bounds in v's type (its 0.0 and 255.0 made every caller's
+    value a float64): uint8 clamps to [0, 255], integers truncate, as saturate_cast."""
+    if cast == UINT8:
+        v = min(max(v, like(v, 0)), like(v, 255))
+    if cast != FLOAT:
+        v = like(v, math.trunc(v))
+    store(out, i, v, mode)
 
 
 # -- kernels ------------------------------------------------------------------------------------
@@ -46,7 +75,8 @@ _FLT_EPS = 1.1920928955078125e-07  # float32's epsilon: HLS calls a smaller spre
 @kernel.parallel_for
 def _scale(i, out, mode, x, a, cast):
     # y = a x  (brightness; a = 1 copies)
-    put(out, i, float(x[i]) * a, mode, cast)
+    v = widen(x[i])
+    put(out, i, v * like(v, a), mode, cast)
 
 
 @kernel.parallel_for
@@ -82,51 +112,57 @@ def _contrast(i, out, mode, x, a, mean, cast):
 def _saturation(p, out, mode, x, a, cast):
     # y = a x + (1 - a) gray(x), one pixel (three values) per item: safe in place
     k = 3 * p
-    r, g, b = float(x[k]), float(x[k + 1]), float(x[k + 2])
-    gray = (1.0 - a) * (0.299 * r + 0.587 * g + 0.114 * b)
-    put(out, k, a * r + gray, mode, cast)
-    put(out, k + 1, a * g + gray, mode, cast)
-    put(out, k + 2, a * b + gray, mode, cast)
+    r, g, b = widen(x[k]), widen(x[k + 1]), widen(x[k + 2])
+    f = like(r, a)
+    gray = (like(r, 1) - f) * (like(r, 0.299) * r + like(r, 0.587) * g + like(r, 0.114) * b)
+    put(out, k, f * r + gray, mode, cast)
+    put(out, k + 1, f * g + gray, mode, cast)
+    put(out, k + 2, f * b + gray, mode, cast)
 
 
 @kernel.device_function
 def rgb_to_hls(r, g, b):
-    """(h in degrees [0, 360), l, s) of an RGB colour in [0, 1] (OpenCV's RGB2HLS)."""
+    """(h in degrees [0, 360), l, s) of an RGB colour in [0, 1] (OpenCV's RGB2HLS), in
+    r's type."""
     vmax = max(r, max(g, b))
     vmin = min(r, min(g, b))
     diff = vmax - vmin
-    lum = (vmax + vmin) * 0.5
-    h = 0.0
-    s = 0.0
-    if diff > _FLT_EPS:
-        s = diff / (vmax + vmin) if lum < 0.5 else diff / (2.0 - vmax - vmin)
-        k = 60.0 / diff
+    half = like(r, 0.5)
+    lum = (vmax + vmin) * half
+    h = like(r, 0)
+    s = like(r, 0)
+    if diff > like(r, _FLT_EPS):
+        s = diff / (vmax + vmin) if lum < half else diff / (like(r, 2) - vmax - vmin)
+        k = like(r, 60) / diff
         if vmax == r:
             h = (g - b) * k
         elif vmax == g:
-            h = (b - r) * k + 120.0
+            h = (b - r) * k + like(r, 120)
         else:
-            h = (r - g) * k + 240.0
-        if h < 0.0:
-            h += 360.0
+            h = (r - g) * k + like(r, 240)
+        if h < like(r, 0):
+            h += like(r, 360)
     return h, lum, s
 
 
 @kernel.device_function
 def hls_to_rgb(h, lum, s):
-    """RGB in [0, 1] of (h degrees, any real; l; s) (OpenCV's HLS2RGB)."""
-    if s == 0.0:
+    """RGB in [0, 1] of (h degrees, any real; l; s) (OpenCV's HLS2RGB), in lum's type
+    (math.floor is an int on the CPU, a float on the GPU: both cast back)."""
+    one = like(lum, 1)
+    if s == like(lum, 0):
         return lum, lum, lum
-    p2 = lum * (1.0 + s) if lum <= 0.5 else lum + s - lum * s
-    p1 = 2.0 * lum - p2
-    h = h / 60.0
-    h -= 6.0 * math.floor(h / 6.0)
-    if h >= 6.0:  # a tiny negative h rounds up to 6
-        h -= 6.0
+    p2 = lum * (one + s) if lum <= like(lum, 0.5) else lum + s - lum * s
+    p1 = like(lum, 2) * lum - p2
+    six = like(lum, 6)
+    h = h / like(lum, 60)
+    h -= six * like(lum, math.floor(h / six))
+    if h >= six:  # a tiny negative h rounds up to 6
+        h -= six
     sector = int(h)
-    f = h - sector
+    f = h - like(lum, sector)
     up = p1 + (p2 - p1) * f  # rising edge of the sector
-    down = p1 + (p2 - p1) * (1.0 - f)
+    down = p1 + (p2 - p1) * (one - f)
     if sector == 0:
         return p2, up, p1
     if sector == 1:
@@ -144,11 +180,13 @@ def hls_to_rgb(h, lum, s):
 def _hue(p, out, mode, x, a, cast):
     # rotate the hue by 360 a degrees, one pixel per item
     k = 3 * p
-    h, lum, s = rgb_to_hls(float(x[k]) / 255.0, float(x[k + 1]) / 255.0, float(x[k + 2]) / 255.0)
-    r, g, b = hls_to_rgb(h + 360.0 * a, lum, s)
-    put(out, k, 255.0 * r, mode, cast)
-    put(out, k + 1, 255.0 * g, mode, cast)
-    put(out, k + 2, 255.0 * b, mode, cast)
+    v = widen(x[k])
+    full = like(v, 255)
+    h, lum, s = rgb_to_hls(v / full, widen(x[k + 1]) / full, widen(x[k + 2]) / full)
+    r, g, b = hls_to_rgb(h + like(v, 360) * like(v, a), lum, s)
+    put(out, k, full * r, mode, cast)
+    put(out, k + 1, full * g, mode, cast)
+    put(out, k + 2, full * b, mode, cast)
 
 
 # -- the adjustments, on a device -------------------------------------------------------------

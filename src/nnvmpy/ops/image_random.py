@@ -22,11 +22,13 @@ import numpy as np
 
 from .. import kernel
 from ..base import InferError
+from ..kernel import like
 from ..kernel.launch import run_rows, store
 from ..param import FloatTuple, Parameter, field
 from ..registry import NodeAttrs
-from ._image_common import Run, cast_kind, put, register_image_op, uniforms
+from ._image_common import Run, cast_kind, register_image_op, uniforms
 from .image import image_infer
+from .image_color import put, widen
 from .random.samplers import std_normal
 
 _U0 = np.uint64(0)
@@ -88,10 +90,11 @@ def pca_shift(alpha: Any) -> list[float]:
 
 @kernel.parallel_for
 def _shift(i, out, mode, x, d0, d1, d2, cast):
-    # y = x + d[channel]
+    # y = x + d[channel], the shift rounded to x's compute type (image_color.widen)
     c = i % 3
-    d = d0 if c == 0 else (d1 if c == 1 else d2)
-    put(out, i, float(x[i]) + d, mode, cast)
+    v = widen(x[i])
+    d = like(v, d0) if c == 0 else (like(v, d1) if c == 1 else like(v, d2))
+    put(out, i, v + d, mode, cast)
 
 
 def lighting(ctx: Any, op: str, out: Any, mode: int, x: Any, alpha: Any) -> None:

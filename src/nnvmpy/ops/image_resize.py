@@ -51,7 +51,7 @@ from .. import kernel
 from ..attrs import FCompute_cpu, FCompute_gpu, FInferShape, FInferType
 from ..base import InferError, NNVMError
 from ..infer import elemwise_type, shape_assign, shape_is_known
-from ..kernel import scratch
+from ..kernel import like, scratch
 from ..kernel.launch import NULL, is_gpu, req_code, run_rows, store
 from ..kernel.launch import uindex as uidx
 from ..kernel.unfused import product, product32
@@ -292,8 +292,11 @@ def _madd(acc, v, wt, single):
 @kernel.device_function
 def _box_fast_at(x, p, row, c, ky, kx, fixed, single):
     # an integer scale: the plain average of the ky x kx box from offset p (rows `row`
-    # apart) in row-major order; uint8 sums as ints
-    acc = 0.0
+    # apart) in row-major order; uint8 sums as ints. Floats sum in x's type (a 0.0 start
+    # made a float32 sum float64 on a GPU, where each step rounds to float32 anyway).
+    zero = like(x[uidx(p)], 0.0)
+    one = like(zero, 1)
+    acc = zero
     isum = 0
     for a in range(ky):
         q = p + a * row
@@ -302,13 +305,16 @@ def _box_fast_at(x, p, row, c, ky, kx, fixed, single):
             if fixed:
                 isum += int(v)
             else:
-                acc = _madd(acc, v, 1.0, single)
+                acc = _madd(acc, v, one, single)
     n = ky * kx
+    # float32(1 / n) as OpenCV: a float32 division rounds 1 / n as the float64 one, rounded
+    # again, does (no double-rounding tie for 1 / n of n < 2^27)
+    inv = np.float32(1) / np.float32(n)
     if not fixed:
-        return _madd(0.0, acc, np.float32(1.0 / n), single)
+        return _madd(zero, acc, inv, single)
     if n == 4:  # OpenCV's SIMD 2x2 average rounds half up
-        return float((isum + 2) >> 2)
-    return float(_to_u8(_rint(np.float32(isum) * np.float32(1.0 / n))))
+        return like(zero, (isum + 2) >> 2)
+    return like(zero, _to_u8(_rint(np.float32(isum) * inv)))
 
 
 @kernel.parallel_for

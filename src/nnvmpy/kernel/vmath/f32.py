@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
-from ..device import like
+from ..device import DeviceFunction, for_device, like
 from ._dispatch import (
     _helper,
     add32,
@@ -577,14 +578,49 @@ def acos_f32(x):
 
 
 # ---------------------------------------------------------------- roots
-def _cbrt_ref(x):
+#: -0.0 as a float64: x + like(x, NEG_ZERO) is x for float32 and float64 (signed zeros
+#: included), and x widened to float64 for float16 and integers
+NEG_ZERO = np.float64(-0.0)
+cuda: Any = None  # numba.cuda in the GPU build of _cuda_cbrt (bound by for_device)
+
+
+def _cuda_cbrt(x):
+    return cuda.cbrt(x + like(x, NEG_ZERO))
+
+
+class _TypedCbrt(DeviceFunction):
+    """np.cbrt, but on a GPU CUDA's cbrtf for float32 (cbrt for float64, float16 and
+    integers, widened, as before): numba-cuda's np.cbrt (kernel/_gpu_numpy) computes in
+    float64, which made float32 cbrt and rcbrt kernels double-precision (1/2 to 1/64 of
+    the float32 rate). The simulator keeps np.cbrt (its cuda.cbrt is a ** (1/3), NaN for
+    a < 0)."""
+
+    def _build(self, device: str) -> Any:
+        if device == "gpu":
+            from nnvmpy.kernel.cuda import _state, get_cuda
+
+            gpu = get_cuda(self.__name__)
+            if not _state["simulator"]:
+                return gpu.jit(device=True)(for_device(_cuda_cbrt, "gpu"))
+        return super()._build(device)
+
+
+def _cbrt_same(x):
     return np.cbrt(x)
 
 
+#: cbrt in x's own float type on every device
+_cbrt_typed = _TypedCbrt(_cbrt_same)
+
+
+def _cbrt_ref(x):
+    return _cbrt_typed(x)
+
+
 def _rcbrt_ref(x):
-    if x == 0:
-        return math.copysign(INF, x)
-    return 1.0 / np.cbrt(x)
+    if x == like(x, 0):
+        return math.copysign(like(x, INF), x)
+    return like(x, 1) / _cbrt_typed(x)
 
 
 @_helper

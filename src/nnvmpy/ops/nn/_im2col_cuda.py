@@ -72,6 +72,7 @@ import numpy as np
 
 from ... import kernel
 from ...base import OpReqType
+from ...kernel import like
 from ...kernel.launch import ADD, NULL, WRITE, divmod_index, flat, run_rows, store, uindex
 from ...kernel.storage import device_reshape, device_slice
 from ._conv_cuda import _tap_hit, geometry, unravel
@@ -81,6 +82,9 @@ from ._conv_cuda import _tap_hit, geometry, unravel
 #: At 256 MiB ResNet-18's batch-64 layer1 took two chunks per pass: a training step made
 #: 343 launches instead of 307, with GEMMs of half the width.
 MAX_WORKSPACE_BYTES = 1 << 30
+#: -0.0 as a NumPy float64: v + like(v, NEG_ZERO) is v for float32 and float64 and v
+#: widened to float64 for float16 (in Python, the simulator, as compiled)
+NEG_ZERO = np.float64(-0.0)
 #: convolutions with at most this many multiply-adds run the direct kernels (see above)
 DIRECT_MAX_MACS = 1 << 16
 _REQ = {WRITE: OpReqType.kWriteTo, ADD: OpReqType.kAddTo}  # write mode -> gemm's req
@@ -195,8 +199,9 @@ def rows_to_images(idx, tmp, out, bias, has_bias, n0, m, n_f, inner, mode):
     r, p = divmod_index(idx, inner)
     b, f = divmod_index(r, n_f)
     value = tmp[f * m * inner + b * inner + p]
-    if has_bias:  # float16: the sum rounded once, at the store
-        store(out, n0 * n_f * inner + idx, np.float64(value) + bias[f], mode)
+    if has_bias:  # float16 widened: the sum rounded once, at the store; float32 adds in
+        # float32 (the same sum: one rounding of an exact float64 sum of two float32s)
+        store(out, n0 * n_f * inner + idx, value + like(value, NEG_ZERO) + bias[f], mode)
     else:
         store(out, n0 * n_f * inner + idx, value, mode)
 
