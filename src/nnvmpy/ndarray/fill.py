@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..base import Context, NNVMError, as_dtype
+from ..base import Context, NNVMError
 from ..imperative import invoke
 from ..registry import Op
-from .ndarray import DEFAULT_DTYPE, _nbytes, as_shape, empty
+from .ndarray import as_shape, empty, new_array_checks
 from .views import reshaped
 
 if TYPE_CHECKING:
@@ -99,10 +99,7 @@ def _new_filled(
 ) -> NDArray:
     """The fill op's own output, on `ctx` (else the current context); the checks and their
     words are nd.empty's, then full_into's."""
-    dt = DEFAULT_DTYPE if dtype is None else as_dtype(dtype, "empty")
-    if ctx is not None and not isinstance(ctx, Context):
-        raise NNVMError(f"empty: ctx must be a Context such as mx.cpu(), got {ctx!r:.60}")
-    _nbytes(dims, dt, "empty")
+    dt, _ = new_array_checks(dims, ctx, dtype)
     params = _params(op_name, dims, dt, _fill_value(val))
     if ctx is None:  # invoke runs an op without inputs on the current context
         return invoke(Op.get(op_name), [], params)[0]

@@ -733,14 +733,21 @@ def _nbytes(shape: tuple[int, ...], dt: np.dtype, what: str) -> int:
     return nbytes
 
 
-def empty(shape: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
-    """An uninitialised array (its storage comes from the pool)."""
-    shape = as_shape(shape, "empty: shape")
+def new_array_checks(shape: tuple[int, ...], ctx: Any, dtype: Any) -> tuple[np.dtype, int]:
+    """The dtype (float32 by default) and byte size of a new array of `shape` on `ctx`
+    (a Context or None), or NNVMError worded as nd.empty's (nd.zeros and the like share
+    them)."""
     dt = DEFAULT_DTYPE if dtype is None else as_dtype(dtype, "empty")
     if ctx is not None and not isinstance(ctx, Context):
         raise NNVMError(f"empty: ctx must be a Context such as mx.cpu(), got {ctx!r:.60}")
-    ctx = ctx or current_context()
-    return NDArray(Chunk(_nbytes(shape, dt, "empty"), ctx), shape, dt)
+    return dt, _nbytes(shape, dt, "empty")
+
+
+def empty(shape: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
+    """An uninitialised array (its storage comes from the pool)."""
+    shape = as_shape(shape, "empty: shape")
+    dt, nbytes = new_array_checks(shape, ctx, dtype)
+    return NDArray(Chunk(nbytes, ctx or current_context()), shape, dt)
 
 
 _NUMERIC_KINDS = "biuf"  # bool, signed and unsigned ints, floats
