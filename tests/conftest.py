@@ -1,7 +1,9 @@
-"""Shared fixtures: the registry scope, the device fixture, hypothesis profiles."""
+"""Shared fixtures: the registry scope, the device fixture, hypothesis profiles; the
+hang watchdog."""
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -24,6 +26,79 @@ CUDASIM = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 # hand-offs, lock convoys in the simulated atomics). So only tests marked sim_barriers get
 # it.
 SIM_BARRIER_SWITCH_INTERVAL = 5e-5
+
+
+# pytest-timeout's signal method raises in the main thread between bytecodes, so it never
+# fires in a thread stuck in native code: a numba loop that holds the GIL, a deadlocked
+# OpenMP region. Such a hang once held an xdist worker until CI's own limit, with nothing
+# printed. faulthandler's watchdog is a C thread: HANG_GRACE_S after a test's timeout it
+# writes every thread's stack and ends the process. An xdist worker writes them to a file
+# that the controller adds to its report of the crashed test (the end of CI's output);
+# a run without xdist, to stderr.
+HANG_GRACE_S = 120.0
+_hang_dump: Any = None  # an open file or a file descriptor
+
+
+def _hang_dump_path(testrunuid: str, worker: str) -> str:
+    import tempfile
+
+    return os.path.join(tempfile.gettempdir(), f"nnvmpy-hang-{testrunuid}-{worker}.txt")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global _hang_dump
+    worker = getattr(config, "workerinput", None)
+    if worker is not None:
+        _hang_dump = open(_hang_dump_path(worker["testrunuid"], worker["workerid"]), "w")  # noqa: SIM115
+        return
+    try:
+        fd = sys.stderr.fileno()
+    except (AttributeError, ValueError, OSError):
+        assert sys.__stderr__ is not None
+        fd = sys.__stderr__.fileno()
+    _hang_dump = os.dup(fd)  # the real stderr: capture redirects fd 2 during tests
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if hasattr(_hang_dump, "name"):  # a worker that ended normally: its file is empty
+        _hang_dump.close()
+        os.remove(_hang_dump.name)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_handlecrashitem(crashitem: str, report: Any, sched: Any) -> None:
+    """xdist's controller: a worker that crashed on a hang left the stacks in its file."""
+    worker = report.node
+    path = _hang_dump_path(worker.workerinput["testrunuid"], worker.workerinput["workerid"])
+    try:
+        with open(path) as f:
+            stacks = f.read()
+        os.remove(path)
+    except OSError:
+        return
+    if stacks:
+        report.longrepr = f"{report.longrepr}\n{stacks}"
+
+
+def _timeout_of(item: pytest.Item) -> float:
+    marker = item.get_closest_marker("timeout")
+    if marker is not None:
+        value = marker.kwargs.get("timeout", marker.args[0] if marker.args else None)
+    else:
+        value = item.config.getoption("timeout", None)
+    return float(value or 0)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    limit = _timeout_of(item)
+    if limit <= 0 or _hang_dump is None:
+        return (yield)
+    faulthandler.dump_traceback_later(limit + HANG_GRACE_S, file=_hang_dump, exit=True)
+    try:
+        return (yield)
+    finally:
+        faulthandler.cancel_dump_traceback_later()
 
 
 def _gpu_available() -> bool:
