@@ -87,10 +87,10 @@ def test_objects_the_application_froze_stay_frozen(gc_enabled: None) -> None:
     kept = [object()]
     gc.freeze()
     try:
-        frozen = gc.get_freeze_count()
         with paused_collector():
             built = [object()]
-        assert gc.get_freeze_count() == frozen  # not unfrozen by us
+        # not unfrozen by us (the count itself may drop: a frozen object can still die)
+        assert gc.get_freeze_count() > 0
         assert _generation_of(kept) is None
         # promotion skipped (unfreeze would release them): still young (a collection
         # another thread's allocations start may have moved it to generation 1)
