@@ -24,6 +24,7 @@ from ..attrs import (
 )
 from ..graph.grad import ElemwiseGradUseNone
 from ..infer import elemwise_type
+from ..kernel import like
 from ..kernel.launch import ADD, NULL, is_gpu, req_code, store
 from ..kernel.philox import uniform_bits
 from ..registry import NodeAttrs, Op, register_op, skip_in_source_locations
@@ -103,15 +104,28 @@ def cast_kind(out: Any) -> int:
     return INT if out.dtype.kind in "iub" else FLOAT
 
 
+#: -0.0 as a NumPy float64: v + like(v, NEG_ZERO) is v for float32 and float64 and v
+#: widened to float64 for integers and float16, in Python (the simulator) as compiled
+NEG_ZERO = np.float64(-0.0)
+
+
 # -- kernels ------------------------------------------------------------------------------------
+
+
+@kernel.device_function
+def widen(v):
+    """v in its compute type: float32 and float64 as they are (v + -0.0 is v, signed zeros
+    included), integers and float16 as float64."""
+    return v + like(v, NEG_ZERO)
 
 
 @kernel.device_function
 def put(out, i, v, mode, cast):
     """Store v as MXNet's saturate_cast does: uint8 clamps to [0, 255], integers truncate
-    (before a kAddTo adds, so the sum is the converted result plus what was there)."""
+    (before a kAddTo adds, so the sum is the converted result plus what was there). The
+    bounds are in v's type: a Python 0.0 and 255.0 made every caller's value a float64."""
     if cast == UINT8:
-        v = min(max(v, 0.0), 255.0)
+        v = min(max(v, like(v, 0)), like(v, 255))
     if cast != FLOAT:
-        v = float(math.trunc(v))
+        v = like(v, math.trunc(v))
     store(out, i, v, mode)

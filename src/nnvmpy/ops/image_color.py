@@ -33,40 +33,18 @@ import numpy as np
 
 from .. import kernel
 from ..kernel import like, scratch
-from ..kernel.launch import ADD, WRITE, run_rows, store
+from ..kernel.launch import ADD, WRITE, run_rows
 from ..param import Parameter, field
-from ._image_common import FLOAT, UINT8, Run, cast_kind, register_image_op, uniforms
+from ._image_common import Run, cast_kind, put, register_image_op, uniforms, widen
 
 _FLT_EPS = 1.1920928955078125e-07  # float32's epsilon: HLS calls a smaller spread gray
-#: -0.0 as a NumPy float64: v + like(v, NEG_ZERO) is v for float32 and float64 and v
-#: widened to float64 for integers and float16, in Python (the simulator) as compiled
-NEG_ZERO = np.float64(-0.0)
-
 
 # -- the compute type ---------------------------------------------------------------------------
 # MXNet computes these adjustments in float32 for every dtype. Here float32 images compute
 # in float32 and float64 ones in float64, integers and float16 in float64 (truncated or
 # rounded once at the store); the factors are rounded to the compute type once per item.
 # A Python float in a float32 formula made it a float64 one: on a GPU 1/2 to 1/64 of the
-# float32 rate.
-
-
-@kernel.device_function
-def widen(v):
-    """v in its compute type: float32 and float64 as they are (v + -0.0 is v, signed zeros
-    included), integers and float16 as float64."""
-    return v + like(v, NEG_ZERO)
-
-
-@kernel.device_function
-def put(out, i, v, mode, cast):
-    """_image_common.put with its bounds in v's type (its 0.0 and 255.0 made every caller's
-    value a float64): uint8 clamps to [0, 255], integers truncate, as saturate_cast."""
-    if cast == UINT8:
-        v = min(max(v, like(v, 0)), like(v, 255))
-    if cast != FLOAT:
-        v = like(v, math.trunc(v))
-    store(out, i, v, mode)
+# float32 rate. _image_common's widen and put keep a value in its type.
 
 
 # -- kernels ------------------------------------------------------------------------------------

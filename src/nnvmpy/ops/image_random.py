@@ -26,9 +26,8 @@ from ..kernel import like
 from ..kernel.launch import run_rows, store
 from ..param import FloatTuple, Parameter, field
 from ..registry import NodeAttrs
-from ._image_common import Run, cast_kind, register_image_op, uniforms
+from ._image_common import Run, cast_kind, put, register_image_op, uniforms, widen
 from .image import image_infer
-from .image_color import put, widen
 from .random.samplers import std_normal
 
 _U0 = np.uint64(0)
@@ -90,7 +89,7 @@ def pca_shift(alpha: Any) -> list[float]:
 
 @kernel.parallel_for
 def _shift(i, out, mode, x, d0, d1, d2, cast):
-    # y = x + d[channel], the shift rounded to x's compute type (image_color.widen)
+    # y = x + d[channel], the shift rounded to x's compute type (_image_common.widen)
     c = i % 3
     v = widen(x[i])
     d = like(v, d0) if c == 0 else (like(v, d1) if c == 1 else like(v, d2))
