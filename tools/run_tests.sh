@@ -18,10 +18,11 @@ run() {
     fi
 }
 
-run "$PYTHON" -m pytest -q -n 2 -m "not gpu and not mxnet" "$@"
+# --durations: the slowest tests in CI's output, to see where its time limit goes
+run "$PYTHON" -m pytest -q -n 2 --durations=15 -m "not gpu and not mxnet" "$@"
 # MXNet 1.9.1's own unit tests that pass on nnvmpy (tests/mxnet_compat/passing.txt) keep passing
 run "$PYTHON" tools/mxnet_compat.py --check
-NUMBA_ENABLE_CUDASIM=1 run "$PYTHON" -m pytest -q -n 2 -m gpu "$@"
+NUMBA_ENABLE_CUDASIM=1 run "$PYTHON" -m pytest -q -n 2 --durations=15 -m gpu "$@"
 # every kernel those tests launch, compiled for a real GPU (sm_90 PTX) with the driver faked:
 # the simulator runs kernels as Python and cannot tell what numba-cuda fails to compile;
 # and every direct launch (kernel/cuda_fast.py) compared with numba-cuda's own
