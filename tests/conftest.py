@@ -162,17 +162,34 @@ def _same_random_state_in_every_test() -> None:
     np.random.seed(0)  # noqa: NPY002  (the legacy global generator is what such tests draw from)
 
 
-def _run_in_child(body: Callable[[], bool]) -> int:
+# A forked child has no pytest-timeout timer and no hang watchdog (neither survives a
+# fork), and an orphan would keep the xdist worker's pipes open: the kernel ends a child
+# still running after this many seconds.
+CHILD_LIMIT_S = 120
+
+
+def _run_in_child(body: Callable[[], bool], limit_s: int = CHILD_LIMIT_S) -> int:
     """Fork; the child runs body() and leaves with 0 (True), 1 (False) or 2 (raised),
-    never returning into pytest. The child's exit status (-N: killed by signal N)."""
+    never returning into pytest. The child's exit status (-N: killed by signal N; -14,
+    SIGALRM: still running after limit_s, stuck even in native code). A parent stopped
+    while waiting (its test's timeout) kills the child before it goes on."""
+    import signal
+
     pid = os.fork()
     if pid == 0:
         code = 2
         try:
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)  # not pytest-timeout's handler
+            signal.alarm(limit_s)
             code = 0 if body() else 1
         finally:
             os._exit(code)
-    _, status = os.waitpid(pid, 0)
+    try:
+        _, status = os.waitpid(pid, 0)
+    except BaseException:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        raise
     return os.waitstatus_to_exitcode(status)
 
 

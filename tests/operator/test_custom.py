@@ -353,24 +353,19 @@ def test_independent_custom_ops_run_at_the_same_time(one_worker: ThreadedEngine)
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
-def test_custom_ops_work_in_a_forked_child() -> None:
+def test_custom_ops_work_in_a_forked_child(run_in_child) -> None:
     x = RNG.normal(size=(2, 3)).astype(np.float32)
     np.testing.assert_allclose(
         nv.nd.Custom(nv.nd.array(x), op_type="t_nested").asnumpy(), 8 * x**3 + x, rtol=1e-5
     )  # engine and callback threads started
-    pid = os.fork()
-    if pid == 0:  # the child must never return into pytest
-        code = 1
-        try:
-            y = nv.nd.Custom(nv.nd.array(x), op_type="t_nested").asnumpy()
-            z = nv.nd.Custom(nv.nd.array(x), calls := nv.nd.zeros((1,)), op_type="t_scale")
-            ok = np.allclose(y, 8 * x**3 + x, rtol=1e-5) and np.allclose(z.asnumpy(), x)
-            code = 0 if ok and calls.asnumpy()[0] == 0 else 1
-        finally:
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
+
+    def child() -> bool:
+        y = nv.nd.Custom(nv.nd.array(x), op_type="t_nested").asnumpy()
+        z = nv.nd.Custom(nv.nd.array(x), calls := nv.nd.zeros((1,)), op_type="t_scale")
+        ok = np.allclose(y, 8 * x**3 + x, rtol=1e-5) and np.allclose(z.asnumpy(), x)
+        return bool(ok and calls.asnumpy()[0] == 0)
+
+    assert run_in_child(child) == 0
     _check_system_usable()
 
 

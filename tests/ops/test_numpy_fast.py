@@ -66,7 +66,11 @@ def test_a_forked_child_gets_its_own_pool() -> None:
     proc = ctx.Process(target=_child, args=(queue,))
     proc.start()
     proc.join(60)
-    assert proc.exitcode == 0, "the child hung or failed"
+    if proc.is_alive():  # hung: a live child would hold this worker at its exit
+        proc.kill()
+        proc.join()
+        pytest.fail("the forked child hung")
+    assert proc.exitcode == 0, "the child failed"
     assert queue.get(timeout=5) == 0.0
 
 
