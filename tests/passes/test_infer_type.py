@@ -72,3 +72,32 @@ def test_type_flags_round_trip() -> None:
         dtype_from_flag(99)
     with pytest.raises(NNVMError, match="complex64 has no MXNet type flag"):
         dtype_to_flag(np.complex64)
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("(-1, 3)", "unknown dtype"),  # NumPy raises ValueError parsing it
+        ("i4,(2", "unknown dtype"),  # and SyntaxError for this one
+        ("(2,3)f4", "is not supported"),  # NumPy parses these into dtypes no array has
+        ("f4,i4", "is not supported"),
+        ("O", "is not supported"),
+        ("U10", "is not supported"),
+        ("99", "unknown MXNet type flag"),
+    ],
+)
+def test_a_corrupt_dtype_attribute_names_the_variable(op: Fn, var: Fn, text: str, why: str) -> None:
+    w = var("w", __dtype__=text)  # what a corrupted model file may hold
+    with pytest.raises(NNVMError, match=why) as err:
+        apply_passes(Graph([op("t_relu", w)]), "InferType")
+    assert "variable 'w': attribute __dtype__" in str(err.value)
+
+
+def test_a_given_dtype_must_be_an_array_element_type(op: Fn, var: Fn) -> None:
+    y = op("t_relu", var("x"))
+    for given in ("complex64", "object", "(2,3)f4"):
+        with pytest.raises(NNVMError, match="is not supported; expected one of float32"):
+            apply_passes(Graph([y]), "InferType", dtypes={"x": given})
+    assert dtypes_of(apply_passes(Graph([y]), "InferType", dtypes={"x": "int16"}), y) == [
+        np.dtype(np.int16)
+    ]

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..attrs import FInferType, FListInputNames, TIsBackward
-from ..base import InferError, NNVMError
+from ..base import InferError, NNVMError, as_dtype
 from ..graph.attrs import DTYPE, DTYPE_HINTS, DTYPE_INPUTS, DTYPE_NUM_UNKNOWN_NODES
 from ..graph.graph import Graph
 from ..graph.node import Node
@@ -63,19 +63,20 @@ def _normalize(value: Any) -> np.dtype[Any] | None:
         return value
     if isinstance(value, int | np.integer) and not isinstance(value, bool):
         return dtype_from_flag(int(value))
-    try:
-        dtype: np.dtype[Any] = np.dtype(value)
-    except TypeError:
-        raise NNVMError(f"unknown dtype {value!r}") from None
-    return dtype
+    return as_dtype(value)
 
 
 def _var_dtype(node: Node) -> np.dtype[Any] | None:
     text = node.attrs.dict.get(DTYPE_ATTR)
     if text is None:
         return None
-    text = text.strip()
-    return dtype_from_flag(text) if text.lstrip("-").isdigit() else _normalize(text)
+    text, what = text.strip(), f"variable '{node.name}': attribute {DTYPE_ATTR}"
+    if not text.lstrip("-").isdigit():
+        return as_dtype(text, what)  # a model file's attribute: anything may be there
+    try:
+        return dtype_from_flag(text)
+    except NNVMError as e:
+        raise NNVMError(f"{what}: {e}") from None
 
 
 def _merge(a: np.dtype[Any] | None, b: np.dtype[Any] | None) -> np.dtype[Any] | None:
