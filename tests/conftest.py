@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import faulthandler
 import os
+import signal
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -173,8 +174,6 @@ def _run_in_child(body: Callable[[], bool], limit_s: int = CHILD_LIMIT_S) -> int
     never returning into pytest. The child's exit status (-N: killed by signal N; -14,
     SIGALRM: still running after limit_s, stuck even in native code). A parent stopped
     while waiting (its test's timeout) kills the child before it goes on."""
-    import signal
-
     pid = os.fork()
     if pid == 0:
         code = 2

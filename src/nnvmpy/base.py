@@ -320,7 +320,7 @@ def as_dtype(dtype: Any, what: str = "dtype") -> np.dtype:
     for anything that is not one of SUPPORTED_DTYPES (object, str, complex, ...)."""
     try:
         result: np.dtype = np.dtype(dtype)
-    except (TypeError, ValueError, SyntaxError) as e:  # NumPy parses "(2, 3)f4", "f4,i4"
+    except (TypeError, ValueError, SyntaxError) as e:  # NumPy's parser: SyntaxError for "i4,(2"
         raise NNVMError(f"{what}: unknown dtype {dtype!r:.60} ({e})") from None
     if result not in _SUPPORTED:
         names = ", ".join(d.name for d in SUPPORTED_DTYPES)
